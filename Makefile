@@ -1,0 +1,63 @@
+# sockmatrix: thin wrapper over CMake. `make demo` and `make test` are the two commands a fresh
+# Debian machine needs; both install what is missing first.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+
+# Debian packages the build, the tests, the demo and the benchmarks need.
+DEB_PACKAGES := build-essential clang cmake pkg-config ninja-build \
+	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
+	libsqlite3-dev libssl-dev python3 iperf3 sockperf
+
+.PHONY: all deps build build-asan test test-unit test-integration test-asan demo bench clean format
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/CMakeCache.txt:
+	CC=clang cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DSM_SANITIZER=address
+
+build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# Every ctest label, on the gcc build and again under ASan+UBSan (clang).
+test: build build-asan
+	cd $(BUILD) && ctest --output-on-failure -L 'unit|integration'
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L 'unit|integration'
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -L unit
+
+test-integration: build
+	cd $(BUILD) && ctest --output-on-failure -L integration
+
+demo: build
+	./$(BUILD)/bin/sockmatrix-agent --once --preset seed-tcp-unix
+
+bench: build
+	python3 bench/run.py --agent ./$(BUILD)/bin/sockmatrix-agent
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,98 @@
+/* Host facts from uname(2), /proc and /sys. */
+#include "agent/facts.h"
+
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* Reads the first line of a small file into buf without its newline; 0 or -1. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *ok = fgets(buf, (int)len, f);
+    fclose(f);
+    if (!ok)
+        return -1;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+static void cpu_model(char *out, size_t len)
+{
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    snprintf(out, len, "unknown");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *v = strchr(line, ':');
+            if (v) {
+                v += 1 + strspn(v + 1, " \t");
+                v[strcspn(v, "\n")] = '\0';
+                snprintf(out, len, "%s", v);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static uint64_t mem_total(void)
+{
+    char line[256];
+    unsigned long long kb = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kb * 1024u;
+}
+
+static uint32_t lo_mtu(void)
+{
+    struct ifreq ifr;
+    uint32_t mtu = 0;
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return 0;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    if (ioctl(s, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+        mtu = (uint32_t)ifr.ifr_mtu;
+    close(s);
+    return mtu;
+}
+
+void sm_facts_collect(sm_facts *f)
+{
+    struct utsname u;
+    char buf[64];
+    memset(f, 0, sizeof *f);
+    if (gethostname(f->hostname, sizeof f->hostname - 1) != 0)
+        snprintf(f->hostname, sizeof f->hostname, "unknown");
+    snprintf(f->kernel, sizeof f->kernel, "%s", uname(&u) == 0 ? u.release : "unknown");
+    cpu_model(f->cpu_model, sizeof f->cpu_model);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    f->cores = n > 0 ? (uint32_t)n : 0;
+    f->mem_bytes = mem_total();
+    if (read_line("/proc/sys/net/ipv4/tcp_congestion_control", f->congestion,
+                  sizeof f->congestion) != 0)
+        snprintf(f->congestion, sizeof f->congestion, "unknown");
+    f->lo_mtu = lo_mtu();
+    if (getloadavg(f->loadavg, 3) != 3)
+        f->loadavg[0] = f->loadavg[1] = f->loadavg[2] = -1;
+    f->tcp_autocorking = 2;
+    if (read_line("/proc/sys/net/ipv4/tcp_autocorking", buf, sizeof buf) == 0)
+        f->tcp_autocorking = (uint32_t)atoi(buf);
+}

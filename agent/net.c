@@ -1,0 +1,290 @@
+/* Socket set-up for every transport, in one place. */
+#include "agent/net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int set_int(int fd, int level, int name, int value, const char *what, sm_error *err)
+{
+    if (setsockopt(fd, level, name, &value, sizeof value) != 0)
+        return sm_error_sys(err, errno, "setsockopt %s=%d", what, value);
+    return 0;
+}
+
+static int set_timeo(int fd, int name, int ms, sm_error *err)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    if (setsockopt(fd, SOL_SOCKET, name, &tv, sizeof tv) != 0)
+        return sm_error_sys(err, errno, "setsockopt %s",
+                            name == SO_RCVTIMEO ? "SO_RCVTIMEO" : "SO_SNDTIMEO");
+    return 0;
+}
+
+/* Buffers go on before listen()/connect(): the window scale is agreed in the handshake. */
+static int apply_bufs(int fd, const sm_sockopts *o, sm_error *err)
+{
+    if (o->sndbuf && set_int(fd, SOL_SOCKET, SO_SNDBUF, (int)o->sndbuf, "SO_SNDBUF", err))
+        return SM_ESYS;
+    if (o->rcvbuf && set_int(fd, SOL_SOCKET, SO_RCVBUF, (int)o->rcvbuf, "SO_RCVBUF", err))
+        return SM_ESYS;
+    return 0;
+}
+
+static int apply_tcp(int fd, const sm_sockopts *o, sm_error *err)
+{
+    if (o->nodelay && set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY", err))
+        return SM_ESYS;
+    if (o->cork && set_int(fd, IPPROTO_TCP, TCP_CORK, 1, "TCP_CORK", err))
+        return SM_ESYS;
+    return 0;
+}
+
+static int parse_inet(const char *addr, uint16_t port, struct sockaddr_storage *ss,
+                      socklen_t *len, sm_error *err)
+{
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons(port);
+        *len = sizeof *in4;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(port);
+        *len = sizeof *in6;
+        return 0;
+    }
+    return sm_error_set(err, SM_EINVAL, "address '%s' is not an IPv4 or IPv6 literal", addr);
+}
+
+int sm_net_tcp_listen(const char *addr, uint16_t port, const sm_sockopts *o, int *fd,
+                      uint16_t *bound_port, sm_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int rc = parse_inet(addr, port, &ss, &len, err);
+    if (rc)
+        return rc;
+    int s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return sm_error_sys(err, errno, "socket");
+    if ((rc = set_int(s, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR", err)) ||
+        (rc = apply_bufs(s, o, err)))
+        goto fail;
+    if (bind(s, (struct sockaddr *)&ss, len) != 0) {
+        rc = sm_error_sys(err, errno, "bind %s:%u", addr, port);
+        goto fail;
+    }
+    if (listen(s, 128) != 0) {
+        rc = sm_error_sys(err, errno, "listen %s:%u", addr, port);
+        goto fail;
+    }
+    len = sizeof ss;
+    if (getsockname(s, (struct sockaddr *)&ss, &len) != 0) {
+        rc = sm_error_sys(err, errno, "getsockname");
+        goto fail;
+    }
+    *bound_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                                : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    *fd = s;
+    return 0;
+fail:
+    close(s);
+    return rc;
+}
+
+/* A blocking connect() honours SO_SNDTIMEO for both TCP and Unix sockets, which bounds it
+ * without a non-blocking dance; the timeout is cleared again by the caller's io tick. */
+static int connect_timed(int s, const struct sockaddr *sa, socklen_t len, int timeout_ms,
+                         const char *what, sm_error *err)
+{
+    int rc = set_timeo(s, SO_SNDTIMEO, timeout_ms > 0 ? timeout_ms : 1, err);
+    if (rc)
+        return rc;
+    while (connect(s, sa, len) != 0) {
+        if (errno == EINTR)
+            continue;
+        if (errno == EINPROGRESS || errno == EAGAIN)
+            return sm_error_set(err, SM_ETIMEDOUT, "connect %s: no answer within %d ms", what,
+                                timeout_ms);
+        if (errno == ECONNREFUSED || errno == ENOENT)
+            return sm_error_sys(err, errno, "connect %s", what);
+        return sm_error_sys(err, errno, "connect %s", what);
+    }
+    return 0;
+}
+
+int sm_net_tcp_connect(const char *addr, uint16_t port, const sm_sockopts *o, int timeout_ms,
+                       int *fd, sm_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    char what[96];
+    int rc = parse_inet(addr, port, &ss, &len, err);
+    if (rc)
+        return rc;
+    snprintf(what, sizeof what, "%s:%u", addr, port);
+    int s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return sm_error_sys(err, errno, "socket");
+    if ((rc = apply_bufs(s, o, err)) ||
+        (rc = connect_timed(s, (struct sockaddr *)&ss, len, timeout_ms, what, err)) ||
+        (rc = apply_tcp(s, o, err))) {
+        close(s);
+        return rc;
+    }
+    *fd = s;
+    return 0;
+}
+
+static int unix_addr(const char *path, struct sockaddr_un *sun, sm_error *err)
+{
+    memset(sun, 0, sizeof *sun);
+    sun->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof sun->sun_path)
+        return sm_error_set(err, SM_EINVAL, "unix socket path is longer than %zu bytes: %s",
+                            sizeof sun->sun_path - 1, path);
+    memcpy(sun->sun_path, path, strlen(path) + 1);
+    return 0;
+}
+
+int sm_net_unix_listen(const char *path, const sm_sockopts *o, int *fd, sm_error *err)
+{
+    struct sockaddr_un sun;
+    int rc = unix_addr(path, &sun, err);
+    if (rc)
+        return rc;
+    /* Replace only a stale socket file, never a regular file someone pointed us at. */
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode))
+            return sm_error_set(err, SM_EINVAL, "%s exists and is not a socket", path);
+        unlink(path);
+    }
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return sm_error_sys(err, errno, "socket AF_UNIX");
+    if ((rc = apply_bufs(s, o, err)))
+        goto fail;
+    if (bind(s, (struct sockaddr *)&sun, sizeof sun) != 0) {
+        rc = sm_error_sys(err, errno, "bind %s", path);
+        goto fail;
+    }
+    if (listen(s, 128) != 0) {
+        rc = sm_error_sys(err, errno, "listen %s", path);
+        unlink(path);
+        goto fail;
+    }
+    *fd = s;
+    return 0;
+fail:
+    close(s);
+    return rc;
+}
+
+int sm_net_unix_connect(const char *path, const sm_sockopts *o, int timeout_ms, int *fd,
+                        sm_error *err)
+{
+    struct sockaddr_un sun;
+    int rc = unix_addr(path, &sun, err);
+    if (rc)
+        return rc;
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return sm_error_sys(err, errno, "socket AF_UNIX");
+    if ((rc = apply_bufs(s, o, err)) ||
+        (rc = connect_timed(s, (struct sockaddr *)&sun, sizeof sun, timeout_ms, path, err))) {
+        close(s);
+        return rc;
+    }
+    *fd = s;
+    return 0;
+}
+
+int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *fd,
+                  sm_error *err)
+{
+    struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+    int n;
+    do
+        n = poll(&pfd, 1, timeout_ms);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return sm_error_sys(err, errno, "poll on listener");
+    if (n == 0)
+        return sm_error_set(err, SM_ETIMEDOUT, "no connection within %d ms", timeout_ms);
+    int s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0) {
+        if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+            return sm_error_set(err, SM_ETIMEDOUT, "connection went away before accept");
+        return sm_error_sys(err, errno, "accept");
+    }
+    /* TCP_CORK is a sender's option; on an accepted (receiving) socket only nodelay applies. */
+    if (tcp && o->nodelay && set_int(s, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY", err)) {
+        close(s);
+        return SM_ESYS;
+    }
+    *fd = s;
+    return 0;
+}
+
+int sm_net_set_io_tick(int fd, int tick_ms, sm_error *err)
+{
+    int rc = set_timeo(fd, SO_RCVTIMEO, tick_ms, err);
+    return rc ? rc : set_timeo(fd, SO_SNDTIMEO, tick_ms, err);
+}
+
+void sm_net_get_bufs(int fd, uint32_t *sndbuf, uint32_t *rcvbuf)
+{
+    int v = 0;
+    socklen_t len = sizeof v;
+    *sndbuf = getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &len) == 0 && v > 0 ? (uint32_t)v : 0;
+    len = sizeof v;
+    *rcvbuf = getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len) == 0 && v > 0 ? (uint32_t)v : 0;
+}
+
+int sm_net_tcp_info(int fd, uint32_t *retrans, uint32_t *rtt_us, sm_error *err)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+        return sm_error_sys(err, errno, "getsockopt TCP_INFO");
+    *retrans = ti.tcpi_total_retrans;
+    *rtt_us = ti.tcpi_rtt;
+    return 0;
+}
+
+int sm_net_shutdown_write(int fd, sm_error *err)
+{
+    if (shutdown(fd, SHUT_WR) != 0 && errno != ENOTCONN)
+        return sm_error_sys(err, errno, "shutdown");
+    return 0;
+}
+
+void sm_net_shutdown_both(int fd)
+{
+    if (fd >= 0)
+        (void)shutdown(fd, SHUT_RDWR);
+}
+
+void sm_net_close(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}

@@ -1,0 +1,60 @@
+/* All socket set-up of the agent: create, bind, listen, accept, connect, options, TCP_INFO.
+ * Workloads never call socket() or setsockopt() themselves; they go through transport.h. */
+#ifndef SM_AGENT_NET_H
+#define SM_AGENT_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto/err.h"
+
+/* Options applied to a data socket. Buffer sizes of 0 leave the kernel default. */
+typedef struct sm_sockopts {
+    bool nodelay;
+    bool cork;
+    uint32_t sndbuf;
+    uint32_t rcvbuf;
+} sm_sockopts;
+
+/* Listens on addr:port (IPv4 or IPv6 literal, port 0 = any) with SO_REUSEADDR; buffer sizes
+ * are set on the listener so that accepted sockets inherit them before the handshake (the
+ * window scale is fixed then). On success *fd is the listener and *bound_port its port. */
+int sm_net_tcp_listen(const char *addr, uint16_t port, const sm_sockopts *o, int *fd,
+                      uint16_t *bound_port, sm_error *err);
+
+/* Connects to addr:port, waiting at most timeout_ms; applies o before connecting (buffers)
+ * and after (nodelay, cork). */
+int sm_net_tcp_connect(const char *addr, uint16_t port, const sm_sockopts *o, int timeout_ms,
+                       int *fd, sm_error *err);
+
+/* Listens on a filesystem Unix stream socket at path (an existing socket file there is
+ * replaced). */
+int sm_net_unix_listen(const char *path, const sm_sockopts *o, int *fd, sm_error *err);
+int sm_net_unix_connect(const char *path, const sm_sockopts *o, int timeout_ms, int *fd,
+                        sm_error *err);
+
+/* Waits at most timeout_ms for a connection on lfd and accepts it (close-on-exec).
+ * Returns SM_ETIMEDOUT when none came. `tcp` says whether nodelay applies. */
+int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *fd,
+                  sm_error *err);
+
+/* Sets SO_RCVTIMEO and SO_SNDTIMEO so that blocking reads and writes return EAGAIN every
+ * tick_ms: the workloads then check their deadline and the cancel flag without a poll() per
+ * operation. */
+int sm_net_set_io_tick(int fd, int tick_ms, sm_error *err);
+
+/* Effective SO_SNDBUF / SO_RCVBUF as the kernel reports them (0 when unknown). */
+void sm_net_get_bufs(int fd, uint32_t *sndbuf, uint32_t *rcvbuf);
+
+/* TCP_INFO: total retransmits and smoothed RTT in microseconds. */
+int sm_net_tcp_info(int fd, uint32_t *retrans, uint32_t *rtt_us, sm_error *err);
+
+/* shutdown(SHUT_WR): flushes corked data and tells the peer no more bytes follow. */
+int sm_net_shutdown_write(int fd, sm_error *err);
+/* shutdown(SHUT_RDWR), errors ignored: wakes a peer or a thread blocked on fd. */
+void sm_net_shutdown_both(int fd);
+
+/* Closes fd if >= 0 and sets it to -1. */
+void sm_net_close(int *fd);
+
+#endif

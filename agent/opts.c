@@ -1,0 +1,490 @@
+/* Option parsing for sockmatrix-agent --once. */
+#include "agent/opts.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "proto/log.h"
+
+enum {
+    OPT_ONCE = 256,
+    OPT_WORKLOAD,
+    OPT_TRANSPORT,
+    OPT_MSG_SIZE,
+    OPT_COUNT,
+    OPT_BYTES,
+    OPT_DURATION,
+    OPT_FRAMING,
+    OPT_NODELAY,
+    OPT_CORK,
+    OPT_SNDBUF,
+    OPT_RCVBUF,
+    OPT_READ_SIZE,
+    OPT_REQ_SIZE,
+    OPT_RESP_SIZE,
+    OPT_REPETITIONS,
+    OPT_WARMUP,
+    OPT_TIME_LIMIT,
+    OPT_FORMAT,
+    OPT_PRESET,
+    OPT_QUIET,
+    OPT_LOG_LEVEL,
+    OPT_SOCK_DIR,
+    OPT_TEST_FAULT,
+    OPT_HELP,
+    OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+    {"once", no_argument, NULL, OPT_ONCE},
+    {"workload", required_argument, NULL, OPT_WORKLOAD},
+    {"transport", required_argument, NULL, OPT_TRANSPORT},
+    {"msg-size", required_argument, NULL, OPT_MSG_SIZE},
+    {"count", required_argument, NULL, OPT_COUNT},
+    {"bytes", required_argument, NULL, OPT_BYTES},
+    {"duration-ms", required_argument, NULL, OPT_DURATION},
+    {"framing", required_argument, NULL, OPT_FRAMING},
+    {"nodelay", optional_argument, NULL, OPT_NODELAY},
+    {"cork", no_argument, NULL, OPT_CORK},
+    {"sndbuf", required_argument, NULL, OPT_SNDBUF},
+    {"rcvbuf", required_argument, NULL, OPT_RCVBUF},
+    {"read-size", required_argument, NULL, OPT_READ_SIZE},
+    {"req-size", required_argument, NULL, OPT_REQ_SIZE},
+    {"resp-size", required_argument, NULL, OPT_RESP_SIZE},
+    {"repetitions", required_argument, NULL, OPT_REPETITIONS},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"time-limit-ms", required_argument, NULL, OPT_TIME_LIMIT},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"preset", required_argument, NULL, OPT_PRESET},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"sock-dir", required_argument, NULL, OPT_SOCK_DIR},
+    {"test-fault", required_argument, NULL, OPT_TEST_FAULT},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+const char *sm_opts_usage(void)
+{
+    return "Usage: sockmatrix-agent --once [options]\n"
+           "       sockmatrix-agent --once --preset seed-tcp-unix\n"
+           "\n"
+           "Runs a test on this machine, both ends local, and prints a comparison of the\n"
+           "transports: median with its 95% confidence interval, CPU per side, ratios.\n"
+           "\n"
+           "Test:\n"
+           "  --workload stream|rr|connect  what runs on the wire (default stream)\n"
+           "  --transport LIST       tcp, unix or both, comma-separated (default tcp,unix);\n"
+           "                         repetitions alternate between them in this order\n"
+           "  --msg-size N           stream: bytes per write; framing=lines: bytes per line\n"
+           "                         without CRLF (default 128K)\n"
+           "  --count N              messages (stream), round trips (rr), connections (connect)\n"
+           "  --bytes N              stream: total payload instead of --count\n"
+           "  --duration-ms N        run for N ms instead of a count\n"
+           "  --framing raw|lines    stream: raw messages, or the 2010 line protocol\n"
+           "                         (profile_start, N lines + CRLF, profile_end)\n"
+           "  --nodelay[=off,on]     TCP_NODELAY on both ends; a list runs both variants\n"
+           "  --cork                 TCP_CORK on the stream sender\n"
+           "  --sndbuf N, --rcvbuf N SO_SNDBUF / SO_RCVBUF on both ends (default: kernel)\n"
+           "  --read-size N          receiver read size (default 128K or msg-size)\n"
+           "  --req-size N, --resp-size N  rr: request and response bytes (default 1)\n"
+           "  --time-limit-ms N      a job that runs longer fails (default 60000)\n"
+           "Sizes take binary suffixes: 64K = 65536, 1M, 1G.\n"
+           "\n"
+           "Repetitions:\n"
+           "  --repetitions N        measured repetitions per variant (default 7, max 1000)\n"
+           "  --warmup N             warm-up repetitions first, reported apart (default 1)\n"
+           "  --preset NAME          seed-tcp-unix: the 2010 test (8192 lines of 128 bytes,\n"
+           "                         TCP with and without TCP_NODELAY against a Unix socket);\n"
+           "                         options given with it override its values\n"
+           "\n"
+           "Output:\n"
+           "  --format table|json|csv  (default table); units: MB = 10^6 bytes, us = microseconds\n"
+           "  --quiet                no progress lines on stderr\n"
+           "  --log-level LEVEL      error, warning, notice, info, debug\n"
+           "  --sock-dir DIR         where Unix sockets are made (default: a new temporary dir)\n"
+           "  --test-fault KIND      for sockmatrix's own tests: corrupt, short or stall the\n"
+           "                         stream sender to prove the receiver's checks\n"
+           "  --help, --version\n"
+           "\n"
+           "Exit status: 0 all jobs passed, 1 a job failed (the report says which and why),\n"
+           "2 bad usage.\n";
+}
+
+/* Fields the user set, applied over the workload's defaults (or the preset) at the end. */
+typedef struct given {
+    bool workload, msg_size, count, bytes, duration, framing, cork, sndbuf, rcvbuf, read_size,
+        req_size, resp_size, time_limit, transports, nodelay, repetitions, warmup;
+    sm_params v;
+} given;
+
+static int bad_value(sm_error *err, const char *opt, const char *val, const char *what)
+{
+    return sm_error_set(err, SM_EINVAL, "--%s: '%s' is not %s", opt, val, what);
+}
+
+static int size_arg(const char *opt, const char *val, uint64_t max, uint64_t *out,
+                    sm_error *err)
+{
+    if (sm_parse_size(val, out) != 0)
+        return bad_value(err, opt, val, "a size (examples: 128, 64K, 1M)");
+    if (*out > max)
+        return sm_error_set(err, SM_EINVAL, "--%s: %s is above the maximum %llu", opt, val,
+                            (unsigned long long)max);
+    return 0;
+}
+
+static int u32_size_arg(const char *opt, const char *val, uint32_t *out, sm_error *err)
+{
+    uint64_t v;
+    int rc = size_arg(opt, val, UINT32_MAX, &v, err);
+    if (!rc)
+        *out = (uint32_t)v;
+    return rc;
+}
+
+static int num_arg(const char *opt, const char *val, uint64_t max, uint64_t *out, sm_error *err)
+{
+    if (sm_parse_u64(val, out) != 0)
+        return bad_value(err, opt, val, "a whole number");
+    if (*out > max)
+        return sm_error_set(err, SM_EINVAL, "--%s: %s is above the maximum %llu", opt, val,
+                            (unsigned long long)max);
+    return 0;
+}
+
+static int parse_transports(const char *val, sm_once_opts *o, sm_error *err)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", val);
+    o->n_transports = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        sm_transport_kind k;
+        if (sm_transport_parse(t, &k) != 0)
+            return bad_value(err, "transport", t, "a transport (tcp, unix)");
+        for (size_t i = 0; i < o->n_transports; i++)
+            if (o->transports[i] == k)
+                return sm_error_set(err, SM_EINVAL, "--transport: %s is listed twice", t);
+        o->transports[o->n_transports++] = k;
+    }
+    if (o->n_transports == 0)
+        return bad_value(err, "transport", val, "a list of transports (tcp, unix)");
+    return 0;
+}
+
+static int parse_nodelay(const char *val, sm_once_opts *o, sm_error *err)
+{
+    char buf[64];
+    o->n_nodelay = 0;
+    if (!val) {
+        o->nodelay_order[o->n_nodelay++] = true;
+        return 0;
+    }
+    snprintf(buf, sizeof buf, "%s", val);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        bool on;
+        if (strcmp(t, "on") == 0)
+            on = true;
+        else if (strcmp(t, "off") == 0)
+            on = false;
+        else
+            return bad_value(err, "nodelay", t, "on or off");
+        if (o->n_nodelay == 2 || (o->n_nodelay == 1 && o->nodelay_order[0] == on))
+            return sm_error_set(err, SM_EINVAL, "--nodelay: %s is listed twice", t);
+        o->nodelay_order[o->n_nodelay++] = on;
+    }
+    if (o->n_nodelay == 0)
+        return bad_value(err, "nodelay", val, "on, off or on,off");
+    return 0;
+}
+
+static int parse_fault(const char *val, sm_fault *out, sm_error *err)
+{
+    static const char *const names[] = {"none", "corrupt", "short", "stall"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(val, names[i]) == 0) {
+            *out = (sm_fault)i;
+            return 0;
+        }
+    return bad_value(err, "test-fault", val, "a fault (corrupt, short, stall)");
+}
+
+/* The presets: a whole test, overridable option by option. */
+static int apply_preset(sm_once_opts *o, sm_error *err)
+{
+    if (strcmp(o->preset, "seed-tcp-unix") == 0) {
+        sm_params_init(&o->base, SM_WL_STREAM);
+        o->base.framing = SM_FRAMING_LINES;
+        o->base.msg_size = 128;
+        o->base.count = 8192;
+        o->transports[0] = SM_TR_TCP;
+        o->transports[1] = SM_TR_UNIX;
+        o->n_transports = 2;
+        o->nodelay_order[0] = false;
+        o->nodelay_order[1] = true;
+        o->n_nodelay = 2;
+        o->repetitions = 10;
+        o->warmup = 2;
+        return 0;
+    }
+    return sm_error_set(err, SM_EINVAL, "--preset: '%s' is not a preset (seed-tcp-unix)",
+                        o->preset);
+}
+
+static void apply_given(sm_once_opts *o, const given *g)
+{
+    sm_params *p = &o->base;
+    if (g->workload && (!o->preset[0] || g->v.workload != p->workload))
+        sm_params_init(p, g->v.workload);
+    if (g->count || g->bytes || g->duration) {
+        p->count = g->count ? g->v.count : 0;
+        p->bytes = g->bytes ? g->v.bytes : 0;
+        p->duration_ms = g->duration ? g->v.duration_ms : 0;
+    }
+#define TAKE(flag, field)                                                                          \
+    if (g->flag)                                                                                   \
+    p->field = g->v.field
+    TAKE(msg_size, msg_size);
+    TAKE(framing, framing);
+    TAKE(cork, cork);
+    TAKE(sndbuf, sndbuf);
+    TAKE(rcvbuf, rcvbuf);
+    TAKE(read_size, read_size);
+    TAKE(req_size, req_size);
+    TAKE(resp_size, resp_size);
+    TAKE(time_limit, time_limit_ms);
+#undef TAKE
+}
+
+/* Validation speaks of fields ("msg_size: ..."); on the command line the same rule is
+ * about options, so the field names before the first colon become "--msg-size". */
+static int as_options(sm_error *err)
+{
+    char out[SM_ERR_MSG_MAX];
+    const char *colon = strchr(err->msg, ':');
+    if (!colon)
+        return err->code;
+    size_t o = 0;
+    int start = 1;
+    for (const char *c = err->msg; c < colon && o < sizeof out - 4; c++) {
+        if (start && *c != ' ') {
+            out[o++] = '-';
+            out[o++] = '-';
+            start = 0;
+        }
+        out[o++] = *c == '_' ? '-' : *c;
+        if (*c == ',')
+            start = 1;
+    }
+    snprintf(out + o, sizeof out - o, "%s", colon);
+    memcpy(err->msg, out, sizeof out);
+    return err->code;
+}
+
+static int validate_variants(const sm_once_opts *o, sm_error *err)
+{
+    for (size_t t = 0; t < o->n_transports; t++) {
+        for (size_t n = 0; n < (o->transports[t] == SM_TR_TCP ? o->n_nodelay : 1); n++) {
+            sm_params p;
+            sm_opts_variant(o, o->transports[t], o->nodelay_order[n], &p);
+            if (sm_params_validate(&p, err))
+                return as_options(err);
+        }
+    }
+    bool tcp = false;
+    for (size_t t = 0; t < o->n_transports; t++)
+        tcp |= o->transports[t] == SM_TR_TCP;
+    if (!tcp && o->base.cork)
+        return sm_error_set(err, SM_EINVAL, "--cork: applies to transport tcp only");
+    for (size_t n = 0; !tcp && n < o->n_nodelay; n++)
+        if (o->nodelay_order[n])
+            return sm_error_set(err, SM_EINVAL, "--nodelay: applies to transport tcp only");
+    return 0;
+}
+
+void sm_opts_variant(const sm_once_opts *o, sm_transport_kind t, bool nodelay, sm_params *out)
+{
+    *out = o->base;
+    out->transport = t;
+    out->nodelay = t == SM_TR_TCP && nodelay;
+    if (t != SM_TR_TCP)
+        out->cork = false;
+}
+
+int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
+{
+    given g;
+    memset(&g, 0, sizeof g);
+    memset(o, 0, sizeof *o);
+    sm_params_init(&o->base, SM_WL_STREAM);
+    o->transports[0] = SM_TR_TCP;
+    o->transports[1] = SM_TR_UNIX;
+    o->n_transports = 2;
+    o->nodelay_order[0] = false;
+    o->n_nodelay = 1;
+    o->repetitions = 7;
+    o->warmup = 1;
+    o->log_level = -1;
+
+    sm_once_opts cli = *o; /* list-valued options land here until the preset is applied */
+    uint64_t v;
+    int rc = 0, c;
+    opterr = 0;
+    optind = 0; /* 0 rather than 1: a full re-initialisation, so tests can parse repeatedly */
+    while (!rc && (c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+        const char *name = optind > 1 && optind <= argc ? argv[optind - 1] : "?";
+        switch (c) {
+        case OPT_ONCE:
+            o->once = true;
+            break;
+        case OPT_WORKLOAD:
+            g.workload = true;
+            if (sm_workload_parse(optarg, &g.v.workload) != 0)
+                rc = bad_value(err, "workload", optarg, "a workload (stream, rr, connect)");
+            break;
+        case OPT_TRANSPORT:
+            g.transports = true;
+            rc = parse_transports(optarg, &cli, err);
+            break;
+        case OPT_MSG_SIZE:
+            g.msg_size = true;
+            rc = u32_size_arg("msg-size", optarg, &g.v.msg_size, err);
+            break;
+        case OPT_COUNT:
+            g.count = true;
+            rc = num_arg("count", optarg, UINT64_MAX, &g.v.count, err);
+            break;
+        case OPT_BYTES:
+            g.bytes = true;
+            rc = size_arg("bytes", optarg, UINT64_MAX, &g.v.bytes, err);
+            break;
+        case OPT_DURATION:
+            g.duration = true;
+            if (!(rc = num_arg("duration-ms", optarg, UINT32_MAX, &v, err)))
+                g.v.duration_ms = (uint32_t)v;
+            break;
+        case OPT_FRAMING:
+            g.framing = true;
+            if (sm_framing_parse(optarg, &g.v.framing) != 0)
+                rc = bad_value(err, "framing", optarg, "a framing (raw, lines)");
+            break;
+        case OPT_NODELAY:
+            g.nodelay = true;
+            rc = parse_nodelay(optarg, &cli, err);
+            break;
+        case OPT_CORK:
+            g.cork = true;
+            g.v.cork = true;
+            break;
+        case OPT_SNDBUF:
+            g.sndbuf = true;
+            rc = u32_size_arg("sndbuf", optarg, &g.v.sndbuf, err);
+            break;
+        case OPT_RCVBUF:
+            g.rcvbuf = true;
+            rc = u32_size_arg("rcvbuf", optarg, &g.v.rcvbuf, err);
+            break;
+        case OPT_READ_SIZE:
+            g.read_size = true;
+            rc = u32_size_arg("read-size", optarg, &g.v.read_size, err);
+            break;
+        case OPT_REQ_SIZE:
+            g.req_size = true;
+            rc = u32_size_arg("req-size", optarg, &g.v.req_size, err);
+            break;
+        case OPT_RESP_SIZE:
+            g.resp_size = true;
+            rc = u32_size_arg("resp-size", optarg, &g.v.resp_size, err);
+            break;
+        case OPT_REPETITIONS:
+            g.repetitions = true;
+            if (!(rc = num_arg("repetitions", optarg, SM_REPETITIONS_MAX, &v, err))) {
+                if (v == 0)
+                    rc = sm_error_set(err, SM_EINVAL, "--repetitions: 0 is below the minimum 1");
+                cli.repetitions = (uint32_t)v;
+            }
+            break;
+        case OPT_WARMUP:
+            g.warmup = true;
+            if (!(rc = num_arg("warmup", optarg, SM_WARMUP_MAX, &v, err)))
+                cli.warmup = (uint32_t)v;
+            break;
+        case OPT_TIME_LIMIT:
+            g.time_limit = true;
+            if (!(rc = num_arg("time-limit-ms", optarg, UINT32_MAX, &v, err)))
+                g.v.time_limit_ms = (uint32_t)v;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "table") == 0)
+                o->format = SM_FMT_TABLE;
+            else if (strcmp(optarg, "json") == 0)
+                o->format = SM_FMT_JSON;
+            else if (strcmp(optarg, "csv") == 0)
+                o->format = SM_FMT_CSV;
+            else
+                rc = bad_value(err, "format", optarg, "a format (table, json, csv)");
+            break;
+        case OPT_PRESET:
+            snprintf(o->preset, sizeof o->preset, "%s", optarg);
+            break;
+        case OPT_QUIET:
+            o->quiet = true;
+            break;
+        case OPT_LOG_LEVEL:
+            if ((o->log_level = sm_log_parse_level(optarg)) < 0)
+                rc = bad_value(err, "log-level", optarg,
+                               "a level (error, warning, notice, info, debug)");
+            break;
+        case OPT_SOCK_DIR:
+            if (strlen(optarg) >= sizeof o->sock_dir - 32)
+                rc = sm_error_set(err, SM_EINVAL, "--sock-dir: path is too long");
+            else
+                snprintf(o->sock_dir, sizeof o->sock_dir, "%s", optarg);
+            break;
+        case OPT_TEST_FAULT:
+            rc = parse_fault(optarg, &o->fault, err);
+            break;
+        case 'h':
+        case OPT_HELP:
+            o->help = true;
+            break;
+        case OPT_VERSION:
+            o->version = true;
+            break;
+        case ':':
+            rc = sm_error_set(err, SM_EINVAL, "option '%s' needs a value", name);
+            break;
+        default:
+            rc = sm_error_set(err, SM_EINVAL, "unknown option '%s' (see --help)", name);
+            break;
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return sm_error_set(err, SM_EINVAL, "unexpected argument '%s' (see --help)",
+                            argv[optind]);
+    if (o->help || o->version)
+        return 0;
+    if (o->preset[0] && (rc = apply_preset(o, err)))
+        return rc;
+    if (g.transports || !o->preset[0]) {
+        memcpy(o->transports, cli.transports, sizeof o->transports);
+        o->n_transports = cli.n_transports;
+    }
+    if (g.nodelay || !o->preset[0]) {
+        memcpy(o->nodelay_order, cli.nodelay_order, sizeof o->nodelay_order);
+        o->n_nodelay = cli.n_nodelay;
+    }
+    if (g.repetitions || !o->preset[0])
+        o->repetitions = cli.repetitions;
+    if (g.warmup || !o->preset[0])
+        o->warmup = cli.warmup;
+    apply_given(o, &g);
+    if (o->fault != SM_FAULT_NONE && o->base.workload != SM_WL_STREAM)
+        return sm_error_set(err, SM_EINVAL, "--test-fault: applies to workload stream only");
+    return validate_variants(o, err);
+}

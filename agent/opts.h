@@ -1,0 +1,46 @@
+/* Command-line options of sockmatrix-agent, parsed into a plain struct (testable alone). */
+#ifndef SM_AGENT_OPTS_H
+#define SM_AGENT_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/workloads/workload.h"
+#include "proto/err.h"
+#include "proto/params.h"
+
+typedef enum sm_format { SM_FMT_TABLE = 0, SM_FMT_JSON, SM_FMT_CSV } sm_format;
+
+#define SM_REPETITIONS_MAX 1000u
+#define SM_WARMUP_MAX      100u
+
+typedef struct sm_once_opts {
+    bool once, help, version, quiet;
+    sm_params base;                           /* the test's parameters but the transport */
+    sm_transport_kind transports[SM_TR__COUNT]; /* in the order given */
+    size_t n_transports;
+    bool nodelay_order[2];                    /* tcp variants: TCP_NODELAY off/on, in order */
+    size_t n_nodelay;
+    uint32_t repetitions;
+    uint32_t warmup;
+    sm_format format;
+    char preset[32];                          /* "" when none */
+    sm_fault fault;                           /* --test-fault, for the project's own tests */
+    int log_level;                            /* -1: leave as is */
+    char sock_dir[256];                       /* "" -> a fresh temporary directory */
+} sm_once_opts;
+
+/* Parses argv. Returns 0, or SM_EINVAL with err->msg one line naming the option, e.g.
+ * "--msg-size: 'abc' is not a size (examples: 128, 64K, 1M)" or "unknown option '--foo'".
+ * Applies a preset first and the explicit options over it; validates every resulting test
+ * (via sm_params_validate) so that a bad combination fails here, before anything runs. */
+int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err);
+
+/* The --help text. */
+const char *sm_opts_usage(void);
+
+/* The params of one variant: base with transport t and (tcp only) nodelay. */
+void sm_opts_variant(const sm_once_opts *o, sm_transport_kind t, bool nodelay, sm_params *out);
+
+#endif

@@ -1,0 +1,239 @@
+/* Output formats of --once. JSON goes through proto's codec; table and CSV are text. */
+#include "agent/output.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/once.h"
+#include "proto/codec.h"
+
+/* A table column: a metric shown in `unit` after multiplying by `scale`. */
+typedef struct column {
+    sm_metric m;
+    const char *label;
+    double scale;
+    int ci; /* show the 95% CI of the median */
+} column;
+
+static const column stream_cols[] = {
+    {SM_M_SECONDS, "time (s)", 1, 1},
+    {SM_M_THROUGHPUT, "MB/s", 1, 1},
+    {SM_M_TX_USER_S, "tx user ms", 1e3, 0},
+    {SM_M_TX_SYS_S, "tx sys ms", 1e3, 0},
+    {SM_M_RX_USER_S, "rx user ms", 1e3, 0},
+    {SM_M_RX_SYS_S, "rx sys ms", 1e3, 0},
+    {SM_M_CPU_S_PER_GB, "cpu s/GB", 1, 0},
+};
+static const column rr_cols[] = {
+    {SM_M_RTT_P50_US, "rtt p50 (us)", 1, 1},
+    {SM_M_RTT_P99_US, "rtt p99 (us)", 1, 1},
+    {SM_M_RT_PER_S, "round trips/s", 1, 1},
+    {SM_M_TX_USER_S, "tx user ms", 1e3, 0},
+    {SM_M_TX_SYS_S, "tx sys ms", 1e3, 0},
+    {SM_M_RX_USER_S, "rx user ms", 1e3, 0},
+    {SM_M_RX_SYS_S, "rx sys ms", 1e3, 0},
+};
+static const column connect_cols[] = {
+    {SM_M_CONNECTS_PER_S, "connects/s", 1, 1},
+    {SM_M_CONNECT_P50_US, "connect p50 (us)", 1, 1},
+    {SM_M_TX_USER_S, "tx user ms", 1e3, 0},
+    {SM_M_TX_SYS_S, "tx sys ms", 1e3, 0},
+    {SM_M_RX_USER_S, "rx user ms", 1e3, 0},
+    {SM_M_RX_SYS_S, "rx sys ms", 1e3, 0},
+};
+
+static const column *columns_of(sm_workload_kind w, size_t *n)
+{
+    switch (w) {
+    case SM_WL_RR:
+        *n = sizeof rr_cols / sizeof *rr_cols;
+        return rr_cols;
+    case SM_WL_CONNECT:
+        *n = sizeof connect_cols / sizeof *connect_cols;
+        return connect_cols;
+    default:
+        *n = sizeof stream_cols / sizeof *stream_cols;
+        return stream_cols;
+    }
+}
+
+/* Four significant digits whatever the magnitude: 0.0007123, 1496, 12.34. */
+static void num(char *out, size_t len, double v)
+{
+    if (!isfinite(v))
+        snprintf(out, len, "-");
+    else if (v != 0 && fabs(v) < 1e-3)
+        snprintf(out, len, "%.3e", v);
+    else if (fabs(v) >= 1e4)
+        snprintf(out, len, "%.0f", v);
+    else
+        snprintf(out, len, "%.4g", v);
+}
+
+static void cell_text(char *out, size_t len, const sm_summary *s, double scale, int ci,
+                      const char *suffix)
+{
+    char a[40], b[32], c[32];
+    num(a, sizeof a, s->median * scale);
+    strncat(a, suffix, sizeof a - strlen(a) - 1);
+    if (!ci) {
+        snprintf(out, len, "%s", a);
+        return;
+    }
+    num(b, sizeof b, s->ci95_low * scale);
+    num(c, sizeof c, s->ci95_high * scale);
+    /* "~" marks an interval whose coverage is below 95% (too few repetitions). */
+    snprintf(out, len, "%s [%s, %s]%s", a, b, c, s->ci_coverage < 0.95 ? "~" : "");
+}
+
+static void describe_test(FILE *f, const sm_params *p, const sm_once_opts *o)
+{
+    fprintf(f, "sockmatrix %s, workload %s", SM_VERSION, sm_workload_name(p->workload));
+    if (p->workload == SM_WL_STREAM) {
+        if (p->framing == SM_FRAMING_LINES)
+            fprintf(f, ", framing lines: %llu lines of %u B + CRLF", (unsigned long long)p->count,
+                    p->msg_size);
+        else if (p->count)
+            fprintf(f, ", %llu writes of %u B", (unsigned long long)p->count, p->msg_size);
+        else if (p->bytes)
+            fprintf(f, ", %llu B in writes of %u B", (unsigned long long)p->bytes, p->msg_size);
+        else
+            fprintf(f, ", %u ms in writes of %u B", p->duration_ms, p->msg_size);
+    } else if (p->workload == SM_WL_RR) {
+        fprintf(f, ", %u B requests, %u B responses, ", p->req_size, p->resp_size);
+        if (p->count)
+            fprintf(f, "%llu round trips", (unsigned long long)p->count);
+        else
+            fprintf(f, "%u ms", p->duration_ms);
+    } else {
+        if (p->count)
+            fprintf(f, ", %llu connections", (unsigned long long)p->count);
+        else
+            fprintf(f, ", %u ms of connections", p->duration_ms);
+    }
+    fprintf(f, "; %u repetitions (+%u warm-up) interleaved\n", o->repetitions, o->warmup);
+}
+
+static void describe_host(FILE *f, const sm_facts *h)
+{
+    fprintf(f, "host %s: %s, %u cores, %.1f GiB, kernel %s, congestion %s, lo mtu %u, "
+               "tcp_autocorking %u, load %.2f\n",
+            h->hostname, h->cpu_model, h->cores, (double)h->mem_bytes / (1024.0 * 1024 * 1024),
+            h->kernel, h->congestion, h->lo_mtu, h->tcp_autocorking, h->loadavg[0]);
+}
+
+void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
+{
+    if (rep->n_cells == 0)
+        return;
+    size_t nc;
+    const column *cols = columns_of(rep->cells[0].params.workload, &nc);
+    describe_test(f, &rep->cells[0].params, o);
+    describe_host(f, &rep->facts);
+    fprintf(f, "\n%-14s %3s", "variant", "n");
+    for (size_t k = 0; k < nc; k++)
+        fprintf(f, "  %*s", cols[k].ci ? 30 : 10, cols[k].label);
+    fprintf(f, "\n");
+    for (size_t i = 0; i < rep->n_cells; i++) {
+        const sm_cell_report *c = &rep->cells[i];
+        const sm_summary *s0 = &c->summary[cols[0].m];
+        fprintf(f, "%-14s %3zu", c->variant, c->summary_have & (1ull << cols[0].m) ? s0->n : 0);
+        for (size_t k = 0; k < nc; k++) {
+            char t[128] = "-";
+            if (c->summary_have & (1ull << cols[k].m))
+                cell_text(t, sizeof t, &c->summary[cols[k].m], cols[k].scale, cols[k].ci, "");
+            fprintf(f, "  %*s", cols[k].ci ? 30 : 10, t);
+        }
+        fprintf(f, "\n");
+    }
+    if (rep->n_ratios) {
+        fprintf(f, "\nratios, paired by repetition (median [95%% CI]):\n");
+        for (size_t i = 0; i < rep->n_ratios; i++) {
+            const sm_ratio *r = &rep->ratios[i];
+            char t[128], name[140];
+            cell_text(t, sizeof t, &r->summary, 1, 1, "x");
+            snprintf(name, sizeof name, "%s/%s", r->numerator, r->denominator);
+            fprintf(f, "  %-22s %-16s %s  (n=%zu)\n", name, sm_metric_name(r->metric), t,
+                    r->summary.n);
+        }
+    }
+    int header = 0;
+    for (size_t i = 0; i < rep->n_cells; i++) {
+        const sm_cell_report *c = &rep->cells[i];
+        for (size_t k = 0; k < c->n_samples + c->n_warmup; k++) {
+            const int warm = k >= c->n_samples;
+            const sm_result *r = warm ? &c->warmup[k - c->n_samples] : &c->samples[k];
+            if (r->ok)
+                continue;
+            if (!header++)
+                fprintf(f, "\nfailed jobs (not in the statistics above):\n");
+            fprintf(f, "  %s %s %zu: %s\n", c->variant, warm ? "warm-up" : "repetition",
+                    (warm ? k - c->n_samples : k) + 1, r->reason);
+        }
+    }
+    fprintf(f, "\nCI: distribution-free 95%% interval of the median (order statistics); "
+               "~ marks fewer than 6 samples, where [min, max] covers less than 95%%.\n"
+               "CPU: getrusage(RUSAGE_THREAD) of the sending (tx) and receiving (rx) threads; "
+               "user+sys is exact, the kernel splits it\nbetween user and sys by tick samples, "
+               "so short jobs may show all of it on one side. MB = 10^6 bytes.\n");
+}
+
+/* RFC 4180: quote a field that holds a comma, a quote, CR or LF; double inner quotes. */
+static void csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_row(FILE *f, const sm_report *rep, const sm_cell_report *c, size_t rep_i,
+                    int warm, const sm_result *r)
+{
+    csv_field(f, rep->facts.hostname);
+    fprintf(f, ",%s,%s,", sm_workload_name(c->params.workload),
+            sm_transport_name(c->params.transport));
+    csv_field(f, c->variant);
+    fprintf(f, ",%zu,%d,%d,", rep_i + 1, warm, r->ok ? 1 : 0);
+    csv_field(f, r->ok ? "" : r->reason);
+    for (int m = 0; m < SM_M__COUNT; m++) {
+        fputc(',', f);
+        if (sm_result_has(r, (sm_metric)m))
+            fprintf(f, "%.9g", sm_result_get(r, (sm_metric)m));
+    }
+    fputs("\r\n", f);
+}
+
+void sm_output_csv(FILE *f, const sm_report *rep)
+{
+    fputs("host,workload,transport,variant,repetition,warmup,ok,reason", f);
+    for (int m = 0; m < SM_M__COUNT; m++)
+        fprintf(f, ",%s", sm_metric_name((sm_metric)m));
+    fputs("\r\n", f);
+    for (size_t i = 0; i < rep->n_cells; i++) {
+        const sm_cell_report *c = &rep->cells[i];
+        for (size_t k = 0; k < c->n_warmup; k++)
+            csv_row(f, rep, c, k, 1, &c->warmup[k]);
+        for (size_t k = 0; k < c->n_samples; k++)
+            csv_row(f, rep, c, k, 0, &c->samples[k]);
+    }
+}
+
+int sm_output_json(FILE *f, const sm_report *rep, sm_error *err)
+{
+    char *text = sm_codec_report_encode(rep, 1, err);
+    if (!text)
+        return err ? err->code : SM_ENOMEM;
+    fputs(text, f);
+    fputc('\n', f);
+    free(text);
+    return 0;
+}

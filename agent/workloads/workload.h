@@ -1,0 +1,102 @@
+/* Workloads behind one table of operations, the job context both sides share, and the I/O
+ * helpers that bound every blocking call by the job's deadline and cancel flag. */
+#ifndef SM_AGENT_WORKLOAD_H
+#define SM_AGENT_WORKLOAD_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/measure/clock.h"
+#include "agent/transport.h"
+#include "agent/workloads/pattern.h"
+#include "proto/err.h"
+#include "proto/hist.h"
+#include "proto/params.h"
+#include "proto/result.h"
+
+/* How often a blocked read/write/accept wakes to look at the deadline and the cancel flag. */
+#define SM_IO_TICK_MS 100
+
+/* Faults a test can inject into the sender of a stream job, to prove the receiver notices. */
+typedef enum sm_fault {
+    SM_FAULT_NONE = 0,
+    SM_FAULT_CORRUPT, /* flip one byte in the middle of the stream */
+    SM_FAULT_SHORT,   /* stop after half the bytes and close */
+    SM_FAULT_STALL,   /* stop after half the bytes and keep the connection open */
+} sm_fault;
+
+/* What both sides of one job share. Read-only during the job but for the atomics. */
+typedef struct sm_job {
+    const sm_params *p;
+    const sm_transport_ops *tr;
+    sm_endpoint ep;          /* where the server listens */
+    sm_sockopts client_opts; /* applied by connect */
+    sm_sockopts server_opts; /* applied by accept */
+    const sm_pattern *pat;   /* payload and its verification */
+    uint64_t deadline_ns;    /* CLOCK_MONOTONIC; past it every side fails with SM_ETIMEDOUT */
+    sm_fault fault;
+    atomic_int cancel;       /* set by a failing side: the other side stops at its next tick */
+    atomic_int client_done;  /* set when the client side returned (ends open-ended servers) */
+} sm_job;
+
+/* One side's outcome, filled by the workload (counters, times) and the runner (cpu, rc). */
+typedef struct sm_side {
+    sm_job *job;
+    int rc;
+    sm_error err;
+    sm_cpu cpu;
+    uint64_t bytes;   /* payload bytes sent (client) or received and verified (server) */
+    uint64_t msgs;    /* writes, lines, round trips or connections completed */
+    uint64_t t0_ns;   /* start of the timed interval (the side that times the job) */
+    uint64_t t1_ns;   /* end of the timed interval */
+    sm_hist *hist;    /* latency in ns (rr, connect); owned by the runner */
+    int have_tcp_info;
+    uint32_t tcp_retrans, tcp_rtt_us;
+    uint32_t sndbuf_eff, rcvbuf_eff;
+} sm_side;
+
+typedef struct sm_workload_ops {
+    sm_workload_kind kind;
+    const char *name;
+    /* Accepts on lfd and serves; returns 0 or an SM_E code with s->err set. */
+    int (*server)(sm_side *s, int lfd);
+    /* Connects to s->job->ep and drives the job. */
+    int (*client)(sm_side *s);
+    /* Turns both sides' counters into metrics once both succeeded. May fail the result
+     * (ok = false) when the sides disagree, e.g. on the byte count. */
+    void (*finish)(const sm_job *job, const sm_side *server, const sm_side *client,
+                   sm_result *r);
+} sm_workload_ops;
+
+/* The table of a workload; NULL for a kind without one. */
+const sm_workload_ops *sm_workload_get(sm_workload_kind kind);
+
+extern const sm_workload_ops sm_workload_stream;
+extern const sm_workload_ops sm_workload_rr;
+extern const sm_workload_ops sm_workload_connect;
+
+/* --- I/O helpers for workloads. Each returns 0 or an SM_E code with s->err set, and marks
+ * the job cancelled when it fails for a reason of its own (not when it saw the cancel). --- */
+
+/* Writes all len bytes (MSG_NOSIGNAL). */
+int sm_io_write_all(sm_side *s, int fd, const void *buf, size_t len);
+/* Reads up to len bytes; *got = 0 means the peer closed. */
+int sm_io_read_some(sm_side *s, int fd, void *buf, size_t len, size_t *got);
+/* Reads exactly len bytes; a close before that is SM_ECLOSED naming `what`. */
+int sm_io_read_exact(sm_side *s, int fd, void *buf, size_t len, const char *what);
+/* Expects end of stream: one more byte is SM_EPROTO naming `what`. */
+int sm_io_expect_eof(sm_side *s, int fd, const char *what);
+/* Accepts one connection, ticking until the deadline, a cancel, or (when stop_on_done) the
+ * client finishing; *fd = -1 with return 0 in that last case. */
+int sm_io_accept(sm_side *s, int lfd, int stop_on_done, int *fd);
+/* Connects to the job's endpoint within what is left of the deadline. */
+int sm_io_connect(sm_side *s, int *fd);
+/* Sets the io tick on a connected socket and records its buffer sizes in s. */
+int sm_io_prepare(sm_side *s, int fd);
+/* Records TCP_INFO of fd in s when the transport has it. */
+void sm_io_record_info(sm_side *s, int fd);
+/* Marks the job failed with code and reason (sets cancel); returns code. */
+int sm_io_fail(sm_side *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

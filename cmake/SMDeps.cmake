@@ -1,0 +1,12 @@
+# Every third-party library comes through pkg-config as an imported target.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+pkg_check_modules(NANOMSG REQUIRED IMPORTED_TARGET nanomsg)
+pkg_check_modules(LWS REQUIRED IMPORTED_TARGET libwebsockets)
+pkg_check_modules(CJSON REQUIRED IMPORTED_TARGET libcjson)
+pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+pkg_check_modules(CRYPTO REQUIRED IMPORTED_TARGET libcrypto)
+if(SM_TESTS)
+  pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+endif()

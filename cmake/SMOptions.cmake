@@ -1,0 +1,28 @@
+# Build options of sockmatrix, all in one place.
+option(SM_TESTS "Build the unit and integration tests" ON)
+option(SM_BENCH "Build and register the benchmarks (bench/)" OFF)
+option(SM_WERROR "Treat compiler warnings as errors" ON)
+set(SM_SANITIZER "none" CACHE STRING "Sanitizer build: none, address (ASan+UBSan), thread")
+set_property(CACHE SM_SANITIZER PROPERTY STRINGS none address thread)
+
+set(SM_WARN_FLAGS -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+    -Wformat=2 -Wvla -Wpointer-arith)
+if(SM_WERROR)
+  list(APPEND SM_WARN_FLAGS -Werror)
+endif()
+
+if(SM_SANITIZER STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(SM_SANITIZER STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT SM_SANITIZER STREQUAL "none")
+  message(FATAL_ERROR "SM_SANITIZER must be none, address or thread, not '${SM_SANITIZER}'")
+endif()
+
+# Applies the project's warning flags to one target.
+function(sm_warnings target)
+  target_compile_options(${target} PRIVATE ${SM_WARN_FLAGS})
+endfunction()

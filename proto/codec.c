@@ -1,0 +1,828 @@
+/* JSON codec of params, results, facts and reports: the one file that includes cJSON. */
+#include "proto/codec.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Doubles hold every integer below 2^53 exactly. 2^53 itself is excluded because 2^53 + 1
+ * parses to it, so a number at or above it may already be someone else's rounding. */
+#define JSON_INT_MAX ((1ull << 53) - 1)
+
+/* Longest fixed-size string field we copy out of a struct (sm_facts.hostname). */
+#define FIXED_STR_MAX 256
+
+/* ---- encoding helpers: each returns false (or NULL) only when out of memory ---- */
+
+/* Integers are printed by us and added raw: cJSON 1.7.15 prints numbers with %1.15g and
+ * accepts the result when it is merely within DBL_EPSILON, so 9007199254740991 would come out
+ * as 9.00719925474099e+15. */
+static cJSON *u64_item(uint64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    return v <= JSON_INT_MAX ? cJSON_CreateRaw(buf) : cJSON_CreateString(buf);
+}
+
+/* The shortest of %.15g..%.17g that reads back as the same double, for the reason above. */
+static cJSON *double_item(double v)
+{
+    if (!isfinite(v))
+        return cJSON_CreateNull();
+    char buf[32];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return cJSON_CreateRaw(buf);
+}
+
+static bool put_item(cJSON *o, const char *key, cJSON *item)
+{
+    if (item == NULL)
+        return false;
+    if (!cJSON_AddItemToObject(o, key, item)) {
+        cJSON_Delete(item);
+        return false;
+    }
+    return true;
+}
+
+static bool append(cJSON *array, cJSON *item)
+{
+    if (item == NULL)
+        return false;
+    if (!cJSON_AddItemToArray(array, item)) {
+        cJSON_Delete(item);
+        return false;
+    }
+    return true;
+}
+
+static bool put_u64(cJSON *o, const char *key, uint64_t v)
+{
+    return put_item(o, key, u64_item(v));
+}
+
+static bool put_double(cJSON *o, const char *key, double v)
+{
+    return put_item(o, key, double_item(v));
+}
+
+static bool put_str(cJSON *o, const char *key, const char *s)
+{
+    return cJSON_AddStringToObject(o, key, s) != NULL;
+}
+
+/* Struct char arrays are copied through strnlen so an unterminated one cannot be overread. */
+static bool put_fixed(cJSON *o, const char *key, const char *s, size_t cap)
+{
+    char buf[FIXED_STR_MAX + 1];
+    size_t n = strnlen(s, cap < FIXED_STR_MAX ? cap : FIXED_STR_MAX);
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return put_str(o, key, buf);
+}
+
+#define PUT_FIXED(o, key, array) put_fixed((o), (key), (array), sizeof(array))
+
+static bool put_bool(cJSON *o, const char *key, bool b)
+{
+    return cJSON_AddBoolToObject(o, key, b) != NULL;
+}
+
+/* Deletes root; returns the text or NULL with SM_ENOMEM. */
+static char *finish(cJSON *root, bool ok, int pretty, const char *what, sm_error *err)
+{
+    char *text = NULL;
+    if (ok && root != NULL)
+        text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (text == NULL)
+        sm_error_set(err, SM_ENOMEM, "%s: out of memory while encoding", what);
+    return text;
+}
+
+/* ---- decoding helpers ---- */
+
+/* Parses json[0..len) as one object and nothing but whitespace after it. */
+static int parse_object(const char *json, size_t len, const char *what, cJSON **out,
+                        sm_error *err)
+{
+    if (json == NULL)
+        return sm_error_set(err, SM_EINVAL, "%s: no JSON text", what);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    if (root == NULL) {
+        size_t at = end != NULL && end >= json ? (size_t)(end - json) : 0;
+        return sm_error_set(err, SM_EPARSE, "%s: invalid JSON at byte %zu", what, at);
+    }
+    for (size_t i = (size_t)(end - json); i < len; i++) {
+        if (strchr(" \t\r\n", json[i]) == NULL || json[i] == '\0') {
+            cJSON_Delete(root);
+            return sm_error_set(err, SM_EPARSE, "%s: junk after the JSON value at byte %zu", what,
+                                i);
+        }
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return sm_error_set(err, SM_EPARSE, "%s: expected a JSON object", what);
+    }
+    *out = root;
+    return 0;
+}
+
+/* The name of entry i of a table of n structs of `stride` bytes whose first member is it. */
+static const char *key_at(const void *table, size_t stride, size_t i)
+{
+    return *(const char *const *)(const void *)((const char *)table + i * stride);
+}
+
+/* Checks that every key of object o is a name in table (see key_at), none twice, and every
+ * entry whose bit is in `required` present. Sets *seen to the bit mask of the keys present. */
+static int check_keys(const cJSON *o, const char *what, const void *table, size_t stride,
+                      size_t n, uint32_t required, uint32_t *seen, sm_error *err)
+{
+    if (!cJSON_IsObject(o))
+        return sm_error_set(err, SM_EPARSE, "%s: expected an object", what);
+    uint32_t mask = 0;
+    const cJSON *child;
+    cJSON_ArrayForEach(child, o)
+    {
+        size_t i = 0;
+        while (i < n && strcmp(child->string, key_at(table, stride, i)) != 0)
+            i++;
+        if (i == n)
+            return sm_error_set(err, SM_EPARSE, "%s: unknown field '%s'", what, child->string);
+        /* cJSON keeps duplicate keys; which one wins would be an accident of the parser. */
+        if (mask & (1u << i))
+            return sm_error_set(err, SM_EPARSE, "%s: duplicate field '%s'", what, child->string);
+        mask |= 1u << i;
+    }
+    uint32_t missing = required & ~mask;
+    for (size_t i = 0; i < n; i++)
+        if (missing & (1u << i))
+            return sm_error_set(err, SM_EPARSE, "%s: missing field '%s'", what,
+                                key_at(table, stride, i));
+    *seen = mask;
+    return 0;
+}
+
+/* An unsigned integer of at most max: a JSON number that is integral, finite, non-negative
+ * and below 2^53, or (when allow_string) a decimal string. Shape errors are SM_EPARSE, a
+ * well-formed value above max is SM_EINVAL. */
+static int get_uint(const cJSON *item, const char *what, const char *field, uint64_t max,
+                    bool allow_string, uint64_t *out, sm_error *err)
+{
+    uint64_t v;
+    if (allow_string && cJSON_IsString(item)) {
+        if (sm_parse_u64(item->valuestring, &v) != 0)
+            return sm_error_set(err, SM_EPARSE, "%s: %s: '%s' is not an unsigned decimal", what,
+                                field, item->valuestring);
+    } else if (cJSON_IsNumber(item)) {
+        double d = item->valuedouble;
+        if (!isfinite(d) || d < 0 || d != floor(d))
+            return sm_error_set(err, SM_EPARSE, "%s: %s: %g is not an unsigned integer", what,
+                                field, d);
+        if (d > (double)max)
+            return sm_error_set(err, SM_EINVAL, "%s: %s: %.17g is above the maximum %" PRIu64,
+                                what, field, d, max);
+        if (d > (double)JSON_INT_MAX)
+            return sm_error_set(err, SM_EINVAL,
+                                "%s: %s: %.17g is above the maximum %llu of a JSON number, "
+                                "send a decimal string",
+                                what, field, d, JSON_INT_MAX);
+        v = (uint64_t)d;
+    } else {
+        return sm_error_set(err, SM_EPARSE, "%s: %s: expected an unsigned integer%s", what, field,
+                            allow_string ? " or a decimal string" : "");
+    }
+    if (v > max)
+        return sm_error_set(err, SM_EINVAL, "%s: %s: %" PRIu64 " is above the maximum %" PRIu64,
+                            what, field, v, max);
+    *out = v;
+    return 0;
+}
+
+/* Copies at most dst_size - 1 bytes, backing off so that a UTF-8 sequence is never cut. */
+static void copy_truncated(char *dst, size_t dst_size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= dst_size) {
+        n = dst_size - 1;
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* ---- params ---- */
+
+enum field_kind { K_WORKLOAD, K_TRANSPORT, K_SCOPE, K_FRAMING, K_U32, K_U64, K_BOOL };
+
+#define WL(w)  (1u << (w))
+#define WL_ALL ((1u << SM_WL__COUNT) - 1)
+enum {
+    PF_TCP = 1,    /* applies to transport tcp only */
+    PF_IF_SET = 2, /* written only when non-zero: the one amount the job uses */
+};
+
+/* Order here is the order of the encoded keys. `name` must stay the first member (check_keys). */
+static const struct pfield {
+    const char *name;
+    enum field_kind kind;
+    size_t off;
+    unsigned wl;
+    unsigned flags;
+} pfields[] = {
+    {"workload", K_WORKLOAD, offsetof(sm_params, workload), WL_ALL, 0},
+    {"transport", K_TRANSPORT, offsetof(sm_params, transport), WL_ALL, 0},
+    {"scope", K_SCOPE, offsetof(sm_params, scope), WL_ALL, 0},
+    {"framing", K_FRAMING, offsetof(sm_params, framing), WL(SM_WL_STREAM), 0},
+    {"msg_size", K_U32, offsetof(sm_params, msg_size), WL(SM_WL_STREAM), 0},
+    {"req_size", K_U32, offsetof(sm_params, req_size), WL(SM_WL_RR), 0},
+    {"resp_size", K_U32, offsetof(sm_params, resp_size), WL(SM_WL_RR), 0},
+    {"count", K_U64, offsetof(sm_params, count), WL_ALL, PF_IF_SET},
+    {"bytes", K_U64, offsetof(sm_params, bytes), WL(SM_WL_STREAM), PF_IF_SET},
+    {"duration_ms", K_U32, offsetof(sm_params, duration_ms), WL_ALL, PF_IF_SET},
+    {"nodelay", K_BOOL, offsetof(sm_params, nodelay), WL_ALL, PF_TCP},
+    {"cork", K_BOOL, offsetof(sm_params, cork), WL(SM_WL_STREAM), PF_TCP},
+    {"sndbuf", K_U32, offsetof(sm_params, sndbuf), WL_ALL, 0},
+    {"rcvbuf", K_U32, offsetof(sm_params, rcvbuf), WL_ALL, 0},
+    {"read_size", K_U32, offsetof(sm_params, read_size), WL(SM_WL_STREAM), 0},
+    {"time_limit_ms", K_U32, offsetof(sm_params, time_limit_ms), WL_ALL, 0},
+};
+#define N_PFIELDS (sizeof pfields / sizeof pfields[0])
+_Static_assert(N_PFIELDS <= 32, "check_keys keeps one bit per field");
+
+static uint64_t param_value(const sm_params *p, const struct pfield *f)
+{
+    const char *at = (const char *)p + f->off;
+    switch (f->kind) {
+    case K_WORKLOAD:
+        return (unsigned)p->workload;
+    case K_TRANSPORT:
+        return (unsigned)p->transport;
+    case K_SCOPE:
+        return (unsigned)p->scope;
+    case K_FRAMING:
+        return (unsigned)p->framing;
+    case K_U32:
+        return *(const uint32_t *)(const void *)at;
+    case K_U64:
+        return *(const uint64_t *)(const void *)at;
+    case K_BOOL:
+        return *(const bool *)(const void *)at;
+    }
+    return 0;
+}
+
+/* A field that does not apply is still written when it is set, so that encoding never turns
+ * invalid params into valid ones; the decoder's validation then names it. */
+static bool put_param(cJSON *o, const sm_params *p, const struct pfield *f)
+{
+    uint64_t v = param_value(p, f);
+    bool applies = (unsigned)p->workload < SM_WL__COUNT && (f->wl & WL(p->workload)) &&
+                   (!(f->flags & PF_TCP) || p->transport == SM_TR_TCP) &&
+                   (!(f->flags & PF_IF_SET) || v != 0);
+    if (!applies && v == 0)
+        return true;
+    switch (f->kind) {
+    case K_WORKLOAD:
+        return put_str(o, f->name, sm_workload_name(p->workload));
+    case K_TRANSPORT:
+        return put_str(o, f->name, sm_transport_name(p->transport));
+    case K_SCOPE:
+        return put_str(o, f->name, sm_scope_name(p->scope));
+    case K_FRAMING:
+        return put_str(o, f->name, sm_framing_name(p->framing));
+    case K_U32:
+    case K_U64:
+        return put_u64(o, f->name, v);
+    case K_BOOL:
+        return put_bool(o, f->name, v != 0);
+    }
+    return true;
+}
+
+static cJSON *params_json(const sm_params *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL;
+    for (size_t i = 0; ok && i < N_PFIELDS; i++)
+        ok = put_param(o, p, &pfields[i]);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *sm_codec_params_encode(const sm_params *p, sm_error *err)
+{
+    if (p == NULL) {
+        sm_error_set(err, SM_EINVAL, "params: nothing to encode");
+        return NULL;
+    }
+    return finish(params_json(p), true, 0, "params", err);
+}
+
+static int param_from_json(const cJSON *item, const struct pfield *f, sm_params *p,
+                           sm_error *err)
+{
+    void *at = (char *)p + f->off;
+    const char *name = NULL;
+    uint64_t v;
+    int rc = 0;
+    switch (f->kind) {
+    case K_WORKLOAD:
+    case K_TRANSPORT:
+    case K_SCOPE:
+    case K_FRAMING:
+        if (!cJSON_IsString(item))
+            return sm_error_set(err, SM_EPARSE, "params: %s: expected a string", f->name);
+        name = item->valuestring;
+        if (f->kind == K_WORKLOAD)
+            rc = sm_workload_parse(name, &p->workload);
+        else if (f->kind == K_TRANSPORT)
+            rc = sm_transport_parse(name, &p->transport);
+        else if (f->kind == K_SCOPE)
+            rc = sm_scope_parse(name, &p->scope);
+        else
+            rc = sm_framing_parse(name, &p->framing);
+        if (rc != 0)
+            return sm_error_set(err, SM_EINVAL, "params: %s: unknown value '%s'", f->name, name);
+        return 0;
+    case K_U32:
+        if ((rc = get_uint(item, "params", f->name, UINT32_MAX, false, &v, err)) == 0)
+            *(uint32_t *)at = (uint32_t)v;
+        return rc;
+    case K_U64:
+        if ((rc = get_uint(item, "params", f->name, UINT64_MAX, true, &v, err)) == 0)
+            *(uint64_t *)at = v;
+        return rc;
+    case K_BOOL:
+        if (!cJSON_IsBool(item))
+            return sm_error_set(err, SM_EPARSE, "params: %s: expected true or false", f->name);
+        *(bool *)at = cJSON_IsTrue(item);
+        return 0;
+    }
+    return 0;
+}
+
+static int params_from_json(const cJSON *o, sm_params *p, sm_error *err)
+{
+    uint32_t seen = 0;
+    int rc = check_keys(o, "params", pfields, sizeof pfields[0], N_PFIELDS, 1u << 0, &seen, err);
+    if (rc != 0)
+        return rc;
+    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(o, "workload");
+    sm_params tmp;
+    if ((rc = param_from_json(wl, &pfields[0], &tmp, err)) != 0)
+        return rc;
+    sm_params_init(p, tmp.workload);
+    /* The defaults carry a count; a user who names any amount means that one alone. */
+    uint32_t amounts = 0;
+    for (size_t i = 0; i < N_PFIELDS; i++)
+        if (pfields[i].flags & PF_IF_SET)
+            amounts |= 1u << i;
+    if (seen & amounts) {
+        p->count = 0;
+        p->bytes = 0;
+        p->duration_ms = 0;
+    }
+    for (size_t i = 1; i < N_PFIELDS; i++) {
+        if (!(seen & (1u << i)))
+            continue;
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, pfields[i].name);
+        if ((rc = param_from_json(item, &pfields[i], p, err)) != 0)
+            return rc;
+    }
+    sm_error verr;
+    if ((rc = sm_params_validate(p, &verr)) != 0)
+        return sm_error_set(err, rc, "params: %s", verr.msg);
+    return 0;
+}
+
+int sm_codec_params_decode(const char *json, size_t len, sm_params *out, sm_error *err)
+{
+    cJSON *root = NULL;
+    sm_params p;
+    int rc = parse_object(json, len, "params", &root, err);
+    if (rc == 0)
+        rc = params_from_json(root, &p, err);
+    cJSON_Delete(root);
+    if (rc == 0)
+        *out = p;
+    else
+        memset(out, 0, sizeof *out);
+    return rc;
+}
+
+/* ---- results ---- */
+
+/* "count" is not in codec.h's sketch of the shape; it lets the decoder check the buckets. */
+static cJSON *hist_json(const sm_hist *h)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL && put_str(o, "unit", "ns") && put_u64(o, "min", sm_hist_min(h)) &&
+              put_u64(o, "max", sm_hist_max(h)) && put_u64(o, "count", sm_hist_count(h));
+    cJSON *buckets = ok ? cJSON_AddArrayToObject(o, "buckets") : NULL;
+    ok = buckets != NULL;
+    size_t cursor = 0, index;
+    uint64_t count;
+    while (ok && sm_hist_next(h, &cursor, &index, &count) == 0) {
+        cJSON *pair = cJSON_CreateArray();
+        ok = append(buckets, pair) && append(pair, u64_item(index)) &&
+             append(pair, u64_item(count));
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Metrics that are present and finite; JSON has no NaN and a NaN "present" would lie. */
+static bool put_metrics(cJSON *o, const sm_result *r)
+{
+    for (unsigned m = 0; m < SM_M__COUNT; m++) {
+        double v = sm_result_get(r, (sm_metric)m);
+        if (isfinite(v) && !put_double(o, sm_metric_name((sm_metric)m), v))
+            return false;
+    }
+    return true;
+}
+
+static cJSON *result_json(const sm_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL && put_bool(o, "ok", r->ok);
+    if (ok && !r->ok)
+        ok = PUT_FIXED(o, "reason", r->reason);
+    if (ok && (r->ok || r->have != 0)) {
+        cJSON *metrics = cJSON_AddObjectToObject(o, "metrics");
+        ok = metrics != NULL && put_metrics(metrics, r);
+    }
+    /* 0 means unknown, which absence says as well. */
+    if (ok && r->sndbuf_eff != 0)
+        ok = put_u64(o, "sndbuf", r->sndbuf_eff);
+    if (ok && r->rcvbuf_eff != 0)
+        ok = put_u64(o, "rcvbuf", r->rcvbuf_eff);
+    if (ok && r->hist != NULL)
+        ok = put_item(o, "hist", hist_json(r->hist));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *sm_codec_result_encode(const sm_result *r, sm_error *err)
+{
+    if (r == NULL) {
+        sm_error_set(err, SM_EINVAL, "result: nothing to encode");
+        return NULL;
+    }
+    return finish(result_json(r), true, 0, "result", err);
+}
+
+static const char *const hist_keys[] = {"unit", "min", "max", "count", "buckets"};
+
+static int hist_buckets_from_json(const cJSON *buckets, sm_hist *h, uint64_t *sum,
+                                  size_t *first, size_t *last, sm_error *err)
+{
+    if (!cJSON_IsArray(buckets))
+        return sm_error_set(err, SM_EPARSE, "result: hist: buckets: expected an array");
+    const cJSON *pair;
+    bool any = false;
+    uint64_t prev = 0;
+    *sum = 0;
+    cJSON_ArrayForEach(pair, buckets)
+    {
+        uint64_t index, count;
+        int rc;
+        if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2)
+            return sm_error_set(err, SM_EPARSE,
+                                "result: hist: buckets: expected [index, count] pairs");
+        if ((rc = get_uint(pair->child, "result: hist", "bucket index", UINT64_MAX, true, &index,
+                           err)) != 0 ||
+            (rc = get_uint(pair->child->next, "result: hist", "bucket count", UINT64_MAX, true,
+                           &count, err)) != 0)
+            return rc;
+        /* Increasing indices, as the encoder writes them, also rule out a bucket given twice. */
+        if (any && index <= prev)
+            return sm_error_set(err, SM_EINVAL,
+                                "result: hist: bucket index %" PRIu64 " does not follow %" PRIu64,
+                                index, prev);
+        if (index >= sm_hist_bucket_count() || sm_hist_set_bucket(h, (size_t)index, count) != 0)
+            return sm_error_set(err, SM_EINVAL,
+                                "result: hist: bucket index %" PRIu64
+                                " is above the maximum %zu",
+                                index, sm_hist_bucket_count() - 1);
+        if (count > UINT64_MAX - *sum)
+            return sm_error_set(err, SM_EINVAL, "result: hist: bucket counts overflow");
+        *sum += count;
+        if (count != 0) {
+            if (*sum == count)
+                *first = (size_t)index;
+            *last = (size_t)index;
+        }
+        any = true;
+        prev = index;
+    }
+    return 0;
+}
+
+static int hist_from_json(const cJSON *o, sm_hist **out, sm_error *err)
+{
+    uint32_t seen = 0;
+    int rc = check_keys(o, "result: hist", hist_keys, sizeof hist_keys[0],
+                        sizeof hist_keys / sizeof hist_keys[0], 0x1f, &seen, err);
+    if (rc != 0)
+        return rc;
+    const cJSON *unit = cJSON_GetObjectItemCaseSensitive(o, "unit");
+    if (!cJSON_IsString(unit))
+        return sm_error_set(err, SM_EPARSE, "result: hist: unit: expected a string");
+    if (strcmp(unit->valuestring, "ns") != 0)
+        return sm_error_set(err, SM_EINVAL, "result: hist: unit: '%s' is not ns",
+                            unit->valuestring);
+    uint64_t min, max, count;
+    if ((rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "min"), "result: hist", "min",
+                       UINT64_MAX, true, &min, err)) != 0 ||
+        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "max"), "result: hist", "max",
+                       UINT64_MAX, true, &max, err)) != 0 ||
+        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "count"), "result: hist", "count",
+                       UINT64_MAX, true, &count, err)) != 0)
+        return rc;
+    sm_hist *h = sm_hist_new();
+    if (h == NULL)
+        return sm_error_set(err, SM_ENOMEM, "result: hist: out of memory");
+    uint64_t sum = 0;
+    size_t first = 0, last = 0;
+    rc = hist_buckets_from_json(cJSON_GetObjectItemCaseSensitive(o, "buckets"), h, &sum, &first,
+                                &last, err);
+    if (rc == 0 && sum != count)
+        rc = sm_error_set(err, SM_EINVAL,
+                          "result: hist: bucket counts sum to %" PRIu64 ", not count %" PRIu64,
+                          sum, count);
+    /* The exact extremes must fall in the outermost buckets, or percentiles clamp wrongly. */
+    if (rc == 0 && count == 0 && (min != 0 || max != 0))
+        rc = sm_error_set(err, SM_EINVAL, "result: hist: min and max of an empty histogram "
+                                          "must be 0");
+    if (rc == 0 && min > max)
+        rc = sm_error_set(err, SM_EINVAL, "result: hist: min %" PRIu64 " is above max %" PRIu64,
+                          min, max);
+    if (rc == 0 && count != 0 && sm_hist_index(min) != first)
+        rc = sm_error_set(err, SM_EINVAL,
+                          "result: hist: min %" PRIu64 " is not in the first bucket %zu", min,
+                          first);
+    if (rc == 0 && count != 0 && sm_hist_index(max) != last)
+        rc = sm_error_set(err, SM_EINVAL,
+                          "result: hist: max %" PRIu64 " is not in the last bucket %zu", max,
+                          last);
+    if (rc != 0) {
+        sm_hist_free(h);
+        return rc;
+    }
+    sm_hist_set_extremes(h, min, max);
+    *out = h;
+    return 0;
+}
+
+static int metrics_from_json(const cJSON *o, sm_result *r, sm_error *err)
+{
+    if (!cJSON_IsObject(o))
+        return sm_error_set(err, SM_EPARSE, "result: metrics: expected an object");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, o)
+    {
+        sm_metric m;
+        if (sm_metric_lookup(item->string, &m) != 0)
+            return sm_error_set(err, SM_EPARSE, "result: metrics: unknown metric '%s'",
+                                item->string);
+        if (sm_result_has(r, m))
+            return sm_error_set(err, SM_EPARSE, "result: metrics: duplicate metric '%s'",
+                                item->string);
+        /* cJSON turns 1e999 into inf, which no metric may be. */
+        if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble))
+            return sm_error_set(err, SM_EPARSE, "result: metrics: %s: expected a finite number",
+                                item->string);
+        sm_result_set(r, m, item->valuedouble);
+    }
+    return 0;
+}
+
+static const char *const result_keys[] = {"ok", "reason", "metrics", "sndbuf", "rcvbuf", "hist"};
+
+static int result_from_json(const cJSON *o, sm_result *r, sm_error *err)
+{
+    uint32_t seen = 0;
+    int rc = check_keys(o, "result", result_keys, sizeof result_keys[0],
+                        sizeof result_keys / sizeof result_keys[0], 1u << 0, &seen, err);
+    if (rc != 0)
+        return rc;
+    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(o, "ok");
+    if (!cJSON_IsBool(ok))
+        return sm_error_set(err, SM_EPARSE, "result: ok: expected true or false");
+    r->ok = cJSON_IsTrue(ok);
+    const cJSON *reason = cJSON_GetObjectItemCaseSensitive(o, "reason");
+    if (reason != NULL) {
+        if (!cJSON_IsString(reason))
+            return sm_error_set(err, SM_EPARSE, "result: reason: expected a string");
+        copy_truncated(r->reason, sizeof r->reason, reason->valuestring);
+    }
+    const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(o, "metrics");
+    if (metrics != NULL && (rc = metrics_from_json(metrics, r, err)) != 0)
+        return rc;
+    uint64_t v;
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "sndbuf");
+    if (item != NULL) {
+        if ((rc = get_uint(item, "result", "sndbuf", UINT32_MAX, false, &v, err)) != 0)
+            return rc;
+        r->sndbuf_eff = (uint32_t)v;
+    }
+    item = cJSON_GetObjectItemCaseSensitive(o, "rcvbuf");
+    if (item != NULL) {
+        if ((rc = get_uint(item, "result", "rcvbuf", UINT32_MAX, false, &v, err)) != 0)
+            return rc;
+        r->rcvbuf_eff = (uint32_t)v;
+    }
+    item = cJSON_GetObjectItemCaseSensitive(o, "hist");
+    if (item != NULL)
+        return hist_from_json(item, &r->hist, err);
+    return 0;
+}
+
+int sm_codec_result_decode(const char *json, size_t len, sm_result *out, sm_error *err)
+{
+    cJSON *root = NULL;
+    sm_result r;
+    sm_result_init(&r);
+    int rc = parse_object(json, len, "result", &root, err);
+    if (rc == 0)
+        rc = result_from_json(root, &r, err);
+    cJSON_Delete(root);
+    if (rc != 0) {
+        sm_result_fini(&r);
+        sm_result_init(out);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+/* ---- facts ---- */
+
+static cJSON *facts_json(const sm_facts *f)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *load = NULL;
+    bool ok = o != NULL && PUT_FIXED(o, "hostname", f->hostname) &&
+              PUT_FIXED(o, "kernel", f->kernel) && PUT_FIXED(o, "cpu_model", f->cpu_model) &&
+              put_u64(o, "cores", f->cores) && put_u64(o, "mem_bytes", f->mem_bytes) &&
+              PUT_FIXED(o, "congestion", f->congestion) && put_u64(o, "lo_mtu", f->lo_mtu) &&
+              (load = cJSON_AddArrayToObject(o, "loadavg")) != NULL;
+    for (int i = 0; ok && i < 3; i++)
+        ok = append(load, double_item(f->loadavg[i]));
+    ok = ok && put_u64(o, "tcp_autocorking", f->tcp_autocorking);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *sm_codec_facts_encode(const sm_facts *f, sm_error *err)
+{
+    if (f == NULL) {
+        sm_error_set(err, SM_EINVAL, "facts: nothing to encode");
+        return NULL;
+    }
+    return finish(facts_json(f), true, 0, "facts", err);
+}
+
+/* ---- report ---- */
+
+static cJSON *sample_json(const sm_result *r, size_t repetition)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL || !put_u64(o, "repetition", repetition) || !put_metrics(o, r)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static cJSON *failure_json(const sm_result *r, size_t repetition, bool warmup)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL && put_u64(o, "repetition", repetition) &&
+              PUT_FIXED(o, "reason", r->reason);
+    /* Not in the documented shape: without it a failed warm-up would vanish from the report. */
+    if (ok && warmup)
+        ok = put_bool(o, "warmup", true);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Ok results go to `samples`, failed ones to `failures`, repetition numbers kept. */
+static bool put_results(cJSON *samples, cJSON *failures, const sm_result *r, size_t n,
+                        bool warmup)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool ok = r[i].ok ? append(samples, sample_json(&r[i], i))
+                          : append(failures, failure_json(&r[i], i, warmup));
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static bool put_summary_fields(cJSON *o, const sm_summary *s)
+{
+    return put_u64(o, "n", s->n) && put_double(o, "median", s->median) &&
+           put_double(o, "mean", s->mean) && put_double(o, "stddev", s->stddev) &&
+           put_double(o, "min", s->min) && put_double(o, "max", s->max) &&
+           put_double(o, "ci95_low", s->ci95_low) && put_double(o, "ci95_high", s->ci95_high) &&
+           put_double(o, "ci_coverage", s->ci_coverage) && put_double(o, "cv", s->cv);
+}
+
+static bool put_summaries(cJSON *o, const sm_cell_report *c)
+{
+    for (unsigned m = 0; m < SM_M__COUNT; m++) {
+        if (!(c->summary_have & (1ull << m)))
+            continue;
+        cJSON *s = cJSON_AddObjectToObject(o, sm_metric_name((sm_metric)m));
+        if (s == NULL || !put_summary_fields(s, &c->summary[m]))
+            return false;
+    }
+    return true;
+}
+
+static cJSON *cell_json(const sm_cell_report *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *samples = NULL, *warmup = NULL, *failures = NULL, *summary = NULL;
+    bool ok = o != NULL && put_str(o, "workload", sm_workload_name(c->params.workload)) &&
+              put_str(o, "transport", sm_transport_name(c->params.transport)) &&
+              PUT_FIXED(o, "variant", c->variant) &&
+              put_item(o, "params", params_json(&c->params)) &&
+              (samples = cJSON_AddArrayToObject(o, "samples")) != NULL &&
+              (warmup = cJSON_AddArrayToObject(o, "warmup_samples")) != NULL &&
+              (failures = cJSON_AddArrayToObject(o, "failures")) != NULL &&
+              (summary = cJSON_AddObjectToObject(o, "summary")) != NULL &&
+              put_results(samples, failures, c->samples, c->n_samples, false) &&
+              put_results(warmup, failures, c->warmup, c->n_warmup, true) &&
+              put_summaries(summary, c);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static cJSON *ratio_json(const sm_ratio *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL && put_str(o, "metric", sm_metric_name(r->metric)) &&
+              PUT_FIXED(o, "numerator", r->numerator) &&
+              PUT_FIXED(o, "denominator", r->denominator) && put_u64(o, "n", r->summary.n) &&
+              put_double(o, "median", r->summary.median) &&
+              put_double(o, "ci95_low", r->summary.ci95_low) &&
+              put_double(o, "ci95_high", r->summary.ci95_high) &&
+              put_double(o, "ci_coverage", r->summary.ci_coverage);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *sm_codec_report_encode(const sm_report *r, int pretty, sm_error *err)
+{
+    if (r == NULL) {
+        sm_error_set(err, SM_EINVAL, "report: nothing to encode");
+        return NULL;
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON *cells = NULL, *ratios = NULL;
+    bool ok = root != NULL && put_u64(root, "version", 1) &&
+              put_item(root, "host", facts_json(&r->facts)) &&
+              (cells = cJSON_AddArrayToObject(root, "cells")) != NULL &&
+              (ratios = cJSON_AddArrayToObject(root, "ratios")) != NULL;
+    for (size_t i = 0; ok && i < r->n_cells; i++)
+        ok = append(cells, cell_json(&r->cells[i]));
+    for (size_t i = 0; ok && i < r->n_ratios; i++)
+        ok = append(ratios, ratio_json(&r->ratios[i]));
+    return finish(root, ok, pretty, "report", err);
+}

@@ -1,0 +1,65 @@
+/* Job results: a fixed set of named metrics (units in their names) plus an optional histogram. */
+#ifndef SM_PROTO_RESULT_H
+#define SM_PROTO_RESULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto/err.h"
+#include "proto/hist.h"
+
+/* The metrics a job can report. MB = 10^6 bytes. Names are the JSON keys and CSV headers. */
+typedef enum sm_metric {
+    SM_M_BYTES = 0,      /* bytes: payload bytes received and verified */
+    SM_M_SECONDS,        /* seconds: wall time at the receiver, CLOCK_MONOTONIC */
+    SM_M_THROUGHPUT,     /* throughput_MBps */
+    SM_M_MSGS_PER_S,     /* msgs_per_s */
+    SM_M_TX_USER_S,      /* tx_user_s: sender (client) thread, getrusage RUSAGE_THREAD */
+    SM_M_TX_SYS_S,       /* tx_sys_s */
+    SM_M_RX_USER_S,      /* rx_user_s: receiver (server) thread */
+    SM_M_RX_SYS_S,       /* rx_sys_s */
+    SM_M_CPU_S_PER_GB,   /* cpu_s_per_GB: both sides' user+sys per 10^9 payload bytes */
+    SM_M_TCP_RETRANS,    /* tcp_retrans: TCP_INFO total retransmits of the sender */
+    SM_M_TCP_RTT_US,     /* tcp_rtt_us: TCP_INFO smoothed RTT of the sender */
+    SM_M_RTT_P50_US,     /* rtt_p50_us */
+    SM_M_RTT_P90_US,     /* rtt_p90_us */
+    SM_M_RTT_P99_US,     /* rtt_p99_us */
+    SM_M_RTT_P999_US,    /* rtt_p999_us */
+    SM_M_RTT_MAX_US,     /* rtt_max_us */
+    SM_M_RT_PER_S,       /* rt_per_s */
+    SM_M_CONNECTS_PER_S, /* connects_per_s */
+    SM_M_CONNECT_P50_US, /* connect_p50_us: socket() to the echo of the first byte */
+    SM_M__COUNT
+} sm_metric;
+
+/* Whether a larger value is better (throughput) or worse (seconds, latency, CPU). */
+typedef enum sm_metric_sense { SM_SENSE_NONE = 0, SM_SENSE_HIGHER, SM_SENSE_LOWER } sm_metric_sense;
+
+const char *sm_metric_name(sm_metric m);
+const char *sm_metric_unit(sm_metric m); /* "B", "s", "MB/s", "1/s", "us", "s/GB", "count" */
+sm_metric_sense sm_metric_sense_of(sm_metric m);
+/* Name -> metric; returns 0 or SM_EINVAL. */
+int sm_metric_lookup(const char *name, sm_metric *out);
+
+/* One job's outcome. `have` has bit (1 << m) set for every metric present. The histogram
+ * (round-trip or connect latency in nanoseconds) is owned by the result. */
+typedef struct sm_result {
+    bool ok;                  /* false: the job failed, reason says why */
+    char reason[SM_ERR_MSG_MAX];
+    double v[SM_M__COUNT];
+    uint64_t have;
+    sm_hist *hist;            /* NULL for stream */
+    /* Socket facts of the job, as the kernel granted them (0 if unknown). */
+    uint32_t sndbuf_eff;
+    uint32_t rcvbuf_eff;
+} sm_result;
+
+void sm_result_init(sm_result *r);
+/* Frees the histogram; leaves *r re-initialised. */
+void sm_result_fini(sm_result *r);
+void sm_result_set(sm_result *r, sm_metric m, double value);
+bool sm_result_has(const sm_result *r, sm_metric m);
+/* The value, or NaN when absent. */
+double sm_result_get(const sm_result *r, sm_metric m);
+
+#endif
