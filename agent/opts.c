@@ -284,7 +284,9 @@ static int as_options(sm_error *err)
     return err->code;
 }
 
-static int validate_variants(const sm_once_opts *o, sm_error *err)
+/* user_nodelay: --nodelay was given; a preset's nodelay variants simply do not apply to a
+ * run without tcp. */
+static int validate_variants(const sm_once_opts *o, bool user_nodelay, sm_error *err)
 {
     for (size_t t = 0; t < o->n_transports; t++) {
         for (size_t n = 0; n < (o->transports[t] == SM_TR_TCP ? o->n_nodelay : 1); n++) {
@@ -299,7 +301,7 @@ static int validate_variants(const sm_once_opts *o, sm_error *err)
         tcp |= o->transports[t] == SM_TR_TCP;
     if (!tcp && o->base.cork)
         return sm_error_set(err, SM_EINVAL, "--cork: applies to transport tcp only");
-    for (size_t n = 0; !tcp && n < o->n_nodelay; n++)
+    for (size_t n = 0; !tcp && user_nodelay && n < o->n_nodelay; n++)
         if (o->nodelay_order[n])
             return sm_error_set(err, SM_EINVAL, "--nodelay: applies to transport tcp only");
     return 0;
@@ -486,5 +488,5 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
     apply_given(o, &g);
     if (o->fault != SM_FAULT_NONE && o->base.workload != SM_WL_STREAM)
         return sm_error_set(err, SM_EINVAL, "--test-fault: applies to workload stream only");
-    return validate_variants(o, err);
+    return validate_variants(o, g.nodelay, err);
 }

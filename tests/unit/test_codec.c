@@ -1,0 +1,734 @@
+/* Unit tests of proto/codec: JSON of params, results, facts and reports, both directions. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proto/codec.h"
+
+#define assert_contains(text, part) check_contains((text), (part), true, __FILE__, __LINE__)
+#define assert_lacks(text, part)    check_contains((text), (part), false, __FILE__, __LINE__)
+
+static void check_contains(const char *text, const char *part, bool want, const char *file,
+                           int line)
+{
+    if ((strstr(text, part) != NULL) != want) {
+        print_error("%s\n%s \"%s\"\n", text, want ? "lacks" : "contains", part);
+        _fail(file, line);
+    }
+}
+
+static int decode_params(const char *json, sm_params *out, sm_error *err)
+{
+    return sm_codec_params_decode(json, strlen(json), out, err);
+}
+
+static int decode_result(const char *json, sm_result *out, sm_error *err)
+{
+    return sm_codec_result_decode(json, strlen(json), out, err);
+}
+
+/* Decoding is expected to fail with `code` and a reason mentioning `part`; *out stays zero. */
+#define assert_params_error(json, code, part)                                                      \
+    check_params_error((json), (code), (part), __FILE__, __LINE__)
+
+static void check_params_error(const char *json, int code, const char *part, const char *file,
+                               int line)
+{
+    sm_params p;
+    sm_error err;
+    memset(&p, 0xff, sizeof p);
+    sm_error_clear(&err);
+    int rc = decode_params(json, &p, &err);
+    _assert_int_equal(cast_to_largest_integral_type(rc), cast_to_largest_integral_type(code), file,
+                      line);
+    _assert_int_equal(cast_to_largest_integral_type(err.code), cast_to_largest_integral_type(code),
+                      file, line);
+    check_contains(err.msg, part, true, file, line);
+    _assert_int_equal(p.count, 0, file, line);
+    _assert_int_equal(p.msg_size, 0, file, line);
+}
+
+#define assert_result_error(json, code, part)                                                      \
+    check_result_error((json), (code), (part), __FILE__, __LINE__)
+
+static void check_result_error(const char *json, int code, const char *part, const char *file,
+                               int line)
+{
+    sm_result r;
+    sm_error err;
+    sm_error_clear(&err);
+    int rc = decode_result(json, &r, &err);
+    _assert_int_equal(cast_to_largest_integral_type(rc), cast_to_largest_integral_type(code), file,
+                      line);
+    check_contains(err.msg, part, true, file, line);
+    _assert_true(r.hist == NULL && r.have == 0 && !r.ok, "empty result", file, line);
+    sm_result_fini(&r);
+}
+
+static void assert_params_equal(const sm_params *a, const sm_params *b)
+{
+    assert_int_equal(a->workload, b->workload);
+    assert_int_equal(a->transport, b->transport);
+    assert_int_equal(a->scope, b->scope);
+    assert_int_equal(a->framing, b->framing);
+    assert_int_equal(a->msg_size, b->msg_size);
+    assert_int_equal(a->count, b->count);
+    assert_int_equal(a->bytes, b->bytes);
+    assert_int_equal(a->duration_ms, b->duration_ms);
+    assert_int_equal(a->req_size, b->req_size);
+    assert_int_equal(a->resp_size, b->resp_size);
+    assert_int_equal(a->nodelay, b->nodelay);
+    assert_int_equal(a->cork, b->cork);
+    assert_int_equal(a->sndbuf, b->sndbuf);
+    assert_int_equal(a->rcvbuf, b->rcvbuf);
+    assert_int_equal(a->read_size, b->read_size);
+    assert_int_equal(a->time_limit_ms, b->time_limit_ms);
+}
+
+static void round_trip_params(sm_params *p)
+{
+    sm_error err;
+    assert_int_equal(sm_params_validate(p, &err), 0);
+    char *json = sm_codec_params_encode(p, &err);
+    assert_non_null(json);
+    sm_params back;
+    memset(&back, 0xff, sizeof back);
+    if (decode_params(json, &back, &err) != 0)
+        fail_msg("%s: %s", json, err.msg);
+    assert_params_equal(p, &back);
+    free(json);
+}
+
+/* ---- params ---- */
+
+static void test_codec_params_stream_round_trips(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_STREAM);
+    p.scope = SM_SCOPE_PAIR;
+    p.msg_size = 4096;
+    p.count = 0;
+    p.bytes = 1ull << 30;
+    p.cork = true;
+    p.sndbuf = 65536;
+    p.rcvbuf = 131072;
+    p.read_size = 8192;
+    p.time_limit_ms = 120000;
+    round_trip_params(&p);
+}
+
+static void test_codec_params_stream_lines_round_trips(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_STREAM);
+    p.framing = SM_FRAMING_LINES;
+    p.msg_size = 100;
+    p.count = 100000;
+    p.nodelay = true;
+    round_trip_params(&p);
+}
+
+static void test_codec_params_rr_round_trips(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_RR);
+    p.req_size = 64;
+    p.resp_size = 1024;
+    p.count = 0;
+    p.duration_ms = 5000;
+    p.nodelay = true;
+    round_trip_params(&p);
+}
+
+static void test_codec_params_connect_round_trips(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_CONNECT);
+    p.transport = SM_TR_UNIX;
+    p.count = 500;
+    p.rcvbuf = 8192;
+    round_trip_params(&p);
+}
+
+static void test_codec_params_stream_defaults_encode_exactly(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_error err;
+    sm_params_init(&p, SM_WL_STREAM);
+    assert_int_equal(sm_params_validate(&p, &err), 0);
+    char *json = sm_codec_params_encode(&p, &err);
+    assert_string_equal(json, "{\"workload\":\"stream\",\"transport\":\"tcp\",\"scope\":\"local\","
+                              "\"framing\":\"raw\",\"msg_size\":131072,\"count\":2048,"
+                              "\"nodelay\":false,\"cork\":false,\"sndbuf\":0,\"rcvbuf\":0,"
+                              "\"read_size\":0,\"time_limit_ms\":60000}");
+    free(json);
+}
+
+static void test_codec_params_rr_omits_fields_of_other_workloads(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_error err;
+    sm_params_init(&p, SM_WL_RR);
+    p.transport = SM_TR_UNIX;
+    char *json = sm_codec_params_encode(&p, &err);
+    assert_string_equal(json, "{\"workload\":\"rr\",\"transport\":\"unix\",\"scope\":\"local\","
+                              "\"req_size\":1,\"resp_size\":1,\"count\":10000,\"sndbuf\":0,"
+                              "\"rcvbuf\":0,\"time_limit_ms\":0}");
+    free(json);
+}
+
+static void test_codec_params_count_above_2_53_is_a_string(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_error err;
+    sm_params_init(&p, SM_WL_CONNECT);
+    p.count = 1ull << 60;
+    char *json = sm_codec_params_encode(&p, &err);
+    assert_contains(json, "\"count\":\"1152921504606846976\"");
+    free(json);
+    p.count = (1ull << 53) - 1;
+    json = sm_codec_params_encode(&p, &err);
+    assert_contains(json, "\"count\":9007199254740991,");
+    free(json);
+}
+
+static void test_codec_params_decode_fills_defaults(void **state)
+{
+    (void)state;
+    sm_params p, want;
+    sm_error err;
+    assert_int_equal(decode_params("{\"workload\":\"rr\"}", &p, &err), 0);
+    sm_params_init(&want, SM_WL_RR);
+    want.time_limit_ms = SM_TIME_LIMIT_MS_DEFAULT;
+    assert_params_equal(&p, &want);
+}
+
+static void test_codec_params_decode_given_amount_replaces_default_count(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_error err;
+    assert_int_equal(decode_params("{\"workload\":\"stream\",\"bytes\":1048576}", &p, &err), 0);
+    assert_int_equal(p.count, 0);
+    assert_int_equal(p.bytes, 1048576);
+    assert_int_equal(decode_params("{\"duration_ms\":2000,\"workload\":\"rr\"}", &p, &err), 0);
+    assert_int_equal(p.count, 0);
+    assert_int_equal(p.duration_ms, 2000);
+    assert_int_equal(p.time_limit_ms, 32000);
+}
+
+static void test_codec_params_decode_reads_only_len_bytes(void **state)
+{
+    (void)state;
+    static const char buf[] = "{\"workload\":\"connect\"}{{{ not JSON";
+    sm_params p;
+    sm_error err;
+    assert_int_equal(sm_codec_params_decode(buf, strlen("{\"workload\":\"connect\"}"), &p, &err),
+                     0);
+    assert_int_equal(p.workload, SM_WL_CONNECT);
+}
+
+static void test_codec_params_count_as_decimal_string_is_accepted(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_error err;
+    assert_int_equal(decode_params("{\"workload\":\"rr\",\"count\":\"123\"}", &p, &err), 0);
+    assert_int_equal(p.count, 123);
+}
+
+static void test_codec_params_unknown_field_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"rr\",\"xyz\":1}", SM_EPARSE,
+                        "params: unknown field 'xyz'");
+}
+
+static void test_codec_params_duplicate_field_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"rr\",\"count\":5,\"count\":6}", SM_EPARSE,
+                        "duplicate field 'count'");
+}
+
+static void test_codec_params_missing_workload_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"count\":5}", SM_EPARSE, "workload");
+}
+
+static void test_codec_params_wrong_types_are_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"stream\",\"msg_size\":\"4096\"}", SM_EPARSE, "msg_size");
+    assert_params_error("{\"workload\":\"stream\",\"nodelay\":1}", SM_EPARSE, "nodelay");
+    assert_params_error("{\"workload\":\"stream\",\"transport\":1}", SM_EPARSE, "transport");
+    assert_params_error("{\"workload\":\"stream\",\"count\":null}", SM_EPARSE, "count");
+    assert_params_error("{\"workload\":[\"stream\"]}", SM_EPARSE, "workload");
+}
+
+static void test_codec_params_fractional_integer_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"stream\",\"msg_size\":1.5}", SM_EPARSE, "msg_size");
+}
+
+static void test_codec_params_negative_integer_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"stream\",\"msg_size\":-1}", SM_EPARSE, "msg_size");
+    assert_params_error("{\"workload\":\"stream\",\"count\":\"-1\"}", SM_EPARSE, "count");
+}
+
+static void test_codec_params_integer_above_its_type_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"stream\",\"msg_size\":4294967296}", SM_EINVAL,
+                        "msg_size: 4294967296 is above the maximum 4294967295");
+    assert_params_error("{\"workload\":\"rr\",\"count\":\"18446744073709551616\"}", SM_EPARSE,
+                        "count");
+}
+
+static void test_codec_params_number_above_2_53_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"rr\",\"count\":9007199254740992}", SM_EINVAL,
+                        "decimal string");
+}
+
+static void test_codec_params_infinite_number_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"rr\",\"count\":1e999}", SM_EPARSE, "count");
+}
+
+static void test_codec_params_unknown_enum_name_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"udp\"}", SM_EINVAL, "workload: unknown value 'udp'");
+    assert_params_error("{\"workload\":\"stream\",\"framing\":\"LINES\"}", SM_EINVAL, "framing");
+}
+
+static void test_codec_params_invalid_json_is_rejected(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":", SM_EPARSE, "invalid JSON");
+    assert_params_error("", SM_EPARSE, "invalid JSON");
+    assert_params_error("{\"workload\":\"rr\"} x", SM_EPARSE, "junk");
+    assert_params_error("[\"workload\"]", SM_EPARSE, "object");
+}
+
+static void test_codec_params_huge_bytes_fail_validation(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"stream\",\"bytes\":\"1152921504606846976\"}", SM_EINVAL,
+                        "bytes: 1152921504606846976 is above the maximum 68719476736");
+}
+
+static void test_codec_params_field_of_other_workload_fails_validation(void **state)
+{
+    (void)state;
+    assert_params_error("{\"workload\":\"rr\",\"msg_size\":100}", SM_EINVAL, "msg_size");
+}
+
+/* ---- results ---- */
+
+static void test_codec_result_round_trips_metrics_and_histogram(void **state)
+{
+    (void)state;
+    static const uint64_t ns[] = {5, 1000, 1500, 1500, 2000000, 70000000000ull};
+    sm_result r, back;
+    sm_error err;
+    sm_result_init(&r);
+    r.ok = true;
+    sm_result_set(&r, SM_M_BYTES, 1048576);
+    sm_result_set(&r, SM_M_SECONDS, 0.1);
+    sm_result_set(&r, SM_M_RT_PER_S, 1.0 / 3.0);
+    sm_result_set(&r, SM_M_RTT_MAX_US, 9007199254740991.0);
+    sm_result_set(&r, SM_M_TCP_RTT_US, 5e-324);
+    r.sndbuf_eff = 87380;
+    r.rcvbuf_eff = 131072;
+    r.hist = sm_hist_new();
+    assert_non_null(r.hist);
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        sm_hist_record(r.hist, ns[i]);
+
+    char *json = sm_codec_result_encode(&r, &err);
+    assert_non_null(json);
+    if (decode_result(json, &back, &err) != 0)
+        fail_msg("%s: %s", json, err.msg);
+    assert_true(back.ok);
+    assert_int_equal(back.have, r.have);
+    /* Exact: every double must come back bit for bit. */
+    for (int m = 0; m < SM_M__COUNT; m++)
+        if (sm_result_has(&r, (sm_metric)m))
+            assert_memory_equal(&back.v[m], &r.v[m], sizeof(double));
+    assert_int_equal(back.sndbuf_eff, 87380);
+    assert_int_equal(back.rcvbuf_eff, 131072);
+    assert_non_null(back.hist);
+    assert_int_equal(sm_hist_count(back.hist), sizeof ns / sizeof ns[0]);
+    assert_int_equal(sm_hist_min(back.hist), 5);
+    assert_int_equal(sm_hist_max(back.hist), 70000000000ull);
+    size_t ca = 0, cb = 0, ia, ib;
+    uint64_t na, nb;
+    int buckets = 0;
+    while (sm_hist_next(r.hist, &ca, &ia, &na) == 0) {
+        assert_int_equal(sm_hist_next(back.hist, &cb, &ib, &nb), 0);
+        assert_int_equal(ia, ib);
+        assert_int_equal(na, nb);
+        buckets++;
+    }
+    assert_int_not_equal(sm_hist_next(back.hist, &cb, &ib, &nb), 0);
+    assert_int_equal(buckets, 5);
+    free(json);
+    sm_result_fini(&back);
+    sm_result_fini(&r);
+}
+
+static void test_codec_result_encodes_exactly(void **state)
+{
+    (void)state;
+    sm_result r;
+    sm_error err;
+    sm_result_init(&r);
+    r.ok = true;
+    sm_result_set(&r, SM_M_SECONDS, 0.5);
+    sm_result_set(&r, SM_M_BYTES, 1048576);
+    r.hist = sm_hist_new();
+    sm_hist_record(r.hist, 3000);
+    sm_hist_record(r.hist, 7);
+    char *json = sm_codec_result_encode(&r, &err);
+    assert_string_equal(json, "{\"ok\":true,\"metrics\":{\"bytes\":1048576,\"seconds\":0.5},"
+                              "\"hist\":{\"unit\":\"ns\",\"min\":7,\"max\":3000,\"count\":2,"
+                              "\"buckets\":[[7,1],[2524,1]]}}");
+    free(json);
+    sm_result_fini(&r);
+}
+
+static void test_codec_result_failure_round_trips_reason(void **state)
+{
+    (void)state;
+    sm_result r, back;
+    sm_error err;
+    sm_result_init(&r);
+    snprintf(r.reason, sizeof r.reason, "peer closed after 12 bytes");
+    char *json = sm_codec_result_encode(&r, &err);
+    assert_string_equal(json, "{\"ok\":false,\"reason\":\"peer closed after 12 bytes\"}");
+    assert_int_equal(decode_result(json, &back, &err), 0);
+    assert_false(back.ok);
+    assert_string_equal(back.reason, "peer closed after 12 bytes");
+    assert_int_equal(back.have, 0);
+    assert_null(back.hist);
+    free(json);
+    sm_result_fini(&back);
+}
+
+static void test_codec_result_omits_non_finite_metrics(void **state)
+{
+    (void)state;
+    sm_result r;
+    sm_error err;
+    sm_result_init(&r);
+    r.ok = true;
+    sm_result_set(&r, SM_M_RTT_P50_US, NAN);
+    sm_result_set(&r, SM_M_RTT_P90_US, INFINITY);
+    sm_result_set(&r, SM_M_RT_PER_S, 10);
+    char *json = sm_codec_result_encode(&r, &err);
+    assert_string_equal(json, "{\"ok\":true,\"metrics\":{\"rt_per_s\":10}}");
+    free(json);
+}
+
+static void test_codec_result_long_reason_is_truncated_on_a_character(void **state)
+{
+    (void)state;
+    char json[600], reason[400];
+    memset(reason, 'a', SM_ERR_MSG_MAX - 2);
+    /* "é" is two bytes and would straddle the last byte of the buffer */
+    strcpy(reason + SM_ERR_MSG_MAX - 2, "\xc3\xa9 and more");
+    snprintf(json, sizeof json, "{\"ok\":false,\"reason\":\"%s\"}", reason);
+    sm_result r;
+    sm_error err;
+    assert_int_equal(decode_result(json, &r, &err), 0);
+    assert_int_equal(strlen(r.reason), SM_ERR_MSG_MAX - 2);
+    assert_memory_equal(r.reason, reason, SM_ERR_MSG_MAX - 2);
+    sm_result_fini(&r);
+}
+
+static void test_codec_result_bucket_index_out_of_range_is_rejected(void **state)
+{
+    (void)state;
+    char json[256];
+    size_t n = sm_hist_bucket_count();
+    snprintf(json, sizeof json,
+             "{\"ok\":true,\"hist\":{\"unit\":\"ns\",\"min\":1,\"max\":1,\"count\":2,"
+             "\"buckets\":[[1,1],[%zu,1]]}}",
+             n);
+    assert_result_error(json, SM_EINVAL, "bucket index");
+}
+
+static void test_codec_result_bucket_counts_must_sum_to_count(void **state)
+{
+    (void)state;
+    assert_result_error("{\"ok\":true,\"hist\":{\"unit\":\"ns\",\"min\":5,\"max\":9,\"count\":3,"
+                        "\"buckets\":[[5,1],[9,1]]}}",
+                        SM_EINVAL, "sum to 2, not count 3");
+}
+
+static void test_codec_result_bucket_indices_must_increase(void **state)
+{
+    (void)state;
+    assert_result_error("{\"ok\":true,\"hist\":{\"unit\":\"ns\",\"min\":5,\"max\":5,\"count\":2,"
+                        "\"buckets\":[[5,1],[5,1]]}}",
+                        SM_EINVAL, "does not follow");
+}
+
+static void test_codec_result_hist_extremes_must_match_buckets(void **state)
+{
+    (void)state;
+    assert_result_error("{\"ok\":true,\"hist\":{\"unit\":\"ns\",\"min\":4,\"max\":9,\"count\":2,"
+                        "\"buckets\":[[5,1],[9,1]]}}",
+                        SM_EINVAL, "min 4");
+    assert_result_error("{\"ok\":true,\"hist\":{\"unit\":\"ns\",\"min\":5,\"max\":10,\"count\":2,"
+                        "\"buckets\":[[5,1],[9,1]]}}",
+                        SM_EINVAL, "max 10");
+}
+
+static void test_codec_result_hist_must_be_complete_and_in_ns(void **state)
+{
+    (void)state;
+    assert_result_error("{\"ok\":true,\"hist\":{\"unit\":\"ns\",\"min\":5,\"max\":5,"
+                        "\"buckets\":[[5,1]]}}",
+                        SM_EPARSE, "missing field 'count'");
+    assert_result_error("{\"ok\":true,\"hist\":{\"unit\":\"us\",\"min\":5,\"max\":5,\"count\":1,"
+                        "\"buckets\":[[5,1]]}}",
+                        SM_EINVAL, "unit");
+    assert_result_error("{\"ok\":true,\"hist\":{\"unit\":\"ns\",\"min\":5,\"max\":5,\"count\":1,"
+                        "\"buckets\":[[5]]}}",
+                        SM_EPARSE, "pairs");
+}
+
+static void test_codec_result_bad_metrics_are_rejected(void **state)
+{
+    (void)state;
+    assert_result_error("{\"ok\":true,\"metrics\":{\"seconds\":1e999}}", SM_EPARSE, "seconds");
+    assert_result_error("{\"ok\":true,\"metrics\":{\"seconds\":\"1\"}}", SM_EPARSE, "seconds");
+    assert_result_error("{\"ok\":true,\"metrics\":{\"speed\":1}}", SM_EPARSE, "'speed'");
+    assert_result_error("{\"ok\":true,\"metrics\":{\"bytes\":1,\"bytes\":2}}", SM_EPARSE,
+                        "duplicate");
+}
+
+static void test_codec_result_shape_errors_are_rejected(void **state)
+{
+    (void)state;
+    assert_result_error("{\"metrics\":{}}", SM_EPARSE, "missing field 'ok'");
+    assert_result_error("{\"ok\":1}", SM_EPARSE, "ok");
+    assert_result_error("{\"ok\":true,\"extra\":1}", SM_EPARSE, "unknown field 'extra'");
+    assert_result_error("{\"ok\":true,\"sndbuf\":-4}", SM_EPARSE, "sndbuf");
+    assert_result_error("{\"ok\":true", SM_EPARSE, "invalid JSON");
+}
+
+/* ---- facts and reports ---- */
+
+static void fill_facts(sm_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->hostname, sizeof f->hostname, "h1");
+    snprintf(f->kernel, sizeof f->kernel, "6.1.0");
+    snprintf(f->cpu_model, sizeof f->cpu_model, "unknown");
+    f->cores = 8;
+    f->mem_bytes = 8ull << 30;
+    snprintf(f->congestion, sizeof f->congestion, "cubic");
+    f->lo_mtu = 65536;
+    f->loadavg[0] = 0.5;
+    f->loadavg[1] = 1;
+    f->loadavg[2] = 1.25;
+    f->tcp_autocorking = 1;
+}
+
+static void test_codec_facts_encode_exactly(void **state)
+{
+    (void)state;
+    sm_facts f;
+    sm_error err;
+    fill_facts(&f);
+    char *json = sm_codec_facts_encode(&f, &err);
+    assert_string_equal(json, "{\"hostname\":\"h1\",\"kernel\":\"6.1.0\",\"cpu_model\":\"unknown\","
+                              "\"cores\":8,\"mem_bytes\":8589934592,\"congestion\":\"cubic\","
+                              "\"lo_mtu\":65536,\"loadavg\":[0.5,1,1.25],\"tcp_autocorking\":1}");
+    free(json);
+}
+
+static void sample(sm_result *r, double bytes, double seconds, double mbps)
+{
+    sm_result_init(r);
+    r->ok = true;
+    sm_result_set(r, SM_M_BYTES, bytes);
+    sm_result_set(r, SM_M_SECONDS, seconds);
+    sm_result_set(r, SM_M_THROUGHPUT, mbps);
+}
+
+static void test_codec_report_encodes_cells_failures_summary_and_ratios(void **state)
+{
+    (void)state;
+    sm_result samples[3], warmup[1];
+    sample(&samples[0], 1048576, 0.5, 2000);
+    sm_result_init(&samples[1]);
+    snprintf(samples[1].reason, sizeof samples[1].reason, "timeout: job exceeded 60000 ms");
+    sample(&samples[2], 1048576, 0.25, 4000);
+    sample(&warmup[0], 1048576, 1, 1000);
+
+    sm_cell_report cell;
+    memset(&cell, 0, sizeof cell);
+    sm_params_init(&cell.params, SM_WL_STREAM);
+    snprintf(cell.variant, sizeof cell.variant, "tcp");
+    cell.samples = samples;
+    cell.n_samples = 3;
+    cell.warmup = warmup;
+    cell.n_warmup = 1;
+    cell.summary[SM_M_THROUGHPUT] = (sm_summary){.n = 2,
+                                                 .median = 3000,
+                                                 .mean = 3000,
+                                                 .stddev = 1414.25,
+                                                 .min = 2000,
+                                                 .max = 4000,
+                                                 .cv = 0.5,
+                                                 .ci95_low = 2000,
+                                                 .ci95_high = 4000,
+                                                 .ci_coverage = 0.5};
+    cell.summary_have = 1ull << SM_M_THROUGHPUT;
+
+    sm_ratio ratio;
+    memset(&ratio, 0, sizeof ratio);
+    ratio.metric = SM_M_THROUGHPUT;
+    snprintf(ratio.numerator, sizeof ratio.numerator, "unix");
+    snprintf(ratio.denominator, sizeof ratio.denominator, "tcp");
+    ratio.summary = (sm_summary){
+        .n = 2, .median = 1.5, .ci95_low = 1.25, .ci95_high = 1.75, .ci_coverage = 0.5};
+
+    sm_report rep;
+    memset(&rep, 0, sizeof rep);
+    fill_facts(&rep.facts);
+    rep.cells = &cell;
+    rep.n_cells = 1;
+    rep.ratios = &ratio;
+    rep.n_ratios = 1;
+
+    sm_error err;
+    char *json = sm_codec_report_encode(&rep, 0, &err);
+    assert_non_null(json);
+    assert_contains(json, "{\"version\":1,\"host\":{\"hostname\":\"h1\",");
+    assert_contains(json, "\"cells\":[{\"workload\":\"stream\",\"transport\":\"tcp\","
+                          "\"variant\":\"tcp\",\"params\":{\"workload\":\"stream\",");
+    assert_contains(json, "\"samples\":[{\"repetition\":0,\"bytes\":1048576,\"seconds\":0.5,"
+                          "\"throughput_MBps\":2000},{\"repetition\":2,\"bytes\":1048576,"
+                          "\"seconds\":0.25,\"throughput_MBps\":4000}],");
+    assert_contains(json, "\"warmup_samples\":[{\"repetition\":0,\"bytes\":1048576,");
+    assert_contains(json, "\"failures\":[{\"repetition\":1,"
+                          "\"reason\":\"timeout: job exceeded 60000 ms\"}]");
+    assert_lacks(json, "{\"repetition\":1,\"bytes\"");
+    assert_contains(json, "\"summary\":{\"throughput_MBps\":{\"n\":2,\"median\":3000,"
+                          "\"mean\":3000,\"stddev\":1414.25,\"min\":2000,\"max\":4000,"
+                          "\"ci95_low\":2000,\"ci95_high\":4000,\"ci_coverage\":0.5,\"cv\":0.5}}");
+    assert_contains(json, "\"ratios\":[{\"metric\":\"throughput_MBps\",\"numerator\":\"unix\","
+                          "\"denominator\":\"tcp\",\"n\":2,\"median\":1.5,\"ci95_low\":1.25,"
+                          "\"ci95_high\":1.75,\"ci_coverage\":0.5}]}");
+    free(json);
+}
+
+static void test_codec_report_failed_warmup_is_marked_in_failures(void **state)
+{
+    (void)state;
+    sm_result warmup;
+    sm_result_init(&warmup);
+    snprintf(warmup.reason, sizeof warmup.reason, "refused");
+    sm_cell_report cell;
+    memset(&cell, 0, sizeof cell);
+    sm_params_init(&cell.params, SM_WL_CONNECT);
+    cell.warmup = &warmup;
+    cell.n_warmup = 1;
+    sm_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.cells = &cell;
+    rep.n_cells = 1;
+    sm_error err;
+    char *json = sm_codec_report_encode(&rep, 0, &err);
+    assert_contains(json, "\"samples\":[],\"warmup_samples\":[],\"failures\":[{\"repetition\":0,"
+                          "\"reason\":\"refused\",\"warmup\":true}],\"summary\":{}");
+    free(json);
+}
+
+static void test_codec_report_empty_is_valid_and_pretty_prints(void **state)
+{
+    (void)state;
+    sm_report rep;
+    memset(&rep, 0, sizeof rep);
+    fill_facts(&rep.facts);
+    sm_error err;
+    char *json = sm_codec_report_encode(&rep, 0, &err);
+    assert_contains(json, ",\"cells\":[],\"ratios\":[]}");
+    free(json);
+    json = sm_codec_report_encode(&rep, 1, &err);
+    assert_contains(json, "{\n\t\"version\":\t1,\n");
+    free(json);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_codec_params_stream_round_trips),
+        cmocka_unit_test(test_codec_params_stream_lines_round_trips),
+        cmocka_unit_test(test_codec_params_rr_round_trips),
+        cmocka_unit_test(test_codec_params_connect_round_trips),
+        cmocka_unit_test(test_codec_params_stream_defaults_encode_exactly),
+        cmocka_unit_test(test_codec_params_rr_omits_fields_of_other_workloads),
+        cmocka_unit_test(test_codec_params_count_above_2_53_is_a_string),
+        cmocka_unit_test(test_codec_params_decode_fills_defaults),
+        cmocka_unit_test(test_codec_params_decode_given_amount_replaces_default_count),
+        cmocka_unit_test(test_codec_params_decode_reads_only_len_bytes),
+        cmocka_unit_test(test_codec_params_count_as_decimal_string_is_accepted),
+        cmocka_unit_test(test_codec_params_unknown_field_is_rejected),
+        cmocka_unit_test(test_codec_params_duplicate_field_is_rejected),
+        cmocka_unit_test(test_codec_params_missing_workload_is_rejected),
+        cmocka_unit_test(test_codec_params_wrong_types_are_rejected),
+        cmocka_unit_test(test_codec_params_fractional_integer_is_rejected),
+        cmocka_unit_test(test_codec_params_negative_integer_is_rejected),
+        cmocka_unit_test(test_codec_params_integer_above_its_type_is_rejected),
+        cmocka_unit_test(test_codec_params_number_above_2_53_is_rejected),
+        cmocka_unit_test(test_codec_params_infinite_number_is_rejected),
+        cmocka_unit_test(test_codec_params_unknown_enum_name_is_rejected),
+        cmocka_unit_test(test_codec_params_invalid_json_is_rejected),
+        cmocka_unit_test(test_codec_params_huge_bytes_fail_validation),
+        cmocka_unit_test(test_codec_params_field_of_other_workload_fails_validation),
+        cmocka_unit_test(test_codec_result_round_trips_metrics_and_histogram),
+        cmocka_unit_test(test_codec_result_encodes_exactly),
+        cmocka_unit_test(test_codec_result_failure_round_trips_reason),
+        cmocka_unit_test(test_codec_result_omits_non_finite_metrics),
+        cmocka_unit_test(test_codec_result_long_reason_is_truncated_on_a_character),
+        cmocka_unit_test(test_codec_result_bucket_index_out_of_range_is_rejected),
+        cmocka_unit_test(test_codec_result_bucket_counts_must_sum_to_count),
+        cmocka_unit_test(test_codec_result_bucket_indices_must_increase),
+        cmocka_unit_test(test_codec_result_hist_extremes_must_match_buckets),
+        cmocka_unit_test(test_codec_result_hist_must_be_complete_and_in_ns),
+        cmocka_unit_test(test_codec_result_bad_metrics_are_rejected),
+        cmocka_unit_test(test_codec_result_shape_errors_are_rejected),
+        cmocka_unit_test(test_codec_facts_encode_exactly),
+        cmocka_unit_test(test_codec_report_encodes_cells_failures_summary_and_ratios),
+        cmocka_unit_test(test_codec_report_failed_warmup_is_marked_in_failures),
+        cmocka_unit_test(test_codec_report_empty_is_valid_and_pretty_prints),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

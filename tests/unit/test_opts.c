@@ -1,0 +1,192 @@
+/* Unit tests of sockmatrix-agent's option parsing: every bad option is named in one line. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "agent/opts.h"
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof *(a)) - 1)
+
+static int parse(char **argv, int argc, sm_once_opts *o, sm_error *err)
+{
+    memset(err, 0, sizeof *err);
+    return sm_opts_parse(argc, argv, o, err);
+}
+
+static void assert_fails_naming(char **argv, int argc, const char *needle)
+{
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, argc, &o, &err), SM_EINVAL);
+    if (!strstr(err.msg, needle))
+        fail_msg("error '%s' does not name '%s'", err.msg, needle);
+    assert_null(strchr(err.msg, '\n'));
+}
+
+static void test_opts_defaults_compare_tcp_and_unix_stream(void **state)
+{
+    (void)state;
+    char *argv[] = {"a", "--once", NULL};
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_true(o.once);
+    assert_int_equal(o.base.workload, SM_WL_STREAM);
+    assert_int_equal(o.n_transports, 2);
+    assert_int_equal(o.transports[0], SM_TR_TCP);
+    assert_int_equal(o.transports[1], SM_TR_UNIX);
+    assert_int_equal(o.n_nodelay, 1);
+    assert_false(o.nodelay_order[0]);
+    assert_int_equal(o.repetitions, 7);
+    assert_int_equal(o.warmup, 1);
+    assert_int_equal(o.format, SM_FMT_TABLE);
+}
+
+static void test_opts_seed_preset_is_the_2010_test_with_and_without_nodelay(void **state)
+{
+    (void)state;
+    char *argv[] = {"a", "--once", "--preset", "seed-tcp-unix", NULL};
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.base.framing, SM_FRAMING_LINES);
+    assert_int_equal(o.base.msg_size, 128);
+    assert_int_equal(o.base.count, 8192);
+    assert_int_equal(o.n_nodelay, 2);
+    assert_false(o.nodelay_order[0]);
+    assert_true(o.nodelay_order[1]);
+    assert_int_equal(o.repetitions, 10);
+    assert_int_equal(o.warmup, 2);
+}
+
+static void test_opts_explicit_options_override_the_preset_and_keep_the_rest(void **state)
+{
+    (void)state;
+    char *argv[] = {"a",           "--repetitions", "3", "--once", "--preset", "seed-tcp-unix",
+                    "--transport", "unix",          NULL};
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.repetitions, 3);
+    assert_int_equal(o.warmup, 2);
+    assert_int_equal(o.n_transports, 1);
+    assert_int_equal(o.transports[0], SM_TR_UNIX);
+    assert_int_equal(o.base.count, 8192);
+}
+
+static void test_opts_bytes_replaces_the_default_count(void **state)
+{
+    (void)state;
+    char *argv[] = {"a", "--once", "--bytes", "64M", "--msg-size", "1K", NULL};
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.base.bytes, 64u << 20);
+    assert_int_equal(o.base.count, 0);
+    assert_int_equal(o.base.msg_size, 1024);
+}
+
+static void test_opts_rr_takes_its_sizes_and_a_duration(void **state)
+{
+    (void)state;
+    char *argv[] = {"a",          "--once", "--workload",   "rr",  "--req-size", "64",
+                    "--resp-size", "2K",    "--duration-ms", "500", NULL};
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.base.workload, SM_WL_RR);
+    assert_int_equal(o.base.req_size, 64);
+    assert_int_equal(o.base.resp_size, 2048);
+    assert_int_equal(o.base.duration_ms, 500);
+    assert_int_equal(o.base.count, 0);
+    assert_int_equal(o.base.time_limit_ms, 0); /* derived per variant at validation */
+}
+
+static void test_opts_transport_and_nodelay_lists_keep_their_order(void **state)
+{
+    (void)state;
+    char *argv[] = {"a", "--once", "--transport", "unix,tcp", "--nodelay=on,off", NULL};
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.transports[0], SM_TR_UNIX);
+    assert_int_equal(o.transports[1], SM_TR_TCP);
+    assert_int_equal(o.n_nodelay, 2);
+    assert_true(o.nodelay_order[0]);
+    assert_false(o.nodelay_order[1]);
+    sm_params p;
+    sm_opts_variant(&o, SM_TR_UNIX, true, &p);
+    assert_false(p.nodelay);
+    sm_opts_variant(&o, SM_TR_TCP, true, &p);
+    assert_true(p.nodelay);
+}
+
+static void test_opts_bad_options_are_named(void **state)
+{
+    (void)state;
+    char *unknown[] = {"a", "--once", "--frobnicate", NULL};
+    assert_fails_naming(unknown, ARGC(unknown), "--frobnicate");
+    char *missing[] = {"a", "--once", "--count", NULL};
+    assert_fails_naming(missing, ARGC(missing), "--count");
+    char *badsize[] = {"a", "--once", "--msg-size", "12Q", NULL};
+    assert_fails_naming(badsize, ARGC(badsize), "--msg-size");
+    char *zero[] = {"a", "--once", "--msg-size", "0", NULL};
+    assert_fails_naming(zero, ARGC(zero), "--msg-size: 0 is below the minimum 1");
+    char *toobig[] = {"a", "--once", "--msg-size", "1G", NULL};
+    assert_fails_naming(toobig, ARGC(toobig), "--msg-size");
+    char *reps0[] = {"a", "--once", "--repetitions", "0", NULL};
+    assert_fails_naming(reps0, ARGC(reps0), "--repetitions");
+    char *reps[] = {"a", "--once", "--repetitions", "1001", NULL};
+    assert_fails_naming(reps, ARGC(reps), "--repetitions");
+    char *wl[] = {"a", "--once", "--workload", "udp", NULL};
+    assert_fails_naming(wl, ARGC(wl), "--workload");
+    char *dup[] = {"a", "--once", "--transport", "tcp,tcp", NULL};
+    assert_fails_naming(dup, ARGC(dup), "--transport");
+    char *nd[] = {"a", "--once", "--nodelay=maybe", NULL};
+    assert_fails_naming(nd, ARGC(nd), "--nodelay");
+    char *ndunix[] = {"a", "--once", "--transport", "unix", "--nodelay", NULL};
+    assert_fails_naming(ndunix, ARGC(ndunix), "--nodelay");
+    char *two[] = {"a", "--once", "--count", "5", "--duration-ms", "100", NULL};
+    assert_fails_naming(two, ARGC(two), "--duration-ms");
+    char *lines[] = {"a", "--once", "--framing", "lines", "--bytes", "1M", NULL};
+    assert_fails_naming(lines, ARGC(lines), "--bytes");
+    char *fmt[] = {"a", "--once", "--format", "xml", NULL};
+    assert_fails_naming(fmt, ARGC(fmt), "--format");
+    char *preset[] = {"a", "--once", "--preset", "nope", NULL};
+    assert_fails_naming(preset, ARGC(preset), "--preset");
+    char *fault[] = {"a", "--once", "--workload", "rr", "--test-fault", "corrupt", NULL};
+    assert_fails_naming(fault, ARGC(fault), "--test-fault");
+    char *extra[] = {"a", "--once", "stray", NULL};
+    assert_fails_naming(extra, ARGC(extra), "stray");
+}
+
+static void test_opts_parse_can_run_twice_in_one_process(void **state)
+{
+    (void)state;
+    char *first[] = {"a", "--once", "--count", "9", NULL};
+    char *second[] = {"a", "--once", "--count", "11", NULL};
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(first, ARGC(first), &o, &err), 0);
+    assert_int_equal(parse(second, ARGC(second), &o, &err), 0);
+    assert_int_equal(o.base.count, 11);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_opts_defaults_compare_tcp_and_unix_stream),
+        cmocka_unit_test(test_opts_seed_preset_is_the_2010_test_with_and_without_nodelay),
+        cmocka_unit_test(test_opts_explicit_options_override_the_preset_and_keep_the_rest),
+        cmocka_unit_test(test_opts_bytes_replaces_the_default_count),
+        cmocka_unit_test(test_opts_rr_takes_its_sizes_and_a_duration),
+        cmocka_unit_test(test_opts_transport_and_nodelay_lists_keep_their_order),
+        cmocka_unit_test(test_opts_bad_options_are_named),
+        cmocka_unit_test(test_opts_parse_can_run_twice_in_one_process),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
