@@ -49,8 +49,8 @@ static int apply_tcp(int fd, const sm_sockopts *o, sm_error *err)
     return 0;
 }
 
-static int parse_inet(const char *addr, uint16_t port, struct sockaddr_storage *ss,
-                      socklen_t *len, sm_error *err)
+static int parse_inet(const char *addr, uint16_t port, struct sockaddr_storage *ss, socklen_t *len,
+                      sm_error *err)
 {
     memset(ss, 0, sizeof *ss);
     struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
@@ -214,8 +214,7 @@ int sm_net_unix_connect(const char *path, const sm_sockopts *o, int timeout_ms, 
     return 0;
 }
 
-int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *fd,
-                  sm_error *err)
+int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *fd, sm_error *err)
 {
     struct pollfd pfd = {.fd = lfd, .events = POLLIN};
     int n;

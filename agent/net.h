@@ -35,8 +35,7 @@ int sm_net_unix_connect(const char *path, const sm_sockopts *o, int timeout_ms, 
 
 /* Waits at most timeout_ms for a connection on lfd and accepts it (close-on-exec).
  * Returns SM_ETIMEDOUT when none came. `tcp` says whether nodelay applies. */
-int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *fd,
-                  sm_error *err);
+int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *fd, sm_error *err);
 
 /* Sets SO_RCVTIMEO and SO_SNDTIMEO so that blocking reads and writes return EAGAIN every
  * tick_ms: the workloads then check their deadline and the cancel flag without a poll() per

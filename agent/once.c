@@ -106,8 +106,7 @@ static void summarise_cell(sm_cell_report *c)
 
 /* Pairs repetition i of cell a with repetition i of cell b: they ran back to back, so the
  * ratio cancels the drift of the machine that a ratio of medians would keep. */
-static int add_ratios(sm_report *rep, const sm_cell_report *a, const sm_cell_report *b,
-                      size_t cap)
+static int add_ratios(sm_report *rep, const sm_cell_report *a, const sm_cell_report *b, size_t cap)
 {
     size_t nm;
     const sm_metric *ms = sm_once_ratio_metrics(a->params.workload, &nm);
@@ -166,8 +165,7 @@ int sm_once_run(const sm_once_opts *o, sm_report *rep, FILE *progress, sm_error 
 
     memset(rep, 0, sizeof *rep);
     if (build_cells(o, rep))
-        return sm_error_set(err, SM_ENOMEM, "out of memory for %u repetitions",
-                            o->repetitions);
+        return sm_error_set(err, SM_ENOMEM, "out of memory for %u repetitions", o->repetitions);
     if (o->sock_dir[0]) {
         ro.sock_dir = o->sock_dir;
     } else {

@@ -126,8 +126,7 @@ static int bad_value(sm_error *err, const char *opt, const char *val, const char
     return sm_error_set(err, SM_EINVAL, "--%s: '%s' is not %s", opt, val, what);
 }
 
-static int size_arg(const char *opt, const char *val, uint64_t max, uint64_t *out,
-                    sm_error *err)
+static int size_arg(const char *opt, const char *val, uint64_t max, uint64_t *out, sm_error *err)
 {
     if (sm_parse_size(val, out) != 0)
         return bad_value(err, opt, val, "a size (examples: 128, 64K, 1M)");
@@ -467,8 +466,7 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
     if (rc)
         return rc;
     if (optind < argc)
-        return sm_error_set(err, SM_EINVAL, "unexpected argument '%s' (see --help)",
-                            argv[optind]);
+        return sm_error_set(err, SM_EINVAL, "unexpected argument '%s' (see --help)", argv[optind]);
     if (o->help || o->version)
         return 0;
     if (o->preset[0] && (rc = apply_preset(o, err)))

@@ -17,18 +17,18 @@ typedef enum sm_format { SM_FMT_TABLE = 0, SM_FMT_JSON, SM_FMT_CSV } sm_format;
 
 typedef struct sm_once_opts {
     bool once, help, version, quiet;
-    sm_params base;                           /* the test's parameters but the transport */
+    sm_params base;                             /* the test's parameters but the transport */
     sm_transport_kind transports[SM_TR__COUNT]; /* in the order given */
     size_t n_transports;
-    bool nodelay_order[2];                    /* tcp variants: TCP_NODELAY off/on, in order */
+    bool nodelay_order[2]; /* tcp variants: TCP_NODELAY off/on, in order */
     size_t n_nodelay;
     uint32_t repetitions;
     uint32_t warmup;
     sm_format format;
-    char preset[32];                          /* "" when none */
-    sm_fault fault;                           /* --test-fault, for the project's own tests */
-    int log_level;                            /* -1: leave as is */
-    char sock_dir[256];                       /* "" -> a fresh temporary directory */
+    char preset[32];    /* "" when none */
+    sm_fault fault;     /* --test-fault, for the project's own tests */
+    int log_level;      /* -1: leave as is */
+    char sock_dir[256]; /* "" -> a fresh temporary directory */
 } sm_once_opts;
 
 /* Parses argv. Returns 0, or SM_EINVAL with err->msg one line naming the option, e.g.

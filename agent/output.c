@@ -17,30 +17,21 @@ typedef struct column {
 } column;
 
 static const column stream_cols[] = {
-    {SM_M_SECONDS, "time (s)", 1, 1},
-    {SM_M_THROUGHPUT, "MB/s", 1, 1},
-    {SM_M_TX_USER_S, "tx user ms", 1e3, 0},
-    {SM_M_TX_SYS_S, "tx sys ms", 1e3, 0},
-    {SM_M_RX_USER_S, "rx user ms", 1e3, 0},
-    {SM_M_RX_SYS_S, "rx sys ms", 1e3, 0},
+    {SM_M_SECONDS, "time (s)", 1, 1},       {SM_M_THROUGHPUT, "MB/s", 1, 1},
+    {SM_M_TX_USER_S, "tx user ms", 1e3, 0}, {SM_M_TX_SYS_S, "tx sys ms", 1e3, 0},
+    {SM_M_RX_USER_S, "rx user ms", 1e3, 0}, {SM_M_RX_SYS_S, "rx sys ms", 1e3, 0},
     {SM_M_CPU_S_PER_GB, "cpu s/GB", 1, 0},
 };
 static const column rr_cols[] = {
-    {SM_M_RTT_P50_US, "rtt p50 (us)", 1, 1},
-    {SM_M_RTT_P99_US, "rtt p99 (us)", 1, 1},
-    {SM_M_RT_PER_S, "round trips/s", 1, 1},
-    {SM_M_TX_USER_S, "tx user ms", 1e3, 0},
-    {SM_M_TX_SYS_S, "tx sys ms", 1e3, 0},
-    {SM_M_RX_USER_S, "rx user ms", 1e3, 0},
+    {SM_M_RTT_P50_US, "rtt p50 (us)", 1, 1}, {SM_M_RTT_P99_US, "rtt p99 (us)", 1, 1},
+    {SM_M_RT_PER_S, "round trips/s", 1, 1},  {SM_M_TX_USER_S, "tx user ms", 1e3, 0},
+    {SM_M_TX_SYS_S, "tx sys ms", 1e3, 0},    {SM_M_RX_USER_S, "rx user ms", 1e3, 0},
     {SM_M_RX_SYS_S, "rx sys ms", 1e3, 0},
 };
 static const column connect_cols[] = {
-    {SM_M_CONNECTS_PER_S, "connects/s", 1, 1},
-    {SM_M_CONNECT_P50_US, "connect p50 (us)", 1, 1},
-    {SM_M_TX_USER_S, "tx user ms", 1e3, 0},
-    {SM_M_TX_SYS_S, "tx sys ms", 1e3, 0},
-    {SM_M_RX_USER_S, "rx user ms", 1e3, 0},
-    {SM_M_RX_SYS_S, "rx sys ms", 1e3, 0},
+    {SM_M_CONNECTS_PER_S, "connects/s", 1, 1}, {SM_M_CONNECT_P50_US, "connect p50 (us)", 1, 1},
+    {SM_M_TX_USER_S, "tx user ms", 1e3, 0},    {SM_M_TX_SYS_S, "tx sys ms", 1e3, 0},
+    {SM_M_RX_USER_S, "rx user ms", 1e3, 0},    {SM_M_RX_SYS_S, "rx sys ms", 1e3, 0},
 };
 
 static const column *columns_of(sm_workload_kind w, size_t *n)
@@ -117,8 +108,9 @@ static void describe_test(FILE *f, const sm_params *p, const sm_once_opts *o)
 
 static void describe_host(FILE *f, const sm_facts *h)
 {
-    fprintf(f, "host %s: %s, %u cores, %.1f GiB, kernel %s, congestion %s, lo mtu %u, "
-               "tcp_autocorking %u, load %.2f\n",
+    fprintf(f,
+            "host %s: %s, %u cores, %.1f GiB, kernel %s, congestion %s, lo mtu %u, "
+            "tcp_autocorking %u, load %.2f\n",
             h->hostname, h->cpu_model, h->cores, (double)h->mem_bytes / (1024.0 * 1024 * 1024),
             h->kernel, h->congestion, h->lo_mtu, h->tcp_autocorking, h->loadavg[0]);
 }
@@ -195,8 +187,8 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void csv_row(FILE *f, const sm_report *rep, const sm_cell_report *c, size_t rep_i,
-                    int warm, const sm_result *r)
+static void csv_row(FILE *f, const sm_report *rep, const sm_cell_report *c, size_t rep_i, int warm,
+                    const sm_result *r)
 {
     csv_field(f, rep->facts.hostname);
     fprintf(f, ",%s,%s,", sm_workload_name(c->params.workload),

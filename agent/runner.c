@@ -13,7 +13,7 @@
 typedef struct side_thread {
     sm_side side;
     const sm_workload_ops *wl;
-    int lfd;      /* server only */
+    int lfd; /* server only */
     int is_server;
     atomic_int *first_failed; /* 0 none, 1 server, 2 client */
 } side_thread;
@@ -86,8 +86,7 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
         int n = snprintf(job.ep.path, sizeof job.ep.path, "%s/sm-%d-%u.sock", o->sock_dir,
                          (int)getpid(), atomic_fetch_add(&seq, 1));
         if (n < 0 || (size_t)n >= sizeof job.ep.path)
-            return sm_error_set(err, SM_EINVAL, "socket directory path too long: %s",
-                                o->sock_dir);
+            return sm_error_set(err, SM_EINVAL, "socket directory path too long: %s", o->sock_dir);
     } else {
         snprintf(job.ep.host, sizeof job.ep.host, "%s", o->tcp_host ? o->tcp_host : "127.0.0.1");
     }
@@ -125,8 +124,10 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
 
     if (server.side.rc || client.side.rc) {
         int who = atomic_load(&first_failed);
-        const side_thread *f = who == 1 ? &server : who == 2 ? &client
-                               : server.side.rc ? &server : &client;
+        const side_thread *f = who == 1         ? &server
+                               : who == 2       ? &client
+                               : server.side.rc ? &server
+                                                : &client;
         out->ok = false;
         /* "server: " or "client: " first; the precision keeps a long reason from pushing
          * it out. */

@@ -8,16 +8,17 @@
 #include "proto/result.h"
 
 typedef struct sm_runner_opts {
-    const char *sock_dir;  /* directory for Unix socket files (must exist) */
-    const char *tcp_host;  /* loopback address for tcp, default "127.0.0.1" */
-    sm_fault fault;        /* test-only fault injected into a stream sender */
+    const char *sock_dir; /* directory for Unix socket files (must exist) */
+    const char *tcp_host; /* loopback address for tcp, default "127.0.0.1" */
+    sm_fault fault;       /* test-only fault injected into a stream sender */
 } sm_runner_opts;
 
 /* Runs one job with validated params p (scope local). Always fills *out, which the caller
- * initialised with sm_result_init (its old content is released): ok with metrics, or not ok with the reason of the
- * first side that failed. Returns 0 when the job ran to a verdict (even a failed one), or an
- * SM_E code when it could not start (listener, threads, memory) with err set. The calling
- * process survives every peer failure: a stalled or closed peer ends the job, not the caller. */
+ * initialised with sm_result_init (its old content is released): ok with metrics, or not ok with
+ * the reason of the first side that failed. Returns 0 when the job ran to a verdict (even a failed
+ * one), or an SM_E code when it could not start (listener, threads, memory) with err set. The
+ * calling process survives every peer failure: a stalled or closed peer ends the job, not the
+ * caller. */
 int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, sm_error *err);
 
 #endif

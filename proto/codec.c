@@ -111,8 +111,7 @@ static char *finish(cJSON *root, bool ok, int pretty, const char *what, sm_error
 /* ---- decoding helpers ---- */
 
 /* Parses json[0..len) as one object and nothing but whitespace after it. */
-static int parse_object(const char *json, size_t len, const char *what, cJSON **out,
-                        sm_error *err)
+static int parse_object(const char *json, size_t len, const char *what, cJSON **out, sm_error *err)
 {
     if (json == NULL)
         return sm_error_set(err, SM_EINVAL, "%s: no JSON text", what);
@@ -123,7 +122,8 @@ static int parse_object(const char *json, size_t len, const char *what, cJSON **
         return sm_error_set(err, SM_EPARSE, "%s: invalid JSON at byte %zu", what, at);
     }
     for (size_t i = (size_t)(end - json); i < len; i++) {
-        if (strchr(" \t\r\n", json[i]) == NULL || json[i] == '\0') {
+        /* strchr() would match a NUL byte against the terminator of its own string. */
+        if (json[i] == '\0' || strchr(" \t\r\n", json[i]) == NULL) {
             cJSON_Delete(root);
             return sm_error_set(err, SM_EPARSE, "%s: junk after the JSON value at byte %zu", what,
                                 i);
@@ -145,8 +145,8 @@ static const char *key_at(const void *table, size_t stride, size_t i)
 
 /* Checks that every key of object o is a name in table (see key_at), none twice, and every
  * entry whose bit is in `required` present. Sets *seen to the bit mask of the keys present. */
-static int check_keys(const cJSON *o, const char *what, const void *table, size_t stride,
-                      size_t n, uint32_t required, uint32_t *seen, sm_error *err)
+static int check_keys(const cJSON *o, const char *what, const void *table, size_t stride, size_t n,
+                      uint32_t required, uint32_t *seen, sm_error *err)
 {
     if (!cJSON_IsObject(o))
         return sm_error_set(err, SM_EPARSE, "%s: expected an object", what);
@@ -190,8 +190,8 @@ static int get_uint(const cJSON *item, const char *what, const char *field, uint
             return sm_error_set(err, SM_EPARSE, "%s: %s: %g is not an unsigned integer", what,
                                 field, d);
         if (d > (double)max)
-            return sm_error_set(err, SM_EINVAL, "%s: %s: %.17g is above the maximum %" PRIu64,
-                                what, field, d, max);
+            return sm_error_set(err, SM_EINVAL, "%s: %s: %.17g is above the maximum %" PRIu64, what,
+                                field, d, max);
         if (d > (double)JSON_INT_MAX)
             return sm_error_set(err, SM_EINVAL,
                                 "%s: %s: %.17g is above the maximum %llu of a JSON number, "
@@ -333,8 +333,7 @@ char *sm_codec_params_encode(const sm_params *p, sm_error *err)
     return finish(params_json(p), true, 0, "params", err);
 }
 
-static int param_from_json(const cJSON *item, const struct pfield *f, sm_params *p,
-                           sm_error *err)
+static int param_from_json(const cJSON *item, const struct pfield *f, sm_params *p, sm_error *err)
 {
     void *at = (char *)p + f->off;
     const char *name = NULL;
@@ -439,8 +438,8 @@ static cJSON *hist_json(const sm_hist *h)
     uint64_t count;
     while (ok && sm_hist_next(h, &cursor, &index, &count) == 0) {
         cJSON *pair = cJSON_CreateArray();
-        ok = append(buckets, pair) && append(pair, u64_item(index)) &&
-             append(pair, u64_item(count));
+        ok =
+            append(buckets, pair) && append(pair, u64_item(index)) && append(pair, u64_item(count));
     }
     if (!ok) {
         cJSON_Delete(o);
@@ -495,8 +494,8 @@ char *sm_codec_result_encode(const sm_result *r, sm_error *err)
 
 static const char *const hist_keys[] = {"unit", "min", "max", "count", "buckets"};
 
-static int hist_buckets_from_json(const cJSON *buckets, sm_hist *h, uint64_t *sum,
-                                  size_t *first, size_t *last, sm_error *err)
+static int hist_buckets_from_json(const cJSON *buckets, sm_hist *h, uint64_t *sum, size_t *first,
+                                  size_t *last, sm_error *err)
 {
     if (!cJSON_IsArray(buckets))
         return sm_error_set(err, SM_EPARSE, "result: hist: buckets: expected an array");
@@ -523,8 +522,7 @@ static int hist_buckets_from_json(const cJSON *buckets, sm_hist *h, uint64_t *su
                                 index, prev);
         if (index >= sm_hist_bucket_count() || sm_hist_set_bucket(h, (size_t)index, count) != 0)
             return sm_error_set(err, SM_EINVAL,
-                                "result: hist: bucket index %" PRIu64
-                                " is above the maximum %zu",
+                                "result: hist: bucket index %" PRIu64 " is above the maximum %zu",
                                 index, sm_hist_bucket_count() - 1);
         if (count > UINT64_MAX - *sum)
             return sm_error_set(err, SM_EINVAL, "result: hist: bucket counts overflow");
@@ -570,12 +568,13 @@ static int hist_from_json(const cJSON *o, sm_hist **out, sm_error *err)
                                 &last, err);
     if (rc == 0 && sum != count)
         rc = sm_error_set(err, SM_EINVAL,
-                          "result: hist: bucket counts sum to %" PRIu64 ", not count %" PRIu64,
-                          sum, count);
+                          "result: hist: bucket counts sum to %" PRIu64 ", not count %" PRIu64, sum,
+                          count);
     /* The exact extremes must fall in the outermost buckets, or percentiles clamp wrongly. */
     if (rc == 0 && count == 0 && (min != 0 || max != 0))
-        rc = sm_error_set(err, SM_EINVAL, "result: hist: min and max of an empty histogram "
-                                          "must be 0");
+        rc = sm_error_set(err, SM_EINVAL,
+                          "result: hist: min and max of an empty histogram "
+                          "must be 0");
     if (rc == 0 && min > max)
         rc = sm_error_set(err, SM_EINVAL, "result: hist: min %" PRIu64 " is above max %" PRIu64,
                           min, max);
@@ -585,8 +584,7 @@ static int hist_from_json(const cJSON *o, sm_hist **out, sm_error *err)
                           first);
     if (rc == 0 && count != 0 && sm_hist_index(max) != last)
         rc = sm_error_set(err, SM_EINVAL,
-                          "result: hist: max %" PRIu64 " is not in the last bucket %zu", max,
-                          last);
+                          "result: hist: max %" PRIu64 " is not in the last bucket %zu", max, last);
     if (rc != 0) {
         sm_hist_free(h);
         return rc;
@@ -710,10 +708,17 @@ char *sm_codec_facts_encode(const sm_facts *f, sm_error *err)
 
 /* ---- report ---- */
 
+/* A sample: its repetition, the socket buffers the kernel granted (facts that explain the
+ * number, absent when unknown) and its metrics. */
 static cJSON *sample_json(const sm_result *r, size_t repetition)
 {
     cJSON *o = cJSON_CreateObject();
-    if (o == NULL || !put_u64(o, "repetition", repetition) || !put_metrics(o, r)) {
+    bool ok = o != NULL && put_u64(o, "repetition", repetition);
+    if (ok && r->sndbuf_eff != 0)
+        ok = put_u64(o, "sndbuf", r->sndbuf_eff);
+    if (ok && r->rcvbuf_eff != 0)
+        ok = put_u64(o, "rcvbuf", r->rcvbuf_eff);
+    if (!ok || !put_metrics(o, r)) {
         cJSON_Delete(o);
         return NULL;
     }
@@ -723,8 +728,8 @@ static cJSON *sample_json(const sm_result *r, size_t repetition)
 static cJSON *failure_json(const sm_result *r, size_t repetition, bool warmup)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok = o != NULL && put_u64(o, "repetition", repetition) &&
-              PUT_FIXED(o, "reason", r->reason);
+    bool ok =
+        o != NULL && put_u64(o, "repetition", repetition) && PUT_FIXED(o, "reason", r->reason);
     /* Not in the documented shape: without it a failed warm-up would vanish from the report. */
     if (ok && warmup)
         ok = put_bool(o, "warmup", true);
@@ -735,13 +740,13 @@ static cJSON *failure_json(const sm_result *r, size_t repetition, bool warmup)
     return o;
 }
 
-/* Ok results go to `samples`, failed ones to `failures`, repetition numbers kept. */
-static bool put_results(cJSON *samples, cJSON *failures, const sm_result *r, size_t n,
-                        bool warmup)
+/* Ok results go to `samples`, failed ones to `failures`, repetitions numbered from 1 as the
+ * table and the CSV number them. */
+static bool put_results(cJSON *samples, cJSON *failures, const sm_result *r, size_t n, bool warmup)
 {
     for (size_t i = 0; i < n; i++) {
-        bool ok = r[i].ok ? append(samples, sample_json(&r[i], i))
-                          : append(failures, failure_json(&r[i], i, warmup));
+        bool ok = r[i].ok ? append(samples, sample_json(&r[i], i + 1))
+                          : append(failures, failure_json(&r[i], i + 1, warmup));
         if (!ok)
             return false;
     }
@@ -773,17 +778,16 @@ static cJSON *cell_json(const sm_cell_report *c)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *samples = NULL, *warmup = NULL, *failures = NULL, *summary = NULL;
-    bool ok = o != NULL && put_str(o, "workload", sm_workload_name(c->params.workload)) &&
-              put_str(o, "transport", sm_transport_name(c->params.transport)) &&
-              PUT_FIXED(o, "variant", c->variant) &&
-              put_item(o, "params", params_json(&c->params)) &&
-              (samples = cJSON_AddArrayToObject(o, "samples")) != NULL &&
-              (warmup = cJSON_AddArrayToObject(o, "warmup_samples")) != NULL &&
-              (failures = cJSON_AddArrayToObject(o, "failures")) != NULL &&
-              (summary = cJSON_AddObjectToObject(o, "summary")) != NULL &&
-              put_results(samples, failures, c->samples, c->n_samples, false) &&
-              put_results(warmup, failures, c->warmup, c->n_warmup, true) &&
-              put_summaries(summary, c);
+    bool ok =
+        o != NULL && put_str(o, "workload", sm_workload_name(c->params.workload)) &&
+        put_str(o, "transport", sm_transport_name(c->params.transport)) &&
+        PUT_FIXED(o, "variant", c->variant) && put_item(o, "params", params_json(&c->params)) &&
+        (samples = cJSON_AddArrayToObject(o, "samples")) != NULL &&
+        (warmup = cJSON_AddArrayToObject(o, "warmup_samples")) != NULL &&
+        (failures = cJSON_AddArrayToObject(o, "failures")) != NULL &&
+        (summary = cJSON_AddObjectToObject(o, "summary")) != NULL &&
+        put_results(samples, failures, c->samples, c->n_samples, false) &&
+        put_results(warmup, failures, c->warmup, c->n_warmup, true) && put_summaries(summary, c);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -33,7 +33,8 @@ const char *sm_strerror(int code)
     }
 }
 
-static void vset(sm_error *err, int code, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void vset(sm_error *err, int code, const char *fmt,
+                                                       va_list ap)
 {
     err->code = code;
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);

@@ -30,7 +30,8 @@ static size_t index_of(uint64_t value)
     /* Keep the top SM_HIST_SUB_BITS bits: the leading one picks the power of two (via shift),
      * the next ten bits pick one of its 1024 linear buckets. */
     int shift = msb - (SM_HIST_SUB_BITS - 1);
-    return (size_t)(SUB_COUNT + (uint64_t)(shift - 1) * HALF_COUNT + ((value >> shift) - HALF_COUNT));
+    return (size_t)(SUB_COUNT + (uint64_t)(shift - 1) * HALF_COUNT +
+                    ((value >> shift) - HALF_COUNT));
 }
 
 sm_hist *sm_hist_new(void)

@@ -8,7 +8,7 @@
 
 int sm_log_level = LOG_NOTICE;
 
-static const char *const level_names[] = {"emerg", "alert", "crit",  "error",
+static const char *const level_names[] = {"emerg",   "alert",  "crit", "error",
                                           "warning", "notice", "info", "debug"};
 
 int sm_log_parse_level(const char *name)

@@ -156,11 +156,10 @@ static int check_time_limit(const sm_params *p, sm_error *err)
     if (rc != 0)
         return rc;
     if (p->duration_ms != 0 && p->time_limit_ms < p->duration_ms + DURATION_MIN_SLACK_MS)
-        return sm_error_set(err, SM_EINVAL,
-                            "time_limit_ms: %" PRIu32 " is below the minimum %" PRIu32
-                            " (duration_ms + %u)",
-                            p->time_limit_ms, p->duration_ms + DURATION_MIN_SLACK_MS,
-                            DURATION_MIN_SLACK_MS);
+        return sm_error_set(
+            err, SM_EINVAL,
+            "time_limit_ms: %" PRIu32 " is below the minimum %" PRIu32 " (duration_ms + %u)",
+            p->time_limit_ms, p->duration_ms + DURATION_MIN_SLACK_MS, DURATION_MIN_SLACK_MS);
     return 0;
 }
 
@@ -308,8 +307,13 @@ int sm_parse_size(const char *s, uint64_t *out)
         const char *suffix;
         uint64_t mult;
     } suffixes[] = {
-        {"", 1},           {"k", 1ull << 10},   {"kib", 1ull << 10}, {"m", 1ull << 20},
-        {"mib", 1ull << 20}, {"g", 1ull << 30}, {"gib", 1ull << 30},
+        {"", 1},
+        {"k", 1ull << 10},
+        {"kib", 1ull << 10},
+        {"m", 1ull << 20},
+        {"mib", 1ull << 20},
+        {"g", 1ull << 30},
+        {"gib", 1ull << 30},
     };
     uint64_t v;
     const char *end;

@@ -31,17 +31,17 @@ typedef enum sm_scope {
 } sm_scope;
 
 /* Limits, checked by sm_params_validate. Sizes are bytes, times milliseconds. */
-#define SM_MSG_SIZE_MAX        (16u << 20) /* one write or message */
-#define SM_LINE_SIZE_MAX       65536u      /* framing=lines: one line, without CRLF */
-#define SM_COUNT_MAX           1000000000ull
-#define SM_CONNECT_COUNT_MAX   100000ull
-#define SM_BYTES_MAX           (64ull << 30)
-#define SM_DURATION_MS_MAX     600000u     /* 10 minutes */
-#define SM_SOCKBUF_MIN         4096u
-#define SM_SOCKBUF_MAX         (256u << 20)
-#define SM_READ_SIZE_MAX       (16u << 20)
-#define SM_TIME_LIMIT_MS_MIN   100u
-#define SM_TIME_LIMIT_MS_MAX   3600000u    /* 1 hour */
+#define SM_MSG_SIZE_MAX          (16u << 20) /* one write or message */
+#define SM_LINE_SIZE_MAX         65536u      /* framing=lines: one line, without CRLF */
+#define SM_COUNT_MAX             1000000000ull
+#define SM_CONNECT_COUNT_MAX     100000ull
+#define SM_BYTES_MAX             (64ull << 30)
+#define SM_DURATION_MS_MAX       600000u /* 10 minutes */
+#define SM_SOCKBUF_MIN           4096u
+#define SM_SOCKBUF_MAX           (256u << 20)
+#define SM_READ_SIZE_MAX         (16u << 20)
+#define SM_TIME_LIMIT_MS_MIN     100u
+#define SM_TIME_LIMIT_MS_MAX     3600000u /* 1 hour */
 #define SM_TIME_LIMIT_MS_DEFAULT 60000u
 
 /* One job's parameters. Zero means "not set" for the optional fields (sndbuf, rcvbuf, ...);
@@ -50,19 +50,19 @@ typedef struct sm_params {
     sm_workload_kind workload;
     sm_transport_kind transport;
     sm_scope scope;
-    sm_framing framing;      /* stream only */
-    uint32_t msg_size;       /* stream: bytes per write (framing=lines: per line, without CRLF) */
-    uint64_t count;          /* messages (stream), round trips (rr), connections (connect) */
-    uint64_t bytes;          /* stream: total payload instead of count */
-    uint32_t duration_ms;    /* run for this long instead of a count */
-    uint32_t req_size;       /* rr: request bytes */
-    uint32_t resp_size;      /* rr: response bytes */
-    bool nodelay;            /* TCP_NODELAY on both ends */
-    bool cork;               /* TCP_CORK on the sender (stream) */
-    uint32_t sndbuf;         /* SO_SNDBUF, 0 = kernel default */
-    uint32_t rcvbuf;         /* SO_RCVBUF, 0 = kernel default */
-    uint32_t read_size;      /* receiver's read() size, 0 = default (see sm_params_read_size) */
-    uint32_t time_limit_ms;  /* the job fails with a timeout past this; 0 = derived default */
+    sm_framing framing;     /* stream only */
+    uint32_t msg_size;      /* stream: bytes per write (framing=lines: per line, without CRLF) */
+    uint64_t count;         /* messages (stream), round trips (rr), connections (connect) */
+    uint64_t bytes;         /* stream: total payload instead of count */
+    uint32_t duration_ms;   /* run for this long instead of a count */
+    uint32_t req_size;      /* rr: request bytes */
+    uint32_t resp_size;     /* rr: response bytes */
+    bool nodelay;           /* TCP_NODELAY on both ends */
+    bool cork;              /* TCP_CORK on the sender (stream) */
+    uint32_t sndbuf;        /* SO_SNDBUF, 0 = kernel default */
+    uint32_t rcvbuf;        /* SO_RCVBUF, 0 = kernel default */
+    uint32_t read_size;     /* receiver's read() size, 0 = default (see sm_params_read_size) */
+    uint32_t time_limit_ms; /* the job fails with a timeout past this; 0 = derived default */
 } sm_params;
 
 /* Fills *p with the defaults of a workload: stream 128 KiB x 2048 (256 MiB), rr 1-byte

@@ -44,11 +44,11 @@ int sm_metric_lookup(const char *name, sm_metric *out);
 /* One job's outcome. `have` has bit (1 << m) set for every metric present. The histogram
  * (round-trip or connect latency in nanoseconds) is owned by the result. */
 typedef struct sm_result {
-    bool ok;                  /* false: the job failed, reason says why */
+    bool ok; /* false: the job failed, reason says why */
     char reason[SM_ERR_MSG_MAX];
     double v[SM_M__COUNT];
     uint64_t have;
-    sm_hist *hist;            /* NULL for stream */
+    sm_hist *hist; /* NULL for stream */
     /* Socket facts of the job, as the kernel granted them (0 if unknown). */
     uint32_t sndbuf_eff;
     uint32_t rcvbuf_eff;

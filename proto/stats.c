@@ -65,10 +65,10 @@ static void add_compensated(double *sum, double *comp, double term)
  * before n = 1e5; the terms that underflow are far too small to move the sum. */
 static double median_ci_rank(size_t n, size_t *l_out)
 {
-    double log_c = 0.0, comp = 0.0;      /* log C(n, i), starting at i = 0 */
+    double log_c = 0.0, comp = 0.0; /* log C(n, i), starting at i = 0 */
     double log_half_n = (double)n * log(0.5);
-    double cdf = exp(log_half_n);        /* P(B <= 0) */
-    double coverage = 1.0 - 2.0 * cdf;   /* l = 1: [min, max], the fallback even when < 95% */
+    double cdf = exp(log_half_n);      /* P(B <= 0) */
+    double coverage = 1.0 - 2.0 * cdf; /* l = 1: [min, max], the fallback even when < 95% */
     size_t l = 1;
     /* Coverage falls as l grows, so the first l that misses 95% ends the search; l stays at
      * most (n+1)/2 so that x(l) <= x(n+1-l). */

@@ -8,12 +8,12 @@ typedef struct sm_summary {
     size_t n;
     double median, mean, stddev; /* stddev: sample (n-1); 0 when n < 2 */
     double min, max;
-    double cv;                   /* stddev / |mean|; 0 when mean is 0 */
+    double cv; /* stddev / |mean|; 0 when mean is 0 */
     /* 95% confidence interval of the median from order statistics (binomial, no distribution
      * assumed): the narrowest [x(l), x(n+1-l)] whose coverage is >= 95%. With n < 6 no such
      * interval exists; the CI is then [min, max] and ci_coverage (< 0.95) says so. */
     double ci95_low, ci95_high;
-    double ci_coverage;          /* the interval's exact coverage probability, 0..1 */
+    double ci_coverage; /* the interval's exact coverage probability, 0..1 */
 } sm_summary;
 
 /* Summarises x[0..n-1] (NaNs are skipped, n counts the rest). x is not modified.

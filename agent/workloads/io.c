@@ -166,7 +166,6 @@ int sm_io_prepare(sm_side *s, int fd)
 void sm_io_record_info(sm_side *s, int fd)
 {
     sm_error e;
-    if (s->job->tr->info &&
-        s->job->tr->info(fd, &s->tcp_retrans, &s->tcp_rtt_us, &e) == 0)
+    if (s->job->tr->info && s->job->tr->info(fd, &s->tcp_retrans, &s->tcp_rtt_us, &e) == 0)
         s->have_tcp_info = 1;
 }

@@ -83,8 +83,7 @@ static int rr_server(sm_side *s, int lfd)
     return rc;
 }
 
-static void rr_finish(const sm_job *job, const sm_side *server, const sm_side *client,
-                      sm_result *r)
+static void rr_finish(const sm_job *job, const sm_side *server, const sm_side *client, sm_result *r)
 {
     (void)job;
     if (server->msgs != client->msgs) {

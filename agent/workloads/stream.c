@@ -134,20 +134,20 @@ static long check_lines(const sm_pattern *pt, uint64_t total, uint64_t off, cons
         long bad;
         if (at < START_LEN) {
             n = (size_t)(START_LEN - at) < len - i ? (size_t)(START_LEN - at) : len - i;
-            bad = memcmp(SM_LINES_START + at, d + i, n) ? 0 : -1;
+            bad = memcmp(&SM_LINES_START[at], d + i, n) ? 0 : -1;
         } else if (at < total - END_LEN) {
             uint64_t body_end = total - END_LEN;
             n = body_end - at < len - i ? (size_t)(body_end - at) : len - i;
             bad = sm_pattern_check(pt, at - START_LEN, d + i, n);
         } else {
             n = len - i;
-            bad = memcmp(SM_LINES_END + (at - (total - END_LEN)), d + i, n) ? 0 : -1;
+            bad = memcmp(&SM_LINES_END[at - (total - END_LEN)], d + i, n) ? 0 : -1;
         }
         if (bad >= 0) {
             /* Locate the exact byte for the report. */
             for (size_t k = 0; k < n; k++) {
                 uint64_t a = at + k;
-                uint8_t want = a < START_LEN           ? (uint8_t)SM_LINES_START[a]
+                uint8_t want = a < START_LEN         ? (uint8_t)SM_LINES_START[a]
                                : a < total - END_LEN ? *sm_pattern_at(pt, a - START_LEN)
                                                      : (uint8_t)SM_LINES_END[a - (total - END_LEN)];
                 if (want != d[i + k])
@@ -233,7 +233,8 @@ static void stream_finish(const sm_job *job, const sm_side *server, const sm_sid
     sm_result_set(r, SM_M_SECONDS, secs);
     if (secs > 0) {
         sm_result_set(r, SM_M_THROUGHPUT, bytes / secs / 1e6);
-        sm_result_set(r, SM_M_MSGS_PER_S, (double)(is_lines(p) ? server->msgs : client->msgs) / secs);
+        sm_result_set(r, SM_M_MSGS_PER_S,
+                      (double)(is_lines(p) ? server->msgs : client->msgs) / secs);
     }
     sm_result_set(r, SM_M_TX_USER_S, client->cpu.user_s);
     sm_result_set(r, SM_M_TX_SYS_S, client->cpu.sys_s);

@@ -36,8 +36,8 @@ typedef struct sm_job {
     const sm_pattern *pat;   /* payload and its verification */
     uint64_t deadline_ns;    /* CLOCK_MONOTONIC; past it every side fails with SM_ETIMEDOUT */
     sm_fault fault;
-    atomic_int cancel;       /* set by a failing side: the other side stops at its next tick */
-    atomic_int client_done;  /* set when the client side returned (ends open-ended servers) */
+    atomic_int cancel;      /* set by a failing side: the other side stops at its next tick */
+    atomic_int client_done; /* set when the client side returned (ends open-ended servers) */
 } sm_job;
 
 /* One side's outcome, filled by the workload (counters, times) and the runner (cpu, rc). */
@@ -46,11 +46,11 @@ typedef struct sm_side {
     int rc;
     sm_error err;
     sm_cpu cpu;
-    uint64_t bytes;   /* payload bytes sent (client) or received and verified (server) */
-    uint64_t msgs;    /* writes, lines, round trips or connections completed */
-    uint64_t t0_ns;   /* start of the timed interval (the side that times the job) */
-    uint64_t t1_ns;   /* end of the timed interval */
-    sm_hist *hist;    /* latency in ns (rr, connect); owned by the runner */
+    uint64_t bytes; /* payload bytes sent (client) or received and verified (server) */
+    uint64_t msgs;  /* writes, lines, round trips or connections completed */
+    uint64_t t0_ns; /* start of the timed interval (the side that times the job) */
+    uint64_t t1_ns; /* end of the timed interval */
+    sm_hist *hist;  /* latency in ns (rr, connect); owned by the runner */
     int have_tcp_info;
     uint32_t tcp_retrans, tcp_rtt_us;
     uint32_t sndbuf_eff, rcvbuf_eff;
@@ -65,8 +65,7 @@ typedef struct sm_workload_ops {
     int (*client)(sm_side *s);
     /* Turns both sides' counters into metrics once both succeeded. May fail the result
      * (ok = false) when the sides disagree, e.g. on the byte count. */
-    void (*finish)(const sm_job *job, const sm_side *server, const sm_side *client,
-                   sm_result *r);
+    void (*finish)(const sm_job *job, const sm_side *server, const sm_side *client, sm_result *r);
 } sm_workload_ops;
 
 /* The table of a workload; NULL for a kind without one. */

@@ -44,6 +44,8 @@ class StreamTest(unittest.TestCase):
                 cpu = s["tx_user_s"] + s["tx_sys_s"] + s["rx_user_s"] + s["rx_sys_s"]
                 self.assertAlmostEqual(s["cpu_s_per_GB"], cpu / (s["bytes"] / 1e9), places=9)
         tcp = cell(doc, "tcp")["samples"][0]
+        self.assertGreater(tcp["sndbuf"], 0)  # what the kernel granted, beside the numbers
+        self.assertGreater(tcp["rcvbuf"], 0)
         self.assertIn("tcp_rtt_us", tcp)
         self.assertIn("tcp_retrans", tcp)
         self.assertNotIn("tcp_rtt_us", cell(doc, "unix")["samples"][0])

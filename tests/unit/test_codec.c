@@ -541,6 +541,28 @@ static void test_codec_result_shape_errors_are_rejected(void **state)
     assert_result_error("{\"ok\":true", SM_EPARSE, "invalid JSON");
 }
 
+static void test_codec_result_uses_the_documented_metric_names(void **state)
+{
+    (void)state;
+    sm_result r, back;
+    sm_error err;
+    sm_result_init(&r);
+    r.ok = true;
+    for (int m = 0; m < SM_M__COUNT; m++)
+        sm_result_set(&r, (sm_metric)m, m + 1);
+    char *json = sm_codec_result_encode(&r, &err);
+    assert_string_equal(
+        json, "{\"ok\":true,\"metrics\":{\"bytes\":1,\"seconds\":2,\"throughput_MBps\":3,"
+              "\"msgs_per_s\":4,\"tx_user_s\":5,\"tx_sys_s\":6,\"rx_user_s\":7,\"rx_sys_s\":8,"
+              "\"cpu_s_per_GB\":9,\"tcp_retrans\":10,\"tcp_rtt_us\":11,\"rtt_p50_us\":12,"
+              "\"rtt_p90_us\":13,\"rtt_p99_us\":14,\"rtt_p999_us\":15,\"rtt_max_us\":16,"
+              "\"rt_per_s\":17,\"connects_per_s\":18,\"connect_p50_us\":19}}");
+    assert_int_equal(decode_result(json, &back, &err), 0);
+    assert_int_equal(back.have, (1ull << SM_M__COUNT) - 1);
+    free(json);
+    sm_result_fini(&back);
+}
+
 /* ---- facts and reports ---- */
 
 static void fill_facts(sm_facts *f)
@@ -633,13 +655,13 @@ static void test_codec_report_encodes_cells_failures_summary_and_ratios(void **s
     assert_contains(json, "{\"version\":1,\"host\":{\"hostname\":\"h1\",");
     assert_contains(json, "\"cells\":[{\"workload\":\"stream\",\"transport\":\"tcp\","
                           "\"variant\":\"tcp\",\"params\":{\"workload\":\"stream\",");
-    assert_contains(json, "\"samples\":[{\"repetition\":0,\"bytes\":1048576,\"seconds\":0.5,"
-                          "\"throughput_MBps\":2000},{\"repetition\":2,\"bytes\":1048576,"
+    assert_contains(json, "\"samples\":[{\"repetition\":1,\"bytes\":1048576,\"seconds\":0.5,"
+                          "\"throughput_MBps\":2000},{\"repetition\":3,\"bytes\":1048576,"
                           "\"seconds\":0.25,\"throughput_MBps\":4000}],");
-    assert_contains(json, "\"warmup_samples\":[{\"repetition\":0,\"bytes\":1048576,");
-    assert_contains(json, "\"failures\":[{\"repetition\":1,"
+    assert_contains(json, "\"warmup_samples\":[{\"repetition\":1,\"bytes\":1048576,");
+    assert_contains(json, "\"failures\":[{\"repetition\":2,"
                           "\"reason\":\"timeout: job exceeded 60000 ms\"}]");
-    assert_lacks(json, "{\"repetition\":1,\"bytes\"");
+    assert_lacks(json, "{\"repetition\":2,\"bytes\"");
     assert_contains(json, "\"summary\":{\"throughput_MBps\":{\"n\":2,\"median\":3000,"
                           "\"mean\":3000,\"stddev\":1414.25,\"min\":2000,\"max\":4000,"
                           "\"ci95_low\":2000,\"ci95_high\":4000,\"ci_coverage\":0.5,\"cv\":0.5}}");
@@ -666,7 +688,7 @@ static void test_codec_report_failed_warmup_is_marked_in_failures(void **state)
     rep.n_cells = 1;
     sm_error err;
     char *json = sm_codec_report_encode(&rep, 0, &err);
-    assert_contains(json, "\"samples\":[],\"warmup_samples\":[],\"failures\":[{\"repetition\":0,"
+    assert_contains(json, "\"samples\":[],\"warmup_samples\":[],\"failures\":[{\"repetition\":1,"
                           "\"reason\":\"refused\",\"warmup\":true}],\"summary\":{}");
     free(json);
 }
@@ -725,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_codec_result_hist_must_be_complete_and_in_ns),
         cmocka_unit_test(test_codec_result_bad_metrics_are_rejected),
         cmocka_unit_test(test_codec_result_shape_errors_are_rejected),
+        cmocka_unit_test(test_codec_result_uses_the_documented_metric_names),
         cmocka_unit_test(test_codec_facts_encode_exactly),
         cmocka_unit_test(test_codec_report_encodes_cells_failures_summary_and_ratios),
         cmocka_unit_test(test_codec_report_failed_warmup_is_marked_in_failures),

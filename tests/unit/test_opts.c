@@ -93,8 +93,8 @@ static void test_opts_bytes_replaces_the_default_count(void **state)
 static void test_opts_rr_takes_its_sizes_and_a_duration(void **state)
 {
     (void)state;
-    char *argv[] = {"a",          "--once", "--workload",   "rr",  "--req-size", "64",
-                    "--resp-size", "2K",    "--duration-ms", "500", NULL};
+    char *argv[] = {"a",           "--once", "--workload",    "rr",  "--req-size", "64",
+                    "--resp-size", "2K",     "--duration-ms", "500", NULL};
     sm_once_opts o;
     sm_error err;
     assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);

@@ -622,8 +622,20 @@ static void test_parse_size_rejects_junk_signs_space_and_overflow(void **state)
 {
     (void)state;
     static const char *const bad[] = {
-        "",  "-1", "+1", "1X", "K", " 1", "1 ", "1KB", "1Ki", "1.5K", "0x10",
-        "99999999999G", "18446744073709551616", "17179869184G",
+        "",
+        "-1",
+        "+1",
+        "1X",
+        "K",
+        " 1",
+        "1 ",
+        "1KB",
+        "1Ki",
+        "1.5K",
+        "0x10",
+        "99999999999G",
+        "18446744073709551616",
+        "17179869184G",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t v = 7;

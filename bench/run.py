@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""sockmatrix benchmarks: our workloads side by side with iperf3 and sockperf, interleaved in
+one session, on loopback. Prints every figure and the median of the paired ratios
+(ours / theirs, one pair per repetition). Never a test: nothing here passes or fails on speed.
+
+    python3 bench/run.py --agent build/bin/sockmatrix-agent [--reps 5] [--seconds 3]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(cmd, timeout):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                       stdin=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-400:]}")
+    return p.stdout
+
+
+class Server:
+    """A server we start and stop ourselves, by PID."""
+
+    def __init__(self, cmd, port):
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    return
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"{cmd[0]} did not listen on port {port}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def ours(agent, secs, *args):
+    out = run([agent, "--once", "--quiet", "--format", "json", "--repetitions", "1",
+               "--warmup", "0", "--duration-ms", str(int(secs * 1000)), *args], secs * 10 + 30)
+    return json.loads(out)["cells"][0]["samples"][0]
+
+
+def iperf3(port, secs, length):
+    d = json.loads(run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-J", "-t", str(secs),
+                        "-l", str(length)], secs * 10 + 30))
+    e = d["end"]
+    recv = e["sum_received"]
+    cpu = e["cpu_utilization_percent"]
+    cpu_s = (cpu["host_total"] + cpu["remote_total"]) / 100.0 * recv["seconds"]
+    return {"throughput_MBps": recv["bytes"] / recv["seconds"] / 1e6,
+            "cpu_s_per_GB": cpu_s / (recv["bytes"] / 1e9)}
+
+
+def sockperf(port, secs, size):
+    out = run(["sockperf", "ping-pong", "--tcp", "-i", "127.0.0.1", "-p", str(port), "-m",
+               str(size), "-t", str(secs), "--full-rtt"], secs * 10 + 30)
+    p50 = float(re.search(r"percentile 50\.000 =\s*([\d.]+)", out).group(1))
+    m = re.search(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=\d+; "
+                  r"ReceivedMessages=(\d+)", out)
+    return {"rtt_p50_us": p50, "rt_per_s": int(m.group(2)) / float(m.group(1))}
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def report(title, rows, pairs):
+    """rows: [(label, metric, unit, [values])]; pairs: [(label, [ours], [theirs], better)]."""
+    print(f"\n## {title}")
+    for label, metric, unit, xs in rows:
+        shown = ", ".join(f"{x:.4g}" for x in xs)
+        print(f"  {label:<34} {metric:<16} median {med(xs):>10.4g} {unit:<6} ({shown})")
+    for label, a, b, better in pairs:
+        ratios = [x / y for x, y in zip(a, b) if y]
+        print(f"  ratio {label:<40} median {med(ratios):.3f}x  ({better} is better; "
+              f"min {min(ratios):.3f}, max {max(ratios):.3f}, n={len(ratios)})")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--agent", default="build/bin/sockmatrix-agent")
+    ap.add_argument("--reps", type=int, default=5, help="interleaved repetitions (>= 5)")
+    ap.add_argument("--seconds", type=float, default=3, help="length of each run")
+    a = ap.parse_args()
+    for tool in ("iperf3", "sockperf"):
+        if not shutil.which(tool):
+            sys.exit(f"bench: {tool} is not installed (make deps installs it)")
+    if not os.access(a.agent, os.X_OK):
+        sys.exit(f"bench: {a.agent} is not built (make build)")
+    secs = a.seconds
+    isecs = max(1, int(round(secs)))  # iperf3 and sockperf take whole seconds
+
+    print(f"sockmatrix benchmarks, {a.reps} interleaved repetitions of {secs:g} s each, loopback")
+    print(f"host: {os.uname().nodename}, kernel {os.uname().release}, {os.cpu_count()} cores")
+    iperf_port, sp_port = free_port(), free_port()
+    iperf_srv = Server(["iperf3", "-s", "-p", str(iperf_port)], iperf_port)
+    sp_srv = Server(["sockperf", "server", "--tcp", "-i", "127.0.0.1", "-p", str(sp_port)],
+                    sp_port)
+    try:
+        big = {"ours": [], "iperf3": []}
+        small = {"tcp": [], "unix": [], "iperf3": []}
+        rr = {"ours14": [], "ours1": [], "sockperf": []}
+        for i in range(a.reps):
+            print(f"  repetition {i + 1}/{a.reps} ...", file=sys.stderr, flush=True)
+            big["ours"].append(ours(a.agent, isecs, "--transport", "tcp", "--msg-size", "128K"))
+            big["iperf3"].append(iperf3(iperf_port, isecs, 131072))
+            small["tcp"].append(ours(a.agent, isecs, "--transport", "tcp", "--msg-size", "128"))
+            small["unix"].append(ours(a.agent, isecs, "--transport", "unix", "--msg-size", "128"))
+            small["iperf3"].append(iperf3(iperf_port, isecs, 128))
+            rr["ours14"].append(ours(a.agent, isecs, "--workload", "rr", "--transport", "tcp",
+                                     "--req-size", "14", "--resp-size", "14"))
+            rr["ours1"].append(ours(a.agent, isecs, "--workload", "rr", "--transport", "tcp"))
+            rr["sockperf"].append(sockperf(sp_port, isecs, 14))
+    finally:
+        iperf_srv.stop()
+        sp_srv.stop()
+
+    def col(xs, k):
+        return [x[k] for x in xs]
+
+    report("stream, TCP, 128 KiB writes: sockmatrix vs iperf3 -l 128K",
+           [("sockmatrix", "throughput", "MB/s", col(big["ours"], "throughput_MBps")),
+            ("iperf3", "throughput", "MB/s", col(big["iperf3"], "throughput_MBps")),
+            ("sockmatrix (both ends)", "cpu", "s/GB", col(big["ours"], "cpu_s_per_GB")),
+            ("iperf3 (both ends)", "cpu", "s/GB", col(big["iperf3"], "cpu_s_per_GB"))],
+           [("throughput sockmatrix/iperf3", col(big["ours"], "throughput_MBps"),
+             col(big["iperf3"], "throughput_MBps"), "higher"),
+            ("cpu s/GB sockmatrix/iperf3", col(big["ours"], "cpu_s_per_GB"),
+             col(big["iperf3"], "cpu_s_per_GB"), "lower")])
+    report("stream, 128-byte writes: TCP and Unix (and iperf3 -l 128 over TCP)",
+           [("sockmatrix tcp", "throughput", "MB/s", col(small["tcp"], "throughput_MBps")),
+            ("sockmatrix unix", "throughput", "MB/s", col(small["unix"], "throughput_MBps")),
+            ("iperf3 tcp", "throughput", "MB/s", col(small["iperf3"], "throughput_MBps")),
+            ("sockmatrix tcp", "cpu", "s/GB", col(small["tcp"], "cpu_s_per_GB")),
+            ("sockmatrix unix", "cpu", "s/GB", col(small["unix"], "cpu_s_per_GB")),
+            ("iperf3 tcp", "cpu", "s/GB", col(small["iperf3"], "cpu_s_per_GB"))],
+           [("throughput tcp/unix (sockmatrix)", col(small["tcp"], "throughput_MBps"),
+             col(small["unix"], "throughput_MBps"), "-"),
+            ("throughput sockmatrix/iperf3 (tcp)", col(small["tcp"], "throughput_MBps"),
+             col(small["iperf3"], "throughput_MBps"), "higher")])
+    report("rr, TCP: sockmatrix vs sockperf ping-pong --full-rtt (14-byte messages, "
+           "sockperf's minimum)",
+           [("sockmatrix 14 B", "rtt p50", "us", col(rr["ours14"], "rtt_p50_us")),
+            ("sockperf 14 B", "rtt p50", "us", col(rr["sockperf"], "rtt_p50_us")),
+            ("sockmatrix 1 B", "rtt p50", "us", col(rr["ours1"], "rtt_p50_us")),
+            ("sockmatrix 14 B", "round trips", "1/s", col(rr["ours14"], "rt_per_s")),
+            ("sockperf 14 B", "round trips", "1/s", col(rr["sockperf"], "rt_per_s")),
+            ("sockmatrix 1 B", "round trips", "1/s", col(rr["ours1"], "rt_per_s"))],
+           [("rtt p50 sockmatrix/sockperf (14 B)", col(rr["ours14"], "rtt_p50_us"),
+             col(rr["sockperf"], "rtt_p50_us"), "lower"),
+            ("round trips/s sockmatrix/sockperf (14 B)", col(rr["ours14"], "rt_per_s"),
+             col(rr["sockperf"], "rt_per_s"), "higher")])
+
+
+if __name__ == "__main__":
+    main()
