@@ -160,7 +160,8 @@ static int build_ratios(sm_report *rep)
 int sm_once_run(const sm_once_opts *o, sm_report *rep, FILE *progress, sm_error *err)
 {
     char tmpdir[256] = "";
-    sm_runner_opts ro = {.fault = o->fault};
+    sm_runner_opts ro = {
+        .fault = o->fault, .pin = o->pin, .client_cpu = o->client_cpu, .server_cpu = o->server_cpu};
     int rc, failed = 0;
 
     memset(rep, 0, sizeof *rep);

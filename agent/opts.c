@@ -2,6 +2,7 @@
 #include "agent/opts.h"
 
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -33,6 +34,7 @@ enum {
     OPT_LOG_LEVEL,
     OPT_SOCK_DIR,
     OPT_TEST_FAULT,
+    OPT_AFFINITY,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -62,6 +64,7 @@ static const struct option long_opts[] = {
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"sock-dir", required_argument, NULL, OPT_SOCK_DIR},
     {"test-fault", required_argument, NULL, OPT_TEST_FAULT},
+    {"affinity", required_argument, NULL, OPT_AFFINITY},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -92,6 +95,10 @@ const char *sm_opts_usage(void)
            "  --read-size N          receiver read size (default 128K or msg-size)\n"
            "  --req-size N, --resp-size N  rr: request and response bytes (default 1)\n"
            "  --time-limit-ms N      a job that runs longer fails (default 60000)\n"
+           "  --affinity C,S         pin the client (sender) thread to CPU C and the server\n"
+           "                         (receiver) thread to CPU S; C,C shares one CPU. Without\n"
+           "                         it the scheduler places them; the report says where\n"
+           "                         they ran, since sharing a CPU can change the result\n"
            "Sizes take binary suffixes: 64K = 65536, 1M, 1G.\n"
            "\n"
            "Repetitions:\n"
@@ -197,6 +204,34 @@ static int parse_nodelay(const char *val, sm_once_opts *o, sm_error *err)
     }
     if (o->n_nodelay == 0)
         return bad_value(err, "nodelay", val, "on, off or on,off");
+    return 0;
+}
+
+/* --affinity C,S: both CPUs must be ones this process may run on. */
+static int parse_affinity(const char *val, sm_once_opts *o, sm_error *err)
+{
+    char buf[64], *comma;
+    uint64_t c, s;
+    snprintf(buf, sizeof buf, "%s", val);
+    if (!(comma = strchr(buf, ',')))
+        return bad_value(err, "affinity", val, "two CPU numbers, client,server (e.g. 0,1)");
+    *comma = '\0';
+    if (sm_parse_u64(buf, &c) || sm_parse_u64(comma + 1, &s))
+        return bad_value(err, "affinity", val, "two CPU numbers, client,server (e.g. 0,1)");
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return sm_error_set(err, SM_EINVAL, "--affinity: cannot read this process's CPUs");
+    const uint64_t cpus[2] = {c, s};
+    for (int i = 0; i < 2; i++)
+        if (cpus[i] >= CPU_SETSIZE || !CPU_ISSET((int)cpus[i], &allowed))
+            return sm_error_set(err, SM_EINVAL,
+                                "--affinity: CPU %llu is not one this process may run on "
+                                "(it may use %d CPUs)",
+                                (unsigned long long)cpus[i], CPU_COUNT(&allowed));
+    o->pin = true;
+    o->client_cpu = (int)c;
+    o->server_cpu = (int)s;
     return 0;
 }
 
@@ -447,6 +482,9 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
             break;
         case OPT_TEST_FAULT:
             rc = parse_fault(optarg, &o->fault, err);
+            break;
+        case OPT_AFFINITY:
+            rc = parse_affinity(optarg, o, err);
             break;
         case 'h':
         case OPT_HELP:

@@ -29,6 +29,9 @@ typedef struct sm_once_opts {
     sm_fault fault;     /* --test-fault, for the project's own tests */
     int log_level;      /* -1: leave as is */
     char sock_dir[256]; /* "" -> a fresh temporary directory */
+    bool pin;           /* --affinity given */
+    int client_cpu;     /* --affinity CLIENT,SERVER */
+    int server_cpu;
 } sm_once_opts;
 
 /* Parses argv. Returns 0, or SM_EINVAL with err->msg one line naming the option, e.g.

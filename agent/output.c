@@ -115,6 +115,33 @@ static void describe_host(FILE *f, const sm_facts *h)
             h->kernel, h->congestion, h->lo_mtu, h->tcp_autocorking, h->loadavg[0]);
 }
 
+/* Where the two ends ran. On loopback, sender and receiver sharing a CPU or not can change a
+ * small-write result several-fold, so a reader must see it beside the numbers. */
+static void placement(FILE *f, const sm_report *rep, const sm_once_opts *o)
+{
+    if (o->pin) {
+        fprintf(f, "\nthreads pinned: sender on CPU %d, receiver on CPU %d\n", o->client_cpu,
+                o->server_cpu);
+        return;
+    }
+    if (rep->facts.cores < 2)
+        return;
+    fprintf(f, "\nsender and receiver on the same CPU (at the end of the job), not pinned:");
+    for (size_t i = 0; i < rep->n_cells; i++) {
+        const sm_cell_report *c = &rep->cells[i];
+        size_t same = 0, known = 0;
+        for (size_t k = 0; k < c->n_samples; k++) {
+            const sm_result *r = &c->samples[k];
+            if (!r->ok || r->tx_cpu < 0 || r->rx_cpu < 0)
+                continue;
+            known++;
+            same += r->tx_cpu == r->rx_cpu;
+        }
+        fprintf(f, "%s %s %zu/%zu", i ? "," : "", c->variant, same, known);
+    }
+    fprintf(f, "\n");
+}
+
 void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
 {
     if (rep->n_cells == 0)
@@ -139,6 +166,7 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
         }
         fprintf(f, "\n");
     }
+    placement(f, rep, o);
     if (rep->n_ratios) {
         fprintf(f, "\nratios, paired by repetition (median [95%% CI]):\n");
         for (size_t i = 0; i < rep->n_ratios; i++) {
@@ -196,6 +224,18 @@ static void csv_row(FILE *f, const sm_report *rep, const sm_cell_report *c, size
     csv_field(f, c->variant);
     fprintf(f, ",%zu,%d,%d,", rep_i + 1, warm, r->ok ? 1 : 0);
     csv_field(f, r->ok ? "" : r->reason);
+    fputc(',', f);
+    if (r->sndbuf_eff)
+        fprintf(f, "%u", r->sndbuf_eff);
+    fputc(',', f);
+    if (r->rcvbuf_eff)
+        fprintf(f, "%u", r->rcvbuf_eff);
+    fputc(',', f);
+    if (r->tx_cpu >= 0)
+        fprintf(f, "%d", (int)r->tx_cpu);
+    fputc(',', f);
+    if (r->rx_cpu >= 0)
+        fprintf(f, "%d", (int)r->rx_cpu);
     for (int m = 0; m < SM_M__COUNT; m++) {
         fputc(',', f);
         if (sm_result_has(r, (sm_metric)m))
@@ -206,7 +246,8 @@ static void csv_row(FILE *f, const sm_report *rep, const sm_cell_report *c, size
 
 void sm_output_csv(FILE *f, const sm_report *rep)
 {
-    fputs("host,workload,transport,variant,repetition,warmup,ok,reason", f);
+    fputs("host,workload,transport,variant,repetition,warmup,ok,reason,sndbuf,rcvbuf,tx_cpu,rx_cpu",
+          f);
     for (int m = 0; m < SM_M__COUNT; m++)
         fprintf(f, ",%s", sm_metric_name((sm_metric)m));
     fputs("\r\n", f);

@@ -3,6 +3,7 @@
 #include "agent/runner.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,7 @@ typedef struct side_thread {
     const sm_workload_ops *wl;
     int lfd; /* server only */
     int is_server;
+    int pin_cpu;              /* -1: leave the thread where the scheduler puts it */
     atomic_int *first_failed; /* 0 none, 1 server, 2 client */
 } side_thread;
 
@@ -22,10 +24,23 @@ static void *side_main(void *arg)
 {
     side_thread *t = arg;
     sm_cpu before, after;
+    if (t->pin_cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(t->pin_cpu, &set);
+        int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+        if (rc) {
+            t->side.rc = sm_io_fail(&t->side, SM_ESYS, "cannot pin the %s thread to CPU %d: %s",
+                                    t->is_server ? "server" : "client", t->pin_cpu, strerror(rc));
+            goto done;
+        }
+    }
     sm_cpu_thread(&before);
     t->side.rc = t->is_server ? t->wl->server(&t->side, t->lfd) : t->wl->client(&t->side);
     sm_cpu_thread(&after);
     t->side.cpu = sm_cpu_diff(&after, &before);
+    t->side.cpu_id = sched_getcpu();
+done:
     if (t->side.rc && t->side.rc != SM_ECANCELED) {
         int none = 0;
         atomic_compare_exchange_strong(t->first_failed, &none, t->is_server ? 1 : 2);
@@ -55,6 +70,8 @@ static void side_init(side_thread *t, sm_job *job, const sm_workload_ops *wl, in
     t->wl = wl;
     t->lfd = -1;
     t->is_server = is_server;
+    t->pin_cpu = -1;
+    t->side.cpu_id = -1;
     t->first_failed = first_failed;
 }
 
@@ -95,6 +112,10 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
 
     side_init(&server, &job, wl, 1, &first_failed);
     side_init(&client, &job, wl, 0, &first_failed);
+    if (o->pin) {
+        server.pin_cpu = o->server_cpu;
+        client.pin_cpu = o->client_cpu;
+    }
     if (p->workload != SM_WL_STREAM) {
         client.side.hist = sm_hist_new();
         if (!client.side.hist) {
@@ -138,6 +159,8 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
         wl->finish(&job, &server.side, &client.side, out);
         out->sndbuf_eff = client.side.sndbuf_eff;
         out->rcvbuf_eff = server.side.rcvbuf_eff;
+        out->tx_cpu = client.side.cpu_id;
+        out->rx_cpu = server.side.cpu_id;
         if (client.side.hist) {
             out->hist = client.side.hist;
             client.side.hist = NULL;

@@ -2,6 +2,8 @@
 #ifndef SM_AGENT_RUNNER_H
 #define SM_AGENT_RUNNER_H
 
+#include <stdbool.h>
+
 #include "agent/workloads/workload.h"
 #include "proto/err.h"
 #include "proto/params.h"
@@ -11,6 +13,9 @@ typedef struct sm_runner_opts {
     const char *sock_dir; /* directory for Unix socket files (must exist) */
     const char *tcp_host; /* loopback address for tcp, default "127.0.0.1" */
     sm_fault fault;       /* test-only fault injected into a stream sender */
+    bool pin;             /* pin the client and server threads to the CPUs below */
+    int client_cpu;
+    int server_cpu;
 } sm_runner_opts;
 
 /* Runs one job with validated params p (scope local). Always fills *out, which the caller

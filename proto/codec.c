@@ -459,6 +459,22 @@ static bool put_metrics(cJSON *o, const sm_result *r)
     return true;
 }
 
+/* The facts of one job that explain its numbers: socket buffers granted (0 = unknown) and the
+ * CPU of each side (-1 = unknown). Unknown ones are left out, which says the same. */
+static bool put_job_facts(cJSON *o, const sm_result *r)
+{
+    bool ok = true;
+    if (ok && r->sndbuf_eff != 0)
+        ok = put_u64(o, "sndbuf", r->sndbuf_eff);
+    if (ok && r->rcvbuf_eff != 0)
+        ok = put_u64(o, "rcvbuf", r->rcvbuf_eff);
+    if (ok && r->tx_cpu >= 0)
+        ok = put_u64(o, "tx_cpu", (uint64_t)r->tx_cpu);
+    if (ok && r->rx_cpu >= 0)
+        ok = put_u64(o, "rx_cpu", (uint64_t)r->rx_cpu);
+    return ok;
+}
+
 static cJSON *result_json(const sm_result *r)
 {
     cJSON *o = cJSON_CreateObject();
@@ -469,11 +485,8 @@ static cJSON *result_json(const sm_result *r)
         cJSON *metrics = cJSON_AddObjectToObject(o, "metrics");
         ok = metrics != NULL && put_metrics(metrics, r);
     }
-    /* 0 means unknown, which absence says as well. */
-    if (ok && r->sndbuf_eff != 0)
-        ok = put_u64(o, "sndbuf", r->sndbuf_eff);
-    if (ok && r->rcvbuf_eff != 0)
-        ok = put_u64(o, "rcvbuf", r->rcvbuf_eff);
+    if (ok)
+        ok = put_job_facts(o, r);
     if (ok && r->hist != NULL)
         ok = put_item(o, "hist", hist_json(r->hist));
     if (!ok) {
@@ -617,7 +630,11 @@ static int metrics_from_json(const cJSON *o, sm_result *r, sm_error *err)
     return 0;
 }
 
-static const char *const result_keys[] = {"ok", "reason", "metrics", "sndbuf", "rcvbuf", "hist"};
+/* The largest CPU number a result may name (Linux's CONFIG_NR_CPUS tops out at 8192). */
+#define SM_CPU_ID_MAX 65535u
+
+static const char *const result_keys[] = {"ok",     "reason", "metrics", "sndbuf",
+                                          "rcvbuf", "tx_cpu", "rx_cpu",  "hist"};
 
 static int result_from_json(const cJSON *o, sm_result *r, sm_error *err)
 {
@@ -639,20 +656,30 @@ static int result_from_json(const cJSON *o, sm_result *r, sm_error *err)
     const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(o, "metrics");
     if (metrics != NULL && (rc = metrics_from_json(metrics, r, err)) != 0)
         return rc;
-    uint64_t v;
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "sndbuf");
-    if (item != NULL) {
-        if ((rc = get_uint(item, "result", "sndbuf", UINT32_MAX, false, &v, err)) != 0)
+    static const struct {
+        const char *key;
+        uint64_t max;
+        size_t off;
+        bool is_cpu;
+    } facts[] = {
+        {"sndbuf", UINT32_MAX, offsetof(sm_result, sndbuf_eff), false},
+        {"rcvbuf", UINT32_MAX, offsetof(sm_result, rcvbuf_eff), false},
+        {"tx_cpu", SM_CPU_ID_MAX, offsetof(sm_result, tx_cpu), true},
+        {"rx_cpu", SM_CPU_ID_MAX, offsetof(sm_result, rx_cpu), true},
+    };
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, facts[i].key);
+        uint64_t v;
+        if (item == NULL)
+            continue;
+        if ((rc = get_uint(item, "result", facts[i].key, facts[i].max, false, &v, err)) != 0)
             return rc;
-        r->sndbuf_eff = (uint32_t)v;
+        if (facts[i].is_cpu)
+            *(int32_t *)((char *)r + facts[i].off) = (int32_t)v;
+        else
+            *(uint32_t *)((char *)r + facts[i].off) = (uint32_t)v;
     }
-    item = cJSON_GetObjectItemCaseSensitive(o, "rcvbuf");
-    if (item != NULL) {
-        if ((rc = get_uint(item, "result", "rcvbuf", UINT32_MAX, false, &v, err)) != 0)
-            return rc;
-        r->rcvbuf_eff = (uint32_t)v;
-    }
-    item = cJSON_GetObjectItemCaseSensitive(o, "hist");
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "hist");
     if (item != NULL)
         return hist_from_json(item, &r->hist, err);
     return 0;
@@ -708,16 +735,11 @@ char *sm_codec_facts_encode(const sm_facts *f, sm_error *err)
 
 /* ---- report ---- */
 
-/* A sample: its repetition, the socket buffers the kernel granted (facts that explain the
- * number, absent when unknown) and its metrics. */
+/* A sample: its repetition, the job's facts (buffers, CPUs) and its metrics. */
 static cJSON *sample_json(const sm_result *r, size_t repetition)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok = o != NULL && put_u64(o, "repetition", repetition);
-    if (ok && r->sndbuf_eff != 0)
-        ok = put_u64(o, "sndbuf", r->sndbuf_eff);
-    if (ok && r->rcvbuf_eff != 0)
-        ok = put_u64(o, "rcvbuf", r->rcvbuf_eff);
+    bool ok = o != NULL && put_u64(o, "repetition", repetition) && put_job_facts(o, r);
     if (!ok || !put_metrics(o, r)) {
         cJSON_Delete(o);
         return NULL;

@@ -29,10 +29,13 @@ uint64_t sm_hist_min(const sm_hist *h); /* exact; 0 when empty */
 uint64_t sm_hist_max(const sm_hist *h); /* exact; 0 when empty */
 double sm_hist_mean(const sm_hist *h);  /* from bucket midpoints; 0 when empty */
 /* The value at percentile q (0 < q <= 100): the midpoint of the bucket holding the
- * ceil(q/100 * count)-th smallest value, clamped to [min, max]. 0 when empty. */
+ * ceil(q * count / 100)-th smallest value, clamped to [min, max]. 0 when empty. A q outside
+ * (0, 100] (NaN included) takes the first or the last rank. The top bucket also counts values
+ * above SM_HIST_MAX_VALUE; they show only through the exact max (and the clamping). */
 uint64_t sm_hist_percentile(const sm_hist *h, double q);
 
-/* Bucket index of a value and the [low, high] range of values a bucket holds. */
+/* Bucket index of a value and the [low, high] range of values a bucket holds ([0, 0] for an
+ * index past the last bucket). */
 size_t sm_hist_index(uint64_t value);
 void sm_hist_bucket_range(size_t index, uint64_t *low, uint64_t *high);
 size_t sm_hist_bucket_count(void);

@@ -72,6 +72,8 @@ void sm_result_init(sm_result *r)
     memset(r, 0, sizeof *r);
     r->ok = false;
     r->hist = NULL;
+    r->tx_cpu = -1;
+    r->rx_cpu = -1;
 }
 
 void sm_result_fini(sm_result *r)

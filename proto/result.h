@@ -52,8 +52,13 @@ typedef struct sm_result {
     /* Socket facts of the job, as the kernel granted them (0 if unknown). */
     uint32_t sndbuf_eff;
     uint32_t rcvbuf_eff;
+    /* The CPU the sending (tx) and receiving (rx) threads ran on at the end of the job, -1 if
+     * unknown: whether both ends shared a CPU can change a loopback result several-fold. */
+    int32_t tx_cpu;
+    int32_t rx_cpu;
 } sm_result;
 
+/* Zeroes *r: not ok, no metrics, no histogram, CPUs unknown (-1). */
 void sm_result_init(sm_result *r);
 /* Frees the histogram; leaves *r re-initialised. */
 void sm_result_fini(sm_result *r);

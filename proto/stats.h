@@ -16,11 +16,13 @@ typedef struct sm_summary {
     double ci_coverage; /* the interval's exact coverage probability, 0..1 */
 } sm_summary;
 
-/* Summarises x[0..n-1] (NaNs are skipped, n counts the rest). x is not modified.
- * Returns 0, or SM_EINVAL when no finite value remains (then *out is zeroed), or SM_ENOMEM. */
+/* Summarises x[0..n-1]; non-finite values (NaN, infinities) are skipped and out->n counts the
+ * rest. x is not modified. Returns 0, or SM_EINVAL when no finite value remains, or SM_ENOMEM;
+ * on either error *out is zeroed. */
 int sm_stats_summarize(const double *x, size_t n, sm_summary *out);
 
-/* Median of x[0..n-1] (sorted copy); NaN when n is 0. */
+/* Median of the finite values of x[0..n-1] (a sorted copy); NaN when there is none or when
+ * memory runs out. */
 double sm_stats_median(const double *x, size_t n);
 
 #endif

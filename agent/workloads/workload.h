@@ -54,6 +54,7 @@ typedef struct sm_side {
     int have_tcp_info;
     uint32_t tcp_retrans, tcp_rtt_us;
     uint32_t sndbuf_eff, rcvbuf_eff;
+    int cpu_id; /* the CPU this side's thread ran on when it finished, -1 if unknown */
 } sm_side;
 
 typedef struct sm_workload_ops {

@@ -1,6 +1,7 @@
 """sockmatrix-agent --once end to end: real sockets, every workload and transport."""
 import csv
 import io
+import os
 import re
 import unittest
 
@@ -85,6 +86,35 @@ class StreamTest(unittest.TestCase):
         c = cell(doc, "tcp+cork")
         self.assertTrue(c["params"]["cork"])
         self.assertEqual(c["samples"][0]["bytes"], 6400)
+
+
+class PlacementTest(unittest.TestCase):
+    def test_affinity_pins_sender_and_receiver_and_each_sample_says_where(self):
+        pairs = [("0,0", 0, 0)] + ([("0,1", 0, 1)] if os.cpu_count() >= 2 else [])
+        for arg, tx, rx in pairs:
+            doc = once_json("--affinity", arg, "--count", "20", "--repetitions", "2",
+                            "--warmup", "0")
+            for c in doc["cells"]:
+                for s in c["samples"]:
+                    self.assertEqual((s["tx_cpu"], s["rx_cpu"]), (tx, rx), arg)
+
+    def test_unpinned_samples_still_record_their_cpus(self):
+        doc = once_json("--count", "20", "--repetitions", "2", "--warmup", "0")
+        for c in doc["cells"]:
+            for s in c["samples"]:
+                self.assertIn(s["tx_cpu"], range(os.cpu_count()))
+                self.assertIn(s["rx_cpu"], range(os.cpu_count()))
+
+    def test_table_says_where_the_threads_ran(self):
+        r = agent("--once", "--quiet", "--count", "20", "--repetitions", "2", "--warmup", "0",
+                  "--affinity", "0,0")
+        self.assertIn("threads pinned: sender on CPU 0, receiver on CPU 0", r.out)
+
+    def test_an_unusable_cpu_is_refused_before_anything_runs(self):
+        r = agent("--once", "--affinity", f"0,{os.cpu_count() + 64}")
+        self.assertEqual(r.rc, 2)
+        self.assertIn("--affinity", r.err)
+        self.assertEqual(r.out, "")
 
 
 class RrConnectTest(unittest.TestCase):

@@ -362,6 +362,8 @@ static void test_codec_result_round_trips_metrics_and_histogram(void **state)
     sm_result_set(&r, SM_M_TCP_RTT_US, 5e-324);
     r.sndbuf_eff = 87380;
     r.rcvbuf_eff = 131072;
+    r.tx_cpu = 0;
+    r.rx_cpu = 3;
     r.hist = sm_hist_new();
     assert_non_null(r.hist);
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
@@ -379,6 +381,8 @@ static void test_codec_result_round_trips_metrics_and_histogram(void **state)
             assert_memory_equal(&back.v[m], &r.v[m], sizeof(double));
     assert_int_equal(back.sndbuf_eff, 87380);
     assert_int_equal(back.rcvbuf_eff, 131072);
+    assert_int_equal(back.tx_cpu, 0); /* CPU 0 is a CPU, not "unknown" */
+    assert_int_equal(back.rx_cpu, 3);
     assert_non_null(back.hist);
     assert_int_equal(sm_hist_count(back.hist), sizeof ns / sizeof ns[0]);
     assert_int_equal(sm_hist_min(back.hist), 5);
@@ -397,6 +401,24 @@ static void test_codec_result_round_trips_metrics_and_histogram(void **state)
     free(json);
     sm_result_fini(&back);
     sm_result_fini(&r);
+}
+
+static void test_codec_result_cpu_ids_are_optional_and_bounded(void **state)
+{
+    (void)state;
+    sm_result r;
+    sm_error err;
+    static const char none[] = "{\"ok\":true}";
+    assert_int_equal(sm_codec_result_decode(none, sizeof none - 1, &r, &err), 0);
+    assert_int_equal(r.tx_cpu, -1);
+    assert_int_equal(r.rx_cpu, -1);
+    sm_result_fini(&r);
+    static const char big[] = "{\"ok\":true,\"tx_cpu\":65536}";
+    assert_int_equal(sm_codec_result_decode(big, sizeof big - 1, &r, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "tx_cpu"));
+    static const char neg[] = "{\"ok\":true,\"rx_cpu\":-1}";
+    assert_int_not_equal(sm_codec_result_decode(neg, sizeof neg - 1, &r, &err), 0);
+    assert_non_null(strstr(err.msg, "rx_cpu"));
 }
 
 static void test_codec_result_encodes_exactly(void **state)
@@ -737,6 +759,7 @@ int main(void)
         cmocka_unit_test(test_codec_params_field_of_other_workload_fails_validation),
         cmocka_unit_test(test_codec_result_round_trips_metrics_and_histogram),
         cmocka_unit_test(test_codec_result_encodes_exactly),
+        cmocka_unit_test(test_codec_result_cpu_ids_are_optional_and_bounded),
         cmocka_unit_test(test_codec_result_failure_round_trips_reason),
         cmocka_unit_test(test_codec_result_omits_non_finite_metrics),
         cmocka_unit_test(test_codec_result_long_reason_is_truncated_on_a_character),
