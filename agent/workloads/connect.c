@@ -77,10 +77,7 @@ static void connect_finish(const sm_job *job, const sm_side *server, const sm_si
     if (secs > 0)
         sm_result_set(r, SM_M_CONNECTS_PER_S, (double)client->msgs / secs);
     sm_result_set(r, SM_M_CONNECT_P50_US, (double)sm_hist_percentile(client->hist, 50) / 1e3);
-    sm_result_set(r, SM_M_TX_USER_S, client->cpu.user_s);
-    sm_result_set(r, SM_M_TX_SYS_S, client->cpu.sys_s);
-    sm_result_set(r, SM_M_RX_USER_S, server->cpu.user_s);
-    sm_result_set(r, SM_M_RX_SYS_S, server->cpu.sys_s);
+    sm_io_put_cpu(client, server, r);
 }
 
 const sm_workload_ops sm_workload_connect = {SM_WL_CONNECT, "connect", connect_server,

@@ -169,3 +169,19 @@ void sm_io_record_info(sm_side *s, int fd)
     if (s->job->tr->info && s->job->tr->info(fd, &s->tcp_retrans, &s->tcp_rtt_us, &e) == 0)
         s->have_tcp_info = 1;
 }
+
+void sm_io_put_cpu(const sm_side *client, const sm_side *server, sm_result *r)
+{
+    sm_result_set(r, SM_M_TX_USER_S, client->cpu.user_s);
+    sm_result_set(r, SM_M_TX_SYS_S, client->cpu.sys_s);
+    sm_result_set(r, SM_M_RX_USER_S, server->cpu.user_s);
+    sm_result_set(r, SM_M_RX_SYS_S, server->cpu.sys_s);
+}
+
+void sm_io_put_tcp_info(const sm_side *client, sm_result *r)
+{
+    if (client->have_tcp_info) {
+        sm_result_set(r, SM_M_TCP_RETRANS, client->tcp_retrans);
+        sm_result_set(r, SM_M_TCP_RTT_US, client->tcp_rtt_us);
+    }
+}

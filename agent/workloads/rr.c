@@ -104,14 +104,8 @@ static void rr_finish(const sm_job *job, const sm_side *server, const sm_side *c
     sm_result_set(r, SM_M_RTT_P99_US, (double)sm_hist_percentile(h, 99) / 1e3);
     sm_result_set(r, SM_M_RTT_P999_US, (double)sm_hist_percentile(h, 99.9) / 1e3);
     sm_result_set(r, SM_M_RTT_MAX_US, (double)sm_hist_max(h) / 1e3);
-    sm_result_set(r, SM_M_TX_USER_S, client->cpu.user_s);
-    sm_result_set(r, SM_M_TX_SYS_S, client->cpu.sys_s);
-    sm_result_set(r, SM_M_RX_USER_S, server->cpu.user_s);
-    sm_result_set(r, SM_M_RX_SYS_S, server->cpu.sys_s);
-    if (client->have_tcp_info) {
-        sm_result_set(r, SM_M_TCP_RETRANS, client->tcp_retrans);
-        sm_result_set(r, SM_M_TCP_RTT_US, client->tcp_rtt_us);
-    }
+    sm_io_put_cpu(client, server, r);
+    sm_io_put_tcp_info(client, r);
 }
 
 const sm_workload_ops sm_workload_rr = {SM_WL_RR, "rr", rr_server, rr_client, rr_finish};

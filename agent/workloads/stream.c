@@ -236,16 +236,10 @@ static void stream_finish(const sm_job *job, const sm_side *server, const sm_sid
         sm_result_set(r, SM_M_MSGS_PER_S,
                       (double)(is_lines(p) ? server->msgs : client->msgs) / secs);
     }
-    sm_result_set(r, SM_M_TX_USER_S, client->cpu.user_s);
-    sm_result_set(r, SM_M_TX_SYS_S, client->cpu.sys_s);
-    sm_result_set(r, SM_M_RX_USER_S, server->cpu.user_s);
-    sm_result_set(r, SM_M_RX_SYS_S, server->cpu.sys_s);
+    sm_io_put_cpu(client, server, r);
     if (bytes > 0)
         sm_result_set(r, SM_M_CPU_S_PER_GB, cpu / (bytes / 1e9));
-    if (client->have_tcp_info) {
-        sm_result_set(r, SM_M_TCP_RETRANS, client->tcp_retrans);
-        sm_result_set(r, SM_M_TCP_RTT_US, client->tcp_rtt_us);
-    }
+    sm_io_put_tcp_info(client, r);
 }
 
 const sm_workload_ops sm_workload_stream = {SM_WL_STREAM, "stream", stream_server, stream_client,

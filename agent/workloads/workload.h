@@ -96,6 +96,11 @@ int sm_io_connect(sm_side *s, int *fd);
 int sm_io_prepare(sm_side *s, int fd);
 /* Records TCP_INFO of fd in s when the transport has it. */
 void sm_io_record_info(sm_side *s, int fd);
+/* Metrics every workload reports the same way: CPU per side (tx = client, rx = server) and,
+ * when the client's transport had it, TCP_INFO. */
+void sm_io_put_cpu(const sm_side *client, const sm_side *server, sm_result *r);
+void sm_io_put_tcp_info(const sm_side *client, sm_result *r);
+
 /* Marks the job failed with code and reason (sets cancel); returns code. */
 int sm_io_fail(sm_side *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -13,13 +13,7 @@
 
 #define N_RANDOM 100000
 
-/* cmocka 1.1's assert_float_equal compares as float (~7 digits): too coarse for these checks. */
-#define assert_double_near(got, want, tol)                                                         \
-    do {                                                                                           \
-        double got_ = (got), want_ = (want);                                                       \
-        if (!(fabs(got_ - want_) <= (tol)))                                                        \
-            fail_msg("%s = %.17g, want %.17g +- %g", #got, got_, want_, (double)(tol));            \
-    } while (0)
+#include "testutil.h"
 
 /* Fixed-seed xorshift64 so that a failure reproduces. */
 static uint64_t xorshift64(uint64_t *s)

@@ -14,13 +14,7 @@
 
 #define EPS 1e-12
 
-/* cmocka 1.1's assert_float_equal compares as float (~7 digits): too coarse for these checks. */
-#define assert_double_near(got, want, tol)                                                         \
-    do {                                                                                           \
-        double got_ = (got), want_ = (want);                                                       \
-        if (!(fabs(got_ - want_) <= (tol)))                                                        \
-            fail_msg("%s = %.17g, want %.17g +- %g", #got, got_, want_, (double)(tol));            \
-    } while (0)
+#include "testutil.h"
 
 static void test_stats_odd_n_gives_middle_value_and_sample_stddev(void **state)
 {
