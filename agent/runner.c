@@ -41,7 +41,8 @@ static void *side_main(void *arg)
     t->side.cpu = sm_cpu_diff(&after, &before);
     t->side.cpu_id = sched_getcpu();
 done:
-    if (t->side.rc && t->side.rc != SM_ECANCELED) {
+    const bool aborted = t->side.job->abort && atomic_load(t->side.job->abort);
+    if (t->side.rc && (t->side.rc != SM_ECANCELED || aborted)) {
         int none = 0;
         atomic_compare_exchange_strong(t->first_failed, &none, t->is_server ? 1 : 2);
     }
@@ -96,6 +97,7 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
     job.p = p;
     job.tr = sm_transport_get(p->transport);
     job.fault = o->fault;
+    job.abort = o->abort;
     job.pat = &pat;
     job.client_opts = (sm_sockopts){p->nodelay, p->cork, p->sndbuf, p->rcvbuf};
     job.server_opts = (sm_sockopts){p->nodelay, false, p->sndbuf, p->rcvbuf};

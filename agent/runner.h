@@ -2,6 +2,7 @@
 #ifndef SM_AGENT_RUNNER_H
 #define SM_AGENT_RUNNER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "agent/workloads/workload.h"
@@ -16,6 +17,9 @@ typedef struct sm_runner_opts {
     bool pin;             /* pin the client and server threads to the CPUs below */
     int client_cpu;
     int server_cpu;
+    /* Set by another thread to stop the job (a cancel from the coordinator, a shutdown): the
+     * job then fails with a reason that starts with \"cancelled\". NULL: none. */
+    atomic_int *abort;
 } sm_runner_opts;
 
 /* Runs one job with validated params p (scope local). Always fills *out, which the caller

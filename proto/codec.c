@@ -1,5 +1,6 @@
-/* JSON codec of params, results, facts and reports: the one file that includes cJSON. */
+/* JSON codec of params, results, facts and reports (msg.c builds on it via codec_internal.h). */
 #include "proto/codec.h"
+#include "proto/codec_internal.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -80,13 +81,18 @@ static bool put_str(cJSON *o, const char *key, const char *s)
 }
 
 /* Struct char arrays are copied through strnlen so an unterminated one cannot be overread. */
-static bool put_fixed(cJSON *o, const char *key, const char *s, size_t cap)
+static cJSON *fixed_item(const char *s, size_t cap)
 {
     char buf[FIXED_STR_MAX + 1];
     size_t n = strnlen(s, cap < FIXED_STR_MAX ? cap : FIXED_STR_MAX);
     memcpy(buf, s, n);
     buf[n] = '\0';
-    return put_str(o, key, buf);
+    return cJSON_CreateString(buf);
+}
+
+static bool put_fixed(cJSON *o, const char *key, const char *s, size_t cap)
+{
+    return put_item(o, key, fixed_item(s, cap));
 }
 
 #define PUT_FIXED(o, key, array) put_fixed((o), (key), (array), sizeof(array))
@@ -409,18 +415,26 @@ static int params_from_json(const cJSON *o, sm_params *p, sm_error *err)
     return 0;
 }
 
-int sm_codec_params_decode(const char *json, size_t len, sm_params *out, sm_error *err)
+int sm_codec_params_from_cjson(const cJSON *o, sm_params *out, sm_error *err)
 {
-    cJSON *root = NULL;
     sm_params p;
-    int rc = parse_object(json, len, "params", &root, err);
-    if (rc == 0)
-        rc = params_from_json(root, &p, err);
-    cJSON_Delete(root);
+    int rc = params_from_json(o, &p, err);
     if (rc == 0)
         *out = p;
     else
         memset(out, 0, sizeof *out);
+    return rc;
+}
+
+int sm_codec_params_decode(const char *json, size_t len, sm_params *out, sm_error *err)
+{
+    cJSON *root = NULL;
+    int rc = parse_object(json, len, "params", &root, err);
+    if (rc == 0)
+        rc = sm_codec_params_from_cjson(root, out, err);
+    else
+        memset(out, 0, sizeof *out);
+    cJSON_Delete(root);
     return rc;
 }
 
@@ -685,15 +699,11 @@ static int result_from_json(const cJSON *o, sm_result *r, sm_error *err)
     return 0;
 }
 
-int sm_codec_result_decode(const char *json, size_t len, sm_result *out, sm_error *err)
+int sm_codec_result_from_cjson(const cJSON *o, sm_result *out, sm_error *err)
 {
-    cJSON *root = NULL;
     sm_result r;
     sm_result_init(&r);
-    int rc = parse_object(json, len, "result", &root, err);
-    if (rc == 0)
-        rc = result_from_json(root, &r, err);
-    cJSON_Delete(root);
+    int rc = result_from_json(o, &r, err);
     if (rc != 0) {
         sm_result_fini(&r);
         sm_result_init(out);
@@ -701,6 +711,18 @@ int sm_codec_result_decode(const char *json, size_t len, sm_result *out, sm_erro
     }
     *out = r;
     return 0;
+}
+
+int sm_codec_result_decode(const char *json, size_t len, sm_result *out, sm_error *err)
+{
+    cJSON *root = NULL;
+    int rc = parse_object(json, len, "result", &root, err);
+    if (rc == 0)
+        rc = sm_codec_result_from_cjson(root, out, err);
+    else
+        sm_result_init(out);
+    cJSON_Delete(root);
+    return rc;
 }
 
 /* ---- facts ---- */
@@ -731,6 +753,110 @@ char *sm_codec_facts_encode(const sm_facts *f, sm_error *err)
         return NULL;
     }
     return finish(facts_json(f), true, 0, "facts", err);
+}
+
+static const char *const facts_keys[] = {"hostname", "kernel",    "cpu_model",
+                                         "cores",    "mem_bytes", "congestion",
+                                         "lo_mtu",   "loadavg",   "tcp_autocorking"};
+
+/* A string longer than its field is refused, not cut: a cut hostname names another host. */
+static int facts_string(const cJSON *o, const char *key, char *dst, size_t cap, sm_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(item))
+        return sm_error_set(err, SM_EPARSE, "facts: %s: expected a string", key);
+    size_t n = strlen(item->valuestring);
+    if (n >= cap)
+        return sm_error_set(err, SM_EINVAL, "facts: %s: %zu bytes is above the maximum %zu", key, n,
+                            cap - 1);
+    memcpy(dst, item->valuestring, n + 1);
+    return 0;
+}
+
+#define FACTS_STRING(o, key, f, field, err)                                                        \
+    facts_string((o), (key), (f)->field, sizeof(f)->field, (err))
+
+/* Load averages count runnable tasks, and Linux has at most PID_MAX_LIMIT (2^22) of them. */
+#define LOADAVG_MAX 4194304.0
+
+static int loadavg_from_json(const cJSON *a, double out[3], sm_error *err)
+{
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 3)
+        return sm_error_set(err, SM_EPARSE, "facts: loadavg: expected an array of 3 numbers");
+    const cJSON *item;
+    int i = 0;
+    cJSON_ArrayForEach(item, a)
+    {
+        /* null is how the encoder writes a value that is not finite. */
+        if (cJSON_IsNull(item)) {
+            out[i++] = NAN;
+            continue;
+        }
+        if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble))
+            return sm_error_set(err, SM_EPARSE, "facts: loadavg: expected finite numbers");
+        double v = item->valuedouble;
+        /* -1 is agent/facts.c's "getloadavg failed". */
+        if (v != -1 && (v < 0 || v > LOADAVG_MAX))
+            return sm_error_set(err, SM_EINVAL,
+                                "facts: loadavg: %g is outside 0..%.0f (or -1, unknown)", v,
+                                LOADAVG_MAX);
+        out[i++] = v;
+    }
+    return 0;
+}
+
+static int facts_from_json(const cJSON *o, sm_facts *f, sm_error *err)
+{
+    uint32_t seen = 0;
+    size_t n_keys = sizeof facts_keys / sizeof facts_keys[0];
+    int rc = check_keys(o, "facts", facts_keys, sizeof facts_keys[0], n_keys, (1u << n_keys) - 1,
+                        &seen, err);
+    uint64_t cores = 0, mem = 0, mtu = 0, autocork = 0;
+    if (rc == 0 && (rc = FACTS_STRING(o, "hostname", f, hostname, err)) == 0 &&
+        (rc = FACTS_STRING(o, "kernel", f, kernel, err)) == 0 &&
+        (rc = FACTS_STRING(o, "cpu_model", f, cpu_model, err)) == 0 &&
+        (rc = FACTS_STRING(o, "congestion", f, congestion, err)) == 0 &&
+        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "cores"), "facts", "cores",
+                       SM_CPU_ID_MAX + 1u, false, &cores, err)) == 0 &&
+        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "mem_bytes"), "facts", "mem_bytes",
+                       UINT64_MAX, true, &mem, err)) == 0 &&
+        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "lo_mtu"), "facts", "lo_mtu", UINT32_MAX,
+                       false, &mtu, err)) == 0 &&
+        /* 0 and 1 are the sysctl's values, 2 is "unknown" (facts.h). */
+        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "tcp_autocorking"), "facts",
+                       "tcp_autocorking", 2, false, &autocork, err)) == 0)
+        rc = loadavg_from_json(cJSON_GetObjectItemCaseSensitive(o, "loadavg"), f->loadavg, err);
+    if (rc != 0)
+        return rc;
+    f->cores = (uint32_t)cores;
+    f->mem_bytes = mem;
+    f->lo_mtu = (uint32_t)mtu;
+    f->tcp_autocorking = (uint32_t)autocork;
+    return 0;
+}
+
+int sm_codec_facts_from_cjson(const cJSON *o, sm_facts *out, sm_error *err)
+{
+    sm_facts f;
+    memset(&f, 0, sizeof f);
+    int rc = facts_from_json(o, &f, err);
+    if (rc == 0)
+        *out = f;
+    else
+        memset(out, 0, sizeof *out);
+    return rc;
+}
+
+int sm_codec_facts_decode(const char *json, size_t len, sm_facts *out, sm_error *err)
+{
+    cJSON *root = NULL;
+    int rc = parse_object(json, len, "facts", &root, err);
+    if (rc == 0)
+        rc = sm_codec_facts_from_cjson(root, out, err);
+    else
+        memset(out, 0, sizeof *out);
+    cJSON_Delete(root);
+    return rc;
 }
 
 /* ---- report ---- */
@@ -851,4 +977,69 @@ char *sm_codec_report_encode(const sm_report *r, int pretty, sm_error *err)
     for (size_t i = 0; ok && i < r->n_ratios; i++)
         ok = append(ratios, ratio_json(&r->ratios[i]));
     return finish(root, ok, pretty, "report", err);
+}
+
+/* ---- shared with msg.c through codec_internal.h ---- */
+
+cJSON *sm_codec_params_to_cjson(const sm_params *p)
+{
+    return params_json(p);
+}
+
+cJSON *sm_codec_result_to_cjson(const sm_result *r)
+{
+    return result_json(r);
+}
+
+cJSON *sm_codec_facts_to_cjson(const sm_facts *f)
+{
+    return facts_json(f);
+}
+
+cJSON *sm_codec_u64_item(uint64_t v)
+{
+    return u64_item(v);
+}
+
+bool sm_codec_put_item(cJSON *o, const char *key, cJSON *item)
+{
+    return put_item(o, key, item);
+}
+
+bool sm_codec_append(cJSON *array, cJSON *item)
+{
+    return append(array, item);
+}
+
+cJSON *sm_codec_fixed_item(const char *s, size_t cap)
+{
+    return fixed_item(s, cap);
+}
+
+bool sm_codec_put_fixed(cJSON *o, const char *key, const char *s, size_t cap)
+{
+    return put_fixed(o, key, s, cap);
+}
+
+char *sm_codec_finish(cJSON *root, bool ok, int pretty, const char *what, sm_error *err)
+{
+    return finish(root, ok, pretty, what, err);
+}
+
+int sm_codec_parse_object(const char *json, size_t len, const char *what, cJSON **out,
+                          sm_error *err)
+{
+    return parse_object(json, len, what, out, err);
+}
+
+int sm_codec_check_keys(const cJSON *o, const char *what, const void *table, size_t stride,
+                        size_t n, uint32_t required, uint32_t *seen, sm_error *err)
+{
+    return check_keys(o, what, table, stride, n, required, seen, err);
+}
+
+int sm_codec_get_uint(const cJSON *item, const char *what, const char *field, uint64_t max,
+                      bool allow_string, uint64_t *out, sm_error *err)
+{
+    return get_uint(item, what, field, max, allow_string, out, err);
 }

@@ -29,6 +29,9 @@ int sm_codec_result_decode(const char *json, size_t len, sm_result *out, sm_erro
 /* {"hostname":...,"kernel":...,"cpu_model":...,"cores":N,"mem_bytes":N,"congestion":...,
  *  "lo_mtu":N,"loadavg":[a,b,c],"tcp_autocorking":N} */
 char *sm_codec_facts_encode(const sm_facts *f, sm_error *err);
+/* Every key required; strings must fit their fields (no truncation), cores <= 65536,
+ * tcp_autocorking <= 2, loadavg 0..2^22 or -1 (unknown) or null (NaN). */
+int sm_codec_facts_decode(const char *json, size_t len, sm_facts *out, sm_error *err);
 
 /* The `--once --format json` document:
  * {"version":1,"host":{facts},"cells":[{"workload","transport","variant","params":{...},

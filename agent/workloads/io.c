@@ -24,6 +24,8 @@ int sm_io_fail(sm_side *s, int code, const char *fmt, ...)
 /* Called when a blocking call timed out on its tick: 0 to try again, else the failure. */
 static int on_tick(sm_side *s, const char *doing)
 {
+    if (s->job->abort && atomic_load(s->job->abort))
+        return sm_io_fail(s, SM_ECANCELED, "cancelled while %s: the job was stopped", doing);
     if (atomic_load(&s->job->cancel))
         return sm_error_set(&s->err, SM_ECANCELED, "cancelled while %s: the other side failed",
                             doing);

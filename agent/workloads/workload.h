@@ -38,6 +38,7 @@ typedef struct sm_job {
     sm_fault fault;
     atomic_int cancel;      /* set by a failing side: the other side stops at its next tick */
     atomic_int client_done; /* set when the client side returned (ends open-ended servers) */
+    atomic_int *abort;      /* external stop (runner opts), NULL when none */
 } sm_job;
 
 /* One side's outcome, filled by the workload (counters, times) and the runner (cpu, rc). */

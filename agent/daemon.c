@@ -1,0 +1,422 @@
+/* The agent's fleet mode: long polls over a REQ socket, a worker thread, the spool. */
+#include "agent/daemon.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <nanomsg/nn.h>
+#include <nanomsg/reqrep.h>
+#include <openssl/rand.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/facts.h"
+#include "agent/runner.h"
+#include "agent/spool.h"
+#include "proto/log.h"
+
+/* Job ids this process has already taken, so a resent assign is acked, not run twice. */
+#define SEEN_MAX 256
+
+typedef struct worker {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool has_job; /* a job waits or runs */
+    bool running;
+    bool quit;
+    uint64_t job;
+    uint32_t attempt;
+    sm_params params;
+    atomic_int abort;
+    pthread_t thread;
+} worker;
+
+typedef struct agentd {
+    const sm_daemon_cfg *cfg;
+    volatile sig_atomic_t *stop;
+    sm_spool *spool;
+    int sock;
+    int rcvfd;
+    int wakefd;
+    char boot[SM_BOOT_HEX + 1];
+    uint64_t seq;
+    bool send_facts;
+    sm_facts facts;
+    char acks[SM_POLL_ACKS_MAX][SM_CMD_ID_MAX + 1];
+    size_t n_acks;
+    uint64_t seen_job[SEEN_MAX];
+    uint32_t seen_attempt[SEEN_MAX];
+    size_t n_seen;
+    sm_replay *replay;
+    sm_rejects *rejects;
+    worker w;
+} agentd;
+
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void wake(agentd *d)
+{
+    uint64_t one = 1;
+    ssize_t n = write(d->wakefd, &one, sizeof one);
+    (void)n; /* a full counter still wakes the reader */
+}
+
+/* ---- the worker: one job at a time ---- */
+
+static void spool_result(agentd *d, uint64_t job, uint32_t attempt, sm_result *r)
+{
+    sm_result_msg m = {.job = job, .attempt = attempt, .result = *r};
+    sm_error err = {0};
+    size_t len;
+    char *json = sm_msg_result_encode(&m, &len, &err);
+    if (!json || sm_spool_put(d->spool, job, attempt, json, len, &err) != 0)
+        /* Nothing else can hold the result: say so loudly; the coordinator will fail the job
+         * when the agent reports idle without it. */
+        sm_log(LOG_ERR, "SM-SPOOL-FAIL", "job %" PRIu64 ": result not spooled: %s", job, err.msg);
+    free(json);
+}
+
+static void *worker_main(void *arg)
+{
+    agentd *d = arg;
+    worker *w = &d->w;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->quit && (!w->has_job || w->running))
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->quit && !w->has_job)
+            break;
+        w->running = true;
+        const uint64_t job = w->job;
+        const uint32_t attempt = w->attempt;
+        sm_params p = w->params;
+        pthread_mutex_unlock(&w->mu);
+
+        sm_runner_opts ro = {.sock_dir = d->cfg->sock_dir, .abort = &w->abort};
+        sm_result r;
+        sm_error err = {0};
+        sm_result_init(&r);
+        sm_log(LOG_INFO, "SM-JOB-START", "job %" PRIu64 ".%u: %s over %s", job, attempt,
+               sm_workload_name(p.workload), sm_transport_name(p.transport));
+        if (sm_runner_run(&p, &ro, &r, &err) != 0) {
+            r.ok = false;
+            snprintf(r.reason, sizeof r.reason, "could not start: %.200s", err.msg);
+        }
+        sm_log(LOG_INFO, "SM-JOB-END", "job %" PRIu64 ".%u: %s", job, attempt,
+               r.ok ? "ok" : r.reason);
+        spool_result(d, job, attempt, &r);
+        sm_result_fini(&r);
+
+        pthread_mutex_lock(&w->mu);
+        w->running = false;
+        w->has_job = false;
+        atomic_store(&w->abort, 0);
+        pthread_mutex_unlock(&w->mu);
+        wake(d); /* deliver it now rather than at the end of the held poll */
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* ---- commands ---- */
+
+static bool seen(agentd *d, uint64_t job, uint32_t attempt)
+{
+    for (size_t i = 0; i < d->n_seen; i++)
+        if (d->seen_job[i] == job && d->seen_attempt[i] == attempt)
+            return true;
+    char *data = NULL;
+    size_t len;
+    sm_error err;
+    if (sm_spool_get(d->spool, job, attempt, &data, &len, &err) == 0) {
+        free(data);
+        return true;
+    }
+    return false;
+}
+
+static void remember(agentd *d, uint64_t job, uint32_t attempt)
+{
+    size_t i = d->n_seen < SEEN_MAX ? d->n_seen++ : (size_t)(job % SEEN_MAX);
+    d->seen_job[i] = job;
+    d->seen_attempt[i] = attempt;
+}
+
+static void ack(agentd *d, const char *id)
+{
+    for (size_t i = 0; i < d->n_acks; i++)
+        if (strcmp(d->acks[i], id) == 0)
+            return;
+    if (d->n_acks < SM_POLL_ACKS_MAX)
+        snprintf(d->acks[d->n_acks++], sizeof d->acks[0], "%s", id);
+}
+
+static void take_command(agentd *d, const sm_command *c)
+{
+    worker *w = &d->w;
+    switch (c->kind) {
+    case SM_CMD_ASSIGN:
+        pthread_mutex_lock(&w->mu);
+        if (seen(d, c->job, c->attempt)) {
+            ack(d, c->id); /* already taken: the earlier ack was lost */
+        } else if (!w->has_job) {
+            w->has_job = true;
+            w->job = c->job;
+            w->attempt = c->attempt;
+            w->params = c->params;
+            remember(d, c->job, c->attempt);
+            pthread_cond_signal(&w->cv);
+            ack(d, c->id);
+        }
+        /* Busy with another job: no ack, so the coordinator sends it again later. */
+        pthread_mutex_unlock(&w->mu);
+        break;
+    case SM_CMD_CANCEL:
+        pthread_mutex_lock(&w->mu);
+        if (w->has_job && w->job == c->job && w->attempt == c->attempt)
+            atomic_store(&w->abort, 1);
+        pthread_mutex_unlock(&w->mu);
+        ack(d, c->id);
+        break;
+    default:
+        /* prepare/start arrive with pair jobs; until then they are refused by acking nothing
+         * and saying so once. */
+        sm_log(LOG_WARNING, "SM-CMD-UNSUPPORTED", "command %s (%s) is not supported yet", c->id,
+               sm_cmd_kind_name(c->kind));
+        ack(d, c->id);
+        break;
+    }
+}
+
+/* ---- the poll ---- */
+
+static char *build_poll(agentd *d, size_t *len, sm_error *err)
+{
+    sm_poll p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.agent, sizeof p.agent, "%s", d->cfg->name);
+    snprintf(p.boot, sizeof p.boot, "%s", d->boot);
+    p.seq = d->seq++;
+    pthread_mutex_lock(&d->w.mu);
+    if (d->w.has_job) {
+        p.state = SM_AGENT_BUSY;
+        p.job = d->w.job;
+        p.attempt = d->w.attempt;
+    }
+    pthread_mutex_unlock(&d->w.mu);
+    snprintf(p.data_addr, sizeof p.data_addr, "%s", d->cfg->data_addr);
+    memcpy(p.labels, d->cfg->labels, sizeof p.labels);
+    p.n_labels = d->cfg->n_labels;
+    if (d->send_facts) {
+        p.have_facts = true;
+        p.facts = d->facts;
+    }
+    memcpy(p.acks, d->acks, sizeof p.acks);
+    p.n_acks = d->n_acks;
+
+    /* Oldest spooled results first, as many as a poll carries. */
+    uint64_t jobs[SM_POLL_RESULTS_MAX];
+    uint32_t attempts[SM_POLL_RESULTS_MAX];
+    size_t n = sm_spool_list(d->spool, jobs, attempts, SM_POLL_RESULTS_MAX);
+    sm_result_msg results[SM_POLL_RESULTS_MAX];
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *data = NULL;
+        size_t dlen;
+        sm_error e = {0};
+        if (sm_spool_get(d->spool, jobs[i], attempts[i], &data, &dlen, &e) != 0)
+            continue;
+        if (sm_msg_result_decode(data, dlen, &results[nr], &e) == 0)
+            nr++;
+        else
+            sm_log(LOG_ERR, "SM-SPOOL-BAD", "spooled result %" PRIu64 ".%u unreadable: %s", jobs[i],
+                   attempts[i], e.msg);
+        free(data);
+    }
+    p.results = results;
+    p.n_results = nr;
+    char *text = sm_msg_poll_encode(&p, len, err);
+    for (size_t i = 0; i < nr; i++)
+        sm_result_fini(&results[i].result);
+    return text;
+}
+
+static int send_poll(agentd *d, sm_error *err)
+{
+    size_t len, elen;
+    char *body = build_poll(d, &len, err);
+    if (!body)
+        return err->code ? err->code : SM_ENOMEM;
+    char *env = sm_env_seal(d->cfg->key, d->cfg->name, wall_ms(), body, len, &elen, err);
+    free(body);
+    if (!env)
+        return err->code ? err->code : SM_ENOMEM;
+    /* A REQ socket cancels the outstanding request when a new one is sent: that is how a poll
+     * supersedes its predecessor. */
+    int n = nn_send(d->sock, env, elen, 0);
+    free(env);
+    if (n < 0)
+        return sm_error_set(err, SM_ESYS, "nn_send: %s", nn_strerror(nn_errno()));
+    return 0;
+}
+
+/* Handles one reply; returns 0 when it was valid. */
+static int take_reply(agentd *d, const char *buf, size_t len)
+{
+    sm_error err = {0};
+    sm_env env;
+    memset(&env, 0, sizeof env);
+    const uint64_t now = wall_ms();
+    sm_reject why = sm_env_open(d->cfg->key, buf, len, now, &env, &err);
+    if (why == SM_REJ_NONE && strcmp(env.name, "coordinator") != 0) {
+        why = SM_REJ_FIELD;
+        snprintf(err.msg, sizeof err.msg, "a reply from '%s', not the coordinator", env.name);
+    }
+    if (why == SM_REJ_NONE)
+        why = sm_replay_check(d->replay, env.name, env.nonce, now);
+    sm_poll_reply r;
+    if (why == SM_REJ_NONE && sm_msg_reply_decode(env.body, env.body_len, &r, &err) != 0)
+        why = SM_REJ_BODY;
+    if (why != SM_REJ_NONE) {
+        sm_rejects_note(d->rejects, why, "coordinator", now, err.msg);
+        return SM_EPROTO;
+    }
+    /* The acks rode on the poll this reply answers: the coordinator has them. */
+    d->n_acks = 0;
+    d->send_facts = r.want_facts;
+    for (size_t i = 0; i < r.n_acks; i++) {
+        if (sm_spool_remove(d->spool, r.ack_job[i], r.ack_attempt[i], &err) != 0)
+            sm_log(LOG_ERR, "SM-SPOOL-FAIL", "cannot remove acked result: %s", err.msg);
+    }
+    for (size_t i = 0; i < r.n_commands; i++)
+        take_command(d, &r.commands[i]);
+    return 0;
+}
+
+/* Waits for the reply, a wake-up (result ready, shutdown) or the time limit. */
+static void wait_reply(agentd *d)
+{
+    struct pollfd pfd[2] = {{.fd = d->rcvfd, .events = POLLIN},
+                            {.fd = d->wakefd, .events = POLLIN}};
+    int n;
+    do
+        n = poll(pfd, 2, (int)d->cfg->reply_wait_ms);
+    while (n < 0 && errno == EINTR && !*d->stop);
+    if (n <= 0)
+        return; /* no answer: the next poll goes out with a new nonce */
+    if (pfd[1].revents & POLLIN) {
+        uint64_t v;
+        ssize_t r = read(d->wakefd, &v, sizeof v);
+        (void)r;
+    }
+    if (pfd[0].revents & POLLIN) {
+        char *buf = NULL;
+        int len = nn_recv(d->sock, &buf, NN_MSG, NN_DONTWAIT);
+        if (len >= 0) {
+            take_reply(d, buf, (size_t)len);
+            nn_freemsg(buf);
+        }
+    }
+}
+
+static int open_socket(agentd *d, sm_error *err)
+{
+    d->sock = nn_socket(AF_SP, NN_REQ);
+    if (d->sock < 0)
+        return sm_error_set(err, SM_ESYS, "nn_socket: %s", nn_strerror(nn_errno()));
+    /* The agent resends by itself with a fresh nonce; nanomsg's own resend would repeat the
+     * old nonce, which the coordinator drops as a replay. */
+    int resend = 3600 * 1000, ivl = 100, ivl_max = 5000, sndtimeo = 1000;
+    int max = 1024 * 1024;
+    size_t sz = sizeof d->rcvfd;
+    if (nn_setsockopt(d->sock, NN_REQ, NN_REQ_RESEND_IVL, &resend, sizeof resend) < 0 ||
+        nn_setsockopt(d->sock, NN_SOL_SOCKET, NN_RECONNECT_IVL, &ivl, sizeof ivl) < 0 ||
+        nn_setsockopt(d->sock, NN_SOL_SOCKET, NN_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max) < 0 ||
+        nn_setsockopt(d->sock, NN_SOL_SOCKET, NN_SNDTIMEO, &sndtimeo, sizeof sndtimeo) < 0 ||
+        nn_setsockopt(d->sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max) < 0 ||
+        nn_getsockopt(d->sock, NN_SOL_SOCKET, NN_RCVFD, &d->rcvfd, &sz) < 0 ||
+        nn_connect(d->sock, d->cfg->coordinator) < 0)
+        return sm_error_set(err, SM_ESYS, "cannot set up the connection to %s: %s",
+                            d->cfg->coordinator, nn_strerror(nn_errno()));
+    return 0;
+}
+
+int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wake_fd,
+                  sm_error *err)
+{
+    static agentd d; /* one per process; static keeps the large arrays off the stack */
+    memset(&d, 0, sizeof d);
+    d.cfg = cfg;
+    d.stop = stop;
+    d.sock = -1;
+    d.send_facts = true;
+    int rc;
+    uint8_t boot[SM_BOOT_HEX / 2];
+    if (RAND_bytes(boot, sizeof boot) != 1)
+        return sm_error_set(err, SM_ESYS, "no random bytes for the boot id");
+    for (size_t i = 0; i < sizeof boot; i++)
+        snprintf(d.boot + 2 * i, 3, "%02x", boot[i]);
+    sm_facts_collect(&d.facts);
+    if ((rc = sm_spool_open(&d.spool, cfg->spool_dir, err)))
+        return rc;
+    d.wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    d.replay = sm_replay_new(2ull * SM_SKEW_MS);
+    d.rejects = sm_rejects_new();
+    if (d.wakefd < 0 || !d.replay || !d.rejects) {
+        rc = sm_error_set(err, SM_ENOMEM, "cannot set up the agent");
+        goto out;
+    }
+    *wake_fd = d.wakefd;
+    if ((rc = open_socket(&d, err)))
+        goto out;
+    pthread_mutex_init(&d.w.mu, NULL);
+    pthread_cond_init(&d.w.cv, NULL);
+    if ((rc = pthread_create(&d.w.thread, NULL, worker_main, &d))) {
+        rc = sm_error_set(err, SM_ESYS, "cannot start the worker: %s", strerror(rc));
+        goto out;
+    }
+    sm_log(LOG_NOTICE, "SM-AGENT-START", "agent %s (boot %s) polling %s, %zu results in the spool",
+           cfg->name, d.boot, cfg->coordinator, sm_spool_count(d.spool));
+    while (!*stop) {
+        sm_error e = {0};
+        if (send_poll(&d, &e) != 0) {
+            sm_log(LOG_WARNING, "SM-POLL-FAIL", "%s", e.msg);
+            struct pollfd pfd = {.fd = d.wakefd, .events = POLLIN};
+            poll(&pfd, 1, 1000); /* not connected yet: nanomsg reconnects with backoff */
+            continue;
+        }
+        wait_reply(&d);
+    }
+    sm_log(LOG_NOTICE, "SM-AGENT-STOP", "stopping; %zu results stay in the spool",
+           sm_spool_count(d.spool));
+    pthread_mutex_lock(&d.w.mu);
+    d.w.quit = true;
+    if (d.w.has_job)
+        atomic_store(&d.w.abort, 1);
+    pthread_cond_signal(&d.w.cv);
+    pthread_mutex_unlock(&d.w.mu);
+    pthread_join(d.w.thread, NULL);
+    rc = 0;
+out:
+    *wake_fd = -1;
+    if (d.sock >= 0)
+        nn_close(d.sock);
+    if (d.wakefd >= 0)
+        close(d.wakefd);
+    sm_replay_free(d.replay);
+    sm_rejects_free(d.rejects);
+    sm_spool_close(d.spool);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/* sockmatrix-agent's fleet mode: a control thread long-polls the coordinator, one worker
+ * thread runs one job at a time, and every result goes through the spool. */
+#ifndef SM_AGENT_DAEMON_H
+#define SM_AGENT_DAEMON_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/envelope.h"
+#include "proto/err.h"
+#include "proto/msg.h"
+
+typedef struct sm_daemon_cfg {
+    const char *coordinator; /* tcp://HOST:PORT */
+    uint8_t key[SM_KEY_LEN];
+    char name[SM_NAME_MAX + 1];
+    sm_label labels[SM_LABELS_MAX];
+    size_t n_labels;
+    char data_addr[SM_ADDR_MAX + 1];
+    const char *spool_dir;
+    const char *sock_dir;   /* Unix sockets of local jobs */
+    uint32_t reply_wait_ms; /* a poll with no answer in this long is sent again (new nonce) */
+} sm_daemon_cfg;
+
+/* Runs until *stop is set (then cancels a running job, spools its result and returns 0), or
+ * returns an SM_E code when it cannot start (spool, socket). wake_fd, when >= 0, is written
+ * to by the signal handler so that a blocked wait ends at once. */
+int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wake_fd,
+                  sm_error *err);
+
+#endif

@@ -1,0 +1,45 @@
+/* The agent's durable spool: every measured result is written here (write, fsync, rename,
+ * fsync of the directory) before it is sent, resent until acked, and removed only on ack, so a
+ * result survives agent crashes and restarts and reaches the coordinator exactly once (the
+ * coordinator's store drops duplicates by job id + attempt).
+ *
+ * Thread-safe: the worker puts, the control thread lists, reads and removes. */
+#ifndef SM_AGENT_SPOOL_H
+#define SM_AGENT_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/err.h"
+
+typedef struct sm_spool sm_spool;
+
+/* Opens (creating with mode 0700 when missing) the spool directory, removes temporary files a
+ * crash left behind, and indexes the complete entries. */
+int sm_spool_open(sm_spool **sp, const char *dir, sm_error *err);
+/* NULL is ignored. Entries stay on disk. */
+void sm_spool_close(sm_spool *sp);
+
+/* Stores data under (job, attempt) durably; returns only once it would survive a crash.
+ * An entry already there for the same key is kept (returns 0): a result is spooled once. */
+int sm_spool_put(sm_spool *sp, uint64_t job, uint32_t attempt, const char *data, size_t len,
+                 sm_error *err);
+
+/* For tests: performs sm_spool_put's steps 1..stop_after and returns as a crash there would
+ * leave the directory (no cleanup). Steps: 1 create the temporary file, 2 write half the data,
+ * 3 write the rest, 4 fsync it, 5 rename it into place, 6 fsync the directory. stop_after >= 6
+ * is a whole put. */
+int sm_spool_put_until(sm_spool *sp, uint64_t job, uint32_t attempt, const char *data, size_t len,
+                       int stop_after, sm_error *err);
+
+/* Up to max entries, oldest first, into jobs[] and attempts[]; returns how many. */
+size_t sm_spool_list(sm_spool *sp, uint64_t *jobs, uint32_t *attempts, size_t max);
+/* Reads one entry into a malloc'd buffer (NUL-terminated; *len excludes the NUL).
+ * SM_EINVAL when there is no such entry. */
+int sm_spool_get(sm_spool *sp, uint64_t job, uint32_t attempt, char **data, size_t *len,
+                 sm_error *err);
+/* Removes an entry after its ack (unlink, fsync of the directory). An absent entry is 0. */
+int sm_spool_remove(sm_spool *sp, uint64_t job, uint32_t attempt, sm_error *err);
+size_t sm_spool_count(sm_spool *sp);
+
+#endif

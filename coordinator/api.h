@@ -1,0 +1,31 @@
+/* The coordinator's HTTP routes, independent of the HTTP server that carries them. */
+#ifndef SM_COORD_API_H
+#define SM_COORD_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "coordinator/control.h"
+#include "coordinator/store.h"
+#include "proto/envelope.h"
+
+typedef struct sm_api_ctx {
+    sm_store *st;
+    sm_control *ctl;
+    const sm_rejects *rejects;
+    const char *token; /* NULL: state-changing calls need no token (loopback listener) */
+    /* Called after jobs were queued for host, so that a held poll can be answered now. */
+    void (*jobs_queued)(void *arg, const char *host);
+    void *arg;
+} sm_api_ctx;
+
+/* One request: method "GET"/"POST", path without query, the Authorization header value (or
+ * NULL), the body. Returns the HTTP status and a malloc'd JSON body in *resp. Every error is
+ * {"error","field"} with a 4xx status; a store failure is a 500. */
+int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *auth,
+                  const char *body, size_t len, char **resp, size_t *resp_len);
+
+/* Constant-time comparison of a presented bearer token with the expected one. */
+bool sm_api_token_ok(const char *expected, const char *authorization);
+
+#endif

@@ -1,0 +1,524 @@
+/* Fleet and job logic of the coordinator: what each poll means and what to answer. */
+#include "coordinator/control.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coordinator/map.h"
+#include "proto/codec.h"
+#include "proto/log.h"
+
+typedef struct cjob {
+    uint64_t id;
+    char host[SM_NAME_MAX + 1];
+    sm_params params;
+    sm_job_state state;
+    uint32_t attempt;
+    int64_t started_ms; /* when the agent reported it busy with it (0 = not yet) */
+    int64_t assigned_ms;
+    bool assign_acked;
+    struct cjob *next; /* the host's FIFO of queued jobs */
+} cjob;
+
+typedef struct cagent {
+    char name[SM_NAME_MAX + 1];
+    char boot[SM_BOOT_HEX + 1];
+    int64_t last_seen_ms;
+    sm_agent_status status;
+    bool facts_known;
+    bool idle;           /* what its last poll said */
+    cjob *current;       /* assigned or running on it */
+    bool cancel_pending; /* a cancel for cancel_job/attempt goes out until acked */
+    uint64_t cancel_job;
+    uint32_t cancel_attempt;
+    cjob *qhead, *qtail;
+} cagent;
+
+struct sm_control {
+    sm_store *st;
+    sm_control_cfg cfg;
+    sm_map *agents; /* name -> cagent */
+    sm_map *jobs;   /* decimal id -> cjob, unfinished jobs only */
+    sm_control_stats stats;
+};
+
+static void id_key(uint64_t id, char *buf, size_t len)
+{
+    snprintf(buf, len, "%" PRIu64, id);
+}
+
+static cagent *agent_new(sm_control *c, const char *name)
+{
+    cagent *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->status = SM_AGENT_LOST; /* until it polls */
+    if (sm_map_put(c->agents, a->name, a) != 0) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+static void enqueue(cagent *a, cjob *j)
+{
+    j->next = NULL;
+    if (a->qtail)
+        a->qtail->next = j;
+    else
+        a->qhead = j;
+    a->qtail = j;
+}
+
+static cjob *dequeue(cagent *a)
+{
+    cjob *j = a->qhead;
+    if (j) {
+        a->qhead = j->next;
+        if (!a->qhead)
+            a->qtail = NULL;
+        j->next = NULL;
+    }
+    return j;
+}
+
+static cjob *job_get(sm_control *c, uint64_t id)
+{
+    char key[24];
+    id_key(id, key, sizeof key);
+    return sm_map_get(c->jobs, key);
+}
+
+static void job_forget(sm_control *c, cjob *j)
+{
+    char key[24];
+    id_key(j->id, key, sizeof key);
+    sm_map_del(c->jobs, key);
+    free(j);
+}
+
+/* Ends a job (done or failed) in the store and in memory. */
+static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reason,
+                      int64_t now_ms, sm_error *err)
+{
+    int rc = sm_store_job_set_state(c->st, j->id, j->attempt, state, reason, now_ms, err);
+    if (rc)
+        return rc;
+    cagent *a = sm_map_get(c->agents, j->host);
+    if (a && a->current == j)
+        a->current = NULL;
+    if (state == SM_JOB_FAILED)
+        sm_log(LOG_NOTICE, "SM-JOB-FAILED", "job %" PRIu64 " on %s failed: %s", j->id, j->host,
+               reason);
+    job_forget(c, j);
+    return 0;
+}
+
+int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, int64_t now_ms,
+                    sm_error *err)
+{
+    sm_agent_row *rows = NULL;
+    sm_job_row *jobs = NULL;
+    size_t n = 0, nj = 0;
+    int rc;
+    sm_control *c = calloc(1, sizeof *c);
+    if (!c || !(c->agents = sm_map_new()) || !(c->jobs = sm_map_new())) {
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+        goto fail;
+    }
+    c->st = st;
+    c->cfg = *cfg;
+    if ((rc = sm_store_agents_list(st, &rows, &n, err)))
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        cagent *a = agent_new(c, rows[i].name);
+        if (!a) {
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+            goto fail;
+        }
+        snprintf(a->boot, sizeof a->boot, "%s", rows[i].boot);
+        a->facts_known = rows[i].facts_json != NULL;
+        /* Nobody has heard from it since the restart: it gets 3 x hold_ms from now to poll. */
+        a->last_seen_ms = now_ms;
+        a->status = rows[i].status == SM_AGENT_LOST ? SM_AGENT_LOST : SM_AGENT_ONLINE;
+    }
+    if ((rc = sm_store_jobs_unfinished(st, &jobs, &nj, err)))
+        goto fail;
+    for (size_t i = 0; i < nj; i++) {
+        cjob *j = calloc(1, sizeof *j);
+        char key[24];
+        if (!j) {
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+            goto fail;
+        }
+        j->id = jobs[i].id;
+        snprintf(j->host, sizeof j->host, "%s", jobs[i].host);
+        j->state = jobs[i].state;
+        j->attempt = jobs[i].attempt;
+        j->started_ms = jobs[i].started_ms;
+        j->assigned_ms = jobs[i].assigned_ms;
+        id_key(j->id, key, sizeof key);
+        if (sm_codec_params_decode(jobs[i].params_json, strlen(jobs[i].params_json), &j->params,
+                                   err) != 0 ||
+            sm_map_put(c->jobs, key, j) != 0) {
+            sm_log(LOG_ERR, "SM-JOB-BAD", "job %" PRIu64 " cannot be resumed: %s", j->id,
+                   err ? err->msg : "");
+            free(j);
+            continue;
+        }
+        cagent *a = sm_map_get(c->agents, j->host);
+        if (!a && !(a = agent_new(c, j->host))) {
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+            goto fail;
+        }
+        /* An assigned or running job resumes as the agent's current one: its next poll says
+         * whether it is still busy with it, or delivers its result from the spool. */
+        if (j->state == SM_JOB_QUEUED)
+            enqueue(a, j);
+        else if (!a->current)
+            a->current = j;
+        else
+            enqueue(a, j);
+    }
+    sm_store_agents_free(rows, n);
+    sm_store_jobs_free(jobs, nj);
+    *out = c;
+    return 0;
+fail:
+    sm_store_agents_free(rows, n);
+    sm_store_jobs_free(jobs, nj);
+    sm_control_close(c);
+    return rc;
+}
+
+void sm_control_close(sm_control *c)
+{
+    if (!c)
+        return;
+    sm_map_free(c->jobs, free);
+    sm_map_free(c->agents, free);
+    free(c);
+}
+
+/* Registers or refreshes the agent row when something about it changed. */
+static int upsert_agent(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err)
+{
+    sm_agent_row row;
+    memset(&row, 0, sizeof row);
+    snprintf(row.name, sizeof row.name, "%s", p->agent);
+    snprintf(row.boot, sizeof row.boot, "%s", p->boot);
+    snprintf(row.data_addr, sizeof row.data_addr, "%s", p->data_addr);
+    row.labels_json = sm_msg_labels_json(p->labels, p->n_labels, err);
+    row.facts_json = p->have_facts ? sm_msg_facts_json(&p->facts, err) : NULL;
+    row.first_seen_ms = now_ms;
+    row.last_seen_ms = now_ms;
+    row.status = a->status;
+    int rc = row.labels_json ? sm_store_agent_upsert(c->st, &row, err) : SM_ENOMEM;
+    free(row.labels_json);
+    free(row.facts_json);
+    if (!rc && p->have_facts)
+        a->facts_known = true;
+    return rc;
+}
+
+/* The command that assigns j, resent in every reply until the agent acks it. */
+static void assign_command(const cjob *j, sm_command *cmd)
+{
+    memset(cmd, 0, sizeof *cmd);
+    snprintf(cmd->id, sizeof cmd->id, "a%" PRIu64 ".%u", j->id, j->attempt);
+    cmd->kind = SM_CMD_ASSIGN;
+    cmd->job = j->id;
+    cmd->attempt = j->attempt;
+    cmd->params = j->params;
+}
+
+static void cancel_command(const cagent *a, sm_command *cmd)
+{
+    memset(cmd, 0, sizeof *cmd);
+    snprintf(cmd->id, sizeof cmd->id, "x%" PRIu64 ".%u", a->cancel_job, a->cancel_attempt);
+    cmd->kind = SM_CMD_CANCEL;
+    cmd->job = a->cancel_job;
+    cmd->attempt = a->cancel_attempt;
+}
+
+/* Commands for the agent now: its pending cancel, its unacked assignment, or (when idle) the
+ * next queued job, which becomes its current one. */
+static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *reply,
+                        sm_error *err)
+{
+    if (a->cancel_pending && reply->n_commands < SM_REPLY_COMMANDS_MAX)
+        cancel_command(a, &reply->commands[reply->n_commands++]);
+    if (!a->current && a->idle && a->status != SM_AGENT_LOST && a->qhead) {
+        cjob *j = a->qhead;
+        uint32_t attempt = j->attempt ? j->attempt : 1;
+        int rc = sm_store_job_set_state(c->st, j->id, attempt, SM_JOB_ASSIGNED, "", now_ms, err);
+        if (rc)
+            return rc;
+        dequeue(a);
+        j->attempt = attempt;
+        j->state = SM_JOB_ASSIGNED;
+        j->assigned_ms = now_ms;
+        j->assign_acked = false;
+        a->current = j;
+        c->stats.jobs_dispatched++;
+    }
+    if (a->current && a->current->state == SM_JOB_ASSIGNED && !a->current->assign_acked &&
+        reply->n_commands < SM_REPLY_COMMANDS_MAX)
+        assign_command(a->current, &reply->commands[reply->n_commands++]);
+    reply->want_facts = !a->facts_known;
+    return 0;
+}
+
+/* Stores one result and settles its job. A duplicate is acked again: the agent's copy of the
+ * ack was lost, and storing is idempotent by (job, attempt). */
+static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t now_ms,
+                       sm_poll_reply *reply, sm_error *err)
+{
+    char *json = sm_msg_result_json(&m->result, err);
+    if (!json)
+        return SM_ENOMEM;
+    const sm_result *r = &m->result;
+    sm_result_cols cols = {
+        .bytes = sm_result_get(r, SM_M_BYTES),
+        .seconds = sm_result_get(r, SM_M_SECONDS),
+        .throughput_MBps = sm_result_get(r, SM_M_THROUGHPUT),
+        .rtt_p50_us = sm_result_get(r, SM_M_RTT_P50_US),
+        .connects_per_s = sm_result_get(r, SM_M_CONNECTS_PER_S),
+        .ok = r->ok,
+    };
+    bool inserted = false, late = false;
+    sm_job_row row;
+    memset(&row, 0, sizeof row);
+    int rc = sm_store_job_get(c->st, m->job, &row, NULL);
+    if (rc == 0) {
+        /* A job failed for the agent's absence ("agent-lost", "agent-restarted") whose result
+         * turns up from the spool was measured after all: the result completes it. */
+        late = row.state == SM_JOB_FAILED && row.attempt == m->attempt &&
+               strncmp(row.reason, "agent-", 6) == 0;
+        sm_job_row_fini(&row);
+        rc = sm_store_result_insert(c->st, m->job, m->attempt, a->name, json, &cols, now_ms,
+                                    &inserted, err);
+    } else {
+        /* No such job here (a store that was replaced): keeping it unacked would have the
+         * agent resend it forever, so it is acked, counted and logged. */
+        c->stats.results_orphan++;
+        sm_log(LOG_WARNING, "SM-RESULT-ORPHAN",
+               "%s sent a result for job %" PRIu64 ", which this store does not have", a->name,
+               m->job);
+        rc = 0;
+    }
+    free(json);
+    if (rc)
+        return rc;
+    if (inserted)
+        c->stats.results_stored++;
+    else
+        c->stats.results_duplicate++;
+    if (late && inserted &&
+        (rc = sm_store_job_set_state(c->st, m->job, m->attempt, r->ok ? SM_JOB_DONE : SM_JOB_FAILED,
+                                     r->ok ? "" : r->reason, now_ms, err)))
+        return rc;
+    cjob *j = job_get(c, m->job);
+    if (j && j->attempt == m->attempt) {
+        rc = r->ok ? job_finish(c, j, SM_JOB_DONE, "", now_ms, err)
+                   : job_finish(c, j, SM_JOB_FAILED, r->reason, now_ms, err);
+        if (rc)
+            return rc;
+    }
+    if (reply->n_acks < SM_REPLY_ACKS_MAX) {
+        reply->ack_job[reply->n_acks] = m->job;
+        reply->ack_attempt[reply->n_acks] = m->attempt;
+        reply->n_acks++;
+    }
+    return 0;
+}
+
+static void take_acks(cagent *a, const sm_poll *p)
+{
+    for (size_t i = 0; i < p->n_acks; i++) {
+        uint64_t job;
+        unsigned attempt;
+        char kind;
+        if (sscanf(p->acks[i], "%c%" SCNu64 ".%u", &kind, &job, &attempt) != 3)
+            continue;
+        if (kind == 'a' && a->current && a->current->id == job && a->current->attempt == attempt)
+            a->current->assign_acked = true;
+        if (kind == 'x' && a->cancel_pending && a->cancel_job == job &&
+            a->cancel_attempt == attempt)
+            a->cancel_pending = false;
+    }
+}
+
+/* What the agent says it is doing, against what we think it is doing. */
+static int take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted, int64_t now_ms,
+                       sm_error *err)
+{
+    cjob *j = a->current;
+    a->idle = p->state == SM_AGENT_IDLE;
+    if (!j)
+        return 0;
+    if (p->state == SM_AGENT_BUSY && p->job == j->id && p->attempt == j->attempt) {
+        if (j->state != SM_JOB_RUNNING) {
+            int rc =
+                sm_store_job_set_state(c->st, j->id, j->attempt, SM_JOB_RUNNING, "", now_ms, err);
+            if (rc)
+                return rc;
+            j->state = SM_JOB_RUNNING;
+            j->started_ms = now_ms;
+            j->assign_acked = true;
+        }
+        return 0;
+    }
+    if (rebooted && (j->assign_acked || j->state == SM_JOB_RUNNING))
+        return job_finish(c, j, SM_JOB_FAILED,
+                          "agent-restarted: the agent restarted during the job", now_ms, err);
+    if (p->state == SM_AGENT_IDLE && (j->assign_acked || j->state == SM_JOB_RUNNING))
+        return job_finish(c, j, SM_JOB_FAILED, "the agent went idle without delivering a result",
+                          now_ms, err);
+    return 0;
+}
+
+int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,
+                    bool *reply_now, sm_error *err)
+{
+    memset(reply, 0, sizeof *reply);
+    *reply_now = false;
+    c->stats.polls++;
+    cagent *a = sm_map_get(c->agents, p->agent);
+    if (!a && !(a = agent_new(c, p->agent)))
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    const bool rebooted = a->boot[0] && strcmp(a->boot, p->boot) != 0;
+    const bool changed = rebooted || !a->boot[0] || p->have_facts || a->status == SM_AGENT_LOST;
+    if (a->status == SM_AGENT_LOST)
+        sm_log(LOG_NOTICE, "SM-AGENT-UP", "agent %s is up (boot %s)", p->agent, p->boot);
+    a->status = p->state == SM_AGENT_BUSY ? SM_AGENT_STATUS_BUSY : SM_AGENT_ONLINE;
+    a->last_seen_ms = now_ms;
+    snprintf(a->boot, sizeof a->boot, "%s", p->boot);
+    int rc = 0;
+    if (changed && (rc = upsert_agent(c, a, p, now_ms, err)))
+        return rc;
+    for (size_t i = 0; i < p->n_results; i++)
+        if ((rc = take_result(c, a, &p->results[i], now_ms, reply, err)))
+            return rc;
+    take_acks(a, p);
+    if ((rc = take_status(c, a, p, rebooted, now_ms, err)))
+        return rc;
+    if ((rc = commands_for(c, a, now_ms, reply, err)))
+        return rc;
+    *reply_now = reply->n_acks || reply->n_commands || p->n_results || reply->want_facts;
+    return 0;
+}
+
+bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+                     sm_error *err)
+{
+    memset(reply, 0, sizeof *reply);
+    cagent *a = sm_map_get(c->agents, agent);
+    if (!a)
+        return false;
+    if (commands_for(c, a, now_ms, reply, err) != 0)
+        return false;
+    return reply->n_commands > 0;
+}
+
+int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+                      sm_error *err)
+{
+    memset(reply, 0, sizeof *reply);
+    cagent *a = sm_map_get(c->agents, agent);
+    return a ? commands_for(c, a, now_ms, reply, err) : 0;
+}
+
+int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
+{
+    const int64_t lost_after = 3 * (int64_t)c->cfg.hold_ms;
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        if (a->status == SM_AGENT_LOST || now_ms - a->last_seen_ms <= lost_after)
+            continue;
+        a->status = SM_AGENT_LOST;
+        sm_log(LOG_WARNING, "SM-AGENT-LOST", "agent %s lost: no poll for %" PRId64 " ms", a->name,
+               now_ms - a->last_seen_ms);
+        int rc = sm_store_agent_set_status(c->st, a->name, SM_AGENT_LOST, now_ms, err);
+        if (!rc && a->current)
+            rc = job_finish(c, a->current, SM_JOB_FAILED,
+                            "agent-lost: the agent stopped polling during the job", now_ms, err);
+        if (rc)
+            return rc;
+    }
+    cur = 0;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        cjob *j = a->current;
+        if (!j || j->state != SM_JOB_RUNNING)
+            continue;
+        int64_t limit = (int64_t)j->params.time_limit_ms + c->cfg.job_grace_ms;
+        if (now_ms - j->started_ms <= limit)
+            continue;
+        a->cancel_pending = true;
+        a->cancel_job = j->id;
+        a->cancel_attempt = j->attempt;
+        char why[128];
+        snprintf(why, sizeof why, "timeout: still running %" PRId64 " ms after it started",
+                 now_ms - j->started_ms);
+        int rc = job_finish(c, j, SM_JOB_FAILED, why, now_ms, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms,
+                      uint64_t *id, sm_error *err)
+{
+    cagent *a = sm_map_get(c->agents, host);
+    if (!a)
+        return sm_error_set(err, SM_EINVAL, "host: '%s' is not a registered agent", host);
+    char *params_json = sm_codec_params_encode(p, err);
+    if (!params_json)
+        return SM_ENOMEM;
+    cjob *j = calloc(1, sizeof *j);
+    int rc = j ? sm_store_job_insert(c->st, host, params_json, now_ms, id, err)
+               : sm_error_set(err, SM_ENOMEM, "out of memory");
+    free(params_json);
+    if (rc) {
+        free(j);
+        return rc;
+    }
+    char key[24];
+    j->id = *id;
+    snprintf(j->host, sizeof j->host, "%s", host);
+    j->params = *p;
+    j->state = SM_JOB_QUEUED;
+    j->attempt = 1;
+    id_key(j->id, key, sizeof key);
+    if (sm_map_put(c->jobs, key, j) != 0) {
+        free(j);
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+    enqueue(a, j);
+    return 0;
+}
+
+bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *status,
+                           int64_t *last_seen_ms)
+{
+    cagent *a = sm_map_get(c->agents, name);
+    if (!a)
+        return false;
+    *status = a->status;
+    *last_seen_ms = a->last_seen_ms;
+    return true;
+}
+
+void sm_control_get_stats(const sm_control *c, sm_control_stats *out)
+{
+    *out = c->stats;
+}

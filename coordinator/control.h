@@ -1,0 +1,63 @@
+/* The control plane's logic, free of sockets: the fleet registry in memory, the job queue per
+ * host, and what to say to each poll. The server feeds it verified polls and ticks; it writes
+ * through the store inside the server's transaction, so nothing is acked before it is
+ * committed. Single-threaded (the event loop's). */
+#ifndef SM_COORD_CONTROL_H
+#define SM_COORD_CONTROL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "coordinator/store.h"
+#include "proto/err.h"
+#include "proto/msg.h"
+
+typedef struct sm_control sm_control;
+
+typedef struct sm_control_cfg {
+    uint32_t hold_ms;      /* how long a poll is held; an agent silent for 3x this is lost */
+    uint32_t job_grace_ms; /* a running job past its time limit plus this fails "timeout" */
+} sm_control_cfg;
+
+/* Loads the registered agents and the unfinished jobs from the store. */
+int sm_control_open(sm_control **c, sm_store *st, const sm_control_cfg *cfg, int64_t now_ms,
+                    sm_error *err);
+void sm_control_close(sm_control *c);
+
+/* Handles one verified poll: stores its results (the caller has begun a transaction and
+ * commits before sending), notes acks and status, dispatches the next job, and fills *reply.
+ * *reply_now says whether to answer at once (a command, an ack, results, or facts wanted) or
+ * hold the poll. Returns 0, or an SM_E code when the store failed (roll back, answer nothing:
+ * the agent will send its results again). */
+int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,
+                    bool *reply_now, sm_error *err);
+
+/* Whether the agent has something new to hear (a job queued or a cancel since its poll was
+ * held); if so, fills *reply with what an immediate answer should say. */
+bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+                     sm_error *err);
+
+/* The reply to a held poll whose time is up (dispatches a job if one appeared). */
+int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+                      sm_error *err);
+
+/* Once a second: agents silent for 3 x hold_ms become lost and their job fails "agent-lost";
+ * running jobs past their limit fail "timeout" (and a cancel goes out). Returns 0 or the
+ * store's error. */
+int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err);
+
+/* Queues a job; host must be a registered agent (SM_EINVAL naming it otherwise). */
+int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms,
+                      uint64_t *id, sm_error *err);
+
+/* In-memory view of an agent for the API: status and last poll time. */
+bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *status,
+                           int64_t *last_seen_ms);
+
+/* Counters for /healthz. */
+typedef struct sm_control_stats {
+    uint64_t polls, results_stored, results_duplicate, results_orphan, jobs_dispatched;
+} sm_control_stats;
+void sm_control_get_stats(const sm_control *c, sm_control_stats *out);
+
+#endif

@@ -1,0 +1,222 @@
+/* sockmatrix-coordinator: the lab's coordinator daemon, and `keygen`. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "coordinator/server.h"
+#include "proto/envelope.h"
+#include "proto/log.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static const char usage[] =
+    "Usage: sockmatrix-coordinator --key-file PATH [options]\n"
+    "       sockmatrix-coordinator keygen PATH\n"
+    "\n"
+    "Runs the lab's coordinator: agents long-poll it over nanomsg with signed messages; it\n"
+    "queues jobs, stores every result exactly once in SQLite, and serves the HTTP API.\n"
+    "\n"
+    "  --listen tcp://ADDR:PORT  where agents connect (default tcp://0.0.0.0:7100)\n"
+    "  --http ADDR:PORT          HTTP API (default 127.0.0.1:8080; port 0 picks one)\n"
+    "  --db PATH                 SQLite store (default sockmatrix.db)\n"
+    "  --key-file PATH           the fleet key (64 hex digits, mode 0600); required\n"
+    "  --token-file PATH         the dashboard token; required when --http is not loopback\n"
+    "  --hold-ms N               how long a poll is held (default 5000; an agent silent for\n"
+    "                            3 x this is lost)\n"
+    "  --log-level LEVEL         error, warning, notice (default), info, debug\n"
+    "  --ready-fd N              write \"ready ...\" to descriptor N once listening\n"
+    "  --help, --version\n"
+    "\n"
+    "keygen PATH writes a new random 32-byte key (hex) with mode 0600; it never overwrites.\n";
+
+/* One line on stderr naming what is wrong; returns the usage exit status. */
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "sockmatrix-coordinator: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+/* ADDR:PORT or [V6]:PORT into addr and port. */
+static int split_hostport(const char *s, char *addr, size_t alen, int *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s)
+        return -1;
+    size_t n = (size_t)(colon - s);
+    if (s[0] == '[' && colon[-1] == ']') {
+        s++;
+        n -= 2;
+    }
+    if (n >= alen)
+        return -1;
+    memcpy(addr, s, n);
+    addr[n] = '\0';
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || p < 0 || p > 65535)
+        return -1;
+    *port = (int)p;
+    return 0;
+}
+
+static int is_loopback(const char *addr)
+{
+    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
+}
+
+/* The token file: one line, mode 0600 like the key. */
+static int load_token(const char *path, char *out, size_t len)
+{
+    struct stat st;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return fail("cannot read the token file: %s", strerror(errno));
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
+        fclose(f);
+        return fail("token file %s is readable by group or others: chmod 600 it", path);
+    }
+    char *ok = fgets(out, (int)len, f);
+    fclose(f);
+    if (!ok)
+        return fail("token file %s is empty", path);
+    out[strcspn(out, "\r\n")] = '\0';
+    if (strlen(out) < 16)
+        return fail("token in %s is shorter than 16 characters", path);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "keygen") == 0) {
+        if (argc != 3)
+            return fail("%s", "usage: sockmatrix-coordinator keygen PATH");
+        sm_error err = {0};
+        if (sm_key_generate(argv[2], &err) != 0) {
+            fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
+            return 1;
+        }
+        printf("wrote a new key to %s (mode 0600)\n", argv[2]);
+        return 0;
+    }
+    static const struct option opts[] = {
+        {"listen", required_argument, NULL, 'l'},
+        {"http", required_argument, NULL, 'H'},
+        {"db", required_argument, NULL, 'd'},
+        {"key-file", required_argument, NULL, 'k'},
+        {"token-file", required_argument, NULL, 't'},
+        {"hold-ms", required_argument, NULL, 'o'},
+        {"log-level", required_argument, NULL, 'L'},
+        {"ready-fd", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    sm_server_cfg cfg = {.listen_url = "tcp://0.0.0.0:7100",
+                         .db_path = "sockmatrix.db",
+                         .hold_ms = 5000,
+                         .ready_fd = -1};
+    const char *http = "127.0.0.1:8080", *key_file = NULL, *token_file = NULL;
+    char http_addr[64], token[256];
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        char *end;
+        long v;
+        switch (c) {
+        case 'l':
+            if (strncmp(optarg, "tcp://", 6) != 0)
+                return fail("--listen: '%s' is not tcp://ADDR:PORT", optarg);
+            cfg.listen_url = optarg;
+            break;
+        case 'H':
+            http = optarg;
+            break;
+        case 'd':
+            cfg.db_path = optarg;
+            break;
+        case 'k':
+            key_file = optarg;
+            break;
+        case 't':
+            token_file = optarg;
+            break;
+        case 'o':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 100 || v > 60000)
+                return fail("--hold-ms: '%s' is not a number from 100 to 60000", optarg);
+            cfg.hold_ms = (uint32_t)v;
+            break;
+        case 'L':
+            if ((sm_log_level = sm_log_parse_level(optarg)) < 0)
+                return fail("--log-level: '%s' is not error, warning, notice, info or debug",
+                            optarg);
+            break;
+        case 'r':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 0 || v > 1024)
+                return fail("--ready-fd: '%s' is not a descriptor number", optarg);
+            cfg.ready_fd = (int)v;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        case 'V':
+            printf("sockmatrix-coordinator %s\n", SM_VERSION);
+            return 0;
+        case ':':
+            return fail("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return fail("unknown option '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return fail("unexpected argument '%s' (see --help)", argv[optind]);
+    if (split_hostport(http, http_addr, sizeof http_addr, &cfg.http_port) != 0)
+        return fail("--http: '%s' is not ADDR:PORT", http);
+    cfg.http_addr = http_addr;
+    if (!key_file)
+        return fail("%s",
+                    "--key-file is required (make one with: sockmatrix-coordinator keygen PATH)");
+    sm_error err = {0};
+    if (sm_key_load(key_file, cfg.key, &err) != 0) {
+        fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
+        return 2;
+    }
+    if (token_file) {
+        int rc = load_token(token_file, token, sizeof token);
+        if (rc)
+            return rc;
+        cfg.token = token;
+    } else if (!is_loopback(http_addr)) {
+        return fail("--http %s is not a loopback address: give --token-file so that only "
+                    "holders of the token can change state",
+                    http);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (sm_server_run(&cfg, &stop_flag, &err) != 0) {
+        fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}

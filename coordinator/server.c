@@ -1,0 +1,461 @@
+/* The coordinator's single event loop: bus, HTTP and timers on one libwebsockets context. */
+#include "coordinator/server.h"
+
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coordinator/api.h"
+#include "coordinator/bus.h"
+#include "coordinator/control.h"
+#include "coordinator/map.h"
+#include "coordinator/store.h"
+#include "proto/api.h"
+#include "proto/log.h"
+#include "proto/msg.h"
+
+#define TICK_US       (250 * LWS_US_PER_MS)
+#define HTTP_BODY_MAX (8u * 1024 * 1024)
+#define HTTP_CHUNK    16384
+
+/* A poll held open until there is something to say or hold_ms passed. */
+typedef struct held {
+    sm_bus_msg msg;
+    int64_t since_ms;
+} held;
+
+typedef struct server {
+    const sm_server_cfg *cfg;
+    struct lws_context *ctx;
+    sm_bus *bus;
+    sm_store *st;
+    sm_control *ctl;
+    sm_replay *replay;
+    sm_rejects *rejects;
+    sm_map *held; /* agent name -> held */
+    sm_api_ctx api;
+    lws_sorted_usec_list_t tick;
+    volatile sig_atomic_t *stop;
+} server;
+
+/* Wall-clock milliseconds: envelopes carry Unix time, so skew is checked against it. */
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void held_free(void *p)
+{
+    held *h = p;
+    sm_bus_msg_fini(&h->msg);
+    free(h);
+}
+
+/* Seals a reply and sends it on m (which is consumed either way). */
+static void send_reply(server *s, sm_bus_msg *m, const sm_poll_reply *r)
+{
+    sm_error err = {0};
+    size_t len, elen;
+    char *body = sm_msg_reply_encode(r, &len, &err);
+    char *env =
+        body ? sm_env_seal(s->cfg->key, "coordinator", (uint64_t)now_ms(), body, len, &elen, &err)
+             : NULL;
+    if (!env || sm_bus_reply(s->bus, m, env, elen, &err) != 0) {
+        sm_log(LOG_WARNING, "SM-REPLY-FAIL", "cannot answer a poll: %s", err.msg);
+        if (!env)
+            sm_bus_msg_fini(m);
+    }
+    free(body);
+    free(env);
+}
+
+/* A rejected message: counted, logged at most once a minute per peer, dropped unanswered. */
+static void reject(server *s, sm_bus_msg *m, sm_reject why, const char *peer, const char *detail)
+{
+    sm_rejects_note(s->rejects, why, peer, (uint64_t)now_ms(), detail);
+    sm_bus_msg_fini(m);
+}
+
+typedef struct pending {
+    sm_bus_msg msg;
+    sm_poll_reply reply;
+} pending;
+
+/* Drains every waiting request in one store transaction; replies go out only after the commit,
+ * so an ack never precedes the durable copy of what it acknowledges. */
+static void drain_bus(server *s)
+{
+    enum { BATCH = 256 };
+    static pending out[BATCH];
+    size_t n_out = 0;
+    sm_error err = {0};
+    bool in_tx = false, failed = false;
+    sm_bus_msg m;
+    int got;
+    while (n_out < BATCH && (got = sm_bus_recv(s->bus, &m, &err)) == 1) {
+        const uint64_t now = (uint64_t)now_ms();
+        sm_env env;
+        memset(&env, 0, sizeof env);
+        sm_reject why = sm_env_open(s->cfg->key, m.body, m.len, now, &env, &err);
+        if (why != SM_REJ_NONE) {
+            /* The claimed name, when the header got that far: unverified, but it is only used
+             * to rate-limit the log line. */
+            reject(s, &m, why, env.name[0] ? env.name : NULL, err.msg);
+            continue;
+        }
+        if ((why = sm_replay_check(s->replay, env.name, env.nonce, now)) != SM_REJ_NONE) {
+            reject(s, &m, why, env.name, "nonce already seen");
+            continue;
+        }
+        sm_poll poll;
+        if (sm_msg_poll_decode(env.body, env.body_len, &poll, &err) != 0) {
+            reject(s, &m, SM_REJ_BODY, env.name, err.msg);
+            continue;
+        }
+        if (strcmp(poll.agent, env.name) != 0) {
+            sm_msg_poll_fini(&poll);
+            reject(s, &m, SM_REJ_FIELD, env.name, "the poll names another agent than its sender");
+            continue;
+        }
+        if (!failed && !in_tx) {
+            if (sm_store_begin(s->st, &err) != 0)
+                failed = true;
+            else
+                in_tx = true;
+        }
+        bool now_reply = false;
+        if (!failed &&
+            sm_control_poll(s->ctl, &poll, (int64_t)now, &out[n_out].reply, &now_reply, &err) != 0)
+            failed = true;
+        /* A newer poll supersedes the held one: the agent's REQ socket has moved on. */
+        held *old = sm_map_del(s->held, poll.agent);
+        if (old)
+            held_free(old);
+        if (failed) {
+            sm_bus_msg_fini(&m);
+        } else if (now_reply) {
+            out[n_out++].msg = m;
+        } else {
+            held *h = malloc(sizeof *h);
+            if (h && sm_map_put(s->held, poll.agent, h) == 0) {
+                h->msg = m;
+                h->since_ms = (int64_t)now;
+            } else {
+                free(h);
+                sm_bus_msg_fini(&m);
+            }
+        }
+        sm_msg_poll_fini(&poll);
+    }
+    if (got < 0)
+        sm_log(LOG_ERR, "SM-BUS-RECV", "%s", err.msg);
+    if (in_tx && !failed && sm_store_commit(s->st, &err) != 0)
+        failed = true;
+    if (failed) {
+        /* Nothing is acked: the agents send the same results again with their next poll. */
+        sm_log(LOG_ERR, "SM-STORE-FAIL", "store failed, %zu replies withheld: %s", n_out, err.msg);
+        if (in_tx)
+            sm_store_rollback(s->st);
+        for (size_t i = 0; i < n_out; i++)
+            sm_bus_msg_fini(&out[i].msg);
+        return;
+    }
+    for (size_t i = 0; i < n_out; i++)
+        send_reply(s, &out[i].msg, &out[i].reply);
+    /* More may be waiting than one batch took: come back through the loop. */
+    if (n_out == BATCH)
+        lws_cancel_service(s->ctx);
+}
+
+/* Answers a held poll now with reply r. */
+static void answer_held(server *s, const char *name, const sm_poll_reply *r)
+{
+    held *h = sm_map_del(s->held, name);
+    if (!h)
+        return;
+    send_reply(s, &h->msg, r);
+    free(h);
+}
+
+static void jobs_queued(void *arg, const char *host)
+{
+    server *s = arg;
+    sm_poll_reply r;
+    sm_error err = {0};
+    if (!sm_map_get(s->held, host))
+        return;
+    if (sm_store_begin(s->st, &err) != 0)
+        return;
+    bool news = sm_control_news(s->ctl, host, now_ms(), &r, &err);
+    if (sm_store_commit(s->st, &err) != 0) {
+        sm_store_rollback(s->st);
+        return;
+    }
+    if (news)
+        answer_held(s, host, &r);
+}
+
+static void on_tick(lws_sorted_usec_list_t *sul)
+{
+    server *s = lws_container_of(sul, server, tick);
+    const int64_t now = now_ms();
+    sm_error err = {0};
+    if (sm_store_begin(s->st, &err) == 0) {
+        if (sm_control_tick(s->ctl, now, &err) != 0 || sm_store_commit(s->st, &err) != 0) {
+            sm_log(LOG_ERR, "SM-TICK-FAIL", "%s", err.msg);
+            sm_store_rollback(s->st);
+        }
+    }
+    /* Expired holds are answered with whatever there is (often nothing). */
+    char names[64][SM_NAME_MAX + 1];
+    size_t n = 0, cur = 0;
+    const char *key;
+    void *val;
+    while (n < 64 && sm_map_next(s->held, &cur, &key, &val))
+        if (now - ((held *)val)->since_ms >= (int64_t)s->cfg->hold_ms)
+            snprintf(names[n++], sizeof names[0], "%s", key);
+    if (n && sm_store_begin(s->st, &err) == 0) {
+        sm_poll_reply replies[64];
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++)
+            ok = sm_control_expire(s->ctl, names[i], now, &replies[i], &err) == 0;
+        if (ok && sm_store_commit(s->st, &err) == 0) {
+            for (size_t i = 0; i < n; i++)
+                answer_held(s, names[i], &replies[i]);
+        } else {
+            sm_store_rollback(s->st);
+        }
+    }
+    if (*s->stop)
+        lws_cancel_service(s->ctx);
+    else
+        lws_sul_schedule(s->ctx, 0, &s->tick, on_tick, n == 64 ? 1 : TICK_US);
+}
+
+/* ---- HTTP ---- */
+
+typedef struct http_pss {
+    char path[256];
+    char method[8];
+    char auth[256];
+    char *body;
+    size_t len, cap;
+    int too_big;
+    char *resp;
+    size_t resp_len, sent;
+    int status;
+} http_pss;
+
+static int respond(struct lws *wsi, http_pss *p)
+{
+    uint8_t buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *q = start, *end = buf + sizeof buf - 1;
+    if (lws_add_http_common_headers(wsi, (unsigned)p->status, "application/json", p->resp_len, &q,
+                                    end) ||
+        lws_finalize_write_http_header(wsi, start, &q, end))
+        return 1;
+    lws_callback_on_writable(wsi);
+    return 0;
+}
+
+static int handle(struct lws *wsi, http_pss *p)
+{
+    server *s = lws_context_user(lws_get_context(wsi));
+    if (p->too_big) {
+        p->resp = sm_api_error("the request body is over 8 MiB", NULL);
+        p->resp_len = p->resp ? strlen(p->resp) : 0;
+        p->status = 413;
+    } else {
+        p->status = sm_api_handle(&s->api, p->method, p->path, p->auth[0] ? p->auth : NULL,
+                                  p->body ? p->body : "", p->len, &p->resp, &p->resp_len);
+    }
+    return respond(wsi, p);
+}
+
+static void pss_fini(http_pss *p)
+{
+    free(p->body);
+    free(p->resp);
+    p->body = NULL;
+    p->resp = NULL;
+}
+
+static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                         size_t len)
+{
+    http_pss *p = user;
+    switch (reason) {
+    case LWS_CALLBACK_HTTP: {
+        memset(p, 0, sizeof *p);
+        snprintf(p->path, sizeof p->path, "%s", (const char *)in);
+        const bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
+        snprintf(p->method, sizeof p->method, "%s", post ? "POST" : "GET");
+        if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
+            lws_hdr_copy(wsi, p->auth, sizeof p->auth, WSI_TOKEN_HTTP_AUTHORIZATION);
+        if (post && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
+            char cl[32];
+            lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH);
+            if (strtoull(cl, NULL, 10) > 0)
+                return 0; /* the body follows */
+        }
+        return handle(wsi, p);
+    }
+    case LWS_CALLBACK_HTTP_BODY:
+        if (p->too_big || p->len + len > HTTP_BODY_MAX) {
+            p->too_big = 1;
+            return 0;
+        }
+        if (p->len + len > p->cap) {
+            size_t cap = p->cap ? p->cap : 4096;
+            while (cap < p->len + len)
+                cap *= 2;
+            char *b = realloc(p->body, cap + 1);
+            if (!b)
+                return 1;
+            p->body = b;
+            p->cap = cap;
+        }
+        memcpy(p->body + p->len, in, len);
+        p->len += len;
+        p->body[p->len] = '\0';
+        return 0;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        return handle(wsi, p);
+    case LWS_CALLBACK_HTTP_WRITEABLE: {
+        if (!p->resp)
+            return -1;
+        uint8_t buf[LWS_PRE + HTTP_CHUNK];
+        size_t n = p->resp_len - p->sent < HTTP_CHUNK ? p->resp_len - p->sent : HTTP_CHUNK;
+        const bool last = p->sent + n == p->resp_len;
+        memcpy(buf + LWS_PRE, p->resp + p->sent, n);
+        if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) !=
+            (int)n)
+            return 1;
+        p->sent += n;
+        if (!last) {
+            lws_callback_on_writable(wsi);
+            return 0;
+        }
+        pss_fini(p);
+        if (lws_http_transaction_completed(wsi))
+            return -1;
+        return 0;
+    }
+    case LWS_CALLBACK_CLOSED_HTTP:
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+        if (p)
+            pss_fini(p);
+        return 0;
+    default:
+        return lws_callback_http_dummy(wsi, reason, user, in, len);
+    }
+}
+
+/* ---- the bus, adopted as a raw file descriptor ---- */
+
+static int callback_bus(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                        size_t len)
+{
+    (void)user;
+    (void)in;
+    (void)len;
+    server *s = lws_context_user(lws_get_context(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_RAW_RX_FILE:
+        drain_bus(s);
+        return 0;
+    case LWS_CALLBACK_RAW_CLOSE_FILE:
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static const struct lws_protocols protocols[] = {
+    {"http", callback_http, sizeof(http_pss), 0, 0, NULL, 0},
+    {"sm-bus", callback_bus, 0, 0, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+static void lws_to_sm_log(int level, const char *line)
+{
+    sm_log(level == LLL_ERR ? LOG_ERR : LOG_WARNING, "SM-LWS", "%.*s", (int)strcspn(line, "\n"),
+           line);
+}
+
+int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_error *err)
+{
+    server s;
+    memset(&s, 0, sizeof s);
+    s.cfg = cfg;
+    s.stop = stop;
+    int rc = 0;
+    const int64_t t0 = now_ms();
+    if ((rc = sm_store_open(&s.st, cfg->db_path, err)))
+        goto out;
+    sm_control_cfg ccfg = {.hold_ms = cfg->hold_ms, .job_grace_ms = 30000};
+    if ((rc = sm_control_open(&s.ctl, s.st, &ccfg, t0, err)))
+        goto out;
+    s.replay = sm_replay_new(2ull * SM_SKEW_MS);
+    s.rejects = sm_rejects_new();
+    s.held = sm_map_new();
+    if (!s.replay || !s.rejects || !s.held) {
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+        goto out;
+    }
+    s.api = (sm_api_ctx){s.st, s.ctl, s.rejects, cfg->token, jobs_queued, &s};
+    if ((rc = sm_bus_open(&s.bus, cfg->listen_url, err)))
+        goto out;
+
+    lws_set_log_level(LLL_ERR | LLL_WARN, lws_to_sm_log);
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = cfg->http_port;
+    info.iface = cfg->http_addr;
+    info.protocols = protocols;
+    info.user = &s;
+    info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * (strchr(cfg->http_addr, ':') == NULL);
+    s.ctx = lws_create_context(&info);
+    if (!s.ctx) {
+        rc = sm_error_set(err, SM_ESYS, "cannot listen for HTTP on %s:%d", cfg->http_addr,
+                          cfg->http_port);
+        goto out;
+    }
+    struct lws_vhost *vh = lws_get_vhost_by_name(s.ctx, "default");
+    int bus_fd = sm_bus_fd(s.bus, err);
+    if (bus_fd < 0) {
+        rc = SM_ESYS;
+        goto out;
+    }
+    lws_sock_file_fd_type fd = {.filefd = bus_fd};
+    if (!vh || !lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, fd, "sm-bus", NULL)) {
+        rc = sm_error_set(err, SM_ESYS, "cannot add the bus to the event loop");
+        goto out;
+    }
+    const int http_port = lws_get_vhost_listen_port(vh);
+    sm_log(LOG_NOTICE, "SM-LISTEN", "agents: %s, HTTP: %s:%d, store: %s", cfg->listen_url,
+           cfg->http_addr, http_port, cfg->db_path);
+    if (cfg->ready_fd >= 0) {
+        dprintf(cfg->ready_fd, "ready bus=%s http=%s:%d\n", cfg->listen_url, cfg->http_addr,
+                http_port);
+        close(cfg->ready_fd);
+    }
+    lws_sul_schedule(s.ctx, 0, &s.tick, on_tick, TICK_US);
+    while (!*stop && lws_service(s.ctx, 0) >= 0)
+        ;
+    sm_log(LOG_NOTICE, "SM-STOP", "stopping");
+out:
+    if (s.ctx)
+        lws_context_destroy(s.ctx);
+    sm_map_free(s.held, held_free);
+    sm_bus_close(s.bus);
+    sm_rejects_free(s.rejects);
+    sm_replay_free(s.replay);
+    sm_control_close(s.ctl);
+    sm_store_close(s.st);
+    return rc;
+}

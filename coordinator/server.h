@@ -1,0 +1,27 @@
+/* The coordinator's event loop: one libwebsockets context owns the nanomsg bus (adopted as a
+ * raw descriptor), the HTTP listener and the timers. */
+#ifndef SM_COORD_SERVER_H
+#define SM_COORD_SERVER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "proto/envelope.h"
+#include "proto/err.h"
+
+typedef struct sm_server_cfg {
+    const char *listen_url; /* tcp://ADDR:PORT for the agents */
+    const char *http_addr;  /* IPv4/IPv6 literal */
+    int http_port;
+    const char *db_path;
+    uint8_t key[SM_KEY_LEN];
+    const char *token; /* NULL when the HTTP listener is loopback and no token was given */
+    uint32_t hold_ms;
+    int ready_fd; /* -1: none */
+} sm_server_cfg;
+
+/* Runs until *stop becomes non-zero (a signal handler sets it). Returns 0 after a clean stop,
+ * or an SM_E code with err set when it could not start. */
+int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_error *err);
+
+#endif

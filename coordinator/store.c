@@ -1,0 +1,845 @@
+/* The coordinator's store on SQLite: schema migrations, a statement cache and the row mappings. */
+#include "coordinator/store.h"
+
+#include "proto/log.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each script takes the schema from version i to i + 1 and sets user_version itself, inside the
+ * transaction that runs it, so that a crash leaves either the old schema or the new one. Append
+ * only: a script that shipped is never edited. */
+static const char *const migrations[] = {
+    /* 0 -> 1 */
+    "CREATE TABLE agents ("
+    " name TEXT PRIMARY KEY,"
+    " boot TEXT NOT NULL,"
+    " data_addr TEXT NOT NULL,"
+    " labels_json TEXT NOT NULL,"
+    " facts_json TEXT,"
+    " first_seen_ms INTEGER NOT NULL,"
+    " last_seen_ms INTEGER NOT NULL,"
+    " status TEXT NOT NULL);"
+    "CREATE TABLE jobs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " host TEXT NOT NULL,"
+    " params_json TEXT NOT NULL,"
+    " state TEXT NOT NULL,"
+    " reason TEXT NOT NULL DEFAULT '',"
+    " attempt INTEGER NOT NULL DEFAULT 1,"
+    " created_ms INTEGER NOT NULL,"
+    " assigned_ms INTEGER,"
+    " started_ms INTEGER,"
+    " finished_ms INTEGER);"
+    "CREATE INDEX jobs_state ON jobs(state);"
+    "CREATE INDEX jobs_host_state ON jobs(host, state);"
+    "CREATE TABLE results ("
+    " id INTEGER PRIMARY KEY,"
+    " job_id INTEGER NOT NULL REFERENCES jobs(id),"
+    " attempt INTEGER NOT NULL,"
+    " agent TEXT NOT NULL,"
+    " ok INTEGER NOT NULL,"
+    " bytes REAL,"
+    " seconds REAL,"
+    " throughput_MBps REAL,"
+    " rtt_p50_us REAL,"
+    " connects_per_s REAL,"
+    " result_json TEXT NOT NULL,"
+    " stored_ms INTEGER NOT NULL,"
+    " UNIQUE(job_id, attempt));"
+    "CREATE TABLE events ("
+    " id INTEGER PRIMARY KEY,"
+    " ts_ms INTEGER NOT NULL,"
+    " kind TEXT NOT NULL,"
+    " subject TEXT,"
+    " detail TEXT);"
+    "PRAGMA user_version = 1;",
+};
+
+#define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
+
+#define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
+
+enum {
+    Q_BEGIN,
+    Q_COMMIT,
+    Q_ROLLBACK,
+    Q_AGENT_UPSERT,
+    Q_AGENT_SET_STATUS,
+    Q_AGENTS_LIST,
+    Q_JOB_INSERT,
+    Q_JOB_GET,
+    Q_JOB_SET_STATE,
+    Q_JOBS_UNFINISHED,
+    Q_RESULT_INSERT,
+    Q_RESULT_GET,
+    Q_RESULT_COUNT,
+    Q_COUNT
+};
+
+#define JOB_COLUMNS                                                                                \
+    "id, host, params_json, state, reason, attempt, created_ms, assigned_ms, started_ms, "         \
+    "finished_ms"
+
+static const char *const queries[Q_COUNT] = {
+    [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
+    [Q_AGENT_UPSERT] =
+        "INSERT INTO agents(name, boot, data_addr, labels_json, facts_json, first_seen_ms,"
+        " last_seen_ms, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        " ON CONFLICT(name) DO UPDATE SET boot = excluded.boot, data_addr = excluded.data_addr,"
+        " labels_json = excluded.labels_json,"
+        " facts_json = coalesce(excluded.facts_json, agents.facts_json),"
+        " last_seen_ms = excluded.last_seen_ms, status = excluded.status",
+    [Q_AGENT_SET_STATUS] = "UPDATE agents SET status = ?2,"
+                           " last_seen_ms = coalesce(?3, last_seen_ms) WHERE name = ?1",
+    [Q_AGENTS_LIST] = "SELECT name, boot, data_addr, labels_json, facts_json, first_seen_ms,"
+                      " last_seen_ms, status FROM agents ORDER BY name",
+    [Q_JOB_INSERT] = "INSERT INTO jobs(host, params_json, state, reason, attempt, created_ms)"
+                     " VALUES (?1, ?2, 'queued', '', 1, ?3)",
+    [Q_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1",
+    /* ?5..?7 are NULL for the stamps that the new state leaves alone. ?8 clears all three: a
+     * job queued again for a retry has not been assigned, started or finished in its new
+     * attempt. */
+    [Q_JOB_SET_STATE] = "UPDATE jobs SET state = ?2, reason = ?3, attempt = ?4,"
+                        " assigned_ms = CASE WHEN ?8 THEN NULL ELSE coalesce(?5, assigned_ms) END,"
+                        " started_ms = CASE WHEN ?8 THEN NULL ELSE coalesce(?6, started_ms) END,"
+                        " finished_ms = CASE WHEN ?8 THEN NULL ELSE coalesce(?7, finished_ms) END"
+                        " WHERE id = ?1",
+    /* The AUTOINCREMENT id is the insertion order; created_ms would follow a wall clock that
+     * can step back. */
+    [Q_JOBS_UNFINISHED] =
+        "SELECT " JOB_COLUMNS " FROM jobs WHERE state NOT IN ('done', 'failed') ORDER BY id",
+    /* OR IGNORE would also swallow a NOT NULL violation, so the caller's values are checked
+     * before they get here; foreign keys are not subject to it and still fail. */
+    [Q_RESULT_INSERT] = "INSERT OR IGNORE INTO results(job_id, attempt, agent, ok, bytes, seconds,"
+                        " throughput_MBps, rtt_p50_us, connects_per_s, result_json, stored_ms)"
+                        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    [Q_RESULT_GET] = "SELECT result_json FROM results WHERE job_id = ?1 AND attempt = ?2",
+    [Q_RESULT_COUNT] = "SELECT count(*) FROM results",
+};
+
+struct sm_store {
+    sqlite3 *db;
+    int version;
+    sqlite3_stmt *stmts[Q_COUNT];
+};
+
+static const char *const agent_status_names[] = {
+    [SM_AGENT_ONLINE] = "online",
+    [SM_AGENT_STATUS_BUSY] = "busy",
+    [SM_AGENT_LOST] = "lost",
+};
+
+static const char *const job_state_names[] = {
+    [SM_JOB_QUEUED] = "queued", [SM_JOB_ASSIGNED] = "assigned", [SM_JOB_RUNNING] = "running",
+    [SM_JOB_DONE] = "done",     [SM_JOB_FAILED] = "failed",
+};
+
+#define N_AGENT_STATUS (sizeof agent_status_names / sizeof agent_status_names[0])
+#define N_JOB_STATE    (sizeof job_state_names / sizeof job_state_names[0])
+
+const char *sm_agent_status_name(sm_agent_status s)
+{
+    return (unsigned)s < N_AGENT_STATUS ? agent_status_names[s] : "unknown";
+}
+
+const char *sm_job_state_name(sm_job_state s)
+{
+    return (unsigned)s < N_JOB_STATE ? job_state_names[s] : "unknown";
+}
+
+static int code_of(int sqlite_rc)
+{
+    switch (sqlite_rc & 0xff) {
+    case SQLITE_NOMEM:
+        return SM_ENOMEM;
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_RANGE:
+    case SQLITE_TOOBIG:
+        return SM_EINVAL;
+    default:
+        return SM_ESYS;
+    }
+}
+
+/* The error of the connection's last failed call, with SQLite's own words. */
+static int db_error(sqlite3 *db, sm_error *err, const char *what)
+{
+    return sm_error_set(err, code_of(sqlite3_extended_errcode(db)), "%s: %s", what,
+                        sqlite3_errmsg(db));
+}
+
+/* Unbinding matters as much as resetting: text bound SQLITE_STATIC points into the caller's
+ * memory, which may be gone by the statement's next use. */
+static void done_with(sqlite3_stmt *s)
+{
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+}
+
+static int exec(sqlite3 *db, const char *sql, sm_error *err)
+{
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return db_error(db, err, sql);
+    return 0;
+}
+
+/* Runs a one-row pragma or query and returns its first column as an integer. */
+static int query_int(sqlite3 *db, const char *sql, int64_t *out, sm_error *err)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        return db_error(db, err, sql);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        int ret = rc == SQLITE_DONE ? sm_error_set(err, SM_ESYS, "%s: no row", sql)
+                                    : db_error(db, err, sql);
+        sqlite3_finalize(s);
+        return ret;
+    }
+    *out = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return 0;
+}
+
+static int configure(sqlite3 *db, sm_error *err)
+{
+    /* Set first, so that the journal-mode switch below already waits out another writer. */
+    if (sqlite3_busy_timeout(db, 5000) != SQLITE_OK)
+        return db_error(db, err, "busy_timeout");
+    int rc = exec(db, "PRAGMA foreign_keys = ON", err);
+    if (rc != 0)
+        return rc;
+    /* A build without foreign keys accepts the pragma silently and reads back nothing. */
+    int64_t fk = 0;
+    rc = query_int(db, "PRAGMA foreign_keys", &fk, err);
+    if (rc != 0)
+        return rc;
+    if (fk != 1)
+        return sm_error_set(err, SM_ESYS, "this SQLite does not enforce foreign keys");
+
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &s, NULL) != SQLITE_OK)
+        return db_error(db, err, "journal_mode");
+    rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        rc = db_error(db, err, "journal_mode");
+        sqlite3_finalize(s);
+        return rc;
+    }
+    /* SQLite answers with the mode it ended up in rather than failing, e.g. "memory" for an
+     * in-memory database or "delete" where the file system cannot map the WAL index. */
+    const char *mode = (const char *)sqlite3_column_text(s, 0);
+    if (mode == NULL || strcmp(mode, "wal") != 0) {
+        rc = sm_error_set(err, SM_ESYS, "journal_mode: got %s instead of wal",
+                          mode ? mode : "nothing");
+        sqlite3_finalize(s);
+        return rc;
+    }
+    sqlite3_finalize(s);
+    return exec(db, "PRAGMA synchronous = FULL", err);
+}
+
+/* Inside a write transaction: reads the schema version into *from and, when it is behind, runs
+ * the one migration that follows it. */
+static int migrate_step(sqlite3 *db, int64_t *from, sm_error *err)
+{
+    int rc = query_int(db, "PRAGMA user_version", from, err);
+    if (rc != 0)
+        return rc;
+    if (*from < 0)
+        return sm_error_set(err, SM_EINVAL, "database schema version %lld is invalid",
+                            (long long)*from);
+    if (*from > SCHEMA_VERSION)
+        return sm_error_set(err, SM_EINVAL,
+                            "database schema version %lld is newer than this coordinator (%d)",
+                            (long long)*from, SCHEMA_VERSION);
+    if (*from == SCHEMA_VERSION)
+        return 0;
+    /* Named by its number: the script itself would fill the whole reason. */
+    if (sqlite3_exec(db, migrations[*from], NULL, NULL, NULL) != SQLITE_OK)
+        return sm_error_set(err, code_of(sqlite3_extended_errcode(db)),
+                            "migration from schema version %lld: %s", (long long)*from,
+                            sqlite3_errmsg(db));
+    int64_t after = 0;
+    rc = query_int(db, "PRAGMA user_version", &after, err);
+    if (rc == 0 && after != *from + 1)
+        rc = sm_error_set(err, SM_ESYS, "migration from %lld left user_version at %lld",
+                          (long long)*from, (long long)after);
+    return rc;
+}
+
+/* Brings the schema to SCHEMA_VERSION one migration at a time. The version is read inside the
+ * write transaction, so two coordinators opening one file cannot both run a migration. */
+static int migrate(sqlite3 *db, const char *path, int *version, sm_error *err)
+{
+    for (;;) {
+        int rc = exec(db, "BEGIN IMMEDIATE", err);
+        if (rc != 0)
+            return rc;
+        int64_t from = 0;
+        rc = migrate_step(db, &from, err);
+        if (rc == 0)
+            rc = exec(db, "COMMIT", err);
+        if (rc != 0) {
+            /* A failed COMMIT may have rolled back already; then there is nothing to undo. */
+            if (!sqlite3_get_autocommit(db))
+                sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            return rc;
+        }
+        if (from == SCHEMA_VERSION) {
+            *version = SCHEMA_VERSION;
+            return 0;
+        }
+        sm_log(LOG_NOTICE, "SM-STORE-MIGRATE", "%s: schema version %lld -> %lld", path,
+               (long long)from, (long long)from + 1);
+    }
+}
+
+int sm_store_open(sm_store **pst, const char *path, sm_error *err)
+{
+    sm_store *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return sm_error_set(err, SM_ENOMEM, "store: out of memory");
+    int ret = 0;
+    int rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc != SQLITE_OK) {
+        if (st->db == NULL)
+            ret = sm_error_set(err, SM_ENOMEM, "%s: out of memory", path);
+        else
+            ret = sm_error_set(err, code_of(rc), "%s: %s", path, sqlite3_errmsg(st->db));
+        goto out;
+    }
+    sqlite3_extended_result_codes(st->db, 1);
+    ret = configure(st->db, err);
+    if (ret != 0)
+        goto out;
+    ret = migrate(st->db, path, &st->version, err);
+    if (ret != 0)
+        goto out;
+    for (int i = 0; i < Q_COUNT; i++) {
+        if (sqlite3_prepare_v3(st->db, queries[i], -1, SQLITE_PREPARE_PERSISTENT, &st->stmts[i],
+                               NULL) != SQLITE_OK) {
+            ret = db_error(st->db, err, queries[i]);
+            goto out;
+        }
+    }
+out:
+    if (ret != 0) {
+        sm_store_close(st);
+        return ret;
+    }
+    *pst = st;
+    return 0;
+}
+
+void sm_store_close(sm_store *st)
+{
+    if (st == NULL)
+        return;
+    for (int i = 0; i < Q_COUNT; i++)
+        sqlite3_finalize(st->stmts[i]);
+    if (st->db != NULL && sqlite3_close(st->db) != SQLITE_OK)
+        sm_log(LOG_ERR, "SM-STORE-CLOSE", "closing the store: %s", sqlite3_errmsg(st->db));
+    free(st);
+}
+
+int sm_store_schema_version(sm_store *st)
+{
+    return st->version;
+}
+
+/* Runs a statement that returns no rows. */
+static int run(sm_store *st, int q, sm_error *err, const char *what)
+{
+    sqlite3_stmt *s = st->stmts[q];
+    int ret = 0;
+    if (sqlite3_step(s) != SQLITE_DONE)
+        ret = db_error(st->db, err, what);
+    done_with(s);
+    return ret;
+}
+
+int sm_store_begin(sm_store *st, sm_error *err)
+{
+    return run(st, Q_BEGIN, err, "begin");
+}
+
+int sm_store_commit(sm_store *st, sm_error *err)
+{
+    return run(st, Q_COMMIT, err, "commit");
+}
+
+void sm_store_rollback(sm_store *st)
+{
+    /* SQLite rolls back by itself after some errors (SQLITE_FULL, SQLITE_IOERR, ...); a second
+     * ROLLBACK would only fail with "no transaction is active". */
+    if (sqlite3_get_autocommit(st->db))
+        return;
+    sm_error err;
+    if (run(st, Q_ROLLBACK, &err, "rollback") != 0)
+        sm_log(LOG_ERR, "SM-STORE-ROLLBACK", "%s", err.msg);
+}
+
+/* A fixed-size field from the caller must be terminated inside its array. */
+static bool fits(const char *s, size_t size)
+{
+    return memchr(s, '\0', size) != NULL;
+}
+
+/* Copies a text column into a fixed-size field; NULL reads as "". */
+static int column_copy(sqlite3_stmt *s, int col, char *dst, size_t size, sm_error *err)
+{
+    const unsigned char *text = sqlite3_column_text(s, col);
+    size_t len = (size_t)sqlite3_column_bytes(s, col);
+    if (len >= size)
+        return sm_error_set(err, SM_EPARSE, "stored %s is %zu bytes, more than %zu",
+                            sqlite3_column_name(s, col), len, size - 1);
+    if (text != NULL)
+        memcpy(dst, text, len);
+    dst[len] = '\0';
+    return 0;
+}
+
+/* A malloc'd copy of a text column; *out = NULL for SQL NULL. */
+static int column_dup(sqlite3_stmt *s, int col, char **out, sm_error *err)
+{
+    *out = NULL;
+    if (sqlite3_column_type(s, col) == SQLITE_NULL)
+        return 0;
+    const unsigned char *text = sqlite3_column_text(s, col);
+    if (text == NULL)
+        return sm_error_set(err, SM_ENOMEM, "reading %s: out of memory",
+                            sqlite3_column_name(s, col));
+    size_t len = (size_t)sqlite3_column_bytes(s, col);
+    char *copy = malloc(len + 1);
+    if (copy == NULL)
+        return sm_error_set(err, SM_ENOMEM, "reading %s: out of memory",
+                            sqlite3_column_name(s, col));
+    memcpy(copy, text, len + 1);
+    *out = copy;
+    return 0;
+}
+
+/* Maps a stored name back to its enum value, or -1. */
+static int name_index(const char *const *names, size_t n, const unsigned char *name)
+{
+    if (name == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], (const char *)name) == 0)
+            return (int)i;
+    return -1;
+}
+
+void sm_agent_row_fini(sm_agent_row *a)
+{
+    if (a == NULL)
+        return;
+    free(a->labels_json);
+    free(a->facts_json);
+    a->labels_json = NULL;
+    a->facts_json = NULL;
+}
+
+int sm_store_agent_upsert(sm_store *st, const sm_agent_row *a, sm_error *err)
+{
+    if (!fits(a->name, sizeof a->name) || !fits(a->boot, sizeof a->boot) ||
+        !fits(a->data_addr, sizeof a->data_addr))
+        return sm_error_set(err, SM_EINVAL, "agent: a name field is not terminated");
+    if (a->name[0] == '\0')
+        return sm_error_set(err, SM_EINVAL, "agent: empty name");
+    if ((unsigned)a->status >= N_AGENT_STATUS)
+        return sm_error_set(err, SM_EINVAL, "agent %s: status %d out of range", a->name,
+                            (int)a->status);
+    sqlite3_stmt *s = st->stmts[Q_AGENT_UPSERT];
+    int rc = sqlite3_bind_text(s, 1, a->name, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 2, a->boot, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 3, a->data_addr, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 4, a->labels_json ? a->labels_json : "{}", -1, SQLITE_STATIC);
+    /* An unbound facts_json (?5) stays NULL, which the upsert reads as "keep the old facts". */
+    if (rc == SQLITE_OK && a->facts_json != NULL)
+        rc = sqlite3_bind_text(s, 5, a->facts_json, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 6, a->first_seen_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 7, a->last_seen_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 8, agent_status_names[a->status], -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    int ret = rc == SQLITE_DONE ? 0 : db_error(st->db, err, "agent upsert");
+    done_with(s);
+    return ret;
+}
+
+int sm_store_agent_set_status(sm_store *st, const char *name, sm_agent_status status,
+                              int64_t now_ms, sm_error *err)
+{
+    if ((unsigned)status >= N_AGENT_STATUS)
+        return sm_error_set(err, SM_EINVAL, "agent %s: status %d out of range", name, (int)status);
+    sqlite3_stmt *s = st->stmts[Q_AGENT_SET_STATUS];
+    int rc = sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 2, agent_status_names[status], -1, SQLITE_STATIC);
+    /* Online and busy are learnt from the agent's own request, so it was seen now; lost is
+     * declared for its silence, and its last_seen_ms must keep saying when it went quiet. */
+    if (rc == SQLITE_OK && status != SM_AGENT_LOST)
+        rc = sqlite3_bind_int64(s, 3, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    int ret = 0;
+    if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "agent set status");
+    else if (sqlite3_changes(st->db) == 0)
+        ret = sm_error_set(err, SM_EINVAL, "no agent named %s", name);
+    done_with(s);
+    return ret;
+}
+
+static int read_agent(sqlite3_stmt *s, sm_agent_row *a, sm_error *err)
+{
+    memset(a, 0, sizeof *a);
+    int ret = column_copy(s, 0, a->name, sizeof a->name, err);
+    if (ret == 0)
+        ret = column_copy(s, 1, a->boot, sizeof a->boot, err);
+    if (ret == 0)
+        ret = column_copy(s, 2, a->data_addr, sizeof a->data_addr, err);
+    if (ret == 0)
+        ret = column_dup(s, 3, &a->labels_json, err);
+    if (ret == 0)
+        ret = column_dup(s, 4, &a->facts_json, err);
+    if (ret == 0) {
+        a->first_seen_ms = sqlite3_column_int64(s, 5);
+        a->last_seen_ms = sqlite3_column_int64(s, 6);
+        int status = name_index(agent_status_names, N_AGENT_STATUS, sqlite3_column_text(s, 7));
+        if (status < 0)
+            ret = sm_error_set(err, SM_EPARSE, "agent %s: unknown status", a->name);
+        else
+            a->status = (sm_agent_status)status;
+    }
+    if (ret != 0)
+        sm_agent_row_fini(a);
+    return ret;
+}
+
+/* Grows *rows to hold one more element of size elem; cap doubles so appends stay linear. */
+static int grow(void **rows, size_t *cap, size_t n, size_t elem, sm_error *err)
+{
+    if (n < *cap)
+        return 0;
+    size_t new_cap = *cap ? *cap * 2 : 16;
+    void *p = realloc(*rows, new_cap * elem);
+    if (p == NULL) {
+        sm_error_set(err, SM_ENOMEM, "store: out of memory");
+        return SM_ENOMEM;
+    }
+    *rows = p;
+    *cap = new_cap;
+    return 0;
+}
+
+int sm_store_agents_list(sm_store *st, sm_agent_row **prows, size_t *pn, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_AGENTS_LIST];
+    void *rows = NULL;
+    size_t n = 0, cap = 0;
+    int ret = 0, rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        ret = grow(&rows, &cap, n, sizeof(sm_agent_row), err);
+        if (ret != 0)
+            goto out;
+        ret = read_agent(s, (sm_agent_row *)rows + n, err);
+        if (ret != 0)
+            goto out;
+        n++;
+    }
+    if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "agents list");
+out:
+    done_with(s);
+    if (ret != 0) {
+        sm_store_agents_free(rows, n);
+        return ret;
+    }
+    *prows = rows;
+    *pn = n;
+    return 0;
+}
+
+void sm_store_agents_free(sm_agent_row *rows, size_t n)
+{
+    for (size_t i = 0; rows != NULL && i < n; i++)
+        sm_agent_row_fini(&rows[i]);
+    free(rows);
+}
+
+void sm_job_row_fini(sm_job_row *j)
+{
+    if (j == NULL)
+        return;
+    free(j->params_json);
+    j->params_json = NULL;
+}
+
+/* SQLite's integers are signed: a larger id can name no row and would wrap if bound. */
+static int bind_id(sqlite3_stmt *s, int idx, uint64_t id, sm_error *err)
+{
+    if (id > (uint64_t)INT64_MAX)
+        return sm_error_set(err, SM_EINVAL, "job id %llu out of range", (unsigned long long)id);
+    if (sqlite3_bind_int64(s, idx, (int64_t)id) != SQLITE_OK)
+        return db_error(sqlite3_db_handle(s), err, "binding a job id");
+    return 0;
+}
+
+int sm_store_job_insert(sm_store *st, const char *host, const char *params_json, int64_t now_ms,
+                        uint64_t *id, sm_error *err)
+{
+    if (host == NULL || host[0] == '\0' || strlen(host) >= FIELD_SIZE(sm_job_row, host))
+        return sm_error_set(err, SM_EINVAL, "job: host must be 1 to %zu bytes",
+                            FIELD_SIZE(sm_job_row, host) - 1);
+    if (params_json == NULL)
+        return sm_error_set(err, SM_EINVAL, "job for %s: no params", host);
+    sqlite3_stmt *s = st->stmts[Q_JOB_INSERT];
+    int rc = sqlite3_bind_text(s, 1, host, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 2, params_json, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 3, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    int ret = 0;
+    if (rc == SQLITE_DONE)
+        *id = (uint64_t)sqlite3_last_insert_rowid(st->db);
+    else
+        ret = db_error(st->db, err, "job insert");
+    done_with(s);
+    return ret;
+}
+
+static int read_job(sqlite3_stmt *s, sm_job_row *j, sm_error *err)
+{
+    memset(j, 0, sizeof *j);
+    j->id = (uint64_t)sqlite3_column_int64(s, 0);
+    int ret = column_copy(s, 1, j->host, sizeof j->host, err);
+    if (ret == 0)
+        ret = column_dup(s, 2, &j->params_json, err);
+    if (ret == 0 && j->params_json == NULL)
+        ret = sm_error_set(err, SM_EPARSE, "job %llu: no params", (unsigned long long)j->id);
+    if (ret == 0) {
+        int state = name_index(job_state_names, N_JOB_STATE, sqlite3_column_text(s, 3));
+        if (state < 0)
+            ret =
+                sm_error_set(err, SM_EPARSE, "job %llu: unknown state", (unsigned long long)j->id);
+        else
+            j->state = (sm_job_state)state;
+    }
+    if (ret == 0)
+        ret = column_copy(s, 4, j->reason, sizeof j->reason, err);
+    if (ret == 0) {
+        j->attempt = (uint32_t)sqlite3_column_int64(s, 5);
+        /* A NULL stamp reads as 0, the struct's "not yet". */
+        j->created_ms = sqlite3_column_int64(s, 6);
+        j->assigned_ms = sqlite3_column_int64(s, 7);
+        j->started_ms = sqlite3_column_int64(s, 8);
+        j->finished_ms = sqlite3_column_int64(s, 9);
+    }
+    if (ret != 0)
+        sm_job_row_fini(j);
+    return ret;
+}
+
+int sm_store_job_get(sm_store *st, uint64_t id, sm_job_row *out, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_JOB_GET];
+    int ret = bind_id(s, 1, id, err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        ret = read_job(s, out, err);
+    else if (rc == SQLITE_DONE)
+        ret = sm_error_set(err, SM_EINVAL, "no job %llu", (unsigned long long)id);
+    else
+        ret = db_error(st->db, err, "job get");
+out:
+    done_with(s);
+    return ret;
+}
+
+int sm_store_job_set_state(sm_store *st, uint64_t id, uint32_t attempt, sm_job_state state,
+                           const char *reason, int64_t now_ms, sm_error *err)
+{
+    if ((unsigned)state >= N_JOB_STATE)
+        return sm_error_set(err, SM_EINVAL, "job %llu: state %d out of range",
+                            (unsigned long long)id, (int)state);
+    if (reason == NULL)
+        reason = "";
+    if (strlen(reason) >= FIELD_SIZE(sm_job_row, reason))
+        return sm_error_set(err, SM_EINVAL, "job %llu: reason longer than %zu bytes",
+                            (unsigned long long)id, FIELD_SIZE(sm_job_row, reason) - 1);
+    int stamp = 0; /* the parameter of the column that this state stamps */
+    switch (state) {
+    case SM_JOB_ASSIGNED:
+        stamp = 5;
+        break;
+    case SM_JOB_RUNNING:
+        stamp = 6;
+        break;
+    case SM_JOB_DONE:
+    case SM_JOB_FAILED:
+        stamp = 7;
+        break;
+    case SM_JOB_QUEUED:
+        break;
+    }
+    sqlite3_stmt *s = st->stmts[Q_JOB_SET_STATE];
+    int ret = bind_id(s, 1, id, err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_bind_text(s, 2, job_state_names[state], -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 3, reason, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 4, attempt);
+    if (rc == SQLITE_OK && stamp != 0)
+        rc = sqlite3_bind_int64(s, stamp, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(s, 8, state == SM_JOB_QUEUED);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "job set state");
+    else if (sqlite3_changes(st->db) == 0)
+        ret = sm_error_set(err, SM_EINVAL, "no job %llu", (unsigned long long)id);
+out:
+    done_with(s);
+    return ret;
+}
+
+int sm_store_jobs_unfinished(sm_store *st, sm_job_row **prows, size_t *pn, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_JOBS_UNFINISHED];
+    void *rows = NULL;
+    size_t n = 0, cap = 0;
+    int ret = 0, rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        ret = grow(&rows, &cap, n, sizeof(sm_job_row), err);
+        if (ret != 0)
+            goto out;
+        ret = read_job(s, (sm_job_row *)rows + n, err);
+        if (ret != 0)
+            goto out;
+        n++;
+    }
+    if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "jobs unfinished");
+out:
+    done_with(s);
+    if (ret != 0) {
+        sm_store_jobs_free(rows, n);
+        return ret;
+    }
+    *prows = rows;
+    *pn = n;
+    return 0;
+}
+
+void sm_store_jobs_free(sm_job_row *rows, size_t n)
+{
+    for (size_t i = 0; rows != NULL && i < n; i++)
+        sm_job_row_fini(&rows[i]);
+    free(rows);
+}
+
+/* NaN marks an absent metric; SQL's NULL says the same to every query and aggregate. */
+static int bind_metric(sqlite3_stmt *s, int idx, double v)
+{
+    return isnan(v) ? sqlite3_bind_null(s, idx) : sqlite3_bind_double(s, idx, v);
+}
+
+int sm_store_result_insert(sm_store *st, uint64_t job, uint32_t attempt, const char *agent,
+                           const char *result_json, const sm_result_cols *cols, int64_t now_ms,
+                           bool *inserted, sm_error *err)
+{
+    if (agent == NULL || result_json == NULL || cols == NULL)
+        return sm_error_set(err, SM_EINVAL, "result of job %llu: agent, JSON and columns needed",
+                            (unsigned long long)job);
+    sqlite3_stmt *s = st->stmts[Q_RESULT_INSERT];
+    int ret = bind_id(s, 1, job, err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_bind_int64(s, 2, attempt);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 3, agent, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(s, 4, cols->ok);
+    if (rc == SQLITE_OK)
+        rc = bind_metric(s, 5, cols->bytes);
+    if (rc == SQLITE_OK)
+        rc = bind_metric(s, 6, cols->seconds);
+    if (rc == SQLITE_OK)
+        rc = bind_metric(s, 7, cols->throughput_MBps);
+    if (rc == SQLITE_OK)
+        rc = bind_metric(s, 8, cols->rtt_p50_us);
+    if (rc == SQLITE_OK)
+        rc = bind_metric(s, 9, cols->connects_per_s);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 10, result_json, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 11, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE)
+        *inserted = sqlite3_changes(st->db) > 0;
+    else
+        ret = sm_error_set(err, code_of(sqlite3_extended_errcode(st->db)),
+                           "result of job %llu attempt %u: %s", (unsigned long long)job,
+                           (unsigned)attempt, sqlite3_errmsg(st->db));
+out:
+    done_with(s);
+    return ret;
+}
+
+int sm_store_result_get(sm_store *st, uint64_t job, uint32_t attempt, char **json, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_RESULT_GET];
+    char *copy = NULL;
+    int ret = bind_id(s, 1, job, err);
+    if (ret != 0)
+        goto out;
+    if (sqlite3_bind_int64(s, 2, attempt) != SQLITE_OK) {
+        ret = db_error(st->db, err, "result get");
+        goto out;
+    }
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        ret = column_dup(s, 0, &copy, err);
+    else if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "result get");
+out:
+    done_with(s);
+    if (ret == 0)
+        *json = copy;
+    return ret;
+}
+
+int sm_store_result_count(sm_store *st, uint64_t *n, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_RESULT_COUNT];
+    int ret = 0;
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *n = (uint64_t)sqlite3_column_int64(s, 0);
+    else
+        ret = db_error(st->db, err, "result count");
+    done_with(s);
+    return ret;
+}

@@ -1,0 +1,106 @@
+/* The coordinator's store: SQLite in WAL mode, schema versioned with PRAGMA user_version and
+ * migrated forward on open. All SQL of the project lives in store.c. Not thread-safe: the
+ * coordinator's single event loop owns it. */
+#ifndef SM_COORD_STORE_H
+#define SM_COORD_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/err.h"
+
+typedef struct sm_store sm_store;
+
+/* Opens or creates the database at path (journal_mode=WAL, synchronous=FULL so that a commit
+ * survives power loss before the coordinator acks, foreign_keys=ON, busy_timeout 5 s) and runs
+ * the migrations up to the current schema version. A database from a newer version is refused. */
+int sm_store_open(sm_store **st, const char *path, sm_error *err);
+void sm_store_close(sm_store *st); /* NULL is ignored */
+int sm_store_schema_version(sm_store *st);
+
+/* Explicit transactions, so a burst of results commits once before any of them is acked. */
+int sm_store_begin(sm_store *st, sm_error *err);
+int sm_store_commit(sm_store *st, sm_error *err);
+void sm_store_rollback(sm_store *st);
+
+typedef enum sm_agent_status {
+    SM_AGENT_ONLINE = 0,
+    SM_AGENT_STATUS_BUSY,
+    SM_AGENT_LOST,
+} sm_agent_status;
+const char *sm_agent_status_name(sm_agent_status s); /* "online", "busy", "lost" */
+
+/* One registered agent. labels_json and facts_json are JSON texts owned by the row. */
+typedef struct sm_agent_row {
+    char name[65];
+    char boot[33];
+    char data_addr[65];
+    char *labels_json; /* {"rack":"2"} */
+    char *facts_json;  /* the facts object, or NULL when not yet known */
+    int64_t first_seen_ms;
+    int64_t last_seen_ms;
+    sm_agent_status status;
+} sm_agent_row;
+
+void sm_agent_row_fini(sm_agent_row *a); /* frees the JSON texts */
+
+/* Inserts the agent or updates every field but first_seen_ms; a NULL facts_json keeps the
+ * facts already stored. */
+int sm_store_agent_upsert(sm_store *st, const sm_agent_row *a, sm_error *err);
+int sm_store_agent_set_status(sm_store *st, const char *name, sm_agent_status s, int64_t now_ms,
+                              sm_error *err);
+/* All agents, by name; *rows is a malloc'd array the caller frees with sm_store_agents_free. */
+int sm_store_agents_list(sm_store *st, sm_agent_row **rows, size_t *n, sm_error *err);
+void sm_store_agents_free(sm_agent_row *rows, size_t n);
+
+typedef enum sm_job_state {
+    SM_JOB_QUEUED = 0,
+    SM_JOB_ASSIGNED,
+    SM_JOB_RUNNING,
+    SM_JOB_DONE,
+    SM_JOB_FAILED,
+} sm_job_state;
+const char *sm_job_state_name(sm_job_state s); /* "queued", "assigned", ... */
+
+typedef struct sm_job_row {
+    uint64_t id;
+    char host[65];
+    char *params_json; /* owned */
+    sm_job_state state;
+    char reason[256]; /* why it failed: "agent-lost", "timeout", the agent's reason */
+    uint32_t attempt; /* 1 for the first */
+    int64_t created_ms, assigned_ms, started_ms, finished_ms; /* 0 = not yet */
+} sm_job_row;
+
+void sm_job_row_fini(sm_job_row *j);
+
+/* Queues a job for host with its params (validated JSON text); *id is the new job's id. */
+int sm_store_job_insert(sm_store *st, const char *host, const char *params_json, int64_t now_ms,
+                        uint64_t *id, sm_error *err);
+/* Reads a job; SM_EINVAL when there is none with that id. */
+int sm_store_job_get(sm_store *st, uint64_t id, sm_job_row *out, sm_error *err);
+/* Moves a job to state with a reason ("" when none), stamping the time that goes with the state
+ * (assigned_ms, started_ms, finished_ms). attempt is stored too (a retry raises it). */
+int sm_store_job_set_state(sm_store *st, uint64_t id, uint32_t attempt, sm_job_state state,
+                           const char *reason, int64_t now_ms, sm_error *err);
+/* Every job not done or failed, oldest first (for the queue after a restart). */
+int sm_store_jobs_unfinished(sm_store *st, sm_job_row **rows, size_t *n, sm_error *err);
+void sm_store_jobs_free(sm_job_row *rows, size_t n);
+
+/* Stores a result once: INSERT OR IGNORE on the unique (job, attempt). *inserted says whether
+ * this call stored it (false: a duplicate, harmless by design). The main metrics get columns
+ * (NULL when absent) beside the raw JSON. */
+typedef struct sm_result_cols {
+    double bytes, seconds, throughput_MBps, rtt_p50_us, connects_per_s; /* NaN = absent */
+    bool ok;
+} sm_result_cols;
+int sm_store_result_insert(sm_store *st, uint64_t job, uint32_t attempt, const char *agent,
+                           const char *result_json, const sm_result_cols *cols, int64_t now_ms,
+                           bool *inserted, sm_error *err);
+/* The stored result JSON of a job's attempt (malloc'd), or *json = NULL when none. */
+int sm_store_result_get(sm_store *st, uint64_t job, uint32_t attempt, char **json, sm_error *err);
+/* How many results are stored (for tests and /healthz). */
+int sm_store_result_count(sm_store *st, uint64_t *n, sm_error *err);
+
+#endif

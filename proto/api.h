@@ -1,0 +1,61 @@
+/* JSON of the coordinator's HTTP API (requests and responses), kept in proto with the rest of
+ * the project's cJSON use. Encoders return malloc'd compact text or NULL when out of memory. */
+#ifndef SM_PROTO_API_H
+#define SM_PROTO_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/err.h"
+#include "proto/params.h"
+
+#define SM_API_JOBS_MAX 10000 /* jobs one POST /api/jobs may queue */
+
+/* {"error":"...","field":"..."} (field left out when NULL or empty). */
+char *sm_api_error(const char *msg, const char *field);
+
+/* One agent for GET /api/agents; the JSON texts are the store's and are embedded as objects. */
+typedef struct sm_api_agent {
+    const char *name, *boot, *data_addr, *status;
+    const char *labels_json; /* may be NULL */
+    const char *facts_json;  /* may be NULL */
+    int64_t first_seen_ms, last_seen_ms;
+} sm_api_agent;
+/* {"agents":[{"name","status","boot","data_addr","labels","facts","first_seen_ms",
+ *  "last_seen_ms"}]} */
+char *sm_api_agents(const sm_api_agent *a, size_t n);
+
+typedef struct sm_api_job {
+    uint64_t id;
+    const char *host, *state, *reason;
+    uint32_t attempt;
+    const char *params_json;
+    const char *result_json; /* NULL until stored */
+    int64_t created_ms, assigned_ms, started_ms, finished_ms;
+} sm_api_job;
+/* {"id":"12","host","state","reason","attempt","params":{...},"result":{...}|null,
+ *  "created_ms",...} */
+char *sm_api_job_encode(const sm_api_job *j);
+
+/* {"jobs":["12","13"]} */
+char *sm_api_job_ids(const uint64_t *ids, size_t n);
+
+/* One job request of POST /api/jobs. */
+typedef struct sm_api_job_req {
+    char host[65];
+    sm_params params;
+} sm_api_job_req;
+/* Parses [{"host":"h1","params":{...}}, ...] or {"jobs":[...]}: every params is decoded and
+ * validated (sm_codec), at most SM_API_JOBS_MAX. On error, err->msg says what and *field
+ * points at a static name of the offending field ("jobs[3].params.msg_size" is written into
+ * field_buf). *reqs is malloc'd. */
+int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_t *n,
+                      char *field_buf, size_t field_len, sm_error *err);
+
+/* GET /healthz: {"ok":true,"agents":N,"agents_online":N,"results":N,"counters":{...},
+ * "rejected":{"mac":N,...,"total":N}}. names/values are parallel arrays. */
+char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,
+                    const uint64_t *values, size_t n, const char *const *rej_names,
+                    const uint64_t *rej_values, size_t n_rej);
+
+#endif

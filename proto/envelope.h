@@ -1,0 +1,98 @@
+/* The signed envelope every control message travels in, its checks, and the fleet key.
+ *
+ * Wire form (exactly this layout; the MAC covers the body's exact bytes):
+ *   {"v":1,"agent":"NAME","ts":UNIX_MS,"nonce":"32 HEX","mac":"64 HEX","body":BODY}
+ * mac = HMAC-SHA256(key, "sockmatrix/1\n" NAME "\n" UNIX_MS "\n" NONCE "\n" BODY).
+ * The opener rebuilds the prefix from the parsed header and requires the text to be that prefix,
+ * the body, then "}", so no byte of the message escapes the MAC. NAME is the sender's name:
+ * an agent's, or "coordinator" for replies. */
+#ifndef SM_PROTO_ENVELOPE_H
+#define SM_PROTO_ENVELOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/err.h"
+
+#define SM_ENV_VERSION    1
+#define SM_MSG_MAX        (256u * 1024u) /* whole envelope, bytes */
+#define SM_JSON_DEPTH_MAX 16             /* nesting of objects and arrays */
+#define SM_SKEW_MS        60000u         /* |ts - now| above this is rejected */
+#define SM_KEY_LEN        32
+#define SM_NONCE_HEX      32 /* 16 random bytes */
+#define SM_NAME_MAX       64 /* agent names: [A-Za-z0-9._-], 1..64 */
+
+/* Why a message was rejected; every rejection is counted under one of these. */
+typedef enum sm_reject {
+    SM_REJ_NONE = 0,
+    SM_REJ_SIZE,    /* over SM_MSG_MAX */
+    SM_REJ_DEPTH,   /* JSON nested deeper than SM_JSON_DEPTH_MAX (checked before parsing) */
+    SM_REJ_JSON,    /* not JSON, or not the envelope layout */
+    SM_REJ_VERSION, /* v is not 1 */
+    SM_REJ_FIELD,   /* a header field missing or malformed (name, ts, nonce, mac) */
+    SM_REJ_MAC,     /* wrong MAC: wrong key or altered bytes */
+    SM_REJ_SKEW,    /* ts too far from now */
+    SM_REJ_REPLAY,  /* nonce already seen in the window */
+    SM_REJ_BODY,    /* signed and fresh, but the body is not a valid message */
+    SM_REJ__COUNT
+} sm_reject;
+
+/* "size", "depth", "json", "version", "field", "mac", "skew", "replay", "body" ("none"). */
+const char *sm_reject_name(sm_reject r);
+
+/* Whether name is a valid sender name. */
+int sm_name_valid(const char *name);
+
+/* Reads a key file: 64 hex digits and an optional newline. Refuses a file that group or others
+ * may read or write (mode & 077) with a message saying how to fix it. */
+int sm_key_load(const char *path, uint8_t key[SM_KEY_LEN], sm_error *err);
+/* Writes a new random key (RAND_bytes) as 64 hex digits + "\n", mode 0600; refuses to
+ * overwrite an existing file (O_EXCL). */
+int sm_key_generate(const char *path, sm_error *err);
+
+/* Seals body[0..body_len) (a JSON value) from `name` at ts_ms with a fresh random nonce.
+ * Returns a malloc'd NUL-terminated envelope (*out_len its length, NUL excluded), or NULL with
+ * err set (SM_EINVAL when name is invalid or the result would exceed SM_MSG_MAX). */
+char *sm_env_seal(const uint8_t key[SM_KEY_LEN], const char *name, uint64_t ts_ms, const char *body,
+                  size_t body_len, size_t *out_len, sm_error *err);
+
+/* A checked envelope; body points into the text given to sm_env_open. */
+typedef struct sm_env {
+    char name[SM_NAME_MAX + 1];
+    uint64_t ts_ms;
+    char nonce[SM_NONCE_HEX + 1];
+    const char *body;
+    size_t body_len;
+} sm_env;
+
+/* Checks, in this order and before any deep parsing: size, depth (a scan that skips strings),
+ * JSON and layout, version, header fields, MAC (constant-time), skew against now_ms.
+ * Replay is not checked here (see sm_replay). Returns SM_REJ_NONE with *out filled, or the
+ * reason with err->msg saying what was wrong. text need not be NUL-terminated. */
+sm_reject sm_env_open(const uint8_t key[SM_KEY_LEN], const char *text, size_t len, uint64_t now_ms,
+                      sm_env *out, sm_error *err);
+
+/* The replay window: (name, nonce) pairs remembered for window_ms (use 2 x SM_SKEW_MS, so a
+ * message cannot be replayed after its nonce is forgotten: by then its ts is too old). */
+typedef struct sm_replay sm_replay;
+sm_replay *sm_replay_new(uint64_t window_ms);
+void sm_replay_free(sm_replay *r);
+/* SM_REJ_REPLAY if (name, nonce) was seen within the window, else remembers it and returns
+ * SM_REJ_NONE. Forgets entries older than the window as it goes (bounded memory: at most one
+ * entry per accepted message in the window). */
+sm_reject sm_replay_check(sm_replay *r, const char *name, const char *nonce, uint64_t now_ms);
+size_t sm_replay_size(const sm_replay *r);
+
+/* Rejection accounting: a counter per reason, and a log line (LOG_WARNING, id SM-REJECT) at
+ * most once per peer per minute, saying how many were suppressed since. */
+typedef struct sm_rejects sm_rejects;
+sm_rejects *sm_rejects_new(void);
+void sm_rejects_free(sm_rejects *r);
+/* Counts one rejection; logs it unless this peer was logged less than 60 s ago. Returns 1 when
+ * it logged, 0 when it only counted. peer may be NULL ("unknown"). */
+int sm_rejects_note(sm_rejects *r, sm_reject why, const char *peer, uint64_t now_ms,
+                    const char *detail);
+uint64_t sm_rejects_count(const sm_rejects *r, sm_reject why);
+uint64_t sm_rejects_total(const sm_rejects *r);
+
+#endif

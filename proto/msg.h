@@ -1,0 +1,124 @@
+/* Control-plane messages (the bodies inside envelopes): the agent's poll, the coordinator's
+ * reply with its commands, and a spooled result. 64-bit ids and counters travel as decimal
+ * strings. Decoders reject unknown keys, wrong types and values past their bounds with a reason
+ * naming the field (SM_EPARSE / SM_EINVAL), leaving *out empty. */
+#ifndef SM_PROTO_MSG_H
+#define SM_PROTO_MSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/envelope.h"
+#include "proto/err.h"
+#include "proto/facts.h"
+#include "proto/params.h"
+#include "proto/result.h"
+
+#define SM_POLL_RESULTS_MAX   32 /* results one poll carries, oldest first */
+#define SM_POLL_ACKS_MAX      64 /* command ids one poll acknowledges */
+#define SM_REPLY_ACKS_MAX     64 /* result ids one reply acknowledges */
+#define SM_REPLY_COMMANDS_MAX 16
+#define SM_LABELS_MAX         16
+#define SM_LABEL_KEY_MAX      32 /* [A-Za-z0-9._-] */
+#define SM_LABEL_VALUE_MAX    64 /* [A-Za-z0-9._:/=-] */
+#define SM_ADDR_MAX           64 /* an IPv4 or IPv6 literal */
+#define SM_BOOT_HEX           32 /* random per agent process start */
+#define SM_CMD_ID_MAX         40
+
+typedef struct sm_label {
+    char key[SM_LABEL_KEY_MAX + 1];
+    char value[SM_LABEL_VALUE_MAX + 1];
+} sm_label;
+
+/* A result the agent measured: job id + attempt identify it (the store's unique key). */
+typedef struct sm_result_msg {
+    uint64_t job;
+    uint32_t attempt;
+    sm_result result; /* owns its histogram */
+} sm_result_msg;
+
+typedef enum sm_agent_state { SM_AGENT_IDLE = 0, SM_AGENT_BUSY } sm_agent_state;
+
+/* The agent's request: heartbeat, status, acks of commands, results not yet acked.
+ * {"agent":"h1","boot":"hex","seq":"7","state":"busy","job":"12","attempt":1,
+ *  "data_addr":"10.213.0.11","labels":{"rack":"2"},"facts":{...},"acks":["c12.1"],
+ *  "results":[{"job":"11","attempt":1,"result":{...}}]}
+ * job/attempt only when busy; facts only when have_facts; data_addr, labels optional. */
+typedef struct sm_poll {
+    char agent[SM_NAME_MAX + 1];
+    char boot[SM_BOOT_HEX + 1];
+    uint64_t seq;
+    sm_agent_state state;
+    uint64_t job;
+    uint32_t attempt;
+    char data_addr[SM_ADDR_MAX + 1];
+    sm_label labels[SM_LABELS_MAX];
+    size_t n_labels;
+    bool have_facts;
+    sm_facts facts;
+    char acks[SM_POLL_ACKS_MAX][SM_CMD_ID_MAX + 1];
+    size_t n_acks;
+    sm_result_msg *results; /* owned, n_results <= SM_POLL_RESULTS_MAX */
+    size_t n_results;
+} sm_poll;
+
+typedef enum sm_cmd_kind {
+    SM_CMD_ASSIGN = 0, /* run a local job: params */
+    SM_CMD_PREPARE,    /* pair job, server side: listen and report the port */
+    SM_CMD_START,      /* pair job, client side: connect to addr:port */
+    SM_CMD_CANCEL,     /* stop job (if it is the running one) */
+} sm_cmd_kind;
+
+/* {"id":"c12.1","type":"assign","job":"12","attempt":1,"params":{...}}
+ * {"id":"x12.1","type":"cancel","job":"12","attempt":1}
+ * start adds "addr" and "port". The id is the coordinator's; the agent acks it once acted on. */
+typedef struct sm_command {
+    char id[SM_CMD_ID_MAX + 1];
+    sm_cmd_kind kind;
+    uint64_t job;
+    uint32_t attempt;
+    sm_params params; /* assign, prepare, start */
+    char addr[SM_ADDR_MAX + 1];
+    uint16_t port;
+} sm_command;
+
+/* The coordinator's answer: {"acks":[{"job":"11","attempt":1}],"commands":[...],
+ * "want_facts":false} */
+typedef struct sm_poll_reply {
+    uint64_t ack_job[SM_REPLY_ACKS_MAX];
+    uint32_t ack_attempt[SM_REPLY_ACKS_MAX];
+    size_t n_acks;
+    sm_command commands[SM_REPLY_COMMANDS_MAX];
+    size_t n_commands;
+    bool want_facts;
+} sm_poll_reply;
+
+const char *sm_cmd_kind_name(sm_cmd_kind k); /* "assign", "prepare", "start", "cancel" */
+
+/* Releases the results a decoded or built poll owns; leaves *p empty. */
+void sm_msg_poll_fini(sm_poll *p);
+
+char *sm_msg_poll_encode(const sm_poll *p, size_t *len, sm_error *err);
+int sm_msg_poll_decode(const char *json, size_t len, sm_poll *out, sm_error *err);
+
+char *sm_msg_reply_encode(const sm_poll_reply *r, size_t *len, sm_error *err);
+int sm_msg_reply_decode(const char *json, size_t len, sm_poll_reply *out, sm_error *err);
+
+/* One result as it sits in the spool and travels in a poll:
+ * {"job":"11","attempt":1,"result":{...}} */
+char *sm_msg_result_encode(const sm_result_msg *m, size_t *len, sm_error *err);
+int sm_msg_result_decode(const char *json, size_t len, sm_result_msg *out, sm_error *err);
+
+/* The result's metrics as JSON text (the `result` object alone), for the store. */
+char *sm_msg_result_json(const sm_result *r, sm_error *err);
+/* Facts as JSON text, for the store. */
+char *sm_msg_facts_json(const sm_facts *f, sm_error *err);
+
+/* Labels as a JSON object text {"k":"v",...}, for the store. */
+char *sm_msg_labels_json(const sm_label *labels, size_t n, sm_error *err);
+
+/* Parses "k=v,k=v" (the --labels option) into labels; SM_EINVAL naming the bad pair. */
+int sm_labels_parse(const char *text, sm_label *labels, size_t *n, sm_error *err);
+
+#endif

@@ -1,0 +1,840 @@
+/* Unit tests of proto/msg: the poll, the reply and the spooled result on the wire, and labels. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proto/msg.h"
+
+#define BOOT     "0123456789abcdef0123456789abcdef"
+#define HEAD     "{\"agent\":\"h1\",\"boot\":\"" BOOT "\",\"seq\":\"7\","
+#define IDLE     HEAD "\"state\":\"idle\","
+#define BUSY     HEAD "\"state\":\"busy\",\"job\":\"12\",\"attempt\":1,"
+#define EMPTY    "\"acks\":[],\"results\":[]}"
+#define CMD_HEAD "{\"acks\":[],\"commands\":["
+#define CMD_TAIL "]}"
+#define PARAMS   "\"params\":{\"workload\":\"rr\"}"
+
+#define assert_contains(text, part) check_contains((text), (part), __FILE__, __LINE__)
+
+static void check_contains(const char *text, const char *part, const char *file, int line)
+{
+    if (strstr(text, part) == NULL) {
+        print_error("\"%s\"\nlacks \"%s\"\n", text, part);
+        _fail(file, line);
+    }
+}
+
+static void check_code(int rc, const sm_error *err, int code, const char *file, int line)
+{
+    _assert_int_equal(cast_to_largest_integral_type(rc), cast_to_largest_integral_type(code), file,
+                      line);
+    _assert_int_equal(cast_to_largest_integral_type(err->code), cast_to_largest_integral_type(code),
+                      file, line);
+}
+
+/* Decoding fails with `code`, a reason mentioning `part`, and *out left all zero. */
+#define assert_poll_error(json, code, part)                                                        \
+    check_poll_error((json), (code), (part), __FILE__, __LINE__)
+
+static void check_poll_error(const char *json, int code, const char *part, const char *file,
+                             int line)
+{
+    static sm_poll p, zero;
+    sm_error err;
+    memset(&p, 0xff, sizeof p);
+    sm_error_clear(&err);
+    int rc = sm_msg_poll_decode(json, strlen(json), &p, &err);
+    check_code(rc, &err, code, file, line);
+    check_contains(err.msg, part, file, line);
+    _assert_true(memcmp(&p, &zero, sizeof p) == 0, "poll left zeroed", file, line);
+}
+
+#define assert_reply_error(json, code, part)                                                       \
+    check_reply_error((json), (code), (part), __FILE__, __LINE__)
+
+static void check_reply_error(const char *json, int code, const char *part, const char *file,
+                              int line)
+{
+    static sm_poll_reply r, zero;
+    sm_error err;
+    memset(&r, 0xff, sizeof r);
+    sm_error_clear(&err);
+    int rc = sm_msg_reply_decode(json, strlen(json), &r, &err);
+    check_code(rc, &err, code, file, line);
+    check_contains(err.msg, part, file, line);
+    _assert_true(memcmp(&r, &zero, sizeof r) == 0, "reply left zeroed", file, line);
+}
+
+#define assert_result_msg_error(json, code, part)                                                  \
+    check_result_msg_error((json), (code), (part), __FILE__, __LINE__)
+
+static void check_result_msg_error(const char *json, int code, const char *part, const char *file,
+                                   int line)
+{
+    sm_result_msg m;
+    sm_error err;
+    memset(&m, 0xff, sizeof m);
+    sm_error_clear(&err);
+    int rc = sm_msg_result_decode(json, strlen(json), &m, &err);
+    check_code(rc, &err, code, file, line);
+    check_contains(err.msg, part, file, line);
+    _assert_true(m.job == 0 && m.attempt == 0 && m.result.hist == NULL && m.result.have == 0 &&
+                     !m.result.ok,
+                 "result left empty", file, line);
+}
+
+#define assert_labels_error(text, part) check_labels_error((text), (part), __FILE__, __LINE__)
+
+static void check_labels_error(const char *text, const char *part, const char *file, int line)
+{
+    sm_label labels[SM_LABELS_MAX];
+    size_t n = 99;
+    sm_error err;
+    memset(labels, 0, sizeof labels);
+    sm_error_clear(&err);
+    int rc = sm_labels_parse(text, labels, &n, &err);
+    check_code(rc, &err, SM_EINVAL, file, line);
+    check_contains(err.msg, part, file, line);
+    _assert_int_equal(n, 99, file, line);
+    _assert_true(labels[0].key[0] == '\0', "labels untouched", file, line);
+}
+
+/* ---- builders and comparisons ---- */
+
+static void fill_facts(sm_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->hostname, sizeof f->hostname, "h1.lab");
+    snprintf(f->kernel, sizeof f->kernel, "6.1.0-18-amd64");
+    snprintf(f->cpu_model, sizeof f->cpu_model, "AMD EPYC 7302P");
+    f->cores = 16;
+    f->mem_bytes = 64ull << 30;
+    snprintf(f->congestion, sizeof f->congestion, "bbr");
+    f->lo_mtu = 65536;
+    f->loadavg[0] = 0.25;
+    f->loadavg[1] = 0.5;
+    f->loadavg[2] = -1;
+    f->tcp_autocorking = 2;
+}
+
+static void fill_ok_result(sm_result *r)
+{
+    static const uint64_t ns[] = {900, 1200, 1200, 5000, 2000000};
+    sm_result_init(r);
+    r->ok = true;
+    sm_result_set(r, SM_M_RT_PER_S, 12345.678);
+    sm_result_set(r, SM_M_RTT_P99_US, 1.0 / 3.0);
+    r->sndbuf_eff = 87380;
+    r->tx_cpu = 2;
+    r->hist = sm_hist_new();
+    assert_non_null(r->hist);
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        sm_hist_record(r->hist, ns[i]);
+}
+
+static void assert_hist_equal(const sm_hist *a, const sm_hist *b)
+{
+    if (a == NULL || b == NULL) {
+        assert_true(a == b);
+        return;
+    }
+    assert_int_equal(sm_hist_count(a), sm_hist_count(b));
+    assert_int_equal(sm_hist_min(a), sm_hist_min(b));
+    assert_int_equal(sm_hist_max(a), sm_hist_max(b));
+    size_t ca = 0, cb = 0, ia, ib;
+    uint64_t na, nb;
+    while (sm_hist_next(a, &ca, &ia, &na) == 0) {
+        assert_int_equal(sm_hist_next(b, &cb, &ib, &nb), 0);
+        assert_int_equal(ia, ib);
+        assert_int_equal(na, nb);
+    }
+    assert_int_not_equal(sm_hist_next(b, &cb, &ib, &nb), 0);
+}
+
+static void assert_result_equal(const sm_result *a, const sm_result *b)
+{
+    assert_int_equal(a->ok, b->ok);
+    assert_string_equal(a->reason, b->reason);
+    assert_int_equal(a->have, b->have);
+    for (int m = 0; m < SM_M__COUNT; m++)
+        if (sm_result_has(a, (sm_metric)m))
+            assert_memory_equal(&a->v[m], &b->v[m], sizeof(double));
+    assert_int_equal(a->sndbuf_eff, b->sndbuf_eff);
+    assert_int_equal(a->rcvbuf_eff, b->rcvbuf_eff);
+    assert_int_equal(a->tx_cpu, b->tx_cpu);
+    assert_int_equal(a->rx_cpu, b->rx_cpu);
+    assert_hist_equal(a->hist, b->hist);
+}
+
+static void assert_facts_equal(const sm_facts *a, const sm_facts *b)
+{
+    assert_string_equal(a->hostname, b->hostname);
+    assert_string_equal(a->kernel, b->kernel);
+    assert_string_equal(a->cpu_model, b->cpu_model);
+    assert_int_equal(a->cores, b->cores);
+    assert_int_equal(a->mem_bytes, b->mem_bytes);
+    assert_string_equal(a->congestion, b->congestion);
+    assert_int_equal(a->lo_mtu, b->lo_mtu);
+    for (int i = 0; i < 3; i++)
+        assert_memory_equal(&a->loadavg[i], &b->loadavg[i], sizeof(double));
+    assert_int_equal(a->tcp_autocorking, b->tcp_autocorking);
+}
+
+static void assert_params_equal(const sm_params *a, const sm_params *b)
+{
+    assert_int_equal(a->workload, b->workload);
+    assert_int_equal(a->transport, b->transport);
+    assert_int_equal(a->scope, b->scope);
+    assert_int_equal(a->framing, b->framing);
+    assert_int_equal(a->msg_size, b->msg_size);
+    assert_int_equal(a->count, b->count);
+    assert_int_equal(a->bytes, b->bytes);
+    assert_int_equal(a->duration_ms, b->duration_ms);
+    assert_int_equal(a->req_size, b->req_size);
+    assert_int_equal(a->resp_size, b->resp_size);
+    assert_int_equal(a->nodelay, b->nodelay);
+    assert_int_equal(a->cork, b->cork);
+    assert_int_equal(a->sndbuf, b->sndbuf);
+    assert_int_equal(a->rcvbuf, b->rcvbuf);
+    assert_int_equal(a->read_size, b->read_size);
+    assert_int_equal(a->time_limit_ms, b->time_limit_ms);
+}
+
+/* A JSON text of a poll that carries n acks (or, with results, n minimal results). */
+static char *poll_with_many(size_t n, bool results)
+{
+    size_t cap = 128 + n * 64;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    size_t at = (size_t)snprintf(json, cap, IDLE "\"%s\":[", results ? "results" : "acks");
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(
+            json + at, cap - at,
+            results ? "%s{\"job\":\"%zu\",\"attempt\":1,\"result\":{\"ok\":true}}" : "%s\"c%zu.1\"",
+            i ? "," : "", i + 1);
+    snprintf(json + at, cap - at, "],\"%s\":[]}", results ? "acks" : "results");
+    return json;
+}
+
+/* ---- poll ---- */
+
+static void test_msg_poll_full_round_trips(void **state)
+{
+    (void)state;
+    static sm_poll p, back;
+    sm_error err;
+    memset(&p, 0, sizeof p);
+    snprintf(p.agent, sizeof p.agent, "h1.lab-2");
+    snprintf(p.boot, sizeof p.boot, "%s", "fedcba9876543210fedcba9876543210");
+    p.seq = UINT64_MAX;
+    p.state = SM_AGENT_BUSY;
+    p.job = (1ull << 60) + 1; /* not a double: only a string carries it */
+    p.attempt = 3;
+    snprintf(p.data_addr, sizeof p.data_addr, "fd00::11");
+    snprintf(p.labels[0].key, sizeof p.labels[0].key, "rack");
+    snprintf(p.labels[0].value, sizeof p.labels[0].value, "2");
+    snprintf(p.labels[1].key, sizeof p.labels[1].key, "path");
+    snprintf(p.labels[1].value, sizeof p.labels[1].value, "/a:b=c");
+    p.n_labels = 2;
+    p.have_facts = true;
+    fill_facts(&p.facts);
+    snprintf(p.acks[0], sizeof p.acks[0], "c12.1");
+    snprintf(p.acks[1], sizeof p.acks[1], "x11.2");
+    p.n_acks = 2;
+    p.results = calloc(2, sizeof p.results[0]);
+    assert_non_null(p.results);
+    p.n_results = 2;
+    p.results[0].job = 10;
+    p.results[0].attempt = 1;
+    fill_ok_result(&p.results[0].result);
+    p.results[1].job = 11;
+    p.results[1].attempt = 1000000;
+    sm_result_init(&p.results[1].result);
+    snprintf(p.results[1].result.reason, sizeof p.results[1].result.reason, "agent-lost");
+
+    size_t len = 0;
+    char *json = sm_msg_poll_encode(&p, &len, &err);
+    assert_non_null(json);
+    assert_int_equal(len, strlen(json));
+    assert_contains(json, "\"seq\":\"18446744073709551615\"");
+    assert_contains(json, "\"job\":\"1152921504606846977\",\"attempt\":3");
+    memset(&back, 0xff, sizeof back);
+    if (sm_msg_poll_decode(json, len, &back, &err) != 0)
+        fail_msg("%s: %s", json, err.msg);
+    assert_string_equal(back.agent, p.agent);
+    assert_string_equal(back.boot, p.boot);
+    assert_int_equal(back.seq, p.seq);
+    assert_int_equal(back.state, SM_AGENT_BUSY);
+    assert_int_equal(back.job, p.job);
+    assert_int_equal(back.attempt, 3);
+    assert_string_equal(back.data_addr, "fd00::11");
+    assert_int_equal(back.n_labels, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_string_equal(back.labels[i].key, p.labels[i].key);
+        assert_string_equal(back.labels[i].value, p.labels[i].value);
+    }
+    assert_true(back.have_facts);
+    assert_facts_equal(&back.facts, &p.facts);
+    assert_int_equal(back.n_acks, 2);
+    assert_string_equal(back.acks[0], "c12.1");
+    assert_string_equal(back.acks[1], "x11.2");
+    assert_int_equal(back.n_results, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(back.results[i].job, p.results[i].job);
+        assert_int_equal(back.results[i].attempt, p.results[i].attempt);
+        assert_result_equal(&back.results[i].result, &p.results[i].result);
+    }
+    free(json);
+    sm_msg_poll_fini(&back);
+    sm_msg_poll_fini(&p);
+    assert_null(p.results);
+    assert_int_equal(p.n_results, 0);
+}
+
+static void test_msg_poll_minimal_idle_encodes_exactly_and_round_trips(void **state)
+{
+    (void)state;
+    static sm_poll p, back;
+    sm_error err;
+    memset(&p, 0, sizeof p);
+    snprintf(p.agent, sizeof p.agent, "h1");
+    snprintf(p.boot, sizeof p.boot, "%s", BOOT);
+    p.seq = 7;
+    p.job = 99; /* ignored while idle */
+    size_t len;
+    char *json = sm_msg_poll_encode(&p, &len, &err);
+    assert_string_equal(json, IDLE EMPTY);
+    memset(&back, 0xff, sizeof back);
+    assert_int_equal(sm_msg_poll_decode(json, len, &back, &err), 0);
+    assert_string_equal(back.agent, "h1");
+    assert_int_equal(back.seq, 7);
+    assert_int_equal(back.state, SM_AGENT_IDLE);
+    assert_int_equal(back.job, 0);
+    assert_int_equal(back.attempt, 0);
+    assert_string_equal(back.data_addr, "");
+    assert_int_equal(back.n_labels, 0);
+    assert_false(back.have_facts);
+    assert_int_equal(back.n_acks, 0);
+    assert_int_equal(back.n_results, 0);
+    assert_null(back.results);
+    free(json);
+    sm_msg_poll_fini(&back);
+}
+
+static void test_msg_poll_rejects_unknown_and_missing_fields(void **state)
+{
+    (void)state;
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[],\"extra\":1}", SM_EPARSE,
+                      "poll: unknown field 'extra'");
+    assert_poll_error(IDLE "\"acks\":[]}", SM_EPARSE, "poll: missing field 'results'");
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[],\"labels\":{},\"labels\":{}}", SM_EPARSE,
+                      "poll: duplicate field 'labels'");
+    assert_poll_error("[]", SM_EPARSE, "poll: expected a JSON object");
+}
+
+static void test_msg_poll_wants_64_bit_counters_as_strings(void **state)
+{
+    (void)state;
+    assert_poll_error("{\"agent\":\"h1\",\"boot\":\"" BOOT "\",\"seq\":7,\"state\":\"idle\"," EMPTY,
+                      SM_EPARSE, "poll: seq: expected a decimal string");
+    assert_poll_error("{\"agent\":\"h1\",\"boot\":\"" BOOT
+                      "\",\"seq\":\"-7\",\"state\":\"idle\"," EMPTY,
+                      SM_EPARSE, "poll: seq");
+    assert_poll_error(HEAD "\"state\":\"busy\",\"job\":12,\"attempt\":1," EMPTY, SM_EPARSE,
+                      "poll: job: expected a decimal string");
+    assert_poll_error(HEAD
+                      "\"state\":\"busy\",\"job\":\"18446744073709551616\",\"attempt\":1," EMPTY,
+                      SM_EPARSE, "poll: job");
+}
+
+static void test_msg_poll_rejects_bad_agent_and_boot(void **state)
+{
+    (void)state;
+    assert_poll_error("{\"agent\":\"h 1\",\"boot\":\"" BOOT
+                      "\",\"seq\":\"7\",\"state\":\"idle\"," EMPTY,
+                      SM_EINVAL, "poll: agent");
+    assert_poll_error("{\"agent\":\"h1\",\"boot\":\"0123456789ABCDEF0123456789abcdef\","
+                      "\"seq\":\"7\",\"state\":\"idle\"," EMPTY,
+                      SM_EINVAL, "poll: boot");
+    assert_poll_error("{\"agent\":\"h1\",\"boot\":\"0123456789abcdef0123456789abcde\","
+                      "\"seq\":\"7\",\"state\":\"idle\"," EMPTY,
+                      SM_EINVAL, "poll: boot");
+    assert_poll_error("{\"agent\":\"h1\",\"boot\":1,\"seq\":\"7\",\"state\":\"idle\"," EMPTY,
+                      SM_EPARSE, "poll: boot");
+}
+
+static void test_msg_poll_job_comes_with_busy_only(void **state)
+{
+    (void)state;
+    assert_poll_error(HEAD "\"state\":\"busy\",\"attempt\":1," EMPTY, SM_EPARSE,
+                      "poll: missing field 'job'");
+    assert_poll_error(HEAD "\"state\":\"busy\",\"job\":\"12\"," EMPTY, SM_EPARSE,
+                      "poll: missing field 'attempt'");
+    assert_poll_error(IDLE "\"job\":\"12\"," EMPTY, SM_EPARSE, "poll: job: not allowed when idle");
+    assert_poll_error(IDLE "\"attempt\":1," EMPTY, SM_EPARSE, "poll: attempt");
+    assert_poll_error(HEAD "\"state\":\"gone\"," EMPTY, SM_EINVAL, "poll: state");
+}
+
+static void test_msg_poll_attempt_is_a_number_from_1_to_1000000(void **state)
+{
+    (void)state;
+    assert_poll_error(HEAD "\"state\":\"busy\",\"job\":\"12\",\"attempt\":0," EMPTY, SM_EINVAL,
+                      "poll: attempt: 0 is below the minimum 1");
+    assert_poll_error(HEAD "\"state\":\"busy\",\"job\":\"12\",\"attempt\":1000001," EMPTY,
+                      SM_EINVAL, "poll: attempt");
+    assert_poll_error(HEAD "\"state\":\"busy\",\"job\":\"12\",\"attempt\":\"1\"," EMPTY, SM_EPARSE,
+                      "poll: attempt");
+    assert_poll_error(HEAD "\"state\":\"busy\",\"job\":\"12\",\"attempt\":1.5," EMPTY, SM_EPARSE,
+                      "poll: attempt");
+}
+
+static void test_msg_poll_data_addr_is_an_ip_literal(void **state)
+{
+    (void)state;
+    assert_poll_error(IDLE "\"data_addr\":\"10.0.0.256\"," EMPTY, SM_EINVAL, "poll: data_addr");
+    assert_poll_error(IDLE "\"data_addr\":\"h2.lab\"," EMPTY, SM_EINVAL, "poll: data_addr");
+    assert_poll_error(IDLE "\"data_addr\":\"\"," EMPTY, SM_EINVAL, "poll: data_addr");
+    assert_poll_error(IDLE "\"data_addr\":167772161," EMPTY, SM_EPARSE, "poll: data_addr");
+    static sm_poll p;
+    sm_error err;
+    static const char v4[] = IDLE "\"data_addr\":\"10.213.0.11\"," EMPTY;
+    assert_int_equal(sm_msg_poll_decode(v4, sizeof v4 - 1, &p, &err), 0);
+    assert_string_equal(p.data_addr, "10.213.0.11");
+}
+
+static void test_msg_poll_labels_are_bounded(void **state)
+{
+    (void)state;
+    assert_poll_error(IDLE "\"labels\":{\"bad key\":\"1\"}," EMPTY, SM_EINVAL,
+                      "poll: labels: key 'bad key'");
+    assert_poll_error(IDLE "\"labels\":{\"rack\":\"a b\"}," EMPTY, SM_EINVAL,
+                      "poll: labels: value 'a b'");
+    assert_poll_error(IDLE "\"labels\":{\"rack\":2}," EMPTY, SM_EPARSE,
+                      "poll: labels: rack: expected a string");
+    assert_poll_error(IDLE "\"labels\":{\"rack\":\"1\",\"rack\":\"2\"}," EMPTY, SM_EPARSE,
+                      "poll: labels: duplicate key 'rack'");
+    assert_poll_error(
+        IDLE "\"labels\":{\"a\":\"1\",\"b\":\"1\",\"c\":\"1\",\"d\":\"1\",\"e\":\"1\","
+             "\"f\":\"1\",\"g\":\"1\",\"h\":\"1\",\"i\":\"1\",\"j\":\"1\",\"k\":\"1\","
+             "\"l\":\"1\",\"m\":\"1\",\"n\":\"1\",\"o\":\"1\",\"p\":\"1\",\"q\":\"1\"}," EMPTY,
+        SM_EINVAL, "poll: labels: 17 labels is above the maximum 16");
+}
+
+static void test_msg_poll_acks_are_bounded_command_ids(void **state)
+{
+    (void)state;
+    char *json = poll_with_many(SM_POLL_ACKS_MAX + 1, false);
+    assert_poll_error(json, SM_EINVAL, "poll: acks: 65 entries is above the maximum 64");
+    free(json);
+    json = poll_with_many(SM_POLL_ACKS_MAX, false);
+    static sm_poll p;
+    sm_error err;
+    assert_int_equal(sm_msg_poll_decode(json, strlen(json), &p, &err), 0);
+    assert_int_equal(p.n_acks, SM_POLL_ACKS_MAX);
+    assert_string_equal(p.acks[63], "c64.1");
+    free(json);
+    assert_poll_error(IDLE "\"acks\":[\"c 1\"],\"results\":[]}", SM_EINVAL, "poll: acks: 'c 1'");
+    assert_poll_error(IDLE "\"acks\":[7],\"results\":[]}", SM_EPARSE, "poll: acks");
+}
+
+static void test_msg_poll_carries_at_most_32_results(void **state)
+{
+    (void)state;
+    char *json = poll_with_many(SM_POLL_RESULTS_MAX + 1, true);
+    assert_poll_error(json, SM_EINVAL, "poll: results: 33 entries is above the maximum 32");
+    free(json);
+    json = poll_with_many(SM_POLL_RESULTS_MAX, true);
+    static sm_poll p;
+    sm_error err;
+    assert_int_equal(sm_msg_poll_decode(json, strlen(json), &p, &err), 0);
+    assert_int_equal(p.n_results, SM_POLL_RESULTS_MAX);
+    assert_int_equal(p.results[31].job, 32);
+    sm_msg_poll_fini(&p);
+    free(json);
+}
+
+/* The first result owns a histogram when the second fails: it must be freed (LeakSanitizer). */
+static void test_msg_poll_bad_result_frees_the_good_ones(void **state)
+{
+    (void)state;
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[{\"job\":\"1\",\"attempt\":1,\"result\":"
+                           "{\"ok\":true,\"hist\":{\"unit\":\"ns\",\"min\":5,\"max\":5,\"count\":1,"
+                           "\"buckets\":[[5,1]]}}},{\"job\":\"2\",\"attempt\":1,\"result\":"
+                           "{\"ok\":\"yes\"}}]}",
+                      SM_EPARSE, "poll: results[1]: result: ok: expected true or false");
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[{\"job\":2,\"attempt\":1,\"result\":"
+                           "{\"ok\":true}}]}",
+                      SM_EPARSE, "poll: results[0]: job: expected a decimal string");
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[{\"job\":\"2\",\"attempt\":1}]}", SM_EPARSE,
+                      "poll: results[0]: missing field 'result'");
+    assert_poll_error(IDLE "\"facts\":{\"hostname\":\"h1\"}," EMPTY, SM_EPARSE,
+                      "poll: facts: missing field");
+}
+
+static void test_msg_poll_encode_refuses_counts_past_the_arrays(void **state)
+{
+    (void)state;
+    static sm_poll p;
+    sm_error err;
+    size_t len = 5;
+    memset(&p, 0, sizeof p);
+    p.n_results = SM_POLL_RESULTS_MAX + 1;
+    assert_null(sm_msg_poll_encode(&p, &len, &err));
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_contains(err.msg, "poll: results");
+    assert_int_equal(len, 0);
+    p.n_results = 0;
+    p.n_acks = SM_POLL_ACKS_MAX + 1;
+    assert_null(sm_msg_poll_encode(&p, &len, &err));
+    assert_contains(err.msg, "poll: acks");
+}
+
+/* ---- reply ---- */
+
+static void test_msg_reply_small_encodes_exactly(void **state)
+{
+    (void)state;
+    static sm_poll_reply r;
+    sm_error err;
+    memset(&r, 0, sizeof r);
+    r.ack_job[0] = 11;
+    r.ack_attempt[0] = 1;
+    r.n_acks = 1;
+    snprintf(r.commands[0].id, sizeof r.commands[0].id, "x12.1");
+    r.commands[0].kind = SM_CMD_CANCEL;
+    r.commands[0].job = 12;
+    r.commands[0].attempt = 2;
+    snprintf(r.commands[1].id, sizeof r.commands[1].id, "s13.1");
+    r.commands[1].kind = SM_CMD_START;
+    r.commands[1].job = 13;
+    r.commands[1].attempt = 1;
+    sm_params_init(&r.commands[1].params, SM_WL_RR);
+    r.commands[1].params.scope = SM_SCOPE_PAIR;
+    snprintf(r.commands[1].addr, sizeof r.commands[1].addr, "10.213.0.12");
+    r.commands[1].port = 40000;
+    r.n_commands = 2;
+    r.want_facts = true;
+    size_t len;
+    char *json = sm_msg_reply_encode(&r, &len, &err);
+    assert_string_equal(json, "{\"acks\":[{\"job\":\"11\",\"attempt\":1}],\"commands\":["
+                              "{\"id\":\"x12.1\",\"type\":\"cancel\",\"job\":\"12\",\"attempt\":2},"
+                              "{\"id\":\"s13.1\",\"type\":\"start\",\"job\":\"13\",\"attempt\":1,"
+                              "\"params\":{\"workload\":\"rr\",\"transport\":\"tcp\","
+                              "\"scope\":\"pair\",\"req_size\":1,\"resp_size\":1,\"count\":10000,"
+                              "\"nodelay\":false,\"sndbuf\":0,\"rcvbuf\":0,\"time_limit_ms\":0},"
+                              "\"addr\":\"10.213.0.12\",\"port\":40000}],\"want_facts\":true}");
+    assert_int_equal(len, strlen(json));
+    free(json);
+
+    memset(&r, 0, sizeof r);
+    json = sm_msg_reply_encode(&r, &len, &err);
+    assert_string_equal(json, "{\"acks\":[],\"commands\":[],\"want_facts\":false}");
+    free(json);
+}
+
+static void test_msg_reply_with_each_command_kind_round_trips(void **state)
+{
+    (void)state;
+    static sm_poll_reply r, back;
+    sm_error err;
+    memset(&r, 0, sizeof r);
+    for (size_t i = 0; i < 3; i++) {
+        r.ack_job[i] = (1ull << 62) + i;
+        r.ack_attempt[i] = (uint32_t)(i + 1);
+    }
+    r.n_acks = 3;
+    static const sm_cmd_kind kinds[] = {SM_CMD_ASSIGN, SM_CMD_PREPARE, SM_CMD_START, SM_CMD_CANCEL};
+    static const sm_workload_kind wls[] = {SM_WL_STREAM, SM_WL_RR, SM_WL_RR, SM_WL_CONNECT};
+    for (size_t i = 0; i < 4; i++) {
+        sm_command *c = &r.commands[i];
+        snprintf(c->id, sizeof c->id, "%c12.%zu", sm_cmd_kind_name(kinds[i])[0], i + 1);
+        c->kind = kinds[i];
+        c->job = 12 + i;
+        c->attempt = (uint32_t)(i + 1);
+        if (kinds[i] != SM_CMD_CANCEL) {
+            sm_params_init(&c->params, wls[i]);
+            c->params.nodelay = true;
+            c->params.sndbuf = 65536;
+            assert_int_equal(sm_params_validate(&c->params, &err), 0);
+        }
+    }
+    snprintf(r.commands[2].addr, sizeof r.commands[2].addr, "fd00::12");
+    r.commands[2].port = 65535;
+    r.n_commands = 4;
+
+    size_t len;
+    char *json = sm_msg_reply_encode(&r, &len, &err);
+    assert_non_null(json);
+    memset(&back, 0xff, sizeof back);
+    if (sm_msg_reply_decode(json, len, &back, &err) != 0)
+        fail_msg("%s: %s", json, err.msg);
+    assert_int_equal(back.n_acks, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(back.ack_job[i], r.ack_job[i]);
+        assert_int_equal(back.ack_attempt[i], r.ack_attempt[i]);
+    }
+    assert_int_equal(back.n_commands, 4);
+    for (size_t i = 0; i < 4; i++) {
+        const sm_command *a = &r.commands[i], *b = &back.commands[i];
+        assert_string_equal(b->id, a->id);
+        assert_int_equal(b->kind, a->kind);
+        assert_int_equal(b->job, a->job);
+        assert_int_equal(b->attempt, a->attempt);
+        assert_params_equal(&b->params, &a->params);
+        assert_string_equal(b->addr, a->addr);
+        assert_int_equal(b->port, a->port);
+    }
+    assert_false(back.want_facts);
+    assert_string_equal(sm_cmd_kind_name(SM_CMD_PREPARE), "prepare");
+    free(json);
+}
+
+static void test_msg_reply_rejects_bad_commands(void **state)
+{
+    (void)state;
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"x1\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1," PARAMS
+                       "}" CMD_TAIL,
+                       SM_EPARSE, "reply: commands[0]: params: not allowed in cancel");
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"a1\",\"type\":\"assign\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
+                       SM_EPARSE, "reply: commands[0]: missing field 'params'");
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"a1\",\"type\":\"assign\",\"job\":\"1\",\"attempt\":1," PARAMS
+                       ",\"port\":1}" CMD_TAIL,
+                       SM_EPARSE, "reply: commands[0]: port: not allowed in assign");
+    assert_reply_error(CMD_HEAD "{\"id\":\"a1\",\"type\":\"assign\",\"job\":\"1\",\"attempt\":1,"
+                                "\"params\":{\"workload\":\"rr\",\"msg_size\":9}}" CMD_TAIL,
+                       SM_EINVAL, "reply: commands[0]: params: msg_size");
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"a1\",\"type\":\"assign\",\"job\":\"1\",\"attempt\":1," PARAMS
+                       ",\"x\":1}" CMD_TAIL,
+                       SM_EPARSE, "reply: commands[0]: unknown field 'x'");
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"a1\",\"type\":\"reboot\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
+                       SM_EINVAL, "reply: commands[0]: type: unknown value 'reboot'");
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"a1\",\"type\":\"cancel\",\"job\":1,\"attempt\":1}" CMD_TAIL,
+                       SM_EPARSE, "reply: commands[0]: job: expected a decimal string");
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"a1\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":0}" CMD_TAIL,
+                       SM_EINVAL, "reply: commands[0]: attempt: 0 is below the minimum 1");
+}
+
+static void test_msg_reply_command_ids_are_short_and_plain(void **state)
+{
+    (void)state;
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"c/1\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
+                       SM_EINVAL, "reply: commands[0]: id: 'c/1'");
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
+                       SM_EINVAL, "reply: commands[0]: id");
+    assert_reply_error(CMD_HEAD "{\"id\":\"c1234567890123456789012345678901234567890\","
+                                "\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
+                       SM_EINVAL, "reply: commands[0]: id");
+    static sm_poll_reply r;
+    sm_error err;
+    static const char ok40[] = CMD_HEAD "{\"id\":\"c123456789012345678901234567890123456789\","
+                                        "\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL;
+    assert_int_equal(sm_msg_reply_decode(ok40, sizeof ok40 - 1, &r, &err), 0);
+    assert_int_equal(strlen(r.commands[0].id), 40);
+}
+
+static void test_msg_reply_start_needs_addr_and_port_1_to_65535(void **state)
+{
+    (void)state;
+#define START "{\"id\":\"s1\",\"type\":\"start\",\"job\":\"1\",\"attempt\":1," PARAMS
+    assert_reply_error(CMD_HEAD START ",\"addr\":\"10.0.0.2\"}" CMD_TAIL, SM_EPARSE,
+                       "reply: commands[0]: missing field 'port'");
+    assert_reply_error(CMD_HEAD START ",\"port\":4000}" CMD_TAIL, SM_EPARSE,
+                       "reply: commands[0]: missing field 'addr'");
+    assert_reply_error(CMD_HEAD START ",\"addr\":\"10.0.0.2\",\"port\":0}" CMD_TAIL, SM_EINVAL,
+                       "reply: commands[0]: port: 0 is below the minimum 1");
+    assert_reply_error(CMD_HEAD START ",\"addr\":\"10.0.0.2\",\"port\":65536}" CMD_TAIL, SM_EINVAL,
+                       "reply: commands[0]: port: 65536 is above the maximum 65535");
+    assert_reply_error(CMD_HEAD START ",\"addr\":\"10.0.0.2\",\"port\":\"80\"}" CMD_TAIL, SM_EPARSE,
+                       "reply: commands[0]: port");
+    assert_reply_error(CMD_HEAD START ",\"addr\":\"h2.lab\",\"port\":80}" CMD_TAIL, SM_EINVAL,
+                       "reply: commands[0]: addr");
+#undef START
+}
+
+static void test_msg_reply_rejects_bad_acks_and_too_many(void **state)
+{
+    (void)state;
+    assert_reply_error("{\"acks\":[{\"job\":11,\"attempt\":1}],\"commands\":[]}", SM_EPARSE,
+                       "reply: acks[0]: job: expected a decimal string");
+    assert_reply_error("{\"acks\":[{\"job\":\"11\"}],\"commands\":[]}", SM_EPARSE,
+                       "reply: acks[0]: missing field 'attempt'");
+    assert_reply_error("{\"acks\":[],\"commands\":[],\"want_facts\":1}", SM_EPARSE,
+                       "reply: want_facts");
+    assert_reply_error("{\"acks\":[],\"commands\":[],\"hold\":1}", SM_EPARSE,
+                       "reply: unknown field 'hold'");
+    assert_reply_error("{\"acks\":[]}", SM_EPARSE, "reply: missing field 'commands'");
+
+    char json[4096];
+    size_t at = (size_t)snprintf(json, sizeof json, "{\"acks\":[");
+    for (int i = 0; i <= SM_REPLY_ACKS_MAX; i++)
+        at += (size_t)snprintf(json + at, sizeof json - at, "%s{\"job\":\"%d\",\"attempt\":1}",
+                               i ? "," : "", i);
+    snprintf(json + at, sizeof json - at, "],\"commands\":[]}");
+    assert_reply_error(json, SM_EINVAL, "reply: acks: 65 entries is above the maximum 64");
+
+    at = (size_t)snprintf(json, sizeof json, CMD_HEAD);
+    for (int i = 0; i <= SM_REPLY_COMMANDS_MAX; i++)
+        at += (size_t)snprintf(json + at, sizeof json - at,
+                               "%s{\"id\":\"x%d\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}",
+                               i ? "," : "", i);
+    snprintf(json + at, sizeof json - at, CMD_TAIL);
+    assert_reply_error(json, SM_EINVAL, "reply: commands: 17 entries is above the maximum 16");
+}
+
+/* ---- spooled result ---- */
+
+static void test_msg_spooled_result_round_trips(void **state)
+{
+    (void)state;
+    sm_result_msg m, back;
+    sm_error err;
+    m.job = UINT64_MAX;
+    m.attempt = 2;
+    fill_ok_result(&m.result);
+    size_t len;
+    char *json = sm_msg_result_encode(&m, &len, &err);
+    assert_non_null(json);
+    assert_int_equal(len, strlen(json));
+    assert_contains(json,
+                    "{\"job\":\"18446744073709551615\",\"attempt\":2,\"result\":{\"ok\":true,");
+    if (sm_msg_result_decode(json, len, &back, &err) != 0)
+        fail_msg("%s: %s", json, err.msg);
+    assert_int_equal(back.job, UINT64_MAX);
+    assert_int_equal(back.attempt, 2);
+    assert_result_equal(&back.result, &m.result);
+
+    /* The store's text of the result is the same object the spool entry holds. */
+    char *bare = sm_msg_result_json(&m.result, &err);
+    assert_non_null(bare);
+    assert_contains(json, bare);
+    free(bare);
+    free(json);
+    sm_result_fini(&back.result);
+    sm_result_fini(&m.result);
+}
+
+static void test_msg_spooled_result_rejects_bad_entries(void **state)
+{
+    (void)state;
+    assert_result_msg_error("{\"job\":11,\"attempt\":1,\"result\":{\"ok\":true}}", SM_EPARSE,
+                            "spooled result: job: expected a decimal string");
+    assert_result_msg_error("{\"job\":\"11\",\"attempt\":0,\"result\":{\"ok\":true}}", SM_EINVAL,
+                            "spooled result: attempt: 0 is below the minimum 1");
+    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1}", SM_EPARSE,
+                            "spooled result: missing field 'result'");
+    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"result\":{\"ok\":true},\"x\":1}",
+                            SM_EPARSE, "spooled result: unknown field 'x'");
+    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"result\":{\"ok\":true,\"metrics\":"
+                            "{\"speed\":1}}}",
+                            SM_EPARSE, "spooled result: result: metrics: unknown metric 'speed'");
+    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"result\":{\"ok\":true}} x", SM_EPARSE,
+                            "spooled result: junk");
+}
+
+static void test_msg_facts_json_is_the_bare_facts_object(void **state)
+{
+    (void)state;
+    sm_facts f;
+    sm_error err;
+    fill_facts(&f);
+    char *json = sm_msg_facts_json(&f, &err);
+    assert_non_null(json);
+    assert_true(json[0] == '{');
+    assert_contains(json, "\"hostname\":\"h1.lab\",");
+    free(json);
+}
+
+/* ---- labels ---- */
+
+static void test_msg_labels_parse_accepts_pairs(void **state)
+{
+    (void)state;
+    sm_label labels[SM_LABELS_MAX];
+    size_t n = 99;
+    sm_error err;
+    assert_int_equal(sm_labels_parse("rack=2,zone=eu-west.1,path=/a:b=c,empty=", labels, &n, &err),
+                     0);
+    assert_int_equal(n, 4);
+    assert_string_equal(labels[0].key, "rack");
+    assert_string_equal(labels[0].value, "2");
+    assert_string_equal(labels[1].key, "zone");
+    assert_string_equal(labels[1].value, "eu-west.1");
+    assert_string_equal(labels[2].key, "path");
+    assert_string_equal(labels[2].value, "/a:b=c");
+    assert_string_equal(labels[3].key, "empty");
+    assert_string_equal(labels[3].value, "");
+    assert_int_equal(sm_labels_parse("", labels, &n, &err), 0);
+    assert_int_equal(n, 0);
+
+    char text[512];
+    size_t at = 0;
+    for (int i = 0; i < SM_LABELS_MAX; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "%sk%d=v", i ? "," : "", i);
+    assert_int_equal(sm_labels_parse(text, labels, &n, &err), 0);
+    assert_int_equal(n, SM_LABELS_MAX);
+    snprintf(text + at, sizeof text - at, ",k99=v");
+    assert_labels_error(text, "labels: 'k99=v': more than 16 labels");
+}
+
+static void test_msg_labels_parse_names_the_bad_pair(void **state)
+{
+    (void)state;
+    assert_labels_error("rack", "labels: 'rack': expected key=value");
+    assert_labels_error("rack=2,bad key=1", "labels: 'bad key=1': key 'bad key'");
+    assert_labels_error("rack=2,=1", "labels: '=1': key ''");
+    assert_labels_error("rack=a b", "labels: 'rack=a b': value 'a b'");
+    assert_labels_error("rack=1,rack=2", "labels: 'rack=2': duplicate key");
+    assert_labels_error("rack=1,", "labels: '': expected key=value");
+    assert_labels_error("k23456789012345678901234567890123=1",
+                        "labels: 'k23456789012345678901234567890123=1': key");
+    sm_label labels[SM_LABELS_MAX];
+    size_t n;
+    sm_error err;
+    assert_int_equal(sm_labels_parse(NULL, labels, &n, &err), SM_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_msg_poll_full_round_trips),
+        cmocka_unit_test(test_msg_poll_minimal_idle_encodes_exactly_and_round_trips),
+        cmocka_unit_test(test_msg_poll_rejects_unknown_and_missing_fields),
+        cmocka_unit_test(test_msg_poll_wants_64_bit_counters_as_strings),
+        cmocka_unit_test(test_msg_poll_rejects_bad_agent_and_boot),
+        cmocka_unit_test(test_msg_poll_job_comes_with_busy_only),
+        cmocka_unit_test(test_msg_poll_attempt_is_a_number_from_1_to_1000000),
+        cmocka_unit_test(test_msg_poll_data_addr_is_an_ip_literal),
+        cmocka_unit_test(test_msg_poll_labels_are_bounded),
+        cmocka_unit_test(test_msg_poll_acks_are_bounded_command_ids),
+        cmocka_unit_test(test_msg_poll_carries_at_most_32_results),
+        cmocka_unit_test(test_msg_poll_bad_result_frees_the_good_ones),
+        cmocka_unit_test(test_msg_poll_encode_refuses_counts_past_the_arrays),
+        cmocka_unit_test(test_msg_reply_small_encodes_exactly),
+        cmocka_unit_test(test_msg_reply_with_each_command_kind_round_trips),
+        cmocka_unit_test(test_msg_reply_rejects_bad_commands),
+        cmocka_unit_test(test_msg_reply_command_ids_are_short_and_plain),
+        cmocka_unit_test(test_msg_reply_start_needs_addr_and_port_1_to_65535),
+        cmocka_unit_test(test_msg_reply_rejects_bad_acks_and_too_many),
+        cmocka_unit_test(test_msg_spooled_result_round_trips),
+        cmocka_unit_test(test_msg_spooled_result_rejects_bad_entries),
+        cmocka_unit_test(test_msg_facts_json_is_the_bare_facts_object),
+        cmocka_unit_test(test_msg_labels_parse_accepts_pairs),
+        cmocka_unit_test(test_msg_labels_parse_names_the_bad_pair),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,621 @@
+/* Unit tests of agent/spool: durability at every crash point, order, limits and concurrency. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/spool.h"
+
+#define MIB ((size_t)1 << 20)
+
+/* A fresh mkdtemp folder per test; the spool lives in "spool" under it, not yet created. */
+typedef struct fixture {
+    char root[1024]; /* short enough that every path built on it fits in PATH_MAX */
+    char dir[PATH_MAX];
+    sm_spool *sp;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    const char *tmp = getenv("TMPDIR");
+    int n = snprintf(f->root, sizeof f->root, "%s/sm-spool-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (n < 0 || (size_t)n >= sizeof f->root || !mkdtemp(f->root)) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->dir, sizeof f->dir, "%s/spool", f->root);
+    *state = f;
+    return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    return remove(path);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    sm_spool_close(f->sp);
+    int rc = nftw(f->root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return rc;
+}
+
+static sm_spool *open_ok(const char *dir)
+{
+    sm_spool *sp = NULL;
+    sm_error err;
+    sm_error_clear(&err);
+    int rc = sm_spool_open(&sp, dir, &err);
+    if (rc != 0)
+        fail_msg("sm_spool_open(%s) = %d: %s", dir, rc, err.msg);
+    return sp;
+}
+
+static void reopen(fixture *f)
+{
+    sm_spool_close(f->sp);
+    f->sp = NULL;
+    f->sp = open_ok(f->dir);
+}
+
+static void put_ok(sm_spool *sp, uint64_t job, uint32_t attempt, const char *data, size_t len)
+{
+    sm_error err;
+    sm_error_clear(&err);
+    int rc = sm_spool_put(sp, job, attempt, data, len, &err);
+    if (rc != 0)
+        fail_msg("sm_spool_put(%llu, %u) = %d: %s", (unsigned long long)job, attempt, rc, err.msg);
+}
+
+static void put_str(sm_spool *sp, uint64_t job, uint32_t attempt, const char *text)
+{
+    put_ok(sp, job, attempt, text, strlen(text));
+}
+
+/* The entry holds exactly these bytes, NUL-terminated. */
+static void assert_entry(sm_spool *sp, uint64_t job, uint32_t attempt, const char *want,
+                         size_t want_len)
+{
+    char *data = NULL;
+    size_t len = 0;
+    sm_error err;
+    sm_error_clear(&err);
+    int rc = sm_spool_get(sp, job, attempt, &data, &len, &err);
+    if (rc != 0)
+        fail_msg("sm_spool_get(%llu, %u) = %d: %s", (unsigned long long)job, attempt, rc, err.msg);
+    assert_int_equal(len, want_len);
+    if (want_len > 0)
+        assert_memory_equal(data, want, want_len);
+    assert_int_equal(data[len], '\0');
+    free(data);
+}
+
+static void assert_absent(sm_spool *sp, uint64_t job, uint32_t attempt)
+{
+    char *data = NULL;
+    size_t len = 12345;
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_get(sp, job, attempt, &data, &len, &err), SM_EINVAL);
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_non_null(strstr(err.msg, "no entry"));
+    assert_null(data);
+    assert_int_equal(len, 12345);
+}
+
+/* Names in dir starting with prefix. */
+static int count_files(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+static off_t file_size(const char *dir, const char *name)
+{
+    char path[PATH_MAX + 256];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        return -1;
+    if (stat(path, &st) != 0)
+        return -1;
+    return st.st_size;
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    assert_int_equal(fclose(fp), 0);
+}
+
+static void test_spool_open_creates_missing_directory_with_mode_0700(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    struct stat st;
+    assert_int_equal(stat(f->dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(sm_spool_count(f->sp), 0);
+}
+
+static void test_spool_open_refuses_a_regular_file_path(void **state)
+{
+    fixture *f = *state;
+    write_file(f->root, "spool", "not a directory\n");
+    sm_spool *sp = (sm_spool *)(uintptr_t)1;
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_open(&sp, f->dir, &err), SM_EINVAL);
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_non_null(strstr(err.msg, f->dir));
+    assert_non_null(strstr(err.msg, "not a directory"));
+    assert_ptr_equal(sp, (sm_spool *)(uintptr_t)1);
+    assert_int_equal(file_size(f->root, "spool"), strlen("not a directory\n"));
+}
+
+static void test_spool_open_does_not_create_missing_parents(void **state)
+{
+    fixture *f = *state;
+    char deep[PATH_MAX];
+    snprintf(deep, sizeof deep, "%s/missing/spool", f->root);
+    sm_spool *sp = NULL;
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_open(&sp, deep, &err), SM_ESYS);
+    assert_non_null(strstr(err.msg, strerror(ENOENT)));
+    assert_null(sp);
+    assert_int_equal(count_files(f->root, "missing"), 0);
+}
+
+static void test_spool_put_get_list_remove_round_trip(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 7, 0, "{\"job\":7}");
+    put_str(f->sp, 7, 1, "{\"job\":7,\"attempt\":1}");
+    assert_int_equal(sm_spool_count(f->sp), 2);
+
+    uint64_t jobs[4];
+    uint32_t attempts[4];
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, 4), 2);
+    assert_int_equal(jobs[0], 7);
+    assert_int_equal(attempts[0], 0);
+    assert_int_equal(jobs[1], 7);
+    assert_int_equal(attempts[1], 1);
+    assert_entry(f->sp, 7, 0, "{\"job\":7}", 9);
+    assert_entry(f->sp, 7, 1, "{\"job\":7,\"attempt\":1}", 21);
+
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_remove(f->sp, 7, 0, &err), 0);
+    assert_int_equal(sm_spool_count(f->sp), 1);
+    assert_absent(f->sp, 7, 0);
+    assert_int_equal(count_files(f->dir, "0"), 1);
+
+    reopen(f);
+    assert_int_equal(sm_spool_count(f->sp), 1);
+    assert_absent(f->sp, 7, 0);
+    assert_entry(f->sp, 7, 1, "{\"job\":7,\"attempt\":1}", 21);
+}
+
+static void test_spool_empty_entry_round_trips(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    put_ok(f->sp, 1, 0, NULL, 0);
+    assert_entry(f->sp, 1, 0, "", 0);
+}
+
+static void test_spool_remove_of_absent_entry_is_zero(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 1, 0, "one");
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_remove(f->sp, 2, 0, &err), 0);
+    assert_int_equal(sm_spool_remove(f->sp, 1, 1, &err), 0);
+    assert_int_equal(sm_spool_remove(f->sp, 1, 0, &err), 0);
+    assert_int_equal(sm_spool_remove(f->sp, 1, 0, &err), 0);
+    assert_int_equal(err.code, SM_OK);
+    assert_int_equal(sm_spool_count(f->sp), 0);
+}
+
+static void test_spool_duplicate_put_keeps_first_content(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 5, 2, "first");
+    put_str(f->sp, 5, 2, "second, longer");
+    assert_int_equal(sm_spool_count(f->sp), 1);
+    assert_int_equal(count_files(f->dir, "0"), 1);
+    assert_entry(f->sp, 5, 2, "first", 5);
+
+    reopen(f);
+    put_str(f->sp, 5, 2, "third");
+    assert_int_equal(sm_spool_count(f->sp), 1);
+    assert_entry(f->sp, 5, 2, "first", 5);
+}
+
+static void test_spool_entry_survives_close_and_open_with_identical_bytes(void **state)
+{
+    fixture *f = *state;
+    char data[4099];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (char)(i * 131 % 256); /* every byte value, NULs and newlines included */
+    f->sp = open_ok(f->dir);
+    put_ok(f->sp, UINT64_MAX, UINT32_MAX, data, sizeof data);
+    reopen(f);
+    assert_int_equal(sm_spool_count(f->sp), 1);
+    uint64_t job;
+    uint32_t attempt;
+    assert_int_equal(sm_spool_list(f->sp, &job, &attempt, 1), 1);
+    assert_int_equal(job, UINT64_MAX);
+    assert_int_equal(attempt, UINT32_MAX);
+    assert_entry(f->sp, UINT64_MAX, UINT32_MAX, data, sizeof data);
+}
+
+static void test_spool_lists_oldest_first_across_reopen(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 30, 0, "a");
+    put_str(f->sp, 10, 0, "b");
+    put_str(f->sp, 20, 1, "c");
+    put_str(f->sp, 20, 0, "d");
+    reopen(f);
+    put_str(f->sp, 5, 0, "e");
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_remove(f->sp, 10, 0, &err), 0);
+    reopen(f);
+    put_str(f->sp, 1, 0, "f");
+
+    const uint64_t want_jobs[] = {30, 20, 20, 5, 1};
+    const uint32_t want_attempts[] = {0, 1, 0, 0, 0};
+    uint64_t jobs[8];
+    uint32_t attempts[8];
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, 8), 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(jobs[i], want_jobs[i]);
+        assert_int_equal(attempts[i], want_attempts[i]);
+    }
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, 2), 2);
+    assert_int_equal(jobs[0], 30);
+    assert_int_equal(jobs[1], 20);
+    assert_int_equal(attempts[1], 1);
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, 0), 0);
+}
+
+static void test_spool_names_files_by_sequence_and_continues_after_the_largest(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    write_file(f->dir, "00000000000000ff-7-1.res", "old");
+    write_file(f->dir, "0000000000000003-9-0.res", "older");
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 8, 2, "new");
+    assert_int_equal(file_size(f->dir, "0000000000000100-8-2.res"), 3);
+
+    uint64_t jobs[4];
+    uint32_t attempts[4];
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, 4), 3);
+    assert_int_equal(jobs[0], 9);
+    assert_int_equal(jobs[1], 7);
+    assert_int_equal(jobs[2], 8);
+    assert_entry(f->sp, 7, 1, "old", 3);
+}
+
+static void test_spool_ignores_unrelated_files_and_malformed_names(void **state)
+{
+    fixture *f = *state;
+    const char *junk[] = {
+        "notes.txt",
+        "junk.res",
+        ".res",
+        "zz-1-2.res",
+        "0000000000000001-1.res",
+        "0000000000000001-01-0.res", /* leading zero: not a name put writes */
+        "000000000000000A-1-0.res",  /* upper-case hex */
+        "00000000000000001-1-0.res", /* 17 hex digits */
+        "0000000000000001-1-4294967296.res",
+        "0000000000000001-99999999999999999999-0.res",
+        "0000000000000001-+1-0.res",
+        "0000000000000001-1-0.res.bak",
+        "0000000000000001-1-0.resx",
+        ".tmp-1",
+        ".tmp-x-1",
+        "tmp-1-0",
+    };
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
+        write_file(f->dir, junk[i], "junk");
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/spool/0000000000000009-3-0.res", f->root);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    write_file(f->dir, "0000000000000002-4-0.res", "real");
+
+    f->sp = open_ok(f->dir);
+    assert_int_equal(sm_spool_count(f->sp), 1);
+    assert_entry(f->sp, 4, 0, "real", 4);
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
+        assert_int_equal(file_size(f->dir, junk[i]), 4);
+    /* The sub-directory's sequence must not count as the largest either. */
+    put_str(f->sp, 5, 0, "next");
+    assert_int_equal(file_size(f->dir, "0000000000000003-5-0.res"), 4);
+}
+
+static void test_spool_crash_at_every_step_keeps_the_entry_exactly_from_the_rename_on(void **state)
+{
+    fixture *f = *state;
+    const char *data = "{\"job\":42,\"attempt\":1,\"ok\":true}";
+    const size_t len = strlen(data);
+    const off_t tmp_size[] = {0, 0, (off_t)(len / 2), (off_t)len, (off_t)len};
+
+    for (int step = 1; step <= 6; step++) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/step-%d", f->root, step);
+        sm_spool *sp = open_ok(dir);
+        sm_error err;
+        sm_error_clear(&err);
+        assert_int_equal(sm_spool_put_until(sp, 42, 1, data, len, step, &err), 0);
+
+        int renamed = step >= 5;
+        assert_int_equal(sm_spool_count(sp), renamed);
+        assert_int_equal(count_files(dir, ".tmp-"), !renamed);
+        if (!renamed)
+            assert_int_equal(file_size(dir, ".tmp-42-1"), tmp_size[step]);
+        sm_spool_close(sp);
+
+        sp = open_ok(dir);
+        assert_int_equal(sm_spool_count(sp), renamed);
+        assert_int_equal(count_files(dir, ".tmp-"), 0);
+        if (renamed)
+            assert_entry(sp, 42, 1, data, len);
+        else
+            assert_absent(sp, 42, 1);
+
+        put_str(sp, 42, 1, "retry");
+        assert_int_equal(sm_spool_count(sp), 1);
+        assert_int_equal(count_files(dir, ".tmp-"), 0);
+        if (renamed)
+            assert_entry(sp, 42, 1, data, len);
+        else
+            assert_entry(sp, 42, 1, "retry", 5);
+        sm_spool_close(sp);
+    }
+}
+
+static void
+test_spool_put_after_a_crashed_put_in_the_same_process_overwrites_its_temp_file(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_put_until(f->sp, 3, 0, "long stale content", 18, 3, &err), 0);
+    put_str(f->sp, 3, 0, "fresh");
+    assert_int_equal(count_files(f->dir, ".tmp-"), 0);
+    assert_entry(f->sp, 3, 0, "fresh", 5);
+}
+
+static void test_spool_thousand_entries_drain_oldest_first_in_batches_of_32(void **state)
+{
+    fixture *f = *state;
+    enum { N = 1000, BATCH = 32 };
+    char text[64];
+    f->sp = open_ok(f->dir);
+    /* 7919 is prime to 1000: every job once, in an order unrelated to the job number. */
+    for (uint64_t i = 0; i < N; i++) {
+        snprintf(text, sizeof text, "{\"i\":%llu}", (unsigned long long)i);
+        put_str(f->sp, (i * 7919) % N + 1, (uint32_t)(i % 3), text);
+    }
+    assert_int_equal(sm_spool_count(f->sp), N);
+
+    uint64_t next = 0;
+    int batches = 0;
+    sm_error err;
+    sm_error_clear(&err);
+    for (;;) {
+        uint64_t jobs[BATCH];
+        uint32_t attempts[BATCH];
+        size_t n = sm_spool_list(f->sp, jobs, attempts, BATCH);
+        if (n == 0)
+            break;
+        assert_int_equal(n, N - next < BATCH ? N - next : BATCH);
+        for (size_t k = 0; k < n; k++, next++) {
+            assert_int_equal(jobs[k], (next * 7919) % N + 1);
+            assert_int_equal(attempts[k], next % 3);
+        }
+        snprintf(text, sizeof text, "{\"i\":%llu}", (unsigned long long)(next - n));
+        assert_entry(f->sp, jobs[0], attempts[0], text, strlen(text));
+        for (size_t k = 0; k < n; k++)
+            assert_int_equal(sm_spool_remove(f->sp, jobs[k], attempts[k], &err), 0);
+        if (++batches == 1)
+            reopen(f);
+    }
+    assert_int_equal(next, N);
+    assert_int_equal(batches, (N + BATCH - 1) / BATCH);
+    assert_int_equal(sm_spool_count(f->sp), 0);
+    assert_int_equal(count_files(f->dir, "0"), 0);
+}
+
+enum { CONC_N = 500 };
+
+typedef struct putter {
+    sm_spool *sp;
+    atomic_int done;
+    atomic_int failures;
+} putter;
+
+static void *putter_main(void *arg)
+{
+    putter *p = arg;
+    char text[32];
+    for (uint64_t job = 1; job <= CONC_N; job++) {
+        snprintf(text, sizeof text, "result-%llu", (unsigned long long)job);
+        if (sm_spool_put(p->sp, job, 0, text, strlen(text), NULL) != 0)
+            atomic_fetch_add(&p->failures, 1);
+    }
+    atomic_store(&p->done, 1);
+    return NULL;
+}
+
+/* The control thread's side: lists, checks and removes the even jobs as they appear. */
+static void test_spool_concurrent_put_and_remove_loses_and_duplicates_nothing(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    putter p = {.sp = f->sp};
+    atomic_init(&p.done, 0);
+    atomic_init(&p.failures, 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, putter_main, &p), 0);
+
+    static uint64_t jobs[CONC_N + 1];
+    static uint32_t attempts[CONC_N + 1];
+    int removed[CONC_N + 1] = {0};
+    int out_of_order = 0, bad_content = 0, failed_ops = 0;
+    for (;;) {
+        int finished = atomic_load(&p.done);
+        size_t n = sm_spool_list(f->sp, jobs, attempts, CONC_N + 1);
+        int removed_now = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (k > 0 && jobs[k] <= jobs[k - 1])
+                out_of_order++;
+            if (jobs[k] % 2 != 0)
+                continue;
+            char *data = NULL;
+            size_t len = 0;
+            char want[32];
+            snprintf(want, sizeof want, "result-%llu", (unsigned long long)jobs[k]);
+            if (sm_spool_get(f->sp, jobs[k], attempts[k], &data, &len, NULL) != 0)
+                failed_ops++;
+            else if (len != strlen(want) || strcmp(data, want) != 0)
+                bad_content++;
+            free(data);
+            if (sm_spool_remove(f->sp, jobs[k], attempts[k], NULL) != 0)
+                failed_ops++;
+            removed[jobs[k]]++;
+            removed_now++;
+        }
+        if (finished && removed_now == 0)
+            break;
+        sched_yield();
+    }
+    assert_int_equal(pthread_join(th, NULL), 0);
+
+    assert_int_equal(atomic_load(&p.failures), 0);
+    assert_int_equal(failed_ops, 0);
+    assert_int_equal(bad_content, 0);
+    assert_int_equal(out_of_order, 0);
+    for (int job = 1; job <= CONC_N; job++)
+        assert_int_equal(removed[job], job % 2 == 0);
+    assert_int_equal(sm_spool_count(f->sp), CONC_N / 2);
+
+    reopen(f);
+    assert_int_equal(sm_spool_count(f->sp), CONC_N / 2);
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, CONC_N), CONC_N / 2);
+    for (size_t k = 0; k < CONC_N / 2; k++)
+        assert_int_equal(jobs[k], 2 * k + 1);
+}
+
+static void test_spool_refuses_entries_over_1_mib(void **state)
+{
+    fixture *f = *state;
+    char *big = malloc(MIB + 1);
+    assert_non_null(big);
+    memset(big, 'x', MIB + 1);
+    f->sp = open_ok(f->dir);
+
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_put(f->sp, 1, 0, big, MIB + 1, &err), SM_EINVAL);
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_non_null(strstr(err.msg, "limit"));
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_put_until(f->sp, 1, 0, big, MIB + 1, 3, &err), SM_EINVAL);
+    assert_int_equal(sm_spool_count(f->sp), 0);
+    assert_int_equal(count_files(f->dir, ""), 2); /* "." and ".." */
+
+    put_ok(f->sp, 1, 0, big, MIB);
+    reopen(f);
+    assert_entry(f->sp, 1, 0, big, MIB);
+    free(big);
+}
+
+static void test_spool_null_handles_are_harmless(void **state)
+{
+    (void)state;
+    uint64_t job;
+    uint32_t attempt;
+    sm_error err;
+    sm_error_clear(&err);
+    sm_spool_close(NULL);
+    assert_int_equal(sm_spool_count(NULL), 0);
+    assert_int_equal(sm_spool_list(NULL, &job, &attempt, 1), 0);
+    assert_int_equal(sm_spool_put(NULL, 1, 0, "x", 1, &err), SM_EINVAL);
+    assert_int_equal(sm_spool_remove(NULL, 1, 0, &err), SM_EINVAL);
+    assert_int_equal(sm_spool_open(NULL, "/tmp", &err), SM_EINVAL);
+}
+
+#define fixture_test(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        fixture_test(test_spool_open_creates_missing_directory_with_mode_0700),
+        fixture_test(test_spool_open_refuses_a_regular_file_path),
+        fixture_test(test_spool_open_does_not_create_missing_parents),
+        fixture_test(test_spool_put_get_list_remove_round_trip),
+        fixture_test(test_spool_empty_entry_round_trips),
+        fixture_test(test_spool_remove_of_absent_entry_is_zero),
+        fixture_test(test_spool_duplicate_put_keeps_first_content),
+        fixture_test(test_spool_entry_survives_close_and_open_with_identical_bytes),
+        fixture_test(test_spool_lists_oldest_first_across_reopen),
+        fixture_test(test_spool_names_files_by_sequence_and_continues_after_the_largest),
+        fixture_test(test_spool_ignores_unrelated_files_and_malformed_names),
+        fixture_test(test_spool_crash_at_every_step_keeps_the_entry_exactly_from_the_rename_on),
+        fixture_test(
+            test_spool_put_after_a_crashed_put_in_the_same_process_overwrites_its_temp_file),
+        fixture_test(test_spool_thousand_entries_drain_oldest_first_in_batches_of_32),
+        fixture_test(test_spool_concurrent_put_and_remove_loses_and_duplicates_nothing),
+        fixture_test(test_spool_refuses_entries_over_1_mib),
+        cmocka_unit_test(test_spool_null_handles_are_harmless),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
