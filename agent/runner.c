@@ -41,8 +41,9 @@ static void *side_main(void *arg)
     t->side.cpu = sm_cpu_diff(&after, &before);
     t->side.cpu_id = sched_getcpu();
 done:
-    const bool aborted = t->side.job->abort && atomic_load(t->side.job->abort);
-    if (t->side.rc && (t->side.rc != SM_ECANCELED || aborted)) {
+    /* An external abort is the reason itself, not a consequence of the other side failing. */
+    if (t->side.rc &&
+        (t->side.rc != SM_ECANCELED || (t->side.job->abort && atomic_load(t->side.job->abort)))) {
         int none = 0;
         atomic_compare_exchange_strong(t->first_failed, &none, t->is_server ? 1 : 2);
     }

@@ -24,3 +24,192 @@ def agent(*args, timeout=120, raw=False):
     proc = subprocess.run([AGENT, *args], capture_output=True, text=not raw, timeout=timeout,
                           stdin=subprocess.DEVNULL)
     return Run(proc)
+
+
+# ---- a fleet: the real coordinator and agents, on lab namespaces when root, else loopback ----
+
+import os as _os
+import random
+import shutil
+import signal
+import socket
+import sqlite3
+import tempfile
+import time
+import urllib.request
+
+COORDINATOR = _os.path.join(BIN_DIR, "sockmatrix-coordinator")
+ROGUE = _os.path.join(BIN_DIR, "sm-rogue")
+LAB = _os.path.join(_os.path.dirname(__file__), "..", "..", "deploy", "lab", "lab.sh")
+
+
+def can_lab():
+    return _os.geteuid() == 0 and shutil.which("ip") is not None and _os.path.exists(LAB)
+
+
+def free_port(addr="127.0.0.1"):
+    with socket.socket() as s:
+        s.bind((addr, 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, check, timeout, interval=0.1):
+    """Polls check() until it returns a true value; fails the test after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = check()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Fleet:
+    """N agents and a coordinator. hold_ms is short so that lost agents show quickly."""
+
+    def __init__(self, n=3, hold_ms=1000, lab=None):
+        self.n = n
+        self.hold_ms = hold_ms
+        self.lab = can_lab() if lab is None else lab
+        self.dir = tempfile.mkdtemp(prefix="sm-fleet-")
+        self.key = _os.path.join(self.dir, "key")
+        self.db = _os.path.join(self.dir, "coordinator.db")
+        self.coord = None
+        self.agents = {}
+        self.hosts = {}  # name -> {"netns":..., "addr":...}
+        self.prefix = f"t{_os.getpid() % 10000}{random.randint(0, 99)}-"
+        subprocess.run([COORDINATOR, "keygen", self.key], check=True, capture_output=True)
+        if self.lab:
+            self.subnet = f"10.213.{random.randint(100, 200)}"
+            subprocess.run(["bash", LAB, "up", str(n), "--prefix", self.prefix, "--subnet",
+                            self.subnet], check=True, capture_output=True, timeout=60)
+            st = json.loads(subprocess.run(["bash", LAB, "status", "--json", "--prefix",
+                                            self.prefix], check=True, capture_output=True,
+                                           text=True).stdout)
+            self.bus_addr = st["coordinator_addr"]
+            for h in st["hosts"]:
+                self.hosts[h["name"]] = h
+        else:
+            self.bus_addr = "127.0.0.1"
+            for i in range(1, n + 1):
+                self.hosts[f"h{i}"] = {"name": f"h{i}", "netns": None, "addr": "127.0.0.1"}
+        self.bus_port = free_port(self.bus_addr if not self.lab else "0.0.0.0")
+        self.http_port = free_port()
+        self.url = f"http://127.0.0.1:{self.http_port}"
+
+    # -- processes --
+    def start_coordinator(self):
+        r, w = _os.pipe()
+        with open(_os.path.join(self.dir, "coordinator.log"), "a") as log:
+            self.coord = subprocess.Popen(
+                [COORDINATOR, "--listen", f"tcp://{self.bus_addr}:{self.bus_port}", "--http",
+                 f"127.0.0.1:{self.http_port}", "--db", self.db, "--key-file", self.key,
+                 "--hold-ms", str(self.hold_ms), "--ready-fd", str(w), "--log-level", "info"],
+                pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=log)
+        _os.close(w)
+        with _os.fdopen(r) as f:
+            line = f.readline()
+        if not line.startswith("ready"):
+            raise AssertionError(f"coordinator did not start: {self.log('coordinator')}")
+
+    def start_agent(self, name):
+        h = self.hosts[name]
+        cmd = [AGENT, "--coordinator", f"tcp://{self.bus_addr}:{self.bus_port}", "--key-file",
+               self.key, "--name", name, "--spool-dir", self.spool(name), "--sock-dir", self.dir,
+               "--data-addr", h["addr"], "--reply-wait-ms", "3000", "--log-level", "info"]
+        if h.get("netns"):
+            cmd = ["ip", "netns", "exec", h["netns"]] + cmd  # ip execs the agent: same PID
+        with open(_os.path.join(self.dir, f"agent-{name}.log"), "a") as log:
+            self.agents[name] = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                                 stdin=subprocess.DEVNULL, stderr=log)
+
+    def start(self):
+        self.start_coordinator()
+        for name in self.hosts:
+            self.start_agent(name)
+        wait_for("every agent online", lambda: self.online() >= set(self.hosts), 20)
+        return self
+
+    def spool(self, name):
+        return _os.path.join(self.dir, f"spool-{name}")
+
+    def log(self, name):
+        try:
+            with open(_os.path.join(self.dir, f"{name}.log")) as f:
+                return f.read()[-3000:]
+        except OSError:
+            return ""
+
+    def kill(self, proc, sig=signal.SIGKILL):
+        if proc and proc.poll() is None:
+            proc.send_signal(sig)
+            if sig in (signal.SIGKILL, signal.SIGTERM):
+                proc.wait(10)
+
+    def stop(self):
+        """Stops everything; a daemon that does not exit 0 on SIGTERM (a crash, a sanitizer
+        report at exit) fails the test, with its log."""
+        bad = []
+        procs = [(f"agent-{n}", p) for n, p in self.agents.items()] + [("coordinator", self.coord)]
+        for name, p in procs:
+            if p is None or p.returncode is not None:
+                continue  # killed on purpose by the test, and already reaped
+            if p.poll() is None:
+                self.kill(p, signal.SIGTERM)
+            if p.returncode != 0:
+                bad.append(f"{name} exited {p.returncode}:\n{self.log(name)}")
+        if self.lab:
+            subprocess.run(["bash", LAB, "down", "--prefix", self.prefix], capture_output=True,
+                           timeout=60)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if bad:
+            raise AssertionError("\n".join(bad))
+
+    # -- the HTTP API and the store --
+    def get(self, path):
+        with urllib.request.urlopen(self.url + path, timeout=10) as r:
+            return json.loads(r.read())
+
+    def post(self, path, body):
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def online(self):
+        return {a["name"] for a in self.get("/api/agents")["agents"] if a["status"] != "lost"}
+
+    def submit(self, jobs):
+        status, body = self.post("/api/jobs", jobs)
+        if status != 201:
+            raise AssertionError(f"POST /api/jobs: {status} {body}")
+        return [int(i) for i in body["jobs"]]
+
+    def job(self, jid):
+        return self.get(f"/api/jobs/{jid}")
+
+    def query(self, sql, *args):
+        db = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10)
+        try:
+            return db.execute(sql, args).fetchall()
+        finally:
+            db.close()
+
+    def stored(self, ids):
+        """(rows, distinct (job, attempt)) in the results table for these jobs, by query."""
+        marks = ",".join("?" * len(ids))
+        rows = self.query(f"SELECT COUNT(*), COUNT(DISTINCT job_id || '.' || attempt) "
+                          f"FROM results WHERE job_id IN ({marks})", *ids)
+        return rows[0]
+
+
+def stream_job(host, count=50, size=1000, **extra):
+    params = {"workload": "stream", "transport": "tcp", "msg_size": size}
+    if count is not None:
+        params["count"] = count
+    params.update(extra)
+    return {"host": host, "params": params}

@@ -1,0 +1,155 @@
+"""The fleet end to end: the real coordinator and three real agents (in lab namespaces when run
+as root), real nanomsg sockets, a real SQLite file counted by query, and the faults a lab meets:
+a killed agent, a killed coordinator, a rogue client, a cable pulled for ten seconds."""
+import signal
+import subprocess
+import time
+import unittest
+
+from smtest import ROGUE, Fleet, stream_job, wait_for
+
+
+class FleetTest(unittest.TestCase):
+    def setUp(self):
+        self.f = Fleet(n=3, hold_ms=1000)
+        self.addCleanup(self.f.stop)
+        self.f.start()
+
+    def wait_jobs(self, ids, states=("done",), timeout=60):
+        def settled():
+            jobs = [self.f.job(i) for i in ids]
+            return jobs if all(j["state"] in ("done", "failed") for j in jobs) else None
+        jobs = wait_for(f"{len(ids)} jobs to end", settled, timeout, 0.2)
+        for j in jobs:
+            self.assertIn(j["state"], states, j)
+        return jobs
+
+    def test_agents_register_with_their_facts_and_addresses(self):
+        agents = {a["name"]: a for a in self.f.get("/api/agents")["agents"]}
+        self.assertEqual(set(agents), {"h1", "h2", "h3"})
+        for name, a in agents.items():
+            self.assertEqual(a["status"], "online")
+            self.assertGreater(a["facts"]["cores"], 0)
+            self.assertTrue(a["facts"]["kernel"])
+            self.assertEqual(a["data_addr"], self.f.hosts[name]["addr"])
+            self.assertEqual(len(a["boot"]), 32)
+
+    def test_thirty_jobs_complete_and_all_thirty_results_are_stored(self):
+        jobs = []
+        for i in range(10):
+            for h in ("h1", "h2", "h3"):
+                jobs.append(stream_job(h, count=20 + i) if i % 2 else
+                            {"host": h, "params": {"workload": "rr", "transport": "unix",
+                                                   "count": 50}})
+        ids = self.f.submit(jobs)
+        self.assertEqual(len(ids), 30)
+        done = self.wait_jobs(ids)
+        self.assertEqual(self.f.stored(ids), (30, 30))
+        for j in done:
+            self.assertTrue(j["result"]["ok"], j)
+        # The stream jobs moved exactly what they were asked to.
+        for j in done:
+            if j["params"]["workload"] == "stream":
+                self.assertEqual(j["result"]["metrics"]["bytes"], j["params"]["count"] * 1000)
+
+    def test_a_bad_job_request_is_refused_with_the_field_and_queues_nothing(self):
+        before = self.f.query("SELECT COUNT(*) FROM jobs")[0][0]
+        status, body = self.f.post("/api/jobs", [stream_job("h1"),
+                                                 stream_job("h2", count=0)])
+        self.assertEqual(status, 400)
+        self.assertIn("count", body["error"])
+        self.assertEqual(body["field"], "jobs[1].params")
+        status, body = self.f.post("/api/jobs", [stream_job("nobody")])
+        self.assertEqual(status, 400)
+        self.assertIn("nobody", body["error"])
+        self.assertEqual(self.f.query("SELECT COUNT(*) FROM jobs")[0][0], before)
+
+    def test_killed_agent_fails_its_job_and_delivers_its_spool_after_restart(self):
+        f = self.f
+        # A long job on h1, killed mid-way: the job fails agent-lost, the fleet goes on.
+        [long_job] = f.submit([stream_job("h1", count=None, duration_ms=8000)])
+        wait_for("the long job to run", lambda: f.job(long_job)["state"] == "running", 10)
+        f.kill(f.agents["h1"])
+        job = wait_for("agent-lost", lambda: (j := f.job(long_job))["state"] == "failed" and j,
+                       15)
+        self.assertTrue(job["reason"].startswith("agent-lost"), job)
+        [other] = f.submit([stream_job("h2")])
+        self.wait_jobs([other])
+
+        # A result measured while the coordinator cannot hear it waits in the spool, survives
+        # the agent's death and arrives exactly once after the restart.
+        f.start_agent("h1")
+        wait_for("h1 back", lambda: "h1" in f.online(), 15)
+        [short] = f.submit([stream_job("h1", count=None, duration_ms=1500)])
+        wait_for("the short job to run", lambda: f.job(short)["state"] == "running", 10)
+        f.coord.send_signal(signal.SIGSTOP)
+        try:
+            wait_for("the result in h1's spool",
+                     lambda: any(n.endswith(".res") for n in __import__("os").listdir(f.spool("h1"))),
+                     15)
+            f.kill(f.agents["h1"])
+        finally:
+            f.coord.send_signal(signal.SIGCONT)
+        f.start_agent("h1")
+        job = self.wait_jobs([short], timeout=30)[0]
+        self.assertTrue(job["result"]["ok"])
+        self.assertEqual(f.stored([short]), (1, 1))
+        wait_for("h1's spool to empty",
+                 lambda: not any(n.endswith(".res") for n in __import__("os").listdir(f.spool("h1"))),
+                 15)
+
+    def test_coordinator_killed_in_a_burst_stores_every_result_exactly_once(self):
+        f = self.f
+        ids = f.submit([stream_job(h, count=100) for _ in range(20) for h in ("h1", "h2", "h3")])
+        wait_for("a third of the results", lambda: f.stored(ids)[0] >= 20, 60, 0.05)
+        f.kill(f.coord)
+        mid = f.stored(ids)[0]
+        f.start_coordinator()
+        self.wait_jobs(ids, timeout=90)
+        self.assertEqual(f.stored(ids), (60, 60))
+        self.assertLess(mid, 60, "the kill came after the burst: the test proved nothing")
+        health = f.get("/healthz")
+        self.assertEqual(health["results"], f.query("SELECT COUNT(*) FROM results")[0][0])
+
+    def test_rogue_messages_change_nothing_and_are_counted(self):
+        f = self.f
+        url = f"tcp://{f.bus_addr}:{f.bus_port}"
+        before = f.get("/healthz")
+        agents = {a["name"] for a in f.get("/api/agents")["agents"]}
+        for case in ("wrong-key", "oversize", "deep", "garbage", "replay"):
+            r = subprocess.run([ROGUE, url, f.key, case], capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        after = f.get("/healthz")
+        rb, ra = before["rejected"], after["rejected"]
+        for reason in ("mac", "size", "depth", "json", "replay"):
+            self.assertEqual(ra[reason] - rb[reason], 1, (reason, ra))
+        self.assertEqual(ra["total"] - rb["total"], 5)
+        self.assertEqual(after["results"], before["results"])
+        # Only the one valid message of the replay case registered anything.
+        self.assertEqual({a["name"] for a in f.get("/api/agents")["agents"]} - agents,
+                         {"rogue-replay"})
+
+    def test_a_host_cut_off_for_ten_seconds_comes_back_and_loses_nothing(self):
+        f = self.f
+        if not f.lab:
+            self.skipTest("needs the namespace lab (run as root)")
+        [job] = f.submit([stream_job("h3", count=None, duration_ms=3000)])
+        wait_for("h3's job to run", lambda: f.job(job)["state"] == "running", 10)
+        veth = f.hosts["h3"]["veth"]
+        subprocess.run(["ip", "link", "set", veth, "down"], check=True)
+        try:
+            time.sleep(10)
+            self.assertNotIn("h3", f.online())  # 3 x hold_ms passed: lost
+        finally:
+            subprocess.run(["ip", "link", "set", veth, "up"], check=True)
+        wait_for("h3 back", lambda: "h3" in f.online(), 30)
+        j = self.wait_jobs([job], timeout=30)[0]
+        self.assertTrue(j["result"]["ok"], j)
+        self.assertEqual(f.stored([job]), (1, 1))
+        [after] = f.submit([stream_job("h3")])
+        self.wait_jobs([after])
+
+
+if __name__ == "__main__":
+    unittest.main()
