@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -383,6 +384,16 @@ int sm_spool_open(sm_spool **sp, const char *dir, sm_error *err)
                             dir);
     if (fd < 0)
         return sm_error_sys(err, errno, "spool directory %s: open", dir);
+    /* Two agents on one spool would send and delete each other's results: the first holds an
+     * exclusive lock on the directory itself, released by the kernel when it exits or dies. */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return sm_error_set(err, SM_EINVAL,
+                                "spool directory %s is in use by another agent process", dir);
+        return sm_error_sys(err, e, "spool directory %s: flock", dir);
+    }
 
     int rc = 0;
     sm_spool *s = calloc(1, sizeof *s);

@@ -115,9 +115,12 @@ static const char *const queries[Q_COUNT] = {
         "SELECT " JOB_COLUMNS " FROM jobs WHERE state NOT IN ('done', 'failed') ORDER BY id",
     /* OR IGNORE would also swallow a NOT NULL violation, so the caller's values are checked
      * before they get here; foreign keys are not subject to it and still fail. */
-    [Q_RESULT_INSERT] = "INSERT OR IGNORE INTO results(job_id, attempt, agent, ok, bytes, seconds,"
+    /* Only the (job, attempt) duplicate is ignored; OR IGNORE would also swallow NOT NULL and
+     * CHECK violations and report them as harmless duplicates. */
+    [Q_RESULT_INSERT] = "INSERT INTO results(job_id, attempt, agent, ok, bytes, seconds,"
                         " throughput_MBps, rtt_p50_us, connects_per_s, result_json, stored_ms)"
-                        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                        " ON CONFLICT(job_id, attempt) DO NOTHING",
     [Q_RESULT_GET] = "SELECT result_json FROM results WHERE job_id = ?1 AND attempt = ?2",
     [Q_RESULT_COUNT] = "SELECT count(*) FROM results",
 };

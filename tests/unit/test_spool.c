@@ -595,9 +595,28 @@ static void test_spool_null_handles_are_harmless(void **state)
 
 #define fixture_test(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
+static void test_spool_a_second_open_of_the_same_directory_is_refused(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sm-spool-lock-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    sm_spool *a = NULL, *b = NULL;
+    sm_error err = {0};
+    assert_int_equal(sm_spool_open(&a, dir, &err), 0);
+    assert_int_equal(sm_spool_open(&b, dir, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "in use by another agent"));
+    assert_null(b);
+    sm_spool_close(a);
+    /* Released with the first: the next agent gets it. */
+    assert_int_equal(sm_spool_open(&b, dir, &err), 0);
+    sm_spool_close(b);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spool_a_second_open_of_the_same_directory_is_refused),
         fixture_test(test_spool_open_creates_missing_directory_with_mode_0700),
         fixture_test(test_spool_open_refuses_a_regular_file_path),
         fixture_test(test_spool_open_does_not_create_missing_parents),
