@@ -9,7 +9,7 @@ JOBS       ?= $(shell nproc)
 # Debian packages the build, the tests, the demo and the benchmarks need.
 DEB_PACKAGES := build-essential clang cmake pkg-config \
 	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
-	libsqlite3-dev libssl-dev python3 iperf3 sockperf iproute2 sqlite3
+	libsqlite3-dev libssl-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3
 
 .PHONY: all deps build build-asan test test-unit test-integration test-asan demo bench clean format
 
