@@ -35,6 +35,14 @@ static int on_tick(sm_side *s, const char *doing)
     return 0;
 }
 
+/* After a successful call: every SM_IO_CHECK_EVERY calls, the same checks as a tick. */
+static int on_progress(sm_side *s, const char *doing)
+{
+    if (++s->io_calls % SM_IO_CHECK_EVERY != 0)
+        return 0;
+    return on_tick(s, doing);
+}
+
 int sm_io_write_all(sm_side *s, int fd, const void *buf, size_t len)
 {
     const char *p = buf;
@@ -43,6 +51,8 @@ int sm_io_write_all(sm_side *s, int fd, const void *buf, size_t len)
         if (n > 0) {
             p += n;
             len -= (size_t)n;
+            if (len == 0)
+                return on_progress(s, "writing");
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -69,7 +79,7 @@ int sm_io_read_some(sm_side *s, int fd, void *buf, size_t len, size_t *got)
         ssize_t n = recv(fd, buf, len, 0);
         if (n >= 0) {
             *got = (size_t)n;
-            return 0;
+            return on_progress(s, "reading");
         }
         if (errno == EINTR)
             continue;

@@ -17,6 +17,9 @@
 
 /* How often a blocked read/write/accept wakes to look at the deadline and the cancel flag. */
 #define SM_IO_TICK_MS 100
+/* A side that never blocks looks every this many successful calls: a clock read is ~20 ns
+ * against the ~1 us of the system call, and a job must end at its limit even at full speed. */
+#define SM_IO_CHECK_EVERY 64
 
 /* Faults a test can inject into the sender of a stream job, to prove the receiver notices. */
 typedef enum sm_fault {
@@ -55,7 +58,8 @@ typedef struct sm_side {
     int have_tcp_info;
     uint32_t tcp_retrans, tcp_rtt_us;
     uint32_t sndbuf_eff, rcvbuf_eff;
-    int cpu_id; /* the CPU this side's thread ran on when it finished, -1 if unknown */
+    int cpu_id;        /* the CPU this side's thread ran on when it finished, -1 if unknown */
+    uint32_t io_calls; /* successful I/O calls, to look at the clock every SM_IO_CHECK_EVERY */
 } sm_side;
 
 typedef struct sm_workload_ops {

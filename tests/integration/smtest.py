@@ -97,6 +97,7 @@ class Fleet:
         self.bus_port = free_port(self.bus_addr if not self.lab else "0.0.0.0")
         self.http_port = free_port()
         self.url = f"http://127.0.0.1:{self.http_port}"
+        self.extra_args = []  # more coordinator options (later ones win)
 
     # -- processes --
     def start_coordinator(self):
@@ -105,7 +106,8 @@ class Fleet:
             self.coord = subprocess.Popen(
                 [COORDINATOR, "--listen", f"tcp://{self.bus_addr}:{self.bus_port}", "--http",
                  f"127.0.0.1:{self.http_port}", "--db", self.db, "--key-file", self.key,
-                 "--hold-ms", str(self.hold_ms), "--ready-fd", str(w), "--log-level", "info"],
+                 "--hold-ms", str(self.hold_ms), "--ready-fd", str(w), "--log-level", "info",
+                 *self.extra_args],
                 pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=log)
         _os.close(w)
         with _os.fdopen(r) as f:

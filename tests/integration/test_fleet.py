@@ -1,12 +1,17 @@
 """The fleet end to end: the real coordinator and three real agents (in lab namespaces when run
 as root), real nanomsg sockets, a real SQLite file counted by query, and the faults a lab meets:
 a killed agent, a killed coordinator, a rogue client, a cable pulled for ten seconds."""
+import os
 import signal
 import subprocess
 import time
 import unittest
 
-from smtest import ROGUE, Fleet, stream_job, wait_for
+import json
+import urllib.error
+import urllib.request
+
+from smtest import COORDINATOR, ROGUE, Fleet, stream_job, wait_for
 
 
 class FleetTest(unittest.TestCase):
@@ -85,7 +90,7 @@ class FleetTest(unittest.TestCase):
         f.coord.send_signal(signal.SIGSTOP)
         try:
             wait_for("the result in h1's spool",
-                     lambda: any(n.endswith(".res") for n in __import__("os").listdir(f.spool("h1"))),
+                     lambda: any(n.endswith(".res") for n in os.listdir(f.spool("h1"))),
                      15)
             f.kill(f.agents["h1"])
         finally:
@@ -95,7 +100,7 @@ class FleetTest(unittest.TestCase):
         self.assertTrue(job["result"]["ok"])
         self.assertEqual(f.stored([short]), (1, 1))
         wait_for("h1's spool to empty",
-                 lambda: not any(n.endswith(".res") for n in __import__("os").listdir(f.spool("h1"))),
+                 lambda: not any(n.endswith(".res") for n in os.listdir(f.spool("h1"))),
                  15)
 
     def test_coordinator_killed_in_a_burst_stores_every_result_exactly_once(self):
@@ -130,6 +135,36 @@ class FleetTest(unittest.TestCase):
         self.assertEqual({a["name"] for a in f.get("/api/agents")["agents"]} - agents,
                          {"rogue-replay"})
 
+    def test_a_job_past_its_time_limit_fails_with_that_reason(self):
+        f = self.f
+        [job] = f.submit([stream_job("h2", count=1000000000, size=65536, time_limit_ms=1500)])
+        j = self.wait_jobs([job], states=("failed",), timeout=30)[0]
+        self.assertIn("time limit of 1500 ms", j["reason"])
+        self.assertEqual(f.stored([job]), (1, 1))  # the failure is a result too
+        [after] = f.submit([stream_job("h2")])
+        self.wait_jobs([after])
+
+    def test_sigterm_mid_job_exits_0_and_the_spooled_result_arrives_after_restart(self):
+        f = self.f
+        [job] = f.submit([stream_job("h1", count=None, duration_ms=6000)])
+        wait_for("the job to run", lambda: f.job(job)["state"] == "running", 10)
+        f.coord.send_signal(signal.SIGSTOP)
+        try:
+            f.kill(f.agents["h1"], signal.SIGTERM)
+            self.assertEqual(f.agents["h1"].returncode, 0, f.log("agent-h1"))
+            spooled = [n for n in os.listdir(f.spool("h1")) if n.endswith(".res")]
+            self.assertEqual(len(spooled), 1)
+        finally:
+            f.coord.send_signal(signal.SIGCONT)
+        f.start_agent("h1")
+        # The job may first fail agent-lost (the coordinator was paused); the spooled result
+        # then arrives and settles it with the agent's own reason.
+        wait_for("the spooled result", lambda: f.stored([job]) == (1, 1), 30)
+        j = wait_for("the job's final reason",
+                     lambda: "cancelled" in (j := f.job(job))["reason"] and j, 10)
+        self.assertEqual(j["state"], "failed")
+        self.assertFalse(j["result"]["ok"])
+
     def test_a_host_cut_off_for_ten_seconds_comes_back_and_loses_nothing(self):
         f = self.f
         if not f.lab:
@@ -149,6 +184,44 @@ class FleetTest(unittest.TestCase):
         self.assertEqual(f.stored([job]), (1, 1))
         [after] = f.submit([stream_job("h3")])
         self.wait_jobs([after])
+
+
+class TokenTest(unittest.TestCase):
+    """A listener off loopback changes state only for holders of the token."""
+
+    def setUp(self):
+        self.f = Fleet(n=1, lab=False)
+        self.addCleanup(self.f.stop)
+
+    def test_a_public_listener_without_a_token_file_refuses_to_start(self):
+        r = subprocess.run([COORDINATOR, "--key-file", self.f.key, "--db", self.f.db, "--http",
+                            f"0.0.0.0:{self.f.http_port}"], capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--token-file", r.stderr)
+
+    def test_post_needs_the_bearer_token_and_get_does_not(self):
+        f = self.f
+        token = os.path.join(f.dir, "token")
+        with open(os.open(token, os.O_WRONLY | os.O_CREAT, 0o600), "w") as t:
+            t.write("s3cret-token-of-the-lab-0123456789\n")
+        f.extra_args = ["--http", f"0.0.0.0:{f.http_port}", "--token-file", token]
+        f.start()
+        jobs = json.dumps([stream_job("h1")]).encode()
+        for auth, want in ((None, 401), ("Bearer wrong", 401), ("Bearer s3cret-token-of-the-lab-0123456789", 201)):
+            req = urllib.request.Request(f.url + "/api/jobs", data=jobs)
+            if auth:
+                req.add_header("Authorization", auth)
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    status = r.status
+            except urllib.error.HTTPError as e:
+                status = e.code
+                if want == 401:
+                    self.assertEqual(json.loads(e.read())["field"], "Authorization")
+            self.assertEqual(status, want, auth)
+        self.assertEqual(f.query("SELECT COUNT(*) FROM jobs")[0][0], 1)
+        self.assertIn("agents", f.get("/api/agents"))
 
 
 if __name__ == "__main__":

@@ -251,6 +251,15 @@ class FaultTest(unittest.TestCase):
         self.fails_with("short", "peer closed after 2097152 of the 4194304 bytes",
                         "--bytes", "4M")
 
+    def test_a_job_at_full_speed_still_ends_at_its_time_limit(self):
+        # Neither side ever blocks here, so only the periodic check can stop it.
+        r = agent("--once", "--quiet", "--format", "json", "--bytes", "60G", "--transport",
+                  "unix", "--time-limit-ms", "1000", "--repetitions", "1", "--warmup", "0",
+                  timeout=30)
+        self.assertEqual(r.rc, 1, r.err)
+        reason = r.json()["cells"][0]["failures"][0]["reason"]
+        self.assertIn("time limit of 1000 ms", reason)
+
     def test_a_stalled_sender_ends_the_job_at_its_time_limit(self):
         self.fails_with("stall", "time limit of 1000 ms", "--bytes", "4M",
                         "--time-limit-ms", "1000")
