@@ -119,7 +119,8 @@ class Fleet:
         h = self.hosts[name]
         cmd = [AGENT, "--coordinator", f"tcp://{self.bus_addr}:{self.bus_port}", "--key-file",
                self.key, "--name", name, "--spool-dir", self.spool(name), "--sock-dir", self.dir,
-               "--data-addr", h["addr"], "--reply-wait-ms", "3000", "--log-level", "info"]
+               "--data-addr", h["addr"], "--reply-wait-ms", "3000", "--log-level", "info",
+               "--labels", f"rack={name[1:]},role=test"]
         if h.get("netns"):
             cmd = ["ip", "netns", "exec", h["netns"]] + cmd  # ip execs the agent: same PID
         with open(_os.path.join(self.dir, f"agent-{name}.log"), "a") as log:

@@ -11,7 +11,7 @@ import json
 import urllib.error
 import urllib.request
 
-from smtest import COORDINATOR, ROGUE, Fleet, stream_job, wait_for
+from smtest import AGENT, COORDINATOR, ROGUE, Fleet, stream_job, wait_for
 
 
 class FleetTest(unittest.TestCase):
@@ -37,6 +37,7 @@ class FleetTest(unittest.TestCase):
             self.assertGreater(a["facts"]["cores"], 0)
             self.assertTrue(a["facts"]["kernel"])
             self.assertEqual(a["data_addr"], self.f.hosts[name]["addr"])
+            self.assertEqual(a["labels"], {"rack": name[1:], "role": "test"})
             self.assertEqual(len(a["boot"]), 32)
 
     def test_thirty_jobs_complete_and_all_thirty_results_are_stored(self):
@@ -184,6 +185,54 @@ class FleetTest(unittest.TestCase):
         self.assertEqual(f.stored([job]), (1, 1))
         [after] = f.submit([stream_job("h3")])
         self.wait_jobs([after])
+
+
+class CliTest(unittest.TestCase):
+    """Both daemons refuse bad options and unsafe keys in one line, before doing anything."""
+
+    def setUp(self):
+        self.f = Fleet(n=1, lab=False)
+        self.addCleanup(self.f.stop)
+
+    def run_cmd(self, *args):
+        return subprocess.run(list(args), capture_output=True, text=True, timeout=30)
+
+    def test_bad_options_exit_2_naming_them(self):
+        f = self.f
+        for args, name in (([COORDINATOR, "--bogus"], "--bogus"),
+                           ([COORDINATOR, "--key-file", f.key, "--hold-ms", "7"], "--hold-ms"),
+                           ([COORDINATOR, "--key-file", f.key, "--listen", "udp://x"], "--listen"),
+                           ([COORDINATOR], "--key-file"),
+                           ([AGENT, "--coordinator", "tcp://127.0.0.1:1", "--key-file", f.key,
+                             "--labels", "bad key=1"], "--labels"),
+                           ([AGENT, "--coordinator", "tcp://127.0.0.1:1", "--key-file", f.key,
+                             "--data-addr", "example.com"], "--data-addr"),
+                           ([AGENT, "--coordinator", "tcp://127.0.0.1:1"], "--key-file")):
+            r = self.run_cmd(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertIn(name, lines[0])
+
+    def test_a_key_others_can_read_is_refused_and_keygen_never_overwrites(self):
+        f = self.f
+        os.chmod(f.key, 0o644)
+        r = self.run_cmd(COORDINATOR, "--key-file", f.key, "--db", f.db)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("chmod 600", r.stderr)
+        r = self.run_cmd(AGENT, "--coordinator", "tcp://127.0.0.1:1", "--key-file", f.key)
+        self.assertEqual(r.returncode, 2)
+        with open(f.key) as k:
+            before = k.read()
+        r = self.run_cmd(COORDINATOR, "keygen", f.key)
+        self.assertNotEqual(r.returncode, 0)
+        with open(f.key) as k:
+            self.assertEqual(k.read(), before)
+        fresh = os.path.join(f.dir, "fresh.key")
+        self.assertEqual(self.run_cmd(COORDINATOR, "keygen", fresh).returncode, 0)
+        self.assertEqual(os.stat(fresh).st_mode & 0o777, 0o600)
+        with open(fresh) as k:
+            self.assertRegex(k.read(), r"^[0-9a-f]{64}\n$")
 
 
 class TokenTest(unittest.TestCase):
