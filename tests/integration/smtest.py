@@ -145,10 +145,17 @@ class Fleet:
             return ""
 
     def kill(self, proc, sig=signal.SIGKILL):
+        """Signals proc (one of ours, by its PID); for SIGTERM/SIGKILL waits for it, and a
+        process that ignores SIGTERM for 10 s gets SIGKILL rather than outliving the test."""
         if proc and proc.poll() is None:
             proc.send_signal(sig)
             if sig in (signal.SIGKILL, signal.SIGTERM):
-                proc.wait(10)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(10)
+                    raise AssertionError(f"pid {proc.pid} ignored SIGTERM for 10 s")
 
     def stop(self):
         """Stops everything; a daemon that does not exit 0 on SIGTERM (a crash, a sanitizer
@@ -159,7 +166,11 @@ class Fleet:
             if p is None or p.returncode is not None:
                 continue  # killed on purpose by the test, and already reaped
             if p.poll() is None:
-                self.kill(p, signal.SIGTERM)
+                try:
+                    self.kill(p, signal.SIGTERM)
+                except AssertionError as e:
+                    bad.append(f"{name}: {e}")
+                    continue
             if p.returncode != 0:
                 bad.append(f"{name} exited {p.returncode}:\n{self.log(name)}")
         if self.lab:
