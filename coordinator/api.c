@@ -137,10 +137,22 @@ static int post_jobs(sm_api_ctx *a, const char *body, size_t blen, char **resp, 
         status = error(resp, len, 500, err.msg, NULL);
     if (status && status >= 500)
         sm_store_rollback(a->st);
+    if (!status && a->jobs_queued) {
+        /* Each host once; the lookup is linear, but only over hosts already listed. */
+        const char **hosts = calloc(n, sizeof *hosts);
+        size_t nh = 0;
+        for (size_t i = 0; hosts && i < n; i++) {
+            size_t k = 0;
+            while (k < nh && strcmp(hosts[k], reqs[i].host) != 0)
+                k++;
+            if (k == nh)
+                hosts[nh++] = reqs[i].host;
+        }
+        if (hosts)
+            a->jobs_queued(a->arg, hosts, nh);
+        free(hosts);
+    }
     if (!status) {
-        for (size_t i = 0; i < n; i++)
-            if (a->jobs_queued && (i == 0 || strcmp(reqs[i].host, reqs[i - 1].host) != 0))
-                a->jobs_queued(a->arg, reqs[i].host);
         sm_log(LOG_INFO, "SM-JOBS-QUEUED", "%zu jobs queued", n);
         status = reply(resp, len, 201, sm_api_job_ids(ids, n));
     }

@@ -14,8 +14,9 @@ typedef struct sm_api_ctx {
     sm_control *ctl;
     const sm_rejects *rejects;
     const char *token; /* NULL: state-changing calls need no token (loopback listener) */
-    /* Called after jobs were queued for host, so that a held poll can be answered now. */
-    void (*jobs_queued)(void *arg, const char *host);
+    /* Called once after a request queued jobs, with the hosts they went to (each once), so
+     * that their held polls can be answered now. */
+    void (*jobs_queued)(void *arg, const char *const *hosts, size_t n);
     void *arg;
 } sm_api_ctx;
 

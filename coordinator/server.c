@@ -182,22 +182,42 @@ static void answer_held(server *s, const char *name, const sm_poll_reply *r)
     free(h);
 }
 
-static void jobs_queued(void *arg, const char *host)
+/* Jobs were queued: held polls of those hosts hear of them now. All in one transaction, so a
+ * request for a thousand hosts costs one commit, not a thousand. */
+static void jobs_queued(void *arg, const char *const *hosts, size_t n)
 {
     server *s = arg;
-    sm_poll_reply r;
     sm_error err = {0};
-    if (!sm_map_get(s->held, host))
+    size_t nh = 0;
+    for (size_t i = 0; i < n; i++)
+        nh += sm_map_get(s->held, hosts[i]) != NULL;
+    if (!nh)
         return;
-    if (sm_store_begin(s->st, &err) != 0)
-        return;
-    bool news = sm_control_news(s->ctl, host, now_ms(), &r, &err);
+    const char **names = calloc(nh, sizeof *names);
+    sm_poll_reply *replies = calloc(nh, sizeof *replies);
+    bool *news = calloc(nh, sizeof *news);
+    if (!names || !replies || !news || sm_store_begin(s->st, &err) != 0)
+        goto out;
+    const int64_t now = now_ms();
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sm_map_get(s->held, hosts[i])) {
+            names[k] = hosts[i];
+            news[k] = sm_control_news(s->ctl, hosts[i], now, &replies[k], &err);
+            k++;
+        }
     if (sm_store_commit(s->st, &err) != 0) {
+        sm_log(LOG_ERR, "SM-STORE-FAIL", "cannot dispatch queued jobs: %s", err.msg);
         sm_store_rollback(s->st);
-        return;
+        goto out; /* the jobs stay queued; the agents' next polls take them */
     }
-    if (news)
-        answer_held(s, host, &r);
+    for (size_t i = 0; i < nh; i++)
+        if (news[i])
+            answer_held(s, names[i], &replies[i]);
+out:
+    free(names);
+    free(replies);
+    free(news);
 }
 
 static void on_tick(lws_sorted_usec_list_t *sul)
