@@ -53,8 +53,12 @@ test-integration: build
 demo: build
 	./$(BUILD)/bin/sockmatrix-agent --once --preset seed-tcp-unix
 
-bench: build
+# The benchmarks need the SM_BENCH build (sm-swarm): configure it on, whatever the cache says.
+bench: deps
+	cmake -S . -B $(BUILD) -DSM_BENCH=ON
+	cmake --build $(BUILD) -j $(JOBS)
 	python3 bench/run.py --agent ./$(BUILD)/bin/sockmatrix-agent
+	python3 bench/swarm.py --bin-dir ./$(BUILD)/bin
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
