@@ -57,15 +57,22 @@ class Server:
                 self.proc.wait()
 
 
+# Every tool runs with its sender (client) on CPU 0 and its receiver (server) on CPU 1: on
+# loopback, where the two ends run decides the result (see docs/benchmarks.md), and unpinned
+# each tool would get whatever placement the scheduler chose that run.
+CLIENT_CPU, SERVER_CPU = 0, 1
+
+
 def ours(agent, secs, *args):
     out = run([agent, "--once", "--quiet", "--format", "json", "--repetitions", "1",
-               "--warmup", "0", "--duration-ms", str(int(secs * 1000)), *args], secs * 10 + 30)
+               "--warmup", "0", "--affinity", f"{CLIENT_CPU},{SERVER_CPU}",
+               "--duration-ms", str(int(secs * 1000)), *args], secs * 10 + 30)
     return json.loads(out)["cells"][0]["samples"][0]
 
 
 def iperf3(port, secs, length):
     d = json.loads(run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-J", "-t", str(secs),
-                        "-l", str(length)], secs * 10 + 30))
+                        "-l", str(length), "-A", f"{CLIENT_CPU},{SERVER_CPU}"], secs * 10 + 30))
     e = d["end"]
     recv = e["sum_received"]
     cpu = e["cpu_utilization_percent"]
@@ -75,8 +82,9 @@ def iperf3(port, secs, length):
 
 
 def sockperf(port, secs, size):
-    out = run(["sockperf", "ping-pong", "--tcp", "-i", "127.0.0.1", "-p", str(port), "-m",
-               str(size), "-t", str(secs), "--full-rtt"], secs * 10 + 30)
+    out = run(["taskset", "-c", str(CLIENT_CPU), "sockperf", "ping-pong", "--tcp", "-i",
+               "127.0.0.1", "-p", str(port), "-m", str(size), "-t", str(secs), "--full-rtt"],
+              secs * 10 + 30)
     p50 = float(re.search(r"percentile 50\.000 =\s*([\d.]+)", out).group(1))
     m = re.search(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=\d+; "
                   r"ReceivedMessages=(\d+)", out)
@@ -114,12 +122,15 @@ def main():
     secs = a.seconds
     isecs = max(1, int(round(secs)))  # iperf3 and sockperf take whole seconds
 
-    print(f"sockmatrix benchmarks, {a.reps} interleaved repetitions of {secs:g} s each, loopback")
+    if (os.cpu_count() or 1) < 2:
+        sys.exit("bench: needs 2 CPUs (sender and receiver are pinned apart)")
+    print(f"sockmatrix benchmarks, {a.reps} interleaved repetitions of {secs:g} s each, loopback, "
+          f"sender/client on CPU {CLIENT_CPU}, receiver/server on CPU {SERVER_CPU}")
     print(f"host: {os.uname().nodename}, kernel {os.uname().release}, {os.cpu_count()} cores")
     iperf_port, sp_port = free_port(), free_port()
     iperf_srv = Server(["iperf3", "-s", "-p", str(iperf_port)], iperf_port)
-    sp_srv = Server(["sockperf", "server", "--tcp", "-i", "127.0.0.1", "-p", str(sp_port)],
-                    sp_port)
+    sp_srv = Server(["taskset", "-c", str(SERVER_CPU), "sockperf", "server", "--tcp", "-i",
+                     "127.0.0.1", "-p", str(sp_port)], sp_port)
     try:
         big = {"ours": [], "iperf3": []}
         small = {"tcp": [], "unix": [], "iperf3": []}
