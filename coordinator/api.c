@@ -8,7 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "coordinator/export.h"
 #include "proto/api.h"
+#include "proto/codec.h"
+#include "proto/spec.h"
+#include "proto/table.h"
 #include "proto/log.h"
 
 static int64_t now_ms(void)
@@ -195,9 +199,272 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
                  sm_api_health(n, online, results, names, values, 5, rej_names, rej_values, nr));
 }
 
-int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *auth,
-                  const char *body, size_t len, char **resp, size_t *resp_len)
+/* ---- runs ---- */
+
+static bool parse_id(const char *text, size_t len, uint64_t *id)
 {
+    char buf[24], *end;
+    if (len == 0 || len >= sizeof buf || text[0] == '-')
+        return false;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (*end)
+        return false;
+    *id = v;
+    return true;
+}
+
+static sm_api_run api_run(const sm_run_row *r)
+{
+    return (sm_api_run){r->id,     r->name,       sm_run_state_name(r->state),
+                        r->reason, r->total,      r->done,
+                        r->failed, r->created_ms, r->finished_ms};
+}
+
+static int post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
+{
+    char field[96] = "", *spec_json = NULL;
+    sm_error err = {0};
+    sm_spec spec;
+    if (sm_api_run_request(body, blen, &spec_json, field, sizeof field, &err) != 0)
+        return error(resp, len, 400, err.msg, field);
+    if (sm_spec_decode(spec_json, strlen(spec_json), &spec, field, sizeof field, &err) != 0) {
+        free(spec_json);
+        return error(resp, len, 400, err.msg, field);
+    }
+    uint64_t id = 0;
+    int status = 0;
+    if (sm_store_begin(a->st, &err) != 0) {
+        status = error(resp, len, 500, err.msg, NULL);
+    } else if (sm_control_run_start(a->ctl, spec_json, &spec, now_ms(), &id, field, sizeof field,
+                                    &err) != 0) {
+        sm_store_rollback(a->st);
+        status = error(resp, len, err.code == SM_EINVAL ? 400 : 500, err.msg, field);
+    } else if (sm_store_commit(a->st, &err) != 0) {
+        sm_store_rollback(a->st);
+        status = error(resp, len, 500, err.msg, NULL);
+    }
+    sm_spec_fini(&spec);
+    free(spec_json);
+    if (status)
+        return status;
+    if (a->jobs_queued)
+        a->jobs_queued(a->arg, NULL, 0);
+    return reply(resp, len, 201, sm_api_run_created(id));
+}
+
+static int get_runs(sm_api_ctx *a, char **resp, size_t *len)
+{
+    sm_run_row *rows = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    if (sm_store_runs_list(a->st, 100, &rows, &n, &err) != 0)
+        return error(resp, len, 500, err.msg, NULL);
+    sm_api_run *out = calloc(n ? n : 1, sizeof *out);
+    if (!out) {
+        sm_store_runs_free(rows, n);
+        return error(resp, len, 500, "out of memory", NULL);
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = api_run(&rows[i]);
+    int status = reply(resp, len, 200, sm_api_runs_encode(out, n));
+    free(out);
+    sm_store_runs_free(rows, n);
+    return status;
+}
+
+static int get_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
+{
+    sm_run_row run;
+    sm_error err = {0};
+    if (sm_store_run_get(a->st, id, &run, &err) != 0)
+        return error(resp, len, 404, "no such run", "id");
+    sm_cell_row *cells = NULL;
+    sm_job_row *jobs = NULL;
+    size_t nc = 0, nj = 0;
+    int status = 0;
+    if (sm_store_cells_list(a->st, id, &cells, &nc, &err) != 0 ||
+        sm_store_run_jobs(a->st, id, &jobs, &nj, &err) != 0) {
+        status = error(resp, len, 500, err.msg, NULL);
+        goto out;
+    }
+    sm_api_cell *out = calloc(nc ? nc : 1, sizeof *out);
+    if (!out) {
+        status = error(resp, len, 500, "out of memory", NULL);
+        goto out;
+    }
+    for (size_t i = 0; i < nc; i++)
+        out[i] = (sm_api_cell){
+            cells[i].idx, cells[i].host, cells[i].peer, cells[i].params_json, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < nj; i++) {
+        if (jobs[i].cell >= nc)
+            continue;
+        sm_api_cell *c = &out[jobs[i].cell];
+        c->jobs++;
+        switch (jobs[i].state) {
+        case SM_JOB_QUEUED:
+            c->queued++;
+            break;
+        case SM_JOB_ASSIGNED:
+        case SM_JOB_RUNNING:
+            c->active++;
+            break;
+        case SM_JOB_DONE:
+            c->done++;
+            break;
+        default:
+            c->failed++;
+            break;
+        }
+    }
+    sm_api_run r = api_run(&run);
+    status = reply(resp, len, 200, sm_api_run_encode(&r, out, nc));
+    free(out);
+out:
+    sm_store_cells_free(cells, nc);
+    sm_store_jobs_free(jobs, nj);
+    sm_run_row_fini(&run);
+    return status;
+}
+
+static int cancel_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
+{
+    sm_error err = {0};
+    if (sm_store_begin(a->st, &err) != 0)
+        return error(resp, len, 500, err.msg, NULL);
+    if (sm_control_run_cancel(a->ctl, id, now_ms(), &err) != 0) {
+        sm_store_rollback(a->st);
+        return error(resp, len, err.code == SM_EINVAL ? 409 : 500, err.msg, "id");
+    }
+    if (sm_store_commit(a->st, &err) != 0) {
+        sm_store_rollback(a->st);
+        return error(resp, len, 500, err.msg, NULL);
+    }
+    if (a->jobs_queued)
+        a->jobs_queued(a->arg, NULL, 0); /* the cancel commands go out now */
+    return get_run(a, id, resp, len);
+}
+
+/* format=csv|md|json from the query (json when absent). */
+static const char *query_format(const char *query)
+{
+    for (const char *q = query; q && *q;) {
+        if (strncmp(q, "format=", 7) == 0) {
+            q += 7;
+            if (strncmp(q, "csv", 3) == 0 && (q[3] == '\0' || q[3] == '&'))
+                return "csv";
+            if (strncmp(q, "md", 2) == 0 && (q[2] == '\0' || q[2] == '&'))
+                return "md";
+            if (strncmp(q, "json", 4) == 0 && (q[4] == '\0' || q[4] == '&'))
+                return "json";
+            return NULL;
+        }
+        q = strchr(q, '&');
+        q = q ? q + 1 : NULL;
+    }
+    return "json";
+}
+
+static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
+                     const char **ctype)
+{
+    const char *format = query_format(query);
+    if (!format)
+        return error(resp, len, 400, "format: expected csv, md or json", "format");
+    sm_run_row run;
+    sm_error err = {0};
+    if (sm_store_run_get(a->st, id, &run, &err) != 0)
+        return error(resp, len, 404, "no such run", "id");
+    sm_cell_row *rows = NULL;
+    sm_run_result *res = NULL;
+    size_t nc = 0, nr = 0;
+    sm_cell *cells = NULL;
+    sm_result *results = NULL;
+    sm_export_sample *samples = NULL;
+    sm_table table;
+    memset(&table, 0, sizeof table);
+    int status = 0;
+    if (sm_store_cells_list(a->st, id, &rows, &nc, &err) != 0 ||
+        sm_store_run_results(a->st, id, &res, &nr, &err) != 0) {
+        status = error(resp, len, 500, err.msg, NULL);
+        goto out;
+    }
+    cells = calloc(nc ? nc : 1, sizeof *cells);
+    results = calloc(nr ? nr : 1, sizeof *results);
+    samples = calloc(nr ? nr : 1, sizeof *samples);
+    if (!cells || !results || !samples) {
+        status = error(resp, len, 500, "out of memory", NULL);
+        goto out;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        cells[i].test = rows[i].test;
+        cells[i].variant = rows[i].variant;
+        snprintf(cells[i].host, sizeof cells[i].host, "%s", rows[i].host);
+        snprintf(cells[i].peer, sizeof cells[i].peer, "%s", rows[i].peer);
+        sm_codec_params_decode(rows[i].params_json, strlen(rows[i].params_json), &cells[i].params,
+                               &err);
+    }
+    size_t ns = 0;
+    for (size_t i = 0; i < nr; i++) {
+        sm_result_init(&results[i]);
+        if (sm_codec_result_decode(res[i].result_json, strlen(res[i].result_json), &results[i],
+                                   &err) != 0)
+            continue; /* the store holds only what proto encoded; a guard, not a path */
+        samples[ns++] = (sm_export_sample){res[i].cell, res[i].rep, res[i].warmup, &results[i]};
+    }
+    if (sm_export_build(id, run.name, SM_SCOPE_LOCAL, cells, nc, samples, ns, &table, &err) != 0) {
+        status = error(resp, len, 500, err.msg, NULL);
+        goto out;
+    }
+    char *text = strcmp(format, "csv") == 0  ? sm_table_csv(&table)
+                 : strcmp(format, "md") == 0 ? sm_table_md(&table)
+                                             : sm_table_json(&table);
+    *ctype = strcmp(format, "csv") == 0  ? "text/csv; charset=utf-8"
+             : strcmp(format, "md") == 0 ? "text/markdown; charset=utf-8"
+                                         : "application/json";
+    status = reply(resp, len, 200, text);
+out:
+    sm_table_fini(&table);
+    for (size_t i = 0; results && i < nr; i++)
+        sm_result_fini(&results[i]);
+    free(results);
+    free(samples);
+    free(cells);
+    sm_store_cells_free(rows, nc);
+    sm_store_run_results_free(res, nr);
+    sm_run_row_fini(&run);
+    return status;
+}
+
+/* /api/runs/{id}[/cancel|/table] */
+static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, const char *query,
+                      const char *auth, char **resp, size_t *len, const char **ctype)
+{
+    const char *slash = strchr(rest, '/');
+    uint64_t id;
+    if (!parse_id(rest, slash ? (size_t)(slash - rest) : strlen(rest), &id))
+        return error(resp, len, 400, "run id: expected a number", "id");
+    if (!slash)
+        return get ? get_run(a, id, resp, len) : error(resp, len, 405, "use GET", NULL);
+    if (strcmp(slash, "/table") == 0)
+        return get ? get_table(a, id, query, resp, len, ctype)
+                   : error(resp, len, 405, "use GET", NULL);
+    if (strcmp(slash, "/cancel") == 0) {
+        if (!post)
+            return error(resp, len, 405, "use POST", NULL);
+        if (a->token && !sm_api_token_ok(a->token, auth))
+            return error(resp, len, 401, "this call needs the dashboard token", "Authorization");
+        return cancel_run(a, id, resp, len);
+    }
+    return error(resp, len, 404, "no such endpoint", NULL);
+}
+
+int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *query,
+                  const char *auth, const char *body, size_t len, char **resp, size_t *resp_len,
+                  const char **content_type)
+{
+    *content_type = "application/json";
     const bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
     if (strcmp(path, "/healthz") == 0)
         return get ? get_health(a, resp, resp_len) : error(resp, resp_len, 405, "use GET", NULL);
@@ -213,6 +480,21 @@ int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const cha
                          "Authorization");
         return post_jobs(a, body, len, resp, resp_len);
     }
+    if (strcmp(path, "/api/presets") == 0)
+        return get ? reply(resp, resp_len, 200, sm_presets_encode())
+                   : error(resp, resp_len, 405, "use GET", NULL);
+    if (strcmp(path, "/api/runs") == 0) {
+        if (get)
+            return get_runs(a, resp, resp_len);
+        if (!post)
+            return error(resp, resp_len, 405, "use GET or POST", NULL);
+        if (a->token && !sm_api_token_ok(a->token, auth))
+            return error(resp, resp_len, 401, "this call needs the dashboard token",
+                         "Authorization");
+        return post_run(a, body, len, resp, resp_len);
+    }
+    if (strncmp(path, "/api/runs/", 10) == 0)
+        return runs_route(a, get, post, path + 10, query, auth, resp, resp_len, content_type);
     if (strncmp(path, "/api/jobs/", 10) == 0)
         return get ? get_job(a, path + 10, resp, resp_len)
                    : error(resp, resp_len, 405, "use GET", NULL);

@@ -20,11 +20,14 @@ typedef struct sm_api_ctx {
     void *arg;
 } sm_api_ctx;
 
-/* One request: method "GET"/"POST", path without query, the Authorization header value (or
- * NULL), the body. Returns the HTTP status and a malloc'd JSON body in *resp. Every error is
- * {"error","field"} with a 4xx status; a store failure is a 500. */
-int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *auth,
-                  const char *body, size_t len, char **resp, size_t *resp_len);
+/* One request: method "GET"/"POST", path without query, query ("format=csv&x=y", may be
+ * NULL), the Authorization header value (or NULL), the body. Returns the HTTP status, a malloc'd
+ * body in *resp and its media type in *content_type (a static string: application/json unless
+ * a table was asked for as CSV or Markdown). Every error is {"error","field"} with a 4xx
+ * status; a store failure is a 500. */
+int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *query,
+                  const char *auth, const char *body, size_t len, char **resp, size_t *resp_len,
+                  const char **content_type);
 
 /* Constant-time comparison of a presented bearer token with the expected one. */
 bool sm_api_token_ok(const char *expected, const char *authorization);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coordinator/map.h"
+#include "coordinator/plan.h"
 #include "proto/codec.h"
 #include "proto/log.h"
 
@@ -20,8 +21,17 @@ typedef struct cjob {
     int64_t started_ms; /* when the agent reported it busy with it (0 = not yet) */
     int64_t assigned_ms;
     bool assign_acked;
+    uint64_t run_id;   /* 0: a job queued alone */
     struct cjob *next; /* the host's FIFO of queued jobs */
 } cjob;
+
+/* A matrix run in progress. */
+typedef struct crun {
+    uint64_t id;
+    bool parallel; /* false: one job of the run fleet-wide at a time */
+    uint32_t total, done, failed;
+    uint32_t active; /* jobs assigned or running */
+} crun;
 
 typedef struct cagent {
     char name[SM_NAME_MAX + 1];
@@ -35,6 +45,10 @@ typedef struct cagent {
     uint64_t cancel_job;
     uint32_t cancel_attempt;
     cjob *qhead, *qtail;
+    sm_label labels[SM_LABELS_MAX]; /* from its last poll, for host selection */
+    size_t n_labels;
+    char data_addr[SM_ADDR_MAX + 1];
+    bool news; /* its held poll should hear of new work now */
 } cagent;
 
 struct sm_control {
@@ -42,8 +56,64 @@ struct sm_control {
     sm_control_cfg cfg;
     sm_map *agents; /* name -> cagent */
     sm_map *jobs;   /* decimal id -> cjob, unfinished jobs only */
+    sm_map *runs;   /* decimal id -> crun, running runs only */
     sm_control_stats stats;
 };
+
+static crun *run_get(sm_control *c, uint64_t id)
+{
+    char key[24];
+    if (!id)
+        return NULL;
+    snprintf(key, sizeof key, "%" PRIu64, id);
+    return sm_map_get(c->runs, key);
+}
+
+/* Every host with queued jobs of run r hears of them at its next chance. */
+static void wake_run_hosts(sm_control *c, uint64_t run_id)
+{
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        for (cjob *j = a->qhead; j; j = j->next)
+            if (j->run_id == run_id) {
+                a->news = true;
+                break;
+            }
+    }
+}
+
+/* A run job ended for good: count it, and end the run when every job has. */
+static int run_count(sm_control *c, uint64_t run_id, bool ok, int64_t now_ms, sm_error *err)
+{
+    crun *r = run_get(c, run_id);
+    if (!r)
+        return 0;
+    if (ok)
+        r->done++;
+    else
+        r->failed++;
+    sm_run_state state = SM_RUN_RUNNING;
+    char reason[128] = "";
+    if (r->done + r->failed >= r->total) {
+        state = r->failed ? SM_RUN_FAILED : SM_RUN_DONE;
+        if (r->failed)
+            snprintf(reason, sizeof reason, "%u of %u jobs failed", r->failed, r->total);
+    }
+    int rc = sm_store_run_update(c->st, r->id, state, reason, r->done, r->failed, now_ms, err);
+    if (!rc && state != SM_RUN_RUNNING) {
+        sm_log(LOG_NOTICE, "SM-RUN-END", "run %" PRIu64 " %s: %u done, %u failed", r->id,
+               sm_run_state_name(state), r->done, r->failed);
+        char key[24];
+        snprintf(key, sizeof key, "%" PRIu64, r->id);
+        free(sm_map_del(c->runs, key));
+    } else if (!rc && !r->parallel) {
+        wake_run_hosts(c, run_id);
+    }
+    return rc;
+}
 
 static void id_key(uint64_t id, char *buf, size_t len)
 {
@@ -101,21 +171,68 @@ static void job_forget(sm_control *c, cjob *j)
     free(j);
 }
 
-/* Ends a job (done or failed) in the store and in memory. */
+/* Whether a failed run job gets its one retry: not when it was cancelled or its agent is
+ * gone (the run goes on without that host), and only once. */
+static bool retryable(const cjob *j, const char *reason)
+{
+    return j->run_id && j->attempt == 1 && strncmp(reason, "cancelled", 9) != 0 &&
+           strncmp(reason, "agent-lost", 10) != 0 && strstr(reason, "cancelled") == NULL;
+}
+
+/* Ends a job (done or failed) in the store and in memory; a failed run job is queued again
+ * once, at the end of its host's queue ("retried once, later"). */
 static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reason,
                       int64_t now_ms, sm_error *err)
 {
+    cagent *a = sm_map_get(c->agents, j->host);
+    crun *r = run_get(c, j->run_id);
+    const bool was_active = j->state == SM_JOB_ASSIGNED || j->state == SM_JOB_RUNNING;
+    if (a && a->current == j)
+        a->current = NULL;
+    if (r && was_active && r->active)
+        r->active--;
+    if (state == SM_JOB_FAILED && r && retryable(j, reason)) {
+        char why[256];
+        snprintf(why, sizeof why, "retry after: %.200s", reason);
+        int rc = sm_store_job_set_state(c->st, j->id, 2, SM_JOB_QUEUED, why, now_ms, err);
+        if (rc)
+            return rc;
+        sm_log(LOG_NOTICE, "SM-JOB-RETRY", "job %" PRIu64 " on %s failed (%s): retried later",
+               j->id, j->host, reason);
+        j->attempt = 2;
+        j->state = SM_JOB_QUEUED;
+        j->assign_acked = false;
+        if (a) {
+            enqueue(a, j);
+            a->news = true;
+        }
+        return 0;
+    }
     int rc = sm_store_job_set_state(c->st, j->id, j->attempt, state, reason, now_ms, err);
     if (rc)
         return rc;
-    cagent *a = sm_map_get(c->agents, j->host);
-    if (a && a->current == j)
-        a->current = NULL;
     if (state == SM_JOB_FAILED)
         sm_log(LOG_NOTICE, "SM-JOB-FAILED", "job %" PRIu64 " on %s failed: %s", j->id, j->host,
                reason);
+    const uint64_t run_id = j->run_id;
     job_forget(c, j);
-    return 0;
+    return run_id ? run_count(c, run_id, state == SM_JOB_DONE, now_ms, err) : 0;
+}
+
+/* Removes j from its host's queue (it must be there). */
+static void unqueue(cagent *a, cjob *j)
+{
+    cjob **p = &a->qhead, *prev = NULL;
+    while (*p && *p != j) {
+        prev = *p;
+        p = &(*p)->next;
+    }
+    if (!*p)
+        return;
+    *p = j->next;
+    if (a->qtail == j)
+        a->qtail = prev;
+    j->next = NULL;
 }
 
 int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, int64_t now_ms,
@@ -126,7 +243,8 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
     size_t n = 0, nj = 0;
     int rc;
     sm_control *c = calloc(1, sizeof *c);
-    if (!c || !(c->agents = sm_map_new()) || !(c->jobs = sm_map_new())) {
+    if (!c || !(c->agents = sm_map_new()) || !(c->jobs = sm_map_new()) ||
+        !(c->runs = sm_map_new())) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto fail;
     }
@@ -146,6 +264,46 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         a->last_seen_ms = now_ms;
         a->status = rows[i].status == SM_AGENT_LOST ? SM_AGENT_LOST : SM_AGENT_ONLINE;
     }
+    sm_run_row *runs = NULL;
+    size_t nr = 0;
+    if ((rc = sm_store_runs_running(st, &runs, &nr, err)))
+        goto fail;
+    for (size_t i = 0; i < nr; i++) {
+        crun *r = calloc(1, sizeof *r);
+        char key[24];
+        sm_spec spec;
+        char field[64];
+        sm_error e = {0};
+        if (!r) {
+            sm_store_runs_free(runs, nr);
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+            goto fail;
+        }
+        r->id = runs[i].id;
+        r->total = runs[i].total;
+        r->done = runs[i].done;
+        r->failed = runs[i].failed;
+        r->parallel = true;
+        sm_run_row full;
+        if (sm_store_run_get(st, r->id, &full, &e) == 0) {
+            if (full.spec_json && sm_spec_decode(full.spec_json, strlen(full.spec_json), &spec,
+                                                 field, sizeof field, &e) == 0) {
+                r->parallel = spec.parallel;
+                sm_spec_fini(&spec);
+            }
+            sm_run_row_fini(&full);
+        }
+        snprintf(key, sizeof key, "%" PRIu64, r->id);
+        if (sm_map_put(c->runs, key, r) != 0) {
+            free(r);
+            sm_store_runs_free(runs, nr);
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+            goto fail;
+        }
+        sm_log(LOG_NOTICE, "SM-RUN-RESUME", "run %" PRIu64 " resumes: %u of %u jobs ended", r->id,
+               r->done + r->failed, r->total);
+    }
+    sm_store_runs_free(runs, nr);
     if ((rc = sm_store_jobs_unfinished(st, &jobs, &nj, err)))
         goto fail;
     for (size_t i = 0; i < nj; i++) {
@@ -161,6 +319,7 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         j->attempt = jobs[i].attempt;
         j->started_ms = jobs[i].started_ms;
         j->assigned_ms = jobs[i].assigned_ms;
+        j->run_id = jobs[i].run_id;
         id_key(j->id, key, sizeof key);
         if (sm_codec_params_decode(jobs[i].params_json, strlen(jobs[i].params_json), &j->params,
                                    err) != 0 ||
@@ -177,12 +336,16 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         }
         /* An assigned or running job resumes as the agent's current one: its next poll says
          * whether it is still busy with it, or delivers its result from the spool. */
-        if (j->state == SM_JOB_QUEUED)
+        crun *r = run_get(c, j->run_id);
+        if (j->state == SM_JOB_QUEUED) {
             enqueue(a, j);
-        else if (!a->current)
+        } else if (!a->current) {
             a->current = j;
-        else
+            if (r)
+                r->active++;
+        } else {
             enqueue(a, j);
+        }
     }
     sm_store_agents_free(rows, n);
     sm_store_jobs_free(jobs, nj);
@@ -201,6 +364,7 @@ void sm_control_close(sm_control *c)
         return;
     sm_map_free(c->jobs, free);
     sm_map_free(c->agents, free);
+    sm_map_free(c->runs, free);
     free(c);
 }
 
@@ -252,7 +416,9 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
 {
     if (a->cancel_pending && reply->n_commands < SM_REPLY_COMMANDS_MAX)
         cancel_command(a, &reply->commands[reply->n_commands++]);
-    if (!a->current && a->idle && a->status != SM_AGENT_LOST && a->qhead) {
+    crun *gate = a->qhead ? run_get(c, a->qhead->run_id) : NULL;
+    if (!a->current && a->idle && a->status != SM_AGENT_LOST && a->qhead &&
+        !(gate && !gate->parallel && gate->active > 0)) {
         cjob *j = a->qhead;
         uint32_t attempt = j->attempt ? j->attempt : 1;
         int rc = sm_store_job_set_state(c->st, j->id, attempt, SM_JOB_ASSIGNED, "", now_ms, err);
@@ -264,6 +430,8 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
         j->assigned_ms = now_ms;
         j->assign_acked = false;
         a->current = j;
+        if (gate)
+            gate->active++;
         c->stats.jobs_dispatched++;
     }
     if (a->current && a->current->state == SM_JOB_ASSIGNED && !a->current->assign_acked &&
@@ -398,6 +566,10 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
     a->status = p->state == SM_AGENT_BUSY ? SM_AGENT_STATUS_BUSY : SM_AGENT_ONLINE;
     a->last_seen_ms = now_ms;
     snprintf(a->boot, sizeof a->boot, "%s", p->boot);
+    memcpy(a->labels, p->labels, sizeof a->labels);
+    a->n_labels = p->n_labels;
+    snprintf(a->data_addr, sizeof a->data_addr, "%s", p->data_addr);
+    a->news = false;
     int rc = 0;
     if (changed && (rc = upsert_agent(c, a, p, now_ms, err)))
         return rc;
@@ -450,6 +622,16 @@ int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
         if (!rc && a->current)
             rc = job_finish(c, a->current, SM_JOB_FAILED,
                             "agent-lost: the agent stopped polling during the job", now_ms, err);
+        /* Its queued run jobs fail now: the run goes on without this host. Jobs queued alone
+         * wait for it to come back. */
+        for (cjob *j = a->qhead, *next; !rc && j; j = next) {
+            next = j->next;
+            if (!j->run_id)
+                continue;
+            unqueue(a, j);
+            rc = job_finish(c, j, SM_JOB_FAILED, "agent-lost: the host was lost before the job ran",
+                            now_ms, err);
+        }
         if (rc)
             return rc;
     }
@@ -504,6 +686,7 @@ int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     }
     enqueue(a, j);
+    a->news = true;
     return 0;
 }
 
@@ -521,4 +704,188 @@ bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *sta
 void sm_control_get_stats(const sm_control *c, sm_control_stats *out)
 {
     *out = c->stats;
+}
+
+/* ---- matrix runs ---- */
+
+int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
+                         uint64_t *run_id, char *field_buf, size_t field_len, sm_error *err)
+{
+    if (sm_spec_has_scope(spec, SM_SCOPE_PAIR)) {
+        snprintf(field_buf, field_len, "tests");
+        return sm_error_set(err, SM_EINVAL,
+                            "tests: scope pair: pair jobs are not available in this version");
+    }
+    /* The fleet as the planner sees it: every agent the coordinator knows. */
+    size_t n = sm_map_size(c->agents), k = 0, cur = 0;
+    sm_plan_host *fleet = calloc(n ? n : 1, sizeof *fleet);
+    if (!fleet)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val) && k < n) {
+        const cagent *a = val;
+        sm_plan_host *h = &fleet[k++];
+        snprintf(h->name, sizeof h->name, "%s", a->name);
+        snprintf(h->data_addr, sizeof h->data_addr, "%s", a->data_addr);
+        memcpy(h->labels, a->labels, sizeof h->labels);
+        h->n_labels = a->n_labels;
+        h->online = a->status != SM_AGENT_LOST;
+    }
+    sm_plan plan;
+    int rc = sm_plan_expand(spec, fleet, k, &plan, field_buf, field_len, err);
+    free(fleet);
+    if (rc)
+        return rc;
+
+    crun *r = calloc(1, sizeof *r);
+    cjob **made = calloc(plan.n_jobs ? plan.n_jobs : 1, sizeof *made);
+    char **cell_params = calloc(plan.n_cells ? plan.n_cells : 1, sizeof *cell_params);
+    if (!r || !made || !cell_params) {
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = sm_store_run_insert(c->st, spec->name, spec_json, (uint32_t)plan.n_jobs, now_ms,
+                                  run_id, err)))
+        goto out;
+    for (size_t i = 0; i < plan.n_cells && !rc; i++) {
+        const sm_cell *cell = &plan.cells[i];
+        if (!(cell_params[i] = sm_codec_params_encode(&cell->params, err))) {
+            rc = SM_ENOMEM;
+            break;
+        }
+        sm_cell_row row = {.idx = (uint32_t)i,
+                           .test = cell->test,
+                           .variant = cell->variant,
+                           .params_json = cell_params[i]};
+        snprintf(row.host, sizeof row.host, "%s", cell->host);
+        snprintf(row.peer, sizeof row.peer, "%s", cell->peer);
+        rc = sm_store_cell_insert(c->st, *run_id, &row, err);
+    }
+    for (size_t i = 0; i < plan.n_jobs && !rc; i++) {
+        const sm_plan_job *pj = &plan.jobs[i];
+        const sm_cell *cell = &plan.cells[pj->cell];
+        sm_job_row row;
+        memset(&row, 0, sizeof row);
+        snprintf(row.host, sizeof row.host, "%s", cell->host);
+        snprintf(row.peer, sizeof row.peer, "%s", cell->peer);
+        row.params_json = cell_params[pj->cell];
+        row.run_id = *run_id;
+        row.cell = pj->cell;
+        row.rep = pj->rep;
+        row.warmup = pj->warmup;
+        row.round = pj->round;
+        row.ord = pj->order;
+        cjob *j = made[i] = calloc(1, sizeof *j);
+        if (!j) {
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+            break;
+        }
+        if ((rc = sm_store_job_insert_run(c->st, &row, now_ms, &j->id, err)))
+            break;
+        snprintf(j->host, sizeof j->host, "%s", cell->host);
+        j->params = cell->params;
+        j->state = SM_JOB_QUEUED;
+        j->attempt = 1;
+        j->run_id = *run_id;
+    }
+    if (rc)
+        goto out; /* the caller rolls the transaction back */
+    r->id = *run_id;
+    r->parallel = spec->parallel;
+    r->total = (uint32_t)plan.n_jobs;
+    char rkey[24];
+    snprintf(rkey, sizeof rkey, "%" PRIu64, r->id);
+    if (sm_map_put(c->runs, rkey, r) != 0) {
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+        goto out;
+    }
+    r = NULL;
+    /* The plan's order is each host's queue order: repetitions interleave per host. */
+    for (size_t i = 0; i < plan.n_jobs; i++) {
+        cjob *j = made[i];
+        char jkey[24];
+        id_key(j->id, jkey, sizeof jkey);
+        cagent *a = sm_map_get(c->agents, j->host);
+        if (!a || sm_map_put(c->jobs, jkey, j) != 0) {
+            free(j);
+            made[i] = NULL;
+            continue;
+        }
+        made[i] = NULL;
+        enqueue(a, j);
+        a->news = true;
+    }
+    sm_log(LOG_NOTICE, "SM-RUN-START", "run %" PRIu64 " (%s): %zu cells, %zu jobs", *run_id,
+           spec->name, plan.n_cells, plan.n_jobs);
+out:
+    for (size_t i = 0; made && i < plan.n_jobs; i++)
+        free(made[i]);
+    for (size_t i = 0; cell_params && i < plan.n_cells; i++)
+        free(cell_params[i]);
+    free(made);
+    free(cell_params);
+    free(r);
+    sm_plan_fini(&plan);
+    return rc;
+}
+
+int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err)
+{
+    crun *r = run_get(c, run_id);
+    if (!r)
+        return sm_error_set(err, SM_EINVAL, "run %" PRIu64 " is not running", run_id);
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    int rc = 0;
+    /* Counting happens in job_finish; keep the run out of the map's way until the end. */
+    const uint32_t total = r->total;
+    while (!rc && sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        for (cjob *j = a->qhead, *next; !rc && j; j = next) {
+            next = j->next;
+            if (j->run_id != run_id)
+                continue;
+            unqueue(a, j);
+            rc = job_finish(c, j, SM_JOB_FAILED, "cancelled: the run was cancelled", now_ms, err);
+        }
+        cjob *j = a->current;
+        if (!rc && j && j->run_id == run_id) {
+            a->cancel_pending = true;
+            a->cancel_job = j->id;
+            a->cancel_attempt = j->attempt;
+            a->news = true;
+            rc = job_finish(c, j, SM_JOB_FAILED, "cancelled: the run was cancelled", now_ms, err);
+        }
+    }
+    if (rc)
+        return rc;
+    /* job_finish ended the run as failed when its last job went; say cancelled instead. */
+    sm_run_row row;
+    if (sm_store_run_get(c->st, run_id, &row, err) != 0)
+        return SM_EINVAL;
+    rc = sm_store_run_update(c->st, run_id, SM_RUN_CANCELLED, "cancelled", row.done, row.failed,
+                             now_ms, err);
+    sm_run_row_fini(&row);
+    char rkey[24];
+    snprintf(rkey, sizeof rkey, "%" PRIu64, run_id);
+    free(sm_map_del(c->runs, rkey));
+    sm_log(LOG_NOTICE, "SM-RUN-CANCEL", "run %" PRIu64 " cancelled (%u jobs)", run_id, total);
+    return rc;
+}
+
+size_t sm_control_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max)
+{
+    size_t n = 0, cur = 0;
+    const char *key;
+    void *val;
+    while (n < max && sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        if (a->news) {
+            a->news = false;
+            snprintf(names[n++], SM_NAME_MAX + 1, "%s", a->name);
+        }
+    }
+    return n;
 }

@@ -11,6 +11,7 @@
 #include "coordinator/store.h"
 #include "proto/err.h"
 #include "proto/msg.h"
+#include "proto/spec.h"
 
 typedef struct sm_control sm_control;
 
@@ -49,6 +50,23 @@ int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err);
 /* Queues a job; host must be a registered agent (SM_EINVAL naming it otherwise). */
 int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms,
                       uint64_t *id, sm_error *err);
+
+/* ---- matrix runs ---- */
+
+/* Plans spec over the online fleet, stores the run with its cells and jobs, and queues the
+ * jobs (each host's in plan order, so variants interleave). spec_json is stored as given.
+ * Errors (a host not registered, too many jobs, a pair test: pair jobs are not available yet)
+ * are SM_EINVAL with err naming the problem and field_buf the field. */
+int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
+                         uint64_t *run_id, char *field_buf, size_t field_len, sm_error *err);
+/* Cancels a running run: its queued jobs fail "cancelled", its running ones get a cancel
+ * command and fail "cancelled", the run ends cancelled. SM_EINVAL if it is not running. */
+int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err);
+
+/* Agents whose held poll should be answered now because work became dispatchable for them
+ * (a run's one-at-a-time gate opened, a retry was queued). Up to max names are copied; the set
+ * is cleared. */
+size_t sm_control_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max);
 
 /* In-memory view of an agent for the API: status and last poll time. */
 bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *status,

@@ -81,6 +81,8 @@ static void reject(server *s, sm_bus_msg *m, sm_reject why, const char *peer, co
     sm_bus_msg_fini(m);
 }
 
+static void answer_news(server *s);
+
 typedef struct pending {
     sm_bus_msg msg;
     sm_poll_reply reply;
@@ -167,6 +169,7 @@ static void drain_bus(server *s)
     }
     for (size_t i = 0; i < n_out; i++)
         send_reply(s, &out[i].msg, &out[i].reply);
+    answer_news(s);
     /* More may be waiting than one batch took: come back through the loop. */
     if (n_out == BATCH)
         lws_cancel_service(s->ctx);
@@ -182,42 +185,46 @@ static void answer_held(server *s, const char *name, const sm_poll_reply *r)
     free(h);
 }
 
-/* Jobs were queued: held polls of those hosts hear of them now. All in one transaction, so a
- * request for a thousand hosts costs one commit, not a thousand. */
+/* Held polls of hosts with new work (jobs queued, a run's gate opened, a retry) are answered
+ * now, all in one transaction: a request for a thousand hosts costs one commit, not a
+ * thousand. */
+static void answer_news(server *s)
+{
+    enum { MAX = 1024 };
+    static char names[MAX][SM_NAME_MAX + 1];
+    static sm_poll_reply replies[MAX];
+    static bool news[MAX];
+    sm_error err = {0};
+    size_t n;
+    do {
+        n = sm_control_take_news(s->ctl, names, MAX);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (sm_map_get(s->held, names[i]))
+                memmove(names[k++], names[i], sizeof names[0]);
+        if (!k)
+            continue;
+        if (sm_store_begin(s->st, &err) != 0)
+            return;
+        const int64_t now = now_ms();
+        for (size_t i = 0; i < k; i++)
+            news[i] = sm_control_news(s->ctl, names[i], now, &replies[i], &err);
+        if (sm_store_commit(s->st, &err) != 0) {
+            sm_log(LOG_ERR, "SM-STORE-FAIL", "cannot dispatch queued jobs: %s", err.msg);
+            sm_store_rollback(s->st);
+            return; /* the jobs stay queued; the agents' next polls take them */
+        }
+        for (size_t i = 0; i < k; i++)
+            if (news[i])
+                answer_held(s, names[i], &replies[i]);
+    } while (n == MAX);
+}
+
 static void jobs_queued(void *arg, const char *const *hosts, size_t n)
 {
-    server *s = arg;
-    sm_error err = {0};
-    size_t nh = 0;
-    for (size_t i = 0; i < n; i++)
-        nh += sm_map_get(s->held, hosts[i]) != NULL;
-    if (!nh)
-        return;
-    const char **names = calloc(nh, sizeof *names);
-    sm_poll_reply *replies = calloc(nh, sizeof *replies);
-    bool *news = calloc(nh, sizeof *news);
-    if (!names || !replies || !news || sm_store_begin(s->st, &err) != 0)
-        goto out;
-    const int64_t now = now_ms();
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (sm_map_get(s->held, hosts[i])) {
-            names[k] = hosts[i];
-            news[k] = sm_control_news(s->ctl, hosts[i], now, &replies[k], &err);
-            k++;
-        }
-    if (sm_store_commit(s->st, &err) != 0) {
-        sm_log(LOG_ERR, "SM-STORE-FAIL", "cannot dispatch queued jobs: %s", err.msg);
-        sm_store_rollback(s->st);
-        goto out; /* the jobs stay queued; the agents' next polls take them */
-    }
-    for (size_t i = 0; i < nh; i++)
-        if (news[i])
-            answer_held(s, names[i], &replies[i]);
-out:
-    free(names);
-    free(replies);
-    free(news);
+    (void)hosts;
+    (void)n;
+    answer_news(arg);
 }
 
 static void on_tick(lws_sorted_usec_list_t *sul)
@@ -251,6 +258,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
             sm_store_rollback(s->st);
         }
     }
+    answer_news(s);
     if (*s->stop)
         lws_cancel_service(s->ctx);
     else
@@ -261,6 +269,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 
 typedef struct http_pss {
     char path[256];
+    char query[512];
+    const char *ctype;
     char method[8];
     char auth[256];
     char *body;
@@ -274,7 +284,8 @@ typedef struct http_pss {
 static int respond(struct lws *wsi, http_pss *p)
 {
     uint8_t buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *q = start, *end = buf + sizeof buf - 1;
-    if (lws_add_http_common_headers(wsi, (unsigned)p->status, "application/json", p->resp_len, &q,
+    if (lws_add_http_common_headers(wsi, (unsigned)p->status,
+                                    p->ctype ? p->ctype : "application/json", p->resp_len, &q,
                                     end) ||
         lws_finalize_write_http_header(wsi, start, &q, end))
         return 1;
@@ -290,8 +301,9 @@ static int handle(struct lws *wsi, http_pss *p)
         p->resp_len = p->resp ? strlen(p->resp) : 0;
         p->status = 413;
     } else {
-        p->status = sm_api_handle(&s->api, p->method, p->path, p->auth[0] ? p->auth : NULL,
-                                  p->body ? p->body : "", p->len, &p->resp, &p->resp_len);
+        p->status =
+            sm_api_handle(&s->api, p->method, p->path, p->query, p->auth[0] ? p->auth : NULL,
+                          p->body ? p->body : "", p->len, &p->resp, &p->resp_len, &p->ctype);
     }
     return respond(wsi, p);
 }
@@ -314,6 +326,15 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
         snprintf(p->path, sizeof p->path, "%s", (const char *)in);
         const bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
         snprintf(p->method, sizeof p->method, "%s", post ? "POST" : "GET");
+        /* The query's fragments ("format=csv", ...) joined back with '&'. */
+        for (int i = 0; i < 16; i++) {
+            char frag[128];
+            int n = lws_hdr_copy_fragment(wsi, frag, sizeof frag, WSI_TOKEN_HTTP_URI_ARGS, i);
+            if (n <= 0)
+                break;
+            size_t used = strlen(p->query);
+            snprintf(p->query + used, sizeof p->query - used, "%s%s", used ? "&" : "", frag);
+        }
         if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
             lws_hdr_copy(wsi, p->auth, sizeof p->auth, WSI_TOKEN_HTTP_AUTHORIZATION);
         if (post && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {

@@ -56,6 +56,38 @@ static const char *const migrations[] = {
     " subject TEXT,"
     " detail TEXT);"
     "PRAGMA user_version = 1;",
+    /* 1 -> 2: matrix runs. A job's run_id stays NULL for a job queued alone; the other run
+     * columns default to 0 and '' so that the jobs of version 1 read as such jobs. */
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT NOT NULL,"
+    " spec_json TEXT NOT NULL,"
+    " state TEXT NOT NULL,"
+    " reason TEXT NOT NULL DEFAULT '',"
+    " created_ms INTEGER NOT NULL,"
+    " finished_ms INTEGER NOT NULL DEFAULT 0,"
+    " total INTEGER NOT NULL,"
+    " done INTEGER NOT NULL DEFAULT 0,"
+    " failed INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE cells ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id),"
+    " idx INTEGER NOT NULL,"
+    " test INTEGER NOT NULL,"
+    " variant INTEGER NOT NULL,"
+    " host TEXT NOT NULL,"
+    " peer TEXT NOT NULL DEFAULT '',"
+    " params_json TEXT NOT NULL,"
+    " PRIMARY KEY(run_id, idx));"
+    /* With foreign keys on, SQLite only adds a REFERENCES column whose default is NULL. */
+    "ALTER TABLE jobs ADD COLUMN run_id INTEGER REFERENCES runs(id);"
+    "ALTER TABLE jobs ADD COLUMN cell INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN rep INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN warmup INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN round INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN ord INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN peer TEXT NOT NULL DEFAULT '';"
+    "CREATE INDEX jobs_run ON jobs(run_id, ord);"
+    "PRAGMA user_version = 2;",
 };
 
 #define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
@@ -76,12 +108,27 @@ enum {
     Q_RESULT_INSERT,
     Q_RESULT_GET,
     Q_RESULT_COUNT,
+    Q_RUN_INSERT,
+    Q_RUN_GET,
+    Q_RUN_EXISTS,
+    Q_RUNS_LIST,
+    Q_RUNS_RUNNING,
+    Q_RUN_UPDATE,
+    Q_CELL_INSERT,
+    Q_CELLS_LIST,
+    Q_JOB_INSERT_RUN,
+    Q_RUN_JOBS,
+    Q_RUN_RESULTS,
     Q_COUNT
 };
 
 #define JOB_COLUMNS                                                                                \
     "id, host, params_json, state, reason, attempt, created_ms, assigned_ms, started_ms, "         \
-    "finished_ms"
+    "finished_ms, run_id, cell, rep, warmup, round, ord, peer"
+
+/* spec is the column that fills spec_json: "spec_json", or "NULL" where lists leave it out. */
+#define RUN_COLUMNS(spec)                                                                          \
+    "id, name, " spec ", state, reason, created_ms, finished_ms, total, done, failed"
 
 static const char *const queries[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -113,8 +160,6 @@ static const char *const queries[Q_COUNT] = {
      * can step back. */
     [Q_JOBS_UNFINISHED] =
         "SELECT " JOB_COLUMNS " FROM jobs WHERE state NOT IN ('done', 'failed') ORDER BY id",
-    /* OR IGNORE would also swallow a NOT NULL violation, so the caller's values are checked
-     * before they get here; foreign keys are not subject to it and still fail. */
     /* Only the (job, attempt) duplicate is ignored; OR IGNORE would also swallow NOT NULL and
      * CHECK violations and report them as harmless duplicates. */
     [Q_RESULT_INSERT] = "INSERT INTO results(job_id, attempt, agent, ok, bytes, seconds,"
@@ -123,6 +168,34 @@ static const char *const queries[Q_COUNT] = {
                         " ON CONFLICT(job_id, attempt) DO NOTHING",
     [Q_RESULT_GET] = "SELECT result_json FROM results WHERE job_id = ?1 AND attempt = ?2",
     [Q_RESULT_COUNT] = "SELECT count(*) FROM results",
+    [Q_RUN_INSERT] = "INSERT INTO runs(name, spec_json, state, reason, created_ms, total)"
+                     " VALUES (?1, ?2, 'running', '', ?3, ?4)",
+    [Q_RUN_GET] = "SELECT " RUN_COLUMNS("spec_json") " FROM runs WHERE id = ?1",
+    [Q_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = ?1",
+    /* By id, as for jobs: created_ms follows a wall clock that can step back. */
+    [Q_RUNS_LIST] = "SELECT " RUN_COLUMNS("NULL") " FROM runs ORDER BY id DESC LIMIT ?1",
+    /* With the spec: resuming a run after a restart starts from it. */
+    [Q_RUNS_RUNNING] =
+        "SELECT " RUN_COLUMNS("spec_json") " FROM runs WHERE state = 'running' ORDER BY id",
+    /* ?6 says the state is terminal: only then do the reason and finished_ms change. */
+    [Q_RUN_UPDATE] = "UPDATE runs SET state = ?2, done = ?3, failed = ?4,"
+                     " reason = CASE WHEN ?6 THEN ?5 ELSE reason END,"
+                     " finished_ms = CASE WHEN ?6 THEN ?7 ELSE finished_ms END"
+                     " WHERE id = ?1",
+    [Q_CELL_INSERT] = "INSERT INTO cells(run_id, idx, test, variant, host, peer, params_json)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [Q_CELLS_LIST] = "SELECT idx, test, variant, host, peer, params_json FROM cells"
+                     " WHERE run_id = ?1 ORDER BY idx",
+    [Q_JOB_INSERT_RUN] =
+        "INSERT INTO jobs(host, params_json, state, reason, attempt, created_ms, run_id, cell,"
+        " rep, warmup, round, ord, peer)"
+        " VALUES (?1, ?2, 'queued', '', 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    /* id breaks ties so that the order never depends on the query plan. */
+    [Q_RUN_JOBS] = "SELECT " JOB_COLUMNS " FROM jobs WHERE run_id = ?1 ORDER BY ord, id",
+    /* A retried job keeps the results of its earlier attempts; only the current one counts. */
+    [Q_RUN_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
+                      " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
+                      " WHERE j.run_id = ?1 ORDER BY j.ord",
 };
 
 struct sm_store {
@@ -142,8 +215,16 @@ static const char *const job_state_names[] = {
     [SM_JOB_DONE] = "done",     [SM_JOB_FAILED] = "failed",
 };
 
+static const char *const run_state_names[] = {
+    [SM_RUN_RUNNING] = "running",
+    [SM_RUN_DONE] = "done",
+    [SM_RUN_FAILED] = "failed",
+    [SM_RUN_CANCELLED] = "cancelled",
+};
+
 #define N_AGENT_STATUS (sizeof agent_status_names / sizeof agent_status_names[0])
 #define N_JOB_STATE    (sizeof job_state_names / sizeof job_state_names[0])
+#define N_RUN_STATE    (sizeof run_state_names / sizeof run_state_names[0])
 
 const char *sm_agent_status_name(sm_agent_status s)
 {
@@ -153,6 +234,11 @@ const char *sm_agent_status_name(sm_agent_status s)
 const char *sm_job_state_name(sm_job_state s)
 {
     return (unsigned)s < N_JOB_STATE ? job_state_names[s] : "unknown";
+}
+
+const char *sm_run_state_name(sm_run_state s)
+{
+    return (unsigned)s < N_RUN_STATE ? run_state_names[s] : "unknown";
 }
 
 static int code_of(int sqlite_rc)
@@ -508,8 +594,9 @@ int sm_store_agent_set_status(sm_store *st, const char *name, sm_agent_status st
     return ret;
 }
 
-static int read_agent(sqlite3_stmt *s, sm_agent_row *a, sm_error *err)
+static int read_agent(sqlite3_stmt *s, void *row, sm_error *err)
 {
+    sm_agent_row *a = row;
     memset(a, 0, sizeof *a);
     int ret = column_copy(s, 0, a->name, sizeof a->name, err);
     if (ret == 0)
@@ -550,25 +637,41 @@ static int grow(void **rows, size_t *cap, size_t n, size_t elem, sm_error *err)
     return 0;
 }
 
-int sm_store_agents_list(sm_store *st, sm_agent_row **prows, size_t *pn, sm_error *err)
+/* Reads the current row of s into *row; on failure *row holds nothing to free. */
+typedef int (*row_reader)(sqlite3_stmt *s, void *row, sm_error *err);
+
+/* Steps s (already bound) to its end, reading each row into a growing array of elem-sized
+ * rows, and resets it. *prows and *pn always describe the rows read, on failure too, so that
+ * the caller frees them with its typed free; an empty result is NULL and 0. */
+static int collect(sqlite3_stmt *s, size_t elem, row_reader read, void **prows, size_t *pn,
+                   const char *what, sm_error *err)
 {
-    sqlite3_stmt *s = st->stmts[Q_AGENTS_LIST];
     void *rows = NULL;
     size_t n = 0, cap = 0;
     int ret = 0, rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        ret = grow(&rows, &cap, n, sizeof(sm_agent_row), err);
+        ret = grow(&rows, &cap, n, elem, err);
         if (ret != 0)
-            goto out;
-        ret = read_agent(s, (sm_agent_row *)rows + n, err);
+            break;
+        ret = read(s, (char *)rows + n * elem, err);
         if (ret != 0)
-            goto out;
+            break;
         n++;
     }
-    if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "agents list");
-out:
+    if (ret == 0 && rc != SQLITE_DONE)
+        ret = db_error(sqlite3_db_handle(s), err, what);
     done_with(s);
+    *prows = rows;
+    *pn = n;
+    return ret;
+}
+
+int sm_store_agents_list(sm_store *st, sm_agent_row **prows, size_t *pn, sm_error *err)
+{
+    void *rows;
+    size_t n;
+    int ret = collect(st->stmts[Q_AGENTS_LIST], sizeof(sm_agent_row), read_agent, &rows, &n,
+                      "agents list", err);
     if (ret != 0) {
         sm_store_agents_free(rows, n);
         return ret;
@@ -594,12 +697,13 @@ void sm_job_row_fini(sm_job_row *j)
 }
 
 /* SQLite's integers are signed: a larger id can name no row and would wrap if bound. */
-static int bind_id(sqlite3_stmt *s, int idx, uint64_t id, sm_error *err)
+static int bind_id(sqlite3_stmt *s, int idx, uint64_t id, const char *what, sm_error *err)
 {
     if (id > (uint64_t)INT64_MAX)
-        return sm_error_set(err, SM_EINVAL, "job id %llu out of range", (unsigned long long)id);
+        return sm_error_set(err, SM_EINVAL, "%s id %llu out of range", what,
+                            (unsigned long long)id);
     if (sqlite3_bind_int64(s, idx, (int64_t)id) != SQLITE_OK)
-        return db_error(sqlite3_db_handle(s), err, "binding a job id");
+        return db_error(sqlite3_db_handle(s), err, "binding an id");
     return 0;
 }
 
@@ -628,8 +732,9 @@ int sm_store_job_insert(sm_store *st, const char *host, const char *params_json,
     return ret;
 }
 
-static int read_job(sqlite3_stmt *s, sm_job_row *j, sm_error *err)
+static int read_job(sqlite3_stmt *s, void *row, sm_error *err)
 {
+    sm_job_row *j = row;
     memset(j, 0, sizeof *j);
     j->id = (uint64_t)sqlite3_column_int64(s, 0);
     int ret = column_copy(s, 1, j->host, sizeof j->host, err);
@@ -654,6 +759,14 @@ static int read_job(sqlite3_stmt *s, sm_job_row *j, sm_error *err)
         j->assigned_ms = sqlite3_column_int64(s, 7);
         j->started_ms = sqlite3_column_int64(s, 8);
         j->finished_ms = sqlite3_column_int64(s, 9);
+        /* The NULL run_id of a job queued alone reads as 0 too. */
+        j->run_id = (uint64_t)sqlite3_column_int64(s, 10);
+        j->cell = (uint32_t)sqlite3_column_int64(s, 11);
+        j->rep = (uint32_t)sqlite3_column_int64(s, 12);
+        j->warmup = sqlite3_column_int64(s, 13) != 0;
+        j->round = (uint32_t)sqlite3_column_int64(s, 14);
+        j->ord = (uint32_t)sqlite3_column_int64(s, 15);
+        ret = column_copy(s, 16, j->peer, sizeof j->peer, err);
     }
     if (ret != 0)
         sm_job_row_fini(j);
@@ -663,7 +776,7 @@ static int read_job(sqlite3_stmt *s, sm_job_row *j, sm_error *err)
 int sm_store_job_get(sm_store *st, uint64_t id, sm_job_row *out, sm_error *err)
 {
     sqlite3_stmt *s = st->stmts[Q_JOB_GET];
-    int ret = bind_id(s, 1, id, err);
+    int ret = bind_id(s, 1, id, "job", err);
     if (ret != 0)
         goto out;
     int rc = sqlite3_step(s);
@@ -705,7 +818,7 @@ int sm_store_job_set_state(sm_store *st, uint64_t id, uint32_t attempt, sm_job_s
         break;
     }
     sqlite3_stmt *s = st->stmts[Q_JOB_SET_STATE];
-    int ret = bind_id(s, 1, id, err);
+    int ret = bind_id(s, 1, id, "job", err);
     if (ret != 0)
         goto out;
     int rc = sqlite3_bind_text(s, 2, job_state_names[state], -1, SQLITE_STATIC);
@@ -730,23 +843,10 @@ out:
 
 int sm_store_jobs_unfinished(sm_store *st, sm_job_row **prows, size_t *pn, sm_error *err)
 {
-    sqlite3_stmt *s = st->stmts[Q_JOBS_UNFINISHED];
-    void *rows = NULL;
-    size_t n = 0, cap = 0;
-    int ret = 0, rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        ret = grow(&rows, &cap, n, sizeof(sm_job_row), err);
-        if (ret != 0)
-            goto out;
-        ret = read_job(s, (sm_job_row *)rows + n, err);
-        if (ret != 0)
-            goto out;
-        n++;
-    }
-    if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "jobs unfinished");
-out:
-    done_with(s);
+    void *rows;
+    size_t n;
+    int ret = collect(st->stmts[Q_JOBS_UNFINISHED], sizeof(sm_job_row), read_job, &rows, &n,
+                      "jobs unfinished", err);
     if (ret != 0) {
         sm_store_jobs_free(rows, n);
         return ret;
@@ -760,6 +860,379 @@ void sm_store_jobs_free(sm_job_row *rows, size_t n)
 {
     for (size_t i = 0; rows != NULL && i < n; i++)
         sm_job_row_fini(&rows[i]);
+    free(rows);
+}
+
+/* ---- matrix runs ---- */
+
+/* SM_EINVAL when no run has that id. */
+static int run_exists(sm_store *st, uint64_t id, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_RUN_EXISTS];
+    int ret = bind_id(s, 1, id, "run", err);
+    if (ret == 0) {
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE)
+            ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
+        else if (rc != SQLITE_ROW)
+            ret = db_error(st->db, err, "run lookup");
+    }
+    done_with(s);
+    return ret;
+}
+
+/* collect() over the rows of one run. A run without rows may not exist at all, and an unknown
+ * run must not pass for an empty one. */
+static int collect_run(sm_store *st, int q, uint64_t run_id, size_t elem, row_reader read,
+                       void **prows, size_t *pn, const char *what, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[q];
+    *prows = NULL;
+    *pn = 0;
+    int ret = bind_id(s, 1, run_id, "run", err);
+    if (ret != 0) {
+        done_with(s);
+        return ret;
+    }
+    ret = collect(s, elem, read, prows, pn, what, err);
+    if (ret == 0 && *pn == 0)
+        ret = run_exists(st, run_id, err);
+    return ret;
+}
+
+void sm_run_row_fini(sm_run_row *r)
+{
+    if (r == NULL)
+        return;
+    free(r->spec_json);
+    r->spec_json = NULL;
+}
+
+int sm_store_run_insert(sm_store *st, const char *name, const char *spec_json, uint32_t total,
+                        int64_t now_ms, uint64_t *id, sm_error *err)
+{
+    if (name == NULL || name[0] == '\0' || strlen(name) >= FIELD_SIZE(sm_run_row, name))
+        return sm_error_set(err, SM_EINVAL, "run: name must be 1 to %zu bytes",
+                            FIELD_SIZE(sm_run_row, name) - 1);
+    if (spec_json == NULL)
+        return sm_error_set(err, SM_EINVAL, "run %s: no spec", name);
+    sqlite3_stmt *s = st->stmts[Q_RUN_INSERT];
+    int rc = sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 2, spec_json, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 3, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 4, total);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    int ret = 0;
+    if (rc == SQLITE_DONE)
+        *id = (uint64_t)sqlite3_last_insert_rowid(st->db);
+    else
+        ret = db_error(st->db, err, "run insert");
+    done_with(s);
+    return ret;
+}
+
+static int read_run(sqlite3_stmt *s, void *row, sm_error *err)
+{
+    sm_run_row *r = row;
+    memset(r, 0, sizeof *r);
+    r->id = (uint64_t)sqlite3_column_int64(s, 0);
+    int ret = column_copy(s, 1, r->name, sizeof r->name, err);
+    /* NULL in lists, which select no spec. */
+    if (ret == 0)
+        ret = column_dup(s, 2, &r->spec_json, err);
+    if (ret == 0) {
+        int state = name_index(run_state_names, N_RUN_STATE, sqlite3_column_text(s, 3));
+        if (state < 0)
+            ret =
+                sm_error_set(err, SM_EPARSE, "run %llu: unknown state", (unsigned long long)r->id);
+        else
+            r->state = (sm_run_state)state;
+    }
+    if (ret == 0)
+        ret = column_copy(s, 4, r->reason, sizeof r->reason, err);
+    if (ret == 0) {
+        r->created_ms = sqlite3_column_int64(s, 5);
+        r->finished_ms = sqlite3_column_int64(s, 6);
+        r->total = (uint32_t)sqlite3_column_int64(s, 7);
+        r->done = (uint32_t)sqlite3_column_int64(s, 8);
+        r->failed = (uint32_t)sqlite3_column_int64(s, 9);
+    }
+    if (ret != 0)
+        sm_run_row_fini(r);
+    return ret;
+}
+
+int sm_store_run_get(sm_store *st, uint64_t id, sm_run_row *out, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_RUN_GET];
+    int ret = bind_id(s, 1, id, "run", err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        ret = read_run(s, out, err);
+    else if (rc == SQLITE_DONE)
+        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
+    else
+        ret = db_error(st->db, err, "run get");
+out:
+    done_with(s);
+    return ret;
+}
+
+/* Collects the runs of s (already bound) into a new array. */
+static int runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
+                        sm_error *err)
+{
+    void *rows;
+    size_t n;
+    int ret = collect(s, sizeof(sm_run_row), read_run, &rows, &n, what, err);
+    if (ret != 0) {
+        sm_store_runs_free(rows, n);
+        return ret;
+    }
+    *prows = rows;
+    *pn = n;
+    return 0;
+}
+
+int sm_store_runs_list(sm_store *st, size_t limit, sm_run_row **prows, size_t *pn, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_RUNS_LIST];
+    /* SQLite's LIMIT is signed; no store holds INT64_MAX runs anyway. */
+    int64_t lim = (uint64_t)limit > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)limit;
+    if (sqlite3_bind_int64(s, 1, lim) != SQLITE_OK) {
+        int ret = db_error(st->db, err, "runs list");
+        done_with(s);
+        return ret;
+    }
+    return runs_collect(s, prows, pn, "runs list", err);
+}
+
+void sm_store_runs_free(sm_run_row *rows, size_t n)
+{
+    for (size_t i = 0; rows != NULL && i < n; i++)
+        sm_run_row_fini(&rows[i]);
+    free(rows);
+}
+
+int sm_store_runs_running(sm_store *st, sm_run_row **prows, size_t *pn, sm_error *err)
+{
+    return runs_collect(st->stmts[Q_RUNS_RUNNING], prows, pn, "runs running", err);
+}
+
+int sm_store_run_update(sm_store *st, uint64_t id, sm_run_state state, const char *reason,
+                        uint32_t done, uint32_t failed, int64_t now_ms, sm_error *err)
+{
+    if ((unsigned)state >= N_RUN_STATE)
+        return sm_error_set(err, SM_EINVAL, "run %llu: state %d out of range",
+                            (unsigned long long)id, (int)state);
+    if (reason == NULL)
+        reason = "";
+    if (strlen(reason) >= FIELD_SIZE(sm_run_row, reason))
+        return sm_error_set(err, SM_EINVAL, "run %llu: reason longer than %zu bytes",
+                            (unsigned long long)id, FIELD_SIZE(sm_run_row, reason) - 1);
+    sqlite3_stmt *s = st->stmts[Q_RUN_UPDATE];
+    int ret = bind_id(s, 1, id, "run", err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_bind_text(s, 2, run_state_names[state], -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 3, done);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 4, failed);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 5, reason, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(s, 6, state != SM_RUN_RUNNING);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 7, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "run update");
+    else if (sqlite3_changes(st->db) == 0)
+        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
+out:
+    done_with(s);
+    return ret;
+}
+
+int sm_store_cell_insert(sm_store *st, uint64_t run_id, const sm_cell_row *c, sm_error *err)
+{
+    if (c == NULL || c->params_json == NULL)
+        return sm_error_set(err, SM_EINVAL, "cell of run %llu: no params",
+                            (unsigned long long)run_id);
+    if (!fits(c->host, sizeof c->host) || !fits(c->peer, sizeof c->peer) || c->host[0] == '\0')
+        return sm_error_set(err, SM_EINVAL, "cell %u of run %llu: host must be 1 to %zu bytes",
+                            (unsigned)c->idx, (unsigned long long)run_id, sizeof c->host - 1);
+    sqlite3_stmt *s = st->stmts[Q_CELL_INSERT];
+    int ret = bind_id(s, 1, run_id, "run", err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_bind_int64(s, 2, c->idx);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 3, c->test);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 4, c->variant);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 5, c->host, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 6, c->peer, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 7, c->params_json, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    /* A foreign-key failure (no such run) and a duplicate idx both map to SM_EINVAL. */
+    if (rc != SQLITE_DONE)
+        ret =
+            sm_error_set(err, code_of(sqlite3_extended_errcode(st->db)), "cell %u of run %llu: %s",
+                         (unsigned)c->idx, (unsigned long long)run_id, sqlite3_errmsg(st->db));
+out:
+    done_with(s);
+    return ret;
+}
+
+static int read_cell(sqlite3_stmt *s, void *row, sm_error *err)
+{
+    sm_cell_row *c = row;
+    memset(c, 0, sizeof *c);
+    c->idx = (uint32_t)sqlite3_column_int64(s, 0);
+    c->test = (uint32_t)sqlite3_column_int64(s, 1);
+    c->variant = (uint32_t)sqlite3_column_int64(s, 2);
+    int ret = column_copy(s, 3, c->host, sizeof c->host, err);
+    if (ret == 0)
+        ret = column_copy(s, 4, c->peer, sizeof c->peer, err);
+    if (ret == 0)
+        ret = column_dup(s, 5, &c->params_json, err);
+    if (ret == 0 && c->params_json == NULL)
+        ret = sm_error_set(err, SM_EPARSE, "cell %u: no params", (unsigned)c->idx);
+    if (ret != 0) {
+        free(c->params_json);
+        c->params_json = NULL;
+    }
+    return ret;
+}
+
+int sm_store_cells_list(sm_store *st, uint64_t run_id, sm_cell_row **prows, size_t *pn,
+                        sm_error *err)
+{
+    void *rows;
+    size_t n;
+    int ret = collect_run(st, Q_CELLS_LIST, run_id, sizeof(sm_cell_row), read_cell, &rows, &n,
+                          "cells list", err);
+    if (ret != 0) {
+        sm_store_cells_free(rows, n);
+        return ret;
+    }
+    *prows = rows;
+    *pn = n;
+    return 0;
+}
+
+void sm_store_cells_free(sm_cell_row *rows, size_t n)
+{
+    for (size_t i = 0; rows != NULL && i < n; i++)
+        free(rows[i].params_json);
+    free(rows);
+}
+
+int sm_store_job_insert_run(sm_store *st, const sm_job_row *j, int64_t now_ms, uint64_t *id,
+                            sm_error *err)
+{
+    if (j == NULL || j->params_json == NULL)
+        return sm_error_set(err, SM_EINVAL, "job of a run: no params");
+    if (j->run_id == 0)
+        return sm_error_set(err, SM_EINVAL, "job of a run: run_id 0 names no run");
+    if (!fits(j->host, sizeof j->host) || !fits(j->peer, sizeof j->peer) || j->host[0] == '\0')
+        return sm_error_set(err, SM_EINVAL, "job of run %llu: host must be 1 to %zu bytes",
+                            (unsigned long long)j->run_id, sizeof j->host - 1);
+    sqlite3_stmt *s = st->stmts[Q_JOB_INSERT_RUN];
+    int ret = bind_id(s, 4, j->run_id, "run", err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_bind_text(s, 1, j->host, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 2, j->params_json, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 3, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 5, j->cell);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 6, j->rep);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(s, 7, j->warmup ? 1 : 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 8, j->round);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 9, j->ord);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 10, j->peer, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE)
+        *id = (uint64_t)sqlite3_last_insert_rowid(st->db);
+    else
+        ret = sm_error_set(err, code_of(sqlite3_extended_errcode(st->db)), "job of run %llu: %s",
+                           (unsigned long long)j->run_id, sqlite3_errmsg(st->db));
+out:
+    done_with(s);
+    return ret;
+}
+
+int sm_store_run_jobs(sm_store *st, uint64_t run_id, sm_job_row **prows, size_t *pn, sm_error *err)
+{
+    void *rows;
+    size_t n;
+    int ret = collect_run(st, Q_RUN_JOBS, run_id, sizeof(sm_job_row), read_job, &rows, &n,
+                          "run jobs", err);
+    if (ret != 0) {
+        sm_store_jobs_free(rows, n);
+        return ret;
+    }
+    *prows = rows;
+    *pn = n;
+    return 0;
+}
+
+static int read_run_result(sqlite3_stmt *s, void *row, sm_error *err)
+{
+    sm_run_result *r = row;
+    memset(r, 0, sizeof *r);
+    r->cell = (uint32_t)sqlite3_column_int64(s, 0);
+    r->rep = (uint32_t)sqlite3_column_int64(s, 1);
+    r->warmup = sqlite3_column_int64(s, 2) != 0;
+    int ret = column_dup(s, 3, &r->result_json, err);
+    if (ret == 0 && r->result_json == NULL)
+        ret = sm_error_set(err, SM_EPARSE, "result of cell %u rep %u: no JSON", (unsigned)r->cell,
+                           (unsigned)r->rep);
+    return ret;
+}
+
+int sm_store_run_results(sm_store *st, uint64_t run_id, sm_run_result **prows, size_t *pn,
+                         sm_error *err)
+{
+    void *rows;
+    size_t n;
+    int ret = collect_run(st, Q_RUN_RESULTS, run_id, sizeof(sm_run_result), read_run_result, &rows,
+                          &n, "run results", err);
+    if (ret != 0) {
+        sm_store_run_results_free(rows, n);
+        return ret;
+    }
+    *prows = rows;
+    *pn = n;
+    return 0;
+}
+
+void sm_store_run_results_free(sm_run_result *rows, size_t n)
+{
+    for (size_t i = 0; rows != NULL && i < n; i++)
+        free(rows[i].result_json);
     free(rows);
 }
 
@@ -777,7 +1250,7 @@ int sm_store_result_insert(sm_store *st, uint64_t job, uint32_t attempt, const c
         return sm_error_set(err, SM_EINVAL, "result of job %llu: agent, JSON and columns needed",
                             (unsigned long long)job);
     sqlite3_stmt *s = st->stmts[Q_RESULT_INSERT];
-    int ret = bind_id(s, 1, job, err);
+    int ret = bind_id(s, 1, job, "job", err);
     if (ret != 0)
         goto out;
     int rc = sqlite3_bind_int64(s, 2, attempt);
@@ -816,7 +1289,7 @@ int sm_store_result_get(sm_store *st, uint64_t job, uint32_t attempt, char **jso
 {
     sqlite3_stmt *s = st->stmts[Q_RESULT_GET];
     char *copy = NULL;
-    int ret = bind_id(s, 1, job, err);
+    int ret = bind_id(s, 1, job, "job", err);
     if (ret != 0)
         goto out;
     if (sqlite3_bind_int64(s, 2, attempt) != SQLITE_OK) {

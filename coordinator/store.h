@@ -71,6 +71,14 @@ typedef struct sm_job_row {
     char reason[256]; /* why it failed: "agent-lost", "timeout", the agent's reason */
     uint32_t attempt; /* 1 for the first */
     int64_t created_ms, assigned_ms, started_ms, finished_ms; /* 0 = not yet */
+    /* Jobs of a matrix run (run_id 0 for a job queued alone through POST /api/jobs). */
+    uint64_t run_id;
+    uint32_t cell; /* the cell's index within its run */
+    uint32_t rep;
+    bool warmup;
+    uint32_t round;
+    uint32_t ord;  /* dispatch order within the run */
+    char peer[65]; /* pair jobs: the server host; "" for local */
 } sm_job_row;
 
 void sm_job_row_fini(sm_job_row *j);
@@ -87,6 +95,73 @@ int sm_store_job_set_state(sm_store *st, uint64_t id, uint32_t attempt, sm_job_s
 /* Every job not done or failed, oldest first (for the queue after a restart). */
 int sm_store_jobs_unfinished(sm_store *st, sm_job_row **rows, size_t *n, sm_error *err);
 void sm_store_jobs_free(sm_job_row *rows, size_t n);
+
+/* ---- matrix runs (schema version 2) ---- */
+
+typedef enum sm_run_state {
+    SM_RUN_RUNNING = 0,
+    SM_RUN_DONE,   /* every job ended, none failed after its retry */
+    SM_RUN_FAILED, /* every job ended, some failed after their retry (counts say how many) */
+    SM_RUN_CANCELLED,
+} sm_run_state;
+const char *sm_run_state_name(sm_run_state s); /* "running", "done", "failed", "cancelled" */
+
+typedef struct sm_run_row {
+    uint64_t id;
+    char name[65];
+    char *spec_json; /* owned; NULL in lists */
+    sm_run_state state;
+    char reason[256];
+    int64_t created_ms, finished_ms;
+    uint32_t total;  /* jobs planned (warm-up included) */
+    uint32_t done;   /* jobs ended ok */
+    uint32_t failed; /* jobs ended failed for good (after their retry) */
+} sm_run_row;
+void sm_run_row_fini(sm_run_row *r);
+
+/* A new run in state running; *id its id. */
+int sm_store_run_insert(sm_store *st, const char *name, const char *spec_json, uint32_t total,
+                        int64_t now_ms, uint64_t *id, sm_error *err);
+/* SM_EINVAL when there is no such run. */
+int sm_store_run_get(sm_store *st, uint64_t id, sm_run_row *out, sm_error *err);
+/* Newest first, at most limit (spec_json NULL); free with sm_store_runs_free. */
+int sm_store_runs_list(sm_store *st, size_t limit, sm_run_row **rows, size_t *n, sm_error *err);
+void sm_store_runs_free(sm_run_row *rows, size_t n);
+/* Runs still in state running, oldest first (resumed after a restart). */
+int sm_store_runs_running(sm_store *st, sm_run_row **rows, size_t *n, sm_error *err);
+/* Updates the counts; a terminal state also stamps finished_ms and the reason. */
+int sm_store_run_update(sm_store *st, uint64_t id, sm_run_state state, const char *reason,
+                        uint32_t done, uint32_t failed, int64_t now_ms, sm_error *err);
+
+typedef struct sm_cell_row {
+    uint32_t idx, test, variant;
+    char host[65];
+    char peer[65];
+    char *params_json; /* owned */
+} sm_cell_row;
+int sm_store_cell_insert(sm_store *st, uint64_t run_id, const sm_cell_row *c, sm_error *err);
+/* The run's cells by idx; free with sm_store_cells_free. */
+int sm_store_cells_list(sm_store *st, uint64_t run_id, sm_cell_row **rows, size_t *n,
+                        sm_error *err);
+void sm_store_cells_free(sm_cell_row *rows, size_t n);
+
+/* Queues a job of a run (the run fields of j: run_id, cell, rep, warmup, round, ord, peer;
+ * host and params_json too); *id its id. */
+int sm_store_job_insert_run(sm_store *st, const sm_job_row *j, int64_t now_ms, uint64_t *id,
+                            sm_error *err);
+/* Every job of a run by ord; free with sm_store_jobs_free. */
+int sm_store_run_jobs(sm_store *st, uint64_t run_id, sm_job_row **rows, size_t *n, sm_error *err);
+
+/* The results of a run's jobs: for each job of the run with a stored result for its current
+ * attempt, (cell, rep, warmup, result_json). Free with sm_store_run_results_free. */
+typedef struct sm_run_result {
+    uint32_t cell, rep;
+    bool warmup;
+    char *result_json;
+} sm_run_result;
+int sm_store_run_results(sm_store *st, uint64_t run_id, sm_run_result **rows, size_t *n,
+                         sm_error *err);
+void sm_store_run_results_free(sm_run_result *rows, size_t n);
 
 /* Stores a result once: INSERT OR IGNORE on the unique (job, attempt). *inserted says whether
  * this call stored it (false: a duplicate, harmless by design). The main metrics get columns

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "proto/codec.h"
+#include "proto/spec.h"
 
 static char *finish(cJSON *root)
 {
@@ -196,5 +197,128 @@ char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const ch
     }
     if (rej)
         cJSON_AddNumberToObject(rej, "total", (double)total);
+    return finish(o);
+}
+
+/* ---- runs ---- */
+
+int sm_api_run_request(const char *body, size_t len, char **spec_json, char *field_buf,
+                       size_t field_len, sm_error *err)
+{
+    *spec_json = NULL;
+    field_buf[0] = '\0';
+    cJSON *req = cJSON_ParseWithLength(body, len);
+    if (!cJSON_IsObject(req)) {
+        cJSON_Delete(req);
+        return sm_error_set(err, SM_EPARSE,
+                            "the body is not a JSON object (a spec or "
+                            "{\"preset\": NAME})");
+    }
+    const cJSON *preset = cJSON_GetObjectItemCaseSensitive(req, "preset");
+    if (!preset) {
+        *spec_json = cJSON_PrintUnformatted(req);
+        cJSON_Delete(req);
+        return *spec_json ? 0 : sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+    const sm_preset *p = cJSON_IsString(preset) ? sm_preset_find(preset->valuestring) : NULL;
+    if (!p) {
+        snprintf(field_buf, field_len, "preset");
+        cJSON_Delete(req);
+        return sm_error_set(err, SM_EINVAL, "preset: no such preset (GET /api/presets lists them)");
+    }
+    cJSON *spec = cJSON_Parse(p->spec_json);
+    int rc = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, req)
+    {
+        static const char *const allowed[] = {"preset",   "hosts", "repetitions", "warmup",
+                                              "parallel", "name",  "pairs"};
+        size_t k = 0;
+        while (k < sizeof allowed / sizeof *allowed && strcmp(item->string, allowed[k]) != 0)
+            k++;
+        if (k == sizeof allowed / sizeof *allowed) {
+            snprintf(field_buf, field_len, "%s", item->string);
+            rc = sm_error_set(err, SM_EINVAL,
+                              "%.64s: not a field a preset takes (hosts, repetitions, warmup, "
+                              "parallel, name, pairs)",
+                              item->string);
+            break;
+        }
+        if (k == 0)
+            continue;
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, item->string);
+        cJSON_AddItemToObject(spec, item->string, cJSON_Duplicate(item, 1));
+    }
+    if (!rc && !(*spec_json = cJSON_PrintUnformatted(spec)))
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+    cJSON_Delete(spec);
+    cJSON_Delete(req);
+    return rc;
+}
+
+static cJSON *run_json(const sm_api_run *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    add_u64_str(o, "id", r->id);
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddStringToObject(o, "state", r->state);
+    cJSON_AddStringToObject(o, "reason", r->reason ? r->reason : "");
+    cJSON *p = cJSON_AddObjectToObject(o, "progress");
+    if (p) {
+        cJSON_AddNumberToObject(p, "done", r->done);
+        cJSON_AddNumberToObject(p, "failed", r->failed);
+        cJSON_AddNumberToObject(p, "total", r->total);
+    }
+    cJSON_AddNumberToObject(o, "created_ms", (double)r->created_ms);
+    cJSON_AddNumberToObject(o, "finished_ms", (double)r->finished_ms);
+    return o;
+}
+
+char *sm_api_runs_encode(const sm_api_run *r, size_t n)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr = root ? cJSON_AddArrayToObject(root, "runs") : NULL;
+    if (!arr) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, run_json(&r[i]));
+    return finish(root);
+}
+
+char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n)
+{
+    cJSON *o = run_json(r);
+    cJSON *arr = o ? cJSON_AddArrayToObject(o, "cells") : NULL;
+    if (!arr) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        cJSON *c = cJSON_CreateObject();
+        if (!c)
+            break;
+        cJSON_AddNumberToObject(c, "index", cells[i].idx);
+        cJSON_AddStringToObject(c, "host", cells[i].host);
+        cJSON_AddStringToObject(c, "peer", cells[i].peer ? cells[i].peer : "");
+        add_raw(c, "params", cells[i].params_json);
+        cJSON_AddNumberToObject(c, "jobs", cells[i].jobs);
+        cJSON_AddNumberToObject(c, "queued", cells[i].queued);
+        cJSON_AddNumberToObject(c, "active", cells[i].active);
+        cJSON_AddNumberToObject(c, "done", cells[i].done);
+        cJSON_AddNumberToObject(c, "failed", cells[i].failed);
+        cJSON_AddItemToArray(arr, c);
+    }
+    return finish(o);
+}
+
+char *sm_api_run_created(uint64_t id)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o)
+        add_u64_str(o, "run", id);
     return finish(o);
 }

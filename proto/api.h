@@ -52,6 +52,35 @@ typedef struct sm_api_job_req {
 int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_t *n,
                       char *field_buf, size_t field_len, sm_error *err);
 
+/* POST /api/runs: the body is a spec, or {"preset":NAME,"hosts":...,"repetitions":N,
+ * "warmup":N,"parallel":B} whose fields are put over the preset's spec. *spec_json is the spec
+ * to run (malloc'd). Errors name the field ("preset" when there is no such preset). */
+int sm_api_run_request(const char *body, size_t len, char **spec_json, char *field_buf,
+                       size_t field_len, sm_error *err);
+
+typedef struct sm_api_run {
+    uint64_t id;
+    const char *name, *state, *reason;
+    uint32_t total, done, failed;
+    int64_t created_ms, finished_ms;
+} sm_api_run;
+
+/* One cell of a run with the states of its jobs. */
+typedef struct sm_api_cell {
+    uint32_t idx;
+    const char *host, *peer, *params_json;
+    uint32_t jobs, queued, active, done, failed;
+} sm_api_cell;
+
+/* {"runs":[{"id","name","state","reason","progress":{"done","failed","total"},
+ *  "created_ms","finished_ms"}]} */
+char *sm_api_runs_encode(const sm_api_run *r, size_t n);
+/* One run as above plus "cells":[{"index","host","peer","params","jobs","queued","active",
+ * "done","failed"}] (the spec is left out; it is what was posted). */
+char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n);
+/* {"run":"7"} */
+char *sm_api_run_created(uint64_t id);
+
 /* GET /healthz: {"ok":true,"agents":N,"agents_online":N,"results":N,"counters":{...},
  * "rejected":{"mac":N,...,"total":N}}. names/values are parallel arrays. */
 char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,

@@ -1,5 +1,5 @@
-/* Unit tests of coordinator/store on a real SQLite file: schema, agents, jobs, results,
- * transactions. */
+/* Unit tests of coordinator/store on a real SQLite file: schema and its migrations, agents,
+ * jobs, results, transactions, matrix runs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,23 +143,24 @@ static uint64_t result_count(sm_store *st)
     return n;
 }
 
-static void test_store_open_creates_schema_version_1_in_wal_mode(void **state)
+static void test_store_open_creates_schema_version_2_in_wal_mode(void **state)
 {
     fixture *f = *state;
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 1);
+    assert_int_equal(sm_store_schema_version(f->st), 2);
 
     sqlite3 *db = raw_open(f->path);
     char mode[16];
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     assert_string_equal(mode, "wal");
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 1);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 2);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
-                                 " name IN ('agents', 'jobs', 'results', 'events')"),
-                     4);
+                                 " name IN ('agents', 'jobs', 'results', 'events', 'runs',"
+                                 " 'cells')"),
+                     6);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND"
-                                 " name IN ('jobs_state', 'jobs_host_state')"),
-                     2);
+                                 " name IN ('jobs_state', 'jobs_host_state', 'jobs_run')"),
+                     3);
     sqlite3_close(db);
 }
 
@@ -173,7 +174,7 @@ static void test_store_reopen_keeps_data_and_version(void **state)
     assert_ok(sm_store_agent_upsert(f->st, &a, &err));
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 1);
+    assert_int_equal(sm_store_schema_version(f->st), 2);
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, id, &j, &err));
     assert_string_equal(j.host, "h1");
@@ -199,7 +200,7 @@ static void test_store_refuses_a_newer_schema_version(void **state)
     assert_int_equal(sm_store_open(&st, f->path, &err), SM_EINVAL);
     assert_null(st);
     assert_int_equal(err.code, SM_EINVAL);
-    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (1)");
+    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (2)");
 
     db = raw_open(f->path);
     assert_int_equal(raw_int(db, "PRAGMA user_version"), 99);
@@ -647,6 +648,658 @@ static void test_store_result_get_of_missing_result_is_null(void **state)
     assert_null(json);
 }
 
+/* Schema version 1 as it shipped, frozen here: the migration to version 2 must carry the data
+ * of a database that a version-1 coordinator wrote. */
+static const char v1_schema[] = "CREATE TABLE agents ("
+                                " name TEXT PRIMARY KEY,"
+                                " boot TEXT NOT NULL,"
+                                " data_addr TEXT NOT NULL,"
+                                " labels_json TEXT NOT NULL,"
+                                " facts_json TEXT,"
+                                " first_seen_ms INTEGER NOT NULL,"
+                                " last_seen_ms INTEGER NOT NULL,"
+                                " status TEXT NOT NULL);"
+                                "CREATE TABLE jobs ("
+                                " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                                " host TEXT NOT NULL,"
+                                " params_json TEXT NOT NULL,"
+                                " state TEXT NOT NULL,"
+                                " reason TEXT NOT NULL DEFAULT '',"
+                                " attempt INTEGER NOT NULL DEFAULT 1,"
+                                " created_ms INTEGER NOT NULL,"
+                                " assigned_ms INTEGER,"
+                                " started_ms INTEGER,"
+                                " finished_ms INTEGER);"
+                                "CREATE INDEX jobs_state ON jobs(state);"
+                                "CREATE INDEX jobs_host_state ON jobs(host, state);"
+                                "CREATE TABLE results ("
+                                " id INTEGER PRIMARY KEY,"
+                                " job_id INTEGER NOT NULL REFERENCES jobs(id),"
+                                " attempt INTEGER NOT NULL,"
+                                " agent TEXT NOT NULL,"
+                                " ok INTEGER NOT NULL,"
+                                " bytes REAL,"
+                                " seconds REAL,"
+                                " throughput_MBps REAL,"
+                                " rtt_p50_us REAL,"
+                                " connects_per_s REAL,"
+                                " result_json TEXT NOT NULL,"
+                                " stored_ms INTEGER NOT NULL,"
+                                " UNIQUE(job_id, attempt));"
+                                "CREATE TABLE events ("
+                                " id INTEGER PRIMARY KEY,"
+                                " ts_ms INTEGER NOT NULL,"
+                                " kind TEXT NOT NULL,"
+                                " subject TEXT,"
+                                " detail TEXT);"
+                                "PRAGMA user_version = 1;";
+
+static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(sqlite3_exec(db, v1_schema, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "INSERT INTO jobs(id, host, params_json, state, reason, attempt, created_ms,"
+                     " assigned_ms, started_ms, finished_ms) VALUES"
+                     " (7, 'h1', '{\"workload\":\"rr\"}', 'done', '', 2, 1000, 2000, 3000, 4000),"
+                     " (8, 'h2', '{}', 'queued', '', 1, 1500, NULL, NULL, NULL);"
+                     "INSERT INTO results(job_id, attempt, agent, ok, result_json, stored_ms)"
+                     " VALUES (7, 2, 'h1', 1, '{\"n\":7}', 4000);",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+
+    open_store(f);
+    assert_int_equal(sm_store_schema_version(f->st), 2);
+
+    sm_job_row j;
+    assert_ok(sm_store_job_get(f->st, 7, &j, &err));
+    assert_string_equal(j.host, "h1");
+    assert_string_equal(j.params_json, "{\"workload\":\"rr\"}");
+    assert_int_equal(j.state, SM_JOB_DONE);
+    assert_int_equal(j.attempt, 2);
+    assert_int_equal(j.created_ms, 1000);
+    assert_int_equal(j.finished_ms, 4000);
+    assert_int_equal(j.run_id, 0);
+    assert_int_equal(j.cell, 0);
+    assert_int_equal(j.rep, 0);
+    assert_false(j.warmup);
+    assert_int_equal(j.round, 0);
+    assert_int_equal(j.ord, 0);
+    assert_string_equal(j.peer, "");
+    sm_job_row_fini(&j);
+
+    sm_job_row *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_jobs_unfinished(f->st, &rows, &n, &err));
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].id, 8);
+    sm_store_jobs_free(rows, n);
+
+    char *json = NULL;
+    assert_ok(sm_store_result_get(f->st, 7, 2, &json, &err));
+    assert_string_equal(json, "{\"n\":7}");
+    free(json);
+    assert_int_equal(result_count(f->st), 1);
+
+    /* AUTOINCREMENT goes on after the migrated jobs. */
+    assert_int_equal(insert_job(f->st, "h3", 5000), 9);
+
+    db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 2);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE name IN"
+                                 " ('run_id', 'cell', 'rep', 'warmup', 'round', 'ord', 'peer')"),
+                     7);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('runs')"), 10);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('cells')"), 7);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND"
+                                 " name = 'jobs_run'"),
+                     1);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM jobs WHERE run_id IS NULL"), 3);
+    sqlite3_close(db);
+}
+
+static void test_store_migration_to_version_2_rolls_back_as_a_whole(void **state)
+{
+    fixture *f = *state;
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(sqlite3_exec(db, v1_schema, NULL, NULL, NULL), SQLITE_OK);
+    /* The migration's last step collides with this index; everything before it must go too. */
+    assert_int_equal(sqlite3_exec(db, "CREATE INDEX jobs_run ON jobs(host)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+
+    sm_error err;
+    sm_error_clear(&err);
+    sm_store *st = NULL;
+    assert_int_equal(sm_store_open(&st, f->path, &err), SM_ESYS);
+    assert_null(st);
+    assert_string_equal(err.msg, "migration from schema version 1: index jobs_run already exists");
+
+    db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 1);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('runs',"
+                                 " 'cells')"),
+                     0);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE"
+                                 " name = 'run_id'"),
+                     0);
+    sqlite3_close(db);
+}
+
+static uint64_t insert_run(sm_store *st, const char *name, int64_t now_ms)
+{
+    sm_error err;
+    uint64_t id = 0;
+    assert_ok(sm_store_run_insert(st, name, "{\"name\":\"x\"}", 12, now_ms, &id, &err));
+    return id;
+}
+
+static void test_store_run_insert_and_get_round_trip(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t id = 0;
+    assert_ok(
+        sm_store_run_insert(f->st, "tcp-vs-unix", "{\"repetitions\":5}", 40, 1000, &id, &err));
+    assert_int_equal(id, 1);
+
+    sm_run_row r;
+    assert_ok(sm_store_run_get(f->st, id, &r, &err));
+    assert_int_equal(r.id, id);
+    assert_string_equal(r.name, "tcp-vs-unix");
+    assert_string_equal(r.spec_json, "{\"repetitions\":5}");
+    assert_int_equal(r.state, SM_RUN_RUNNING);
+    assert_string_equal(r.reason, "");
+    assert_int_equal(r.created_ms, 1000);
+    assert_int_equal(r.finished_ms, 0);
+    assert_int_equal(r.total, 40);
+    assert_int_equal(r.done, 0);
+    assert_int_equal(r.failed, 0);
+    sm_run_row_fini(&r);
+    sm_run_row_fini(&r);
+    sm_run_row_fini(NULL);
+
+    sqlite3 *db = raw_open(f->path);
+    char text[32];
+    raw_text(db, "SELECT state FROM runs", text, sizeof text);
+    assert_string_equal(text, "running");
+    sqlite3_close(db);
+}
+
+static void test_store_run_insert_rejects_bad_name_and_missing_spec(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t id = 0;
+    char long_name[80];
+    memset(long_name, 'n', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_insert(f->st, long_name, "{}", 1, 1, &id, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "run: name must be 1 to 64 bytes");
+    assert_int_equal(sm_store_run_insert(f->st, "", "{}", 1, 1, &id, &err), SM_EINVAL);
+    assert_int_equal(sm_store_run_insert(f->st, NULL, "{}", 1, 1, &id, &err), SM_EINVAL);
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_insert(f->st, "r", NULL, 1, 1, &id, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "run r: no spec");
+    assert_int_equal(id, 0);
+}
+
+static void test_store_unknown_run_id_is_einval(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    sm_run_row r;
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_get(f->st, 42, &r, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "no run 42");
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_update(f->st, 42, SM_RUN_DONE, "", 1, 0, 5, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "no run 42");
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_get(f->st, UINT64_MAX, &r, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "run id 18446744073709551615 out of range");
+
+    sm_cell_row *cells = NULL;
+    sm_job_row *jobs = NULL;
+    sm_run_result *results = NULL;
+    size_t n = 9;
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_cells_list(f->st, 42, &cells, &n, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "no run 42");
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_jobs(f->st, 42, &jobs, &n, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "no run 42");
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_results(f->st, 42, &results, &n, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "no run 42");
+    assert_null(cells);
+    assert_null(jobs);
+    assert_null(results);
+    assert_int_equal(n, 9);
+}
+
+static void test_store_runs_list_is_newest_first_within_the_limit(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t a = insert_run(f->st, "a", 1000);
+    uint64_t b = insert_run(f->st, "b", 3000);
+    /* An earlier wall clock does not reorder: the id says which run is newer. */
+    uint64_t c = insert_run(f->st, "c", 2000);
+
+    sm_run_row *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_runs_list(f->st, 2, &rows, &n, &err));
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].id, c);
+    assert_string_equal(rows[0].name, "c");
+    assert_null(rows[0].spec_json);
+    assert_int_equal(rows[0].total, 12);
+    assert_int_equal(rows[0].created_ms, 2000);
+    assert_int_equal(rows[1].id, b);
+    assert_null(rows[1].spec_json);
+    sm_store_runs_free(rows, n);
+
+    assert_ok(sm_store_runs_list(f->st, SIZE_MAX, &rows, &n, &err));
+    assert_int_equal(n, 3);
+    assert_int_equal(rows[2].id, a);
+    sm_store_runs_free(rows, n);
+
+    assert_ok(sm_store_runs_list(f->st, 0, &rows, &n, &err));
+    assert_int_equal(n, 0);
+    assert_null(rows);
+    sm_store_runs_free(rows, n);
+}
+
+static void test_store_run_update_stamps_reason_and_finish_only_when_terminal(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t id = insert_run(f->st, "r", 1000);
+
+    /* Progress: counts only; the reason of a running run stays empty. */
+    assert_ok(sm_store_run_update(f->st, id, SM_RUN_RUNNING, "ignored", 3, 1, 2000, &err));
+    sm_run_row r;
+    assert_ok(sm_store_run_get(f->st, id, &r, &err));
+    assert_int_equal(r.state, SM_RUN_RUNNING);
+    assert_int_equal(r.done, 3);
+    assert_int_equal(r.failed, 1);
+    assert_string_equal(r.reason, "");
+    assert_int_equal(r.finished_ms, 0);
+    sm_run_row_fini(&r);
+
+    assert_ok(sm_store_run_update(f->st, id, SM_RUN_FAILED, "2 jobs failed", 10, 2, 9000, &err));
+    assert_ok(sm_store_run_get(f->st, id, &r, &err));
+    assert_int_equal(r.state, SM_RUN_FAILED);
+    assert_int_equal(r.done, 10);
+    assert_int_equal(r.failed, 2);
+    assert_string_equal(r.reason, "2 jobs failed");
+    assert_int_equal(r.finished_ms, 9000);
+    assert_int_equal(r.created_ms, 1000);
+    assert_int_equal(r.total, 12);
+    sm_run_row_fini(&r);
+
+    uint64_t other = insert_run(f->st, "s", 1000);
+    assert_ok(sm_store_run_update(f->st, other, SM_RUN_CANCELLED, NULL, 0, 0, 4000, &err));
+    assert_ok(sm_store_run_get(f->st, other, &r, &err));
+    assert_int_equal(r.state, SM_RUN_CANCELLED);
+    assert_string_equal(r.reason, "");
+    assert_int_equal(r.finished_ms, 4000);
+    sm_run_row_fini(&r);
+
+    sqlite3 *db = raw_open(f->path);
+    char text[32];
+    raw_text(db, "SELECT group_concat(state, ',') FROM (SELECT state FROM runs ORDER BY id)", text,
+             sizeof text);
+    assert_string_equal(text, "failed,cancelled");
+    sqlite3_close(db);
+
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_update(f->st, id, (sm_run_state)9, "", 0, 0, 1, &err), SM_EINVAL);
+    char long_reason[300];
+    memset(long_reason, 'r', sizeof long_reason - 1);
+    long_reason[sizeof long_reason - 1] = '\0';
+    assert_int_equal(sm_store_run_update(f->st, id, SM_RUN_DONE, long_reason, 0, 0, 1, &err),
+                     SM_EINVAL);
+}
+
+static void test_store_runs_running_lists_open_runs_oldest_first_with_spec(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t a = insert_run(f->st, "a", 1000);
+    uint64_t b = insert_run(f->st, "b", 1001);
+    uint64_t c = insert_run(f->st, "c", 1002);
+    uint64_t d = insert_run(f->st, "d", 1003);
+    assert_ok(sm_store_run_update(f->st, a, SM_RUN_DONE, "", 12, 0, 2000, &err));
+    assert_ok(sm_store_run_update(f->st, c, SM_RUN_CANCELLED, "by user", 1, 0, 2000, &err));
+    assert_ok(sm_store_run_update(f->st, d, SM_RUN_RUNNING, "", 4, 0, 2000, &err));
+
+    sm_run_row *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_runs_running(f->st, &rows, &n, &err));
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].id, b);
+    assert_string_equal(rows[0].spec_json, "{\"name\":\"x\"}");
+    assert_int_equal(rows[1].id, d);
+    assert_int_equal(rows[1].done, 4);
+    sm_store_runs_free(rows, n);
+}
+
+static sm_cell_row cell(uint32_t idx, const char *host, const char *peer, char *params)
+{
+    sm_cell_row c;
+    memset(&c, 0, sizeof c);
+    c.idx = idx;
+    c.test = idx / 2;
+    c.variant = idx % 2;
+    snprintf(c.host, sizeof c.host, "%s", host);
+    snprintf(c.peer, sizeof c.peer, "%s", peer);
+    c.params_json = params;
+    return c;
+}
+
+static void test_store_cells_list_by_idx_and_refuse_a_duplicate_idx(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t run = insert_run(f->st, "r", 1000);
+    uint64_t other = insert_run(f->st, "s", 1000);
+    sm_cell_row c2 = cell(2, "h1", "h2", "{\"transport\":\"tcp\"}");
+    sm_cell_row c0 = cell(0, "h1", "", "{\"transport\":\"unix\"}");
+    sm_cell_row c1 = cell(1, "h2", "", "{}");
+    assert_ok(sm_store_cell_insert(f->st, run, &c2, &err));
+    assert_ok(sm_store_cell_insert(f->st, run, &c0, &err));
+    assert_ok(sm_store_cell_insert(f->st, run, &c1, &err));
+    /* The same idx in another run is another cell. */
+    assert_ok(sm_store_cell_insert(f->st, other, &c0, &err));
+
+    sm_error_clear(&err);
+    sm_cell_row dup = cell(1, "h9", "", "{\"dup\":1}");
+    assert_int_equal(sm_store_cell_insert(f->st, run, &dup, &err), SM_EINVAL);
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_non_null(strstr(err.msg, "cell 1 of run 1: UNIQUE constraint failed"));
+
+    sm_cell_row *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_cells_list(f->st, run, &rows, &n, &err));
+    assert_int_equal(n, 3);
+    assert_int_equal(rows[0].idx, 0);
+    assert_string_equal(rows[0].host, "h1");
+    assert_string_equal(rows[0].peer, "");
+    assert_string_equal(rows[0].params_json, "{\"transport\":\"unix\"}");
+    assert_int_equal(rows[1].idx, 1);
+    assert_string_equal(rows[1].host, "h2");
+    assert_string_equal(rows[1].params_json, "{}");
+    assert_int_equal(rows[2].idx, 2);
+    assert_int_equal(rows[2].test, 1);
+    assert_int_equal(rows[2].variant, 0);
+    assert_string_equal(rows[2].host, "h1");
+    assert_string_equal(rows[2].peer, "h2");
+    assert_string_equal(rows[2].params_json, "{\"transport\":\"tcp\"}");
+    sm_store_cells_free(rows, n);
+
+    /* A run that exists but has no cells yet lists none. */
+    uint64_t empty = insert_run(f->st, "e", 1000);
+    assert_ok(sm_store_cells_list(f->st, empty, &rows, &n, &err));
+    assert_int_equal(n, 0);
+    assert_null(rows);
+    sm_store_cells_free(rows, n);
+}
+
+static void test_store_cell_insert_refuses_unknown_run_and_bad_fields(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    sm_cell_row c = cell(0, "h1", "", "{}");
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_cell_insert(f->st, 5, &c, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "FOREIGN KEY constraint failed"));
+
+    uint64_t run = insert_run(f->st, "r", 1000);
+    sm_cell_row no_params = cell(0, "h1", "", NULL);
+    assert_int_equal(sm_store_cell_insert(f->st, run, &no_params, &err), SM_EINVAL);
+    sm_cell_row no_host = cell(0, "", "", "{}");
+    assert_int_equal(sm_store_cell_insert(f->st, run, &no_host, &err), SM_EINVAL);
+    sm_cell_row unterminated = cell(0, "h1", "", "{}");
+    memset(unterminated.peer, 'p', sizeof unterminated.peer);
+    assert_int_equal(sm_store_cell_insert(f->st, run, &unterminated, &err), SM_EINVAL);
+    assert_int_equal(sm_store_cell_insert(f->st, run, NULL, &err), SM_EINVAL);
+
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM cells"), 0);
+    sqlite3_close(db);
+}
+
+static sm_job_row run_job(uint64_t run, uint32_t cell_idx, uint32_t rep, bool warmup,
+                          uint32_t round, uint32_t ord, const char *host, const char *peer)
+{
+    sm_job_row j;
+    memset(&j, 0, sizeof j);
+    j.run_id = run;
+    j.cell = cell_idx;
+    j.rep = rep;
+    j.warmup = warmup;
+    j.round = round;
+    j.ord = ord;
+    snprintf(j.host, sizeof j.host, "%s", host);
+    snprintf(j.peer, sizeof j.peer, "%s", peer);
+    j.params_json = "{\"workload\":\"stream\",\"scope\":\"pair\"}";
+    return j;
+}
+
+static void test_store_job_insert_run_round_trips_every_run_field(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t run = insert_run(f->st, "r", 1000);
+    sm_job_row in = run_job(run, 3, 4, true, 2, 17, "h1", "h2");
+    uint64_t id = 0;
+    assert_ok(sm_store_job_insert_run(f->st, &in, 1500, &id, &err));
+    assert_true(id > 0);
+
+    sm_job_row j;
+    assert_ok(sm_store_job_get(f->st, id, &j, &err));
+    assert_int_equal(j.id, id);
+    assert_string_equal(j.host, "h1");
+    assert_string_equal(j.params_json, "{\"workload\":\"stream\",\"scope\":\"pair\"}");
+    assert_int_equal(j.state, SM_JOB_QUEUED);
+    assert_string_equal(j.reason, "");
+    assert_int_equal(j.attempt, 1);
+    assert_int_equal(j.created_ms, 1500);
+    assert_int_equal(j.assigned_ms, 0);
+    assert_int_equal(j.run_id, run);
+    assert_int_equal(j.cell, 3);
+    assert_int_equal(j.rep, 4);
+    assert_true(j.warmup);
+    assert_int_equal(j.round, 2);
+    assert_int_equal(j.ord, 17);
+    assert_string_equal(j.peer, "h2");
+    sm_job_row_fini(&j);
+
+    sm_job_row *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_jobs_unfinished(f->st, &rows, &n, &err));
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].run_id, run);
+    assert_int_equal(rows[0].ord, 17);
+    assert_string_equal(rows[0].peer, "h2");
+    sm_store_jobs_free(rows, n);
+
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "SELECT warmup FROM jobs"), 1);
+    sqlite3_close(db);
+}
+
+static void test_store_run_jobs_are_ordered_by_ord(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t run = insert_run(f->st, "r", 1000);
+    uint64_t other = insert_run(f->st, "s", 1000);
+    const uint32_t ords[] = {5, 0, 3, 1};
+    uint64_t ids[4];
+    for (size_t i = 0; i < 4; i++) {
+        sm_job_row in = run_job(run, (uint32_t)i, 0, false, 0, ords[i], "h1", "");
+        assert_ok(sm_store_job_insert_run(f->st, &in, 1000, &ids[i], &err));
+    }
+    sm_job_row elsewhere = run_job(other, 0, 0, false, 0, 2, "h1", "");
+    uint64_t id = 0;
+    assert_ok(sm_store_job_insert_run(f->st, &elsewhere, 1000, &id, &err));
+    insert_job(f->st, "h1", 1000);
+
+    sm_job_row *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_run_jobs(f->st, run, &rows, &n, &err));
+    assert_int_equal(n, 4);
+    assert_int_equal(rows[0].id, ids[1]);
+    assert_int_equal(rows[0].ord, 0);
+    assert_int_equal(rows[1].id, ids[3]);
+    assert_int_equal(rows[1].ord, 1);
+    assert_int_equal(rows[2].id, ids[2]);
+    assert_int_equal(rows[2].ord, 3);
+    assert_int_equal(rows[3].id, ids[0]);
+    assert_int_equal(rows[3].ord, 5);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(rows[i].run_id, run);
+        assert_string_equal(rows[i].params_json, "{\"workload\":\"stream\",\"scope\":\"pair\"}");
+    }
+    sm_store_jobs_free(rows, n);
+
+    /* A run without jobs yet lists none. */
+    uint64_t empty = insert_run(f->st, "e", 1000);
+    assert_ok(sm_store_run_jobs(f->st, empty, &rows, &n, &err));
+    assert_int_equal(n, 0);
+    assert_null(rows);
+}
+
+static void test_store_job_insert_run_refuses_no_run_and_bad_fields(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t id = 0;
+    sm_job_row j = run_job(0, 0, 0, false, 0, 0, "h1", "");
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_job_insert_run(f->st, &j, 1, &id, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "job of a run: run_id 0 names no run");
+
+    j.run_id = 99;
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_job_insert_run(f->st, &j, 1, &id, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "job of run 99: FOREIGN KEY constraint failed"));
+
+    j.run_id = insert_run(f->st, "r", 1000);
+    j.host[0] = '\0';
+    assert_int_equal(sm_store_job_insert_run(f->st, &j, 1, &id, &err), SM_EINVAL);
+    j = run_job(j.run_id, 0, 0, false, 0, 0, "h1", "");
+    j.params_json = NULL;
+    assert_int_equal(sm_store_job_insert_run(f->st, &j, 1, &id, &err), SM_EINVAL);
+    j = run_job(j.run_id, 0, 0, false, 0, 0, "h1", "");
+    memset(j.host, 'h', sizeof j.host);
+    assert_int_equal(sm_store_job_insert_run(f->st, &j, 1, &id, &err), SM_EINVAL);
+    assert_int_equal(sm_store_job_insert_run(f->st, NULL, 1, &id, &err), SM_EINVAL);
+    assert_int_equal(id, 0);
+}
+
+static void test_store_run_results_join_only_the_current_attempt(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t run = insert_run(f->st, "r", 1000);
+    sm_job_row warm = run_job(run, 0, 0, true, 0, 0, "h1", "");
+    sm_job_row retried = run_job(run, 1, 2, false, 0, 1, "h1", "");
+    sm_job_row pending = run_job(run, 0, 1, false, 0, 2, "h1", "");
+    uint64_t warm_id = 0, retried_id = 0, pending_id = 0;
+    /* Inserted out of ord, so that the order of the answer is the query's. */
+    assert_ok(sm_store_job_insert_run(f->st, &pending, 1000, &pending_id, &err));
+    assert_ok(sm_store_job_insert_run(f->st, &retried, 1000, &retried_id, &err));
+    assert_ok(sm_store_job_insert_run(f->st, &warm, 1000, &warm_id, &err));
+
+    sm_result_cols c = cols_ok();
+    bool inserted = false;
+    assert_ok(
+        sm_store_result_insert(f->st, warm_id, 1, "h1", "{\"warm\":1}", &c, 2000, &inserted, &err));
+    assert_ok(sm_store_result_insert(f->st, retried_id, 1, "h1", "{\"attempt\":1}", &c, 2000,
+                                     &inserted, &err));
+    assert_ok(sm_store_job_set_state(f->st, retried_id, 2, SM_JOB_QUEUED, "", 3000, &err));
+    assert_ok(sm_store_result_insert(f->st, retried_id, 2, "h1", "{\"attempt\":2}", &c, 4000,
+                                     &inserted, &err));
+    /* A stale result of attempt 1 of a job now at attempt 2 with none stored yet. */
+    assert_ok(sm_store_job_set_state(f->st, pending_id, 2, SM_JOB_QUEUED, "", 3000, &err));
+    assert_ok(sm_store_result_insert(f->st, pending_id, 1, "h1", "{\"stale\":1}", &c, 2000,
+                                     &inserted, &err));
+    /* A plain job's result never shows in a run. */
+    uint64_t plain = insert_job(f->st, "h1", 1000);
+    assert_ok(
+        sm_store_result_insert(f->st, plain, 1, "h1", "{\"plain\":1}", &c, 2000, &inserted, &err));
+
+    sm_run_result *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_run_results(f->st, run, &rows, &n, &err));
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].cell, 0);
+    assert_int_equal(rows[0].rep, 0);
+    assert_true(rows[0].warmup);
+    assert_string_equal(rows[0].result_json, "{\"warm\":1}");
+    assert_int_equal(rows[1].cell, 1);
+    assert_int_equal(rows[1].rep, 2);
+    assert_false(rows[1].warmup);
+    assert_string_equal(rows[1].result_json, "{\"attempt\":2}");
+    sm_store_run_results_free(rows, n);
+
+    /* A run whose jobs have no results yet has none. */
+    uint64_t empty = insert_run(f->st, "e", 1000);
+    assert_ok(sm_store_run_results(f->st, empty, &rows, &n, &err));
+    assert_int_equal(n, 0);
+    assert_null(rows);
+}
+
+static void test_store_plain_jobs_keep_run_id_0(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    insert_run(f->st, "r", 1000);
+    uint64_t id = insert_job(f->st, "h1", 1000);
+    sm_job_row j;
+    assert_ok(sm_store_job_get(f->st, id, &j, &err));
+    assert_int_equal(j.run_id, 0);
+    assert_int_equal(j.cell, 0);
+    assert_int_equal(j.rep, 0);
+    assert_false(j.warmup);
+    assert_int_equal(j.round, 0);
+    assert_int_equal(j.ord, 0);
+    assert_string_equal(j.peer, "");
+    sm_job_row_fini(&j);
+
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "SELECT run_id IS NULL FROM jobs"), 1);
+    sqlite3_close(db);
+
+    sm_job_row *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_run_jobs(f->st, 1, &rows, &n, &err));
+    assert_int_equal(n, 0);
+    sm_store_jobs_free(rows, n);
+}
+
 static void test_store_names_of_states(void **state)
 {
     (void)state;
@@ -659,6 +1312,11 @@ static void test_store_names_of_states(void **state)
     assert_string_equal(sm_job_state_name(SM_JOB_DONE), "done");
     assert_string_equal(sm_job_state_name(SM_JOB_FAILED), "failed");
     assert_string_equal(sm_job_state_name((sm_job_state)99), "unknown");
+    assert_string_equal(sm_run_state_name(SM_RUN_RUNNING), "running");
+    assert_string_equal(sm_run_state_name(SM_RUN_DONE), "done");
+    assert_string_equal(sm_run_state_name(SM_RUN_FAILED), "failed");
+    assert_string_equal(sm_run_state_name(SM_RUN_CANCELLED), "cancelled");
+    assert_string_equal(sm_run_state_name((sm_run_state)99), "unknown");
     sm_store_close(NULL);
 }
 
@@ -669,7 +1327,7 @@ int main(void)
     /* Every open of a fresh file logs its migration; the tests check the schema directly. */
     sm_log_level = LOG_WARNING;
     const struct CMUnitTest tests[] = {
-        T(test_store_open_creates_schema_version_1_in_wal_mode),
+        T(test_store_open_creates_schema_version_2_in_wal_mode),
         T(test_store_reopen_keeps_data_and_version),
         T(test_store_refuses_a_newer_schema_version),
         T(test_store_failed_migration_leaves_the_old_schema),
@@ -693,6 +1351,21 @@ int main(void)
         T(test_store_a_failed_insert_leaves_the_transaction_usable),
         T(test_store_begin_inside_a_transaction_fails),
         T(test_store_result_get_of_missing_result_is_null),
+        T(test_store_migrates_a_version_1_database_keeping_jobs_and_results),
+        T(test_store_migration_to_version_2_rolls_back_as_a_whole),
+        T(test_store_run_insert_and_get_round_trip),
+        T(test_store_run_insert_rejects_bad_name_and_missing_spec),
+        T(test_store_unknown_run_id_is_einval),
+        T(test_store_runs_list_is_newest_first_within_the_limit),
+        T(test_store_run_update_stamps_reason_and_finish_only_when_terminal),
+        T(test_store_runs_running_lists_open_runs_oldest_first_with_spec),
+        T(test_store_cells_list_by_idx_and_refuse_a_duplicate_idx),
+        T(test_store_cell_insert_refuses_unknown_run_and_bad_fields),
+        T(test_store_job_insert_run_round_trips_every_run_field),
+        T(test_store_run_jobs_are_ordered_by_ord),
+        T(test_store_job_insert_run_refuses_no_run_and_bad_fields),
+        T(test_store_run_results_join_only_the_current_attempt),
+        T(test_store_plain_jobs_keep_run_id_0),
         T(test_store_names_of_states),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,404 @@
+/* Builds a run's comparison table: headline medians per host and test, and paired tcp/unix ratios.
+ */
+#include "coordinator/export.h"
+
+#include "proto/params.h"
+#include "proto/stats.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE SIZE_MAX
+
+sm_metric sm_export_headline(const sm_params *p)
+{
+    switch (p->workload) {
+    case SM_WL_STREAM:
+        /* The 2010 line test reported the receiver's time for a fixed amount, not a rate. */
+        return p->framing == SM_FRAMING_LINES ? SM_M_SECONDS : SM_M_THROUGHPUT;
+    case SM_WL_RR:
+        return SM_M_RTT_P50_US;
+    case SM_WL_CONNECT:
+        return SM_M_CONNECTS_PER_S;
+    default:
+        /* Every workload reports its wall time. */
+        return SM_M_SECONDS;
+    }
+}
+
+/* ---- labels ---- */
+
+/* Appends to buf[0..cap) at *len; text that does not fit is cut, a label is only for people. */
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t cap, size_t *len,
+                                                         const char *fmt, ...)
+{
+    if (*len + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *len = (size_t)n < cap - *len ? *len + (size_t)n : cap - 1;
+}
+
+/* sep then "128 B", "64 KiB", "1 MiB": the binary suffixes the options accept. */
+static void append_size(char *buf, size_t cap, size_t *len, const char *sep, uint64_t v)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+    unsigned u = 0;
+    while (u + 1 < sizeof units / sizeof units[0] && v >= 1024 && v % 1024 == 0) {
+        v /= 1024;
+        u++;
+    }
+    append(buf, cap, len, "%s%" PRIu64 " %s", sep, v, units[u]);
+}
+
+/* "tcp", "tcp+nodelay", "tcp+cork", "unix". */
+static void transport_text(const sm_params *p, char *buf, size_t cap)
+{
+    size_t len = 0;
+    append(buf, cap, &len, "%s%s%s", sm_transport_name(p->transport),
+           p->transport == SM_TR_TCP && p->nodelay ? "+nodelay" : "",
+           p->transport == SM_TR_TCP && p->cork ? "+cork" : "");
+}
+
+/* Everything after workload and transport, with a leading space: " lines 128 B x 8192",
+ * " 1 B/1 B 1000 ms", " x 500". Optional socket settings appear only when set, so variants
+ * that differ in them get different labels. */
+static void params_text(const sm_params *p, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    if (p->workload == SM_WL_STREAM) {
+        if (p->framing == SM_FRAMING_LINES)
+            append(buf, cap, &len, " lines");
+        append_size(buf, cap, &len, " ", p->msg_size);
+    } else if (p->workload == SM_WL_RR) {
+        append_size(buf, cap, &len, " ", p->req_size);
+        append_size(buf, cap, &len, "/", p->resp_size);
+    }
+    if (p->duration_ms != 0)
+        append(buf, cap, &len, " %" PRIu32 " ms", p->duration_ms);
+    else if (p->bytes != 0) {
+        append_size(buf, cap, &len, " ", p->bytes);
+        append(buf, cap, &len, " total");
+    } else
+        append(buf, cap, &len, " x %" PRIu64, p->count);
+    if (p->sndbuf != 0) {
+        append(buf, cap, &len, " sndbuf");
+        append_size(buf, cap, &len, " ", p->sndbuf);
+    }
+    if (p->rcvbuf != 0) {
+        append(buf, cap, &len, " rcvbuf");
+        append_size(buf, cap, &len, " ", p->rcvbuf);
+    }
+    if (p->read_size != 0) {
+        append(buf, cap, &len, " read");
+        append_size(buf, cap, &len, " ", p->read_size);
+    }
+}
+
+static void set_fixed(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void fill_col(sm_table_col *col, const sm_params *p, bool ratio)
+{
+    char transport[32], rest[SM_TABLE_LABEL_MAX];
+    transport_text(p, transport, sizeof transport);
+    params_text(p, rest, sizeof rest);
+    sm_metric m = sm_export_headline(p);
+    size_t len = 0;
+    col->label[0] = '\0';
+    if (ratio)
+        append(col->label, sizeof col->label, &len, "%s/unix %s%s", transport,
+               sm_workload_name(p->workload), rest);
+    else
+        append(col->label, sizeof col->label, &len, "%s %s%s", sm_workload_name(p->workload),
+               transport, rest);
+    set_fixed(col->metric, sizeof col->metric, sm_metric_name(m));
+    set_fixed(col->unit, sizeof col->unit, ratio ? "x" : sm_metric_unit(m));
+}
+
+/* Field by field: the struct has padding, which memcmp would compare too. */
+static bool params_equal(const sm_params *a, const sm_params *b)
+{
+    return a->workload == b->workload && a->transport == b->transport && a->scope == b->scope &&
+           a->framing == b->framing && a->msg_size == b->msg_size && a->count == b->count &&
+           a->bytes == b->bytes && a->duration_ms == b->duration_ms && a->req_size == b->req_size &&
+           a->resp_size == b->resp_size && a->nodelay == b->nodelay && a->cork == b->cork &&
+           a->sndbuf == b->sndbuf && a->rcvbuf == b->rcvbuf && a->read_size == b->read_size &&
+           a->time_limit_ms == b->time_limit_ms;
+}
+
+/* ---- grouping in order of first appearance ---- */
+
+typedef struct keyed {
+    const sm_cell *cell;
+    size_t idx; /* position among the selected cells */
+} keyed;
+
+static int cmp_idx(size_t a, size_t b)
+{
+    return (a > b) - (a < b);
+}
+
+static int cmp_row(const void *pa, const void *pb)
+{
+    const keyed *a = pa, *b = pb;
+    int c = strncmp(a->cell->host, b->cell->host, SM_NAME_LEN);
+    if (c == 0)
+        c = strncmp(a->cell->peer, b->cell->peer, SM_NAME_LEN);
+    return c ? c : cmp_idx(a->idx, b->idx);
+}
+
+static int cmp_col(const void *pa, const void *pb)
+{
+    const keyed *a = pa, *b = pb;
+    if (a->cell->test != b->cell->test)
+        return a->cell->test < b->cell->test ? -1 : 1;
+    if (a->cell->variant != b->cell->variant)
+        return a->cell->variant < b->cell->variant ? -1 : 1;
+    return cmp_idx(a->idx, b->idx);
+}
+
+/* Numbers the distinct keys of the n cells (cmp without its idx tie-break) 0, 1, ... in order of
+ * first appearance: group_of[i] for the i-th cell, first[g] = the first cell of group g. Sorting
+ * keeps this O(n log n): a run may have tens of thousands of cells. Returns the number of
+ * groups, or NONE when out of memory. */
+static size_t group(const sm_cell *const *sel, size_t n, int (*cmp)(const void *, const void *),
+                    size_t *group_of, size_t *first)
+{
+    keyed *k = malloc((n ? n : 1) * sizeof *k);
+    size_t *rank = malloc((n ? n : 1) * sizeof *rank);
+    if (k == NULL || rank == NULL) {
+        free(k);
+        free(rank);
+        return NONE;
+    }
+    for (size_t i = 0; i < n; i++)
+        k[i] = (keyed){sel[i], i};
+    qsort(k, n, sizeof *k, cmp);
+    /* A group starts where the key changes; its first element has the smallest idx. */
+    for (size_t i = 0; i < n; i++)
+        rank[i] = NONE;
+    size_t n_groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool starts = i == 0 || cmp(&(keyed){k[i - 1].cell, 0}, &(keyed){k[i].cell, 0}) != 0;
+        if (starts)
+            rank[k[i].idx] = 0; /* marks a first appearance; the loop below numbers them */
+        group_of[k[i].idx] = starts ? k[i].idx : group_of[k[i - 1].idx];
+        n_groups += starts;
+    }
+    /* In cell order, each first appearance takes the next number; the others follow it. */
+    size_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rank[i] == 0) {
+            rank[i] = next;
+            first[next++] = i;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        group_of[i] = rank[group_of[i]];
+    free(k);
+    free(rank);
+    return n_groups;
+}
+
+/* ---- samples ---- */
+
+typedef struct entry {
+    size_t slot; /* row * n_cols + col */
+    uint32_t rep;
+    size_t seq; /* position in the samples, so that duplicates keep their order */
+    double v;
+} entry;
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+    const entry *a = pa, *b = pb;
+    if (a->slot != b->slot)
+        return cmp_idx(a->slot, b->slot);
+    if (a->rep != b->rep)
+        return a->rep < b->rep ? -1 : 1;
+    return cmp_idx(a->seq, b->seq);
+}
+
+/* Repetition i of one side against repetition i of the other, each rep's first sample only
+ * (a repeated rep would otherwise be counted twice); a, b sorted by rep. A zero or non-finite
+ * quotient is no ratio. Returns the number written to out. */
+static size_t pair_ratios(const entry *a, size_t na, const entry *b, size_t nb, double *out)
+{
+    size_t i = 0, j = 0, n = 0;
+    while (i < na && j < nb) {
+        if (a[i].rep < b[j].rep) {
+            i++;
+        } else if (a[i].rep > b[j].rep) {
+            j++;
+        } else {
+            uint32_t rep = a[i].rep;
+            double q = a[i].v / b[j].v;
+            if (isfinite(q) && b[j].v != 0.0)
+                out[n++] = q;
+            while (i < na && a[i].rep == rep)
+                i++;
+            while (j < nb && b[j].rep == rep)
+                j++;
+        }
+    }
+    return n;
+}
+
+int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const sm_cell *cells,
+                    size_t n_cells, const sm_export_sample *samples, size_t n_samples,
+                    sm_table *out, sm_error *err)
+{
+    int rc = SM_ENOMEM;
+    sm_table t;
+    memset(&t, 0, sizeof t);
+    memset(out, 0, sizeof *out);
+    size_t n_sel = 0, n_rows = 0, n_cols = 0, n_ratios = 0, n_entries = 0;
+    const sm_cell **sel = malloc((n_cells ? n_cells : 1) * sizeof *sel);
+    size_t *sel_of = malloc((n_cells ? n_cells : 1) * sizeof *sel_of);
+    size_t *row_of = malloc((n_cells ? n_cells : 1) * sizeof *row_of);
+    size_t *col_of = malloc((n_cells ? n_cells : 1) * sizeof *col_of);
+    size_t *row_first = malloc((n_cells ? n_cells : 1) * sizeof *row_first);
+    size_t *col_first = malloc((n_cells ? n_cells : 1) * sizeof *col_first);
+    size_t *ratio_tcp = malloc((n_cells ? n_cells : 1) * sizeof *ratio_tcp);
+    size_t *ratio_unix = malloc((n_cells ? n_cells : 1) * sizeof *ratio_unix);
+    entry *e = malloc((n_samples ? n_samples : 1) * sizeof *e);
+    double *vals = malloc((n_samples ? n_samples : 1) * sizeof *vals);
+    size_t *start = NULL;
+    if (!sel || !sel_of || !row_of || !col_of || !row_first || !col_first || !ratio_tcp ||
+        !ratio_unix || !e || !vals)
+        goto out;
+
+    for (size_t i = 0; i < n_cells; i++) {
+        sel_of[i] = NONE;
+        if (cells[i].params.scope == scope) {
+            sel_of[i] = n_sel;
+            sel[n_sel++] = &cells[i];
+        }
+    }
+    n_rows = group(sel, n_sel, cmp_row, row_of, row_first);
+    n_cols = group(sel, n_sel, cmp_col, col_of, col_first);
+    if (n_rows == NONE || n_cols == NONE)
+        goto out;
+
+    /* Pairs a tcp column with the unix column of the same test that differs in nothing else.
+     * Quadratic in the columns of one run, which the spec's limits keep to a few thousand. */
+    for (size_t c = 0; c < n_cols; c++) {
+        const sm_cell *tc = sel[col_first[c]];
+        if (tc->params.transport != SM_TR_TCP)
+            continue;
+        sm_params want = tc->params;
+        want.transport = SM_TR_UNIX;
+        want.nodelay = false;
+        want.cork = false;
+        for (size_t u = 0; u < n_cols; u++) {
+            const sm_cell *uc = sel[col_first[u]];
+            if (uc->test == tc->test && params_equal(&uc->params, &want)) {
+                ratio_tcp[n_ratios] = c;
+                ratio_unix[n_ratios++] = u;
+                break;
+            }
+        }
+    }
+
+    if (sm_table_init(&t, n_rows, n_cols, n_ratios) != 0)
+        goto out;
+    t.run_id = run_id;
+    set_fixed(t.run_name, sizeof t.run_name, run_name);
+    t.pairs = scope == SM_SCOPE_PAIR;
+    for (size_t r = 0; r < n_rows; r++) {
+        const sm_cell *c = sel[row_first[r]];
+        if (t.pairs)
+            snprintf(t.rows[r], sizeof t.rows[r], "%.*s->%.*s", (int)strnlen(c->host, SM_NAME_LEN),
+                     c->host, (int)strnlen(c->peer, SM_NAME_LEN), c->peer);
+        else
+            snprintf(t.rows[r], sizeof t.rows[r], "%.*s", (int)strnlen(c->host, SM_NAME_LEN),
+                     c->host);
+    }
+    for (size_t c = 0; c < n_cols; c++)
+        fill_col(&t.cols[c], &sel[col_first[c]]->params, false);
+    for (size_t k = 0; k < n_ratios; k++)
+        fill_col(&t.ratio_cols[k], &sel[col_first[ratio_tcp[k]]]->params, true);
+
+    /* Each measured sample goes to its (row, column) slot: failures are counted there, ok values
+     * of the column's headline metric are kept for the statistics. */
+    for (size_t i = 0; i < n_samples; i++) {
+        const sm_export_sample *s = &samples[i];
+        if (s->cell >= n_cells || sel_of[s->cell] == NONE || s->warmup || s->result == NULL)
+            continue;
+        size_t si = sel_of[s->cell];
+        size_t slot = row_of[si] * n_cols + col_of[si];
+        if (!s->result->ok) {
+            t.cells[slot].failed++;
+            continue;
+        }
+        double v =
+            sm_result_get(s->result, sm_export_headline(&sel[col_first[col_of[si]]]->params));
+        if (isfinite(v))
+            e[n_entries++] = (entry){slot, s->rep, i, v};
+    }
+    qsort(e, n_entries, sizeof *e, cmp_entry);
+    size_t n_slots = n_rows * n_cols;
+    start = calloc(n_slots + 1, sizeof *start);
+    if (start == NULL)
+        goto out;
+    for (size_t i = 0; i < n_entries; i++) {
+        start[e[i].slot + 1]++;
+        vals[i] = e[i].v;
+    }
+    for (size_t s = 0; s < n_slots; s++)
+        start[s + 1] += start[s];
+
+    for (size_t s = 0; s < n_slots; s++) {
+        size_t n = start[s + 1] - start[s];
+        if (n == 0)
+            continue;
+        if (sm_stats_summarize(vals + start[s], n, &t.cells[s].s) != 0)
+            goto out;
+        t.cells[s].have = true;
+    }
+    /* vals is free now; the ratios of one slot never outnumber its samples. */
+    for (size_t r = 0; r < n_rows; r++) {
+        for (size_t k = 0; k < n_ratios; k++) {
+            size_t a = r * n_cols + ratio_tcp[k], b = r * n_cols + ratio_unix[k];
+            size_t n = pair_ratios(e + start[a], start[a + 1] - start[a], e + start[b],
+                                   start[b + 1] - start[b], vals);
+            sm_table_cell *cell = sm_table_ratio_at(&t, r, k);
+            if (n == 0)
+                continue;
+            if (sm_stats_summarize(vals, n, &cell->s) != 0)
+                goto out;
+            cell->have = true;
+        }
+    }
+    rc = 0;
+out:
+    if (rc == 0)
+        *out = t;
+    else {
+        sm_table_fini(&t);
+        sm_error_set(err, rc, "export: out of memory building the table of run %" PRIu64, run_id);
+    }
+    free(sel);
+    free(sel_of);
+    free(row_of);
+    free(col_of);
+    free(row_first);
+    free(col_first);
+    free(ratio_tcp);
+    free(ratio_unix);
+    free(e);
+    free(vals);
+    free(start);
+    return rc;
+}

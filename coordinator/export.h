@@ -1,0 +1,36 @@
+/* Builds a run's comparison table from its cells and the results of their jobs. */
+#ifndef SM_COORD_EXPORT_H
+#define SM_COORD_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coordinator/plan.h"
+#include "proto/err.h"
+#include "proto/result.h"
+#include "proto/table.h"
+
+/* One job's outcome, for the table. */
+typedef struct sm_export_sample {
+    uint32_t cell;
+    uint32_t rep;
+    bool warmup;             /* never summarised */
+    const sm_result *result; /* NULL when the job has no result (yet): not counted */
+} sm_export_sample;
+
+/* The headline metric of a workload in a comparison: stream throughput_MBps (framing lines:
+ * seconds, as the 2010 test reported), rr rtt_p50_us, connect connects_per_s. */
+sm_metric sm_export_headline(const sm_params *p);
+
+/* Rows: the hosts of local cells (in cell order) or "client->server" of pair cells (a table is
+ * one or the other: scope selects which cells are used). Columns: one per (test, variant), the
+ * headline metric, summarised over the ok, non-warm-up results of that cell (failed ones only
+ * counted in `failed`). Ratio columns: for each tcp variant of a test and the unix variant of
+ * the same test whose params are otherwise equal, the median and CI of the paired ratio
+ * tcp/unix of the headline metric, repetition i against repetition i on the same host.
+ * 0 or SM_ENOMEM; *out must be sm_table_fini'd. */
+int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const sm_cell *cells,
+                    size_t n_cells, const sm_export_sample *samples, size_t n_samples,
+                    sm_table *out, sm_error *err);
+
+#endif

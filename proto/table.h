@@ -1,0 +1,61 @@
+/* A comparison table (DESIGN section 12): rows are hosts (or host pairs), columns are tests,
+ * each cell a median with its 95% CI and n; ratio columns beside them; a flag column. Encoders
+ * for CSV (RFC 4180, one header row, units in the headers), Markdown (aligned, flags in bold)
+ * and JSON (versioned, one object per cell with all statistics). */
+#ifndef SM_PROTO_TABLE_H
+#define SM_PROTO_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/stats.h"
+
+#define SM_TABLE_LABEL_MAX 128
+
+typedef struct sm_table_col {
+    char label[SM_TABLE_LABEL_MAX]; /* the test, e.g. "stream tcp+nodelay lines 128 B x 8192" */
+    char metric[32];                /* metric name, e.g. "seconds" */
+    char unit[16];                  /* its unit, e.g. "s", "MB/s", "us", "x" for ratios */
+} sm_table_col;
+
+typedef struct sm_table_cell {
+    bool have;
+    sm_summary s;
+    uint32_t failed; /* jobs of this cell that failed (never in s) */
+} sm_table_cell;
+
+typedef struct sm_table {
+    uint64_t run_id;
+    char run_name[65];
+    bool pairs;               /* rows are "client->server" */
+    char (*rows)[2 * 65 + 2]; /* row labels; owned */
+    size_t n_rows;
+    sm_table_col *cols; /* owned */
+    size_t n_cols;
+    sm_table_cell *cells;     /* n_rows x n_cols, row-major; owned */
+    sm_table_col *ratio_cols; /* e.g. "tcp/unix stream lines 128 B x 8192" */
+    size_t n_ratio_cols;
+    sm_table_cell *ratio_cells; /* n_rows x n_ratio_cols; owned */
+    char (*flags)[256];         /* per row, "" when none; owned */
+} sm_table;
+
+/* Allocates rows x cols (and ratio columns) zeroed; 0 or SM_ENOMEM. */
+int sm_table_init(sm_table *t, size_t n_rows, size_t n_cols, size_t n_ratio_cols);
+void sm_table_fini(sm_table *t);
+sm_table_cell *sm_table_at(sm_table *t, size_t row, size_t col);
+sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
+
+/* Each returns a malloc'd NUL-terminated text, or NULL when out of memory.
+ * CSV: header "host,<label> median (<unit>),<label> ci95_low (<unit>),<label> ci95_high
+ * (<unit>),<label> n,...,<ratio label> median (x),...,flags"; empty fields where a cell has no
+ * data; CRLF line ends. Markdown: a pipe table, "median [low, high] (n)" per cell, flags in
+ * bold, a header line naming the run. JSON: {"version":1,"run":{"id":"7","name":...},
+ * "rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
+ * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
+ * "ci95_high","ci_coverage","failed"}],"ratios":[...same...],"flags":[{"row","flag"}]} */
+char *sm_table_csv(const sm_table *t);
+char *sm_table_md(const sm_table *t);
+char *sm_table_json(const sm_table *t);
+
+#endif

@@ -1,0 +1,158 @@
+"""Matrix runs end to end: the real coordinator plans, schedules and stores a run over real
+agents (namespace lab hosts when root), and the store is checked by query: job counts,
+interleaving, no host in two jobs at once, retries, cancel, a lost host, a restart mid-run."""
+import csv
+import io
+import json
+import signal
+import unittest
+import urllib.request
+
+from smtest import Fleet, wait_for
+
+SEED = {"preset": "seed-tcp-unix", "repetitions": 2, "warmup": 0}
+
+
+def spec(tests, **top):
+    s = {"name": "t", "hosts": "all", "repetitions": 2, "warmup": 0, "tests": tests}
+    s.update(top)
+    return s
+
+
+def stream(**p):
+    t = {"workload": "stream", "scope": "local", "transport": ["tcp", "unix"], "msg_size": 1000,
+         "count": 100}
+    t.update(p)
+    return {k: v for k, v in t.items() if v is not None}
+
+
+class RunTest(unittest.TestCase):
+    def setUp(self):
+        self.f = Fleet(n=3, hold_ms=1000)
+        self.addCleanup(self.f.stop)
+        self.f.start()
+
+    def start(self, body):
+        status, resp = self.f.post("/api/runs", body)
+        self.assertEqual(status, 201, resp)
+        return int(resp["run"])
+
+    def wait_run(self, rid, states=("done",), timeout=120):
+        def ended():
+            r = self.f.get(f"/api/runs/{rid}")
+            return r if r["state"] != "running" else None
+        r = wait_for(f"run {rid} to end", ended, timeout, 0.2)
+        self.assertIn(r["state"], states, r)
+        return r
+
+    def jobs(self, rid):
+        return self.f.query("SELECT id, host, cell, rep, warmup, state, attempt, assigned_ms, "
+                            "finished_ms, reason FROM jobs WHERE run_id = ? ORDER BY ord", rid)
+
+    def assert_no_overlap(self, intervals, what):
+        intervals = sorted(i for i in intervals if i[0])
+        for (s1, e1), (s2, e2) in zip(intervals, intervals[1:]):
+            self.assertLessEqual(e1, s2, f"{what}: jobs overlap ({s1}-{e1} and {s2}-{e2})")
+
+    def test_seed_preset_runs_every_variant_on_every_host_and_exports_the_table(self):
+        rid = self.start(SEED)
+        r = self.wait_run(rid)
+        self.assertEqual(r["progress"], {"done": 18, "failed": 0, "total": 18})  # 3 x 3 x 2
+        self.assertEqual(len(r["cells"]), 9)
+        jobs = self.jobs(rid)
+        self.assertEqual(len(jobs), 18)
+        self.assertEqual(self.f.query("SELECT COUNT(*) FROM results r JOIN jobs j ON "
+                                      "r.job_id = j.id WHERE j.run_id = ?", rid)[0][0], 18)
+        for h in ("h1", "h2", "h3"):
+            mine = [j for j in jobs if j[1] == h]
+            # The host's jobs ran one at a time, in plan order: variants interleaved A B C A B C.
+            self.assert_no_overlap([(j[7], j[8]) for j in mine], h)
+            by_start = sorted(mine, key=lambda j: j[7])
+            cells = [j[2] for j in by_start]
+            self.assertEqual(cells[:3], cells[3:6], cells)
+            self.assertEqual(len(set(cells[:3])), 3, cells)
+        with urllib.request.urlopen(self.f.url + f"/api/runs/{rid}/table?format=csv") as resp:
+            self.assertTrue(resp.headers["Content-Type"].startswith("text/csv"))
+            rows = list(csv.reader(io.StringIO(resp.read().decode(), newline="")))
+        self.assertEqual(rows[0][0], "host")
+        self.assertEqual(sorted(r[0] for r in rows[1:]), ["h1", "h2", "h3"])
+        self.assertTrue(any("tcp/unix" in c for c in rows[0]), rows[0])
+        with urllib.request.urlopen(self.f.url + f"/api/runs/{rid}/table?format=md") as resp:
+            md = resp.read().decode()
+        self.assertIn("| h2 ", md)
+        table = self.f.get(f"/api/runs/{rid}/table?format=json")
+        self.assertEqual(table["version"], 1)
+
+    def test_preset_hosts_and_repetitions_override_and_bad_specs_name_the_field(self):
+        rid = self.start({"preset": "seed-tcp-unix", "hosts": ["h1", "h2"], "repetitions": 1,
+                          "warmup": 1})
+        r = self.wait_run(rid)
+        self.assertEqual(r["progress"]["total"], 12)  # 3 variants x 2 hosts x (1 + 1 warm-up)
+        self.assertEqual(sum(1 for j in self.jobs(rid) if j[4]), 6)
+        for body, field in (({"preset": "nope"}, "preset"),
+                            ({"preset": "seed-tcp-unix", "hosts": ["h9"]}, "hosts"),
+                            (spec([stream(msg_size=0)]), "tests[0]"),
+                            (spec([stream()], repetitions=0), "repetitions")):
+            status, resp = self.f.post("/api/runs", body)
+            self.assertEqual(status, 400, (body, resp))
+            self.assertIn(field, resp.get("field", "") + resp["error"], resp)
+        presets = self.f.get("/api/presets")["presets"]
+        self.assertTrue({"seed-tcp-unix", "quick", "full"} <= {p["name"] for p in presets})
+
+    def test_parallel_false_runs_one_job_fleet_wide_at_a_time(self):
+        rid = self.start(spec([stream(count=2000)], parallel=False))
+        self.wait_run(rid)
+        jobs = self.jobs(rid)
+        self.assertEqual(len(jobs), 12)
+        self.assert_no_overlap([(j[7], j[8]) for j in jobs], "fleet")
+
+    def test_a_failed_job_is_retried_once_and_the_run_ends_failed_with_counts(self):
+        rid = self.start(spec([stream(transport="unix", count=1000000000, msg_size=65536,
+                                      time_limit_ms=500)], hosts=["h1"], repetitions=1))
+        r = self.wait_run(rid, states=("failed",))
+        self.assertEqual(r["progress"], {"done": 0, "failed": 1, "total": 1})
+        [job] = self.jobs(rid)
+        self.assertEqual(job[6], 2)  # attempt
+        self.assertIn("time limit", job[9])
+        self.assertEqual(self.f.query("SELECT COUNT(*) FROM results WHERE job_id = ?",
+                                      job[0])[0][0], 2)  # both attempts stored
+
+    def test_cancel_stops_the_run_within_one_job(self):
+        rid = self.start(spec([stream(count=None, duration_ms=2000)], repetitions=5))
+        wait_for("a job to run", lambda: any(j[5] == "running" for j in self.jobs(rid)), 15)
+        status, _ = self.f.post(f"/api/runs/{rid}/cancel", {})
+        self.assertEqual(status, 200)
+        r = self.f.get(f"/api/runs/{rid}")
+        self.assertEqual(r["state"], "cancelled")
+        self.assertFalse([j for j in self.jobs(rid) if j[5] in ("queued", "assigned", "running")])
+        # The agents stop their cancelled jobs: a new run starts within one job's time.
+        rid2 = self.start(spec([stream()], repetitions=1))
+        self.wait_run(rid2, timeout=10)
+        status, resp = self.f.post(f"/api/runs/{rid}/cancel", {})
+        self.assertEqual(status, 409, resp)
+
+    def test_a_lost_host_fails_its_jobs_and_the_run_ends_without_it(self):
+        rid = self.start(spec([stream(count=None, duration_ms=1000)], repetitions=3))
+        wait_for("h3 to run a job",
+                 lambda: any(j[1] == "h3" and j[5] == "running" for j in self.jobs(rid)), 15)
+        self.f.kill(self.f.agents["h3"])
+        r = self.wait_run(rid, states=("failed",), timeout=60)
+        jobs = self.jobs(rid)
+        h3 = [j for j in jobs if j[1] == "h3"]
+        self.assertTrue(h3 and all(j[5] == "failed" and "agent-lost" in j[9] for j in h3), h3)
+        self.assertTrue(all(j[5] == "done" for j in jobs if j[1] != "h3"))
+        self.assertEqual(r["progress"]["failed"], len(h3))
+
+    def test_a_coordinator_restarted_mid_run_resumes_and_finishes_it(self):
+        rid = self.start(spec([stream(count=None, duration_ms=300)], repetitions=4))
+        wait_for("a few jobs done", lambda: sum(j[5] == "done" for j in self.jobs(rid)) >= 4, 30)
+        self.f.kill(self.f.coord)
+        self.f.start_coordinator()
+        r = self.wait_run(rid, timeout=90)
+        self.assertEqual(r["progress"], {"done": 24, "failed": 0, "total": 24})
+        for h in ("h1", "h2", "h3"):
+            self.assert_no_overlap([(j[7], j[8]) for j in self.jobs(rid) if j[1] == h], h)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,311 @@
+/* Unit tests of comparison tables and their CSV, Markdown and JSON encoders (proto/table.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "proto/err.h"
+#include "proto/stats.h"
+#include "proto/table.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef SM_GOLDEN_DIR
+#error "SM_GOLDEN_DIR must name tests/unit/golden"
+#endif
+
+/* The whole file, NUL-terminated; fails the test when it cannot be read. */
+static char *read_golden(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", SM_GOLDEN_DIR, name);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        fail_msg("cannot open %s", path);
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[4096];
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + n + 1 > cap) {
+            cap = (len + n + 1) * 2;
+            char *p = realloc(buf, cap);
+            assert_non_null(p);
+            buf = p;
+        }
+        memcpy(buf + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    if (buf == NULL)
+        buf = calloc(1, 1);
+    assert_non_null(buf);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* Byte for byte; on a difference, says where it starts. */
+static void assert_golden(const char *got, const char *name)
+{
+    char *want = read_golden(name);
+    size_t i = 0;
+    while (got[i] != '\0' && got[i] == want[i])
+        i++;
+    if (got[i] != want[i]) {
+        fail_msg("%s differs at byte %zu:\n got: %.60s\nwant: %.60s", name, i, got + i, want + i);
+    }
+    free(want);
+}
+
+/* Statistics set by hand, not summarised, so that the golden files test the encoders alone. */
+static void set_cell(sm_table_cell *c, size_t n, double median, double low, double high,
+                     uint32_t failed)
+{
+    assert_non_null(c);
+    c->have = true;
+    c->s.n = n;
+    c->s.median = median;
+    c->s.mean = median;
+    c->s.stddev = 0.001;
+    c->s.min = low;
+    c->s.max = high;
+    c->s.cv = 0.001 / median;
+    c->s.ci95_low = low;
+    c->s.ci95_high = high;
+    c->s.ci_coverage = 0.75;
+    c->failed = failed;
+}
+
+static void set_col(sm_table_col *c, const char *label, const char *metric, const char *unit)
+{
+    snprintf(c->label, sizeof c->label, "%s", label);
+    snprintf(c->metric, sizeof c->metric, "%s", metric);
+    snprintf(c->unit, sizeof c->unit, "%s", unit);
+}
+
+/* Two hosts x two tests and their ratio; beta's unix cell and ratio are empty, alpha carries a
+ * flag and one failed job, and the second label needs CSV quoting. */
+static void build_small(sm_table *t)
+{
+    assert_int_equal(sm_table_init(t, 2, 2, 1), 0);
+    t->run_id = 7;
+    snprintf(t->run_name, sizeof t->run_name, "seed-tcp-unix");
+    snprintf(t->rows[0], sizeof t->rows[0], "alpha");
+    snprintf(t->rows[1], sizeof t->rows[1], "beta");
+    set_col(&t->cols[0], "stream tcp lines 128 B x 8192", "seconds", "s");
+    set_col(&t->cols[1], "stream unix \"lines\", 128 B", "seconds", "s");
+    set_col(&t->ratio_cols[0], "tcp/unix stream lines 128 B x 8192", "seconds", "x");
+    set_cell(sm_table_at(t, 0, 0), 3, 0.230, 0.229, 0.231, 1);
+    set_cell(sm_table_at(t, 0, 1), 3, 0.064, 0.063, 0.065, 0);
+    set_cell(sm_table_at(t, 1, 0), 3, 0.133, 0.132, 0.134, 0);
+    set_cell(sm_table_ratio_at(t, 0, 0), 3, 0.230 / 0.064, 0.231 / 0.065, 0.229 / 0.063, 0);
+    snprintf(t->flags[0], sizeof t->flags[0], "seconds: z 12.1 > 3.5 (fleet median 0.133)");
+}
+
+static void test_table_init_allocates_zeroed_cells_and_fini_clears(void **state)
+{
+    (void)state;
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, 3, 2, 1), 0);
+    assert_int_equal(t.n_rows, 3);
+    assert_int_equal(t.n_cols, 2);
+    assert_int_equal(t.n_ratio_cols, 1);
+    assert_int_equal(t.run_id, 0);
+    assert_false(t.pairs);
+    for (size_t r = 0; r < 3; r++) {
+        assert_string_equal(t.rows[r], "");
+        assert_string_equal(t.flags[r], "");
+        for (size_t c = 0; c < 2; c++) {
+            assert_false(sm_table_at(&t, r, c)->have);
+            assert_int_equal(sm_table_at(&t, r, c)->failed, 0);
+        }
+        assert_false(sm_table_ratio_at(&t, r, 0)->have);
+    }
+    sm_table_fini(&t);
+    assert_null(t.cells);
+    assert_int_equal(t.n_rows, 0);
+    sm_table_fini(&t);
+    sm_table_fini(NULL);
+}
+
+static void test_table_at_is_row_major_and_null_out_of_range(void **state)
+{
+    (void)state;
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, 2, 3, 2), 0);
+    assert_ptr_equal(sm_table_at(&t, 1, 2), &t.cells[5]);
+    assert_ptr_equal(sm_table_at(&t, 0, 1), &t.cells[1]);
+    assert_ptr_equal(sm_table_ratio_at(&t, 1, 1), &t.ratio_cells[3]);
+    assert_null(sm_table_at(&t, 2, 0));
+    assert_null(sm_table_at(&t, 0, 3));
+    assert_null(sm_table_ratio_at(&t, 0, 2));
+    sm_table_fini(&t);
+}
+
+static void test_table_init_with_no_rows_encodes_header_only(void **state)
+{
+    (void)state;
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, 0, 0, 0), 0);
+    char *csv = sm_table_csv(&t);
+    assert_string_equal(csv, "host,flags\r\n");
+    char *md = sm_table_md(&t);
+    assert_string_equal(md, "## run 0: \n\n| host | flags |\n| ---- | ----- |\n");
+    char *json = sm_table_json(&t);
+    assert_string_equal(json, "{\"version\":1,\"run\":{\"id\":\"0\",\"name\":\"\"},\"rows\":[],"
+                              "\"columns\":[],\"ratio_columns\":[],\"cells\":[],\"ratios\":[],"
+                              "\"flags\":[]}");
+    free(csv);
+    free(md);
+    free(json);
+    sm_table_fini(&t);
+}
+
+static void test_table_init_refuses_overflowing_sizes(void **state)
+{
+    (void)state;
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, SIZE_MAX / 2, 4, 0), SM_ENOMEM);
+    assert_null(t.cells);
+    assert_int_equal(t.n_rows, 0);
+    sm_table_fini(&t);
+}
+
+static void test_table_csv_matches_golden(void **state)
+{
+    (void)state;
+    sm_table t;
+    build_small(&t);
+    char *csv = sm_table_csv(&t);
+    assert_non_null(csv);
+    assert_golden(csv, "table.csv");
+    free(csv);
+    sm_table_fini(&t);
+}
+
+static void test_table_csv_quotes_fields_and_ends_lines_with_crlf(void **state)
+{
+    (void)state;
+    sm_table t;
+    build_small(&t);
+    snprintf(t.rows[1], sizeof t.rows[1], "multi\nline");
+    t.pairs = true;
+    char *csv = sm_table_csv(&t);
+    assert_non_null(csv);
+    assert_int_equal(strncmp(csv, "pair,", 5), 0);
+    assert_non_null(strstr(csv, ",\"stream unix \"\"lines\"\", 128 B median (s)\","));
+    assert_non_null(strstr(csv, ",\"stream unix \"\"lines\"\", 128 B n\","));
+    assert_non_null(strstr(csv, "\r\n\"multi\nline\","));
+    /* Every record ends in CRLF; the only bare LF is the one inside the quoted row label. */
+    size_t bare_lf = 0;
+    for (const char *p = csv; *p; p++)
+        bare_lf += *p == '\n' && (p == csv || p[-1] != '\r');
+    assert_int_equal(bare_lf, 1);
+    assert_int_equal(strcmp(csv + strlen(csv) - 2, "\r\n"), 0);
+    free(csv);
+    sm_table_fini(&t);
+}
+
+static void test_table_md_matches_golden(void **state)
+{
+    (void)state;
+    sm_table t;
+    build_small(&t);
+    char *md = sm_table_md(&t);
+    assert_non_null(md);
+    assert_golden(md, "table.md");
+    free(md);
+    sm_table_fini(&t);
+}
+
+static void test_table_md_lines_are_equally_wide(void **state)
+{
+    (void)state;
+    sm_table t;
+    build_small(&t);
+    char *md = sm_table_md(&t);
+    assert_non_null(md);
+    /* Title, blank line, then header, separator and two rows of one width. */
+    const char *line = strstr(md, "\n\n");
+    assert_non_null(line);
+    line += 2;
+    size_t width = strcspn(line, "\n"), lines = 0;
+    while (*line) {
+        assert_int_equal(strcspn(line, "\n"), width);
+        line += width + 1;
+        lines++;
+    }
+    assert_int_equal(lines, 4);
+    free(md);
+    sm_table_fini(&t);
+}
+
+static void test_table_md_escapes_pipes_and_shows_failures_without_data(void **state)
+{
+    (void)state;
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, 1, 1, 0), 0);
+    t.run_id = 12;
+    snprintf(t.run_name, sizeof t.run_name, "a|b");
+    snprintf(t.rows[0], sizeof t.rows[0], "h|1");
+    set_col(&t.cols[0], "x|y", "seconds", "s");
+    sm_table_at(&t, 0, 0)->failed = 2;
+    char *md = sm_table_md(&t);
+    assert_string_equal(md, "## run 12: a\\|b\n"
+                            "\n"
+                            "| host | x\\|y (s)   | flags |\n"
+                            "| ---- | ---------- | ----- |\n"
+                            "| h\\|1 | (2 failed) |       |\n");
+    free(md);
+    sm_table_fini(&t);
+}
+
+static void test_table_json_matches_golden(void **state)
+{
+    (void)state;
+    sm_table t;
+    build_small(&t);
+    char *json = sm_table_json(&t);
+    assert_non_null(json);
+    assert_golden(json, "table.json");
+    free(json);
+    sm_table_fini(&t);
+}
+
+static void test_table_json_writes_doubles_exactly_and_big_run_ids_as_strings(void **state)
+{
+    (void)state;
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, 1, 1, 0), 0);
+    t.run_id = UINT64_MAX;
+    set_cell(sm_table_at(&t, 0, 0), 1, 0.1 + 0.2, 0.1 + 0.2, 0.1 + 0.2, 0);
+    sm_table_at(&t, 0, 0)->s.ci_coverage = 0;
+    char *json = sm_table_json(&t);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"run\":{\"id\":\"18446744073709551615\","));
+    assert_non_null(strstr(json, "\"median\":0.30000000000000004,"));
+    assert_non_null(strstr(json, "\"ci_coverage\":0,"));
+    free(json);
+    sm_table_fini(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_init_allocates_zeroed_cells_and_fini_clears),
+        cmocka_unit_test(test_table_at_is_row_major_and_null_out_of_range),
+        cmocka_unit_test(test_table_init_with_no_rows_encodes_header_only),
+        cmocka_unit_test(test_table_init_refuses_overflowing_sizes),
+        cmocka_unit_test(test_table_csv_matches_golden),
+        cmocka_unit_test(test_table_csv_quotes_fields_and_ends_lines_with_crlf),
+        cmocka_unit_test(test_table_md_matches_golden),
+        cmocka_unit_test(test_table_md_lines_are_equally_wide),
+        cmocka_unit_test(test_table_md_escapes_pipes_and_shows_failures_without_data),
+        cmocka_unit_test(test_table_json_matches_golden),
+        cmocka_unit_test(test_table_json_writes_doubles_exactly_and_big_run_ids_as_strings),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
