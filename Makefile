@@ -11,7 +11,7 @@ DEB_PACKAGES := build-essential clang cmake pkg-config \
 	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
 	libsqlite3-dev libssl-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3
 
-.PHONY: all deps build build-asan test test-unit test-integration test-asan demo bench clean format
+.PHONY: all deps build build-asan test test-unit test-integration test-asan demo demo-down demo-once bench clean format
 
 all: build
 
@@ -50,7 +50,16 @@ test-unit: build
 test-integration: build
 	cd $(BUILD) && ctest --output-on-failure -L integration
 
+# The main job: a local lab (namespaces when root, loopback otherwise), a coordinator and three
+# agents, the 2010 test as a matrix run, and the table comparing the hosts.
 demo: build
+	SM_BIN_DIR=$(CURDIR)/$(BUILD)/bin bash deploy/lab/demo.sh
+
+demo-down:
+	SM_BIN_DIR=$(CURDIR)/$(BUILD)/bin bash deploy/lab/demo.sh down
+
+# The single-machine comparison (no coordinator): sockmatrix-agent --once.
+demo-once: build
 	./$(BUILD)/bin/sockmatrix-agent --once --preset seed-tcp-unix
 
 # The benchmarks need the SM_BENCH build (sm-swarm): configure it on, whatever the cache says.

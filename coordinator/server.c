@@ -279,6 +279,8 @@ typedef struct http_pss {
     char *resp;
     size_t resp_len, sent;
     int status;
+    bool handled; /* answered: later body callbacks (lws sends one even for an empty body) are
+                   * ignored rather than answered twice */
 } http_pss;
 
 static int respond(struct lws *wsi, http_pss *p)
@@ -296,6 +298,9 @@ static int respond(struct lws *wsi, http_pss *p)
 static int handle(struct lws *wsi, http_pss *p)
 {
     server *s = lws_context_user(lws_get_context(wsi));
+    if (p->handled)
+        return 0;
+    p->handled = true;
     if (p->too_big) {
         p->resp = sm_api_error("the request body is over 8 MiB", NULL);
         p->resp_len = p->resp ? strlen(p->resp) : 0;
@@ -346,6 +351,8 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
         return handle(wsi, p);
     }
     case LWS_CALLBACK_HTTP_BODY:
+        if (p->handled || !in || len == 0)
+            return 0;
         if (p->too_big || p->len + len > HTTP_BODY_MAX) {
             p->too_big = 1;
             return 0;

@@ -6,6 +6,7 @@ import io
 import json
 import signal
 import unittest
+import urllib.error
 import urllib.request
 
 from smtest import Fleet, wait_for
@@ -98,6 +99,21 @@ class RunTest(unittest.TestCase):
             self.assertIn(field, resp.get("field", "") + resp["error"], resp)
         presets = self.f.get("/api/presets")["presets"]
         self.assertTrue({"seed-tcp-unix", "quick", "full"} <= {p["name"] for p in presets})
+
+    def test_empty_and_malformed_posts_get_an_answer_and_the_coordinator_lives_on(self):
+        for path, body in (("/api/runs/1/cancel", b""), ("/api/runs", b""), ("/api/jobs", b""),
+                           ("/api/runs", b"{not json"), ("/api/runs", b"[]")):
+            req = urllib.request.Request(self.f.url + path, data=body, method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    status = r.status
+            except urllib.error.HTTPError as e:
+                status = e.code
+                self.assertIn("error", json.loads(e.read()))
+            self.assertGreaterEqual(status, 400, path)
+            self.assertLess(status, 500, path)
+        self.assertTrue(self.f.get("/healthz")["ok"])
+        self.assertIsNone(self.f.coord.poll())
 
     def test_parallel_false_runs_one_job_fleet_wide_at_a_time(self):
         rid = self.start(spec([stream(count=2000)], parallel=False))

@@ -1,0 +1,78 @@
+/* The sockmatrix command-line client: options parsed into a plain struct, and its commands. */
+#ifndef SM_CLI_CLI_H
+#define SM_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/err.h"
+
+#define SM_CLI_URL_DEFAULT       "http://127.0.0.1:8080"
+#define SM_CLI_URL_ENV           "SOCKMATRIX_COORDINATOR"
+#define SM_CLI_TIMEOUT_S_DEFAULT 3600u
+#define SM_CLI_TIMEOUT_S_MAX     (7u * 24 * 3600)
+#define SM_CLI_TOKEN_MAX         512 /* bytes of a token, with its NUL */
+
+typedef enum sm_cli_cmd {
+    SM_CLI_HELP = 0,
+    SM_CLI_VERSION,
+    SM_CLI_AGENTS,
+    SM_CLI_PRESETS,
+    SM_CLI_RUN,
+    SM_CLI_RUNS,
+    SM_CLI_SHOW,
+    SM_CLI_CANCEL,
+    SM_CLI_EXPORT,
+} sm_cli_cmd;
+
+typedef enum sm_cli_format {
+    SM_CLI_FMT_TABLE = 0, /* the Markdown table, for a terminal */
+    SM_CLI_FMT_CSV,
+    SM_CLI_FMT_MD,
+    SM_CLI_FMT_JSON,
+} sm_cli_format;
+
+/* What the command line asked for. Strings point into argv (or the env_url given to the
+ * parser, or a literal) and live as long as they do; NULL means not given. */
+typedef struct sm_cli_opts {
+    sm_cli_cmd cmd;
+    const char *coordinator; /* never NULL once parsed */
+    const char *token_file;
+    /* run */
+    const char *preset;
+    const char *spec_file;
+    const char *hosts;    /* "all" or "a,b", names checked */
+    uint32_t repetitions; /* 0: the preset's */
+    bool wait;
+    uint32_t timeout_s; /* --wait gives up after this */
+    /* run --wait, export */
+    sm_cli_format format;
+    /* show, cancel, export */
+    uint64_t run_id;
+    /* export */
+    const char *output; /* -o FILE; NULL: stdout */
+} sm_cli_opts;
+
+/* Parses argv: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ... (the global
+ * options are also taken after the command). env_url is $SOCKMATRIX_COORDINATOR (NULL or ""
+ * when unset) and stands when --coordinator is not given. Returns 0, or SM_EINVAL with
+ * err->msg one line naming the option or argument ("--repetitions: 'x' is not a number from
+ * 1 to 100", "run: unknown option '--foo' (see --help)"), which is exit status 2. Files are
+ * not opened here. */
+int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_error *err);
+
+/* The --help text. */
+const char *sm_cli_usage(void);
+
+/* Reads the token: the first line of path, refused when the file is readable by group or
+ * others (mode & 077), empty, or longer than SM_CLI_TOKEN_MAX - 1. */
+int sm_cli_load_token(const char *path, char *out, size_t cap, sm_error *err);
+
+/* Runs o's command against the coordinator (not HELP or VERSION: main prints those); token
+ * may be NULL. Prints results on stdout and one line per error on stderr; returns the exit
+ * status (0 ok, 1 a failure of the coordinator, of the run, or of a file). Needs
+ * curl_global_init done. */
+int sm_cli_exec(const sm_cli_opts *o, const char *token);
+
+#endif

@@ -1,0 +1,192 @@
+/* GET and POST over libcurl, the answer in a growing buffer. */
+#include "coordinator/cli/http.h"
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sm_http {
+    CURL *curl;
+    char *url;
+    struct curl_slist *auth; /* the Authorization line, NULL without a token */
+};
+
+typedef struct body_buf {
+    char *data;
+    size_t len, cap;
+    bool too_big;
+    bool no_memory;
+} body_buf;
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    body_buf *b = arg;
+    size_t n = size * nmemb;
+    if (n > SM_HTTP_BODY_MAX - b->len) {
+        b->too_big = true;
+        return 0; /* anything but n makes curl stop with CURLE_WRITE_ERROR */
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 16384;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *data = realloc(b->data, cap);
+        if (!data) {
+            b->no_memory = true;
+            return 0;
+        }
+        b->data = data;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, ptr, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return n;
+}
+
+int sm_http_open(sm_http **out, const char *base_url, const char *token, sm_error *err)
+{
+    sm_http *h = calloc(1, sizeof *h);
+    if (!h)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    size_t n = strlen(base_url);
+    while (n > 0 && base_url[n - 1] == '/')
+        n--;
+    h->url = strndup(base_url, n);
+    h->curl = curl_easy_init();
+    if (!h->url || !h->curl) {
+        sm_http_close(h);
+        return sm_error_set(err, SM_ENOMEM, "cannot set up libcurl");
+    }
+    if (token) {
+        char line[600];
+        if ((size_t)snprintf(line, sizeof line, "Authorization: Bearer %s", token) >= sizeof line) {
+            sm_http_close(h);
+            return sm_error_set(err, SM_EINVAL, "the token is longer than %zu characters",
+                                sizeof line - 23);
+        }
+        h->auth = curl_slist_append(NULL, line);
+        /* The line held the token; do not leave it on the stack. */
+        memset(line, 0, sizeof line);
+        if (!h->auth) {
+            sm_http_close(h);
+            return sm_error_set(err, SM_ENOMEM, "out of memory");
+        }
+    }
+    *out = h;
+    return 0;
+}
+
+void sm_http_close(sm_http *h)
+{
+    if (!h)
+        return;
+    if (h->curl)
+        curl_easy_cleanup(h->curl);
+    curl_slist_free_all(h->auth);
+    free(h->url);
+    free(h);
+}
+
+const char *sm_http_url(const sm_http *h)
+{
+    return h->url;
+}
+
+/* Appends line to *list; on failure *list is left as it was. */
+static bool add_header(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *l = curl_slist_append(*list, line);
+    if (!l)
+        return false;
+    *list = l;
+    return true;
+}
+
+static int perform(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r,
+                   sm_error *err)
+{
+    size_t ulen = strlen(h->url) + strlen(path) + 1;
+    char *url = malloc(ulen);
+    if (!url)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    snprintf(url, ulen, "%s%s", h->url, path);
+
+    CURL *c = h->curl;
+    body_buf b = {0};
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct curl_slist *headers = NULL;
+    bool ok = !h->auth || add_header(&headers, h->auth->data);
+    if (ok && body)
+        ok = add_header(&headers, "Content-Type: application/json");
+    /* Without this curl sends "Expect: 100-continue" before a large POST body and waits a
+     * second for a server that does not answer it. */
+    if (ok)
+        ok = add_header(&headers, "Expect:");
+    if (!ok) {
+        curl_slist_free_all(headers);
+        free(url);
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)SM_HTTP_TIMEOUT_S);
+    /* Timeouts by signal would break in a process that handles its own signals. */
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "sockmatrix/" SM_VERSION);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POST, 1L);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    }
+    CURLcode cc = curl_easy_perform(c);
+    curl_slist_free_all(headers);
+    free(url);
+
+    int rc = 0;
+    if (b.too_big)
+        rc = sm_error_set(err, SM_EPROTO, "the coordinator's answer is larger than %u MiB",
+                          SM_HTTP_BODY_MAX >> 20);
+    else if (b.no_memory)
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory for the coordinator's answer");
+    else if (cc != CURLE_OK)
+        rc = sm_error_set(err, SM_ESYS, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+    if (rc) {
+        free(b.data);
+        return rc;
+    }
+    if (!b.data && !(b.data = calloc(1, 1)))
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    r->status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    r->body = b.data;
+    r->len = b.len;
+    return 0;
+}
+
+int sm_http_get(sm_http *h, const char *path, sm_http_resp *r, sm_error *err)
+{
+    return perform(h, path, NULL, 0, r, err);
+}
+
+int sm_http_post(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r,
+                 sm_error *err)
+{
+    return perform(h, path, body ? body : "", body ? len : 0, r, err);
+}
+
+void sm_http_resp_fini(sm_http_resp *r)
+{
+    if (!r)
+        return;
+    free(r->body);
+    r->body = NULL;
+    r->len = 0;
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The main job on one machine: a 3-host lab (network namespaces, h2's TCP slowed), a
+# coordinator and an agent per host, the 2010 TCP-vs-Unix-socket test run across them, and the
+# table that compares the hosts. `demo.sh down` stops everything it started.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BIN=${SM_BIN_DIR:-$ROOT/build/bin}
+STATE=${SM_DEMO_DIR:-$ROOT/build/demo}
+PREFIX=sm-demo-
+SUBNET=10.213.7
+SLOW=${SM_DEMO_SLOW:-400mbit}
+HTTP=127.0.0.1:${SM_DEMO_HTTP_PORT:-8080}
+BUS_PORT=${SM_DEMO_BUS_PORT:-7100}
+HOSTS=(h1 h2 h3)
+
+say() { printf 'demo: %s\n' "$*" >&2; }
+
+stop_all() {
+  # Only the processes this script started, by the PIDs it wrote down.
+  for f in "$STATE"/*.pid; do
+    [[ -e $f ]] || continue
+    pid=$(cat "$f")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$f"
+  done
+  if [[ $(id -u) -eq 0 ]]; then bash "$HERE/lab.sh" down --prefix "$PREFIX" >/dev/null 2>&1 || true; fi
+}
+
+if [[ ${1:-} == down ]]; then
+  stop_all
+  say "stopped; the store and logs stay in $STATE"
+  exit 0
+fi
+
+stop_all
+mkdir -p "$STATE"
+rm -rf "$STATE"/spool-* "$STATE/coordinator.db"*
+[[ -e $STATE/fleet.key ]] || "$BIN/sockmatrix-coordinator" keygen "$STATE/fleet.key" >/dev/null
+
+declare -A ADDR NETNS
+if [[ $(id -u) -eq 0 ]] && ip netns list >/dev/null 2>&1; then
+  bash "$HERE/lab.sh" up 3 --prefix "$PREFIX" --subnet "$SUBNET" --slow-tcp "h2:$SLOW" >/dev/null
+  BUS_ADDR=$SUBNET.1
+  for i in 1 2 3; do ADDR[h$i]=$SUBNET.$((10 + i)); NETNS[h$i]=${PREFIX}h$i; done
+  say "lab: 3 hosts in network namespaces, h2's loopback TCP limited to $SLOW (tc tbf)"
+else
+  BUS_ADDR=127.0.0.1
+  for h in "${HOSTS[@]}"; do ADDR[$h]=127.0.0.1; NETNS[$h]=""; done
+  say "not root, so no network namespaces: three agents on this machine's loopback instead,"
+  say "and no host is made slow (run as root for the lab with h2's TCP slowed)"
+fi
+
+exec 3<> <(:)
+"$BIN/sockmatrix-coordinator" --listen "tcp://$BUS_ADDR:$BUS_PORT" --http "$HTTP" \
+  --db "$STATE/coordinator.db" --key-file "$STATE/fleet.key" --hold-ms 2000 --ready-fd 3 \
+  2>"$STATE/coordinator.log" &
+echo $! >"$STATE/coordinator.pid"
+read -r -t 10 ready <&3 || { say "the coordinator did not start: $(tail -3 "$STATE/coordinator.log")"; stop_all; exit 1; }
+exec 3<&-
+
+for h in "${HOSTS[@]}"; do
+  cmd=("$BIN/sockmatrix-agent" --coordinator "tcp://$BUS_ADDR:$BUS_PORT" --key-file "$STATE/fleet.key"
+       --name "$h" --data-addr "${ADDR[$h]}" --spool-dir "$STATE/spool-$h" --sock-dir "$STATE")
+  if [[ -n ${NETNS[$h]} ]]; then cmd=(ip netns exec "${NETNS[$h]}" "${cmd[@]}"); fi
+  "${cmd[@]}" 2>"$STATE/agent-$h.log" &
+  echo $! >"$STATE/agent-$h.pid"
+done
+
+CLI=("$BIN/sockmatrix" --coordinator "http://$HTTP")
+for _ in $(seq 100); do
+  n=$("${CLI[@]}" agents 2>/dev/null | grep -c ' online' || true)
+  [[ $n -ge 3 ]] && break
+  sleep 0.1
+done
+"${CLI[@]}" agents
+# The seed preset, but one job at a time: the lab's hosts share this machine's CPUs, and jobs
+# side by side would measure each other. (On a real fleet the hosts run in parallel.)
+cat >"$STATE/seed-one-at-a-time.json" <<'SPEC'
+{"name": "seed-tcp-unix-lab", "hosts": "all", "repetitions": 10, "warmup": 2, "parallel": false,
+ "tests": [{"workload": "stream", "scope": "local", "transport": ["tcp", "unix"],
+            "framing": "lines", "msg_size": 128, "count": 8192, "nodelay": [false, true]}]}
+SPEC
+say "running the 2010 test (8192 lines of 128 bytes, TCP with and without TCP_NODELAY against"
+say "a Unix socket) on every host, one job at a time, repetitions interleaved:"
+rc=0
+"${CLI[@]}" run --spec "$STATE/seed-one-at-a-time.json" --wait --format table || rc=$?
+say "coordinator: http://$HTTP (GET /api/runs, /api/runs/1/table?format=csv); the dashboard"
+say "will be served there too. Stop everything with: make demo-down"
+exit "$rc"

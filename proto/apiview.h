@@ -1,0 +1,97 @@
+/* The coordinator's HTTP API as a client reads it: fixed-size views of its JSON answers. */
+#ifndef SM_PROTO_APIVIEW_H
+#define SM_PROTO_APIVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/err.h"
+
+/* Decoders read the fields they show and skip the others, so that a newer coordinator that
+ * adds fields is still readable. A field they read with the wrong type, or a missing one, is
+ * an error: SM_EPARSE (SM_EINVAL for numbers out of range, SM_ENOMEM), err->msg naming the
+ * path ("runs[2].progress: done: expected an unsigned integer"). Identifiers (names, states,
+ * ids, fields) that do not fit their array are errors too; prose (reasons, descriptions,
+ * messages, kernel, CPU model, labels) is shortened to fit, ending in "...", since it is
+ * only shown. Text is json[0..len), no NUL needed. Out-parameters are written only on
+ * success; arrays are malloc'd (free()), and NULL when the count is 0. */
+
+#define SM_APIVIEW_NAME  65  /* agent and host names, preset and run names (64 + NUL) */
+#define SM_APIVIEW_STATE 16  /* "running", "cancelled", "online", ... */
+#define SM_APIVIEW_FIELD 128 /* an error's field path */
+#define SM_APIVIEW_PROSE 512 /* reasons, descriptions, error messages, labels */
+#define SM_APIVIEW_SHORT 128 /* kernel release, CPU model, a cell's test summary */
+
+/* One run: an entry of GET /api/runs, or GET /api/runs/ID without its cells. */
+typedef struct sm_apiview_run {
+    uint64_t id;
+    char name[SM_APIVIEW_NAME];
+    char state[SM_APIVIEW_STATE];
+    char reason[SM_APIVIEW_PROSE]; /* "" when none */
+    uint32_t done, failed, total;
+    int64_t created_ms, finished_ms; /* finished_ms 0 while running */
+} sm_apiview_run;
+
+/* One cell of GET /api/runs/ID and the states of its jobs. */
+typedef struct sm_apiview_cell {
+    uint32_t index;
+    char host[SM_APIVIEW_NAME];
+    char peer[SM_APIVIEW_NAME];  /* "" for a local test */
+    char test[SM_APIVIEW_SHORT]; /* from params: "stream tcp nodelay 128 B" */
+    uint32_t jobs, queued, active, done, failed;
+} sm_apiview_cell;
+
+/* One agent of GET /api/agents; facts that are absent (null) read as 0 and "". */
+typedef struct sm_apiview_agent {
+    char name[SM_APIVIEW_NAME];
+    char status[SM_APIVIEW_STATE];
+    char kernel[SM_APIVIEW_SHORT];
+    char cpu_model[SM_APIVIEW_SHORT];
+    uint32_t cores;
+    uint64_t mem_bytes;
+    int64_t last_seen_ms;
+    char labels[SM_APIVIEW_PROSE]; /* "rack=2,role=db" in the order sent; "" when none */
+} sm_apiview_agent;
+
+typedef struct sm_apiview_preset {
+    char name[SM_APIVIEW_NAME];
+    char description[SM_APIVIEW_PROSE];
+} sm_apiview_preset;
+
+/* {"error":"...","field":"..."}; field "" when absent. */
+typedef struct sm_apiview_error {
+    char error[SM_APIVIEW_PROSE];
+    char field[SM_APIVIEW_FIELD];
+} sm_apiview_error;
+
+/* GET /api/runs/ID (and POST /api/runs/ID/cancel). cells may be NULL when the caller wants
+ * only the run; otherwise *cells and *n_cells get its cells. */
+int sm_apiview_run_decode(const char *json, size_t len, sm_apiview_run *out,
+                          sm_apiview_cell **cells, size_t *n_cells, sm_error *err);
+
+/* GET /api/runs: {"runs":[...]} */
+int sm_apiview_runs_decode(const char *json, size_t len, sm_apiview_run **runs, size_t *n,
+                           sm_error *err);
+
+/* GET /api/agents: {"agents":[...]} */
+int sm_apiview_agents_decode(const char *json, size_t len, sm_apiview_agent **agents, size_t *n,
+                             sm_error *err);
+
+/* GET /api/presets: {"presets":[...]} */
+int sm_apiview_presets_decode(const char *json, size_t len, sm_apiview_preset **presets, size_t *n,
+                              sm_error *err);
+
+/* A 4xx/5xx body. */
+int sm_apiview_error_decode(const char *json, size_t len, sm_apiview_error *out, sm_error *err);
+
+/* POST /api/runs answer: {"run":"7"} */
+int sm_apiview_run_id_decode(const char *json, size_t len, uint64_t *id, sm_error *err);
+
+/* The body of POST /api/runs for a preset: {"preset":NAME,"hosts":"all"|[...],
+ * "repetitions":N}. hosts is NULL (the preset's own), "all", or names separated by commas;
+ * repetitions 0 leaves the preset's. An empty name in hosts is SM_EINVAL. Returns 0 and a
+ * malloc'd compact text in *body. */
+int sm_apiview_preset_request(const char *preset, const char *hosts, uint32_t repetitions,
+                              char **body, sm_error *err);
+
+#endif

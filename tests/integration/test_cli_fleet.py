@@ -1,0 +1,216 @@
+"""The sockmatrix CLI against the real coordinator and two real agents on loopback: what it
+prints, the files it writes, and its exit status (0 ok, 1 refused or failed, 2 usage)."""
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import unittest
+
+from smtest import BIN_DIR, Fleet, free_port
+
+CLI = os.path.join(BIN_DIR, "sockmatrix")
+
+# A run that outlives the test unless cancelled: one 60-second stream on h1.
+LONG_SPEC = {"name": "long", "hosts": ["h1"], "repetitions": 1, "warmup": 0,
+             "tests": [{"workload": "stream", "scope": "local", "transport": "tcp",
+                        "msg_size": 1000, "duration_ms": 60000}]}
+
+
+class CliTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.f = Fleet(n=2, hold_ms=1000, lab=False)
+        cls.addClassCleanup(cls.f.stop)
+        cls.f.start()
+        cls.done_id = None
+
+    def cli(self, *args, url=None, timeout=240):
+        env = dict(os.environ)
+        env.pop("SOCKMATRIX_COORDINATOR", None)
+        return subprocess.run([CLI, "--coordinator", url or self.f.url, *args],
+                              capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, env=env)
+
+    def assert_one_error_line(self, p, rc, *needles):
+        self.assertEqual(p.returncode, rc, p)
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertTrue(lines[0].startswith("sockmatrix: "), lines[0])
+        for n in needles:
+            self.assertIn(n, lines[0])
+        return lines[0]
+
+    def run_seed(self, *extra):
+        """run --preset seed-tcp-unix --repetitions 2 --wait; returns (process, run id)."""
+        p = self.cli("run", "--preset", "seed-tcp-unix", "--repetitions", "2", "--wait", *extra)
+        m = re.search(r"^run (\d+) started$", p.stderr, re.M)
+        self.assertIsNotNone(m, p.stderr)
+        return p, int(m.group(1))
+
+    def finished_run(self):
+        """The id of a run that ended done, made once for the tests that need one."""
+        if CliTest.done_id is None:
+            p, rid = self.run_seed()
+            self.assertEqual(p.returncode, 0, p)
+            CliTest.done_id = rid
+        return CliTest.done_id
+
+    # -- listing --
+    def test_agents_lists_both_agents_with_their_facts(self):
+        p = self.cli("agents")
+        self.assertEqual(p.returncode, 0, p)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[0].split()[:2], ["NAME", "STATUS"])
+        rows = {line.split()[0]: line for line in lines[1:]}
+        self.assertEqual(set(rows), {"h1", "h2"})
+        for name, line in rows.items():
+            self.assertIn("online", line)
+            self.assertIn(f"rack={name[1:]},role=test", line)
+            self.assertIn(os.uname().release, line)
+
+    def test_presets_lists_seed_tcp_unix(self):
+        p = self.cli("presets")
+        self.assertEqual(p.returncode, 0, p)
+        names = [line.split()[0] for line in p.stdout.splitlines()[1:]]
+        self.assertIn("seed-tcp-unix", names)
+        self.assertIn("TCP_NODELAY", p.stdout)
+
+    # -- run --
+    def test_run_wait_prints_the_table_with_both_hosts(self):
+        p, rid = self.run_seed()
+        self.assertEqual(p.returncode, 0, p)
+        self.assertIn("h1", p.stdout)
+        self.assertIn("h2", p.stdout)
+        self.assertTrue(p.stdout.lstrip().startswith("|") or "|" in p.stdout, p.stdout)
+        # stderr is not a terminal: plain progress lines, the last one complete.
+        progress = re.findall(rf"^run {rid}: (\d+)/(\d+) jobs, (\d+) failed$", p.stderr, re.M)
+        self.assertTrue(progress, p.stderr)
+        done, total, failed = map(int, progress[-1])
+        self.assertEqual((done, failed), (total, 0))
+        self.assertEqual(total, 2 * 3 * (2 + 2))  # hosts x variants x (reps + preset's warmup)
+        if CliTest.done_id is None:
+            CliTest.done_id = rid
+
+    def test_run_wait_format_csv_parses_with_a_header_row(self):
+        p, _ = self.run_seed("--format", "csv")
+        self.assertEqual(p.returncode, 0, p)
+        rows = list(csv.reader(io.StringIO(p.stdout, newline="")))
+        self.assertGreaterEqual(len(rows), 3)
+        header = rows[0]
+        self.assertEqual(header[0], "host")
+        self.assertTrue(all(len(r) == len(header) for r in rows[1:] if r), rows)
+        self.assertEqual(sorted(r[0] for r in rows[1:] if r), ["h1", "h2"])
+
+    def test_run_without_wait_prints_the_id_then_show_and_cancel_it(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
+            json.dump(LONG_SPEC, spec)
+        self.addCleanup(os.unlink, spec.name)
+        p = self.cli("run", "--spec", spec.name)
+        self.assertEqual(p.returncode, 0, p)
+        rid = int(p.stdout.strip())
+        self.assertEqual(p.stderr, f"run {rid} started\n")
+
+        p = self.cli("show", str(rid))
+        self.assertEqual(p.returncode, 0, p)
+        self.assertIn(f"run {rid} (long): running", p.stdout)
+        self.assertIn("progress: 0/1 jobs done, 0 failed", p.stdout)
+        self.assertRegex(p.stdout, r"\n\s*0\s+h1\s+-\s+stream tcp")
+
+        p = self.cli("runs")
+        self.assertEqual(p.returncode, 0, p)
+        self.assertRegex(p.stdout, rf"(?m)^\s*{rid}\s+long\s+running\s+0/0/1$")
+
+        p = self.cli("cancel", str(rid))
+        self.assertEqual(p.returncode, 0, p)
+        self.assertEqual(p.stdout, f"run {rid}: cancelled\n")
+
+    def test_run_on_a_host_that_does_not_exist_exits_1_with_one_line(self):
+        p = self.cli("run", "--preset", "seed-tcp-unix", "--hosts", "h1,nosuchhost")
+        self.assert_one_error_line(p, 1, "nosuchhost")
+        self.assertEqual(p.stdout, "")
+
+    def test_a_spec_file_with_hosts_is_a_usage_error(self):
+        p = self.cli("run", "--spec", "/nonexistent.json", "--hosts", "h1")
+        self.assert_one_error_line(p, 2, "--hosts goes with --preset only")
+
+    # -- usage errors and unreachable coordinators --
+    def test_a_bad_option_exits_2_naming_it(self):
+        p = self.cli("runs", "--bogus")
+        self.assert_one_error_line(p, 2, "--bogus")
+        p = self.cli("run", "--preset", "seed-tcp-unix", "--repetitions", "0")
+        self.assert_one_error_line(p, 2, "--repetitions")
+        p = self.cli("show")
+        self.assert_one_error_line(p, 2, "show")
+
+    def test_an_unreachable_coordinator_is_one_line_exit_1(self):
+        url = f"http://127.0.0.1:{free_port()}"
+        p = self.cli("agents", url=url)
+        self.assert_one_error_line(p, 1, f"cannot reach the coordinator at {url}: ")
+
+    def test_a_token_file_others_can_read_is_refused(self):
+        d = tempfile.mkdtemp(prefix="sm-cli-")
+        path = os.path.join(d, "token")
+        with open(path, "w") as f:
+            f.write("0123456789abcdef0123\n")
+        os.chmod(path, 0o644)
+        self.addCleanup(shutil.rmtree, d, True)
+        p = self.cli("--token-file", path, "agents")
+        self.assert_one_error_line(p, 2, "readable by group or others", "chmod 600")
+        os.chmod(path, 0o600)
+        p = self.cli("--token-file", path, "agents")  # the loopback coordinator ignores it
+        self.assertEqual(p.returncode, 0, p)
+
+    # -- finished runs --
+    def test_export_o_writes_the_file_atomically(self):
+        rid = self.finished_run()
+        d = tempfile.mkdtemp(prefix="sm-cli-")
+        out = os.path.join(d, "table.csv")
+        self.addCleanup(shutil.rmtree, d, True)
+        p = self.cli("export", str(rid), "--format", "csv", "-o", out)
+        self.assertEqual(p.returncode, 0, p)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(os.listdir(d), ["table.csv"])  # no temporary file left behind
+        self.assertFalse(os.stat(out).st_mode & stat.S_IWOTH)
+        with open(out, newline="") as f:
+            rows = list(csv.reader(f))
+        self.assertEqual(rows[0][0], "host")
+        self.assertEqual(sorted(r[0] for r in rows[1:] if r), ["h1", "h2"])
+        # The same bytes as the API's.
+        p = self.cli("export", str(rid), "--format", "csv")
+        with open(out) as f:
+            self.assertEqual(p.stdout.rstrip("\n"), f.read().rstrip("\n"))
+        p = self.cli("export", str(rid), "--format", "json")
+        self.assertEqual(p.returncode, 0, p)
+        json.loads(p.stdout)
+
+    def test_show_a_finished_run_gives_state_progress_and_cells(self):
+        rid = self.finished_run()
+        p = self.cli("show", str(rid))
+        self.assertEqual(p.returncode, 0, p)
+        self.assertIn(f"run {rid} (seed-tcp-unix): done", p.stdout)
+        self.assertIn("progress: 24/24 jobs done, 0 failed", p.stdout)
+        cells = [line.split() for line in p.stdout.splitlines() if re.match(r"\s*\d+\s+h\d", line)]
+        self.assertEqual(len(cells), 6)
+        self.assertEqual({c[1] for c in cells}, {"h1", "h2"})
+
+    def test_cancel_of_a_finished_run_exits_1_with_the_apis_message(self):
+        rid = self.finished_run()
+        status, body = self.f.post(f"/api/runs/{rid}/cancel", {})
+        self.assertGreaterEqual(status, 400)
+        p = self.cli("cancel", str(rid))
+        want = body["error"] + (f" (field: {body['field']})" if body.get("field") else "")
+        self.assertEqual(self.assert_one_error_line(p, 1), f"sockmatrix: {want}")
+        self.assertEqual(p.stdout, "")
+
+    def test_show_of_a_run_that_does_not_exist_exits_1(self):
+        p = self.cli("show", "999999")
+        self.assert_one_error_line(p, 1, "no such run")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,780 @@
+/* Unit tests of the sockmatrix CLI: its option parsing, token file, and the API decoders. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "coordinator/cli/cli.h"
+#include "proto/api.h"
+#include "proto/apiview.h"
+#include "proto/spec.h"
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof *(a)) - 1)
+
+static int parse_env(char **argv, int argc, const char *env, sm_cli_opts *o, sm_error *err)
+{
+    memset(err, 0, sizeof *err);
+    memset(o, 0xA5, sizeof *o); /* nothing may depend on what was there */
+    return sm_cli_parse(argc, argv, env, o, err);
+}
+
+static int parse(char **argv, int argc, sm_cli_opts *o, sm_error *err)
+{
+    return parse_env(argv, argc, NULL, o, err);
+}
+
+static void assert_msg_has(const sm_error *err, const char *needle)
+{
+    if (!strstr(err->msg, needle))
+        fail_msg("error '%s' does not name '%s'", err->msg, needle);
+    assert_null(strchr(err->msg, '\n'));
+}
+
+/* argv must fail with SM_EINVAL, one line, naming needle. */
+static void assert_fails_naming(char **argv, int argc, const char *needle)
+{
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, argc, &o, &err), SM_EINVAL);
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_msg_has(&err, needle);
+}
+
+/* ---- option parsing ---- */
+
+static void test_cli_defaults_are_loopback_no_token_and_an_hour(void **state)
+{
+    (void)state;
+    char *argv[] = {"sockmatrix", "agents", NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_AGENTS);
+    assert_string_equal(o.coordinator, "http://127.0.0.1:8080");
+    assert_null(o.token_file);
+    assert_null(o.preset);
+    assert_null(o.spec_file);
+    assert_null(o.hosts);
+    assert_null(o.output);
+    assert_int_equal(o.repetitions, 0);
+    assert_false(o.wait);
+    assert_int_equal(o.timeout_s, 3600);
+    assert_int_equal(o.format, SM_CLI_FMT_TABLE);
+}
+
+static void test_cli_each_listing_command_parses_alone(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *word;
+        sm_cli_cmd cmd;
+    } cases[] = {{"agents", SM_CLI_AGENTS}, {"presets", SM_CLI_PRESETS}, {"runs", SM_CLI_RUNS}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *argv[] = {"sockmatrix", (char *)cases[i].word, NULL};
+        sm_cli_opts o;
+        sm_error err;
+        assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+        assert_int_equal(o.cmd, cases[i].cmd);
+        char *extra[] = {"sockmatrix", (char *)cases[i].word, "7", NULL};
+        assert_fails_naming(extra, ARGC(extra), "unexpected argument '7'");
+    }
+}
+
+static void test_cli_env_var_replaces_the_default_and_the_option_the_env_var(void **state)
+{
+    (void)state;
+    char *argv[] = {"sockmatrix", "runs", NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse_env(argv, ARGC(argv), "http://lab:9000", &o, &err), 0);
+    assert_string_equal(o.coordinator, "http://lab:9000");
+    /* An empty variable is an unset one. */
+    assert_int_equal(parse_env(argv, ARGC(argv), "", &o, &err), 0);
+    assert_string_equal(o.coordinator, "http://127.0.0.1:8080");
+
+    char *over[] = {"sockmatrix", "--coordinator", "https://c.example:443/", "runs", NULL};
+    assert_int_equal(parse_env(over, ARGC(over), "http://lab:9000", &o, &err), 0);
+    assert_string_equal(o.coordinator, "https://c.example:443/");
+
+    assert_int_equal(parse_env(argv, ARGC(argv), "lab:9000", &o, &err), SM_EINVAL);
+    assert_msg_has(&err, "SOCKMATRIX_COORDINATOR: 'lab:9000'");
+}
+
+static void test_cli_global_options_go_before_or_after_the_command(void **state)
+{
+    (void)state;
+    char *before[] = {"sockmatrix", "--coordinator", "http://a:1", "--token-file",
+                      "/t",         "show",          "12",         NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(before, ARGC(before), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_SHOW);
+    assert_int_equal(o.run_id, 12);
+    assert_string_equal(o.coordinator, "http://a:1");
+    assert_string_equal(o.token_file, "/t");
+
+    char *after[] = {"sockmatrix", "cancel", "--token-file=/t2", "99", "--coordinator=http://b:2",
+                     NULL};
+    assert_int_equal(parse(after, ARGC(after), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_CANCEL);
+    assert_int_equal(o.run_id, 99);
+    assert_string_equal(o.coordinator, "http://b:2");
+    assert_string_equal(o.token_file, "/t2");
+}
+
+static void test_cli_run_with_a_preset_takes_hosts_repetitions_wait_format_timeout(void **state)
+{
+    (void)state;
+    char *argv[] = {"sockmatrix", "run",      "--preset", "seed-tcp-unix", "--hosts", "h1,h2",
+                    "--wait",     "--format", "csv",      "--repetitions", "2",       "--timeout-s",
+                    "120",        NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_RUN);
+    assert_string_equal(o.preset, "seed-tcp-unix");
+    assert_null(o.spec_file);
+    assert_string_equal(o.hosts, "h1,h2");
+    assert_int_equal(o.repetitions, 2);
+    assert_true(o.wait);
+    assert_int_equal(o.format, SM_CLI_FMT_CSV);
+    assert_int_equal(o.timeout_s, 120);
+
+    char *plain[] = {"sockmatrix", "run", "--preset=quick", "--hosts=all", NULL};
+    assert_int_equal(parse(plain, ARGC(plain), &o, &err), 0);
+    assert_string_equal(o.preset, "quick");
+    assert_string_equal(o.hosts, "all");
+    assert_false(o.wait);
+    assert_int_equal(o.repetitions, 0);
+    assert_int_equal(o.timeout_s, 3600);
+}
+
+static void test_cli_run_wait_reads_every_format(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"table", "csv", "md", "json"};
+    static const sm_cli_format want[] = {SM_CLI_FMT_TABLE, SM_CLI_FMT_CSV, SM_CLI_FMT_MD,
+                                         SM_CLI_FMT_JSON};
+    for (size_t i = 0; i < 4; i++) {
+        char *argv[] = {"sockmatrix", "run",      "--preset",       "quick",
+                        "--wait",     "--format", (char *)names[i], NULL};
+        sm_cli_opts o;
+        sm_error err;
+        assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+        assert_int_equal(o.format, want[i]);
+    }
+    char *bad[] = {"sockmatrix", "run", "--preset", "quick", "--wait", "--format", "xml", NULL};
+    assert_fails_naming(bad, ARGC(bad), "--format: 'xml' is not table, csv, md or json");
+}
+
+static void test_cli_run_with_a_spec_file_refuses_hosts_and_repetitions(void **state)
+{
+    (void)state;
+    char *argv[] = {"sockmatrix", "run", "--spec", "my.json", "--wait", NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_string_equal(o.spec_file, "my.json");
+    assert_null(o.preset);
+
+    char *hosts[] = {"sockmatrix", "run", "--spec", "my.json", "--hosts", "h1", NULL};
+    assert_fails_naming(hosts, ARGC(hosts), "--hosts goes with --preset only");
+    char *reps[] = {"sockmatrix", "run", "--repetitions", "3", "--spec", "my.json", NULL};
+    assert_fails_naming(reps, ARGC(reps), "--repetitions goes with --preset only");
+}
+
+static void test_cli_run_needs_exactly_one_of_preset_and_spec(void **state)
+{
+    (void)state;
+    char *none[] = {"sockmatrix", "run", "--wait", NULL};
+    assert_fails_naming(none, ARGC(none), "give --preset NAME or --spec FILE");
+    char *both[] = {"sockmatrix", "run", "--preset", "quick", "--spec", "f", NULL};
+    assert_fails_naming(both, ARGC(both), "not both");
+}
+
+static void test_cli_run_format_and_timeout_need_wait(void **state)
+{
+    (void)state;
+    char *fmt[] = {"sockmatrix", "run", "--preset", "quick", "--format", "csv", NULL};
+    assert_fails_naming(fmt, ARGC(fmt), "--format goes with --wait");
+    char *tmo[] = {"sockmatrix", "run", "--preset", "quick", "--timeout-s", "5", NULL};
+    assert_fails_naming(tmo, ARGC(tmo), "--timeout-s goes with --wait");
+}
+
+static void test_cli_run_bounds_repetitions_timeout_and_host_names(void **state)
+{
+    (void)state;
+    static const char *const bad_reps[] = {"0", "101", "x", "-1", "2x", " 3"};
+    for (size_t i = 0; i < sizeof bad_reps / sizeof *bad_reps; i++) {
+        char *argv[] = {"sockmatrix",        "run", "--preset", "q", "--repetitions",
+                        (char *)bad_reps[i], NULL};
+        assert_fails_naming(argv, ARGC(argv), "--repetitions:");
+    }
+    char *max[] = {"sockmatrix", "run", "--preset", "q", "--repetitions", "100", NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(max, ARGC(max), &o, &err), 0);
+    assert_int_equal(o.repetitions, 100);
+
+    static const char *const bad_timeouts[] = {"0", "604801", "1h", ""};
+    for (size_t i = 0; i < sizeof bad_timeouts / sizeof *bad_timeouts; i++) {
+        char *argv[] = {
+            "sockmatrix", "run", "--preset", "q", "--wait", "--timeout-s", (char *)bad_timeouts[i],
+            NULL};
+        assert_fails_naming(argv, ARGC(argv), "--timeout-s");
+    }
+
+    char name65[66];
+    memset(name65, 'a', 65);
+    name65[65] = '\0';
+    static const char *const bad_hosts[] = {"", "h1,", ",h1", "h1,,h2", "h 1", "h1;h2"};
+    for (size_t i = 0; i < sizeof bad_hosts / sizeof *bad_hosts; i++) {
+        char *argv[] = {"sockmatrix",         "run", "--preset", "q", "--hosts",
+                        (char *)bad_hosts[i], NULL};
+        assert_fails_naming(argv, ARGC(argv), "--hosts");
+    }
+    char *long_name[] = {"sockmatrix", "run", "--preset", "q", "--hosts", name65, NULL};
+    assert_fails_naming(long_name, ARGC(long_name), "longer than 64");
+    char *ok[] = {"sockmatrix", "run", "--preset", "q", "--hosts", "node-1.lab,h_2", NULL};
+    assert_int_equal(parse(ok, ARGC(ok), &o, &err), 0);
+}
+
+static void test_cli_show_cancel_export_need_a_numeric_run_id(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"show", "cancel", "export"};
+    for (size_t i = 0; i < 3; i++) {
+        char *none[] = {"sockmatrix", (char *)words[i], "--format", "csv", NULL};
+        int argc = i == 2 ? ARGC(none) : 2;
+        assert_fails_naming(none, argc, "which run?");
+        char *word[] = {"sockmatrix", (char *)words[i], "latest", "--format", "csv", NULL};
+        assert_fails_naming(word, i == 2 ? ARGC(word) : 3, "'latest' is not a run id");
+        char *zero[] = {"sockmatrix", (char *)words[i], "0", "--format", "csv", NULL};
+        assert_fails_naming(zero, i == 2 ? ARGC(zero) : 3, "'0' is not a run id");
+        char *two[] = {"sockmatrix", (char *)words[i], "1", "2", "--format", "csv", NULL};
+        assert_fails_naming(two, i == 2 ? ARGC(two) : 4, "unexpected argument '2'");
+    }
+    char *big[] = {"sockmatrix", "show", "18446744073709551615", NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(big, ARGC(big), &o, &err), 0);
+    assert_int_equal(o.run_id, UINT64_MAX);
+    char *over[] = {"sockmatrix", "show", "18446744073709551616", NULL};
+    assert_fails_naming(over, ARGC(over), "is not a run id");
+}
+
+static void test_cli_export_needs_a_file_format_and_takes_an_output(void **state)
+{
+    (void)state;
+    char *argv[] = {"sockmatrix", "export", "5", "--format", "md", "-o", "t.md", NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_EXPORT);
+    assert_int_equal(o.run_id, 5);
+    assert_int_equal(o.format, SM_CLI_FMT_MD);
+    assert_string_equal(o.output, "t.md");
+
+    char *long_form[] = {"sockmatrix", "export", "--output=x.json", "--format=json", "5", NULL};
+    assert_int_equal(parse(long_form, ARGC(long_form), &o, &err), 0);
+    assert_int_equal(o.format, SM_CLI_FMT_JSON);
+    assert_string_equal(o.output, "x.json");
+
+    char *to_stdout[] = {"sockmatrix", "export", "5", "--format", "csv", NULL};
+    assert_int_equal(parse(to_stdout, ARGC(to_stdout), &o, &err), 0);
+    assert_null(o.output);
+
+    char *no_fmt[] = {"sockmatrix", "export", "5", NULL};
+    assert_fails_naming(no_fmt, ARGC(no_fmt), "--format csv|md|json is required");
+    char *table[] = {"sockmatrix", "export", "5", "--format", "table", NULL};
+    assert_fails_naming(table, ARGC(table), "'table' is not csv, md or json");
+    char *no_file[] = {"sockmatrix", "export", "5", "--format", "csv", "-o", NULL};
+    assert_fails_naming(no_file, ARGC(no_file), "--output needs a value");
+}
+
+static void test_cli_bad_commands_and_options_are_named(void **state)
+{
+    (void)state;
+    char *none[] = {"sockmatrix", NULL};
+    assert_fails_naming(none, ARGC(none), "a command is needed");
+    char *only_global[] = {"sockmatrix", "--coordinator", "http://x:1", NULL};
+    assert_fails_naming(only_global, ARGC(only_global), "a command is needed");
+    char *unknown[] = {"sockmatrix", "status", NULL};
+    assert_fails_naming(unknown, ARGC(unknown), "unknown command 'status'");
+    char *opt[] = {"sockmatrix", "runs", "--all", NULL};
+    assert_fails_naming(opt, ARGC(opt), "runs: unknown option '--all'");
+    char *opt_eq[] = {"sockmatrix", "run", "--presets=quick", NULL};
+    assert_fails_naming(opt_eq, ARGC(opt_eq), "unknown option '--presets'");
+    char *early[] = {"sockmatrix", "--wait", "run", "--preset", "q", NULL};
+    assert_fails_naming(early, ARGC(early), "--wait: put it after the command");
+    char *elsewhere[] = {"sockmatrix", "show", "3", "--wait", NULL};
+    assert_fails_naming(elsewhere, ARGC(elsewhere), "--wait: not an option of show");
+    char *short_o[] = {"sockmatrix", "run", "-o", "f", NULL};
+    assert_fails_naming(short_o, ARGC(short_o), "-o: not an option of run");
+    char *flag_value[] = {"sockmatrix", "run", "--preset", "q", "--wait=yes", NULL};
+    assert_fails_naming(flag_value, ARGC(flag_value), "--wait takes no value");
+    char *empty[] = {"sockmatrix", "run", "--preset", "", NULL};
+    assert_fails_naming(empty, ARGC(empty), "--preset: the value is empty");
+    char *missing[] = {"sockmatrix", "--token-file", NULL};
+    assert_fails_naming(missing, ARGC(missing), "--token-file needs a value");
+    char *url[] = {"sockmatrix", "--coordinator", "127.0.0.1:8080", "agents", NULL};
+    assert_fails_naming(url, ARGC(url), "--coordinator: '127.0.0.1:8080'");
+    char *url2[] = {"sockmatrix", "--coordinator", "http://", "agents", NULL};
+    assert_fails_naming(url2, ARGC(url2), "--coordinator");
+    char *url3[] = {"sockmatrix", "--coordinator", "http://a b", "agents", NULL};
+    assert_fails_naming(url3, ARGC(url3), "space or control character");
+}
+
+static void test_cli_help_and_version(void **state)
+{
+    (void)state;
+    sm_cli_opts o;
+    sm_error err;
+    char *help[] = {"sockmatrix", "--help", NULL};
+    assert_int_equal(parse(help, ARGC(help), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_HELP);
+    char *h[] = {"sockmatrix", "run", "-h", NULL};
+    assert_int_equal(parse(h, ARGC(h), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_HELP);
+    /* --help wins over a command line that would fail its checks. */
+    char *half[] = {"sockmatrix", "export", "--help", NULL};
+    assert_int_equal(parse(half, ARGC(half), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_HELP);
+    char *ver[] = {"sockmatrix", "--version", NULL};
+    assert_int_equal(parse(ver, ARGC(ver), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_VERSION);
+    const char *u = sm_cli_usage();
+    assert_non_null(strstr(u, "sockmatrix [--coordinator URL] [--token-file PATH] COMMAND"));
+    assert_non_null(strstr(u, "export RUN --format csv|md|json [-o FILE]"));
+}
+
+/* ---- the token file ---- */
+
+static char *write_token(const char *dir, const char *text, mode_t mode)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/token", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(chmod(path, mode), 0);
+    return path;
+}
+
+static void test_cli_token_file_is_one_line_and_private(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sm-cli-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char tok[SM_CLI_TOKEN_MAX];
+    sm_error err = {0};
+
+    char *path = write_token(dir, "s3cret-token-0123456789\nsecond line\n", 0600);
+    assert_int_equal(sm_cli_load_token(path, tok, sizeof tok, &err), 0);
+    assert_string_equal(tok, "s3cret-token-0123456789");
+
+    path = write_token(dir, "crlf-token\r\n", 0400);
+    assert_int_equal(sm_cli_load_token(path, tok, sizeof tok, &err), 0);
+    assert_string_equal(tok, "crlf-token");
+
+    path = write_token(dir, "s3cret\n", 0640);
+    assert_int_equal(sm_cli_load_token(path, tok, sizeof tok, &err), SM_EINVAL);
+    assert_msg_has(&err, "readable by group or others");
+    assert_msg_has(&err, "chmod 600");
+    path = write_token(dir, "s3cret\n", 0604);
+    assert_int_equal(sm_cli_load_token(path, tok, sizeof tok, &err), SM_EINVAL);
+
+    path = write_token(dir, "\n", 0600);
+    assert_int_equal(sm_cli_load_token(path, tok, sizeof tok, &err), SM_EINVAL);
+    assert_msg_has(&err, "empty");
+
+    char big[SM_CLI_TOKEN_MAX + 10];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    path = write_token(dir, big, 0600);
+    assert_int_equal(sm_cli_load_token(path, tok, sizeof tok, &err), SM_EINVAL);
+    assert_msg_has(&err, "longer than");
+
+    unlink(path);
+    assert_int_equal(sm_cli_load_token(path, tok, sizeof tok, &err), SM_ESYS);
+    assert_msg_has(&err, "cannot open");
+    rmdir(dir);
+}
+
+/* ---- decoders: each reads what proto/api.c writes ---- */
+
+static void assert_decode_fails(int rc, const sm_error *err, const char *needle)
+{
+    assert_true(rc == SM_EPARSE || rc == SM_EINVAL);
+    assert_int_equal(err->code, rc);
+    assert_msg_has(err, needle);
+}
+
+static void test_apiview_run_reads_the_coordinators_run_with_its_cells(void **state)
+{
+    (void)state;
+    sm_api_run r = {7, "seed-tcp-unix", "running", "", 36, 12, 1, 1700000000123, 0};
+    sm_api_cell cells[2] = {
+        {0, "h1", "",
+         "{\"workload\":\"stream\",\"transport\":\"tcp\",\"nodelay\":true,"
+         "\"msg_size\":128}",
+         12, 4, 2, 5, 1},
+        {1, "h2", NULL, NULL, 12, 12, 0, 0, 0},
+    };
+    char *json = sm_api_run_encode(&r, cells, 2);
+    assert_non_null(json);
+    sm_apiview_run run;
+    sm_apiview_cell *c = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_apiview_run_decode(json, strlen(json), &run, &c, &n, &err), 0);
+    assert_int_equal(run.id, 7);
+    assert_string_equal(run.name, "seed-tcp-unix");
+    assert_string_equal(run.state, "running");
+    assert_string_equal(run.reason, "");
+    assert_int_equal(run.done, 12);
+    assert_int_equal(run.failed, 1);
+    assert_int_equal(run.total, 36);
+    assert_int_equal(run.created_ms, 1700000000123);
+    assert_int_equal(run.finished_ms, 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(c[0].index, 0);
+    assert_string_equal(c[0].host, "h1");
+    assert_string_equal(c[0].peer, "");
+    assert_string_equal(c[0].test, "stream tcp nodelay 128 B");
+    assert_int_equal(c[0].jobs, 12);
+    assert_int_equal(c[0].queued, 4);
+    assert_int_equal(c[0].active, 2);
+    assert_int_equal(c[0].done, 5);
+    assert_int_equal(c[0].failed, 1);
+    assert_string_equal(c[1].host, "h2");
+    assert_string_equal(c[1].test, ""); /* params null: shown empty, not fatal */
+    assert_int_equal(c[1].queued, 12);
+    free(c);
+
+    /* Without cells: the run alone, the cells list not even needed. */
+    memset(&run, 0, sizeof run);
+    assert_int_equal(sm_apiview_run_decode(json, strlen(json), &run, NULL, NULL, &err), 0);
+    assert_int_equal(run.id, 7);
+    free(json);
+}
+
+static void test_apiview_run_rejects_what_it_cannot_read(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *needle;
+    } cases[] = {
+        {"", "invalid JSON"},
+        {"[]", "expected a JSON object"},
+        {"{\"id\":\"7\"} x", "junk after"},
+        {"{\"name\":\"r\",\"state\":\"done\",\"progress\":{\"done\":1,\"failed\":0,\"total\":1},"
+         "\"created_ms\":1,\"finished_ms\":2}",
+         "run: id"},
+        {"{\"id\":\"seven\",\"name\":\"r\",\"state\":\"done\"}", "'seven' is not an unsigned"},
+        {"{\"id\":\"7\",\"name\":3,\"state\":\"done\"}", "run: name: expected a string"},
+        {"{\"id\":\"7\",\"name\":\"r\",\"state\":\"done\",\"created_ms\":1,\"finished_ms\":2}",
+         "run: progress: expected an object"},
+        {"{\"id\":\"7\",\"name\":\"r\",\"state\":\"done\",\"progress\":{\"done\":\"1\","
+         "\"failed\":0,\"total\":1},\"created_ms\":1,\"finished_ms\":2}",
+         "run.progress: done"},
+        {"{\"id\":\"7\",\"name\":\"r\",\"state\":\"done\",\"progress\":{\"done\":-1,"
+         "\"failed\":0,\"total\":1},\"created_ms\":1,\"finished_ms\":2}",
+         "run.progress: done"},
+        {"{\"id\":\"7\",\"name\":\"r\",\"state\":\"done\",\"progress\":{\"done\":1,"
+         "\"failed\":0,\"total\":4294967296},\"created_ms\":1,\"finished_ms\":2}",
+         "above the maximum"},
+        {"{\"id\":\"7\",\"name\":\"r\",\"state\":\"a-state-name-far-too-long\",\"progress\":"
+         "{\"done\":1,\"failed\":0,\"total\":1},\"created_ms\":1,\"finished_ms\":2}",
+         "run: state: 25 bytes, longer than 15"},
+        {"{\"id\":\"7\",\"name\":\"r\",\"state\":\"done\",\"progress\":{\"done\":1,"
+         "\"failed\":0,\"total\":1},\"created_ms\":1.5,\"finished_ms\":2}",
+         "run: created_ms"},
+        {"{\"id\":\"7\",\"name\":\"r\",\"state\":\"done\",\"progress\":{\"done\":1,"
+         "\"failed\":0,\"total\":1},\"created_ms\":1,\"finished_ms\":2}",
+         "cells: expected a list"},
+        {"{\"id\":\"7\",\"name\":\"r\",\"state\":\"done\",\"progress\":{\"done\":1,"
+         "\"failed\":0,\"total\":1},\"created_ms\":1,\"finished_ms\":2,\"cells\":[{\"index\":0,"
+         "\"host\":\"h1\",\"jobs\":1,\"queued\":0,\"active\":0,\"done\":1}]}",
+         "cells[0]: failed"},
+        {"{\"id\":\"7\",\"name\":\"r\",\"state\":\"done\",\"progress\":{\"done\":1,"
+         "\"failed\":0,\"total\":1},\"created_ms\":1,\"finished_ms\":2,\"cells\":[7]}",
+         "cells[0]: expected an object"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        sm_apiview_run run;
+        memset(&run, 0x5A, sizeof run);
+        sm_apiview_cell *c = (sm_apiview_cell *)&run; /* must stay untouched on failure */
+        size_t n = 99;
+        sm_error err = {0};
+        int rc = sm_apiview_run_decode(cases[i].json, strlen(cases[i].json), &run, &c, &n, &err);
+        assert_decode_fails(rc, &err, cases[i].needle);
+        assert_ptr_equal(c, (sm_apiview_cell *)&run);
+        assert_int_equal(n, 99);
+        assert_int_equal(run.name[0], 0x5A);
+    }
+}
+
+static void test_apiview_run_shortens_a_long_reason_and_keeps_utf8_whole(void **state)
+{
+    (void)state;
+    char reason[2000];
+    /* "x" then "é"s of two bytes each, so that the cut falls inside one and must back off. */
+    reason[0] = 'x';
+    for (size_t i = 1; i + 2 < sizeof reason; i += 2)
+        memcpy(reason + i, "\xc3\xa9", 2);
+    reason[sizeof reason - 1] = '\0';
+    sm_api_run r = {3, "r", "failed", reason, 1, 0, 1, 1, 2};
+    char *json = sm_api_runs_encode(&r, 1);
+    sm_apiview_run *runs = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_apiview_runs_decode(json, strlen(json), &runs, &n, &err), 0);
+    free(json);
+    assert_int_equal(n, 1);
+    size_t len = strlen(runs[0].reason);
+    assert_true(len < sizeof runs[0].reason);
+    assert_string_equal(runs[0].reason + len - 3, "...");
+    assert_int_equal(len, sizeof runs[0].reason - 2); /* one byte short: the é stayed whole */
+    assert_int_equal((len - 3 - 1) % 2, 0);
+    assert_string_equal(runs[0].state, "failed");
+    free(runs);
+}
+
+static void test_apiview_runs_reads_a_list_and_an_empty_one(void **state)
+{
+    (void)state;
+    sm_api_run r[2] = {{9, "quick", "done", "", 6, 6, 0, 10, 20},
+                       {8, "full", "cancelled", "cancelled", 60, 3, 2, 5, 9}};
+    char *json = sm_api_runs_encode(r, 2);
+    sm_apiview_run *runs = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_apiview_runs_decode(json, strlen(json), &runs, &n, &err), 0);
+    free(json);
+    assert_int_equal(n, 2);
+    assert_int_equal(runs[0].id, 9);
+    assert_string_equal(runs[1].state, "cancelled");
+    assert_string_equal(runs[1].reason, "cancelled");
+    assert_int_equal(runs[1].failed, 2);
+    assert_int_equal(runs[1].finished_ms, 9);
+    free(runs);
+
+    json = sm_api_runs_encode(NULL, 0);
+    runs = (sm_apiview_run *)&n;
+    assert_int_equal(sm_apiview_runs_decode(json, strlen(json), &runs, &n, &err), 0);
+    free(json);
+    assert_int_equal(n, 0);
+    assert_null(runs);
+
+    static const char *const bad[] = {"{}", "{\"runs\":{}}", "{\"runs\":[1]}",
+                                      "{\"runs\":[{\"id\":\"1\"}]}"};
+    static const char *const needle[] = {"runs: expected a list", "runs: expected a list",
+                                         "runs[0]: expected an object", "runs[0]: name"};
+    for (size_t i = 0; i < 4; i++) {
+        assert_decode_fails(sm_apiview_runs_decode(bad[i], strlen(bad[i]), &runs, &n, &err), &err,
+                            needle[i]);
+    }
+}
+
+static void test_apiview_agents_reads_facts_labels_and_an_agent_without_facts(void **state)
+{
+    (void)state;
+    sm_api_agent a[2] = {
+        {"h1", "0123456789abcdef0123456789abcdef", "127.0.0.1", "online",
+         "{\"rack\":\"1\",\"role\":\"test\"}",
+         "{\"hostname\":\"box\",\"kernel\":\"6.1.0-13-amd64\",\"cpu_model\":\"Xeon\","
+         "\"cores\":8,\"mem_bytes\":17179869184,\"congestion\":\"cubic\"}",
+         1000, 1700000000000},
+        {"h2", "b", "127.0.0.2", "lost", NULL, NULL, 5, 6},
+    };
+    char *json = sm_api_agents(a, 2);
+    sm_apiview_agent *v = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_apiview_agents_decode(json, strlen(json), &v, &n, &err), 0);
+    free(json);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0].name, "h1");
+    assert_string_equal(v[0].status, "online");
+    assert_string_equal(v[0].kernel, "6.1.0-13-amd64");
+    assert_string_equal(v[0].cpu_model, "Xeon");
+    assert_int_equal(v[0].cores, 8);
+    assert_int_equal(v[0].mem_bytes, 17179869184ull);
+    assert_int_equal(v[0].last_seen_ms, 1700000000000);
+    assert_string_equal(v[0].labels, "rack=1,role=test");
+    assert_string_equal(v[1].status, "lost");
+    assert_string_equal(v[1].kernel, "");
+    assert_int_equal(v[1].cores, 0);
+    assert_int_equal(v[1].mem_bytes, 0);
+    assert_string_equal(v[1].labels, "");
+    free(v);
+}
+
+static void test_apiview_agents_rejects_bad_facts_and_labels(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *needle;
+    } cases[] = {
+        {"{\"agents\":[{\"status\":\"online\",\"last_seen_ms\":1}]}", "agents[0]: name"},
+        {"{\"agents\":[{\"name\":\"h1\",\"status\":\"online\"}]}", "agents[0]: last_seen_ms"},
+        {"{\"agents\":[{\"name\":\"h1\",\"status\":\"online\",\"last_seen_ms\":1,"
+         "\"labels\":[\"a\"]}]}",
+         "agents[0]: labels: expected an object"},
+        {"{\"agents\":[{\"name\":\"h1\",\"status\":\"online\",\"last_seen_ms\":1,"
+         "\"labels\":{\"rack\":2}}]}",
+         "agents[0]: labels: rack: expected a string"},
+        {"{\"agents\":[{\"name\":\"h1\",\"status\":\"online\",\"last_seen_ms\":1,"
+         "\"facts\":\"linux\"}]}",
+         "agents[0]: facts: expected an object"},
+        {"{\"agents\":[{\"name\":\"h1\",\"status\":\"online\",\"last_seen_ms\":1,"
+         "\"facts\":{\"kernel\":\"6\",\"cores\":-2,\"mem_bytes\":1}}]}",
+         "agents[0].facts: cores"},
+        {"{\"agents\":[{\"name\":\"h1\",\"status\":\"online\",\"last_seen_ms\":1,"
+         "\"facts\":{\"kernel\":\"6\",\"cores\":2}}]}",
+         "agents[0].facts: mem_bytes"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        sm_apiview_agent *v = NULL;
+        size_t n = 0;
+        sm_error err = {0};
+        int rc = sm_apiview_agents_decode(cases[i].json, strlen(cases[i].json), &v, &n, &err);
+        assert_decode_fails(rc, &err, cases[i].needle);
+        assert_null(v);
+    }
+}
+
+static void test_apiview_presets_reads_the_shipped_presets(void **state)
+{
+    (void)state;
+    char *json = sm_presets_encode();
+    assert_non_null(json);
+    sm_apiview_preset *p = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_apiview_presets_decode(json, strlen(json), &p, &n, &err), 0);
+    free(json);
+    size_t shipped = 0;
+    for (const sm_preset *s = sm_presets(); s->name; s++)
+        shipped++;
+    assert_int_equal(n, shipped);
+    assert_string_equal(p[0].name, "seed-tcp-unix");
+    assert_non_null(strstr(p[0].description, "TCP_NODELAY"));
+    free(p);
+
+    const char *bad = "{\"presets\":[{\"description\":\"x\"}]}";
+    assert_decode_fails(sm_apiview_presets_decode(bad, strlen(bad), &p, &n, &err), &err,
+                        "presets[0]: name");
+}
+
+static void test_apiview_error_reads_message_and_field(void **state)
+{
+    (void)state;
+    char *json = sm_api_error("hosts: 'nobody' is not a registered agent", "hosts[0]");
+    sm_apiview_error e;
+    sm_error err = {0};
+    assert_int_equal(sm_apiview_error_decode(json, strlen(json), &e, &err), 0);
+    free(json);
+    assert_string_equal(e.error, "hosts: 'nobody' is not a registered agent");
+    assert_string_equal(e.field, "hosts[0]");
+
+    json = sm_api_error("no such endpoint", NULL);
+    assert_int_equal(sm_apiview_error_decode(json, strlen(json), &e, &err), 0);
+    free(json);
+    assert_string_equal(e.error, "no such endpoint");
+    assert_string_equal(e.field, "");
+
+    static const char *const bad[] = {"<html>502</html>", "{\"message\":\"x\"}",
+                                      "{\"error\":false}"};
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(sm_apiview_error_decode(bad[i], strlen(bad[i]), &e, &err), SM_EPARSE);
+}
+
+static void test_apiview_run_id_reads_the_created_answer(void **state)
+{
+    (void)state;
+    char *json = sm_api_run_created(42);
+    uint64_t id = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_apiview_run_id_decode(json, strlen(json), &id, &err), 0);
+    free(json);
+    assert_int_equal(id, 42);
+    assert_int_equal(sm_apiview_run_id_decode("{\"run\":43}", 10, &id, &err), 0);
+    assert_int_equal(id, 43);
+    id = 5;
+    assert_decode_fails(sm_apiview_run_id_decode("{\"run\":\"x\"}", 11, &id, &err), &err,
+                        "created: run");
+    assert_decode_fails(sm_apiview_run_id_decode("{}", 2, &id, &err), &err, "created: run");
+    assert_int_equal(id, 5);
+}
+
+static void test_apiview_preset_request_is_the_exact_body(void **state)
+{
+    (void)state;
+    char *body = NULL;
+    sm_error err = {0};
+    assert_int_equal(sm_apiview_preset_request("seed-tcp-unix", "h1,h2", 2, &body, &err), 0);
+    assert_string_equal(body, "{\"preset\":\"seed-tcp-unix\",\"hosts\":[\"h1\",\"h2\"],"
+                              "\"repetitions\":2}");
+    free(body);
+    assert_int_equal(sm_apiview_preset_request("quick", "all", 0, &body, &err), 0);
+    assert_string_equal(body, "{\"preset\":\"quick\",\"hosts\":\"all\"}");
+    free(body);
+    assert_int_equal(sm_apiview_preset_request("a\"b", NULL, 0, &body, &err), 0);
+    assert_string_equal(body, "{\"preset\":\"a\\\"b\"}");
+    free(body);
+    body = NULL;
+    assert_int_equal(sm_apiview_preset_request("quick", "h1,", 0, &body, &err), SM_EINVAL);
+    assert_msg_has(&err, "empty name");
+    assert_null(body);
+
+    /* And the coordinator's side reads it back into the preset's spec. */
+    assert_int_equal(sm_apiview_preset_request("seed-tcp-unix", "h1", 3, &body, &err), 0);
+    char *spec = NULL, field[96];
+    assert_int_equal(sm_api_run_request(body, strlen(body), &spec, field, sizeof field, &err), 0);
+    assert_non_null(strstr(spec, "\"hosts\":[\"h1\"]"));
+    assert_non_null(strstr(spec, "\"repetitions\":3"));
+    free(spec);
+    free(body);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cli_defaults_are_loopback_no_token_and_an_hour),
+        cmocka_unit_test(test_cli_each_listing_command_parses_alone),
+        cmocka_unit_test(test_cli_env_var_replaces_the_default_and_the_option_the_env_var),
+        cmocka_unit_test(test_cli_global_options_go_before_or_after_the_command),
+        cmocka_unit_test(test_cli_run_with_a_preset_takes_hosts_repetitions_wait_format_timeout),
+        cmocka_unit_test(test_cli_run_wait_reads_every_format),
+        cmocka_unit_test(test_cli_run_with_a_spec_file_refuses_hosts_and_repetitions),
+        cmocka_unit_test(test_cli_run_needs_exactly_one_of_preset_and_spec),
+        cmocka_unit_test(test_cli_run_format_and_timeout_need_wait),
+        cmocka_unit_test(test_cli_run_bounds_repetitions_timeout_and_host_names),
+        cmocka_unit_test(test_cli_show_cancel_export_need_a_numeric_run_id),
+        cmocka_unit_test(test_cli_export_needs_a_file_format_and_takes_an_output),
+        cmocka_unit_test(test_cli_bad_commands_and_options_are_named),
+        cmocka_unit_test(test_cli_help_and_version),
+        cmocka_unit_test(test_cli_token_file_is_one_line_and_private),
+        cmocka_unit_test(test_apiview_run_reads_the_coordinators_run_with_its_cells),
+        cmocka_unit_test(test_apiview_run_rejects_what_it_cannot_read),
+        cmocka_unit_test(test_apiview_run_shortens_a_long_reason_and_keeps_utf8_whole),
+        cmocka_unit_test(test_apiview_runs_reads_a_list_and_an_empty_one),
+        cmocka_unit_test(test_apiview_agents_reads_facts_labels_and_an_agent_without_facts),
+        cmocka_unit_test(test_apiview_agents_rejects_bad_facts_and_labels),
+        cmocka_unit_test(test_apiview_presets_reads_the_shipped_presets),
+        cmocka_unit_test(test_apiview_error_reads_message_and_field),
+        cmocka_unit_test(test_apiview_run_id_reads_the_created_answer),
+        cmocka_unit_test(test_apiview_preset_request_is_the_exact_body),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
