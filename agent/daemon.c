@@ -32,7 +32,13 @@ typedef struct worker {
     bool quit;
     uint64_t job;
     uint32_t attempt;
+    sm_role role; /* both: a local job; server: prepare; client: start */
     sm_params params;
+    char addr[SM_ADDR_MAX + 1]; /* start: the server's address and port */
+    uint16_t port;
+    /* A pair server listens on ready_port: every poll says so until its result is spooled. */
+    bool ready;
+    uint16_t ready_port;
     atomic_int abort;
     pthread_t thread;
 } worker;
@@ -74,9 +80,9 @@ static void wake(agentd *d)
 
 /* ---- the worker: one job at a time ---- */
 
-static void spool_result(agentd *d, uint64_t job, uint32_t attempt, sm_result *r)
+static void spool_result(agentd *d, uint64_t job, uint32_t attempt, sm_role role, sm_result *r)
 {
-    sm_result_msg m = {.job = job, .attempt = attempt, .result = *r};
+    sm_result_msg m = {.job = job, .attempt = attempt, .role = role, .result = *r};
     sm_error err = {0};
     size_t len;
     char *json = sm_msg_result_encode(&m, &len, &err);
@@ -85,6 +91,35 @@ static void spool_result(agentd *d, uint64_t job, uint32_t attempt, sm_result *r
          * when the agent reports idle without it. */
         sm_log(LOG_ERR, "SM-SPOOL-FAIL", "job %" PRIu64 ": result not spooled: %s", job, err.msg);
     free(json);
+}
+
+/* sm_runner_serve's on_ready, on the worker thread: the coordinator needs the port before it
+ * can start the client, so the poll that carries it goes out now, not at the end of the
+ * held one. */
+static void on_ready(void *arg, uint16_t port)
+{
+    agentd *d = arg;
+    pthread_mutex_lock(&d->w.mu);
+    d->w.ready = true;
+    d->w.ready_port = port;
+    pthread_mutex_unlock(&d->w.mu);
+    wake(d);
+}
+
+static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr, uint16_t port,
+                   sm_result *r, sm_error *err)
+{
+    sm_runner_opts ro = {.sock_dir = d->cfg->sock_dir, .abort = &d->w.abort};
+    switch (role) {
+    case SM_ROLE_SERVER:
+        return sm_runner_serve(p, d->cfg->data_addr[0] ? d->cfg->data_addr : "0.0.0.0", &ro,
+                               on_ready, d, r, err);
+    case SM_ROLE_CLIENT:
+        return sm_runner_connect(p, addr, port, &ro, r, err);
+    case SM_ROLE_BOTH:
+        break;
+    }
+    return sm_runner_run(p, &ro, r, err);
 }
 
 static void *worker_main(void *arg)
@@ -100,27 +135,33 @@ static void *worker_main(void *arg)
         w->running = true;
         const uint64_t job = w->job;
         const uint32_t attempt = w->attempt;
+        const sm_role role = w->role;
+        const uint16_t port = w->port;
+        char addr[SM_ADDR_MAX + 1];
+        memcpy(addr, w->addr, sizeof addr);
         sm_params p = w->params;
         pthread_mutex_unlock(&w->mu);
 
-        sm_runner_opts ro = {.sock_dir = d->cfg->sock_dir, .abort = &w->abort};
         sm_result r;
         sm_error err = {0};
         sm_result_init(&r);
-        sm_log(LOG_INFO, "SM-JOB-START", "job %" PRIu64 ".%u: %s over %s", job, attempt,
-               sm_workload_name(p.workload), sm_transport_name(p.transport));
-        if (sm_runner_run(&p, &ro, &r, &err) != 0) {
+        sm_log(LOG_INFO, "SM-JOB-START", "job %" PRIu64 ".%u: %s over %s, %s side", job, attempt,
+               sm_workload_name(p.workload), sm_transport_name(p.transport), sm_role_name(role));
+        if (run_job(d, &p, role, addr, port, &r, &err) != 0) {
             r.ok = false;
             snprintf(r.reason, sizeof r.reason, "could not start: %.200s", err.msg);
         }
         sm_log(LOG_INFO, "SM-JOB-END", "job %" PRIu64 ".%u: %s", job, attempt,
                r.ok ? "ok" : r.reason);
-        spool_result(d, job, attempt, &r);
+        spool_result(d, job, attempt, role, &r);
         sm_result_fini(&r);
 
+        /* Only now: until the result is in the spool, the ready entry is what tells the
+         * coordinator that this side is alive. */
         pthread_mutex_lock(&w->mu);
         w->running = false;
         w->has_job = false;
+        w->ready = false;
         atomic_store(&w->abort, 0);
         pthread_mutex_unlock(&w->mu);
         wake(d); /* deliver it now rather than at the end of the held poll */
@@ -163,38 +204,48 @@ static void ack(agentd *d, const char *id)
         snprintf(d->acks[d->n_acks++], sizeof d->acks[0], "%s", id);
 }
 
+/* assign, prepare and start: a job for the worker, in the given role. */
+static void take_job(agentd *d, const sm_command *c, sm_role role)
+{
+    worker *w = &d->w;
+    pthread_mutex_lock(&w->mu);
+    if (seen(d, c->job, c->attempt)) {
+        ack(d, c->id); /* already taken: the earlier ack was lost */
+    } else if (!w->has_job) {
+        w->has_job = true;
+        w->job = c->job;
+        w->attempt = c->attempt;
+        w->role = role;
+        w->params = c->params;
+        memcpy(w->addr, c->addr, sizeof w->addr);
+        w->port = c->port;
+        w->ready = false;
+        remember(d, c->job, c->attempt);
+        pthread_cond_signal(&w->cv);
+        ack(d, c->id);
+    }
+    /* Busy with another job: no ack, so the coordinator sends it again later. */
+    pthread_mutex_unlock(&w->mu);
+}
+
 static void take_command(agentd *d, const sm_command *c)
 {
     worker *w = &d->w;
     switch (c->kind) {
     case SM_CMD_ASSIGN:
-        pthread_mutex_lock(&w->mu);
-        if (seen(d, c->job, c->attempt)) {
-            ack(d, c->id); /* already taken: the earlier ack was lost */
-        } else if (!w->has_job) {
-            w->has_job = true;
-            w->job = c->job;
-            w->attempt = c->attempt;
-            w->params = c->params;
-            remember(d, c->job, c->attempt);
-            pthread_cond_signal(&w->cv);
-            ack(d, c->id);
-        }
-        /* Busy with another job: no ack, so the coordinator sends it again later. */
-        pthread_mutex_unlock(&w->mu);
+        take_job(d, c, SM_ROLE_BOTH);
+        break;
+    case SM_CMD_PREPARE:
+        take_job(d, c, SM_ROLE_SERVER);
+        break;
+    case SM_CMD_START:
+        take_job(d, c, SM_ROLE_CLIENT);
         break;
     case SM_CMD_CANCEL:
         pthread_mutex_lock(&w->mu);
         if (w->has_job && w->job == c->job && w->attempt == c->attempt)
             atomic_store(&w->abort, 1);
         pthread_mutex_unlock(&w->mu);
-        ack(d, c->id);
-        break;
-    default:
-        /* prepare/start arrive with pair jobs; until then they are refused by acking nothing
-         * and saying so once. */
-        sm_log(LOG_WARNING, "SM-CMD-UNSUPPORTED", "command %s (%s) is not supported yet", c->id,
-               sm_cmd_kind_name(c->kind));
         ack(d, c->id);
         break;
     }
@@ -214,6 +265,10 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
         p.state = SM_AGENT_BUSY;
         p.job = d->w.job;
         p.attempt = d->w.attempt;
+    }
+    if (d->w.ready) {
+        p.ready[0] = (sm_ready){d->w.job, d->w.attempt, d->w.ready_port};
+        p.n_ready = 1;
     }
     pthread_mutex_unlock(&d->w.mu);
     snprintf(p.data_addr, sizeof p.data_addr, "%s", d->cfg->data_addr);

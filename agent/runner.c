@@ -1,5 +1,5 @@
-/* One job, both ends on this host: listener, server and client threads, CPU per thread,
- * the time limit, and a verdict that names the side that failed first. */
+/* One job, both ends on this host (listener, server and client threads) or one side of a pair
+ * job alone: CPU per thread, the time limit, and a verdict that names the side that failed. */
 #include "agent/runner.h"
 
 #include <pthread.h>
@@ -77,10 +77,43 @@ static void side_init(side_thread *t, sm_job *job, const sm_workload_ops *wl, in
     t->first_failed = first_failed;
 }
 
+/* What every way of running a job sets up alike: the workload's table, the record both sides
+ * share (sockopts, fault, abort) and the payload pattern, which *pat then owns (the caller
+ * finis it, also on a later failure). The endpoint and the deadline are the caller's. */
+static int job_init(sm_job *job, sm_pattern *pat, const sm_params *p, const sm_runner_opts *o,
+                    bool alone, const sm_workload_ops **wl, sm_error *err)
+{
+    *wl = sm_workload_get(p->workload);
+    if (!*wl)
+        return sm_error_set(err, SM_EINVAL, "workload %s cannot run here",
+                            sm_workload_name(p->workload));
+    if (alone && !(*wl)->finish_side)
+        return sm_error_set(err, SM_EINVAL, "workload %s cannot run as a pair job",
+                            sm_workload_name(p->workload));
+    memset(job, 0, sizeof *job);
+    job->p = p;
+    job->tr = sm_transport_get(p->transport);
+    job->fault = o->fault;
+    job->abort = o->abort;
+    job->alone = alone;
+    job->pat = pat;
+    job->client_opts = (sm_sockopts){p->nodelay, p->cork, p->sndbuf, p->rcvbuf};
+    job->server_opts = (sm_sockopts){p->nodelay, false, p->sndbuf, p->rcvbuf};
+    if (make_pattern(p, pat))
+        return sm_error_set(err, SM_ENOMEM, "out of memory for the payload pattern");
+    return 0;
+}
+
+/* The time limit runs from here: once the server listens, or once a client alone starts. */
+static void start_clock(sm_job *job)
+{
+    job->deadline_ns = sm_now_ns() + (uint64_t)job->p->time_limit_ms * 1000000u;
+}
+
 int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, sm_error *err)
 {
     static atomic_uint seq;
-    const sm_workload_ops *wl = sm_workload_get(p->workload);
+    const sm_workload_ops *wl;
     sm_job job;
     sm_pattern pat = {0};
     side_thread server, client;
@@ -90,31 +123,22 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
 
     sm_result_fini(out);
     sm_result_init(out);
-    if (!wl)
-        return sm_error_set(err, SM_EINVAL, "workload %s cannot run here",
-                            sm_workload_name(p->workload));
-
-    memset(&job, 0, sizeof job);
-    job.p = p;
-    job.tr = sm_transport_get(p->transport);
-    job.fault = o->fault;
-    job.abort = o->abort;
-    job.pat = &pat;
-    job.client_opts = (sm_sockopts){p->nodelay, p->cork, p->sndbuf, p->rcvbuf};
-    job.server_opts = (sm_sockopts){p->nodelay, false, p->sndbuf, p->rcvbuf};
+    if ((rc = job_init(&job, &pat, p, o, false, &wl, err))) {
+        sm_pattern_fini(&pat);
+        return rc;
+    }
+    side_init(&server, &job, wl, 1, &first_failed);
+    side_init(&client, &job, wl, 0, &first_failed);
     if (p->transport == SM_TR_UNIX) {
         int n = snprintf(job.ep.path, sizeof job.ep.path, "%s/sm-%d-%u.sock", o->sock_dir,
                          (int)getpid(), atomic_fetch_add(&seq, 1));
-        if (n < 0 || (size_t)n >= sizeof job.ep.path)
-            return sm_error_set(err, SM_EINVAL, "socket directory path too long: %s", o->sock_dir);
+        if (n < 0 || (size_t)n >= sizeof job.ep.path) {
+            rc = sm_error_set(err, SM_EINVAL, "socket directory path too long: %s", o->sock_dir);
+            goto out;
+        }
     } else {
         snprintf(job.ep.host, sizeof job.ep.host, "%s", o->tcp_host ? o->tcp_host : "127.0.0.1");
     }
-    if (make_pattern(p, &pat))
-        return sm_error_set(err, SM_ENOMEM, "out of memory for the payload pattern");
-
-    side_init(&server, &job, wl, 1, &first_failed);
-    side_init(&client, &job, wl, 0, &first_failed);
     if (o->pin) {
         server.pin_cpu = o->server_cpu;
         client.pin_cpu = o->client_cpu;
@@ -129,7 +153,7 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
     if ((rc = job.tr->listen(&job.ep, &job.server_opts, &lfd, err)))
         goto out;
     server.lfd = lfd;
-    job.deadline_ns = sm_now_ns() + (uint64_t)p->time_limit_ms * 1000000u;
+    start_clock(&job);
 
     if ((rc = pthread_create(&ts, NULL, side_main, &server))) {
         rc = sm_error_set(err, SM_ESYS, "cannot start the server thread: %s", strerror(rc));
@@ -172,6 +196,131 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
 out:
     if (lfd >= 0)
         job.tr->unlisten(&job.ep, &lfd);
+    sm_hist_free(client.side.hist);
+    sm_pattern_fini(&pat);
+    return rc;
+}
+
+/* ---- one side of a pair job ---- */
+
+static int check_pair(const sm_params *p, sm_error *err)
+{
+    if (p->scope != SM_SCOPE_PAIR || p->transport != SM_TR_TCP)
+        return sm_error_set(err, SM_EINVAL,
+                            "one side of a job runs with scope pair over tcp, not scope %s over %s",
+                            sm_scope_name(p->scope), sm_transport_name(p->transport));
+    return 0;
+}
+
+/* Runs the one side on a thread of its own, as a local job runs each side: its CPU time is
+ * then that side's alone, and pinning it leaves the caller's thread where it was. The reason
+ * of a failed side is its own; sm_result_merge_pair says which side it was. */
+static int run_alone(side_thread *t, sm_result *out, sm_error *err)
+{
+    pthread_t th;
+    int rc = pthread_create(&th, NULL, side_main, t);
+    if (rc)
+        return sm_error_set(err, SM_ESYS, "cannot start the %s thread: %s",
+                            t->is_server ? "server" : "client", strerror(rc));
+    pthread_join(th, NULL);
+    if (t->side.rc) {
+        out->ok = false;
+        snprintf(out->reason, sizeof out->reason, "%s", t->side.err.msg);
+        return 0;
+    }
+    out->ok = true;
+    t->wl->finish_side(t->side.job, &t->side, t->is_server, out);
+    if (t->is_server) {
+        out->rcvbuf_eff = t->side.rcvbuf_eff;
+        out->rx_cpu = t->side.cpu_id;
+    } else {
+        out->sndbuf_eff = t->side.sndbuf_eff;
+        out->tx_cpu = t->side.cpu_id;
+    }
+    if (t->side.hist) {
+        out->hist = t->side.hist;
+        t->side.hist = NULL;
+    }
+    return 0;
+}
+
+int sm_runner_serve(const sm_params *p, const char *bind_addr, const sm_runner_opts *o,
+                    void (*on_ready)(void *arg, uint16_t port), void *arg, sm_result *out,
+                    sm_error *err)
+{
+    const sm_workload_ops *wl;
+    sm_job job;
+    sm_pattern pat = {0};
+    side_thread server;
+    atomic_int first_failed = 0;
+    int rc, lfd = -1;
+
+    sm_result_fini(out);
+    sm_result_init(out);
+    if ((rc = check_pair(p, err)))
+        return rc;
+    if (!bind_addr || !bind_addr[0])
+        bind_addr = "0.0.0.0";
+    if (strlen(bind_addr) >= sizeof job.ep.host)
+        return sm_error_set(err, SM_EINVAL, "bind address too long: %.80s", bind_addr);
+    if ((rc = job_init(&job, &pat, p, o, true, &wl, err)))
+        goto out;
+    snprintf(job.ep.host, sizeof job.ep.host, "%s", bind_addr);
+    if ((rc = job.tr->listen(&job.ep, &job.server_opts, &lfd, err)))
+        goto out;
+    start_clock(&job);
+    sm_log(LOG_INFO, "SM-PAIR-LISTEN", "%s server listening on %s port %u",
+           sm_workload_name(p->workload), job.ep.host, (unsigned)job.ep.port);
+    if (on_ready)
+        on_ready(arg, job.ep.port);
+    side_init(&server, &job, wl, 1, &first_failed);
+    server.lfd = lfd;
+    if (o->pin)
+        server.pin_cpu = o->server_cpu;
+    rc = run_alone(&server, out, err);
+out:
+    if (lfd >= 0)
+        job.tr->unlisten(&job.ep, &lfd);
+    sm_pattern_fini(&pat);
+    return rc;
+}
+
+int sm_runner_connect(const sm_params *p, const char *addr, uint16_t port, const sm_runner_opts *o,
+                      sm_result *out, sm_error *err)
+{
+    const sm_workload_ops *wl;
+    sm_job job;
+    sm_pattern pat = {0};
+    side_thread client;
+    atomic_int first_failed = 0;
+    int rc;
+
+    sm_result_fini(out);
+    sm_result_init(out);
+    if ((rc = check_pair(p, err)))
+        return rc;
+    if (!addr || !addr[0] || strlen(addr) >= sizeof job.ep.host || port == 0)
+        return sm_error_set(err, SM_EINVAL, "no server address to connect to: '%.80s' port %u",
+                            addr ? addr : "", (unsigned)port);
+    if ((rc = job_init(&job, &pat, p, o, true, &wl, err))) {
+        sm_pattern_fini(&pat);
+        return rc;
+    }
+    snprintf(job.ep.host, sizeof job.ep.host, "%s", addr);
+    job.ep.port = port;
+    side_init(&client, &job, wl, 0, &first_failed);
+    if (o->pin)
+        client.pin_cpu = o->client_cpu;
+    if (p->workload != SM_WL_STREAM) {
+        client.side.hist = sm_hist_new();
+        if (!client.side.hist) {
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory for the latency histogram");
+            goto out;
+        }
+    }
+    start_clock(&job);
+    rc = run_alone(&client, out, err);
+out:
     sm_hist_free(client.side.hist);
     sm_pattern_fini(&pat);
     return rc;

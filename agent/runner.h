@@ -30,4 +30,17 @@ typedef struct sm_runner_opts {
  * caller. */
 int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, sm_error *err);
 
+/* ---- one side of a pair job (the other side runs on another host) ---- */
+
+/* Runs the server side of p (scope pair, transport tcp): listens on bind_addr port 0, calls
+ * on_ready(arg, port) once listening (from this thread, before accepting), serves one job and
+ * fills *out with what the server side measures (see sm_result_merge_pair). The job's time
+ * limit covers the wait for the client. Same return contract as sm_runner_run. */
+int sm_runner_serve(const sm_params *p, const char *bind_addr, const sm_runner_opts *o,
+                    void (*on_ready)(void *arg, uint16_t port), void *arg, sm_result *out,
+                    sm_error *err);
+/* Runs the client side of p against addr:port and fills *out with what the client measures. */
+int sm_runner_connect(const sm_params *p, const char *addr, uint16_t port, const sm_runner_opts *o,
+                      sm_result *out, sm_error *err);
+
 #endif

@@ -413,7 +413,15 @@ static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp,
             continue; /* the store holds only what proto encoded; a guard, not a path */
         samples[ns++] = (sm_export_sample){res[i].cell, res[i].rep, res[i].warmup, &results[i]};
     }
-    if (sm_export_build(id, run.name, SM_SCOPE_LOCAL, cells, nc, samples, ns, &table, &err) != 0) {
+    /* Hosts or pairs: ?scope=pair|local, else local when the run has local cells. */
+    bool any_local = false;
+    for (size_t i = 0; i < nc; i++)
+        any_local |= cells[i].params.scope == SM_SCOPE_LOCAL;
+    sm_scope scope = query && strstr(query, "scope=pair")    ? SM_SCOPE_PAIR
+                     : query && strstr(query, "scope=local") ? SM_SCOPE_LOCAL
+                     : any_local                             ? SM_SCOPE_LOCAL
+                                                             : SM_SCOPE_PAIR;
+    if (sm_export_build(id, run.name, scope, cells, nc, samples, ns, &table, &err) != 0) {
         status = error(resp, len, 500, err.msg, NULL);
         goto out;
     }

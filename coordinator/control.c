@@ -23,6 +23,12 @@ typedef struct cjob {
     bool assign_acked;
     uint64_t run_id;   /* 0: a job queued alone */
     struct cjob *next; /* the host's FIFO of queued jobs */
+    /* Pair jobs: the server (receiver) host, its own queue link, and the handshake. */
+    char peer[SM_NAME_MAX + 1];
+    struct cjob *next_peer;
+    uint8_t roles_got; /* bit SM_ROLE_SERVER / SM_ROLE_CLIENT: that side's result arrived */
+    uint16_t ready_port;
+    bool prepare_acked, start_acked;
 } cjob;
 
 /* A matrix run in progress. */
@@ -60,6 +66,8 @@ struct sm_control {
     sm_control_stats stats;
 };
 
+static cjob **link_of(const cagent *a, cjob *j);
+
 static crun *run_get(sm_control *c, uint64_t id)
 {
     char key[24];
@@ -77,7 +85,7 @@ static void wake_run_hosts(sm_control *c, uint64_t run_id)
     void *val;
     while (sm_map_next(c->agents, &cur, &key, &val)) {
         cagent *a = val;
-        for (cjob *j = a->qhead; j; j = j->next)
+        for (cjob *j = a->qhead; j; j = *link_of(a, j))
             if (j->run_id == run_id) {
                 a->news = true;
                 break;
@@ -134,11 +142,20 @@ static cagent *agent_new(sm_control *c, const char *name)
     return a;
 }
 
+/* A pair job sits in two queues, its client's and its server's, each with its own link.
+ * Every host's queue follows one global order (the run's plan), so a pair job that heads
+ * both of its queues can always start once both hosts are idle: no cycle of hosts can wait
+ * on each other. */
+static cjob **link_of(const cagent *a, cjob *j)
+{
+    return strcmp(j->host, a->name) == 0 ? &j->next : &j->next_peer;
+}
+
 static void enqueue(cagent *a, cjob *j)
 {
-    j->next = NULL;
+    *link_of(a, j) = NULL;
     if (a->qtail)
-        a->qtail->next = j;
+        *link_of(a, a->qtail) = j;
     else
         a->qhead = j;
     a->qtail = j;
@@ -148,12 +165,32 @@ static cjob *dequeue(cagent *a)
 {
     cjob *j = a->qhead;
     if (j) {
-        a->qhead = j->next;
+        a->qhead = *link_of(a, j);
         if (!a->qhead)
             a->qtail = NULL;
-        j->next = NULL;
+        *link_of(a, j) = NULL;
     }
     return j;
+}
+
+/* Removes j from a's queue, wherever it is. */
+static void unqueue(cagent *a, cjob *j)
+{
+    cjob *prev = NULL, *cur = a->qhead;
+    while (cur && cur != j) {
+        prev = cur;
+        cur = *link_of(a, cur);
+    }
+    if (!cur)
+        return;
+    cjob *next = *link_of(a, j);
+    if (prev)
+        *link_of(a, prev) = next;
+    else
+        a->qhead = next;
+    if (a->qtail == j)
+        a->qtail = prev;
+    *link_of(a, j) = NULL;
 }
 
 static cjob *job_get(sm_control *c, uint64_t id)
@@ -171,6 +208,17 @@ static void job_forget(sm_control *c, cjob *j)
     free(j);
 }
 
+/* Takes a queued job out of every queue it is in (its host's, and its server's). */
+static void unqueue_all(sm_control *c, cjob *j)
+{
+    cagent *a = sm_map_get(c->agents, j->host);
+    cagent *b = j->peer[0] ? sm_map_get(c->agents, j->peer) : NULL;
+    if (a)
+        unqueue(a, j);
+    if (b)
+        unqueue(b, j);
+}
+
 /* Whether a failed run job gets its one retry: not when it was cancelled or its agent is
  * gone (the run goes on without that host), and only once. */
 static bool retryable(const cjob *j, const char *reason)
@@ -185,10 +233,23 @@ static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *re
                       int64_t now_ms, sm_error *err)
 {
     cagent *a = sm_map_get(c->agents, j->host);
+    cagent *b = j->peer[0] ? sm_map_get(c->agents, j->peer) : NULL;
     crun *r = run_get(c, j->run_id);
     const bool was_active = j->state == SM_JOB_ASSIGNED || j->state == SM_JOB_RUNNING;
-    if (a && a->current == j)
-        a->current = NULL;
+    /* A side still busy with a pair job that failed is told to stop. */
+    cagent *sides[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        cagent *x = sides[i];
+        if (!x || x->current != j)
+            continue;
+        if (j->peer[0] && state == SM_JOB_FAILED) {
+            x->cancel_pending = true;
+            x->cancel_job = j->id;
+            x->cancel_attempt = j->attempt;
+            x->news = true;
+        }
+        x->current = NULL;
+    }
     if (r && was_active && r->active)
         r->active--;
     if (state == SM_JOB_FAILED && r && retryable(j, reason)) {
@@ -201,10 +262,16 @@ static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *re
                j->id, j->host, reason);
         j->attempt = 2;
         j->state = SM_JOB_QUEUED;
-        j->assign_acked = false;
+        j->assign_acked = j->prepare_acked = j->start_acked = false;
+        j->roles_got = 0;
+        j->ready_port = 0;
         if (a) {
             enqueue(a, j);
             a->news = true;
+        }
+        if (b) {
+            enqueue(b, j);
+            b->news = true;
         }
         return 0;
     }
@@ -217,22 +284,6 @@ static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *re
     const uint64_t run_id = j->run_id;
     job_forget(c, j);
     return run_id ? run_count(c, run_id, state == SM_JOB_DONE, now_ms, err) : 0;
-}
-
-/* Removes j from its host's queue (it must be there). */
-static void unqueue(cagent *a, cjob *j)
-{
-    cjob **p = &a->qhead, *prev = NULL;
-    while (*p && *p != j) {
-        prev = *p;
-        p = &(*p)->next;
-    }
-    if (!*p)
-        return;
-    *p = j->next;
-    if (a->qtail == j)
-        a->qtail = prev;
-    j->next = NULL;
 }
 
 int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, int64_t now_ms,
@@ -320,6 +371,7 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         j->started_ms = jobs[i].started_ms;
         j->assigned_ms = jobs[i].assigned_ms;
         j->run_id = jobs[i].run_id;
+        snprintf(j->peer, sizeof j->peer, "%s", jobs[i].peer);
         id_key(j->id, key, sizeof key);
         if (sm_codec_params_decode(jobs[i].params_json, strlen(jobs[i].params_json), &j->params,
                                    err) != 0 ||
@@ -337,8 +389,19 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         /* An assigned or running job resumes as the agent's current one: its next poll says
          * whether it is still busy with it, or delivers its result from the spool. */
         crun *r = run_get(c, j->run_id);
+        cagent *srv = NULL;
+        if (j->peer[0] && !(srv = sm_map_get(c->agents, j->peer)) &&
+            !(srv = agent_new(c, j->peer))) {
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+            goto fail;
+        }
+        /* A pair job's handshake was in memory only: it starts over from its queues. */
+        if (srv)
+            j->state = SM_JOB_QUEUED;
         if (j->state == SM_JOB_QUEUED) {
             enqueue(a, j);
+            if (srv)
+                enqueue(srv, j);
         } else if (!a->current) {
             a->current = j;
             if (r)
@@ -400,6 +463,23 @@ static void assign_command(const cjob *j, sm_command *cmd)
     cmd->params = j->params;
 }
 
+/* prepare (to the server) and start (to the client, with the server's registered address:
+ * agents connect only to addresses the coordinator took from registered agents). */
+static void pair_command(const cjob *j, sm_cmd_kind kind, const char *addr, sm_command *cmd)
+{
+    memset(cmd, 0, sizeof *cmd);
+    snprintf(cmd->id, sizeof cmd->id, "%c%" PRIu64 ".%u", kind == SM_CMD_PREPARE ? 'p' : 's', j->id,
+             j->attempt);
+    cmd->kind = kind;
+    cmd->job = j->id;
+    cmd->attempt = j->attempt;
+    cmd->params = j->params;
+    if (kind == SM_CMD_START) {
+        snprintf(cmd->addr, sizeof cmd->addr, "%s", addr);
+        cmd->port = j->ready_port;
+    }
+}
+
 static void cancel_command(const cagent *a, sm_command *cmd)
 {
     memset(cmd, 0, sizeof *cmd);
@@ -417,7 +497,15 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
     if (a->cancel_pending && reply->n_commands < SM_REPLY_COMMANDS_MAX)
         cancel_command(a, &reply->commands[reply->n_commands++]);
     crun *gate = a->qhead ? run_get(c, a->qhead->run_id) : NULL;
-    if (!a->current && a->idle && a->status != SM_AGENT_LOST && a->qhead &&
+    cagent *other = NULL;
+    bool pair_ready = true;
+    if (a->qhead && a->qhead->peer[0]) {
+        cjob *h = a->qhead;
+        other = sm_map_get(c->agents, strcmp(h->host, a->name) == 0 ? h->peer : h->host);
+        pair_ready = other && !other->current && other->idle && other->status != SM_AGENT_LOST &&
+                     other->qhead == h;
+    }
+    if (!a->current && a->idle && a->status != SM_AGENT_LOST && a->qhead && pair_ready &&
         !(gate && !gate->parallel && gate->active > 0)) {
         cjob *j = a->qhead;
         uint32_t attempt = j->attempt ? j->attempt : 1;
@@ -430,14 +518,136 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
         j->assigned_ms = now_ms;
         j->assign_acked = false;
         a->current = j;
+        if (other) {
+            dequeue(other);
+            other->current = j;
+            other->news = true; /* the server hears "prepare" now, the client "start" later */
+        }
         if (gate)
             gate->active++;
         c->stats.jobs_dispatched++;
     }
-    if (a->current && a->current->state == SM_JOB_ASSIGNED && !a->current->assign_acked &&
-        reply->n_commands < SM_REPLY_COMMANDS_MAX)
-        assign_command(a->current, &reply->commands[reply->n_commands++]);
+    cjob *cur = a->current;
+    if (cur && reply->n_commands < SM_REPLY_COMMANDS_MAX) {
+        if (!cur->peer[0]) {
+            if (cur->state == SM_JOB_ASSIGNED && !cur->assign_acked)
+                assign_command(cur, &reply->commands[reply->n_commands++]);
+        } else if (strcmp(cur->peer, a->name) == 0) {
+            if (!cur->prepare_acked)
+                pair_command(cur, SM_CMD_PREPARE, NULL, &reply->commands[reply->n_commands++]);
+        } else if (cur->ready_port && !cur->start_acked) {
+            cagent *srv = sm_map_get(c->agents, cur->peer);
+            pair_command(cur, SM_CMD_START, srv ? srv->data_addr : "",
+                         &reply->commands[reply->n_commands++]);
+        }
+    }
     reply->want_facts = !a->facts_known;
+    return 0;
+}
+
+static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t now_ms,
+                       sm_poll_reply *reply, sm_error *err);
+
+static void put_cols(const sm_result *r, sm_result_cols *cols)
+{
+    *cols = (sm_result_cols){
+        .bytes = sm_result_get(r, SM_M_BYTES),
+        .seconds = sm_result_get(r, SM_M_SECONDS),
+        .throughput_MBps = sm_result_get(r, SM_M_THROUGHPUT),
+        .rtt_p50_us = sm_result_get(r, SM_M_RTT_P50_US),
+        .connects_per_s = sm_result_get(r, SM_M_CONNECTS_PER_S),
+        .ok = r->ok,
+    };
+}
+
+/* Both sides of a pair job are stored: merge them into the job's one result. */
+static int merge_sides(sm_control *c, cjob *j, int64_t now_ms, sm_error *err)
+{
+    char *sj = NULL, *cj = NULL, *json = NULL;
+    sm_result srv, cli, merged;
+    sm_result_init(&srv);
+    sm_result_init(&cli);
+    sm_result_init(&merged);
+    int rc = sm_store_side_get(c->st, j->id, j->attempt, "server", &sj, err);
+    if (!rc)
+        rc = sm_store_side_get(c->st, j->id, j->attempt, "client", &cj, err);
+    if (!rc && (!sj || !cj))
+        rc = sm_error_set(err, SM_EINVAL, "job %" PRIu64 ": a side is missing", j->id);
+    if (!rc)
+        rc = sm_codec_result_decode(sj, strlen(sj), &srv, err);
+    if (!rc)
+        rc = sm_codec_result_decode(cj, strlen(cj), &cli, err);
+    if (!rc && sm_result_merge_pair(&j->params, &srv, &cli, &merged) != 0)
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+    if (!rc && !(json = sm_msg_result_json(&merged, err)))
+        rc = SM_ENOMEM;
+    if (!rc) {
+        sm_result_cols cols;
+        bool inserted;
+        put_cols(&merged, &cols);
+        const char *who = j->params.workload == SM_WL_STREAM ? j->peer : j->host;
+        rc = sm_store_result_insert(c->st, j->id, j->attempt, who, json, &cols, now_ms, &inserted,
+                                    err);
+        if (!rc && inserted)
+            c->stats.results_stored++;
+    }
+    if (!rc)
+        rc = merged.ok ? job_finish(c, j, SM_JOB_DONE, "", now_ms, err)
+                       : job_finish(c, j, SM_JOB_FAILED, merged.reason, now_ms, err);
+    free(sj);
+    free(cj);
+    free(json);
+    sm_result_fini(&srv);
+    sm_result_fini(&cli);
+    sm_result_fini(&merged);
+    return rc;
+}
+
+/* One side of a pair job: stored once per role and acked; the job ends when both are in. */
+static int take_side(sm_control *c, cagent *a, const sm_result_msg *m, int64_t now_ms,
+                     sm_poll_reply *reply, sm_error *err)
+{
+    char *json = sm_msg_result_json(&m->result, err);
+    if (!json)
+        return SM_ENOMEM;
+    bool inserted = false;
+    sm_job_row row;
+    int rc = sm_store_job_get(c->st, m->job, &row, NULL);
+    if (rc == 0) {
+        sm_job_row_fini(&row);
+        rc = sm_store_side_insert(c->st, m->job, m->attempt, sm_role_name(m->role), a->name, json,
+                                  now_ms, &inserted, err);
+    } else {
+        c->stats.results_orphan++;
+        rc = 0;
+    }
+    free(json);
+    if (rc)
+        return rc;
+    cjob *j = job_get(c, m->job);
+    if (j && j->attempt == m->attempt && j->peer[0]) {
+        j->roles_got |= (uint8_t)(1u << m->role);
+        if (a->current == j)
+            a->current = NULL; /* this side is over; the other may still run */
+        if (!m->result.ok) {
+            /* Its partner cannot succeed without it: stop it now rather than at its limit. */
+            cagent *o = sm_map_get(c->agents, strcmp(a->name, j->host) == 0 ? j->peer : j->host);
+            if (o && o->current == j) {
+                o->cancel_pending = true;
+                o->cancel_job = j->id;
+                o->cancel_attempt = j->attempt;
+                o->news = true;
+            }
+        }
+        if (j->roles_got == ((1u << SM_ROLE_SERVER) | (1u << SM_ROLE_CLIENT)) &&
+            (rc = merge_sides(c, j, now_ms, err)))
+            return rc;
+    }
+    if (reply->n_acks < SM_REPLY_ACKS_MAX) {
+        reply->ack_job[reply->n_acks] = m->job;
+        reply->ack_attempt[reply->n_acks] = m->attempt;
+        reply->n_acks++;
+    }
     return 0;
 }
 
@@ -446,6 +656,8 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
 static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t now_ms,
                        sm_poll_reply *reply, sm_error *err)
 {
+    if (m->role != SM_ROLE_BOTH)
+        return take_side(c, a, m, now_ms, reply, err);
     char *json = sm_msg_result_json(&m->result, err);
     if (!json)
         return SM_ENOMEM;
@@ -513,8 +725,15 @@ static void take_acks(cagent *a, const sm_poll *p)
         char kind;
         if (sscanf(p->acks[i], "%c%" SCNu64 ".%u", &kind, &job, &attempt) != 3)
             continue;
-        if (kind == 'a' && a->current && a->current->id == job && a->current->attempt == attempt)
-            a->current->assign_acked = true;
+        cjob *j = a->current;
+        if (!j || j->id != job || j->attempt != attempt)
+            j = NULL;
+        if (j && kind == 'a')
+            j->assign_acked = true;
+        if (j && kind == 'p')
+            j->prepare_acked = true;
+        if (j && kind == 's')
+            j->start_acked = true;
         if (kind == 'x' && a->cancel_pending && a->cancel_job == job &&
             a->cancel_attempt == attempt)
             a->cancel_pending = false;
@@ -529,6 +748,19 @@ static int take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted
     a->idle = p->state == SM_AGENT_IDLE;
     if (!j)
         return 0;
+    if (j->peer[0]) {
+        /* A side of a pair job: it owes a result once it has acked its command. */
+        const bool acked = strcmp(j->peer, a->name) == 0 ? j->prepare_acked : j->start_acked;
+        if (p->state == SM_AGENT_BUSY && p->job == j->id && p->attempt == j->attempt)
+            return 0;
+        if (acked && rebooted)
+            return job_finish(c, j, SM_JOB_FAILED,
+                              "agent-restarted: the agent restarted during the job", now_ms, err);
+        if (acked && p->state == SM_AGENT_IDLE)
+            return job_finish(c, j, SM_JOB_FAILED,
+                              "the agent went idle without delivering a result", now_ms, err);
+        return 0;
+    }
     if (p->state == SM_AGENT_BUSY && p->job == j->id && p->attempt == j->attempt) {
         if (j->state != SM_JOB_RUNNING) {
             int rc =
@@ -577,6 +809,22 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
         if ((rc = take_result(c, a, &p->results[i], now_ms, reply, err)))
             return rc;
     take_acks(a, p);
+    for (size_t i = 0; i < p->n_ready; i++) {
+        /* The server of a pair job listens: its client may start. */
+        cjob *j = job_get(c, p->ready[i].job);
+        if (!j || !j->peer[0] || j->attempt != p->ready[i].attempt || a->current != j ||
+            strcmp(j->peer, a->name) != 0 || j->ready_port)
+            continue;
+        if ((rc =
+                 sm_store_job_set_state(c->st, j->id, j->attempt, SM_JOB_RUNNING, "", now_ms, err)))
+            return rc;
+        j->ready_port = p->ready[i].port;
+        j->state = SM_JOB_RUNNING;
+        j->started_ms = now_ms;
+        cagent *cl = sm_map_get(c->agents, j->host);
+        if (cl)
+            cl->news = true;
+    }
     if ((rc = take_status(c, a, p, rebooted, now_ms, err)))
         return rc;
     if ((rc = commands_for(c, a, now_ms, reply, err)))
@@ -625,13 +873,27 @@ int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
         /* Its queued run jobs fail now: the run goes on without this host. Jobs queued alone
          * wait for it to come back. */
         for (cjob *j = a->qhead, *next; !rc && j; j = next) {
-            next = j->next;
+            next = *link_of(a, j);
             if (!j->run_id)
                 continue;
-            unqueue(a, j);
+            unqueue_all(c, j);
             rc = job_finish(c, j, SM_JOB_FAILED, "agent-lost: the host was lost before the job ran",
                             now_ms, err);
         }
+        if (rc)
+            return rc;
+    }
+    cur = 0;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        /* A pair server that never reported ready (it could not listen, or its poll was
+         * lost with the coordinator's memory of the handshake). */
+        cagent *a = val;
+        cjob *j = a->current;
+        if (!j || !j->peer[0] || strcmp(j->peer, a->name) != 0 || j->ready_port ||
+            now_ms - j->assigned_ms <= 30000)
+            continue;
+        int rc = job_finish(c, j, SM_JOB_FAILED,
+                            "prepare: the server did not report ready within 30 s", now_ms, err);
         if (rc)
             return rc;
     }
@@ -708,14 +970,25 @@ void sm_control_get_stats(const sm_control *c, sm_control_stats *out)
 
 /* ---- matrix runs ---- */
 
+/* Orders job indexes of the plan given as context (qsort_r). */
+static int by_schedule(const void *x, const void *y, void *ctx)
+{
+    const sm_plan *plan = ctx;
+    const sm_plan_job *a = &plan->jobs[*(const size_t *)x];
+    const sm_plan_job *b = &plan->jobs[*(const size_t *)y];
+    if (a->warmup != b->warmup)
+        return a->warmup ? -1 : 1;
+    if (a->rep != b->rep)
+        return a->rep < b->rep ? -1 : 1;
+    if (a->round != b->round)
+        return a->round < b->round ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
 int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
                          uint64_t *run_id, char *field_buf, size_t field_len, sm_error *err)
 {
-    if (sm_spec_has_scope(spec, SM_SCOPE_PAIR)) {
-        snprintf(field_buf, field_len, "tests");
-        return sm_error_set(err, SM_EINVAL,
-                            "tests: scope pair: pair jobs are not available in this version");
-    }
+
     /* The fleet as the planner sees it: every agent the coordinator knows. */
     size_t n = sm_map_size(c->agents), k = 0, cur = 0;
     sm_plan_host *fleet = calloc(n ? n : 1, sizeof *fleet);
@@ -737,7 +1010,30 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
     free(fleet);
     if (rc)
         return rc;
-
+    /* A pair's client connects to its server's registered data address, and nowhere else. */
+    for (size_t i = 0; i < plan.n_cells; i++) {
+        const cagent *srv =
+            plan.cells[i].peer[0] ? sm_map_get(c->agents, plan.cells[i].peer) : NULL;
+        if (plan.cells[i].peer[0] && (!srv || !srv->data_addr[0])) {
+            snprintf(field_buf, field_len, "hosts");
+            rc = sm_error_set(err, SM_EINVAL,
+                              "hosts: %s has no data address (start its agent with "
+                              "--data-addr) and cannot serve pair jobs",
+                              plan.cells[i].peer);
+            sm_plan_fini(&plan);
+            return rc;
+        }
+    }
+    /* One global order for every queue: warm-up first, then by repetition, then the pair
+     * rounds (disjoint pairs side by side), then the plan's order. */
+    size_t *order = calloc(plan.n_jobs ? plan.n_jobs : 1, sizeof *order);
+    if (!order) {
+        sm_plan_fini(&plan);
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < plan.n_jobs; i++)
+        order[i] = i;
+    qsort_r(order, plan.n_jobs, sizeof *order, by_schedule, &plan);
     crun *r = calloc(1, sizeof *r);
     cjob **made = calloc(plan.n_jobs ? plan.n_jobs : 1, sizeof *made);
     char **cell_params = calloc(plan.n_cells ? plan.n_cells : 1, sizeof *cell_params);
@@ -762,7 +1058,8 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
         snprintf(row.peer, sizeof row.peer, "%s", cell->peer);
         rc = sm_store_cell_insert(c->st, *run_id, &row, err);
     }
-    for (size_t i = 0; i < plan.n_jobs && !rc; i++) {
+    for (size_t k2 = 0; k2 < plan.n_jobs && !rc; k2++) {
+        const size_t i = order[k2];
         const sm_plan_job *pj = &plan.jobs[i];
         const sm_cell *cell = &plan.cells[pj->cell];
         sm_job_row row;
@@ -784,6 +1081,7 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
         if ((rc = sm_store_job_insert_run(c->st, &row, now_ms, &j->id, err)))
             break;
         snprintf(j->host, sizeof j->host, "%s", cell->host);
+        snprintf(j->peer, sizeof j->peer, "%s", cell->peer);
         j->params = cell->params;
         j->state = SM_JOB_QUEUED;
         j->attempt = 1;
@@ -801,13 +1099,15 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
         goto out;
     }
     r = NULL;
-    /* The plan's order is each host's queue order: repetitions interleave per host. */
-    for (size_t i = 0; i < plan.n_jobs; i++) {
+    /* That order is each host's queue order: repetitions interleave per host. */
+    for (size_t k2 = 0; k2 < plan.n_jobs; k2++) {
+        const size_t i = order[k2];
         cjob *j = made[i];
         char jkey[24];
         id_key(j->id, jkey, sizeof jkey);
         cagent *a = sm_map_get(c->agents, j->host);
-        if (!a || sm_map_put(c->jobs, jkey, j) != 0) {
+        cagent *b = j->peer[0] ? sm_map_get(c->agents, j->peer) : NULL;
+        if (!a || (j->peer[0] && !b) || sm_map_put(c->jobs, jkey, j) != 0) {
             free(j);
             made[i] = NULL;
             continue;
@@ -815,6 +1115,10 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
         made[i] = NULL;
         enqueue(a, j);
         a->news = true;
+        if (b) {
+            enqueue(b, j);
+            b->news = true;
+        }
     }
     sm_log(LOG_NOTICE, "SM-RUN-START", "run %" PRIu64 " (%s): %zu cells, %zu jobs", *run_id,
            spec->name, plan.n_cells, plan.n_jobs);
@@ -825,6 +1129,7 @@ out:
         free(cell_params[i]);
     free(made);
     free(cell_params);
+    free(order);
     free(r);
     sm_plan_fini(&plan);
     return rc;
@@ -844,10 +1149,10 @@ int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_err
     while (!rc && sm_map_next(c->agents, &cur, &key, &val)) {
         cagent *a = val;
         for (cjob *j = a->qhead, *next; !rc && j; j = next) {
-            next = j->next;
+            next = *link_of(a, j);
             if (j->run_id != run_id)
                 continue;
-            unqueue(a, j);
+            unqueue_all(c, j);
             rc = job_finish(c, j, SM_JOB_FAILED, "cancelled: the run was cancelled", now_ms, err);
         }
         cjob *j = a->current;

@@ -88,6 +88,13 @@ static const char *const migrations[] = {
     "ALTER TABLE jobs ADD COLUMN peer TEXT NOT NULL DEFAULT '';"
     "CREATE INDEX jobs_run ON jobs(run_id, ord);"
     "PRAGMA user_version = 2;",
+    /* 3: the two sides of pair jobs, each as its agent sent it; the merged result of the job
+     * goes to results like any other. */
+    "CREATE TABLE pair_results(job_id INTEGER NOT NULL REFERENCES jobs(id),"
+    " attempt INTEGER NOT NULL, role TEXT NOT NULL, agent TEXT NOT NULL,"
+    " result_json TEXT NOT NULL, stored_ms INTEGER NOT NULL,"
+    " PRIMARY KEY(job_id, attempt, role));"
+    "PRAGMA user_version = 3;",
 };
 
 #define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
@@ -119,6 +126,8 @@ enum {
     Q_JOB_INSERT_RUN,
     Q_RUN_JOBS,
     Q_RUN_RESULTS,
+    Q_SIDE_INSERT,
+    Q_SIDE_GET,
     Q_COUNT
 };
 
@@ -168,6 +177,11 @@ static const char *const queries[Q_COUNT] = {
                         " ON CONFLICT(job_id, attempt) DO NOTHING",
     [Q_RESULT_GET] = "SELECT result_json FROM results WHERE job_id = ?1 AND attempt = ?2",
     [Q_RESULT_COUNT] = "SELECT count(*) FROM results",
+    [Q_SIDE_INSERT] = "INSERT INTO pair_results(job_id, attempt, role, agent, result_json,"
+                      " stored_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+                      " ON CONFLICT(job_id, attempt, role) DO NOTHING",
+    [Q_SIDE_GET] = "SELECT result_json FROM pair_results WHERE job_id = ?1 AND attempt = ?2"
+                   " AND role = ?3",
     [Q_RUN_INSERT] = "INSERT INTO runs(name, spec_json, state, reason, created_ms, total)"
                      " VALUES (?1, ?2, 'running', '', ?3, ?4)",
     [Q_RUN_GET] = "SELECT " RUN_COLUMNS("spec_json") " FROM runs WHERE id = ?1",
@@ -1317,5 +1331,63 @@ int sm_store_result_count(sm_store *st, uint64_t *n, sm_error *err)
     else
         ret = db_error(st->db, err, "result count");
     done_with(s);
+    return ret;
+}
+
+int sm_store_side_insert(sm_store *st, uint64_t job, uint32_t attempt, const char *role,
+                         const char *agent, const char *result_json, int64_t now_ms, bool *inserted,
+                         sm_error *err)
+{
+    if (role == NULL || agent == NULL || result_json == NULL)
+        return sm_error_set(err, SM_EINVAL, "side result of job %llu: role, agent, JSON needed",
+                            (unsigned long long)job);
+    sqlite3_stmt *s = st->stmts[Q_SIDE_INSERT];
+    int ret = bind_id(s, 1, job, "job", err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_bind_int64(s, 2, attempt);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 3, role, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 4, agent, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 5, result_json, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 6, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE)
+        *inserted = sqlite3_changes(st->db) > 0;
+    else
+        ret = sm_error_set(err, code_of(sqlite3_extended_errcode(st->db)),
+                           "%s side of job %llu attempt %u: %s", role, (unsigned long long)job,
+                           (unsigned)attempt, sqlite3_errmsg(st->db));
+out:
+    done_with(s);
+    return ret;
+}
+
+int sm_store_side_get(sm_store *st, uint64_t job, uint32_t attempt, const char *role, char **json,
+                      sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_SIDE_GET];
+    char *copy = NULL;
+    int ret = bind_id(s, 1, job, "job", err);
+    if (ret != 0)
+        goto out;
+    if (sqlite3_bind_int64(s, 2, attempt) != SQLITE_OK ||
+        sqlite3_bind_text(s, 3, role, -1, SQLITE_STATIC) != SQLITE_OK) {
+        ret = db_error(st->db, err, "side result get");
+        goto out;
+    }
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        ret = column_dup(s, 0, &copy, err);
+    else if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "side result get");
+out:
+    done_with(s);
+    if (ret == 0)
+        *json = copy;
     return ret;
 }

@@ -173,6 +173,15 @@ typedef struct sm_result_cols {
 int sm_store_result_insert(sm_store *st, uint64_t job, uint32_t attempt, const char *agent,
                            const char *result_json, const sm_result_cols *cols, int64_t now_ms,
                            bool *inserted, sm_error *err);
+/* One side of a pair job (role "server" or "client"), stored once per (job, attempt, role);
+ * the merged result of the job goes through sm_store_result_insert. */
+int sm_store_side_insert(sm_store *st, uint64_t job, uint32_t attempt, const char *role,
+                         const char *agent, const char *result_json, int64_t now_ms, bool *inserted,
+                         sm_error *err);
+/* The stored side (malloc'd), or *json = NULL when it has not arrived. */
+int sm_store_side_get(sm_store *st, uint64_t job, uint32_t attempt, const char *role, char **json,
+                      sm_error *err);
+
 /* The stored result JSON of a job's attempt (malloc'd), or *json = NULL when none. */
 int sm_store_result_get(sm_store *st, uint64_t job, uint32_t attempt, char **json, sm_error *err);
 /* How many results are stored (for tests and /healthz). */

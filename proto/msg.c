@@ -251,12 +251,24 @@ static int labels_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 
 /* ---- results ---- */
 
+static const char *const role_names[] = {"both", "server", "client"};
+#define N_ROLES (sizeof role_names / sizeof role_names[0])
+_Static_assert(N_ROLES == SM_ROLE_CLIENT + 1, "one name per role");
+
+const char *sm_role_name(sm_role r)
+{
+    return (unsigned)r < N_ROLES ? role_names[r] : "unknown";
+}
+
 static cJSON *result_msg_json(const sm_result_msg *m)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL && sm_codec_put_item(o, "job", u64_string(m->job)) &&
-              sm_codec_put_item(o, "attempt", sm_codec_u64_item(m->attempt)) &&
-              sm_codec_put_item(o, "result", sm_codec_result_to_cjson(&m->result));
+              sm_codec_put_item(o, "attempt", sm_codec_u64_item(m->attempt));
+    /* A local job's result keeps the shape it had before pair jobs existed. */
+    if (ok && m->role != SM_ROLE_BOTH)
+        ok = sm_codec_put_item(o, "role", cJSON_CreateString(sm_role_name(m->role)));
+    ok = ok && sm_codec_put_item(o, "result", sm_codec_result_to_cjson(&m->result));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -264,21 +276,41 @@ static cJSON *result_msg_json(const sm_result_msg *m)
     return o;
 }
 
-static const char *const result_msg_keys[] = {"job", "attempt", "result"};
+enum { RK_JOB, RK_ATTEMPT, RK_ROLE, RK_RESULT, RK__COUNT };
+static const char *const result_msg_keys[RK__COUNT] = {"job", "attempt", "role", "result"};
+
+/* "both" is what a missing role means, so it is never written out and not accepted either:
+ * one result has one spelling. */
+static int get_role(const cJSON *o, const char *where, sm_role *out, sm_error *err)
+{
+    const char *s = NULL;
+    int rc = get_string(o, where, "role", &s, err);
+    if (rc != 0)
+        return rc;
+    if (strcmp(s, "server") == 0)
+        *out = SM_ROLE_SERVER;
+    else if (strcmp(s, "client") == 0)
+        *out = SM_ROLE_CLIENT;
+    else
+        return sm_error_set(err, SM_EINVAL, "%s: role: '%.16s' is not server or client", where, s);
+    return 0;
+}
 
 /* Fills *out only on success; out->result then owns its histogram. */
 static int result_msg_from_json(const cJSON *o, const char *where, sm_result_msg *out,
                                 sm_error *err)
 {
-    uint32_t seen;
-    sm_result_msg m;
+    uint32_t seen = 0;
+    sm_result_msg m = {.role = SM_ROLE_BOTH};
     sm_error inner;
-    int rc = sm_codec_check_keys(o, where, result_msg_keys, sizeof result_msg_keys[0], 3,
-                                 BIT(0) | BIT(1) | BIT(2), &seen, err);
+    int rc = sm_codec_check_keys(o, where, result_msg_keys, sizeof result_msg_keys[0], RK__COUNT,
+                                 BIT(RK_JOB) | BIT(RK_ATTEMPT) | BIT(RK_RESULT), &seen, err);
     if (rc == 0)
         rc = get_u64_string(o, where, "job", &m.job, err);
     if (rc == 0)
         rc = get_attempt(o, where, &m.attempt, err);
+    if (rc == 0 && (seen & BIT(RK_ROLE)))
+        rc = get_role(o, where, &m.role, err);
     if (rc != 0)
         return rc;
     rc = sm_codec_result_from_cjson(cJSON_GetObjectItemCaseSensitive(o, "result"), &m.result,
@@ -293,6 +325,10 @@ char *sm_msg_result_encode(const sm_result_msg *m, size_t *len, sm_error *err)
 {
     if (m == NULL) {
         sm_error_set(err, SM_EINVAL, "spooled result: nothing to encode");
+        return refused(len);
+    }
+    if ((unsigned)m->role >= N_ROLES) {
+        sm_error_set(err, SM_EINVAL, "spooled result: role: %d is no role", (int)m->role);
         return refused(len);
     }
     return finish(result_msg_json(m), "spooled result", len, err);
@@ -341,6 +377,47 @@ char *sm_msg_labels_json(const sm_label *labels, size_t n, sm_error *err)
     return text;
 }
 
+/* ---- ready: listening pair servers ---- */
+
+static cJSON *ready_json(const sm_ready *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL && sm_codec_put_item(o, "job", u64_string(r->job)) &&
+              sm_codec_put_item(o, "attempt", sm_codec_u64_item(r->attempt)) &&
+              sm_codec_put_item(o, "port", sm_codec_u64_item(r->port));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static const char *const ready_keys[] = {"job", "attempt", "port"};
+
+static int ready_from_json(const cJSON *o, const char *where, sm_ready *out, sm_error *err)
+{
+    uint32_t seen;
+    uint64_t port;
+    sm_ready r;
+    int rc = sm_codec_check_keys(o, where, ready_keys, sizeof ready_keys[0], 3,
+                                 BIT(0) | BIT(1) | BIT(2), &seen, err);
+    if (rc == 0)
+        rc = get_u64_string(o, where, "job", &r.job, err);
+    if (rc == 0)
+        rc = get_attempt(o, where, &r.attempt, err);
+    if (rc == 0)
+        rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(o, "port"), where, "port", PORT_MAX,
+                               false, &port, err);
+    if (rc != 0)
+        return rc;
+    /* Port 0 is "pick one" to bind(), never a port anyone listens on. */
+    if (port == 0)
+        return sm_error_set(err, SM_EINVAL, "%s: port: 0 is below the minimum 1", where);
+    r.port = (uint16_t)port;
+    *out = r;
+    return 0;
+}
+
 /* ---- poll ---- */
 
 void sm_msg_poll_fini(sm_poll *p)
@@ -361,7 +438,7 @@ static const char *state_name(sm_agent_state s)
 static cJSON *poll_json(const sm_poll *p)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON *acks = NULL, *results = NULL;
+    cJSON *acks = NULL, *results = NULL, *ready = NULL;
     bool ok = o != NULL && sm_codec_put_fixed(o, "agent", p->agent, sizeof p->agent) &&
               sm_codec_put_fixed(o, "boot", p->boot, sizeof p->boot) &&
               sm_codec_put_item(o, "seq", u64_string(p->seq)) &&
@@ -381,6 +458,11 @@ static cJSON *poll_json(const sm_poll *p)
     ok = ok && (results = cJSON_AddArrayToObject(o, "results")) != NULL;
     for (size_t i = 0; ok && i < p->n_results; i++)
         ok = sm_codec_append(results, result_msg_json(&p->results[i]));
+    /* Optional, so that a poll without pair servers keeps its old shape. */
+    if (ok && p->n_ready > 0)
+        ok = (ready = cJSON_AddArrayToObject(o, "ready")) != NULL;
+    for (size_t i = 0; ok && i < p->n_ready; i++)
+        ok = sm_codec_append(ready, ready_json(&p->ready[i]));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -407,6 +489,13 @@ static int poll_encodable(const sm_poll *p, sm_error *err)
                             p->n_results, SM_POLL_RESULTS_MAX);
     if (p->n_results > 0 && p->results == NULL)
         return sm_error_set(err, SM_EINVAL, "poll: results: %zu counted, none given", p->n_results);
+    for (size_t i = 0; i < p->n_results; i++)
+        if ((unsigned)p->results[i].role >= N_ROLES)
+            return sm_error_set(err, SM_EINVAL, "poll: results[%zu]: role: %d is no role", i,
+                                (int)p->results[i].role);
+    if (p->n_ready > SM_POLL_READY_MAX)
+        return sm_error_set(err, SM_EINVAL, "poll: ready: %zu is above the maximum %d", p->n_ready,
+                            SM_POLL_READY_MAX);
     return 0;
 }
 
@@ -429,11 +518,12 @@ enum {
     PK_FACTS,
     PK_ACKS,
     PK_RESULTS,
+    PK_READY,
     PK__COUNT
 };
 static const char *const poll_keys[PK__COUNT] = {"agent", "boot",    "seq",       "state",
                                                  "job",   "attempt", "data_addr", "labels",
-                                                 "facts", "acks",    "results"};
+                                                 "facts", "acks",    "results",   "ready"};
 
 static int poll_identity_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
@@ -524,6 +614,23 @@ static int poll_results_from_json(const cJSON *o, sm_poll *p, sm_error *err)
     return 0;
 }
 
+static int poll_ready_from_json(const cJSON *o, sm_poll *p, sm_error *err)
+{
+    const cJSON *ready, *item;
+    int rc = get_array(o, "poll", "ready", SM_POLL_READY_MAX, &ready, err);
+    if (rc != 0)
+        return rc;
+    cJSON_ArrayForEach(item, ready)
+    {
+        char where[32];
+        snprintf(where, sizeof where, "poll: ready[%zu]", p->n_ready);
+        if ((rc = ready_from_json(item, where, &p->ready[p->n_ready], err)) != 0)
+            return rc;
+        p->n_ready++;
+    }
+    return 0;
+}
+
 static int poll_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
     uint32_t seen = 0;
@@ -551,6 +658,8 @@ static int poll_from_json(const cJSON *o, sm_poll *p, sm_error *err)
         rc = poll_acks_from_json(o, p, err);
     if (rc == 0)
         rc = poll_results_from_json(o, p, err);
+    if (rc == 0 && (seen & BIT(PK_READY)))
+        rc = poll_ready_from_json(o, p, err);
     return rc;
 }
 

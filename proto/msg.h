@@ -31,12 +31,27 @@ typedef struct sm_label {
     char value[SM_LABEL_VALUE_MAX + 1];
 } sm_label;
 
-/* A result the agent measured: job id + attempt identify it (the store's unique key). */
+/* Which end of a job a result comes from: both (a local job), or one side of a pair job. */
+typedef enum sm_role { SM_ROLE_BOTH = 0, SM_ROLE_SERVER, SM_ROLE_CLIENT } sm_role;
+const char *sm_role_name(sm_role r); /* "both", "server", "client" */
+
+/* A result the agent measured: job id + attempt identify it (the store's unique key; the two
+ * sides of a pair job come from two agents and carry their role). JSON "role" is left out for
+ * SM_ROLE_BOTH. */
 typedef struct sm_result_msg {
     uint64_t job;
     uint32_t attempt;
+    sm_role role;
     sm_result result; /* owns its histogram */
 } sm_result_msg;
+
+/* A pair job's server side is listening: {"job":"12","attempt":1,"port":40123}. */
+#define SM_POLL_READY_MAX 4
+typedef struct sm_ready {
+    uint64_t job;
+    uint32_t attempt;
+    uint16_t port;
+} sm_ready;
 
 typedef enum sm_agent_state { SM_AGENT_IDLE = 0, SM_AGENT_BUSY } sm_agent_state;
 
@@ -61,6 +76,8 @@ typedef struct sm_poll {
     size_t n_acks;
     sm_result_msg *results; /* owned, n_results <= SM_POLL_RESULTS_MAX */
     size_t n_results;
+    sm_ready ready[SM_POLL_READY_MAX]; /* "ready", optional: listening pair servers */
+    size_t n_ready;
 } sm_poll;
 
 typedef enum sm_cmd_kind {

@@ -173,6 +173,9 @@ int sm_params_validate(sm_params *p, sm_error *err)
      * neither. */
     if (p->cork && p->nodelay)
         return sm_error_set(err, SM_EINVAL, "cork, nodelay: set at most one");
+    /* A Unix socket cannot reach another host. */
+    if (p->scope == SM_SCOPE_PAIR && p->transport != SM_TR_TCP)
+        return sm_error_set(err, SM_EINVAL, "transport: scope pair runs over tcp only");
     if ((rc = check_time_limit(p, err)) != 0)
         return rc;
     if (p->time_limit_ms == 0)

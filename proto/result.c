@@ -2,7 +2,11 @@
 #include "proto/result.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "proto/params.h"
 
 _Static_assert(SM_M__COUNT <= 64, "sm_result.have holds one bit per metric");
 
@@ -98,4 +102,119 @@ bool sm_result_has(const sm_result *r, sm_metric m)
 double sm_result_get(const sm_result *r, sm_metric m)
 {
     return sm_result_has(r, m) ? r->v[m] : NAN;
+}
+
+/* ---- pair jobs ---- */
+
+/* A failed merge carries no metrics, as a failed local job carries none. */
+static void fail_pair(sm_result *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fail_pair(sm_result *out, const char *fmt, ...)
+{
+    va_list ap;
+    sm_hist_free(out->hist);
+    sm_result_init(out);
+    va_start(ap, fmt);
+    vsnprintf(out->reason, sizeof out->reason, fmt, ap);
+    va_end(ap);
+}
+
+/* Both sides count the same thing the same way (payload bytes); a side that does not say
+ * counts as a disagreement, never as a match. */
+static bool same_bytes(const sm_result *a, const sm_result *b)
+{
+    return sm_result_has(a, SM_M_BYTES) && sm_result_has(b, SM_M_BYTES) &&
+           a->v[SM_M_BYTES] == b->v[SM_M_BYTES];
+}
+
+static unsigned long long count_of(const sm_result *r, double per)
+{
+    return sm_result_has(r, SM_M_BYTES) && per > 0 ? (unsigned long long)(r->v[SM_M_BYTES] / per)
+                                                   : 0;
+}
+
+/* Whether the sides agree; on disagreement out holds the reason (the local runner's words). */
+static bool sides_agree(const struct sm_params *p, const sm_result *server, const sm_result *client,
+                        sm_result *out)
+{
+    if (p->workload == SM_WL_STREAM && !same_bytes(server, client)) {
+        fail_pair(out, "the sender wrote %.0f bytes, the receiver got %.0f",
+                  sm_result_get(client, SM_M_BYTES), sm_result_get(server, SM_M_BYTES));
+        return false;
+    }
+    if (p->workload == SM_WL_RR && !same_bytes(server, client)) {
+        double per = (double)p->req_size + (double)p->resp_size;
+        fail_pair(out, "the client completed %llu round trips, the server answered %llu",
+                  count_of(client, per), count_of(server, per));
+        return false;
+    }
+    return true;
+}
+
+static void take(sm_result *out, const sm_result *from, sm_metric m)
+{
+    if (sm_result_has(from, m))
+        sm_result_set(out, m, from->v[m]);
+    else
+        out->have &= ~(1ull << m);
+}
+
+int sm_result_merge_pair(const struct sm_params *p, const sm_result *server,
+                         const sm_result *client, sm_result *out)
+{
+    sm_result_init(out);
+    /* The client's reason first when both failed: a client that never got through leaves the
+     * server waiting out its time limit, so the client's reason is usually the cause. */
+    if (!client->ok && !server->ok) {
+        snprintf(out->reason, sizeof out->reason, "client: %.115s; server: %.115s", client->reason,
+                 server->reason);
+        return 0;
+    }
+    if (!client->ok || !server->ok) {
+        bool srv = !server->ok;
+        snprintf(out->reason, sizeof out->reason, "%s: %.240s", srv ? "server" : "client",
+                 srv ? server->reason : client->reason);
+        return 0;
+    }
+    if (!sides_agree(p, server, client, out))
+        return 0;
+
+    /* The side that timed the job gives every metric; the other adds what only it knows. */
+    const sm_result *canon = p->workload == SM_WL_STREAM ? server : client;
+    memcpy(out->v, canon->v, sizeof out->v);
+    out->have = canon->have;
+    take(out, client, SM_M_TX_USER_S);
+    take(out, client, SM_M_TX_SYS_S);
+    take(out, server, SM_M_RX_USER_S);
+    take(out, server, SM_M_RX_SYS_S);
+    /* TCP_INFO of the sender: the client in every workload. */
+    take(out, client, SM_M_TCP_RETRANS);
+    take(out, client, SM_M_TCP_RTT_US);
+    out->have &= ~(1ull << SM_M_CPU_S_PER_GB);
+    if (p->workload == SM_WL_STREAM) {
+        static const sm_metric cpu[] = {SM_M_TX_USER_S, SM_M_TX_SYS_S, SM_M_RX_USER_S,
+                                        SM_M_RX_SYS_S};
+        double total = 0, bytes = sm_result_get(out, SM_M_BYTES);
+        bool all = bytes > 0;
+        for (size_t i = 0; i < sizeof cpu / sizeof cpu[0]; i++) {
+            all = all && sm_result_has(out, cpu[i]);
+            total += all ? out->v[cpu[i]] : 0;
+        }
+        if (all)
+            sm_result_set(out, SM_M_CPU_S_PER_GB, total / (bytes / 1e9));
+    }
+    out->sndbuf_eff = client->sndbuf_eff;
+    out->rcvbuf_eff = server->rcvbuf_eff;
+    out->tx_cpu = client->tx_cpu;
+    out->rx_cpu = server->rx_cpu;
+    if (canon->hist) {
+        out->hist = sm_hist_new();
+        if (!out->hist) {
+            sm_result_init(out);
+            return SM_ENOMEM;
+        }
+        sm_hist_merge(out->hist, canon->hist);
+    }
+    out->ok = true;
+    return 0;
 }

@@ -67,4 +67,15 @@ bool sm_result_has(const sm_result *r, sm_metric m);
 /* The value, or NaN when absent. */
 double sm_result_get(const sm_result *r, sm_metric m);
 
+/* The one result of a pair job from its two sides. The side that times the job is canonical
+ * (DESIGN section 6: the receiver for stream, as the 2010 test timed it; the client for rr and
+ * connect, which holds the latency histogram); the other side adds its CPU (tx_* from the
+ * client, rx_* from the server), cpu_s_per_GB is recomputed over both, and TCP_INFO comes from
+ * the sender. Fails the result (ok false, a reason) when a side failed (its reason, prefixed
+ * "server: " or "client: ") or the sides disagree (stream: bytes sent != bytes received).
+ * *out is initialised here; the canonical side's histogram is copied. 0 or SM_ENOMEM. */
+struct sm_params;
+int sm_result_merge_pair(const struct sm_params *p, const sm_result *server,
+                         const sm_result *client, sm_result *out);
+
 #endif

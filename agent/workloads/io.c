@@ -140,7 +140,8 @@ int sm_io_accept(sm_side *s, int lfd, int stop_on_done, int *fd)
             return 0;
         if (rc != SM_ETIMEDOUT)
             return sm_io_fail(s, rc, "%s", e.msg);
-        if (stop_on_done && atomic_load(&job->client_done)) {
+        if (stop_on_done && (atomic_load(&job->client_done) ||
+                             (s->accept_until_ns && sm_now_ns() >= s->accept_until_ns))) {
             *fd = -1;
             return 0;
         }
@@ -184,10 +185,14 @@ void sm_io_record_info(sm_side *s, int fd)
 
 void sm_io_put_cpu(const sm_side *client, const sm_side *server, sm_result *r)
 {
-    sm_result_set(r, SM_M_TX_USER_S, client->cpu.user_s);
-    sm_result_set(r, SM_M_TX_SYS_S, client->cpu.sys_s);
-    sm_result_set(r, SM_M_RX_USER_S, server->cpu.user_s);
-    sm_result_set(r, SM_M_RX_SYS_S, server->cpu.sys_s);
+    sm_io_put_cpu_side(client, 0, r);
+    sm_io_put_cpu_side(server, 1, r);
+}
+
+void sm_io_put_cpu_side(const sm_side *s, int is_server, sm_result *r)
+{
+    sm_result_set(r, is_server ? SM_M_RX_USER_S : SM_M_TX_USER_S, s->cpu.user_s);
+    sm_result_set(r, is_server ? SM_M_RX_SYS_S : SM_M_TX_SYS_S, s->cpu.sys_s);
 }
 
 void sm_io_put_tcp_info(const sm_side *client, sm_result *r)

@@ -83,16 +83,9 @@ static int rr_server(sm_side *s, int lfd)
     return rc;
 }
 
-static void rr_finish(const sm_job *job, const sm_side *server, const sm_side *client, sm_result *r)
+/* What the client measures: everything but the server's CPU. */
+static void put_client(const sm_side *client, sm_result *r)
 {
-    (void)job;
-    if (server->msgs != client->msgs) {
-        r->ok = false;
-        snprintf(r->reason, sizeof r->reason,
-                 "the client completed %llu round trips, the server answered %llu",
-                 (unsigned long long)client->msgs, (unsigned long long)server->msgs);
-        return;
-    }
     double secs = (double)(client->t1_ns - client->t0_ns) / 1e9;
     const sm_hist *h = client->hist;
     sm_result_set(r, SM_M_BYTES, (double)client->bytes);
@@ -104,8 +97,36 @@ static void rr_finish(const sm_job *job, const sm_side *server, const sm_side *c
     sm_result_set(r, SM_M_RTT_P99_US, (double)sm_hist_percentile(h, 99) / 1e3);
     sm_result_set(r, SM_M_RTT_P999_US, (double)sm_hist_percentile(h, 99.9) / 1e3);
     sm_result_set(r, SM_M_RTT_MAX_US, (double)sm_hist_max(h) / 1e3);
+}
+
+static void rr_finish(const sm_job *job, const sm_side *server, const sm_side *client, sm_result *r)
+{
+    (void)job;
+    if (server->msgs != client->msgs) {
+        r->ok = false;
+        snprintf(r->reason, sizeof r->reason,
+                 "the client completed %llu round trips, the server answered %llu",
+                 (unsigned long long)client->msgs, (unsigned long long)server->msgs);
+        return;
+    }
+    put_client(client, r);
     sm_io_put_cpu(client, server, r);
     sm_io_put_tcp_info(client, r);
 }
 
-const sm_workload_ops sm_workload_rr = {SM_WL_RR, "rr", rr_server, rr_client, rr_finish};
+/* The client times every round trip, so it has all the job's numbers but the server's CPU;
+ * the server reports its count as bytes for sm_result_merge_pair to compare. */
+static void rr_finish_side(const sm_job *job, const sm_side *s, int is_server, sm_result *r)
+{
+    (void)job;
+    if (is_server) {
+        sm_result_set(r, SM_M_BYTES, (double)s->bytes);
+    } else {
+        put_client(s, r);
+        sm_io_put_tcp_info(s, r);
+    }
+    sm_io_put_cpu_side(s, is_server, r);
+}
+
+const sm_workload_ops sm_workload_rr = {SM_WL_RR,  "rr",      rr_server,
+                                        rr_client, rr_finish, rr_finish_side};

@@ -215,32 +215,64 @@ static int stream_server(sm_side *s, int lfd)
     return rc;
 }
 
+/* What the sender wrote on the wire, counted as the receiver counts it: with framing=lines
+ * the two markers too. */
+static uint64_t bytes_sent(const sm_params *p, const sm_side *client)
+{
+    return is_lines(p) ? client->bytes + START_LEN + END_LEN : client->bytes;
+}
+
+/* The receiver's timing: bytes, seconds and throughput, and (lines) the line rate. */
+static double put_receiver(const sm_params *p, const sm_side *server, sm_result *r)
+{
+    double secs = (double)(server->t1_ns - server->t0_ns) / 1e9;
+    double bytes = (double)server->bytes;
+    sm_result_set(r, SM_M_BYTES, bytes);
+    sm_result_set(r, SM_M_SECONDS, secs);
+    if (secs > 0) {
+        sm_result_set(r, SM_M_THROUGHPUT, bytes / secs / 1e6);
+        if (is_lines(p))
+            sm_result_set(r, SM_M_MSGS_PER_S, (double)server->msgs / secs);
+    }
+    return secs;
+}
+
 static void stream_finish(const sm_job *job, const sm_side *server, const sm_side *client,
                           sm_result *r)
 {
     const sm_params *p = job->p;
-    uint64_t sent = is_lines(p) ? client->bytes + START_LEN + END_LEN : client->bytes;
+    uint64_t sent = bytes_sent(p, client);
     if (server->bytes != sent) {
         r->ok = false;
         snprintf(r->reason, sizeof r->reason, "the sender wrote %llu bytes, the receiver got %llu",
                  (unsigned long long)sent, (unsigned long long)server->bytes);
         return;
     }
-    double secs = (double)(server->t1_ns - server->t0_ns) / 1e9;
+    double secs = put_receiver(p, server, r);
     double bytes = (double)server->bytes;
     double cpu = client->cpu.user_s + client->cpu.sys_s + server->cpu.user_s + server->cpu.sys_s;
-    sm_result_set(r, SM_M_BYTES, bytes);
-    sm_result_set(r, SM_M_SECONDS, secs);
-    if (secs > 0) {
-        sm_result_set(r, SM_M_THROUGHPUT, bytes / secs / 1e6);
-        sm_result_set(r, SM_M_MSGS_PER_S,
-                      (double)(is_lines(p) ? server->msgs : client->msgs) / secs);
-    }
+    /* Raw framing counts the sender's writes, which only a local job sees next to the
+     * receiver's clock. */
+    if (secs > 0 && !is_lines(p))
+        sm_result_set(r, SM_M_MSGS_PER_S, (double)client->msgs / secs);
     sm_io_put_cpu(client, server, r);
     if (bytes > 0)
         sm_result_set(r, SM_M_CPU_S_PER_GB, cpu / (bytes / 1e9));
     sm_io_put_tcp_info(client, r);
 }
 
-const sm_workload_ops sm_workload_stream = {SM_WL_STREAM, "stream", stream_server, stream_client,
-                                            stream_finish};
+/* The receiver times the job; the sender reports what it wrote (for sm_result_merge_pair to
+ * compare), its CPU and TCP_INFO. */
+static void stream_finish_side(const sm_job *job, const sm_side *s, int is_server, sm_result *r)
+{
+    if (is_server) {
+        put_receiver(job->p, s, r);
+    } else {
+        sm_result_set(r, SM_M_BYTES, (double)bytes_sent(job->p, s));
+        sm_io_put_tcp_info(s, r);
+    }
+    sm_io_put_cpu_side(s, is_server, r);
+}
+
+const sm_workload_ops sm_workload_stream = {SM_WL_STREAM,  "stream",      stream_server,
+                                            stream_client, stream_finish, stream_finish_side};

@@ -4,6 +4,7 @@
 #define SM_AGENT_WORKLOAD_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,9 @@ typedef struct sm_job {
     atomic_int cancel;      /* set by a failing side: the other side stops at its next tick */
     atomic_int client_done; /* set when the client side returned (ends open-ended servers) */
     atomic_int *abort;      /* external stop (runner opts), NULL when none */
+    /* One side of a pair job: the peer runs on another host, so no client_done ever comes
+     * and the workload must know by itself when its side is over. */
+    bool alone;
 } sm_job;
 
 /* One side's outcome, filled by the workload (counters, times) and the runner (cpu, rc). */
@@ -60,6 +64,9 @@ typedef struct sm_side {
     uint32_t sndbuf_eff, rcvbuf_eff;
     int cpu_id;        /* the CPU this side's thread ran on when it finished, -1 if unknown */
     uint32_t io_calls; /* successful I/O calls, to look at the clock every SM_IO_CHECK_EVERY */
+    /* sm_io_accept with stop_on_done also ends (*fd = -1, 0) once the clock passes this; 0 for
+     * never. Set by a workload whose server side runs alone. */
+    uint64_t accept_until_ns;
 } sm_side;
 
 typedef struct sm_workload_ops {
@@ -72,6 +79,10 @@ typedef struct sm_workload_ops {
     /* Turns both sides' counters into metrics once both succeeded. May fail the result
      * (ok = false) when the sides disagree, e.g. on the byte count. */
     void (*finish)(const sm_job *job, const sm_side *server, const sm_side *client, sm_result *r);
+    /* One side of a pair job, once it succeeded: the metrics that side knows by itself (see
+     * sm_result_merge_pair for how the two are joined). The runner adds the socket buffers,
+     * the CPU ids and the histogram. NULL: the workload cannot run as a pair job. */
+    void (*finish_side)(const sm_job *job, const sm_side *s, int is_server, sm_result *r);
 } sm_workload_ops;
 
 /* The table of a workload; NULL for a kind without one. */
@@ -93,7 +104,7 @@ int sm_io_read_exact(sm_side *s, int fd, void *buf, size_t len, const char *what
 /* Expects end of stream: one more byte is SM_EPROTO naming `what`. */
 int sm_io_expect_eof(sm_side *s, int fd, const char *what);
 /* Accepts one connection, ticking until the deadline, a cancel, or (when stop_on_done) the
- * client finishing; *fd = -1 with return 0 in that last case. */
+ * client finishing or s->accept_until_ns passing; *fd = -1 with return 0 in those last cases. */
 int sm_io_accept(sm_side *s, int lfd, int stop_on_done, int *fd);
 /* Connects to the job's endpoint within what is left of the deadline. */
 int sm_io_connect(sm_side *s, int *fd);
@@ -104,6 +115,8 @@ void sm_io_record_info(sm_side *s, int fd);
 /* Metrics every workload reports the same way: CPU per side (tx = client, rx = server) and,
  * when the client's transport had it, TCP_INFO. */
 void sm_io_put_cpu(const sm_side *client, const sm_side *server, sm_result *r);
+/* One side's CPU alone: rx_* for the server, tx_* for the client. */
+void sm_io_put_cpu_side(const sm_side *s, int is_server, sm_result *r);
 void sm_io_put_tcp_info(const sm_side *client, sm_result *r);
 
 /* Marks the job failed with code and reason (sets cancel); returns code. */

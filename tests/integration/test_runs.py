@@ -170,5 +170,70 @@ class RunTest(unittest.TestCase):
             self.assert_no_overlap([(j[7], j[8]) for j in self.jobs(rid) if j[1] == h], h)
 
 
+class MeshTest(unittest.TestCase):
+    """Pair jobs: the server prepares on its data address, reports its port, the client
+    starts; both sides are stored and merged; a host is never in two jobs at once."""
+
+    def setUp(self):
+        self.f = Fleet(n=4, hold_ms=1000)
+        self.addCleanup(self.f.stop)
+        self.f.start()
+
+    def test_a_mesh_on_four_hosts_measures_every_pair_both_ways(self):
+        f = self.f
+        body = {"name": "mesh", "hosts": "all", "pairs": "mesh", "repetitions": 1, "warmup": 0,
+                "tests": [{"workload": "stream", "scope": "pair", "transport": "tcp",
+                           "msg_size": 65536, "count": 64},
+                          {"workload": "rr", "scope": "pair", "transport": "tcp",
+                           "count": 200}]}
+        status, resp = f.post("/api/runs", body)
+        self.assertEqual(status, 201, resp)
+        rid = int(resp["run"])
+        r = wait_for("the mesh run", lambda: (x := f.get(f"/api/runs/{rid}"))["state"] != "running"
+                     and x, 120, 0.2)
+        self.assertEqual(r["state"], "done", r)
+        self.assertEqual(r["progress"], {"done": 24, "failed": 0, "total": 24})
+        jobs = f.query("SELECT id, host, peer, assigned_ms, finished_ms FROM jobs "
+                       "WHERE run_id = ?", rid)
+        pairs = sorted((j[1], j[2]) for j in jobs)
+        hosts = ["h1", "h2", "h3", "h4"]
+        expected = sorted((a, b) for a in hosts for b in hosts if a != b) * 2
+        self.assertEqual(pairs, sorted(expected))
+        ids = [j[0] for j in jobs]
+        marks = ",".join("?" * len(ids))
+        sides = f.query(f"SELECT role, COUNT(*) FROM pair_results WHERE job_id IN ({marks}) "
+                        f"GROUP BY role", *ids)
+        self.assertEqual(dict(sides), {"server": 24, "client": 24})
+        self.assertEqual(f.stored(ids), (24, 24))
+        # A host takes part from its job's assignment until its own side's result is stored
+        # (the partner's side may end later): those spans never overlap.
+        side_end = {(jid, role): ms for jid, role, ms in
+                    f.query(f"SELECT job_id, role, stored_ms FROM pair_results "
+                            f"WHERE job_id IN ({marks})", *ids)}
+        for h in hosts:
+            spans = sorted((j[3], side_end[(j[0], "client" if h == j[1] else "server")])
+                           for j in jobs if h in (j[1], j[2]))
+            for (s1, e1), (s2, e2) in zip(spans, spans[1:]):
+                self.assertLessEqual(e1, s2, f"{h} in two jobs at once")
+        # The stream jobs moved what they were asked to, seen by the receiver.
+        for jid in ids:
+            j = f.job(jid)
+            if j["params"]["workload"] == "stream":
+                self.assertEqual(j["result"]["metrics"]["bytes"], 64 * 65536)
+                self.assertIn("tx_user_s", j["result"]["metrics"])  # the sender's side too
+        with urllib.request.urlopen(f.url + f"/api/runs/{rid}/table?format=csv") as resp:
+            rows = list(csv.reader(io.StringIO(resp.read().decode(), newline="")))
+        self.assertEqual(rows[0][0], "pair")
+        self.assertEqual(len(rows) - 1, 12)
+        self.assertIn("h1->h2", [row[0] for row in rows[1:]])
+
+    def test_a_pair_test_needs_data_addresses_and_tcp(self):
+        status, resp = self.f.post("/api/runs", {
+            "name": "p", "hosts": "all", "pairs": "ring", "tests": [
+                {"workload": "stream", "scope": "pair", "transport": "unix", "count": 10}]})
+        self.assertEqual(status, 400)
+        self.assertIn("tcp", resp["error"])
+
+
 if __name__ == "__main__":
     unittest.main()

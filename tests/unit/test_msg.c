@@ -495,6 +495,102 @@ static void test_msg_poll_encode_refuses_counts_past_the_arrays(void **state)
     assert_contains(err.msg, "poll: acks");
 }
 
+/* ---- ready: listening pair servers ---- */
+
+#define READY(entries) IDLE "\"acks\":[],\"results\":[],\"ready\":[" entries "]}"
+
+static void test_msg_poll_ready_encodes_exactly_and_round_trips(void **state)
+{
+    (void)state;
+    static sm_poll p, back;
+    sm_error err;
+    memset(&p, 0, sizeof p);
+    snprintf(p.agent, sizeof p.agent, "h1");
+    snprintf(p.boot, sizeof p.boot, "%s", BOOT);
+    p.seq = 7;
+    p.ready[0] = (sm_ready){12, 1, 40123};
+    p.ready[1] = (sm_ready){UINT64_MAX, 1000000, 65535};
+    p.n_ready = 2;
+    size_t len;
+    char *json = sm_msg_poll_encode(&p, &len, &err);
+    assert_string_equal(json, READY("{\"job\":\"12\",\"attempt\":1,\"port\":40123},"
+                                    "{\"job\":\"18446744073709551615\",\"attempt\":1000000,"
+                                    "\"port\":65535}"));
+    memset(&back, 0xff, sizeof back);
+    if (sm_msg_poll_decode(json, len, &back, &err) != 0)
+        fail_msg("%s: %s", json, err.msg);
+    assert_int_equal(back.n_ready, 2);
+    assert_int_equal(back.ready[0].job, 12);
+    assert_int_equal(back.ready[0].attempt, 1);
+    assert_int_equal(back.ready[0].port, 40123);
+    assert_int_equal(back.ready[1].job, UINT64_MAX);
+    assert_int_equal(back.ready[1].attempt, 1000000);
+    assert_int_equal(back.ready[1].port, 65535);
+    free(json);
+    sm_msg_poll_fini(&back);
+
+    /* An empty list is allowed on the wire, and left out by the encoder. */
+    static const char empty[] = READY("");
+    assert_int_equal(sm_msg_poll_decode(empty, sizeof empty - 1, &back, &err), 0);
+    assert_int_equal(back.n_ready, 0);
+    p.n_ready = 0;
+    json = sm_msg_poll_encode(&p, &len, &err);
+    assert_string_equal(json, IDLE EMPTY);
+    free(json);
+}
+
+static void test_msg_poll_ready_rejects_bad_port_attempt_and_job(void **state)
+{
+    (void)state;
+    assert_poll_error(READY("{\"job\":\"12\",\"attempt\":1,\"port\":0}"), SM_EINVAL,
+                      "poll: ready[0]: port: 0 is below the minimum 1");
+    assert_poll_error(READY("{\"job\":\"12\",\"attempt\":1,\"port\":65536}"), SM_EINVAL,
+                      "poll: ready[0]: port: 65536 is above the maximum 65535");
+    assert_poll_error(READY("{\"job\":\"12\",\"attempt\":1,\"port\":\"80\"}"), SM_EPARSE,
+                      "poll: ready[0]: port");
+    assert_poll_error(READY("{\"job\":\"12\",\"attempt\":1,\"port\":80.5}"), SM_EPARSE,
+                      "poll: ready[0]: port");
+    assert_poll_error(READY("{\"job\":\"12\",\"attempt\":0,\"port\":80}"), SM_EINVAL,
+                      "poll: ready[0]: attempt: 0 is below the minimum 1");
+    assert_poll_error(READY("{\"job\":\"12\",\"attempt\":1000001,\"port\":80}"), SM_EINVAL,
+                      "poll: ready[0]: attempt");
+    assert_poll_error(READY("{\"job\":12,\"attempt\":1,\"port\":80}"), SM_EPARSE,
+                      "poll: ready[0]: job: expected a decimal string");
+    assert_poll_error(READY("{\"job\":\"1\",\"attempt\":1,\"port\":80},"
+                            "{\"job\":\"2\",\"attempt\":1}"),
+                      SM_EPARSE, "poll: ready[1]: missing field 'port'");
+    assert_poll_error(READY("{\"job\":\"12\",\"attempt\":1,\"port\":80,\"addr\":\"::1\"}"),
+                      SM_EPARSE, "poll: ready[0]: unknown field 'addr'");
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[],\"ready\":{}}", SM_EPARSE,
+                      "poll: ready: expected an array");
+}
+
+static void test_msg_poll_carries_at_most_4_ready(void **state)
+{
+    (void)state;
+#define R(j) "{\"job\":\"" #j "\",\"attempt\":1,\"port\":4000" #j "}"
+    assert_poll_error(READY(R(1) "," R(2) "," R(3) "," R(4) "," R(5)), SM_EINVAL,
+                      "poll: ready: 5 entries is above the maximum 4");
+    static sm_poll p;
+    sm_error err;
+    static const char four[] = READY(R(1) "," R(2) "," R(3) "," R(4));
+#undef R
+    assert_int_equal(sm_msg_poll_decode(four, sizeof four - 1, &p, &err), 0);
+    assert_int_equal(p.n_ready, SM_POLL_READY_MAX);
+    assert_int_equal(p.ready[3].job, 4);
+    assert_int_equal(p.ready[3].port, 40004);
+
+    size_t len = 5;
+    memset(&p, 0, sizeof p);
+    p.n_ready = SM_POLL_READY_MAX + 1;
+    assert_null(sm_msg_poll_encode(&p, &len, &err));
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_contains(err.msg, "poll: ready: 5 is above the maximum 4");
+    assert_int_equal(len, 0);
+}
+
+#undef READY
+
 /* ---- reply ---- */
 
 static void test_msg_reply_small_encodes_exactly(void **state)
@@ -728,6 +824,89 @@ static void test_msg_spooled_result_round_trips(void **state)
     sm_result_fini(&m.result);
 }
 
+static void test_msg_spooled_result_role_is_omitted_for_both(void **state)
+{
+    (void)state;
+    static const sm_role roles[] = {SM_ROLE_BOTH, SM_ROLE_SERVER, SM_ROLE_CLIENT};
+    static const char *const heads[] = {
+        "{\"job\":\"11\",\"attempt\":1,\"result\":{",
+        "{\"job\":\"11\",\"attempt\":1,\"role\":\"server\",\"result\":{",
+        "{\"job\":\"11\",\"attempt\":1,\"role\":\"client\",\"result\":{"};
+    for (size_t i = 0; i < 3; i++) {
+        sm_result_msg m = {.job = 11, .attempt = 1, .role = roles[i]}, back;
+        sm_error err;
+        fill_ok_result(&m.result);
+        size_t len;
+        char *json = sm_msg_result_encode(&m, &len, &err);
+        assert_non_null(json);
+        assert_true(strncmp(json, heads[i], strlen(heads[i])) == 0);
+        memset(&back, 0xff, sizeof back);
+        if (sm_msg_result_decode(json, len, &back, &err) != 0)
+            fail_msg("%s: %s", json, err.msg);
+        assert_int_equal(back.role, roles[i]);
+        assert_result_equal(&back.result, &m.result);
+        free(json);
+        sm_result_fini(&back.result);
+        sm_result_fini(&m.result);
+    }
+    assert_string_equal(sm_role_name(SM_ROLE_BOTH), "both");
+    assert_string_equal(sm_role_name(SM_ROLE_SERVER), "server");
+    assert_string_equal(sm_role_name(SM_ROLE_CLIENT), "client");
+    assert_string_equal(sm_role_name((sm_role)3), "unknown");
+}
+
+static void test_msg_poll_results_carry_their_role(void **state)
+{
+    (void)state;
+    static sm_poll p, back;
+    sm_error err;
+    sm_result_msg results[2];
+    memset(&p, 0, sizeof p);
+    snprintf(p.agent, sizeof p.agent, "h1");
+    snprintf(p.boot, sizeof p.boot, "%s", BOOT);
+    results[0] = (sm_result_msg){.job = 5, .attempt = 1, .role = SM_ROLE_CLIENT};
+    results[1] = (sm_result_msg){.job = 6, .attempt = 1, .role = SM_ROLE_BOTH};
+    sm_result_init(&results[0].result);
+    sm_result_init(&results[1].result);
+    p.results = results;
+    p.n_results = 2;
+    size_t len;
+    char *json = sm_msg_poll_encode(&p, &len, &err);
+    assert_non_null(json);
+    assert_int_equal(sm_msg_poll_decode(json, len, &back, &err), 0);
+    assert_int_equal(back.n_results, 2);
+    assert_int_equal(back.results[0].role, SM_ROLE_CLIENT);
+    assert_int_equal(back.results[1].role, SM_ROLE_BOTH);
+    free(json);
+    sm_msg_poll_fini(&back);
+
+    results[0].role = (sm_role)7;
+    assert_null(sm_msg_poll_encode(&p, &len, &err));
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_contains(err.msg, "poll: results[0]: role");
+    assert_null(sm_msg_result_encode(&results[0], &len, &err));
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_contains(err.msg, "spooled result: role");
+}
+
+static void test_msg_spooled_result_rejects_bad_role(void **state)
+{
+    (void)state;
+    /* A missing role is "both"; the word itself has no place on the wire. */
+    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"role\":\"both\",\"result\":"
+                            "{\"ok\":true}}",
+                            SM_EINVAL, "spooled result: role: 'both' is not server or client");
+    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"role\":\"Server\",\"result\":"
+                            "{\"ok\":true}}",
+                            SM_EINVAL, "spooled result: role: 'Server'");
+    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"role\":1,\"result\":"
+                            "{\"ok\":true}}",
+                            SM_EPARSE, "spooled result: role: expected a string");
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[{\"job\":\"2\",\"attempt\":1,"
+                           "\"role\":\"peer\",\"result\":{\"ok\":true}}]}",
+                      SM_EINVAL, "poll: results[0]: role: 'peer'");
+}
+
 static void test_msg_spooled_result_rejects_bad_entries(void **state)
 {
     (void)state;
@@ -824,6 +1003,9 @@ int main(void)
         cmocka_unit_test(test_msg_poll_carries_at_most_32_results),
         cmocka_unit_test(test_msg_poll_bad_result_frees_the_good_ones),
         cmocka_unit_test(test_msg_poll_encode_refuses_counts_past_the_arrays),
+        cmocka_unit_test(test_msg_poll_ready_encodes_exactly_and_round_trips),
+        cmocka_unit_test(test_msg_poll_ready_rejects_bad_port_attempt_and_job),
+        cmocka_unit_test(test_msg_poll_carries_at_most_4_ready),
         cmocka_unit_test(test_msg_reply_small_encodes_exactly),
         cmocka_unit_test(test_msg_reply_with_each_command_kind_round_trips),
         cmocka_unit_test(test_msg_reply_rejects_bad_commands),
@@ -831,6 +1013,9 @@ int main(void)
         cmocka_unit_test(test_msg_reply_start_needs_addr_and_port_1_to_65535),
         cmocka_unit_test(test_msg_reply_rejects_bad_acks_and_too_many),
         cmocka_unit_test(test_msg_spooled_result_round_trips),
+        cmocka_unit_test(test_msg_spooled_result_role_is_omitted_for_both),
+        cmocka_unit_test(test_msg_poll_results_carry_their_role),
+        cmocka_unit_test(test_msg_spooled_result_rejects_bad_role),
         cmocka_unit_test(test_msg_spooled_result_rejects_bad_entries),
         cmocka_unit_test(test_msg_facts_json_is_the_bare_facts_object),
         cmocka_unit_test(test_msg_labels_parse_accepts_pairs),

@@ -232,6 +232,22 @@ static void test_params_cork_and_nodelay_together_are_rejected(void **state)
     assert_invalid(&p, "cork", "nodelay");
 }
 
+static void test_params_scope_pair_runs_over_tcp_only(void **state)
+{
+    (void)state;
+    sm_params p = rr();
+    p.scope = SM_SCOPE_PAIR;
+    p.transport = SM_TR_UNIX;
+    sm_error err;
+    assert_int_equal(sm_params_validate(&p, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "transport: scope pair runs over tcp only");
+    p.transport = SM_TR_TCP;
+    assert_valid(&p);
+    sm_params local = stream();
+    local.transport = SM_TR_UNIX;
+    assert_valid(&local);
+}
+
 /* ---- count, bytes, duration_ms ---- */
 
 static void test_params_no_amount_is_rejected(void **state)
@@ -741,6 +757,7 @@ int main(void)
         cmocka_unit_test(test_params_cork_applies_to_tcp_only),
         cmocka_unit_test(test_params_nodelay_and_cork_validate_on_tcp),
         cmocka_unit_test(test_params_cork_and_nodelay_together_are_rejected),
+        cmocka_unit_test(test_params_scope_pair_runs_over_tcp_only),
         cmocka_unit_test(test_params_no_amount_is_rejected),
         cmocka_unit_test(test_params_count_and_bytes_together_are_rejected),
         cmocka_unit_test(test_params_count_and_duration_together_are_rejected),

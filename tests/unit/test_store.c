@@ -143,17 +143,17 @@ static uint64_t result_count(sm_store *st)
     return n;
 }
 
-static void test_store_open_creates_schema_version_2_in_wal_mode(void **state)
+static void test_store_open_creates_the_current_schema_in_wal_mode(void **state)
 {
     fixture *f = *state;
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 2);
+    assert_int_equal(sm_store_schema_version(f->st), 3);
 
     sqlite3 *db = raw_open(f->path);
     char mode[16];
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     assert_string_equal(mode, "wal");
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 2);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 3);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
                                  " name IN ('agents', 'jobs', 'results', 'events', 'runs',"
                                  " 'cells')"),
@@ -174,7 +174,7 @@ static void test_store_reopen_keeps_data_and_version(void **state)
     assert_ok(sm_store_agent_upsert(f->st, &a, &err));
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 2);
+    assert_int_equal(sm_store_schema_version(f->st), 3);
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, id, &j, &err));
     assert_string_equal(j.host, "h1");
@@ -200,7 +200,7 @@ static void test_store_refuses_a_newer_schema_version(void **state)
     assert_int_equal(sm_store_open(&st, f->path, &err), SM_EINVAL);
     assert_null(st);
     assert_int_equal(err.code, SM_EINVAL);
-    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (2)");
+    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (3)");
 
     db = raw_open(f->path);
     assert_int_equal(raw_int(db, "PRAGMA user_version"), 99);
@@ -713,7 +713,7 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 2);
+    assert_int_equal(sm_store_schema_version(f->st), 3);
 
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, 7, &j, &err));
@@ -749,7 +749,7 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     assert_int_equal(insert_job(f->st, "h3", 5000), 9);
 
     db = raw_open(f->path);
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 2);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 3);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE name IN"
                                  " ('run_id', 'cell', 'rep', 'warmup', 'round', 'ord', 'peer')"),
                      7);
@@ -1322,14 +1322,41 @@ static void test_store_names_of_states(void **state)
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
+static void test_store_pair_sides_are_stored_once_per_role(void **state)
+{
+    fixture *f = *state;
+    sm_error err = {0};
+    uint64_t id = 0;
+    open_store(f);
+    assert_int_equal(sm_store_job_insert(f->st, "h1", "{}", 1, &id, &err), 0);
+    bool inserted = false;
+    assert_int_equal(
+        sm_store_side_insert(f->st, id, 1, "server", "h2", "{\"ok\":true}", 2, &inserted, &err), 0);
+    assert_true(inserted);
+    assert_int_equal(
+        sm_store_side_insert(f->st, id, 1, "server", "h2", "{\"ok\":false}", 3, &inserted, &err),
+        0);
+    assert_false(inserted); /* a resend of the same side changes nothing */
+    char *json = NULL;
+    assert_int_equal(sm_store_side_get(f->st, id, 1, "server", &json, &err), 0);
+    assert_string_equal(json, "{\"ok\":true}");
+    free(json);
+    assert_int_equal(sm_store_side_get(f->st, id, 1, "client", &json, &err), 0);
+    assert_null(json);
+    assert_int_not_equal(
+        sm_store_side_insert(f->st, id + 99, 1, "client", "h1", "{}", 4, &inserted, &err),
+        0); /* no such job */
+}
+
 int main(void)
 {
     /* Every open of a fresh file logs its migration; the tests check the schema directly. */
     sm_log_level = LOG_WARNING;
     const struct CMUnitTest tests[] = {
-        T(test_store_open_creates_schema_version_2_in_wal_mode),
+        T(test_store_open_creates_the_current_schema_in_wal_mode),
         T(test_store_reopen_keeps_data_and_version),
         T(test_store_refuses_a_newer_schema_version),
+        T(test_store_pair_sides_are_stored_once_per_role),
         T(test_store_failed_migration_leaves_the_old_schema),
         T(test_store_open_of_an_unreachable_path_fails_with_reason),
         T(test_store_agent_upsert_keeps_first_seen_and_null_facts_keep_old),
