@@ -13,6 +13,7 @@
 
 #include "coordinator/control.h"
 #include "coordinator/store.h"
+#include "proto/spec.h"
 
 #define HOLD 1000
 
@@ -311,6 +312,214 @@ static void test_control_queued_jobs_survive_a_restart_and_dispatch_in_order(voi
     assert_int_not_equal(a, b);
 }
 
+/* ---- matrix runs ---- */
+
+/* Registers h1 and h2 idle, and starts a run of one local stream test (tcp and unix) with
+ * `reps` repetitions on both. */
+static uint64_t start_run(fixture *f, uint32_t reps, bool parallel, sm_poll *p1, sm_poll *p2)
+{
+    sm_poll_reply r;
+    bool now;
+    base_poll(p1, "h1", "11111111111111111111111111111111");
+    base_poll(p2, "h2", "22222222222222222222222222222222");
+    poll_once(f, p1, &r, &now);
+    poll_once(f, p2, &r, &now);
+    p1->have_facts = p2->have_facts = false;
+    char json[512], field[64];
+    snprintf(json, sizeof json,
+             "{\"name\":\"r\",\"hosts\":\"all\",\"repetitions\":%u,\"warmup\":0,"
+             "\"parallel\":%s,\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\","
+             "\"transport\":[\"tcp\",\"unix\"],\"count\":10}]}",
+             reps, parallel ? "true" : "false");
+    sm_spec spec;
+    sm_error err = {0};
+    if (sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err) != 0)
+        fail_msg("spec: %s", err.msg);
+    uint64_t id = 0;
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    if (sm_control_run_start(f->c, json, &spec, f->now, &id, field, sizeof field, &err) != 0)
+        fail_msg("run: %s", err.msg);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    sm_spec_fini(&spec);
+    return id;
+}
+
+static sm_run_row run_row(fixture *f, uint64_t id)
+{
+    sm_run_row r;
+    sm_error err = {0};
+    assert_int_equal(sm_store_run_get(f->st, id, &r, &err), 0);
+    return r;
+}
+
+/* The agent's next poll takes the assign, and a poll after it returns the result. */
+static uint64_t take_and_finish(fixture *f, sm_poll *p, bool ok, const char *reason)
+{
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, p, &r, &now);
+    if (r.n_commands != 1 || r.commands[0].kind != SM_CMD_ASSIGN)
+        fail_msg("%s got %zu commands", p->agent, r.n_commands);
+    sm_result_msg m = {.job = r.commands[0].job, .attempt = r.commands[0].attempt};
+    sm_result_init(&m.result);
+    m.result.ok = ok;
+    snprintf(m.result.reason, sizeof m.result.reason, "%s", reason);
+    sm_result_set(&m.result, SM_M_SECONDS, 0.01);
+    p->results = &m;
+    p->n_results = 1;
+    poll_once(f, p, &r, &now);
+    p->results = NULL;
+    p->n_results = 0;
+    return m.job;
+}
+
+static void test_control_run_jobs_of_a_host_alternate_variants_and_the_run_ends_done(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run(f, 2, true, &p1, &p2);
+    uint32_t cells[4];
+    for (int i = 0; i < 4; i++) {
+        uint64_t job = take_and_finish(f, &p1, true, "");
+        sm_job_row row;
+        sm_error err = {0};
+        assert_int_equal(sm_store_job_get(f->st, job, &row, &err), 0);
+        cells[i] = row.cell;
+        sm_job_row_fini(&row);
+    }
+    /* A B A B on h1. */
+    assert_int_not_equal(cells[0], cells[1]);
+    assert_int_equal(cells[0], cells[2]);
+    assert_int_equal(cells[1], cells[3]);
+    sm_run_row r = run_row(f, id);
+    assert_int_equal(r.state, SM_RUN_RUNNING); /* h2's four are still queued */
+    sm_run_row_fini(&r);
+    for (int i = 0; i < 4; i++)
+        take_and_finish(f, &p2, true, "");
+    r = run_row(f, id);
+    assert_int_equal(r.state, SM_RUN_DONE);
+    assert_int_equal(r.done, 8);
+    assert_int_equal(r.failed, 0);
+    sm_run_row_fini(&r);
+}
+
+static void
+test_control_a_failed_run_job_is_retried_once_at_the_end_then_fails_for_good(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run(f, 1, true, &p1, &p2);
+    uint64_t first = take_and_finish(f, &p1, false, "server: time limit of 100 ms reached");
+    uint64_t second = take_and_finish(f, &p1, true, "");
+    assert_int_not_equal(first, second); /* the retry went to the back of the queue */
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, &p1, &r, &now);
+    assert_int_equal(r.commands[0].job, first);
+    assert_int_equal(r.commands[0].attempt, 2);
+    sm_result_msg m = {.job = first, .attempt = 2};
+    sm_result_init(&m.result);
+    m.result.ok = false;
+    snprintf(m.result.reason, sizeof m.result.reason, "server: time limit again");
+    p1.results = &m;
+    p1.n_results = 1;
+    poll_once(f, &p1, &r, &now);
+    p1.results = NULL;
+    p1.n_results = 0;
+    char reason[256];
+    assert_int_equal(job_state(f, first, reason, sizeof reason), SM_JOB_FAILED);
+    assert_non_null(strstr(reason, "again"));
+    poll_once(f, &p1, &r, &now);
+    assert_int_equal(r.n_commands, 0); /* no third attempt */
+    take_and_finish(f, &p2, true, "");
+    take_and_finish(f, &p2, true, "");
+    sm_run_row row = run_row(f, id);
+    assert_int_equal(row.state, SM_RUN_FAILED);
+    assert_int_equal(row.done, 3);
+    assert_int_equal(row.failed, 1);
+    assert_non_null(strstr(row.reason, "1 of 4"));
+    sm_run_row_fini(&row);
+}
+
+static void test_control_cancel_fails_queued_jobs_and_cancels_the_running_one(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run(f, 3, true, &p1, &p2);
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, &p1, &r, &now); /* h1 takes its first job */
+    uint64_t running = r.commands[0].job;
+    sm_error err = {0};
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    assert_int_equal(sm_control_run_cancel(f->c, id, f->now, &err), 0);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    sm_run_row row = run_row(f, id);
+    assert_int_equal(row.state, SM_RUN_CANCELLED);
+    assert_int_equal(row.failed, 12);
+    sm_run_row_fini(&row);
+    char reason[256];
+    assert_int_equal(job_state(f, running, reason, sizeof reason), SM_JOB_FAILED);
+    assert_non_null(strstr(reason, "cancelled"));
+    poll_once(f, &p1, &r, &now);
+    assert_int_equal(r.n_commands, 1);
+    assert_int_equal(r.commands[0].kind, SM_CMD_CANCEL);
+    assert_int_equal(r.commands[0].job, running);
+    poll_once(f, &p2, &r, &now);
+    assert_int_equal(r.n_commands, 0); /* nothing left to run */
+    assert_int_equal(sm_control_run_cancel(f->c, id, f->now, &err), SM_EINVAL);
+}
+
+static void test_control_a_lost_host_fails_its_queued_run_jobs_and_the_run_ends(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run(f, 1, true, &p1, &p2);
+    take_and_finish(f, &p1, true, "");
+    take_and_finish(f, &p1, true, "");
+    sm_error err = {0};
+    f->now += 3 * HOLD + 1; /* h2 never polls again */
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, &p1, &r, &now); /* h1 stays alive */
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    sm_run_row row = run_row(f, id);
+    assert_int_equal(row.state, SM_RUN_FAILED);
+    assert_int_equal(row.done, 2);
+    assert_int_equal(row.failed, 2);
+    sm_run_row_fini(&row);
+}
+
+static void test_control_parallel_false_holds_other_hosts_until_the_running_job_ends(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    start_run(f, 1, false, &p1, &p2);
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, &p1, &r, &now);
+    assert_int_equal(r.n_commands, 1);
+    uint64_t job = r.commands[0].job;
+    poll_once(f, &p2, &r, &now);
+    assert_int_equal(r.n_commands, 0); /* h1 runs: h2 waits */
+    /* h1's result opens the gate: the next job of the run goes to whoever asks first, and
+     * only one. */
+    sm_result_msg m = {.job = job, .attempt = 1};
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    p1.results = &m;
+    p1.n_results = 1;
+    poll_once(f, &p1, &r, &now);
+    p1.results = NULL;
+    p1.n_results = 0;
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(r.n_commands, 1); /* h1 asked first and got its second job */
+    poll_once(f, &p2, &r, &now);
+    assert_int_equal(r.n_commands, 0); /* still one at a time */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +541,19 @@ int main(void)
             test_control_a_late_result_of_a_lost_job_is_stored_and_completes_it, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_queued_jobs_survive_a_restart_and_dispatch_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_run_jobs_of_a_host_alternate_variants_and_the_run_ends_done, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_failed_run_job_is_retried_once_at_the_end_then_fails_for_good, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_cancel_fails_queued_jobs_and_cancels_the_running_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_lost_host_fails_its_queued_run_jobs_and_the_run_ends, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_parallel_false_holds_other_hosts_until_the_running_job_ends, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
