@@ -56,7 +56,8 @@ typedef struct sm_plan {
  * - Jobs: warm-up repetitions first, then the measured ones; within a repetition the variants of
  *   one test on one host (or pair) follow each other, so repetitions interleave (A B A B).
  *   `order` is the job's position in that sequence. Pair jobs carry the circle-method round of
- *   their pair (sm_plan_rounds) so that the scheduler can run disjoint pairs side by side.
+ *   their pair (sm_plan_rounds): the coordinator queues jobs by (warm-up, repetition, round,
+ *   order), so the disjoint pairs of a round run side by side.
  * - Bound: more than SM_PLAN_JOBS_MAX jobs is SM_EINVAL naming "repetitions" and the counts.
  * *out must be sm_plan_fini'd on success; left empty on error. */
 int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_fleet, sm_plan *out,
@@ -67,7 +68,7 @@ void sm_plan_fini(sm_plan *p);
  * exactly once: n-1 rounds for even n, n for odd n (one host sits out each round). Writes
  * round[i * n + j] = the round in which {i, j} meet (i != j), symmetric. Returns the number of
  * rounds; 0 for n < 2. round must hold n * n entries. Each ordered pair (i, j) and (j, i) uses
- * the round of {i, j}: the scheduler runs the two directions one after the other. */
+ * the round of {i, j}: the two directions run one after the other. */
 uint32_t sm_plan_rounds(size_t n, uint32_t *round);
 
 #endif

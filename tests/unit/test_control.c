@@ -520,6 +520,186 @@ static void test_control_parallel_false_holds_other_hosts_until_the_running_job_
     assert_int_equal(r.n_commands, 0); /* still one at a time */
 }
 
+/* ---- property: the real dispatch never double-books a host and always finishes ---- */
+
+typedef struct sim_agent {
+    sm_poll p;
+    uint64_t job; /* the job it holds, 0 when none */
+    uint32_t attempt;
+    sm_role role;
+    int steps_left; /* steps until its side is done; -1 while a client waits for start */
+    bool ready_sent;
+    char acks[4][SM_CMD_ID_MAX + 1];
+    size_t n_acks;
+    bool have_result;
+    sm_result_msg result;
+} sim_agent;
+
+static uint64_t prng(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void sim_take(sim_agent *s, const sm_command *cmd, uint64_t *rng)
+{
+    if (cmd->kind == SM_CMD_CANCEL)
+        return;
+    if (s->job && (s->job != cmd->job || s->attempt != cmd->attempt))
+        fail_msg("%s got job %llu while it holds job %llu: a host in two jobs", s->p.agent,
+                 (unsigned long long)cmd->job, (unsigned long long)s->job);
+    if (cmd->kind == SM_CMD_START && cmd->port == 0)
+        fail_msg("%s was told to start before its server was ready", s->p.agent);
+    if (s->n_acks < 4)
+        snprintf(s->acks[s->n_acks++], sizeof s->acks[0], "%s", cmd->id);
+    if (s->job)
+        return; /* a resend of what it already holds */
+    s->job = cmd->job;
+    s->attempt = cmd->attempt;
+    s->role = cmd->kind == SM_CMD_ASSIGN    ? SM_ROLE_BOTH
+              : cmd->kind == SM_CMD_PREPARE ? SM_ROLE_SERVER
+                                            : SM_ROLE_CLIENT;
+    s->steps_left = 1 + (int)(prng(rng) % 4);
+    s->ready_sent = false;
+}
+
+/* One poll of one simulated agent, and what it does with the reply. */
+static void sim_poll(fixture *f, sim_agent *s, uint64_t *rng)
+{
+    sm_poll *p = &s->p;
+    p->n_acks = s->n_acks;
+    memcpy(p->acks, s->acks, sizeof s->acks);
+    p->n_ready = 0;
+    p->n_results = 0;
+    p->results = NULL;
+    p->state = s->job ? SM_AGENT_BUSY : SM_AGENT_IDLE;
+    p->job = s->job;
+    p->attempt = s->attempt;
+    if (s->job && s->role == SM_ROLE_SERVER && !s->ready_sent) {
+        p->ready[0] = (sm_ready){s->job, s->attempt, 40000};
+        p->n_ready = 1;
+        s->ready_sent = true;
+    }
+    if (s->have_result) {
+        p->results = &s->result;
+        p->n_results = 1;
+    }
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, p, &r, &now);
+    s->n_acks = 0;
+    if (s->have_result && r.n_acks)
+        s->have_result = false;
+    for (size_t i = 0; i < r.n_commands; i++)
+        sim_take(s, &r.commands[i], rng);
+    /* Time passes for a job in progress; a finished side becomes a result to deliver. A
+     * server cannot finish before it has said it listens (its client could not connect). */
+    if (s->job && (s->role != SM_ROLE_SERVER || s->ready_sent) && --s->steps_left <= 0 &&
+        !s->have_result) {
+        s->result = (sm_result_msg){.job = s->job, .attempt = s->attempt, .role = s->role};
+        sm_result_init(&s->result.result);
+        s->result.result.ok = true;
+        sm_result_set(&s->result.result, SM_M_BYTES, 1000);
+        sm_result_set(&s->result.result, SM_M_SECONDS, 0.01);
+        s->have_result = true;
+        s->job = 0;
+    }
+}
+
+static void test_control_dispatch_never_double_books_and_every_run_ends(void **state)
+{
+    fixture *f0 = *state;
+    uint64_t rng = 0x2545f4914f6cdd1dull;
+    for (int round = 0; round < 40; round++) {
+        /* A fresh store and control for every case. */
+        sm_control_close(f0->c);
+        sm_store_close(f0->st);
+        char db[128];
+        snprintf(db, sizeof db, "%s/p%d.db", f0->dir, round);
+        sm_error err = {0};
+        assert_int_equal(sm_store_open(&f0->st, db, &err), 0);
+        sm_control_cfg cfg = {.hold_ms = HOLD, .job_grace_ms = 1000};
+        assert_int_equal(sm_control_open(&f0->c, f0->st, &cfg, f0->now, &err), 0);
+
+        const size_t n = 2 + prng(&rng) % 4;
+        sim_agent sims[6];
+        memset(sims, 0, sizeof sims);
+        for (size_t i = 0; i < n; i++) {
+            char name[8], boot[33];
+            snprintf(name, sizeof name, "h%zu", i + 1);
+            snprintf(boot, sizeof boot, "%032zx", i + 1);
+            base_poll(&sims[i].p, name, boot);
+            snprintf(sims[i].p.data_addr, sizeof sims[i].p.data_addr, "10.0.0.%zu", i + 1);
+            sm_poll_reply r;
+            bool now;
+            poll_once(f0, &sims[i].p, &r, &now);
+            sims[i].p.have_facts = false;
+        }
+        const bool local = prng(&rng) % 2, pair = !local || prng(&rng) % 2;
+        const bool parallel = prng(&rng) % 2;
+        char json[1024], field[64];
+        int len = snprintf(json, sizeof json,
+                           "{\"name\":\"p\",\"hosts\":\"all\",\"pairs\":\"%s\","
+                           "\"repetitions\":%u,\"warmup\":%u,\"parallel\":%s,\"tests\":[",
+                           prng(&rng) % 2 ? "mesh" : "ring", (unsigned)(1 + prng(&rng) % 3),
+                           (unsigned)(prng(&rng) % 2), parallel ? "true" : "false");
+        if (local)
+            len += snprintf(json + len, sizeof json - (size_t)len,
+                            "{\"workload\":\"stream\",\"scope\":\"local\","
+                            "\"transport\":[\"tcp\",\"unix\"],\"count\":10}%s",
+                            pair ? "," : "");
+        if (pair)
+            len += snprintf(json + len, sizeof json - (size_t)len,
+                            "{\"workload\":\"rr\",\"scope\":\"pair\","
+                            "\"transport\":\"tcp\",\"count\":10}");
+        snprintf(json + len, sizeof json - (size_t)len, "]}");
+        sm_spec spec;
+        if (sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err) != 0)
+            fail_msg("spec %s: %s", json, err.msg);
+        uint64_t id = 0;
+        assert_int_equal(sm_store_begin(f0->st, &err), 0);
+        if (sm_control_run_start(f0->c, json, &spec, f0->now, &id, field, sizeof field, &err))
+            fail_msg("run %s: %s", json, err.msg);
+        assert_int_equal(sm_store_commit(f0->st, &err), 0);
+        sm_spec_fini(&spec);
+
+        int step = 0;
+        for (; step < 20000; step++) {
+            sim_poll(f0, &sims[prng(&rng) % n], &rng);
+            if (step % 50 == 0) {
+                sm_run_row row;
+                assert_int_equal(sm_store_run_get(f0->st, id, &row, &err), 0);
+                const bool ended = row.state != SM_RUN_RUNNING;
+                if (ended && row.state != SM_RUN_DONE)
+                    fail_msg("case %d (%s) ended %s: %s", round, json, sm_run_state_name(row.state),
+                             row.reason);
+                sm_run_row_fini(&row);
+                if (ended)
+                    break;
+            }
+        }
+        if (step == 20000) {
+            sm_job_row *jobs = NULL;
+            size_t nj = 0;
+            char where[512] = "";
+            size_t used = 0;
+            assert_int_equal(sm_store_run_jobs(f0->st, id, &jobs, &nj, &err), 0);
+            for (size_t i = 0; i < nj && used < sizeof where - 64; i++)
+                if (jobs[i].state != SM_JOB_DONE)
+                    used += (size_t)snprintf(where + used, sizeof where - used, " %llu:%s->%s:%s",
+                                             (unsigned long long)jobs[i].id, jobs[i].host,
+                                             jobs[i].peer, sm_job_state_name(jobs[i].state));
+            sm_store_jobs_free(jobs, nj);
+            fail_msg("case %d (%s) did not finish in 20000 polls; stuck:%s", round, json, where);
+        }
+        for (size_t i = 0; i < n; i++)
+            if (sims[i].have_result)
+                sm_result_fini(&sims[i].result.result);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +734,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_control_parallel_false_holds_other_hosts_until_the_running_job_ends, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(test_control_dispatch_never_double_books_and_every_run_ends,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
