@@ -198,32 +198,48 @@ out:
     return rc;
 }
 
-int sm_apiview_runs_decode(const char *json, size_t len, sm_apiview_run **runs, size_t *n,
-                           sm_error *err)
+/* Reads one element of a list into elem (of the list's element type). */
+typedef int (*elem_from_fn)(const cJSON *o, const char *what, void *elem, sm_error *err);
+
+/* {"KEY":[...]} into a malloc'd array of elem_size elements, each read by from(); on error
+ * nothing is returned and the reason names the element ("runs[2]: ..."). */
+static int decode_list(const char *json, size_t len, const char *key, size_t elem_size,
+                       elem_from_fn from, void **out, size_t *n, sm_error *err)
 {
     cJSON *root;
-    int rc = sm_codec_parse_object(json, len, "runs", &root, err);
+    int rc = sm_codec_parse_object(json, len, key, &root, err);
     if (rc)
         return rc;
     const cJSON *arr, *item;
-    sm_apiview_run *list = NULL;
+    char *list = NULL;
     size_t count = 0, i = 0;
-    if ((rc = get_list(root, "runs", sizeof *list, &arr, (void **)&list, &count, err)))
+    if ((rc = get_list(root, key, elem_size, &arr, (void **)&list, &count, err)))
         goto out;
     cJSON_ArrayForEach(item, arr)
     {
-        char what[32];
-        snprintf(what, sizeof what, "runs[%zu]", i);
-        if ((rc = run_from(item, what, &list[i++], err)))
+        char what[48];
+        snprintf(what, sizeof what, "%s[%zu]", key, i);
+        if ((rc = from(item, what, list + elem_size * i++, err)))
             goto out;
     }
-    *runs = list;
+    *out = list;
     *n = count;
     list = NULL;
 out:
     free(list);
     cJSON_Delete(root);
     return rc;
+}
+
+static int run_elem(const cJSON *o, const char *what, void *elem, sm_error *err)
+{
+    return run_from(o, what, elem, err);
+}
+
+int sm_apiview_runs_decode(const char *json, size_t len, sm_apiview_run **runs, size_t *n,
+                           sm_error *err)
+{
+    return decode_list(json, len, "runs", sizeof **runs, run_elem, (void **)runs, n, err);
 }
 
 /* "k=v,k=v" from an object of strings, shortened to fit. */
@@ -285,67 +301,33 @@ static int agent_from(const cJSON *o, const char *what, sm_apiview_agent *a, sm_
     return 0;
 }
 
+static int agent_elem(const cJSON *o, const char *what, void *elem, sm_error *err)
+{
+    return agent_from(o, what, elem, err);
+}
+
 int sm_apiview_agents_decode(const char *json, size_t len, sm_apiview_agent **agents, size_t *n,
                              sm_error *err)
 {
-    cJSON *root;
-    int rc = sm_codec_parse_object(json, len, "agents", &root, err);
-    if (rc)
-        return rc;
-    const cJSON *arr, *item;
-    sm_apiview_agent *list = NULL;
-    size_t count = 0, i = 0;
-    if ((rc = get_list(root, "agents", sizeof *list, &arr, (void **)&list, &count, err)))
-        goto out;
-    cJSON_ArrayForEach(item, arr)
-    {
-        char what[32];
-        snprintf(what, sizeof what, "agents[%zu]", i);
-        if ((rc = agent_from(item, what, &list[i++], err)))
-            goto out;
-    }
-    *agents = list;
-    *n = count;
-    list = NULL;
-out:
-    free(list);
-    cJSON_Delete(root);
-    return rc;
+    return decode_list(json, len, "agents", sizeof **agents, agent_elem, (void **)agents, n, err);
+}
+
+static int preset_elem(const cJSON *o, const char *what, void *elem, sm_error *err)
+{
+    sm_apiview_preset *p = elem;
+    if (!cJSON_IsObject(o))
+        return sm_error_set(err, SM_EPARSE, "%s: expected an object", what);
+    int rc = get_str(o, what, "name", p->name, sizeof p->name, false, false, err);
+    return rc ? rc
+              : get_str(o, what, "description", p->description, sizeof p->description, true, true,
+                        err);
 }
 
 int sm_apiview_presets_decode(const char *json, size_t len, sm_apiview_preset **presets, size_t *n,
                               sm_error *err)
 {
-    cJSON *root;
-    int rc = sm_codec_parse_object(json, len, "presets", &root, err);
-    if (rc)
-        return rc;
-    const cJSON *arr, *item;
-    sm_apiview_preset *list = NULL;
-    size_t count = 0, i = 0;
-    if ((rc = get_list(root, "presets", sizeof *list, &arr, (void **)&list, &count, err)))
-        goto out;
-    cJSON_ArrayForEach(item, arr)
-    {
-        char what[32];
-        snprintf(what, sizeof what, "presets[%zu]", i);
-        sm_apiview_preset *p = &list[i++];
-        if (!cJSON_IsObject(item)) {
-            rc = sm_error_set(err, SM_EPARSE, "%s: expected an object", what);
-            goto out;
-        }
-        if ((rc = get_str(item, what, "name", p->name, sizeof p->name, false, false, err)) ||
-            (rc = get_str(item, what, "description", p->description, sizeof p->description, true,
-                          true, err)))
-            goto out;
-    }
-    *presets = list;
-    *n = count;
-    list = NULL;
-out:
-    free(list);
-    cJSON_Delete(root);
-    return rc;
+    return decode_list(json, len, "presets", sizeof **presets, preset_elem, (void **)presets, n,
+                       err);
 }
 
 int sm_apiview_error_decode(const char *json, size_t len, sm_apiview_error *out, sm_error *err)
