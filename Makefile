@@ -9,7 +9,7 @@ JOBS       ?= $(shell nproc)
 # Debian packages the build, the tests, the demo and the benchmarks need.
 DEB_PACKAGES := build-essential clang cmake pkg-config \
 	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
-	libsqlite3-dev libssl-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3
+	libsqlite3-dev libssl-dev libclang-rt-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3
 
 .PHONY: all deps build build-asan test test-unit test-integration test-asan demo demo-down demo-once bench clean format
 
@@ -42,7 +42,7 @@ build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -L 'unit|integration'
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L 'unit|integration'
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L 'unit|integration|fuzz'
 
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -L unit

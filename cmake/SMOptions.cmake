@@ -15,6 +15,12 @@ if(SM_SANITIZER STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
+  # With clang, the sanitizer build also builds the fuzz targets (tests/fuzz): the code they
+  # call is instrumented for libFuzzer's coverage feedback.
+  if(CMAKE_C_COMPILER_ID STREQUAL "Clang")
+    set(SM_FUZZ ON)
+    add_compile_options(-fsanitize=fuzzer-no-link)
+  endif()
 elseif(SM_SANITIZER STREQUAL "thread")
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)

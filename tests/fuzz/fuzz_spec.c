@@ -1,0 +1,31 @@
+/* libFuzzer target: run specs and POST /api/runs bodies, which any holder of the dashboard
+ * token (or anyone, on a loopback listener) can send. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/api.h"
+#include "proto/spec.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size ? size : 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    sm_error err;
+    char field[96];
+    sm_spec spec;
+    if (sm_spec_decode(text, size, &spec, field, sizeof field, &err) == 0)
+        sm_spec_fini(&spec);
+    char *spec_json = NULL;
+    if (sm_api_run_request(text, size, &spec_json, field, sizeof field, &err) == 0) {
+        if (sm_spec_decode(spec_json, strlen(spec_json), &spec, field, sizeof field, &err) == 0)
+            sm_spec_fini(&spec);
+        free(spec_json);
+    }
+    free(text);
+    return 0;
+}
