@@ -504,6 +504,9 @@ char *sm_table_json(const sm_table *t)
     /* The run id is a string: ids are 64-bit and JSON numbers lose precision past 2^53. */
     ok = ok && cJSON_AddStringToObject(run, "id", id) != NULL &&
          sm_codec_put_fixed(run, "name", t->run_name, sizeof t->run_name);
+    /* Whether the rows are hosts or "client->server" pairs: readers must not have to guess
+     * from the labels. */
+    ok = ok && cJSON_AddBoolToObject(root, "pairs", t->pairs) != NULL;
     cJSON *rows = ok ? cJSON_AddArrayToObject(root, "rows") : NULL;
     ok = rows != NULL;
     for (size_t r = 0; ok && r < t->n_rows; r++)

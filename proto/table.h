@@ -51,7 +51,7 @@ sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
  * (<unit>),<label> n,...,<ratio label> median (x),...,flags"; empty fields where a cell has no
  * data; CRLF line ends. Markdown: a pipe table, "median [low, high] (n)" per cell, flags in
  * bold, a header line naming the run. JSON: {"version":1,"run":{"id":"7","name":...},
- * "rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
+ * "pairs":false,"rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
  * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
  * "ci95_high","ci_coverage","failed"}],"ratios":[...same...],"flags":[{"row","flag"}]} */
 char *sm_table_csv(const sm_table *t);

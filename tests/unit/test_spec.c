@@ -585,9 +585,41 @@ static void test_spec_invalid_params_name_the_test_and_field(void **state)
                       SM_EINVAL, "tests[0]: cork, nodelay: set at most one", "tests[0]");
 }
 
+static void test_spec_crossing_scope_with_transport_keeps_pair_over_tcp_only(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"name\":\"x\",\"pairs\":\"mesh\",\"tests\":[{\"workload\":\"stream\","
+        "\"scope\":[\"local\",\"pair\"],\"transport\":[\"tcp\",\"unix\"],\"count\":10}]}";
+    sm_spec spec;
+    char field[96];
+    sm_error err = {0};
+    assert_int_equal(sm_spec_decode(json, sizeof json - 1, &spec, field, sizeof field, &err), 0);
+    assert_int_equal(spec.tests[0].n_variants, 3); /* local tcp, local unix, pair tcp */
+    for (size_t i = 0; i < 3; i++)
+        assert_false(spec.tests[0].variants[i].scope == SM_SCOPE_PAIR &&
+                     spec.tests[0].variants[i].transport == SM_TR_UNIX);
+    sm_spec_fini(&spec);
+    /* Asked for outright, pair over unix is an error, not an empty test. */
+    static const char only[] =
+        "{\"name\":\"x\",\"pairs\":\"mesh\",\"tests\":[{\"workload\":\"stream\","
+        "\"scope\":\"pair\",\"transport\":\"unix\",\"count\":10}]}";
+    assert_int_equal(sm_spec_decode(only, sizeof only - 1, &spec, field, sizeof field, &err),
+                     SM_EINVAL);
+    assert_non_null(strstr(err.msg, "tcp"));
+    static const char none[] =
+        "{\"name\":\"x\",\"pairs\":\"mesh\",\"tests\":[{\"workload\":\"stream\","
+        "\"scope\":[\"pair\"],\"transport\":[\"unix\"],\"count\":10}]}";
+    assert_int_equal(sm_spec_decode(none, sizeof none - 1, &spec, field, sizeof field, &err),
+                     SM_EINVAL);
+    assert_non_null(strstr(err.msg, "no variant left"));
+    assert_string_equal(field, "tests[0]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spec_crossing_scope_with_transport_keeps_pair_over_tcp_only),
         cmocka_unit_test(test_spec_seed_preset_gives_tcp_tcp_nodelay_unix_in_order),
         cmocka_unit_test(test_spec_defaults_fill_unset_fields),
         cmocka_unit_test(test_spec_top_level_fields_are_read),
