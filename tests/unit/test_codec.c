@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "proto/codec.h"
+#include "testutil.h"
 
 #define assert_contains(text, part) check_contains((text), (part), true, __FILE__, __LINE__)
 #define assert_lacks(text, part)    check_contains((text), (part), false, __FILE__, __LINE__)
@@ -70,26 +71,6 @@ static void check_result_error(const char *json, int code, const char *part, con
     check_contains(err.msg, part, true, file, line);
     _assert_true(r.hist == NULL && r.have == 0 && !r.ok, "empty result", file, line);
     sm_result_fini(&r);
-}
-
-static void assert_params_equal(const sm_params *a, const sm_params *b)
-{
-    assert_int_equal(a->workload, b->workload);
-    assert_int_equal(a->transport, b->transport);
-    assert_int_equal(a->scope, b->scope);
-    assert_int_equal(a->framing, b->framing);
-    assert_int_equal(a->msg_size, b->msg_size);
-    assert_int_equal(a->count, b->count);
-    assert_int_equal(a->bytes, b->bytes);
-    assert_int_equal(a->duration_ms, b->duration_ms);
-    assert_int_equal(a->req_size, b->req_size);
-    assert_int_equal(a->resp_size, b->resp_size);
-    assert_int_equal(a->nodelay, b->nodelay);
-    assert_int_equal(a->cork, b->cork);
-    assert_int_equal(a->sndbuf, b->sndbuf);
-    assert_int_equal(a->rcvbuf, b->rcvbuf);
-    assert_int_equal(a->read_size, b->read_size);
-    assert_int_equal(a->time_limit_ms, b->time_limit_ms);
 }
 
 static void round_trip_params(sm_params *p)

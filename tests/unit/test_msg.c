@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "proto/msg.h"
+#include "testutil.h"
 
 #define BOOT     "0123456789abcdef0123456789abcdef"
 #define HEAD     "{\"agent\":\"h1\",\"boot\":\"" BOOT "\",\"seq\":\"7\","
@@ -184,26 +185,6 @@ static void assert_facts_equal(const sm_facts *a, const sm_facts *b)
     for (int i = 0; i < 3; i++)
         assert_memory_equal(&a->loadavg[i], &b->loadavg[i], sizeof(double));
     assert_int_equal(a->tcp_autocorking, b->tcp_autocorking);
-}
-
-static void assert_params_equal(const sm_params *a, const sm_params *b)
-{
-    assert_int_equal(a->workload, b->workload);
-    assert_int_equal(a->transport, b->transport);
-    assert_int_equal(a->scope, b->scope);
-    assert_int_equal(a->framing, b->framing);
-    assert_int_equal(a->msg_size, b->msg_size);
-    assert_int_equal(a->count, b->count);
-    assert_int_equal(a->bytes, b->bytes);
-    assert_int_equal(a->duration_ms, b->duration_ms);
-    assert_int_equal(a->req_size, b->req_size);
-    assert_int_equal(a->resp_size, b->resp_size);
-    assert_int_equal(a->nodelay, b->nodelay);
-    assert_int_equal(a->cork, b->cork);
-    assert_int_equal(a->sndbuf, b->sndbuf);
-    assert_int_equal(a->rcvbuf, b->rcvbuf);
-    assert_int_equal(a->read_size, b->read_size);
-    assert_int_equal(a->time_limit_ms, b->time_limit_ms);
 }
 
 /* A JSON text of a poll that carries n acks (or, with results, n minimal results). */
