@@ -230,10 +230,22 @@ static void copy_truncated(char *dst, size_t dst_size, const char *src)
 
 /* ---- params ---- */
 
-enum field_kind { K_WORKLOAD, K_TRANSPORT, K_SCOPE, K_FRAMING, K_U32, K_U64, K_BOOL };
+enum field_kind {
+    K_WORKLOAD,
+    K_TRANSPORT,
+    K_SCOPE,
+    K_FRAMING,
+    K_CLIENT,
+    K_U32,
+    K_U64,
+    K_BOOL,
+    K_URL
+};
 
 #define WL(w)  (1u << (w))
 #define WL_ALL ((1u << SM_WL__COUNT) - 1)
+/* The workloads that open their sockets themselves; libcurl owns http's. */
+#define WL_SOCK (WL(SM_WL_STREAM) | WL(SM_WL_RR) | WL(SM_WL_CONNECT))
 enum {
     PF_TCP = 1,    /* applies to transport tcp only */
     PF_IF_SET = 2, /* written only when non-zero: the one amount the job uses */
@@ -254,15 +266,24 @@ static const struct pfield {
     {"msg_size", K_U32, offsetof(sm_params, msg_size), WL(SM_WL_STREAM), 0},
     {"req_size", K_U32, offsetof(sm_params, req_size), WL(SM_WL_RR), 0},
     {"resp_size", K_U32, offsetof(sm_params, resp_size), WL(SM_WL_RR), 0},
-    {"count", K_U64, offsetof(sm_params, count), WL_ALL, PF_IF_SET},
-    {"bytes", K_U64, offsetof(sm_params, bytes), WL(SM_WL_STREAM), PF_IF_SET},
-    {"duration_ms", K_U32, offsetof(sm_params, duration_ms), WL_ALL, PF_IF_SET},
-    {"nodelay", K_BOOL, offsetof(sm_params, nodelay), WL_ALL, PF_TCP},
+    {"count", K_U64, offsetof(sm_params, count), WL_SOCK, PF_IF_SET},
+    {"bytes", K_U64, offsetof(sm_params, bytes), WL(SM_WL_STREAM) | WL(SM_WL_HTTP), PF_IF_SET},
+    {"duration_ms", K_U32, offsetof(sm_params, duration_ms), WL_SOCK, PF_IF_SET},
+    {"nodelay", K_BOOL, offsetof(sm_params, nodelay), WL_SOCK, PF_TCP},
     {"cork", K_BOOL, offsetof(sm_params, cork), WL(SM_WL_STREAM), PF_TCP},
-    {"sndbuf", K_U32, offsetof(sm_params, sndbuf), WL_ALL, 0},
-    {"rcvbuf", K_U32, offsetof(sm_params, rcvbuf), WL_ALL, 0},
+    {"sndbuf", K_U32, offsetof(sm_params, sndbuf), WL_SOCK, 0},
+    {"rcvbuf", K_U32, offsetof(sm_params, rcvbuf), WL_SOCK, 0},
     {"read_size", K_U32, offsetof(sm_params, read_size), WL(SM_WL_STREAM), 0},
     {"time_limit_ms", K_U32, offsetof(sm_params, time_limit_ms), WL_ALL, 0},
+    {"client", K_CLIENT, offsetof(sm_params, client), WL(SM_WL_HTTP), 0},
+    {"connections", K_U32, offsetof(sm_params, connections), WL(SM_WL_HTTP), 0},
+    {"repeat", K_U32, offsetof(sm_params, repeat), WL(SM_WL_HTTP), 0},
+    {"buffer_size", K_U32, offsetof(sm_params, buffer_size), WL(SM_WL_HTTP), 0},
+    {"fresh_connect", K_BOOL, offsetof(sm_params, fresh_connect), WL(SM_WL_HTTP), 0},
+    {"http2", K_BOOL, offsetof(sm_params, http2), WL(SM_WL_HTTP), 0},
+    {"tls", K_BOOL, offsetof(sm_params, tls), WL(SM_WL_HTTP), 0},
+    {"verify", K_BOOL, offsetof(sm_params, verify), WL(SM_WL_HTTP), 0},
+    {"url", K_URL, offsetof(sm_params, url), WL(SM_WL_HTTP), PF_IF_SET},
 };
 #define N_PFIELDS (sizeof pfields / sizeof pfields[0])
 _Static_assert(N_PFIELDS <= 32, "check_keys keeps one bit per field");
@@ -279,6 +300,10 @@ static uint64_t param_value(const sm_params *p, const struct pfield *f)
         return (unsigned)p->scope;
     case K_FRAMING:
         return (unsigned)p->framing;
+    case K_CLIENT:
+        return (unsigned)p->client;
+    case K_URL:
+        return p->url[0] != '\0';
     case K_U32:
         return *(const uint32_t *)(const void *)at;
     case K_U64:
@@ -308,6 +333,11 @@ static bool put_param(cJSON *o, const sm_params *p, const struct pfield *f)
         return put_str(o, f->name, sm_scope_name(p->scope));
     case K_FRAMING:
         return put_str(o, f->name, sm_framing_name(p->framing));
+    case K_CLIENT:
+        return put_str(o, f->name, sm_http_client_name(p->client));
+    case K_URL:
+        /* Bounded: a url without its NUL (invalid params) must not be read past the array. */
+        return put_str(o, f->name, memchr(p->url, '\0', sizeof p->url) ? p->url : "");
     case K_U32:
     case K_U64:
         return put_u64(o, f->name, v);
@@ -350,6 +380,7 @@ static int param_from_json(const cJSON *item, const struct pfield *f, sm_params 
     case K_TRANSPORT:
     case K_SCOPE:
     case K_FRAMING:
+    case K_CLIENT:
         if (!cJSON_IsString(item))
             return sm_error_set(err, SM_EPARSE, "params: %s: expected a string", f->name);
         name = item->valuestring;
@@ -359,6 +390,8 @@ static int param_from_json(const cJSON *item, const struct pfield *f, sm_params 
             rc = sm_transport_parse(name, &p->transport);
         else if (f->kind == K_SCOPE)
             rc = sm_scope_parse(name, &p->scope);
+        else if (f->kind == K_CLIENT)
+            rc = sm_http_client_parse(name, &p->client);
         else
             rc = sm_framing_parse(name, &p->framing);
         if (rc != 0)
@@ -376,6 +409,14 @@ static int param_from_json(const cJSON *item, const struct pfield *f, sm_params 
         if (!cJSON_IsBool(item))
             return sm_error_set(err, SM_EPARSE, "params: %s: expected true or false", f->name);
         *(bool *)at = cJSON_IsTrue(item);
+        return 0;
+    case K_URL:
+        if (!cJSON_IsString(item))
+            return sm_error_set(err, SM_EPARSE, "params: %s: expected a string", f->name);
+        if (strlen(item->valuestring) > SM_URL_MAX)
+            return sm_error_set(err, SM_EINVAL, "params: %s: longer than %u bytes", f->name,
+                                SM_URL_MAX);
+        snprintf(p->url, sizeof p->url, "%s", item->valuestring);
         return 0;
     }
     return 0;

@@ -5,12 +5,15 @@
 #include <string.h>
 #include <strings.h>
 
-#define DEFAULT_READ_SIZE (128u << 10)
+#define DEFAULT_READ_SIZE   (128u << 10)
+#define HTTP_DEFAULT_BODY   (16u << 20)
+#define HTTP_DEFAULT_REPEAT 5u
 /* A duration job may overrun its duration by the final drain and the exchange of results. */
 #define DURATION_SLACK_MS     30000u
 #define DURATION_MIN_SLACK_MS 1000u
 
-static const char *const workload_names[] = {"stream", "rr", "connect"};
+static const char *const workload_names[] = {"stream", "rr", "connect", "http"};
+static const char *const http_client_names[] = {"thread", "pool", "multi"};
 static const char *const transport_names[] = {"tcp", "unix"};
 static const char *const framing_names[] = {"raw", "lines"};
 static const char *const scope_names[] = {"local", "pair"};
@@ -37,6 +40,11 @@ void sm_params_init(sm_params *p, sm_workload_kind workload)
         break;
     case SM_WL_CONNECT:
         p->count = 1000;
+        break;
+    case SM_WL_HTTP:
+        p->client = SM_HTTP_THREAD;
+        p->connections = 1;
+        p->repeat = HTTP_DEFAULT_REPEAT;
         break;
     default:
         break;
@@ -70,6 +78,8 @@ static int check_enums(const sm_params *p, sm_error *err)
         return rc;
     if ((rc = check_range(err, "scope", (unsigned)p->scope, 0, N_SCOPES - 1)) != 0)
         return rc;
+    if ((rc = check_range(err, "client", (unsigned)p->client, 0, SM_HTTP__COUNT - 1)) != 0)
+        return rc;
     return check_range(err, "framing", (unsigned)p->framing, 0, N_FRAMINGS - 1);
 }
 
@@ -79,13 +89,48 @@ static int check_applies(const sm_params *p, sm_error *err)
 {
     static const char not_stream[] = "%s: applies to workload stream only";
     static const char not_rr[] = "%s: applies to workload rr only";
+    static const char not_http[] = "%s: applies to workload http only";
+    if (p->workload != SM_WL_HTTP) {
+        if (p->client != SM_HTTP_THREAD)
+            return sm_error_set(err, SM_EINVAL, not_http, "client");
+        if (p->connections != 0)
+            return sm_error_set(err, SM_EINVAL, not_http, "connections");
+        if (p->repeat != 0)
+            return sm_error_set(err, SM_EINVAL, not_http, "repeat");
+        if (p->buffer_size != 0)
+            return sm_error_set(err, SM_EINVAL, not_http, "buffer_size");
+        if (p->fresh_connect)
+            return sm_error_set(err, SM_EINVAL, not_http, "fresh_connect");
+        if (p->http2)
+            return sm_error_set(err, SM_EINVAL, not_http, "http2");
+        if (p->tls)
+            return sm_error_set(err, SM_EINVAL, not_http, "tls");
+        if (p->verify)
+            return sm_error_set(err, SM_EINVAL, not_http, "verify");
+        if (p->url[0])
+            return sm_error_set(err, SM_EINVAL, not_http, "url");
+    } else {
+        /* libcurl sets TCP_NODELAY itself and sizes its own buffers through buffer_size. */
+        static const char curl_owns[] = "%s: does not apply to workload http";
+        if (p->nodelay)
+            return sm_error_set(err, SM_EINVAL, curl_owns, "nodelay");
+        if (p->sndbuf)
+            return sm_error_set(err, SM_EINVAL, curl_owns, "sndbuf");
+        if (p->rcvbuf)
+            return sm_error_set(err, SM_EINVAL, curl_owns, "rcvbuf");
+        if (p->count)
+            return sm_error_set(err, SM_EINVAL, "count: workload http takes repeat");
+        if (p->duration_ms)
+            return sm_error_set(err, SM_EINVAL, "duration_ms: workload http takes repeat");
+    }
     if (p->workload != SM_WL_STREAM) {
         if (p->framing != SM_FRAMING_RAW)
             return sm_error_set(err, SM_EINVAL, not_stream, "framing");
         if (p->msg_size != 0)
             return sm_error_set(err, SM_EINVAL, not_stream, "msg_size");
-        if (p->bytes != 0)
-            return sm_error_set(err, SM_EINVAL, not_stream, "bytes");
+        if (p->bytes != 0 && p->workload != SM_WL_HTTP)
+            return sm_error_set(err, SM_EINVAL, "%s: applies to workloads stream and http only",
+                                "bytes");
         if (p->cork)
             return sm_error_set(err, SM_EINVAL, not_stream, "cork");
         if (p->read_size != 0)
@@ -106,8 +151,50 @@ static int check_applies(const sm_params *p, sm_error *err)
     return 0;
 }
 
+/* http: the body, its source and the shape of the job. */
+static int check_http(const sm_params *p, sm_error *err)
+{
+    int rc;
+    if (p->transport != SM_TR_TCP)
+        return sm_error_set(err, SM_EINVAL, "transport: workload http runs over tcp only");
+    if ((rc = check_range(err, "connections", p->connections, 1, SM_HTTP_CONNECTIONS_MAX)) != 0)
+        return rc;
+    if ((rc = check_range(err, "repeat", p->repeat, 1, SM_HTTP_REPEAT_MAX)) != 0)
+        return rc;
+    if ((rc = check_optional(err, "buffer_size", p->buffer_size, SM_HTTP_BUFFER_MIN,
+                             SM_HTTP_BUFFER_MAX)) != 0)
+        return rc;
+    if (memchr(p->url, '\0', sizeof p->url) == NULL)
+        return sm_error_set(err, SM_EINVAL, "url: longer than %u bytes", SM_URL_MAX);
+    if (p->url[0] == '\0') {
+        /* The built-in source's bodies are always verified; the option is for a url. */
+        if (p->verify)
+            return sm_error_set(err, SM_EINVAL,
+                                "verify: applies to a url (the built-in source "
+                                "is always verified)");
+        return check_optional(err, "bytes", p->bytes, 1, SM_HTTP_SIZE_MAX);
+    }
+    if (strncmp(p->url, "http://", 7) != 0 && strncmp(p->url, "https://", 8) != 0)
+        return sm_error_set(err, SM_EINVAL, "url: must start with http:// or https://");
+    for (const char *c = p->url; *c; c++)
+        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
+            return sm_error_set(err, SM_EINVAL,
+                                "url: byte %d is a space, control or non-ASCII character",
+                                (int)(c - p->url));
+    if (p->scope != SM_SCOPE_LOCAL)
+        return sm_error_set(err, SM_EINVAL,
+                            "url: scope pair fetches from the server host's built-in source");
+    /* The key of another server is unknown: https to a url is verified by the system's CA
+     * store, and `tls` means the built-in source's pinned key only. */
+    if (p->tls)
+        return sm_error_set(err, SM_EINVAL, "tls: applies to the built-in source; use https://");
+    return check_optional(err, "bytes", p->bytes, 1, SM_HTTP_SIZE_MAX);
+}
+
 static int check_amount(const sm_params *p, sm_error *err)
 {
+    if (p->workload == SM_WL_HTTP)
+        return check_http(p, err);
     int n = (p->count != 0) + (p->bytes != 0) + (p->duration_ms != 0);
     if (n != 1)
         return sm_error_set(err, SM_EINVAL, "%s: set exactly one",
@@ -178,6 +265,9 @@ int sm_params_validate(sm_params *p, sm_error *err)
         return sm_error_set(err, SM_EINVAL, "transport: scope pair runs over tcp only");
     if ((rc = check_time_limit(p, err)) != 0)
         return rc;
+    /* The built-in source serves a body of some size; a url's body is what it is. */
+    if (p->workload == SM_WL_HTTP && p->url[0] == '\0' && p->bytes == 0)
+        p->bytes = HTTP_DEFAULT_BODY;
     if (p->time_limit_ms == 0)
         p->time_limit_ms =
             p->duration_ms ? p->duration_ms + DURATION_SLACK_MS : SM_TIME_LIMIT_MS_DEFAULT;
@@ -238,6 +328,20 @@ const char *sm_framing_name(sm_framing f)
 const char *sm_scope_name(sm_scope s)
 {
     return name_of((unsigned)s, scope_names, N_SCOPES);
+}
+
+const char *sm_http_client_name(sm_http_client c)
+{
+    return name_of((unsigned)c, http_client_names, SM_HTTP__COUNT);
+}
+
+int sm_http_client_parse(const char *name, sm_http_client *out)
+{
+    unsigned i;
+    int rc = lookup(name, http_client_names, SM_HTTP__COUNT, &i);
+    if (rc == 0)
+        *out = (sm_http_client)i;
+    return rc;
 }
 
 int sm_workload_parse(const char *name, sm_workload_kind *out)

@@ -34,6 +34,16 @@ static const struct metric_info {
     [SM_M_RT_PER_S] = {"rt_per_s", "1/s", SM_SENSE_HIGHER},
     [SM_M_CONNECTS_PER_S] = {"connects_per_s", "1/s", SM_SENSE_HIGHER},
     [SM_M_CONNECT_P50_US] = {"connect_p50_us", "us", SM_SENSE_LOWER},
+    [SM_M_USER_S] = {"user_s", "s", SM_SENSE_LOWER},
+    [SM_M_SYS_S] = {"sys_s", "s", SM_SENSE_LOWER},
+    [SM_M_TTFB_MS] = {"ttfb_ms", "ms", SM_SENSE_LOWER},
+    [SM_M_CONNECT_MS] = {"connect_ms", "ms", SM_SENSE_LOWER},
+    [SM_M_TLS_MS] = {"tls_ms", "ms", SM_SENSE_LOWER},
+    [SM_M_TRANSFERS] = {"transfers", "count", SM_SENSE_NONE},
+    [SM_M_NEW_CONNECTIONS] = {"new_connections", "count", SM_SENSE_NONE},
+    [SM_M_FIRST_MBPS] = {"first_MBps", "MB/s", SM_SENSE_HIGHER},
+    [SM_M_FIRST_TTFB_MS] = {"first_ttfb_ms", "ms", SM_SENSE_LOWER},
+    [SM_M_FIRST_USER_S] = {"first_user_s", "s", SM_SENSE_LOWER},
 };
 
 static bool valid(sm_metric m)
@@ -190,7 +200,9 @@ int sm_result_merge_pair(const struct sm_params *p, const sm_result *server,
     /* TCP_INFO of the sender: the client in every workload. */
     take(out, client, SM_M_TCP_RETRANS);
     take(out, client, SM_M_TCP_RTT_US);
-    out->have &= ~(1ull << SM_M_CPU_S_PER_GB);
+    /* http's cpu_s_per_GB is the client model's alone, which the client has already. */
+    if (p->workload != SM_WL_HTTP)
+        out->have &= ~(1ull << SM_M_CPU_S_PER_GB);
     if (p->workload == SM_WL_STREAM) {
         static const sm_metric cpu[] = {SM_M_TX_USER_S, SM_M_TX_SYS_S, SM_M_RX_USER_S,
                                         SM_M_RX_SYS_S};

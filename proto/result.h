@@ -29,6 +29,17 @@ typedef enum sm_metric {
     SM_M_RT_PER_S,       /* rt_per_s */
     SM_M_CONNECTS_PER_S, /* connects_per_s */
     SM_M_CONNECT_P50_US, /* connect_p50_us: socket() to the echo of the first byte */
+    /* http: the rounds after the first, unless the job has one round only. */
+    SM_M_USER_S,          /* user_s: the client model's threads, getrusage RUSAGE_THREAD */
+    SM_M_SYS_S,           /* sys_s */
+    SM_M_TTFB_MS,         /* ttfb_ms: median request to first body byte (STARTTRANSFER) */
+    SM_M_CONNECT_MS,      /* connect_ms: median TCP connect of the transfers that opened one */
+    SM_M_TLS_MS,          /* tls_ms: median TLS handshake of the transfers that opened one */
+    SM_M_TRANSFERS,       /* transfers */
+    SM_M_NEW_CONNECTIONS, /* new_connections: CURLINFO_NUM_CONNECTS summed */
+    SM_M_FIRST_MBPS,      /* first_MBps: the first round alone, which pays the set-up */
+    SM_M_FIRST_TTFB_MS,   /* first_ttfb_ms */
+    SM_M_FIRST_USER_S,    /* first_user_s */
     SM_M__COUNT
 } sm_metric;
 

@@ -142,6 +142,72 @@ static void test_codec_params_connect_round_trips(void **state)
     round_trip_params(&p);
 }
 
+static void test_codec_params_http_round_trips(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_HTTP);
+    p.client = SM_HTTP_MULTI;
+    p.connections = 4;
+    p.repeat = 7;
+    p.buffer_size = 102400;
+    p.fresh_connect = true;
+    p.http2 = true;
+    p.tls = true;
+    p.scope = SM_SCOPE_PAIR;
+    round_trip_params(&p);
+
+    sm_params_init(&p, SM_WL_HTTP);
+    p.client = SM_HTTP_POOL;
+    p.verify = true;
+    p.bytes = 1000;
+    snprintf(p.url, sizeof p.url, "http://127.0.0.1:8080/big?x=1");
+    round_trip_params(&p);
+}
+
+static void test_codec_params_http_encodes_exactly(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_error err;
+    sm_params_init(&p, SM_WL_HTTP);
+    snprintf(p.url, sizeof p.url, "https://example.test/f");
+    assert_int_equal(sm_params_validate(&p, &err), 0);
+    char *json = sm_codec_params_encode(&p, &err);
+    /* A url's body may be any size: no bytes unless asked for. */
+    assert_string_equal(json, "{\"workload\":\"http\",\"transport\":\"tcp\",\"scope\":\"local\","
+                              "\"time_limit_ms\":60000,\"client\":\"thread\",\"connections\":1,"
+                              "\"repeat\":5,\"buffer_size\":0,\"fresh_connect\":false,"
+                              "\"http2\":false,\"tls\":false,\"verify\":false,"
+                              "\"url\":\"https://example.test/f\"}");
+    free(json);
+}
+
+static void test_codec_params_http_decode_checks_client_and_url(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_error err;
+    assert_int_equal(decode_params("{\"workload\":\"http\"}", &p, &err), 0);
+    assert_int_equal(p.bytes, 16u << 20);
+    assert_int_equal(p.client, SM_HTTP_THREAD);
+    assert_int_equal(decode_params("{\"workload\":\"http\",\"client\":\"fibers\"}", &p, &err),
+                     SM_EINVAL);
+    assert_contains(err.msg, "client: unknown value 'fibers'");
+    assert_int_equal(decode_params("{\"workload\":\"http\",\"url\":7}", &p, &err), SM_EPARSE);
+    assert_contains(err.msg, "url: expected a string");
+    char json[SM_URL_MAX + 64];
+    char url[SM_URL_MAX + 2];
+    memset(url, 'a', sizeof url - 1);
+    url[sizeof url - 1] = '\0';
+    memcpy(url, "http://", 7);
+    snprintf(json, sizeof json, "{\"workload\":\"http\",\"url\":\"%s\"}", url);
+    assert_int_equal(decode_params(json, &p, &err), SM_EINVAL);
+    assert_contains(err.msg, "url: longer than 512 bytes");
+    assert_int_equal(decode_params("{\"workload\":\"stream\",\"repeat\":3}", &p, &err), SM_EINVAL);
+    assert_contains(err.msg, "repeat: applies to workload http only");
+}
+
 static void test_codec_params_stream_defaults_encode_exactly(void **state)
 {
     (void)state;
@@ -559,7 +625,10 @@ static void test_codec_result_uses_the_documented_metric_names(void **state)
               "\"msgs_per_s\":4,\"tx_user_s\":5,\"tx_sys_s\":6,\"rx_user_s\":7,\"rx_sys_s\":8,"
               "\"cpu_s_per_GB\":9,\"tcp_retrans\":10,\"tcp_rtt_us\":11,\"rtt_p50_us\":12,"
               "\"rtt_p90_us\":13,\"rtt_p99_us\":14,\"rtt_p999_us\":15,\"rtt_max_us\":16,"
-              "\"rt_per_s\":17,\"connects_per_s\":18,\"connect_p50_us\":19}}");
+              "\"rt_per_s\":17,\"connects_per_s\":18,\"connect_p50_us\":19,\"user_s\":20,"
+              "\"sys_s\":21,\"ttfb_ms\":22,\"connect_ms\":23,\"tls_ms\":24,\"transfers\":25,"
+              "\"new_connections\":26,\"first_MBps\":27,\"first_ttfb_ms\":28,"
+              "\"first_user_s\":29}}");
     assert_int_equal(decode_result(json, &back, &err), 0);
     assert_int_equal(back.have, (1ull << SM_M__COUNT) - 1);
     free(json);
@@ -835,6 +904,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codec_params_stream_round_trips),
+        cmocka_unit_test(test_codec_params_http_round_trips),
+        cmocka_unit_test(test_codec_params_http_encodes_exactly),
+        cmocka_unit_test(test_codec_params_http_decode_checks_client_and_url),
         cmocka_unit_test(test_codec_params_stream_lines_round_trips),
         cmocka_unit_test(test_codec_params_rr_round_trips),
         cmocka_unit_test(test_codec_params_connect_round_trips),

@@ -782,6 +782,7 @@ static void test_msg_spooled_result_round_trips(void **state)
     sm_error err;
     m.job = UINT64_MAX;
     m.attempt = 2;
+    m.role = SM_ROLE_BOTH;
     fill_ok_result(&m.result);
     size_t len;
     char *json = sm_msg_result_encode(&m, &len, &err);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -100,6 +101,116 @@ static void test_params_connect_defaults_are_1000_and_validate(void **state)
     assert_valid(&p);
 }
 
+/* ---- http ---- */
+
+static sm_params http(void)
+{
+    sm_params p;
+    sm_params_init(&p, SM_WL_HTTP);
+    return p;
+}
+
+static void test_params_http_defaults_fetch_16_MiB_five_times(void **state)
+{
+    (void)state;
+    sm_params p = http();
+    assert_valid(&p);
+    assert_int_equal(p.bytes, 16u << 20);
+    assert_int_equal(p.repeat, 5);
+    assert_int_equal(p.connections, 1);
+    assert_int_equal(p.client, SM_HTTP_THREAD);
+    assert_true(sm_params_http_verifies(&p));
+    assert_int_equal(sm_params_stream_total(&p), 0);
+}
+
+static void test_params_http_bounds(void **state)
+{
+    (void)state;
+    sm_params p = http();
+    p.connections = 0;
+    assert_invalid(&p, "connections", "minimum 1");
+    p = http();
+    p.connections = SM_HTTP_CONNECTIONS_MAX + 1;
+    assert_invalid(&p, "connections", "maximum 64");
+    p = http();
+    p.repeat = 0;
+    assert_invalid(&p, "repeat", "minimum 1");
+    p = http();
+    p.buffer_size = 100;
+    assert_invalid(&p, "buffer_size", "minimum 1024");
+    p = http();
+    p.bytes = SM_HTTP_SIZE_MAX + 1;
+    assert_invalid(&p, "bytes", "maximum");
+    p = http();
+    p.transport = SM_TR_UNIX;
+    assert_invalid(&p, "transport", "tcp only");
+}
+
+static void test_params_http_rejects_options_libcurl_owns(void **state)
+{
+    (void)state;
+    sm_params p = http();
+    p.nodelay = true;
+    assert_invalid(&p, "nodelay", "does not apply to workload http");
+    p = http();
+    p.sndbuf = 65536;
+    assert_invalid(&p, "sndbuf", "does not apply");
+    p = http();
+    p.count = 3;
+    assert_invalid(&p, "count", "takes repeat");
+    p = http();
+    p.duration_ms = 1000;
+    assert_invalid(&p, "duration_ms", "takes repeat");
+}
+
+static void test_params_http_url_rules(void **state)
+{
+    (void)state;
+    sm_params p = http();
+    snprintf(p.url, sizeof p.url, "ftp://host/f");
+    assert_invalid(&p, "url", "http:// or https://");
+    p = http();
+    snprintf(p.url, sizeof p.url, "http://host/a b");
+    assert_invalid(&p, "url", "byte 13");
+    p = http();
+    snprintf(p.url, sizeof p.url, "http://host/f");
+    p.scope = SM_SCOPE_PAIR;
+    assert_invalid(&p, "url", "built-in source");
+    p = http();
+    snprintf(p.url, sizeof p.url, "https://host/f");
+    p.tls = true;
+    assert_invalid(&p, "tls", "built-in source");
+    p = http();
+    p.verify = true;
+    assert_invalid(&p, "verify", "applies to a url");
+    /* A url's body is any size unless bytes says which; verify is the caller's choice. */
+    p = http();
+    snprintf(p.url, sizeof p.url, "http://[::1]:8080/f");
+    assert_valid(&p);
+    assert_int_equal(p.bytes, 0);
+    assert_false(sm_params_http_verifies(&p));
+    p.verify = true;
+    assert_valid(&p);
+    assert_true(sm_params_http_verifies(&p));
+}
+
+static void test_params_http_fields_on_other_workloads_are_rejected(void **state)
+{
+    (void)state;
+    sm_params p = stream();
+    p.repeat = 2;
+    assert_invalid(&p, "repeat", "applies to workload http only");
+    p = rr();
+    p.tls = true;
+    assert_invalid(&p, "tls", "applies to workload http only");
+    p = connect_();
+    p.client = SM_HTTP_MULTI;
+    assert_invalid(&p, "client", "applies to workload http only");
+    p = rr();
+    p.bytes = 10;
+    assert_invalid(&p, "bytes", "stream and http only");
+}
+
 /* ---- enums ---- */
 
 static void test_params_workload_out_of_range_is_rejected(void **state)
@@ -107,7 +218,7 @@ static void test_params_workload_out_of_range_is_rejected(void **state)
     (void)state;
     sm_params p = connect_();
     p.workload = SM_WL__COUNT;
-    assert_invalid(&p, "workload", "2");
+    assert_invalid(&p, "workload", "3");
 }
 
 static void test_params_transport_out_of_range_is_rejected(void **state)
@@ -708,6 +819,11 @@ static void test_params_names_are_the_documented_ones(void **state)
     assert_string_equal(sm_workload_name(SM_WL_STREAM), "stream");
     assert_string_equal(sm_workload_name(SM_WL_RR), "rr");
     assert_string_equal(sm_workload_name(SM_WL_CONNECT), "connect");
+    assert_string_equal(sm_workload_name(SM_WL_HTTP), "http");
+    assert_string_equal(sm_http_client_name(SM_HTTP_THREAD), "thread");
+    assert_string_equal(sm_http_client_name(SM_HTTP_POOL), "pool");
+    assert_string_equal(sm_http_client_name(SM_HTTP_MULTI), "multi");
+    assert_string_equal(sm_http_client_name(SM_HTTP__COUNT), "unknown");
     assert_string_equal(sm_transport_name(SM_TR_TCP), "tcp");
     assert_string_equal(sm_transport_name(SM_TR_UNIX), "unix");
     assert_string_equal(sm_framing_name(SM_FRAMING_RAW), "raw");
@@ -797,6 +913,11 @@ int main(void)
         cmocka_unit_test(test_parse_size_reads_plain_and_binary_suffixes),
         cmocka_unit_test(test_parse_size_rejects_junk_signs_space_and_overflow),
         cmocka_unit_test(test_parse_u64_reads_plain_decimals_only),
+        cmocka_unit_test(test_params_http_defaults_fetch_16_MiB_five_times),
+        cmocka_unit_test(test_params_http_bounds),
+        cmocka_unit_test(test_params_http_rejects_options_libcurl_owns),
+        cmocka_unit_test(test_params_http_url_rules),
+        cmocka_unit_test(test_params_http_fields_on_other_workloads_are_rejected),
         cmocka_unit_test(test_params_names_round_trip),
         cmocka_unit_test(test_params_names_are_the_documented_ones),
         cmocka_unit_test(test_params_unknown_names_are_rejected),

@@ -34,6 +34,15 @@ static inline void assert_params_equal(const sm_params *a, const sm_params *b)
     assert_int_equal(a->rcvbuf, b->rcvbuf);
     assert_int_equal(a->read_size, b->read_size);
     assert_int_equal(a->time_limit_ms, b->time_limit_ms);
+    assert_int_equal(a->client, b->client);
+    assert_int_equal(a->connections, b->connections);
+    assert_int_equal(a->repeat, b->repeat);
+    assert_int_equal(a->buffer_size, b->buffer_size);
+    assert_int_equal(a->fresh_connect, b->fresh_connect);
+    assert_int_equal(a->http2, b->http2);
+    assert_int_equal(a->tls, b->tls);
+    assert_int_equal(a->verify, b->verify);
+    assert_string_equal(a->url, b->url);
 }
 
 #endif
