@@ -9,7 +9,8 @@ JOBS       ?= $(shell nproc)
 # Debian packages the build, the tests, the demo and the benchmarks need.
 DEB_PACKAGES := build-essential clang cmake pkg-config \
 	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
-	libsqlite3-dev libssl-dev libclang-rt-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3
+	libsqlite3-dev libssl-dev libclang-rt-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3 \
+	nginx-light openssl curl
 
 .PHONY: all deps build build-asan test test-unit test-integration test-asan demo demo-down demo-once bench clean format
 
@@ -67,6 +68,7 @@ bench: deps
 	cmake -S . -B $(BUILD) -DSM_BENCH=ON
 	cmake --build $(BUILD) -j $(JOBS)
 	python3 bench/run.py --agent ./$(BUILD)/bin/sockmatrix-agent
+	python3 bench/http.py --agent ./$(BUILD)/bin/sockmatrix-agent
 	python3 bench/swarm.py --bin-dir ./$(BUILD)/bin
 
 format:

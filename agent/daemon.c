@@ -19,6 +19,8 @@
 #include "agent/facts.h"
 #include "agent/runner.h"
 #include "agent/spool.h"
+#include "agent/tls.h"
+#include "agent/workloads/http.h"
 #include "proto/log.h"
 
 /* Job ids this process has already taken, so a resent assign is acked, not run twice. */
@@ -36,6 +38,7 @@ typedef struct worker {
     sm_params params;
     char addr[SM_ADDR_MAX + 1]; /* start: the server's address and port */
     uint16_t port;
+    char pin[SM_PIN_MAX + 1]; /* start with tls: the server's key */
     /* A pair server listens on ready_port: every poll says so until its result is spooled. */
     bool ready;
     uint16_t ready_port;
@@ -61,6 +64,7 @@ typedef struct agentd {
     size_t n_seen;
     sm_replay *replay;
     sm_rejects *rejects;
+    sm_tls_id *tls; /* the built-in source's identity; NULL when it could not be made */
     worker w;
 } agentd;
 
@@ -106,10 +110,29 @@ static void on_ready(void *arg, uint16_t port)
     wake(d);
 }
 
-static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr, uint16_t port,
-                   sm_result *r, sm_error *err)
+bool sm_daemon_url_allowed(const sm_daemon_cfg *cfg, const char *url)
 {
-    sm_runner_opts ro = {.sock_dir = d->cfg->sock_dir, .abort = &d->w.abort};
+    for (size_t i = 0; i < cfg->n_allow_http; i++) {
+        const char *pre = cfg->allow_http[i];
+        size_t n = strlen(pre);
+        if (n == 0 || strncmp(url, pre, n) != 0)
+            continue;
+        if (pre[n - 1] == '/' || url[n] == '\0' || strchr("/?#", url[n]) != NULL)
+            return true;
+    }
+    return false;
+}
+
+static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr, uint16_t port,
+                   const char *pin, sm_result *r, sm_error *err)
+{
+    sm_runner_opts ro = {.sock_dir = d->cfg->sock_dir, .abort = &d->w.abort, .tls = d->tls};
+    if (p->workload == SM_WL_HTTP && p->url[0] && !sm_daemon_url_allowed(d->cfg, p->url))
+        return sm_error_set(err, SM_EINVAL,
+                            "url: '%.120s' is not under an --allow-http prefix of this agent",
+                            p->url);
+    if (role == SM_ROLE_CLIENT && pin[0])
+        ro.tls_pin = pin;
     switch (role) {
     case SM_ROLE_SERVER:
         return sm_runner_serve(p, d->cfg->data_addr[0] ? d->cfg->data_addr : "0.0.0.0", &ro,
@@ -137,8 +160,9 @@ static void *worker_main(void *arg)
         const uint32_t attempt = w->attempt;
         const sm_role role = w->role;
         const uint16_t port = w->port;
-        char addr[SM_ADDR_MAX + 1];
+        char addr[SM_ADDR_MAX + 1], pin[SM_PIN_MAX + 1];
         memcpy(addr, w->addr, sizeof addr);
+        memcpy(pin, w->pin, sizeof pin);
         sm_params p = w->params;
         pthread_mutex_unlock(&w->mu);
 
@@ -147,9 +171,12 @@ static void *worker_main(void *arg)
         sm_result_init(&r);
         sm_log(LOG_INFO, "SM-JOB-START", "job %" PRIu64 ".%u: %s over %s, %s side", job, attempt,
                sm_workload_name(p.workload), sm_transport_name(p.transport), sm_role_name(role));
-        if (run_job(d, &p, role, addr, port, &r, &err) != 0) {
+        if (run_job(d, &p, role, addr, port, pin, &r, &err) != 0) {
             r.ok = false;
-            snprintf(r.reason, sizeof r.reason, "could not start: %.200s", err.msg);
+            /* A refusal by policy is the reason itself, not a failure to start. */
+            snprintf(
+                r.reason, sizeof r.reason, "%s%.200s",
+                strncmp(err.msg, "url: ", 5) == 0 ? "refused: " : "could not start: ", err.msg);
         }
         sm_log(LOG_INFO, "SM-JOB-END", "job %" PRIu64 ".%u: %s", job, attempt,
                r.ok ? "ok" : r.reason);
@@ -219,6 +246,7 @@ static void take_job(agentd *d, const sm_command *c, sm_role role)
         w->params = c->params;
         memcpy(w->addr, c->addr, sizeof w->addr);
         w->port = c->port;
+        memcpy(w->pin, c->pin, sizeof w->pin);
         w->ready = false;
         remember(d, c->job, c->attempt);
         pthread_cond_signal(&w->cv);
@@ -267,7 +295,10 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
         p.attempt = d->w.attempt;
     }
     if (d->w.ready) {
-        p.ready[0] = (sm_ready){d->w.job, d->w.attempt, d->w.ready_port};
+        p.ready[0] = (sm_ready){d->w.job, d->w.attempt, d->w.ready_port, ""};
+        /* The client will accept this key and no other. */
+        if (d->w.params.workload == SM_WL_HTTP && d->w.params.tls && d->tls)
+            snprintf(p.ready[0].pin, sizeof p.ready[0].pin, "%s", sm_tls_id_pin(d->tls));
         p.n_ready = 1;
     }
     pthread_mutex_unlock(&d->w.mu);
@@ -424,8 +455,14 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     for (size_t i = 0; i < sizeof boot; i++)
         snprintf(d.boot + 2 * i, 3, "%02x", boot[i]);
     sm_facts_collect(&d.facts);
+    if ((rc = sm_http_global_init(err)))
+        return rc;
     if ((rc = sm_spool_open(&d.spool, cfg->spool_dir, err)))
         return rc;
+    /* Without an identity the agent still runs every other job; tls jobs then fail saying so. */
+    sm_error te = {0};
+    if (sm_tls_id_new(&d.tls, &te) != 0)
+        sm_log(LOG_WARNING, "SM-TLS-ID", "no TLS identity for the built-in source: %s", te.msg);
     d.wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     d.replay = sm_replay_new(2ull * SM_SKEW_MS);
     d.rejects = sm_rejects_new();
@@ -473,5 +510,6 @@ out:
     sm_replay_free(d.replay);
     sm_rejects_free(d.rejects);
     sm_spool_close(d.spool);
+    sm_tls_id_free(d.tls);
     return rc;
 }

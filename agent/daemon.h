@@ -4,12 +4,15 @@
 #define SM_AGENT_DAEMON_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "proto/envelope.h"
 #include "proto/err.h"
 #include "proto/msg.h"
+
+#define SM_ALLOW_HTTP_MAX 16
 
 typedef struct sm_daemon_cfg {
     const char *coordinator; /* tcp://HOST:PORT */
@@ -21,7 +24,16 @@ typedef struct sm_daemon_cfg {
     const char *spool_dir;
     const char *sock_dir;   /* Unix sockets of local jobs */
     uint32_t reply_wait_ms; /* a poll with no answer in this long is sent again (new nonce) */
+    /* --allow-http: the url prefixes an http job may fetch from (the built-in source of a
+     * peer is always allowed: the coordinator took its address from a registered agent). */
+    char allow_http[SM_ALLOW_HTTP_MAX][SM_URL_MAX + 1];
+    size_t n_allow_http;
 } sm_daemon_cfg;
+
+/* Whether url is under one of the prefixes: it starts with one, and a prefix that does not end
+ * in '/' is followed by '/', '?', '#' or the end of the url, so "http://lab1" allows neither
+ * "http://lab10/" nor "http://lab1.example.com/" nor another port. */
+bool sm_daemon_url_allowed(const sm_daemon_cfg *cfg, const char *url);
 
 /* Runs until *stop is set (then cancels a running job, spools its result and returns 0), or
  * returns an SM_E code when it cannot start (spool, socket). wake_fd, when >= 0, is written

@@ -26,6 +26,8 @@ const char *sm_dopts_usage(void)
            "/var/lib/sockmatrix-agent/spool)\n"
            "  --sock-dir DIR         where Unix sockets of jobs are made (default /tmp)\n"
            "  --reply-wait-ms N      resend a poll not answered in N ms (default 10000)\n"
+           "  --allow-http PREFIX    http jobs may fetch urls under this prefix (repeatable,\n"
+           "                         up to 16; without it, only peers' built-in sources)\n"
            "  --log-level LEVEL      error, warning, notice (default), info, debug\n"
            "  --help\n";
 }
@@ -49,6 +51,7 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
         {"spool-dir", required_argument, NULL, 's'},
         {"sock-dir", required_argument, NULL, 'u'},
         {"reply-wait-ms", required_argument, NULL, 'w'},
+        {"allow-http", required_argument, NULL, 'H'},
         {"log-level", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -114,6 +117,19 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
                                     "--reply-wait-ms: '%s' is not a number from 1000 to 600000",
                                     optarg);
             cfg->reply_wait_ms = (uint32_t)v;
+            break;
+        case 'H':
+            if (cfg->n_allow_http == SM_ALLOW_HTTP_MAX)
+                return sm_error_set(err, SM_EINVAL, "--allow-http: more than %d prefixes",
+                                    SM_ALLOW_HTTP_MAX);
+            if (strlen(optarg) > SM_URL_MAX ||
+                (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) ||
+                strlen(optarg) <= (size_t)(optarg[4] == 's' ? 8 : 7))
+                return sm_error_set(err, SM_EINVAL,
+                                    "--allow-http: '%.200s' is not an http:// or https:// url "
+                                    "prefix with a host",
+                                    optarg);
+            snprintf(cfg->allow_http[cfg->n_allow_http++], SM_URL_MAX + 1, "%s", optarg);
             break;
         case 'L':
             if ((sm_log_level = sm_log_parse_level(optarg)) < 0)

@@ -10,6 +10,7 @@
 #include "agent/once.h"
 #include "agent/opts.h"
 #include "agent/output.h"
+#include "agent/workloads/pattern.h"
 #include "proto/log.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -107,7 +108,36 @@ static int run_once(int argc, char **argv)
     return failed ? 1 : 0;
 }
 
+/* --write-pattern SIZE: the bytes the built-in source serves for GET /bytes/SIZE, for a file
+ * another web server serves to an http job with --verify. */
+static int write_pattern(int argc, char **argv)
+{
+    uint64_t size;
+    if (argc != 3 || sm_parse_size(argv[2], &size) != 0 || size > SM_HTTP_SIZE_MAX) {
+        fprintf(stderr, "sockmatrix-agent: --write-pattern takes one size up to 16G (e.g. 50M)\n");
+        return 2;
+    }
+    sm_pattern pat = {0};
+    if (sm_pattern_init_raw(&pat, 1) != 0) {
+        fprintf(stderr, "sockmatrix-agent: out of memory\n");
+        return 1;
+    }
+    for (uint64_t off = 0; off < size;) {
+        size_t n = size - off < pat.period ? (size_t)(size - off) : pat.period;
+        if (fwrite(sm_pattern_at(&pat, off), 1, n, stdout) != n) {
+            sm_pattern_fini(&pat);
+            fprintf(stderr, "sockmatrix-agent: cannot write the pattern\n");
+            return 1;
+        }
+        off += n;
+    }
+    sm_pattern_fini(&pat);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--write-pattern") == 0)
+        return write_pattern(argc, argv);
     return sm_dopts_wanted(argc, argv) ? run_daemon(argc, argv) : run_once(argc, argv);
 }

@@ -9,10 +9,14 @@
 
 #include "agent/facts.h"
 #include "agent/runner.h"
+#include "agent/tls.h"
+#include "agent/workloads/http.h"
 
 static const sm_metric stream_ratios[] = {SM_M_SECONDS, SM_M_THROUGHPUT, SM_M_CPU_S_PER_GB};
 static const sm_metric rr_ratios[] = {SM_M_RTT_P50_US, SM_M_RT_PER_S};
 static const sm_metric connect_ratios[] = {SM_M_CONNECTS_PER_S, SM_M_CONNECT_P50_US};
+static const sm_metric http_ratios[] = {SM_M_THROUGHPUT, SM_M_USER_S, SM_M_SYS_S,
+                                        SM_M_CPU_S_PER_GB};
 
 const sm_metric *sm_once_ratio_metrics(sm_workload_kind w, size_t *n)
 {
@@ -26,6 +30,9 @@ const sm_metric *sm_once_ratio_metrics(sm_workload_kind w, size_t *n)
     case SM_WL_CONNECT:
         *n = sizeof connect_ratios / sizeof *connect_ratios;
         return connect_ratios;
+    case SM_WL_HTTP:
+        *n = sizeof http_ratios / sizeof *http_ratios;
+        return http_ratios;
     default:
         *n = 0;
         return NULL;
@@ -34,12 +41,43 @@ const sm_metric *sm_once_ratio_metrics(sm_workload_kind w, size_t *n)
 
 static void variant_name(const sm_params *p, char *out, size_t len)
 {
-    snprintf(out, len, "%s%s%s", sm_transport_name(p->transport), p->nodelay ? "+nodelay" : "",
-             p->cork ? "+cork" : "");
+    if (p->workload == SM_WL_HTTP)
+        snprintf(out, len, "%s", sm_http_client_name(p->client));
+    else
+        snprintf(out, len, "%s%s%s", sm_transport_name(p->transport), p->nodelay ? "+nodelay" : "",
+                 p->cork ? "+cork" : "");
+}
+
+static int alloc_samples(const sm_once_opts *o, sm_cell_report *c)
+{
+    sm_params_validate(&c->params, NULL); /* derives defaults; checked by opts */
+    variant_name(&c->params, c->variant, sizeof c->variant);
+    c->samples = calloc(o->repetitions, sizeof *c->samples);
+    c->warmup = o->warmup ? calloc(o->warmup, sizeof *c->warmup) : NULL;
+    if (!c->samples || (o->warmup && !c->warmup))
+        return SM_ENOMEM;
+    return 0;
+}
+
+/* http: the variants are the client models. */
+static int build_http_cells(const sm_once_opts *o, sm_report *rep)
+{
+    rep->cells = calloc(o->n_clients, sizeof *rep->cells);
+    if (!rep->cells)
+        return SM_ENOMEM;
+    for (size_t k = 0; k < o->n_clients; k++) {
+        sm_cell_report *c = &rep->cells[rep->n_cells++];
+        sm_opts_http_variant(o, o->clients[k], &c->params);
+        if (alloc_samples(o, c))
+            return SM_ENOMEM;
+    }
+    return 0;
 }
 
 static int build_cells(const sm_once_opts *o, sm_report *rep)
 {
+    if (o->base.workload == SM_WL_HTTP)
+        return build_http_cells(o, rep);
     size_t n = 0;
     for (size_t t = 0; t < o->n_transports; t++)
         n += o->transports[t] == SM_TR_TCP ? o->n_nodelay : 1;
@@ -51,11 +89,7 @@ static int build_cells(const sm_once_opts *o, sm_report *rep)
         for (size_t v = 0; v < nv; v++) {
             sm_cell_report *c = &rep->cells[rep->n_cells++];
             sm_opts_variant(o, o->transports[t], o->nodelay_order[v], &c->params);
-            sm_params_validate(&c->params, NULL); /* derives the time limit; checked by opts */
-            variant_name(&c->params, c->variant, sizeof c->variant);
-            c->samples = calloc(o->repetitions, sizeof *c->samples);
-            c->warmup = o->warmup ? calloc(o->warmup, sizeof *c->warmup) : NULL;
-            if (!c->samples || (o->warmup && !c->warmup))
+            if (alloc_samples(o, c))
                 return SM_ENOMEM;
         }
     }
@@ -77,6 +111,11 @@ static void progress_line(FILE *f, size_t done, size_t total, const char *kind, 
     else if (c->params.workload == SM_WL_RR)
         fprintf(f, "rtt p50 %.2f us, %.0f round trips/s\n", sm_result_get(r, SM_M_RTT_P50_US),
                 sm_result_get(r, SM_M_RT_PER_S));
+    else if (c->params.workload == SM_WL_HTTP)
+        fprintf(f, "%.0f B in %.6f s (%.1f MB/s), user %.3f s, sys %.3f s; first round %.1f MB/s\n",
+                sm_result_get(r, SM_M_BYTES), sm_result_get(r, SM_M_SECONDS),
+                sm_result_get(r, SM_M_THROUGHPUT), sm_result_get(r, SM_M_USER_S),
+                sm_result_get(r, SM_M_SYS_S), sm_result_get(r, SM_M_FIRST_MBPS));
     else
         fprintf(f, "%.0f connects/s, p50 %.2f us\n", sm_result_get(r, SM_M_CONNECTS_PER_S),
                 sm_result_get(r, SM_M_CONNECT_P50_US));
@@ -136,12 +175,24 @@ static int add_ratios(sm_report *rep, const sm_cell_report *a, const sm_cell_rep
     return 0;
 }
 
+/* The denominator: the Unix socket, or for http the thread model (the seed's libcurl in a
+ * thread), else the first model given. */
+static const sm_cell_report *baseline(const sm_report *rep)
+{
+    const sm_cell_report *base = NULL;
+    for (size_t i = 0; i < rep->n_cells; i++) {
+        const sm_params *p = &rep->cells[i].params;
+        if (p->workload == SM_WL_HTTP ? p->client == SM_HTTP_THREAD : p->transport == SM_TR_UNIX)
+            base = &rep->cells[i];
+    }
+    if (!base && rep->n_cells > 1 && rep->cells[0].params.workload == SM_WL_HTTP)
+        base = &rep->cells[0];
+    return base;
+}
+
 static int build_ratios(sm_report *rep)
 {
-    const sm_cell_report *uds = NULL;
-    for (size_t i = 0; i < rep->n_cells; i++)
-        if (rep->cells[i].params.transport == SM_TR_UNIX)
-            uds = &rep->cells[i];
+    const sm_cell_report *uds = baseline(rep);
     if (!uds)
         return 0;
     size_t cap = rep->n_cells * 4;
@@ -164,6 +215,8 @@ int sm_once_run(const sm_once_opts *o, sm_report *rep, FILE *progress, sm_error 
         .fault = o->fault, .pin = o->pin, .client_cpu = o->client_cpu, .server_cpu = o->server_cpu};
     int rc, failed = 0;
 
+    sm_tls_id *tls = NULL;
+
     memset(rep, 0, sizeof *rep);
     if (build_cells(o, rep))
         return sm_error_set(err, SM_ENOMEM, "out of memory for %u repetitions", o->repetitions);
@@ -178,6 +231,11 @@ int sm_once_run(const sm_once_opts *o, sm_report *rep, FILE *progress, sm_error 
         ro.sock_dir = tmpdir;
     }
     sm_facts_collect(&rep->facts);
+    if (o->base.workload == SM_WL_HTTP) {
+        if ((rc = sm_http_global_init(err)) || (o->base.tls && (rc = sm_tls_id_new(&tls, err))))
+            goto out;
+        ro.tls = tls;
+    }
 
     const size_t total = (size_t)(o->warmup + o->repetitions) * rep->n_cells;
     size_t done = 0;
@@ -209,6 +267,7 @@ int sm_once_run(const sm_once_opts *o, sm_report *rep, FILE *progress, sm_error 
 out:
     if (tmpdir[0])
         rmdir(tmpdir);
+    sm_tls_id_free(tls);
     return rc;
 }
 

@@ -35,6 +35,15 @@ enum {
     OPT_SOCK_DIR,
     OPT_TEST_FAULT,
     OPT_AFFINITY,
+    OPT_CLIENT,
+    OPT_URL,
+    OPT_CONNECTIONS,
+    OPT_REPEAT,
+    OPT_BUFFER_SIZE,
+    OPT_FRESH_CONNECT,
+    OPT_HTTP2,
+    OPT_TLS,
+    OPT_VERIFY,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -65,6 +74,15 @@ static const struct option long_opts[] = {
     {"sock-dir", required_argument, NULL, OPT_SOCK_DIR},
     {"test-fault", required_argument, NULL, OPT_TEST_FAULT},
     {"affinity", required_argument, NULL, OPT_AFFINITY},
+    {"client", required_argument, NULL, OPT_CLIENT},
+    {"url", required_argument, NULL, OPT_URL},
+    {"connections", required_argument, NULL, OPT_CONNECTIONS},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
+    {"fresh-connect", no_argument, NULL, OPT_FRESH_CONNECT},
+    {"http2", no_argument, NULL, OPT_HTTP2},
+    {"tls", no_argument, NULL, OPT_TLS},
+    {"verify", no_argument, NULL, OPT_VERIFY},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -74,12 +92,13 @@ const char *sm_opts_usage(void)
 {
     return "Usage: sockmatrix-agent --once [options]\n"
            "       sockmatrix-agent --once --preset seed-tcp-unix\n"
+           "       sockmatrix-agent --once --workload http --client thread,pool,multi\n"
            "\n"
            "Runs a test on this machine, both ends local, and prints a comparison of the\n"
            "transports: median with its 95% confidence interval, CPU per side, ratios.\n"
            "\n"
            "Test:\n"
-           "  --workload stream|rr|connect  what runs on the wire (default stream)\n"
+           "  --workload stream|rr|connect|http  what runs on the wire (default stream)\n"
            "  --transport LIST       tcp, unix or both, comma-separated (default tcp,unix);\n"
            "                         repetitions alternate between them in this order\n"
            "  --msg-size N           stream: bytes per write; framing=lines: bytes per line\n"
@@ -95,6 +114,19 @@ const char *sm_opts_usage(void)
            "  --read-size N          receiver read size (default 128K or msg-size)\n"
            "  --req-size N, --resp-size N  rr: request and response bytes (default 1)\n"
            "  --time-limit-ms N      a job that runs longer fails (default 60000)\n"
+           "HTTP (--workload http; libcurl against the built-in source on loopback, or --url):\n"
+           "  --client LIST          thread (a new thread per transfer), pool (reused threads),\n"
+           "                         multi (one event loop); repetitions alternate between them\n"
+           "                         in this order (default thread,pool,multi)\n"
+           "  --bytes N              size of every body (default 16M from the built-in source)\n"
+           "  --repeat N             rounds per job; the first is reported apart (default 5)\n"
+           "  --connections N        simultaneous transfers per round (default 1, max 64)\n"
+           "  --fresh-connect        a new connection per transfer instead of keep-alive\n"
+           "  --buffer-size N        libcurl's receive buffer (default libcurl's 16K)\n"
+           "  --http2                ask for HTTP/2 where the server offers it (TLS ALPN)\n"
+           "  --tls                  https to the built-in source, its key pinned\n"
+           "  --url URL              fetch this instead of the built-in source\n"
+           "  --verify               with --url: the body is the pattern (--write-pattern)\n"
            "  --affinity C,S         pin the client (sender) thread to CPU C and the server\n"
            "                         (receiver) thread to CPU S; C,C shares one CPU. Without\n"
            "                         it the scheduler places them; the report says where\n"
@@ -114,8 +146,12 @@ const char *sm_opts_usage(void)
            "  --log-level LEVEL      error, warning, notice, info, debug\n"
            "  --sock-dir DIR         where Unix sockets are made (default: a new temporary dir)\n"
            "  --test-fault KIND      for sockmatrix's own tests: corrupt, short or stall the\n"
-           "                         stream sender to prove the receiver's checks\n"
+           "                         stream sender or the http source, or pin a wrong key\n"
+           "                         (wrong-pin), to prove the other side's checks\n"
            "  --help, --version\n"
+           "\n"
+           "  sockmatrix-agent --write-pattern SIZE > FILE  writes the bytes the built-in\n"
+           "                         source serves, for another server and --url --verify\n"
            "\n"
            "Exit status: 0 all jobs passed, 1 a job failed (the report says which and why),\n"
            "2 bad usage.\n";
@@ -124,7 +160,8 @@ const char *sm_opts_usage(void)
 /* Fields the user set, applied over the workload's defaults (or the preset) at the end. */
 typedef struct given {
     bool workload, msg_size, count, bytes, duration, framing, cork, sndbuf, rcvbuf, read_size,
-        req_size, resp_size, time_limit, transports, nodelay, repetitions, warmup;
+        req_size, resp_size, time_limit, transports, nodelay, repetitions, warmup, clients,
+        connections, repeat, buffer_size, fresh_connect, http2, tls, verify, url;
     sm_params v;
 } given;
 
@@ -178,6 +215,25 @@ static int parse_transports(const char *val, sm_once_opts *o, sm_error *err)
     }
     if (o->n_transports == 0)
         return bad_value(err, "transport", val, "a list of transports (tcp, unix)");
+    return 0;
+}
+
+static int parse_clients(const char *val, sm_once_opts *o, sm_error *err)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", val);
+    o->n_clients = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        sm_http_client k;
+        if (sm_http_client_parse(t, &k) != 0)
+            return bad_value(err, "client", t, "a client model (thread, pool, multi)");
+        for (size_t i = 0; i < o->n_clients; i++)
+            if (o->clients[i] == k)
+                return sm_error_set(err, SM_EINVAL, "--client: %s is listed twice", t);
+        o->clients[o->n_clients++] = k;
+    }
+    if (o->n_clients == 0)
+        return bad_value(err, "client", val, "a list of client models (thread, pool, multi)");
     return 0;
 }
 
@@ -237,13 +293,13 @@ static int parse_affinity(const char *val, sm_once_opts *o, sm_error *err)
 
 static int parse_fault(const char *val, sm_fault *out, sm_error *err)
 {
-    static const char *const names[] = {"none", "corrupt", "short", "stall"};
-    for (int i = 0; i < 4; i++)
+    static const char *const names[] = {"none", "corrupt", "short", "stall", "wrong-pin"};
+    for (int i = 0; i < 5; i++)
         if (strcmp(val, names[i]) == 0) {
             *out = (sm_fault)i;
             return 0;
         }
-    return bad_value(err, "test-fault", val, "a fault (corrupt, short, stall)");
+    return bad_value(err, "test-fault", val, "a fault (corrupt, short, stall, wrong-pin)");
 }
 
 /* The presets: a whole test, overridable option by option. */
@@ -264,7 +320,23 @@ static int apply_preset(sm_once_opts *o, sm_error *err)
         o->warmup = 2;
         return 0;
     }
-    return sm_error_set(err, SM_EINVAL, "--preset: '%s' is not a preset (seed-tcp-unix)",
+    if (strcmp(o->preset, "seed-http") == 0) {
+        /* The 2009 test: a ~50 MB file from a local server, one connection, the client models
+         * alternated; 51711600 bytes is the seed's file. */
+        sm_params_init(&o->base, SM_WL_HTTP);
+        o->base.bytes = 51711600;
+        o->base.repeat = 4;
+        o->transports[0] = SM_TR_TCP;
+        o->n_transports = 1;
+        o->clients[0] = SM_HTTP_THREAD;
+        o->clients[1] = SM_HTTP_POOL;
+        o->clients[2] = SM_HTTP_MULTI;
+        o->n_clients = 3;
+        o->repetitions = 5;
+        o->warmup = 1;
+        return 0;
+    }
+    return sm_error_set(err, SM_EINVAL, "--preset: '%s' is not a preset (seed-tcp-unix, seed-http)",
                         o->preset);
 }
 
@@ -290,7 +362,20 @@ static void apply_given(sm_once_opts *o, const given *g)
     TAKE(req_size, req_size);
     TAKE(resp_size, resp_size);
     TAKE(time_limit, time_limit_ms);
+    TAKE(connections, connections);
+    TAKE(repeat, repeat);
+    TAKE(buffer_size, buffer_size);
+    TAKE(fresh_connect, fresh_connect);
+    TAKE(http2, http2);
+    TAKE(tls, tls);
+    TAKE(verify, verify);
 #undef TAKE
+    if (g->url) {
+        memcpy(p->url, g->v.url, sizeof p->url);
+        /* A url's body is whatever size it is, unless --bytes says which. */
+        if (!g->bytes)
+            p->bytes = 0;
+    }
 }
 
 /* Validation speaks of fields ("msg_size: ..."); on the command line the same rule is
@@ -322,6 +407,19 @@ static int as_options(sm_error *err)
  * run without tcp. */
 static int validate_variants(const sm_once_opts *o, bool user_nodelay, sm_error *err)
 {
+    if (o->base.workload == SM_WL_HTTP) {
+        for (size_t t = 0; t < o->n_transports; t++)
+            if (o->transports[t] != SM_TR_TCP)
+                return sm_error_set(err, SM_EINVAL,
+                                    "--transport: workload http runs over tcp only");
+        for (size_t k = 0; k < o->n_clients; k++) {
+            sm_params p;
+            sm_opts_http_variant(o, o->clients[k], &p);
+            if (sm_params_validate(&p, err))
+                return as_options(err);
+        }
+        return 0;
+    }
     for (size_t t = 0; t < o->n_transports; t++) {
         for (size_t n = 0; n < (o->transports[t] == SM_TR_TCP ? o->n_nodelay : 1); n++) {
             sm_params p;
@@ -350,6 +448,13 @@ void sm_opts_variant(const sm_once_opts *o, sm_transport_kind t, bool nodelay, s
         out->cork = false;
 }
 
+void sm_opts_http_variant(const sm_once_opts *o, sm_http_client c, sm_params *out)
+{
+    *out = o->base;
+    out->transport = SM_TR_TCP;
+    out->client = c;
+}
+
 int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
 {
     given g;
@@ -361,6 +466,10 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
     o->n_transports = 2;
     o->nodelay_order[0] = false;
     o->n_nodelay = 1;
+    o->clients[0] = SM_HTTP_THREAD;
+    o->clients[1] = SM_HTTP_POOL;
+    o->clients[2] = SM_HTTP_MULTI;
+    o->n_clients = 3;
     o->repetitions = 7;
     o->warmup = 1;
     o->log_level = -1;
@@ -379,7 +488,7 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
         case OPT_WORKLOAD:
             g.workload = true;
             if (sm_workload_parse(optarg, &g.v.workload) != 0)
-                rc = bad_value(err, "workload", optarg, "a workload (stream, rr, connect)");
+                rc = bad_value(err, "workload", optarg, "a workload (stream, rr, connect, http)");
             break;
         case OPT_TRANSPORT:
             g.transports = true;
@@ -486,6 +595,43 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
         case OPT_AFFINITY:
             rc = parse_affinity(optarg, o, err);
             break;
+        case OPT_CLIENT:
+            g.clients = true;
+            rc = parse_clients(optarg, &cli, err);
+            break;
+        case OPT_URL:
+            g.url = true;
+            if (strlen(optarg) > SM_URL_MAX)
+                rc = sm_error_set(err, SM_EINVAL, "--url: longer than %u bytes", SM_URL_MAX);
+            else
+                snprintf(g.v.url, sizeof g.v.url, "%s", optarg);
+            break;
+        case OPT_CONNECTIONS:
+            g.connections = true;
+            if (!(rc = num_arg("connections", optarg, UINT32_MAX, &v, err)))
+                g.v.connections = (uint32_t)v;
+            break;
+        case OPT_REPEAT:
+            g.repeat = true;
+            if (!(rc = num_arg("repeat", optarg, UINT32_MAX, &v, err)))
+                g.v.repeat = (uint32_t)v;
+            break;
+        case OPT_BUFFER_SIZE:
+            g.buffer_size = true;
+            rc = u32_size_arg("buffer-size", optarg, &g.v.buffer_size, err);
+            break;
+        case OPT_FRESH_CONNECT:
+            g.fresh_connect = g.v.fresh_connect = true;
+            break;
+        case OPT_HTTP2:
+            g.http2 = g.v.http2 = true;
+            break;
+        case OPT_TLS:
+            g.tls = g.v.tls = true;
+            break;
+        case OPT_VERIFY:
+            g.verify = g.v.verify = true;
+            break;
         case 'h':
         case OPT_HELP:
             o->help = true;
@@ -517,12 +663,34 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
         memcpy(o->nodelay_order, cli.nodelay_order, sizeof o->nodelay_order);
         o->n_nodelay = cli.n_nodelay;
     }
+    if (g.clients || !o->preset[0]) {
+        memcpy(o->clients, cli.clients, sizeof o->clients);
+        o->n_clients = cli.n_clients;
+    }
     if (g.repetitions || !o->preset[0])
         o->repetitions = cli.repetitions;
     if (g.warmup || !o->preset[0])
         o->warmup = cli.warmup;
     apply_given(o, &g);
-    if (o->fault != SM_FAULT_NONE && o->base.workload != SM_WL_STREAM)
-        return sm_error_set(err, SM_EINVAL, "--test-fault: applies to workload stream only");
+    /* http runs over tcp alone: the transport list only says so unless the user gave one. */
+    if (o->base.workload == SM_WL_HTTP && !g.transports) {
+        o->transports[0] = SM_TR_TCP;
+        o->n_transports = 1;
+    }
+    if (o->base.workload != SM_WL_HTTP && g.clients)
+        return sm_error_set(err, SM_EINVAL, "--client: applies to workload http only");
+    /* A list option of the transports' own, which the http variants would never read. */
+    if (o->base.workload == SM_WL_HTTP && g.nodelay)
+        return sm_error_set(err, SM_EINVAL, "--nodelay: does not apply to workload http");
+    /* Each fault has the one side it can break. */
+    const sm_params *b = &o->base;
+    bool stream_fault = o->fault != SM_FAULT_WRONG_PIN && b->workload == SM_WL_STREAM;
+    bool source_fault = (o->fault == SM_FAULT_SHORT || o->fault == SM_FAULT_STALL) &&
+                        b->workload == SM_WL_HTTP && !b->url[0];
+    bool pin_fault = o->fault == SM_FAULT_WRONG_PIN && b->workload == SM_WL_HTTP && b->tls;
+    if (o->fault != SM_FAULT_NONE && !stream_fault && !source_fault && !pin_fault)
+        return sm_error_set(err, SM_EINVAL,
+                            "--test-fault: corrupt, short and stall apply to workload stream, "
+                            "short and stall to the built-in http source, wrong-pin to --tls");
     return validate_variants(o, g.nodelay, err);
 }

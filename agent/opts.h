@@ -22,6 +22,8 @@ typedef struct sm_once_opts {
     size_t n_transports;
     bool nodelay_order[2]; /* tcp variants: TCP_NODELAY off/on, in order */
     size_t n_nodelay;
+    sm_http_client clients[SM_HTTP__COUNT]; /* http: the variants are client models, in order */
+    size_t n_clients;
     uint32_t repetitions;
     uint32_t warmup;
     sm_format format;
@@ -45,5 +47,8 @@ const char *sm_opts_usage(void);
 
 /* The params of one variant: base with transport t and (tcp only) nodelay. */
 void sm_opts_variant(const sm_once_opts *o, sm_transport_kind t, bool nodelay, sm_params *out);
+
+/* The params of one http variant: base with client model c. */
+void sm_opts_http_variant(const sm_once_opts *o, sm_http_client c, sm_params *out);
 
 #endif

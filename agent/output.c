@@ -34,9 +34,23 @@ static const column connect_cols[] = {
     {SM_M_RX_USER_S, "rx user ms", 1e3, 0},    {SM_M_RX_SYS_S, "rx sys ms", 1e3, 0},
 };
 
+/* The 2009 comparison: throughput and the client model's CPU, then what the set-up cost. */
+static const column http_cols[] = {
+    {SM_M_THROUGHPUT, "MB/s", 1, 1},
+    {SM_M_USER_S, "user ms", 1e3, 1},
+    {SM_M_SYS_S, "sys ms", 1e3, 0},
+    {SM_M_CPU_S_PER_GB, "cpu s/GB", 1, 0},
+    {SM_M_TTFB_MS, "ttfb ms", 1, 0},
+    {SM_M_FIRST_MBPS, "first MB/s", 1, 0},
+    {SM_M_NEW_CONNECTIONS, "new conns", 1, 0},
+};
+
 static const column *columns_of(sm_workload_kind w, size_t *n)
 {
     switch (w) {
+    case SM_WL_HTTP:
+        *n = sizeof http_cols / sizeof *http_cols;
+        return http_cols;
     case SM_WL_RR:
         *n = sizeof rr_cols / sizeof *rr_cols;
         return rr_cols;
@@ -97,6 +111,18 @@ static void describe_test(FILE *f, const sm_params *p, const sm_once_opts *o)
             fprintf(f, "%llu round trips", (unsigned long long)p->count);
         else
             fprintf(f, "%u ms", p->duration_ms);
+    } else if (p->workload == SM_WL_HTTP) {
+        if (p->url[0])
+            fprintf(f, ", GET %s", p->url);
+        else
+            fprintf(f, ", GET %llu B from the built-in source%s", (unsigned long long)p->bytes,
+                    p->tls ? " over TLS" : "");
+        fprintf(f, ", %u round%s of %u connection%s%s%s", p->repeat, p->repeat == 1 ? "" : "s",
+                p->connections, p->connections == 1 ? "" : "s",
+                p->fresh_connect ? ", fresh connections" : ", keep-alive",
+                p->http2 ? ", HTTP/2 asked" : "");
+        if (p->buffer_size)
+            fprintf(f, ", buffer %u B", p->buffer_size);
     } else {
         if (p->count)
             fprintf(f, ", %llu connections", (unsigned long long)p->count);
@@ -119,6 +145,9 @@ static void describe_host(FILE *f, const sm_facts *h)
  * small-write result several-fold, so a reader must see it beside the numbers. */
 static void placement(FILE *f, const sm_report *rep, const sm_once_opts *o)
 {
+    /* http's threads are the client model's own; where they ran is what is being compared. */
+    if (rep->n_cells && rep->cells[0].params.workload == SM_WL_HTTP)
+        return;
     if (o->pin) {
         fprintf(f, "\nthreads pinned: sender on CPU %d, receiver on CPU %d\n", o->client_cpu,
                 o->server_cpu);
@@ -193,9 +222,15 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
         }
     }
     fprintf(f, "\nCI: distribution-free 95%% interval of the median (order statistics); "
-               "~ marks fewer than 6 samples, where [min, max] covers less than 95%%.\n"
-               "CPU: getrusage(RUSAGE_THREAD) of the sending (tx) and receiving (rx) threads; "
-               "user+sys is exact, the kernel splits it\nbetween user and sys by tick samples, "
+               "~ marks fewer than 6 samples, where [min, max] covers less than 95%%.\n");
+    if (rep->cells[0].params.workload == SM_WL_HTTP)
+        fprintf(f, "http: every figure but first MB/s covers the rounds after the first; user/sys "
+                   "are getrusage(RUSAGE_THREAD)\nof the client model's threads (the built-in "
+                   "source's CPU is not in them); cpu s/GB is theirs per 10^9 body bytes.\n");
+    else
+        fprintf(f,
+                "CPU: getrusage(RUSAGE_THREAD) of the sending (tx) and receiving (rx) threads; ");
+    fprintf(f, "user+sys is exact, the kernel splits it\nbetween user and sys by tick samples, "
                "so short jobs may show all of it on one side. MB = 10^6 bytes.\n");
 }
 

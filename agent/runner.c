@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/tls.h"
 #include "proto/log.h"
 
 typedef struct side_thread {
@@ -39,6 +40,8 @@ static void *side_main(void *arg)
     t->side.rc = t->is_server ? t->wl->server(&t->side, t->lfd) : t->wl->client(&t->side);
     sm_cpu_thread(&after);
     t->side.cpu = sm_cpu_diff(&after, &before);
+    t->side.cpu.user_s += t->side.extra_cpu.user_s;
+    t->side.cpu.sys_s += t->side.extra_cpu.sys_s;
     t->side.cpu_id = sched_getcpu();
 done:
     /* An external abort is the reason itself, not a consequence of the other side failing. */
@@ -52,6 +55,14 @@ done:
     return NULL;
 }
 
+#define HTTP_WINDOW (256u << 10)
+
+/* rr and connect time every exchange into a latency histogram. */
+static bool wants_hist(const sm_params *p)
+{
+    return p->workload == SM_WL_RR || p->workload == SM_WL_CONNECT;
+}
+
 static int make_pattern(const sm_params *p, sm_pattern *pt)
 {
     if (p->workload == SM_WL_STREAM && p->framing == SM_FRAMING_LINES)
@@ -61,6 +72,8 @@ static int make_pattern(const sm_params *p, sm_pattern *pt)
         window = p->msg_size > sm_params_read_size(p) ? p->msg_size : sm_params_read_size(p);
     else if (p->workload == SM_WL_RR)
         window = p->req_size > p->resp_size ? p->req_size : p->resp_size;
+    else if (p->workload == SM_WL_HTTP)
+        window = HTTP_WINDOW; /* the source writes and the client checks up to this at once */
     return sm_pattern_init_raw(pt, window);
 }
 
@@ -97,6 +110,19 @@ static int job_init(sm_job *job, sm_pattern *pat, const sm_params *p, const sm_r
     job->abort = o->abort;
     job->alone = alone;
     job->pat = pat;
+    if (p->workload == SM_WL_HTTP && p->tls) {
+        if (!o->tls && !o->tls_pin)
+            return sm_error_set(err, SM_EINVAL, "tls: this agent has no TLS identity");
+        job->tls = o->tls;
+        const char *pin = o->tls_pin ? o->tls_pin : sm_tls_id_pin(o->tls);
+        if (strlen(pin) > SM_PIN_MAX)
+            return sm_error_set(err, SM_EINVAL, "tls: the key pin is longer than %d bytes",
+                                SM_PIN_MAX);
+        snprintf(job->pin, sizeof job->pin, "%s", pin);
+        /* Another valid pin: one base64 digit of the hash changed. */
+        if (o->fault == SM_FAULT_WRONG_PIN && strlen(job->pin) > 10)
+            job->pin[10] = job->pin[10] == 'A' ? 'B' : 'A';
+    }
     job->client_opts = (sm_sockopts){p->nodelay, p->cork, p->sndbuf, p->rcvbuf};
     job->server_opts = (sm_sockopts){p->nodelay, false, p->sndbuf, p->rcvbuf};
     if (make_pattern(p, pat))
@@ -143,31 +169,35 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
         server.pin_cpu = o->server_cpu;
         client.pin_cpu = o->client_cpu;
     }
-    if (p->workload != SM_WL_STREAM) {
+    if (wants_hist(p)) {
         client.side.hist = sm_hist_new();
         if (!client.side.hist) {
             rc = sm_error_set(err, SM_ENOMEM, "out of memory for the latency histogram");
             goto out;
         }
     }
-    if ((rc = job.tr->listen(&job.ep, &job.server_opts, &lfd, err)))
+    /* An http job with a url fetches from a server that is not ours: the client runs alone. */
+    bool serve = !(p->workload == SM_WL_HTTP && p->url[0]);
+    if (serve && (rc = job.tr->listen(&job.ep, &job.server_opts, &lfd, err)))
         goto out;
     server.lfd = lfd;
     start_clock(&job);
 
-    if ((rc = pthread_create(&ts, NULL, side_main, &server))) {
+    if (serve && (rc = pthread_create(&ts, NULL, side_main, &server))) {
         rc = sm_error_set(err, SM_ESYS, "cannot start the server thread: %s", strerror(rc));
         goto out;
     }
     if ((rc = pthread_create(&tc, NULL, side_main, &client))) {
         /* Without a client the server would wait for its time limit: stop it now. */
         atomic_store(&job.cancel, 1);
-        pthread_join(ts, NULL);
+        if (serve)
+            pthread_join(ts, NULL);
         rc = sm_error_set(err, SM_ESYS, "cannot start the client thread: %s", strerror(rc));
         goto out;
     }
     pthread_join(tc, NULL);
-    pthread_join(ts, NULL);
+    if (serve)
+        pthread_join(ts, NULL);
     rc = 0;
 
     if (server.side.rc || client.side.rc) {
@@ -311,7 +341,7 @@ int sm_runner_connect(const sm_params *p, const char *addr, uint16_t port, const
     side_init(&client, &job, wl, 0, &first_failed);
     if (o->pin)
         client.pin_cpu = o->client_cpu;
-    if (p->workload != SM_WL_STREAM) {
+    if (wants_hist(p)) {
         client.side.hist = sm_hist_new();
         if (!client.side.hist) {
             rc = sm_error_set(err, SM_ENOMEM, "out of memory for the latency histogram");

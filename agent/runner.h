@@ -20,9 +20,15 @@ typedef struct sm_runner_opts {
     /* Set by another thread to stop the job (a cancel from the coordinator, a shutdown): the
      * job then fails with a reason that starts with \"cancelled\". NULL: none. */
     atomic_int *abort;
+    /* http with tls: the identity the built-in source serves with (local jobs and the server
+     * of a pair job; a local job's client pins its key), and, for the client of a pair job,
+     * the pin of the server's key that the coordinator passed on. NULL when none. */
+    const struct sm_tls_id *tls;
+    const char *tls_pin;
 } sm_runner_opts;
 
-/* Runs one job with validated params p (scope local). Always fills *out, which the caller
+/* Runs one job with validated params p (scope local); an http job with a url runs its client
+ * alone. Always fills *out, which the caller
  * initialised with sm_result_init (its old content is released): ok with metrics, or not ok with
  * the reason of the first side that failed. Returns 0 when the job ran to a verdict (even a failed
  * one), or an SM_E code when it could not start (listener, threads, memory) with err set. The

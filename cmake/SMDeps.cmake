@@ -7,6 +7,8 @@ pkg_check_modules(CJSON REQUIRED IMPORTED_TARGET libcjson)
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(CRYPTO REQUIRED IMPORTED_TARGET libcrypto)
+# The built-in HTTP source's TLS: the same OpenSSL that libcurl and libcrypto come from.
+pkg_check_modules(SSL REQUIRED IMPORTED_TARGET libssl)
 if(SM_TESTS)
   pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
 endif()

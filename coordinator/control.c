@@ -28,6 +28,7 @@ typedef struct cjob {
     struct cjob *next_peer;
     uint8_t roles_got; /* bit SM_ROLE_SERVER / SM_ROLE_CLIENT: that side's result arrived */
     uint16_t ready_port;
+    char ready_pin[SM_PIN_MAX + 1]; /* http with tls: the server's key, for the client */
     bool prepare_acked, start_acked;
 } cjob;
 
@@ -265,6 +266,7 @@ static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *re
         j->assign_acked = j->prepare_acked = j->start_acked = false;
         j->roles_got = 0;
         j->ready_port = 0;
+        j->ready_pin[0] = '\0';
         if (a) {
             enqueue(a, j);
             a->news = true;
@@ -477,6 +479,8 @@ static void pair_command(const cjob *j, sm_cmd_kind kind, const char *addr, sm_c
     if (kind == SM_CMD_START) {
         snprintf(cmd->addr, sizeof cmd->addr, "%s", addr);
         cmd->port = j->ready_port;
+        if (j->params.workload == SM_WL_HTTP && j->params.tls)
+            memcpy(cmd->pin, j->ready_pin, sizeof cmd->pin);
     }
 }
 
@@ -815,10 +819,18 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
         if (!j || !j->peer[0] || j->attempt != p->ready[i].attempt || a->current != j ||
             strcmp(j->peer, a->name) != 0 || j->ready_port)
             continue;
+        /* A client of a TLS source accepts one key: without it the start could only fail. */
+        if (j->params.workload == SM_WL_HTTP && j->params.tls && !p->ready[i].pin[0]) {
+            if ((rc = job_finish(c, j, SM_JOB_FAILED,
+                                 "prepare: the server reported no key pin for tls", now_ms, err)))
+                return rc;
+            continue;
+        }
         if ((rc =
                  sm_store_job_set_state(c->st, j->id, j->attempt, SM_JOB_RUNNING, "", now_ms, err)))
             return rc;
         j->ready_port = p->ready[i].port;
+        memcpy(j->ready_pin, p->ready[i].pin, sizeof j->ready_pin);
         j->state = SM_JOB_RUNNING;
         j->started_ms = now_ms;
         cagent *cl = sm_map_get(c->agents, j->host);

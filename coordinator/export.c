@@ -24,6 +24,8 @@ sm_metric sm_export_headline(const sm_params *p)
         return SM_M_RTT_P50_US;
     case SM_WL_CONNECT:
         return SM_M_CONNECTS_PER_S;
+    case SM_WL_HTTP:
+        return SM_M_THROUGHPUT;
     default:
         /* Every workload reports its wall time. */
         return SM_M_SECONDS;
@@ -58,10 +60,15 @@ static void append_size(char *buf, size_t cap, size_t *len, const char *sep, uin
     append(buf, cap, len, "%s%" PRIu64 " %s", sep, v, units[u]);
 }
 
-/* "tcp", "tcp+nodelay", "tcp+cork", "unix". */
+/* "tcp", "tcp+nodelay", "tcp+cork", "unix"; for http the client model: "multi+tls". */
 static void transport_text(const sm_params *p, char *buf, size_t cap)
 {
     size_t len = 0;
+    if (p->workload == SM_WL_HTTP) {
+        append(buf, cap, &len, "%s%s%s%s", sm_http_client_name(p->client), p->tls ? "+tls" : "",
+               p->fresh_connect ? "+fresh" : "", p->http2 ? "+h2" : "");
+        return;
+    }
     append(buf, cap, &len, "%s%s%s", sm_transport_name(p->transport),
            p->transport == SM_TR_TCP && p->nodelay ? "+nodelay" : "",
            p->transport == SM_TR_TCP && p->cork ? "+cork" : "");
@@ -74,6 +81,21 @@ static void params_text(const sm_params *p, char *buf, size_t cap)
 {
     size_t len = 0;
     buf[0] = '\0';
+    if (p->workload == SM_WL_HTTP) {
+        /* " 51711600 B x4", " 16 MiB x5 4 conns buffer 100 KiB", " http://h/f x5". */
+        if (p->url[0])
+            append(buf, cap, &len, " %.60s", p->url);
+        if (p->bytes)
+            append_size(buf, cap, &len, " ", p->bytes);
+        append(buf, cap, &len, " x%" PRIu32, p->repeat);
+        if (p->connections > 1)
+            append(buf, cap, &len, " %" PRIu32 " conns", p->connections);
+        if (p->buffer_size) {
+            append(buf, cap, &len, " buffer");
+            append_size(buf, cap, &len, " ", p->buffer_size);
+        }
+        return;
+    }
     if (p->workload == SM_WL_STREAM) {
         if (p->framing == SM_FRAMING_LINES)
             append(buf, cap, &len, " lines");
@@ -108,17 +130,24 @@ static void set_fixed(char *dst, size_t cap, const char *src)
     snprintf(dst, cap, "%s", src ? src : "");
 }
 
+/* The metric a ratio column compares: the headline for tcp/unix; for http the client model's
+ * user CPU against the thread model's, the 2009 test's sharpest difference. */
+static sm_metric ratio_metric(const sm_params *p)
+{
+    return p->workload == SM_WL_HTTP ? SM_M_USER_S : sm_export_headline(p);
+}
+
 static void fill_col(sm_table_col *col, const sm_params *p, bool ratio)
 {
     char transport[32], rest[SM_TABLE_LABEL_MAX];
     transport_text(p, transport, sizeof transport);
     params_text(p, rest, sizeof rest);
-    sm_metric m = sm_export_headline(p);
+    sm_metric m = ratio ? ratio_metric(p) : sm_export_headline(p);
     size_t len = 0;
     col->label[0] = '\0';
     if (ratio)
-        append(col->label, sizeof col->label, &len, "%s/unix %s%s", transport,
-               sm_workload_name(p->workload), rest);
+        append(col->label, sizeof col->label, &len, "%s/%s %s%s", transport,
+               p->workload == SM_WL_HTTP ? "thread" : "unix", sm_workload_name(p->workload), rest);
     else
         append(col->label, sizeof col->label, &len, "%s %s%s", sm_workload_name(p->workload),
                transport, rest);
@@ -134,7 +163,11 @@ static bool params_equal(const sm_params *a, const sm_params *b)
            a->bytes == b->bytes && a->duration_ms == b->duration_ms && a->req_size == b->req_size &&
            a->resp_size == b->resp_size && a->nodelay == b->nodelay && a->cork == b->cork &&
            a->sndbuf == b->sndbuf && a->rcvbuf == b->rcvbuf && a->read_size == b->read_size &&
-           a->time_limit_ms == b->time_limit_ms;
+           a->time_limit_ms == b->time_limit_ms && a->client == b->client &&
+           a->connections == b->connections && a->repeat == b->repeat &&
+           a->buffer_size == b->buffer_size && a->fresh_connect == b->fresh_connect &&
+           a->http2 == b->http2 && a->tls == b->tls && a->verify == b->verify &&
+           strcmp(a->url, b->url) == 0;
 }
 
 /* ---- grouping in order of first appearance ---- */
@@ -273,10 +306,11 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
     size_t *ratio_tcp = malloc((n_cells ? n_cells : 1) * sizeof *ratio_tcp);
     size_t *ratio_unix = malloc((n_cells ? n_cells : 1) * sizeof *ratio_unix);
     entry *e = malloc((n_samples ? n_samples : 1) * sizeof *e);
+    entry *ea = malloc((n_samples ? n_samples : 1) * sizeof *ea);
     double *vals = malloc((n_samples ? n_samples : 1) * sizeof *vals);
-    size_t *start = NULL;
+    size_t *start = NULL, *start_aux = NULL, n_aux = 0;
     if (!sel || !sel_of || !row_of || !col_of || !row_first || !col_first || !ratio_tcp ||
-        !ratio_unix || !e || !vals)
+        !ratio_unix || !e || !ea || !vals)
         goto out;
 
     for (size_t i = 0; i < n_cells; i++) {
@@ -291,16 +325,23 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
     if (n_rows == NONE || n_cols == NONE)
         goto out;
 
-    /* Pairs a tcp column with the unix column of the same test that differs in nothing else.
-     * Quadratic in the columns of one run, which the spec's limits keep to a few thousand. */
+    /* Pairs a tcp column with the unix column of the same test that differs in nothing else
+     * (for http, a client model's column with the thread model's). Quadratic in the columns of
+     * one run, which the spec's limits keep to a few thousand. */
     for (size_t c = 0; c < n_cols; c++) {
         const sm_cell *tc = sel[col_first[c]];
-        if (tc->params.transport != SM_TR_TCP)
-            continue;
         sm_params want = tc->params;
-        want.transport = SM_TR_UNIX;
-        want.nodelay = false;
-        want.cork = false;
+        if (tc->params.workload == SM_WL_HTTP) {
+            if (tc->params.client == SM_HTTP_THREAD)
+                continue;
+            want.client = SM_HTTP_THREAD;
+        } else {
+            if (tc->params.transport != SM_TR_TCP)
+                continue;
+            want.transport = SM_TR_UNIX;
+            want.nodelay = false;
+            want.cork = false;
+        }
         for (size_t u = 0; u < n_cols; u++) {
             const sm_cell *uc = sel[col_first[u]];
             if (uc->test == tc->test && params_equal(&uc->params, &want)) {
@@ -342,12 +383,19 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
             t.cells[slot].failed++;
             continue;
         }
-        double v =
-            sm_result_get(s->result, sm_export_headline(&sel[col_first[col_of[si]]]->params));
+        const sm_params *cp = &sel[col_first[col_of[si]]]->params;
+        double v = sm_result_get(s->result, sm_export_headline(cp));
         if (isfinite(v))
             e[n_entries++] = (entry){slot, s->rep, i, v};
+        /* The ratio's own metric, when it is not the headline, is kept apart. */
+        if (ratio_metric(cp) != sm_export_headline(cp)) {
+            double u = sm_result_get(s->result, ratio_metric(cp));
+            if (isfinite(u))
+                ea[n_aux++] = (entry){slot, s->rep, i, u};
+        }
     }
     qsort(e, n_entries, sizeof *e, cmp_entry);
+    qsort(ea, n_aux, sizeof *ea, cmp_entry);
     size_t n_slots = n_rows * n_cols;
     start = calloc(n_slots + 1, sizeof *start);
     if (start == NULL)
@@ -358,6 +406,13 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
     }
     for (size_t s = 0; s < n_slots; s++)
         start[s + 1] += start[s];
+    start_aux = calloc(n_slots + 1, sizeof *start_aux);
+    if (start_aux == NULL)
+        goto out;
+    for (size_t i = 0; i < n_aux; i++)
+        start_aux[ea[i].slot + 1]++;
+    for (size_t s = 0; s < n_slots; s++)
+        start_aux[s + 1] += start_aux[s];
 
     for (size_t s = 0; s < n_slots; s++) {
         size_t n = start[s + 1] - start[s];
@@ -371,8 +426,12 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
     for (size_t r = 0; r < n_rows; r++) {
         for (size_t k = 0; k < n_ratios; k++) {
             size_t a = r * n_cols + ratio_tcp[k], b = r * n_cols + ratio_unix[k];
-            size_t n = pair_ratios(e + start[a], start[a + 1] - start[a], e + start[b],
-                                   start[b + 1] - start[b], vals);
+            const sm_params *cp = &sel[col_first[ratio_tcp[k]]]->params;
+            bool aux = ratio_metric(cp) != sm_export_headline(cp);
+            const entry *es = aux ? ea : e;
+            const size_t *st = aux ? start_aux : start;
+            size_t n =
+                pair_ratios(es + st[a], st[a + 1] - st[a], es + st[b], st[b + 1] - st[b], vals);
             sm_table_cell *cell = sm_table_ratio_at(&t, r, k);
             if (n == 0)
                 continue;
@@ -398,7 +457,9 @@ out:
     free(ratio_tcp);
     free(ratio_unix);
     free(e);
+    free(ea);
     free(vals);
     free(start);
+    free(start_aux);
     return rc;
 }

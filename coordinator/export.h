@@ -19,7 +19,8 @@ typedef struct sm_export_sample {
 } sm_export_sample;
 
 /* The headline metric of a workload in a comparison: stream throughput_MBps (framing lines:
- * seconds, as the 2010 test reported), rr rtt_p50_us, connect connects_per_s. */
+ * seconds, as the 2010 test reported), rr rtt_p50_us, connect connects_per_s, http
+ * throughput_MBps. */
 sm_metric sm_export_headline(const sm_params *p);
 
 /* Rows: the hosts of local cells (in cell order) or "client->server" of pair cells (a table is
@@ -27,7 +28,9 @@ sm_metric sm_export_headline(const sm_params *p);
  * headline metric, summarised over the ok, non-warm-up results of that cell (failed ones only
  * counted in `failed`). Ratio columns: for each tcp variant of a test and the unix variant of
  * the same test whose params are otherwise equal, the median and CI of the paired ratio
- * tcp/unix of the headline metric, repetition i against repetition i on the same host.
+ * tcp/unix of the headline metric, repetition i against repetition i on the same host; for
+ * http, each client model's column against the thread model's of the otherwise equal test,
+ * the ratio of user_s (the client model's user CPU).
  * 0 or SM_ENOMEM; *out must be sm_table_fini'd. */
 int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const sm_cell *cells,
                     size_t n_cells, const sm_export_sample *samples, size_t n_samples,

@@ -379,12 +379,41 @@ char *sm_msg_labels_json(const sm_label *labels, size_t n, sm_error *err)
 
 /* ---- ready: listening pair servers ---- */
 
+#define PIN_PREFIX "sha256//"
+
+bool sm_msg_pin_valid(const char *s)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const size_t pre = sizeof PIN_PREFIX - 1;
+    /* SHA-256 is 32 bytes: 43 base64 characters and one '=' of padding. */
+    if (s == NULL || strncmp(s, PIN_PREFIX, pre) != 0 || strlen(s) != pre + 44)
+        return false;
+    for (size_t i = pre; i < pre + 43; i++)
+        if (s[i] == '\0' || strchr(b64, s[i]) == NULL)
+            return false;
+    return s[pre + 43] == '=';
+}
+
+static int get_pin(const cJSON *o, const char *where, char out[SM_PIN_MAX + 1], sm_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "pin");
+    if (!cJSON_IsString(item))
+        return sm_error_set(err, SM_EPARSE, "%s: pin: expected a string", where);
+    if (!sm_msg_pin_valid(item->valuestring))
+        return sm_error_set(err, SM_EINVAL, "%s: pin: not sha256// and 44 base64 characters",
+                            where);
+    snprintf(out, SM_PIN_MAX + 1, "%s", item->valuestring);
+    return 0;
+}
+
 static cJSON *ready_json(const sm_ready *r)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL && sm_codec_put_item(o, "job", u64_string(r->job)) &&
               sm_codec_put_item(o, "attempt", sm_codec_u64_item(r->attempt)) &&
               sm_codec_put_item(o, "port", sm_codec_u64_item(r->port));
+    if (ok && r->pin[0] != '\0')
+        ok = sm_codec_put_fixed(o, "pin", r->pin, sizeof r->pin);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -392,14 +421,15 @@ static cJSON *ready_json(const sm_ready *r)
     return o;
 }
 
-static const char *const ready_keys[] = {"job", "attempt", "port"};
+static const char *const ready_keys[] = {"job", "attempt", "port", "pin"};
 
 static int ready_from_json(const cJSON *o, const char *where, sm_ready *out, sm_error *err)
 {
     uint32_t seen;
     uint64_t port;
     sm_ready r;
-    int rc = sm_codec_check_keys(o, where, ready_keys, sizeof ready_keys[0], 3,
+    memset(&r, 0, sizeof r);
+    int rc = sm_codec_check_keys(o, where, ready_keys, sizeof ready_keys[0], 4,
                                  BIT(0) | BIT(1) | BIT(2), &seen, err);
     if (rc == 0)
         rc = get_u64_string(o, where, "job", &r.job, err);
@@ -408,6 +438,8 @@ static int ready_from_json(const cJSON *o, const char *where, sm_ready *out, sm_
     if (rc == 0)
         rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(o, "port"), where, "port", PORT_MAX,
                                false, &port, err);
+    if (rc == 0 && (seen & BIT(3)))
+        rc = get_pin(o, where, r.pin, err);
     if (rc != 0)
         return rc;
     /* Port 0 is "pick one" to bind(), never a port anyone listens on. */
@@ -704,6 +736,8 @@ static cJSON *command_json(const sm_command *c)
     if (ok && c->kind == SM_CMD_START)
         ok = sm_codec_put_fixed(o, "addr", c->addr, sizeof c->addr) &&
              sm_codec_put_item(o, "port", sm_codec_u64_item(c->port));
+    if (ok && c->kind == SM_CMD_START && c->pin[0] != '\0')
+        ok = sm_codec_put_fixed(o, "pin", c->pin, sizeof c->pin);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -781,9 +815,9 @@ static int reply_acks_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
     return 0;
 }
 
-enum { CK_ID, CK_TYPE, CK_JOB, CK_ATTEMPT, CK_PARAMS, CK_ADDR, CK_PORT, CK__COUNT };
-static const char *const cmd_keys[CK__COUNT] = {"id",     "type", "job", "attempt",
-                                                "params", "addr", "port"};
+enum { CK_ID, CK_TYPE, CK_JOB, CK_ATTEMPT, CK_PARAMS, CK_ADDR, CK_PORT, CK_PIN, CK__COUNT };
+static const char *const cmd_keys[CK__COUNT] = {"id",     "type", "job",  "attempt",
+                                                "params", "addr", "port", "pin"};
 
 /* Which of params, addr and port a kind takes: each one it takes is required, the others are
  * refused, so a command never carries a field its receiver would silently ignore. */
@@ -852,6 +886,15 @@ static int command_from_json(const cJSON *o, const char *where, sm_command *c, s
             return sm_error_set(err, SM_EINVAL, "%s: port: 0 is below the minimum 1", where);
         c->port = (uint16_t)port;
     }
+    /* A client of a TLS source accepts its pinned key and nothing else, so a start without
+     * one could only fail; a pin anywhere else would be ignored. */
+    bool wants_pin = c->kind == SM_CMD_START && c->params.workload == SM_WL_HTTP && c->params.tls;
+    if (wants_pin && !(seen & BIT(CK_PIN)))
+        return sm_error_set(err, SM_EPARSE, "%s: missing field 'pin' (required by tls)", where);
+    if (!wants_pin && (seen & BIT(CK_PIN)))
+        return sm_error_set(err, SM_EPARSE, "%s: pin: not allowed without tls", where);
+    if (wants_pin && (rc = get_pin(o, where, c->pin, err)) != 0)
+        return rc;
     return 0;
 }
 

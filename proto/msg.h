@@ -45,13 +45,18 @@ typedef struct sm_result_msg {
     sm_result result; /* owns its histogram */
 } sm_result_msg;
 
-/* A pair job's server side is listening: {"job":"12","attempt":1,"port":40123}. */
+/* A pair job's server side is listening: {"job":"12","attempt":1,"port":40123}, plus
+ * "pin":"sha256//..." when it serves TLS with a key the client must pin. */
 #define SM_POLL_READY_MAX 4
 typedef struct sm_ready {
     uint64_t job;
     uint32_t attempt;
     uint16_t port;
+    char pin[SM_PIN_MAX + 1]; /* "" when none */
 } sm_ready;
+
+/* Whether s is a key pin: "sha256//" and 44 base64 characters ending in '='. */
+bool sm_msg_pin_valid(const char *s);
 
 typedef enum sm_agent_state { SM_AGENT_IDLE = 0, SM_AGENT_BUSY } sm_agent_state;
 
@@ -89,7 +94,8 @@ typedef enum sm_cmd_kind {
 
 /* {"id":"c12.1","type":"assign","job":"12","attempt":1,"params":{...}}
  * {"id":"x12.1","type":"cancel","job":"12","attempt":1}
- * start adds "addr" and "port". The id is the coordinator's; the agent acks it once acted on. */
+ * start adds "addr" and "port", and "pin" (the server's key) when params ask for tls. The id is
+ * the coordinator's; the agent acks it once acted on. */
 typedef struct sm_command {
     char id[SM_CMD_ID_MAX + 1];
     sm_cmd_kind kind;
@@ -98,6 +104,7 @@ typedef struct sm_command {
     sm_params params; /* assign, prepare, start */
     char addr[SM_ADDR_MAX + 1];
     uint16_t port;
+    char pin[SM_PIN_MAX + 1]; /* start with tls: the server's key pin; else "" */
 } sm_command;
 
 /* The coordinator's answer: {"acks":[{"job":"11","attempt":1}],"commands":[...],

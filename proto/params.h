@@ -56,8 +56,9 @@ typedef enum sm_scope {
 #define SM_URL_MAX              512u /* bytes of a url, without the NUL */
 #define SM_HTTP_CONNECTIONS_MAX 64u
 #define SM_HTTP_REPEAT_MAX      10000u
-#define SM_HTTP_BUFFER_MIN      1024u         /* CURLOPT_BUFFERSIZE bounds */
-#define SM_HTTP_BUFFER_MAX      (10u << 20)   /* CURL_MAX_READ_SIZE */
+#define SM_HTTP_BUFFER_MIN      1024u       /* CURLOPT_BUFFERSIZE bounds */
+#define SM_HTTP_BUFFER_MAX      (10u << 20) /* CURL_MAX_READ_SIZE */
+#define SM_PIN_MAX              64u         /* "sha256//" + base64 of a SHA-256: a pinned TLS key */
 #define SM_HTTP_SIZE_MAX        (16ull << 30) /* one body */
 
 /* One job's parameters. Zero means "not set" for the optional fields (sndbuf, rcvbuf, ...);

@@ -632,6 +632,16 @@ static const sm_preset presets[] = {
         "\"framing\":\"lines\",\"msg_size\":128,\"count\":8192,\"nodelay\":[false,true]}]}",
     },
     {
+        "seed-http",
+        "The 2009 test: a 51711600-byte body from a local web server (the built-in source) "
+        "with libcurl on a new thread per transfer, on reused threads and in one event loop, "
+        "alternated; with its follow-ups: 4 simultaneous connections and HTTPS.",
+        "{\"name\":\"seed-http\",\"hosts\":\"all\",\"repetitions\":5,\"warmup\":1,"
+        "\"tests\":["
+        "{\"workload\":\"http\",\"scope\":\"local\",\"client\":[\"thread\",\"pool\",\"multi\"],"
+        "\"bytes\":51711600,\"repeat\":4,\"connections\":[1,4],\"tls\":[false,true]}]}",
+    },
+    {
         "quick",
         "A one-minute health check of every host: stream, request/response and connect rate "
         "over TCP loopback and a Unix socket.",

@@ -10,6 +10,8 @@ const sm_workload_ops *sm_workload_get(sm_workload_kind kind)
         return &sm_workload_rr;
     case SM_WL_CONNECT:
         return &sm_workload_connect;
+    case SM_WL_HTTP:
+        return &sm_workload_http;
     default:
         return NULL;
     }

@@ -22,13 +22,18 @@
  * against the ~1 us of the system call, and a job must end at its limit even at full speed. */
 #define SM_IO_CHECK_EVERY 64
 
-/* Faults a test can inject into the sender of a stream job, to prove the receiver notices. */
+/* Faults a test can inject into the sender of a stream job (or the built-in http source, or
+ * the http client's pin), to prove the other side notices. */
 typedef enum sm_fault {
     SM_FAULT_NONE = 0,
-    SM_FAULT_CORRUPT, /* flip one byte in the middle of the stream */
-    SM_FAULT_SHORT,   /* stop after half the bytes and close */
-    SM_FAULT_STALL,   /* stop after half the bytes and keep the connection open */
+    SM_FAULT_CORRUPT,   /* flip one byte in the middle of the stream */
+    SM_FAULT_SHORT,     /* stop after half the bytes and close */
+    SM_FAULT_STALL,     /* stop after half the bytes and keep the connection open */
+    SM_FAULT_WRONG_PIN, /* http with tls: the client pins a key the source does not have */
 } sm_fault;
+
+/* The built-in source's TLS identity (agent/tls.h); NULL in a job without TLS. */
+struct sm_tls_id;
 
 /* What both sides of one job share. Read-only during the job but for the atomics. */
 typedef struct sm_job {
@@ -46,7 +51,29 @@ typedef struct sm_job {
     /* One side of a pair job: the peer runs on another host, so no client_done ever comes
      * and the workload must know by itself when its side is over. */
     bool alone;
+    /* http with tls: the server's certificate and key (server side), and the pin of the
+     * server's key the client accepts and nothing else (client side). */
+    const struct sm_tls_id *tls;
+    char pin[SM_PIN_MAX + 1];
 } sm_job;
+
+/* What the http client measured, for its finish. Rounds after the first are "rest"; with one
+ * round only, that round is both first and rest. */
+typedef struct sm_http_tally {
+    uint32_t rounds;
+    uint64_t transfers;   /* rest */
+    uint64_t bytes;       /* body bytes received (and verified) in the rest rounds */
+    uint64_t new_conns;   /* CURLINFO_NUM_CONNECTS summed over the rest rounds */
+    uint64_t ns;          /* wall time of the rest rounds, summed round by round */
+    sm_cpu cpu;           /* the client model's threads over the rest rounds */
+    double ttfb_ms;       /* median over the rest transfers */
+    double connect_ms;    /* median over all transfers that opened a connection; NAN if none */
+    double tls_ms;        /* same, TLS handshake; NAN without TLS */
+    uint64_t first_bytes; /* the first round */
+    uint64_t first_ns;
+    sm_cpu first_cpu;
+    double first_ttfb_ms;
+} sm_http_tally;
 
 /* One side's outcome, filled by the workload (counters, times) and the runner (cpu, rc). */
 typedef struct sm_side {
@@ -67,6 +94,10 @@ typedef struct sm_side {
     /* sm_io_accept with stop_on_done also ends (*fd = -1, 0) once the clock passes this; 0 for
      * never. Set by a workload whose server side runs alone. */
     uint64_t accept_until_ns;
+    /* CPU of threads the side started besides its own (the source's connection threads);
+     * the runner adds it to cpu. */
+    sm_cpu extra_cpu;
+    sm_http_tally http; /* the http client's figures */
 } sm_side;
 
 typedef struct sm_workload_ops {
@@ -91,6 +122,7 @@ const sm_workload_ops *sm_workload_get(sm_workload_kind kind);
 extern const sm_workload_ops sm_workload_stream;
 extern const sm_workload_ops sm_workload_rr;
 extern const sm_workload_ops sm_workload_connect;
+extern const sm_workload_ops sm_workload_http;
 
 /* --- I/O helpers for workloads. Each returns 0 or an SM_E code with s->err set, and marks
  * the job cancelled when it fails for a reason of its own (not when it saw the cancel). --- */

@@ -98,6 +98,7 @@ class Fleet:
         self.http_port = free_port()
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.extra_args = []  # more coordinator options (later ones win)
+        self.agent_args = []  # more options for every agent
 
     # -- processes --
     def start_coordinator(self):
@@ -120,7 +121,7 @@ class Fleet:
         cmd = [AGENT, "--coordinator", f"tcp://{self.bus_addr}:{self.bus_port}", "--key-file",
                self.key, "--name", name, "--spool-dir", self.spool(name), "--sock-dir", self.dir,
                "--data-addr", h["addr"], "--reply-wait-ms", "3000", "--log-level", "info",
-               "--labels", f"rack={name[1:]},role=test"]
+               "--labels", f"rack={name[1:]},role=test", *self.agent_args]
         if h.get("netns"):
             cmd = ["ip", "netns", "exec", h["netns"]] + cmd  # ip execs the agent: same PID
         with open(_os.path.join(self.dir, f"agent-{name}.log"), "a") as log:

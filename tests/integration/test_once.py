@@ -12,7 +12,8 @@ LINES_MARKERS = len("profile_start\r\n") + len("profile_end\r\n")
 METRICS = ["bytes", "seconds", "throughput_MBps", "msgs_per_s", "tx_user_s", "tx_sys_s",
            "rx_user_s", "rx_sys_s", "cpu_s_per_GB", "tcp_retrans", "tcp_rtt_us", "rtt_p50_us",
            "rtt_p90_us", "rtt_p99_us", "rtt_p999_us", "rtt_max_us", "rt_per_s", "connects_per_s",
-           "connect_p50_us"]
+           "connect_p50_us", "user_s", "sys_s", "ttfb_ms", "connect_ms", "tls_ms", "transfers",
+           "new_connections", "first_MBps", "first_ttfb_ms", "first_user_s"]
 SUMMARY_KEYS = {"n", "median", "mean", "stddev", "min", "max", "ci95_low", "ci95_high"}
 
 
@@ -148,9 +149,10 @@ class RrConnectTest(unittest.TestCase):
 class ReportTest(unittest.TestCase):
     def test_json_carries_every_documented_key(self):
         seen = set()
-        for wl in ("stream", "rr", "connect"):
-            doc = once_json("--workload", wl, "--count", "50", "--repetitions", "3",
-                            "--warmup", "1")
+        for wl in ("stream", "rr", "connect", "http"):
+            amount = ("--tls", "--bytes", "256K", "--repeat", "2") if wl == "http" else (
+                "--count", "50")
+            doc = once_json("--workload", wl, *amount, "--repetitions", "3", "--warmup", "1")
             self.assertEqual(doc["version"], 1)
             for k in ("hostname", "kernel", "cpu_model", "cores", "mem_bytes", "congestion",
                       "lo_mtu", "loadavg"):
@@ -179,7 +181,7 @@ class ReportTest(unittest.TestCase):
                 for k in ("metric", "numerator", "denominator", "median", "ci95_low",
                           "ci95_high"):
                     self.assertIn(k, r)
-                self.assertEqual(r["denominator"], "unix")
+                self.assertEqual(r["denominator"], "thread" if wl == "http" else "unix")
         self.assertTrue(set(METRICS) <= seen, set(METRICS) - seen)
 
     def test_ratio_is_the_median_of_paired_repetitions(self):

@@ -578,7 +578,7 @@ static void sim_poll(fixture *f, sim_agent *s, uint64_t *rng)
     p->job = s->job;
     p->attempt = s->attempt;
     if (s->job && s->role == SM_ROLE_SERVER && !s->ready_sent) {
-        p->ready[0] = (sm_ready){s->job, s->attempt, 40000};
+        p->ready[0] = (sm_ready){s->job, s->attempt, 40000, ""};
         p->n_ready = 1;
         s->ready_sent = true;
     }

@@ -273,6 +273,8 @@ static void test_export_headline_metric_per_workload(void **state)
     assert_int_equal(sm_export_headline(&p), SM_M_RTT_P50_US);
     sm_params_init(&p, SM_WL_CONNECT);
     assert_int_equal(sm_export_headline(&p), SM_M_CONNECTS_PER_S);
+    sm_params_init(&p, SM_WL_HTTP);
+    assert_int_equal(sm_export_headline(&p), SM_M_THROUGHPUT);
 }
 
 static void test_export_labels_name_workload_transport_sizes_and_amount(void **state)
@@ -415,6 +417,47 @@ static void test_export_pair_scope_uses_only_pair_cells_as_client_to_server_rows
     sm_table_fini(&t);
 }
 
+/* The 2009 figures (curl in a thread vs the event loop): MB/s and user seconds per repetition. */
+static void test_export_http_client_models_side_by_side_with_user_cpu_ratio(void **state)
+{
+    (void)state;
+    static const double mbps[2][3] = {{292.85, 287.13, 271.66}, {225.35, 223.90, 129.88}};
+    static const double user[2][3] = {{0.038, 0.038, 0.219}, {0.159, 0.163, 0.301}};
+    sm_params p;
+    sm_params_init(&p, SM_WL_HTTP);
+    p.bytes = 51711600;
+    p.repeat = 4;
+    sm_error err;
+    assert_int_equal(sm_params_validate(&p, &err), 0);
+    sm_params multi = p;
+    multi.client = SM_HTTP_MULTI;
+    uint32_t cells[2] = {add_cell(0, 0, "mac-pro", "", p), add_cell(0, 1, "mac-pro", "", multi)};
+    for (uint32_t rep = 0; rep < 3; rep++) {
+        for (int k = 0; k < 2; k++) {
+            sm_result *r = add_sample(cells[k], rep, false, true, SM_M_THROUGHPUT, mbps[k][rep]);
+            sm_result_set(r, SM_M_USER_S, user[k][rep]);
+        }
+    }
+    sm_table t;
+    build(SM_SCOPE_LOCAL, &t);
+    assert_int_equal(t.n_cols, 2);
+    assert_int_equal(t.n_ratio_cols, 1);
+    assert_string_equal(t.cols[0].label, "http thread 51711600 B x4");
+    assert_string_equal(t.cols[1].label, "http multi 51711600 B x4");
+    assert_string_equal(t.cols[1].metric, "throughput_MBps");
+    assert_double_near(sm_table_at(&t, 0, 0)->s.median, 287.13, 0);
+    assert_double_near(sm_table_at(&t, 0, 1)->s.median, 223.90, 0);
+    assert_string_equal(t.ratio_cols[0].label, "multi/thread http 51711600 B x4");
+    assert_string_equal(t.ratio_cols[0].metric, "user_s");
+    assert_string_equal(t.ratio_cols[0].unit, "x");
+    /* Paired by repetition: 0.159/0.038, 0.163/0.038, 0.301/0.219; median 0.159/0.038. */
+    sm_table_cell *ratio = sm_table_ratio_at(&t, 0, 0);
+    assert_true(ratio->have);
+    assert_int_equal(ratio->s.n, 3);
+    assert_double_near(ratio->s.median, 0.159 / 0.038, EPS);
+    sm_table_fini(&t);
+}
+
 static void test_export_no_cells_gives_an_empty_table(void **state)
 {
     (void)state;
@@ -443,6 +486,8 @@ int main(void)
             test_export_ratio_needs_the_unix_variant_of_the_same_test_with_equal_params, reset),
         cmocka_unit_test_setup(test_export_rows_follow_first_appearance, reset),
         cmocka_unit_test_setup(test_export_pair_scope_uses_only_pair_cells_as_client_to_server_rows,
+                               reset),
+        cmocka_unit_test_setup(test_export_http_client_models_side_by_side_with_user_cpu_ratio,
                                reset),
         cmocka_unit_test(test_export_no_cells_gives_an_empty_table),
     };

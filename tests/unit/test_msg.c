@@ -489,8 +489,8 @@ static void test_msg_poll_ready_encodes_exactly_and_round_trips(void **state)
     snprintf(p.agent, sizeof p.agent, "h1");
     snprintf(p.boot, sizeof p.boot, "%s", BOOT);
     p.seq = 7;
-    p.ready[0] = (sm_ready){12, 1, 40123};
-    p.ready[1] = (sm_ready){UINT64_MAX, 1000000, 65535};
+    p.ready[0] = (sm_ready){12, 1, 40123, ""};
+    p.ready[1] = (sm_ready){UINT64_MAX, 1000000, 65535, ""};
     p.n_ready = 2;
     size_t len;
     char *json = sm_msg_poll_encode(&p, &len, &err);
@@ -518,6 +518,66 @@ static void test_msg_poll_ready_encodes_exactly_and_round_trips(void **state)
     json = sm_msg_poll_encode(&p, &len, &err);
     assert_string_equal(json, IDLE EMPTY);
     free(json);
+}
+
+#define PIN "sha256//47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+
+static void test_msg_ready_and_start_carry_the_key_pin(void **state)
+{
+    (void)state;
+    static sm_poll p, back;
+    sm_error err;
+    memset(&p, 0, sizeof p);
+    snprintf(p.agent, sizeof p.agent, "h1");
+    snprintf(p.boot, sizeof p.boot, "%s", BOOT);
+    p.seq = 7;
+    p.ready[0] = (sm_ready){12, 1, 40123, PIN};
+    p.n_ready = 1;
+    size_t len;
+    char *json = sm_msg_poll_encode(&p, &len, &err);
+    assert_string_equal(json,
+                        READY("{\"job\":\"12\",\"attempt\":1,\"port\":40123,\"pin\":\"" PIN "\"}"));
+    assert_int_equal(sm_msg_poll_decode(json, len, &back, &err), 0);
+    assert_string_equal(back.ready[0].pin, PIN);
+    free(json);
+    sm_msg_poll_fini(&back);
+    assert_poll_error(READY("{\"job\":\"12\",\"attempt\":1,\"port\":1,\"pin\":\"md5//x\"}"),
+                      SM_EINVAL, "poll: ready[0]: pin: not sha256//");
+
+    /* A start of a tls job needs the pin, and nothing else may carry one. */
+    static sm_poll_reply r, rb;
+    memset(&r, 0, sizeof r);
+    sm_command *c = &r.commands[0];
+    snprintf(c->id, sizeof c->id, "s1");
+    c->kind = SM_CMD_START;
+    c->job = 1;
+    c->attempt = 1;
+    sm_params_init(&c->params, SM_WL_HTTP);
+    c->params.tls = true;
+    c->params.scope = SM_SCOPE_PAIR;
+    assert_int_equal(sm_params_validate(&c->params, &err), 0);
+    snprintf(c->addr, sizeof c->addr, "10.0.0.2");
+    c->port = 443;
+    snprintf(c->pin, sizeof c->pin, "%s", PIN);
+    r.n_commands = 1;
+    json = sm_msg_reply_encode(&r, &len, &err);
+    assert_non_null(json);
+    assert_contains(json, "\"port\":443,\"pin\":\"" PIN "\"}");
+    assert_int_equal(sm_msg_reply_decode(json, len, &rb, &err), 0);
+    assert_string_equal(rb.commands[0].pin, PIN);
+    free(json);
+    c->pin[0] = '\0';
+    json = sm_msg_reply_encode(&r, &len, &err);
+    assert_int_equal(sm_msg_reply_decode(json, len, &rb, &err), SM_EPARSE);
+    assert_contains(err.msg, "missing field 'pin' (required by tls)");
+    free(json);
+    assert_reply_error(CMD_HEAD
+                       "{\"id\":\"s1\",\"type\":\"start\",\"job\":\"1\",\"attempt\":1," PARAMS
+                       ",\"addr\":\"10.0.0.2\",\"port\":80,\"pin\":\"" PIN "\"}" CMD_TAIL,
+                       SM_EPARSE, "reply: commands[0]: pin: not allowed without tls");
+    assert_true(sm_msg_pin_valid(PIN));
+    assert_false(sm_msg_pin_valid("sha256//47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU"));
+    assert_false(sm_msg_pin_valid("sha256//47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hS\"FU="));
 }
 
 static void test_msg_poll_ready_rejects_bad_port_attempt_and_job(void **state)
@@ -993,6 +1053,7 @@ int main(void)
         cmocka_unit_test(test_msg_reply_rejects_bad_commands),
         cmocka_unit_test(test_msg_reply_command_ids_are_short_and_plain),
         cmocka_unit_test(test_msg_reply_start_needs_addr_and_port_1_to_65535),
+        cmocka_unit_test(test_msg_ready_and_start_carry_the_key_pin),
         cmocka_unit_test(test_msg_reply_rejects_bad_acks_and_too_many),
         cmocka_unit_test(test_msg_spooled_result_round_trips),
         cmocka_unit_test(test_msg_spooled_result_role_is_omitted_for_both),

@@ -284,6 +284,7 @@ static void test_spec_every_preset_decodes(void **state)
         size_t variants[3];
     } want[] = {
         {"seed-tcp-unix", 1, {3}},
+        {"seed-http", 1, {12}},
         {"quick", 3, {2, 2, 2}},
         {"full", 3, {9, 4, 2}},
     };
@@ -309,9 +310,29 @@ static void test_spec_every_preset_decodes(void **state)
             assert_int_equal(s.tests[i].n_variants, want[n].variants[i]);
         sm_spec_fini(&s);
     }
-    assert_int_equal(n, 3);
-    assert_null(sm_preset_find("seed-http"));
+    assert_int_equal(n, 4);
+    assert_null(sm_preset_find("seed-udp"));
     assert_null(sm_preset_find(NULL));
+}
+
+static void test_spec_seed_http_alternates_the_client_models(void **state)
+{
+    (void)state;
+    sm_spec s;
+    sm_error err;
+    const sm_preset *h = sm_preset_find("seed-http");
+    assert_int_equal(sm_spec_decode(h->spec_json, strlen(h->spec_json), &s, NULL, 0, &err), 0);
+    /* client, then connections, then tls: the last axis varies fastest. */
+    for (size_t i = 0; i < 12; i++) {
+        const sm_params *v = &s.tests[0].variants[i];
+        assert_int_equal(v->workload, SM_WL_HTTP);
+        assert_int_equal(v->client, (sm_http_client)(i / 4));
+        assert_int_equal(v->connections, (i / 2) % 2 ? 4 : 1);
+        assert_int_equal(v->tls, i % 2 == 1);
+        assert_int_equal(v->bytes, 51711600);
+        assert_int_equal(v->repeat, 4);
+    }
+    sm_spec_fini(&s);
 }
 
 static void test_spec_quick_and_full_presets_use_the_documented_sizes(void **state)
@@ -632,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_spec_fini_of_empty_or_null_does_nothing),
         cmocka_unit_test(test_spec_null_text_and_null_field_buffer),
         cmocka_unit_test(test_spec_every_preset_decodes),
+        cmocka_unit_test(test_spec_seed_http_alternates_the_client_models),
         cmocka_unit_test(test_spec_quick_and_full_presets_use_the_documented_sizes),
         cmocka_unit_test(test_spec_presets_encode_lists_every_preset_with_its_spec),
         cmocka_unit_test(test_spec_top_level_key_errors),
