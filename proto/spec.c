@@ -639,7 +639,7 @@ static const sm_preset presets[] = {
         "{\"name\":\"seed-http\",\"hosts\":\"all\",\"repetitions\":5,\"warmup\":1,"
         "\"tests\":["
         "{\"workload\":\"http\",\"scope\":\"local\",\"client\":[\"thread\",\"pool\",\"multi\"],"
-        "\"bytes\":51711600,\"repeat\":4,\"connections\":[1,4],\"tls\":[false,true]}]}",
+        "\"bytes\":51711600,\"repeat\":11,\"connections\":[1,4],\"tls\":[false,true]}]}",
     },
     {
         "quick",

@@ -330,7 +330,7 @@ static void test_spec_seed_http_alternates_the_client_models(void **state)
         assert_int_equal(v->connections, (i / 2) % 2 ? 4 : 1);
         assert_int_equal(v->tls, i % 2 == 1);
         assert_int_equal(v->bytes, 51711600);
-        assert_int_equal(v->repeat, 4);
+        assert_int_equal(v->repeat, 11);
     }
     sm_spec_fini(&s);
 }
