@@ -22,9 +22,9 @@
 #include <openssl/ssl.h>
 
 #include "agent/tls.h"
+#include "agent/workloads/http_request.h"
 #include "proto/log.h"
 
-#define HEAD_MAX  8192u        /* a request head, request line to the empty line */
 #define CHUNK_MAX (256u << 10) /* one write of a body */
 /* Connections served at once beyond SM_HTTP_CONNECTIONS_MAX: a client that reconnects for
  * every transfer opens the next connection before our thread has read the old one's close. */
@@ -58,7 +58,7 @@ typedef struct conn {
     uint32_t io_calls;
     uint64_t bytes; /* body bytes written */
     size_t have;    /* bytes in head */
-    char head[HEAD_MAX];
+    char head[SM_HTTP_HEAD_MAX];
     struct conn *next;
 } conn;
 
@@ -74,12 +74,6 @@ struct source {
     sm_cpu cpu;
     sm_error err; /* the first failure */
 };
-
-typedef struct request {
-    uint64_t size;
-    bool close;
-    bool http10;
-} request;
 
 /* Records the first failure of the job; `own` when it is the source's own, not a reaction to
  * the other side's, which then cancels the job as sm_io_fail does. Returns code. */
@@ -367,179 +361,11 @@ static void linger_close(conn *c)
     }
 }
 
-/* ---- HTTP/1.1 ---- */
-
-static bool ieq(const char *s, size_t n, const char *lit)
-{
-    return strlen(lit) == n && strncasecmp(s, lit, n) == 0;
-}
-
-/* The length of the request head at the start of buf (through its empty line), 0 if the head
- * is not complete yet. Lines end in CRLF, or a bare LF as RFC 9112 lets a server accept. */
-static size_t head_end(const char *buf, size_t len)
-{
-    for (const char *p = buf; (p = memchr(p, '\n', len - (size_t)(p - buf))) != NULL; p++) {
-        size_t at = (size_t)(p - buf) + 1;
-        if (at < len && buf[at] == '\n')
-            return at + 1;
-        if (at + 1 < len && buf[at] == '\r' && buf[at + 1] == '\n')
-            return at + 2;
-    }
-    return 0;
-}
-
-/* The next line of [*p, end) without its line end; advances *p past it. */
-static size_t next_line(const char **p, const char *end, const char **line)
-{
-    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
-    size_t n = (size_t)(nl - *p);
-    *line = *p;
-    *p = nl + 1;
-    return n > 0 && (*line)[n - 1] == '\r' ? n - 1 : n;
-}
-
-static bool is_tchar(char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
-}
-
-static const char *trim(const char *s, size_t *n)
-{
-    while (*n > 0 && (*s == ' ' || *s == '\t')) {
-        s++;
-        (*n)--;
-    }
-    while (*n > 0 && (s[*n - 1] == ' ' || s[*n - 1] == '\t'))
-        (*n)--;
-    return s;
-}
-
-/* "/bytes/N": 200 with *size, 404 for another path or N out of 1..SM_HTTP_SIZE_MAX, 400 for
- * an N that is not decimal digits. */
-static int parse_target(const char *t, size_t n, uint64_t *size, const char **why)
-{
-    static const char prefix[] = "/bytes/";
-    const size_t plen = sizeof prefix - 1;
-    if (n < plen || memcmp(t, prefix, plen) != 0) {
-        *why = "no such path";
-        return 404;
-    }
-    if (n == plen) {
-        *why = "no size after /bytes/";
-        return 400;
-    }
-    uint64_t v = 0;
-    bool over = false;
-    for (size_t i = plen; i < n; i++) {
-        if (t[i] < '0' || t[i] > '9') {
-            *why = "the size in /bytes/N is not a decimal number";
-            return 400;
-        }
-        over = over || v > (SM_HTTP_SIZE_MAX - (uint64_t)(t[i] - '0')) / 10;
-        if (!over)
-            v = v * 10 + (uint64_t)(t[i] - '0');
-    }
-    if (over || v == 0) {
-        *why = "the size in /bytes/N is out of 1..16 GiB";
-        return 404;
-    }
-    *size = v;
-    return 200;
-}
-
-/* The Connection header's options we act on. */
-static void parse_connection(const char *v, size_t n, bool *close, bool *keep_alive)
-{
-    while (n > 0) {
-        const char *comma = memchr(v, ',', n);
-        size_t len = comma ? (size_t)(comma - v) : n;
-        size_t tl = len;
-        const char *tok = trim(v, &tl);
-        if (ieq(tok, tl, "close"))
-            *close = true;
-        else if (ieq(tok, tl, "keep-alive"))
-            *keep_alive = true;
-        v += comma ? len + 1 : len;
-        n -= comma ? len + 1 : len;
-    }
-}
-
-/* Parses the head buf[0..len) (complete, see head_end). Returns 200 with *rq, or the status
- * of the answer with *why. Syntax first (400), then the method (405), then the path. */
-static int parse_head(const char *buf, size_t len, request *rq, const char **why)
-{
-    const char *p = buf, *end = buf + len, *line;
-    size_t n = next_line(&p, end, &line);
-    const char *sp1 = memchr(line, ' ', n);
-    const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - line)) : NULL;
-    *why = "malformed request line";
-    if (!sp1 || !sp2 || sp1 == line || sp2 == sp1 + 1)
-        return 400;
-    for (const char *m = line; m < sp1; m++)
-        if (!is_tchar(*m))
-            return 400;
-    const char *method = line, *target = sp1 + 1, *version = sp2 + 1;
-    size_t mlen = (size_t)(sp1 - line);
-    size_t tlen = (size_t)(sp2 - target), vlen = n - (size_t)(version - line);
-    if (target[0] != '/' || memchr(target, ' ', tlen) || memchr(target, '\t', tlen))
-        return 400;
-    /* The version is case-sensitive (RFC 9112 2.3). */
-    if (vlen != 8 || memcmp(version, "HTTP/1.", 7) != 0 || (version[7] != '0' && version[7] != '1'))
-        return 400;
-    rq->http10 = version[7] == '0';
-
-    bool close = false, keep_alive = false;
-    while (p < end) {
-        n = next_line(&p, end, &line);
-        if (n == 0)
-            break;
-        const char *colon = memchr(line, ':', n);
-        *why = "malformed header line";
-        if (!colon || colon == line)
-            return 400;
-        for (const char *m = line; m < colon; m++)
-            if (!is_tchar(*m))
-                return 400; /* also obs-fold and a space before the colon (RFC 9112 5.1) */
-        size_t nlen = (size_t)(colon - line), vn = n - nlen - 1;
-        const char *v = trim(colon + 1, &vn);
-        if (ieq(line, nlen, "connection")) {
-            parse_connection(v, vn, &close, &keep_alive);
-        } else if (ieq(line, nlen, "transfer-encoding") ||
-                   (ieq(line, nlen, "content-length") && !(vn == 1 && v[0] == '0'))) {
-            /* A GET with a body: the source would have to read and drop it. */
-            *why = "a request body";
-            return 400;
-        }
-    }
-    rq->close = close || (rq->http10 && !keep_alive);
-
-    if (mlen != 3 || memcmp(method, "GET", 3) != 0) {
-        *why = "only GET is served";
-        return 405;
-    }
-    return parse_target(target, tlen, &rq->size, why);
-}
-
-static const char *reason_phrase(int status)
-{
-    switch (status) {
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 431:
-        return "Request Header Fields Too Large";
-    default:
-        return "Bad Request";
-    }
-}
-
 /* Answers a bad request and ends the connection; the job goes on. */
 static int answer_bad(conn *c, int status, const char *why)
 {
     char buf[320];
-    const char *text = reason_phrase(status);
+    const char *text = sm_http_reason_phrase(status);
     int n = snprintf(buf, sizeof buf,
                      "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
                      "%sConnection: close\r\n\r\n%s: %s\n",
@@ -584,7 +410,7 @@ static int write_chunk(conn *c, uint64_t off, size_t n, uint64_t flip)
 }
 
 /* Writes the answer to a good request, applying an injected fault to its body. */
-static int respond(conn *c, const request *rq)
+static int respond(conn *c, const sm_http_request *rq)
 {
     const sm_job *job = c->src->s->job;
     const sm_fault fault = job->fault;
@@ -624,7 +450,7 @@ static int respond(conn *c, const request *rq)
 static int read_head(conn *c, size_t *len)
 {
     for (;;) {
-        if ((*len = head_end(c->head, c->have)) > 0)
+        if ((*len = sm_http_head_end(c->head, c->have)) > 0)
             return GO;
         if (c->have == sizeof c->head)
             return answer_bad(c, 431, "the request head is longer than 8 KiB");
@@ -645,11 +471,11 @@ static int serve(conn *c)
     int rc = src->s->job->p->tls ? tls_start(c) : GO;
     while (!rc) {
         size_t len;
-        request rq = {0};
+        sm_http_request rq = {0};
         const char *why = "";
         if ((rc = read_head(c, &len)))
             break;
-        int status = parse_head(c->head, len, &rq, &why);
+        int status = sm_http_parse_head(c->head, len, &rq, &why);
         if (status != 200) {
             rc = answer_bad(c, status, why);
             break;

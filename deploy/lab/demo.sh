@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on one machine: a 3-host lab (network namespaces, h2's TCP slowed), a
-# coordinator and an agent per host, the 2010 TCP-vs-Unix-socket test run across them, and the
-# table that compares the hosts. `demo.sh down` stops everything it started.
+# coordinator and an agent per host, the 2010 TCP-vs-Unix-socket test and the 2009 libcurl
+# client-model test run across them, and the tables that compare the hosts. `demo.sh down` stops
+# everything it started.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +58,7 @@ fi
 exec 3<> <(:)
 "$BIN/sockmatrix-coordinator" --listen "tcp://$BUS_ADDR:$BUS_PORT" --http "$HTTP" \
   --db "$STATE/coordinator.db" --key-file "$STATE/fleet.key" --hold-ms 2000 --ready-fd 3 \
-  2>"$STATE/coordinator.log" &
+  >/dev/null 2>"$STATE/coordinator.log" &
 echo $! >"$STATE/coordinator.pid"
 read -r -t 10 ready <&3 || { say "the coordinator did not start: $(tail -3 "$STATE/coordinator.log")"; stop_all; exit 1; }
 exec 3<&-
@@ -66,7 +67,7 @@ for h in "${HOSTS[@]}"; do
   cmd=("$BIN/sockmatrix-agent" --coordinator "tcp://$BUS_ADDR:$BUS_PORT" --key-file "$STATE/fleet.key"
        --name "$h" --data-addr "${ADDR[$h]}" --spool-dir "$STATE/spool-$h" --sock-dir "$STATE")
   if [[ -n ${NETNS[$h]} ]]; then cmd=(ip netns exec "${NETNS[$h]}" "${cmd[@]}"); fi
-  "${cmd[@]}" 2>"$STATE/agent-$h.log" &
+  "${cmd[@]}" >/dev/null 2>"$STATE/agent-$h.log" &
   echo $! >"$STATE/agent-$h.pid"
 done
 
@@ -88,6 +89,17 @@ say "running the 2010 test (8192 lines of 128 bytes, TCP with and without TCP_NO
 say "a Unix socket) on every host, one job at a time, repetitions interleaved:"
 rc=0
 "${CLI[@]}" run --spec "$STATE/seed-one-at-a-time.json" --wait --format table || rc=$?
-say "coordinator: http://$HTTP (GET /api/runs, /api/runs/1/table?format=csv); the dashboard"
+# The 2009 test, smaller: each host's agent fetches from its own built-in source with the three
+# libcurl client models, alternated; the table shows them side by side with the user-CPU ratio.
+cat >"$STATE/http-one-at-a-time.json" <<'SPEC'
+{"name": "seed-http-lab", "hosts": "all", "repetitions": 5, "warmup": 1, "parallel": false,
+ "tests": [{"workload": "http", "scope": "local", "client": ["thread", "pool", "multi"],
+            "bytes": 16777216, "repeat": 11}]}
+SPEC
+say ""
+say "running the 2009 test (16 MiB bodies over one kept-alive connection, libcurl on a new"
+say "thread per transfer, on reused threads and in one event loop) on every host:"
+"${CLI[@]}" run --spec "$STATE/http-one-at-a-time.json" --wait --format table || rc=$?
+say "coordinator: http://$HTTP (GET /api/runs, /api/runs/2/table?format=csv); the dashboard"
 say "will be served there too. Stop everything with: make demo-down"
 exit "$rc"

@@ -79,7 +79,7 @@ static void host_set(sm_plan_host *h, const char *name, bool online, const char 
 static void fleet_make(sm_plan_host *fleet, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        char name[16];
+        char name[24]; /* room for any size_t, so gcc at -O0 sees no truncation */
         snprintf(name, sizeof name, "h%02zu", i);
         host_set(&fleet[i], name, true, NULL);
     }
