@@ -5,8 +5,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
+#include "agent/daemon.h"
+#include "agent/dopts.h"
 #include "agent/opts.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof *(a)) - 1)
@@ -164,6 +167,100 @@ static void test_opts_bad_options_are_named(void **state)
     assert_fails_naming(extra, ARGC(extra), "stray");
 }
 
+static void test_opts_http_variants_are_client_models_in_order_over_tcp(void **state)
+{
+    (void)state;
+    char *argv[] = {"a",        "--once", "--workload", "http",       "--client", "multi,thread",
+                    "--repeat", "3",      "--url",      "http://h/f", "--verify", "--connections",
+                    "4",        NULL};
+    sm_once_opts o;
+    sm_error err;
+    if (parse(argv, ARGC(argv), &o, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(o.base.workload, SM_WL_HTTP);
+    assert_int_equal(o.n_clients, 2);
+    assert_int_equal(o.clients[0], SM_HTTP_MULTI);
+    assert_int_equal(o.clients[1], SM_HTTP_THREAD);
+    assert_int_equal(o.n_transports, 1);
+    assert_int_equal(o.transports[0], SM_TR_TCP);
+    assert_int_equal(o.base.repeat, 3);
+    assert_int_equal(o.base.connections, 4);
+    assert_true(o.base.verify);
+    assert_string_equal(o.base.url, "http://h/f");
+    assert_int_equal(o.base.bytes, 0); /* a url's body is whatever size it is */
+    sm_params p;
+    sm_opts_http_variant(&o, SM_HTTP_POOL, &p);
+    assert_int_equal(p.client, SM_HTTP_POOL);
+    assert_string_equal(p.url, "http://h/f");
+}
+
+static void test_opts_seed_http_preset_is_the_2009_test(void **state)
+{
+    (void)state;
+    char *argv[] = {"a", "--once", "--preset", "seed-http", "--client", "pool", NULL};
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.base.workload, SM_WL_HTTP);
+    assert_int_equal(o.base.bytes, 51711600);
+    assert_int_equal(o.base.connections, 1);
+    assert_int_equal(o.n_clients, 1); /* --client overrides the preset's three */
+    assert_int_equal(o.clients[0], SM_HTTP_POOL);
+}
+
+static void test_opts_http_bad_options_are_named(void **state)
+{
+    (void)state;
+    char *client[] = {"a", "--once", "--workload", "http", "--client", "fibers", NULL};
+    assert_fails_naming(client, ARGC(client), "--client: 'fibers'");
+    char *twice[] = {"a", "--once", "--workload", "http", "--client", "pool,pool", NULL};
+    assert_fails_naming(twice, ARGC(twice), "--client: pool is listed twice");
+    char *stream[] = {"a", "--once", "--client", "pool", NULL};
+    assert_fails_naming(stream, ARGC(stream), "--client: applies to workload http only");
+    char *unix_[] = {"a", "--once", "--workload", "http", "--transport", "unix", NULL};
+    assert_fails_naming(unix_, ARGC(unix_), "--transport");
+    char *nd[] = {"a", "--once", "--workload", "http", "--nodelay", NULL};
+    assert_fails_naming(nd, ARGC(nd), "--nodelay");
+    char *buf[] = {"a", "--once", "--workload", "http", "--buffer-size", "512", NULL};
+    assert_fails_naming(buf, ARGC(buf), "--buffer-size: 512 is below the minimum 1024");
+    char *pin[] = {"a", "--once", "--workload", "http", "--test-fault", "wrong-pin", NULL};
+    assert_fails_naming(pin, ARGC(pin), "--test-fault");
+    char *stall[] = {"a",         "--once",       "--workload", "http", "--url",
+                     "http://h/", "--test-fault", "stall",      NULL};
+    assert_fails_naming(stall, ARGC(stall), "--test-fault");
+}
+
+static void test_dopts_allow_http_matches_prefixes_at_a_boundary(void **state)
+{
+    (void)state;
+    static sm_daemon_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    snprintf(cfg.allow_http[0], sizeof cfg.allow_http[0], "http://lab1");
+    snprintf(cfg.allow_http[1], sizeof cfg.allow_http[1], "https://web.lab:8443/files/");
+    cfg.n_allow_http = 2;
+    assert_true(sm_daemon_url_allowed(&cfg, "http://lab1"));
+    assert_true(sm_daemon_url_allowed(&cfg, "http://lab1/f"));
+    assert_true(sm_daemon_url_allowed(&cfg, "http://lab1?x=1"));
+    assert_false(sm_daemon_url_allowed(&cfg, "http://lab10/f"));
+    assert_false(sm_daemon_url_allowed(&cfg, "http://lab1.example.com/f"));
+    assert_false(sm_daemon_url_allowed(&cfg, "http://lab1:8080/f"));
+    assert_false(sm_daemon_url_allowed(&cfg, "https://lab1/f"));
+    assert_true(sm_daemon_url_allowed(&cfg, "https://web.lab:8443/files/big"));
+    assert_false(sm_daemon_url_allowed(&cfg, "https://web.lab:8443/other"));
+    cfg.n_allow_http = 0;
+    assert_false(sm_daemon_url_allowed(&cfg, "http://lab1/f"));
+
+    static sm_daemon_cfg parsed;
+    sm_error err;
+    bool help;
+    char *scheme[] = {"a", "--coordinator", "tcp://c:1", "--allow-http", "ftp://lab1/", NULL};
+    assert_int_equal(sm_dopts_parse(ARGC(scheme), scheme, &parsed, &help, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "--allow-http: 'ftp://lab1/'"));
+    char *bare[] = {"a", "--coordinator", "tcp://c:1", "--allow-http", "https://", NULL};
+    assert_int_equal(sm_dopts_parse(ARGC(bare), bare, &parsed, &help, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "with a host"));
+}
+
 static void test_opts_parse_can_run_twice_in_one_process(void **state)
 {
     (void)state;
@@ -186,6 +283,10 @@ int main(void)
         cmocka_unit_test(test_opts_rr_takes_its_sizes_and_a_duration),
         cmocka_unit_test(test_opts_transport_and_nodelay_lists_keep_their_order),
         cmocka_unit_test(test_opts_bad_options_are_named),
+        cmocka_unit_test(test_opts_http_variants_are_client_models_in_order_over_tcp),
+        cmocka_unit_test(test_opts_seed_http_preset_is_the_2009_test),
+        cmocka_unit_test(test_opts_http_bad_options_are_named),
+        cmocka_unit_test(test_dopts_allow_http_matches_prefixes_at_a_boundary),
         cmocka_unit_test(test_opts_parse_can_run_twice_in_one_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
