@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How far before our deadline a libcurl timeout still counts as the job's time limit. */
+#define CURL_CLOCK_SLACK_NS (50u * 1000000u)
+
 /* How much of a url a reason quotes: the reason also names the transfer and the cause. */
 #define URL_IN_REASON "%.120s"
 
@@ -227,8 +230,11 @@ static int lane_check(sm_http_run *run, sm_http_lane *l, const char *url)
     default:
         break;
     }
-    /* CURLOPT_TIMEOUT_MS is the deadline itself; an earlier timeout is libcurl's own. */
-    if (l->res == CURLE_OPERATION_TIMEDOUT && sm_now_ns() >= s->job->deadline_ns)
+    /* CURLOPT_TIMEOUT_MS is the deadline itself; an earlier timeout is libcurl's own (its
+     * connect timeout). libcurl counts whole milliseconds from its own start and may call
+     * time a little before our clock passes the deadline, hence the slack. */
+    if (l->res == CURLE_OPERATION_TIMEDOUT &&
+        sm_now_ns() + CURL_CLOCK_SLACK_NS >= s->job->deadline_ns)
         return stop_fail(s, SM_HTTP_STOP_DEADLINE, doing);
     if (l->res != CURLE_OK && l->stop != SM_HTTP_STOP_STATUS)
         return sm_io_fail(s, code_of(l->res), "transfer %llu (round %u): %s", t, run->round,
