@@ -53,7 +53,8 @@ sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
  * bold, a header line naming the run. JSON: {"version":1,"run":{"id":"7","name":...},
  * "pairs":false,"rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
  * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
- * "ci95_high","ci_coverage","failed"}],"ratios":[...same...],"flags":[{"row","flag"}]} */
+ * "ci95_high","ci_coverage","failed","noisy"}],"ratios":[...same...],"flags":[{"row","flag"}]};
+ * noisy as sm_analysis_noisy says (true for a cell without a summary). */
 char *sm_table_csv(const sm_table *t);
 char *sm_table_md(const sm_table *t);
 char *sm_table_json(const sm_table *t);

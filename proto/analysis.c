@@ -1,0 +1,984 @@
+/* Analysis of comparison tables: noisy cells, fleet outliers, slow hosts and links, regressions. */
+#include "proto/analysis.h"
+
+#include "proto/codec_internal.h"
+#include "proto/result.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAD_SCALE 0.6745 /* Iglewicz and Hoaglin: makes the MAD comparable to a normal's sigma */
+
+/* ---- small statistics ---- */
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static double *alloc_doubles(size_t n)
+{
+    if (n > SIZE_MAX / sizeof(double))
+        return NULL;
+    return malloc((n ? n : 1) * sizeof(double));
+}
+
+/* Median of the finite values among x[0], x[stride], ... (n of them), sorted in scratch (n
+ * doubles; it may be x itself when stride is 1, as the copy never overtakes the read). NaN
+ * when none is finite. sm_stats_median would do, but it answers NaN on out of memory too,
+ * which the callers here could not tell from "no value". */
+static double median_of(const double *x, size_t n, size_t stride, double *scratch)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isfinite(x[i * stride]))
+            scratch[m++] = x[i * stride];
+    }
+    if (m == 0)
+        return NAN;
+    qsort(scratch, m, sizeof(double), cmp_double);
+    /* Halving each term first cannot overflow near DBL_MAX. */
+    if (m % 2 == 0)
+        return 0.5 * scratch[m / 2 - 1] + 0.5 * scratch[m / 2];
+    return scratch[m / 2];
+}
+
+int sm_robust_z(const double *x, size_t n, double *z, double *median, double *mad)
+{
+    double med = NAN, dev = NAN;
+    if (n > 0) {
+        double *s = alloc_doubles(n);
+        if (s == NULL)
+            return SM_ENOMEM;
+        med = median_of(x, n, 1, s);
+        for (size_t i = 0; i < n; i++)
+            s[i] = isfinite(x[i]) ? fabs(x[i] - med) : NAN;
+        dev = median_of(s, n, 1, s);
+        free(s);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]))
+            z[i] = NAN;
+        else if (dev == 0)
+            z[i] = x[i] == med ? 0 : copysign(INFINITY, x[i] - med);
+        else
+            z[i] = MAD_SCALE * (x[i] - med) / dev;
+    }
+    if (median != NULL)
+        *median = med;
+    if (mad != NULL)
+        *mad = dev;
+    return 0;
+}
+
+/* ---- median polish ---- */
+
+/* Median of the effects e[i] whose flag has[i] is set. */
+static double median_present(const double *e, const unsigned char *has, size_t n, double *scratch)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (has[i])
+            scratch[m++] = e[i];
+    }
+    return median_of(scratch, m, 1, scratch);
+}
+
+static double max_moved(const double *now, const double *before, size_t n, double moved)
+{
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(now[i] - before[i]);
+        if (d > moved)
+            moved = d;
+    }
+    return moved;
+}
+
+int sm_median_polish(const double *m, size_t rows, size_t cols, size_t max_iter, double *overall,
+                     double *row, double *col, double *resid)
+{
+    if (rows == 0 || cols == 0)
+        return SM_EINVAL;
+    if (rows > SIZE_MAX / cols)
+        return SM_ENOMEM;
+    size_t n = rows * cols, wide = rows > cols ? rows : cols;
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++)
+        any = isfinite(m[i]);
+    if (!any)
+        return SM_EINVAL;
+    if (wide > SIZE_MAX / 2 - rows - cols)
+        return SM_ENOMEM;
+    double *scratch = alloc_doubles(wide + rows + cols);
+    unsigned char *has = calloc(rows + cols, 1);
+    if (scratch == NULL || has == NULL) {
+        free(scratch);
+        free(has);
+        return SM_ENOMEM;
+    }
+    double *old_row = scratch + wide, *old_col = old_row + rows;
+    unsigned char *row_has = has, *col_has = has + rows;
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t c = 0; c < cols; c++) {
+            /* An infinity is as useless to a median sweep as a gap, and would turn every
+             * residual of its row into NaN. */
+            bool ok = isfinite(m[r * cols + c]);
+            resid[r * cols + c] = ok ? m[r * cols + c] : NAN;
+            row_has[r] |= ok;
+            col_has[c] |= ok;
+        }
+        row[r] = 0;
+    }
+    for (size_t c = 0; c < cols; c++)
+        col[c] = 0;
+    double t = 0;
+    for (size_t it = 0; it < max_iter; it++) {
+        double old_t = t;
+        memcpy(old_row, row, rows * sizeof(double));
+        memcpy(old_col, col, cols * sizeof(double));
+        for (size_t r = 0; r < rows; r++) {
+            if (!row_has[r])
+                continue;
+            double d = median_of(resid + r * cols, cols, 1, scratch);
+            for (size_t c = 0; c < cols; c++)
+                resid[r * cols + c] -= d;
+            row[r] += d;
+        }
+        /* Effects are kept centred (median 0) by moving their median into the overall value,
+         * as R's medpolish does; empty rows and columns stay out so that their effect stays 0. */
+        double d = median_present(col, col_has, cols, scratch);
+        for (size_t c = 0; c < cols; c++)
+            col[c] -= col_has[c] ? d : 0;
+        t += d;
+        for (size_t c = 0; c < cols; c++) {
+            if (!col_has[c])
+                continue;
+            double e = median_of(resid + c, rows, cols, scratch);
+            for (size_t r = 0; r < rows; r++)
+                resid[r * cols + c] -= e;
+            col[c] += e;
+        }
+        d = median_present(row, row_has, rows, scratch);
+        for (size_t r = 0; r < rows; r++)
+            row[r] -= row_has[r] ? d : 0;
+        t += d;
+        double moved = max_moved(row, old_row, rows, fabs(t - old_t));
+        moved = max_moved(col, old_col, cols, moved);
+        if (moved <= 1e-9 * fabs(t))
+            break;
+    }
+    *overall = t;
+    free(scratch);
+    free(has);
+    return 0;
+}
+
+/* ---- names ---- */
+
+const char *sm_anomaly_kind_name(sm_anomaly_kind k)
+{
+    switch (k) {
+    case SM_ANOMALY_FLEET:
+        return "fleet";
+    case SM_ANOMALY_SLOW_HOST:
+        return "slow-host";
+    case SM_ANOMALY_SLOW_LINK:
+        return "slow-link";
+    case SM_ANOMALY_REGRESSION:
+        return "regression";
+    }
+    return "unknown";
+}
+
+const char *sm_anomaly_dir_name(sm_anomaly_dir d)
+{
+    switch (d) {
+    case SM_DIR_SLOWER:
+        return "slower";
+    case SM_DIR_FASTER:
+        return "faster";
+    case SM_DIR_HIGHER:
+        return "higher";
+    case SM_DIR_LOWER:
+        return "lower";
+    }
+    return "unknown";
+}
+
+bool sm_analysis_noisy(const sm_summary *s)
+{
+    /* Written so that a NaN CV counts as noisy: nothing is known about its spread. */
+    return s->n < SM_ANALYSIS_NOISY_MIN_N || !(s->cv <= SM_ANALYSIS_NOISY_CV);
+}
+
+void sm_anomalies_fini(sm_anomalies *a)
+{
+    if (a == NULL)
+        return;
+    free(a->v);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- building anomalies ---- */
+
+/* The z cut and floor, defaults in place of 0 (or anything not positive). */
+typedef struct limits {
+    double z, floor;
+} limits;
+
+static limits limits_of(const sm_analysis_opts *o)
+{
+    limits l = {SM_ANALYSIS_Z_DEFAULT, SM_ANALYSIS_FLOOR_DEFAULT};
+    if (o != NULL && o->z > 0 && isfinite(o->z))
+        l.z = o->z;
+    if (o != NULL && o->floor > 0 && isfinite(o->floor))
+        l.floor = o->floor;
+    return l;
+}
+
+/* One column of a table: a plain or a ratio column, with the cells of its rows. */
+typedef struct column {
+    const sm_table_col *col;
+    const sm_table_cell *cells; /* cells[r * stride] is row r's */
+    size_t stride;
+    size_t index;
+    bool ratio;
+} column;
+
+static column column_of(const sm_table *t, bool ratio, size_t c)
+{
+    column k = {.ratio = ratio, .index = c};
+    k.col = ratio ? &t->ratio_cols[c] : &t->cols[c];
+    k.cells = ratio ? t->ratio_cells + c : t->cells + c;
+    k.stride = ratio ? t->n_ratio_cols : t->n_cols;
+    return k;
+}
+
+static const sm_table_cell *cell_at(const column *k, size_t r)
+{
+    return &k->cells[r * k->stride];
+}
+
+/* The cell's median when it has a summary with a finite one, else NaN. */
+static double median_at(const column *k, size_t r)
+{
+    const sm_table_cell *c = cell_at(k, r);
+    return c->have && isfinite(c->s.median) ? c->s.median : NAN;
+}
+
+/* Copies a char array of srccap bytes that may lack its NUL; always terminates dst. */
+static void copy_fixed(char *dst, size_t dstcap, const char *src, size_t srccap)
+{
+    size_t n = strnlen(src, srccap);
+    if (n >= dstcap)
+        n = dstcap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+#define COPY_FIXED(dst, src) copy_fixed((dst), sizeof(dst), (src), sizeof(src))
+
+/* diff / |base|, with no difference being 0 even when the base is 0. */
+static double relative(double diff, double base)
+{
+    return diff == 0 ? 0 : diff / fabs(base);
+}
+
+static sm_anomaly_dir direction(const char *metric, size_t cap, double value, double reference)
+{
+    char name[64];
+    copy_fixed(name, sizeof name, metric, cap);
+    sm_metric m;
+    sm_metric_sense sense = SM_SENSE_NONE;
+    if (sm_metric_lookup(name, &m) == 0)
+        sense = sm_metric_sense_of(m);
+    bool above = value > reference;
+    switch (sense) {
+    case SM_SENSE_LOWER:
+        return above ? SM_DIR_SLOWER : SM_DIR_FASTER;
+    case SM_SENSE_HIGHER:
+        return above ? SM_DIR_FASTER : SM_DIR_SLOWER;
+    case SM_SENSE_NONE:
+        break;
+    }
+    return above ? SM_DIR_HIGHER : SM_DIR_LOWER;
+}
+
+/* The floor as a percentage: "15%", or with one decimal when not whole ("12.5%"). */
+static void percent_text(char *buf, size_t len, double floor)
+{
+    double pct = floor * 100;
+    /* 0.15 * 100 is 15.000000000000002: compare with a tolerance, not ==. */
+    if (fabs(pct - nearbyint(pct)) < 1e-9)
+        snprintf(buf, len, "%.0f%%", pct);
+    else
+        snprintf(buf, len, "%.1f%%", pct);
+}
+
+/* Fills in everything but the host, role, row and numbers. */
+static void anomaly_start(sm_anomaly *x, sm_anomaly_kind kind, const column *k, limits l, bool mad0)
+{
+    memset(x, 0, sizeof *x);
+    x->kind = kind;
+    COPY_FIXED(x->test, k->col->label);
+    COPY_FIXED(x->metric, k->col->metric);
+    COPY_FIXED(x->unit, k->col->unit);
+    x->ratio = k->ratio;
+    x->col = k->index;
+    x->floor = l.floor;
+    char pct[32];
+    percent_text(pct, sizeof pct, l.floor);
+    if (kind == SM_ANOMALY_REGRESSION)
+        snprintf(x->rule, sizeof x->rule, "CIs apart and >= %s", pct);
+    else if (mad0)
+        snprintf(x->rule, sizeof x->rule, "MAD 0, >= %s", pct);
+    else
+        snprintf(x->rule, sizeof x->rule, "|z| > %g and >= %s", l.z, pct);
+}
+
+static void anomaly_numbers(sm_anomaly *x, double value, double reference, double z, double rel)
+{
+    x->value = value;
+    x->reference = reference;
+    x->z = z;
+    x->rel = rel;
+    x->dir = direction(x->metric, sizeof x->metric, value, reference);
+}
+
+static int push(sm_anomalies *a, const sm_anomaly *x)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 8;
+        if (cap < a->cap || cap > SIZE_MAX / sizeof(sm_anomaly))
+            return SM_ENOMEM;
+        sm_anomaly *v = realloc(a->v, cap * sizeof(sm_anomaly));
+        if (v == NULL)
+            return SM_ENOMEM;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = *x;
+    return 0;
+}
+
+/* Whether a cell flags: it clears the floor, and its z the cut unless the MAD is 0 (then every
+ * value off the median has an infinite z and the floor alone decides). */
+static bool stands_apart(double z, double mad, double rel, limits l)
+{
+    return fabs(rel) >= l.floor && (mad == 0 || fabs(z) > l.z);
+}
+
+/* Whether a noisy cell's 95% CI lies wholly on the side of rel beyond the floor from the
+ * reference: then the flag stands whatever the noise. A cell with n < 3 never clears. */
+static bool ci_clears(const sm_summary *s, double reference, double rel, limits l)
+{
+    if (s->n < SM_ANALYSIS_NOISY_MIN_N)
+        return false;
+    double near = rel > 0 ? s->ci95_low : s->ci95_high;
+    double r = relative(near - reference, reference);
+    return rel > 0 ? r >= l.floor : r <= -l.floor;
+}
+
+static void noisy_rule(sm_anomaly *a, limits l)
+{
+    char pct[16];
+    percent_text(pct, sizeof pct, l.floor);
+    snprintf(a->rule, sizeof a->rule, "noisy, |z| > %.3g and CI beyond %.12s", l.z, pct);
+}
+
+/* ---- host rows: the fleet ---- */
+
+static int fleet_column(const sm_table *t, const column *k, limits l, sm_anomalies *out)
+{
+    size_t n = t->n_rows, present = 0;
+    if (n < 3)
+        return 0;
+    double *x = n > SIZE_MAX / 2 ? NULL : alloc_doubles(2 * n);
+    if (x == NULL)
+        return SM_ENOMEM;
+    double *z = x + n;
+    for (size_t r = 0; r < n; r++) {
+        x[r] = median_at(k, r);
+        present += isfinite(x[r]);
+    }
+    double med, mad;
+    int rc = present < 3 ? 0 : sm_robust_z(x, n, z, &med, &mad);
+    for (size_t r = 0; rc == 0 && present >= 3 && r < n; r++) {
+        if (!isfinite(x[r]))
+            continue;
+        double rel = relative(x[r] - med, med);
+        if (!stands_apart(z[r], mad, rel, l))
+            continue;
+        /* A noisy cell's median alone is not evidence; its whole interval beyond the floor is
+         * (the lab's loopback cells often carry one slow repetition in five). */
+        const sm_summary *s = &cell_at(k, r)->s;
+        bool noisy = sm_analysis_noisy(s);
+        if (noisy && !ci_clears(s, med, rel, l))
+            continue;
+        sm_anomaly a;
+        anomaly_start(&a, SM_ANOMALY_FLEET, k, l, mad == 0);
+        if (noisy)
+            noisy_rule(&a, l);
+        COPY_FIXED(a.host, t->rows[r]);
+        a.row = r;
+        anomaly_numbers(&a, x[r], med, mad == 0 ? NAN : z[r], rel);
+        rc = push(out, &a);
+    }
+    free(x);
+    return rc;
+}
+
+/* ---- pair rows: median polish ---- */
+
+#define HOST_MAX sizeof(((sm_anomaly *)0)->host)
+
+/* The hosts of a pair table and, per row, the indices of its client and server. */
+typedef struct pair_index {
+    char (*hosts)[HOST_MAX];
+    size_t n_hosts;
+    size_t *client, *server; /* per row; SIZE_MAX when the label is not "client->server" */
+} pair_index;
+
+static void pair_index_fini(pair_index *p)
+{
+    free(p->hosts);
+    free(p->client);
+    free(p->server);
+}
+
+static size_t host_find_or_add(pair_index *p, const char *name, size_t len)
+{
+    for (size_t h = 0; h < p->n_hosts; h++) {
+        if (strlen(p->hosts[h]) == len && memcmp(p->hosts[h], name, len) == 0)
+            return h;
+    }
+    memcpy(p->hosts[p->n_hosts], name, len);
+    p->hosts[p->n_hosts][len] = '\0';
+    return p->n_hosts++;
+}
+
+static int pair_index_build(const sm_table *t, pair_index *p)
+{
+    size_t n = t->n_rows;
+    memset(p, 0, sizeof *p);
+    if (n > SIZE_MAX / 2 / sizeof(size_t) || n > SIZE_MAX / 2 / HOST_MAX)
+        return SM_ENOMEM;
+    p->hosts = malloc((2 * n + 1) * HOST_MAX);
+    p->client = malloc((n + 1) * sizeof(size_t));
+    p->server = malloc((n + 1) * sizeof(size_t));
+    if (p->hosts == NULL || p->client == NULL || p->server == NULL) {
+        pair_index_fini(p);
+        return SM_ENOMEM;
+    }
+    for (size_t r = 0; r < n; r++) {
+        const char *label = t->rows[r];
+        size_t len = strnlen(label, sizeof t->rows[r]);
+        /* '>' never appears in a host name, so the arrow is the '-' before the one '>'; a
+         * '-' inside a host name ("db-1->web-2") is left alone. */
+        const char *gt = memchr(label, '>', len);
+        p->client[r] = p->server[r] = SIZE_MAX;
+        if (gt == NULL || gt == label || gt[-1] != '-' || gt - 1 == label ||
+            gt + 1 == label + len || memchr(gt + 1, '>', (size_t)(label + len - gt - 1)) != NULL)
+            continue;
+        p->client[r] = host_find_or_add(p, label, (size_t)(gt - 1 - label));
+        p->server[r] = host_find_or_add(p, gt + 1, (size_t)(label + len - gt - 1));
+    }
+    return 0;
+}
+
+/* Scratch of one pair column: k hosts of the column, their matrix and its polish. */
+typedef struct pair_work {
+    size_t *map;  /* table host -> matrix index, SIZE_MAX when not in this column */
+    size_t *host; /* matrix index -> table host */
+    double *m, *resid, *row, *col, *e, *z;
+    size_t *row_of; /* matrix cell -> table row */
+    bool *slow;     /* matrix index -> already a slow host of this column */
+} pair_work;
+
+static void pair_work_fini(pair_work *w)
+{
+    free(w->map);
+    free(w->host);
+    free(w->m);
+    free(w->row_of);
+    free(w->slow);
+}
+
+static int pair_work_init(pair_work *w, size_t n_hosts)
+{
+    memset(w, 0, sizeof *w);
+    size_t h = n_hosts + 1;
+    if (h > SIZE_MAX / h || h * h > (SIZE_MAX / sizeof(double) - 4 * h) / 2)
+        return SM_ENOMEM;
+    w->map = malloc(h * sizeof(size_t));
+    w->host = malloc(h * sizeof(size_t));
+    w->m = alloc_doubles(2 * h * h + 4 * h);
+    w->row_of = malloc(h * h * sizeof(size_t));
+    w->slow = malloc(h * sizeof(bool));
+    if (!w->map || !w->host || !w->m || !w->row_of || !w->slow) {
+        pair_work_fini(w);
+        return SM_ENOMEM;
+    }
+    w->resid = w->m + h * h;
+    w->row = w->resid + h * h;
+    w->col = w->row + h;
+    w->e = w->col + h;
+    w->z = w->e + h;
+    return 0;
+}
+
+/* First row of the table in which host h has the given role. */
+static size_t first_row(const pair_index *p, size_t n_rows, size_t h, bool server)
+{
+    for (size_t r = 0; r < n_rows; r++) {
+        if ((server ? p->server[r] : p->client[r]) == h)
+            return r;
+    }
+    return 0;
+}
+
+/* Judges the client (row) or server (column) effects of the k hosts: effects of hosts with no
+ * present cell in that role are not effects at all and stay out of the z. */
+static int slow_hosts(const sm_table *t, const column *k, const pair_index *p, pair_work *w,
+                      size_t nk, double overall, bool server, limits l, sm_anomalies *out)
+{
+    const double *eff = server ? w->col : w->row;
+    size_t present = 0;
+    for (size_t i = 0; i < nk; i++) {
+        bool any = false;
+        for (size_t j = 0; j < nk && !any; j++)
+            any = isfinite(server ? w->m[j * nk + i] : w->m[i * nk + j]);
+        w->e[i] = any ? eff[i] : NAN;
+        present += any;
+    }
+    if (present < 3)
+        return 0;
+    double med, mad;
+    int rc = sm_robust_z(w->e, nk, w->z, &med, &mad);
+    for (size_t i = 0; rc == 0 && i < nk; i++) {
+        if (!isfinite(w->e[i]))
+            continue;
+        double rel = relative(w->e[i], overall);
+        if (!stands_apart(w->z[i], mad, rel, l))
+            continue;
+        sm_anomaly a;
+        anomaly_start(&a, SM_ANOMALY_SLOW_HOST, k, l, mad == 0);
+        COPY_FIXED(a.host, p->hosts[w->host[i]]);
+        snprintf(a.role, sizeof a.role, "%s", server ? "server" : "client");
+        a.row = first_row(p, t->n_rows, w->host[i], server);
+        anomaly_numbers(&a, overall + w->e[i], overall, mad == 0 ? NAN : w->z[i], rel);
+        w->slow[i] = true;
+        rc = push(out, &a);
+    }
+    return rc;
+}
+
+static int slow_links(const sm_table *t, const column *k, const pair_index *p, pair_work *w,
+                      size_t nk, double overall, limits l, sm_anomalies *out)
+{
+    size_t present = 0;
+    for (size_t i = 0; i < nk * nk; i++)
+        present += isfinite(w->resid[i]);
+    if (present < 3)
+        return 0;
+    double med, mad;
+    int rc = sm_robust_z(w->resid, nk * nk, w->m, &med, &mad);
+    double *z = w->m; /* the matrix is no longer needed */
+    for (size_t r = 0; rc == 0 && r < t->n_rows; r++) {
+        if (p->client[r] == SIZE_MAX)
+            continue;
+        size_t i = w->map[p->client[r]], j = w->map[p->server[r]];
+        if (i == SIZE_MAX || j == SIZE_MAX || w->row_of[i * nk + j] != r)
+            continue;
+        double res = w->resid[i * nk + j];
+        if (!isfinite(res) || w->slow[i] || w->slow[j] || sm_analysis_noisy(&cell_at(k, r)->s))
+            continue;
+        double rel = relative(res, overall);
+        if (!stands_apart(z[i * nk + j], mad, rel, l))
+            continue;
+        sm_anomaly a;
+        anomaly_start(&a, SM_ANOMALY_SLOW_LINK, k, l, mad == 0);
+        COPY_FIXED(a.host, t->rows[r]);
+        a.row = r;
+        /* The reference is what the polish expects of this pair from its two hosts alone, so
+         * that value - reference is the residual the rule judged. */
+        double expect = overall + w->row[i] + w->col[j];
+        anomaly_numbers(&a, expect + res, expect, mad == 0 ? NAN : z[i * nk + j], rel);
+        rc = push(out, &a);
+    }
+    return rc;
+}
+
+/* Stable insertion sort of v[from..n) by row: a column's slow hosts are found before its links
+ * but are reported in row order with them. */
+static void sort_by_row(sm_anomalies *a, size_t from)
+{
+    for (size_t i = from + 1; i < a->n; i++) {
+        sm_anomaly x = a->v[i];
+        size_t j = i;
+        while (j > from && a->v[j - 1].row > x.row) {
+            a->v[j] = a->v[j - 1];
+            j--;
+        }
+        a->v[j] = x;
+    }
+}
+
+static int pair_column(const sm_table *t, const column *k, const pair_index *p, pair_work *w,
+                       limits l, sm_anomalies *out)
+{
+    size_t nk = 0;
+    for (size_t h = 0; h < p->n_hosts; h++)
+        w->map[h] = SIZE_MAX;
+    for (size_t r = 0; r < t->n_rows; r++) {
+        if (p->client[r] == SIZE_MAX || !isfinite(median_at(k, r)))
+            continue;
+        size_t ends[2] = {p->client[r], p->server[r]};
+        for (size_t e = 0; e < 2; e++) {
+            if (w->map[ends[e]] == SIZE_MAX) {
+                w->host[nk] = ends[e];
+                w->map[ends[e]] = nk++;
+            }
+        }
+    }
+    if (nk < 3)
+        return 0;
+    for (size_t i = 0; i < nk * nk; i++) {
+        w->m[i] = NAN;
+        w->row_of[i] = SIZE_MAX;
+    }
+    for (size_t r = 0; r < t->n_rows; r++) {
+        /* Noisy cells stay in the matrix: their medians are still the best estimates of their
+         * pairs, and without them a fleet whose fast pairs are the noisy ones would be judged
+         * by its slow pairs alone. Noise only keeps a cell from being a slow link. */
+        double v = p->client[r] == SIZE_MAX ? NAN : median_at(k, r);
+        if (!isfinite(v))
+            continue;
+        size_t at = w->map[p->client[r]] * nk + w->map[p->server[r]];
+        if (w->row_of[at] == SIZE_MAX) {
+            w->m[at] = v;
+            w->row_of[at] = r;
+        }
+    }
+    double overall;
+    int rc = sm_median_polish(w->m, nk, nk, SM_ANALYSIS_POLISH_ITERS, &overall, w->row, w->col,
+                              w->resid);
+    if (rc == SM_EINVAL) /* no cell with a value */
+        return 0;
+    size_t from = out->n;
+    for (size_t i = 0; i < nk; i++)
+        w->slow[i] = false;
+    if (rc == 0)
+        rc = slow_hosts(t, k, p, w, nk, overall, false, l, out);
+    if (rc == 0)
+        rc = slow_hosts(t, k, p, w, nk, overall, true, l, out);
+    if (rc == 0)
+        rc = slow_links(t, k, p, w, nk, overall, l, out);
+    if (rc == 0)
+        sort_by_row(out, from);
+    return rc;
+}
+
+int sm_analysis_table(const sm_table *t, const sm_analysis_opts *o, sm_anomalies *out,
+                      sm_error *err)
+{
+    limits l = limits_of(o);
+    pair_index p = {0};
+    pair_work w = {0};
+    int rc = 0;
+    if (t->pairs) {
+        rc = pair_index_build(t, &p);
+        if (rc == 0)
+            rc = pair_work_init(&w, p.n_hosts);
+    }
+    size_t n_all = t->n_cols + t->n_ratio_cols;
+    for (size_t c = 0; rc == 0 && c < n_all; c++) {
+        bool ratio = c >= t->n_cols;
+        column k = column_of(t, ratio, ratio ? c - t->n_cols : c);
+        rc = t->pairs ? pair_column(t, &k, &p, &w, l, out) : fleet_column(t, &k, l, out);
+    }
+    pair_work_fini(&w);
+    pair_index_fini(&p);
+    if (rc != 0)
+        return sm_error_set(err, rc, "analysis: out of memory");
+    return 0;
+}
+
+/* ---- regressions ---- */
+
+static size_t find_label(const char (*labels)[2 * 65 + 2], size_t n, const char *want)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(labels[i], want, sizeof labels[i]) == 0)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+static size_t find_col(const sm_table_col *cols, size_t n, const char *want)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(cols[i].label, want, sizeof cols[i].label) == 0)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+static bool usable(const sm_table_cell *c)
+{
+    return c->have && isfinite(c->s.median) && !sm_analysis_noisy(&c->s);
+}
+
+static int regression_column(const sm_table *run, const sm_table *base, const column *k,
+                             const column *kb, limits l, sm_anomalies *out)
+{
+    for (size_t r = 0; r < run->n_rows; r++) {
+        size_t rb = find_label(base->rows, base->n_rows, run->rows[r]);
+        if (rb == SIZE_MAX)
+            continue;
+        const sm_table_cell *now = cell_at(k, r), *was = cell_at(kb, rb);
+        if (!usable(now) || !usable(was))
+            continue;
+        if (!(now->s.ci95_high < was->s.ci95_low || now->s.ci95_low > was->s.ci95_high))
+            continue;
+        double rel = relative(now->s.median - was->s.median, was->s.median);
+        if (!(fabs(rel) >= l.floor))
+            continue;
+        sm_anomaly a;
+        anomaly_start(&a, SM_ANOMALY_REGRESSION, k, l, false);
+        COPY_FIXED(a.host, run->rows[r]);
+        a.row = r;
+        anomaly_numbers(&a, now->s.median, was->s.median, NAN, rel);
+        int rc = push(out, &a);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int sm_analysis_regression(const sm_table *run, const sm_table *base, const sm_analysis_opts *o,
+                           sm_anomalies *out, sm_error *err)
+{
+    limits l = limits_of(o);
+    size_t n_all = run->n_cols + run->n_ratio_cols;
+    for (size_t c = 0; c < n_all; c++) {
+        bool ratio = c >= run->n_cols;
+        column k = column_of(run, ratio, ratio ? c - run->n_cols : c);
+        size_t cb = ratio ? find_col(base->ratio_cols, base->n_ratio_cols, k.col->label)
+                          : find_col(base->cols, base->n_cols, k.col->label);
+        if (cb == SIZE_MAX)
+            continue;
+        column kb = column_of(base, ratio, cb);
+        if (regression_column(run, base, &k, &kb, l, out) != 0)
+            return sm_error_set(err, SM_ENOMEM, "analysis: out of memory");
+    }
+    return 0;
+}
+
+/* ---- text ---- */
+
+/* A number with its unit: "3.594x" for a ratio, "0.23 s" otherwise. digits significant
+ * digits, except that a whole number too long for them is written out ("1000", not "1e+03"),
+ * as throughputs and rates often are. */
+static void quantity(char *buf, size_t len, int digits, double v, const char *unit)
+{
+    const char *sep = unit[0] == '\0' || strcmp(unit, "x") == 0 ? "" : " ";
+    if (fabs(v) >= pow(10, digits) && fabs(v) < 1e9)
+        snprintf(buf, len, "%.0f%s%s", v, sep, unit);
+    else
+        snprintf(buf, len, "%.*g%s%s", digits, v, sep, unit);
+}
+
+static const char *reference_word(sm_anomaly_kind k)
+{
+    switch (k) {
+    case SM_ANOMALY_FLEET:
+        return "fleet";
+    case SM_ANOMALY_SLOW_HOST:
+        return "overall";
+    case SM_ANOMALY_SLOW_LINK:
+        return "expected";
+    case SM_ANOMALY_REGRESSION:
+        return "baseline";
+    }
+    return "reference";
+}
+
+int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len)
+{
+    char host[sizeof a->host + sizeof a->role + 4], value[64], ref[64], z[32];
+    char unit[sizeof a->unit], metric[sizeof a->metric], test[sizeof a->test];
+    COPY_FIXED(unit, a->unit);
+    COPY_FIXED(metric, a->metric);
+    COPY_FIXED(test, a->test);
+    if (a->kind == SM_ANOMALY_SLOW_HOST)
+        snprintf(host, sizeof host, "%.*s (%.*s)", (int)strnlen(a->host, sizeof a->host), a->host,
+                 (int)strnlen(a->role, sizeof a->role), a->role);
+    else
+        COPY_FIXED(host, a->host);
+    quantity(value, sizeof value, 4, a->value, unit);
+    quantity(ref, sizeof ref, 4, a->reference, unit);
+    if (isnan(a->z))
+        snprintf(z, sizeof z, "-");
+    else
+        snprintf(z, sizeof z, "%.1f", a->z);
+    return snprintf(buf, len, "%s: %s (%s) %s vs %s %s, %+.0f%%, z %s, %s [%.*s]", host, test,
+                    metric, value, reference_word(a->kind), ref, a->rel * 100, z,
+                    sm_anomaly_dir_name(a->dir), (int)strnlen(a->rule, sizeof a->rule), a->rule);
+}
+
+/* The short form of an anomaly for a table's flag column. */
+static void flag_text(const sm_anomaly *a, char *buf, size_t len)
+{
+    char unit[sizeof a->unit], test[sizeof a->test], value[64], ref[64], tail[48];
+    COPY_FIXED(unit, a->unit);
+    COPY_FIXED(test, a->test);
+    /* Three digits: the flag column is narrow and the full text has four. */
+    quantity(value, sizeof value, 3, a->value, unit);
+    quantity(ref, sizeof ref, 3, a->reference, unit);
+    if (isnan(a->z))
+        snprintf(tail, sizeof tail, "(MAD 0)");
+    else
+        snprintf(tail, sizeof tail, "(z %.1f)", a->z);
+    switch (a->kind) {
+    case SM_ANOMALY_REGRESSION:
+        snprintf(buf, len, "regression: %s %s (was %s)", test, value, ref);
+        break;
+    case SM_ANOMALY_SLOW_HOST:
+        snprintf(buf, len, "slow host: %.*s (%.*s) %s %s vs %s %s",
+                 (int)strnlen(a->host, sizeof a->host), a->host,
+                 (int)strnlen(a->role, sizeof a->role), a->role, test, value, ref, tail);
+        break;
+    case SM_ANOMALY_SLOW_LINK:
+        snprintf(buf, len, "slow link: %s %s vs %s %s", test, value, ref, tail);
+        break;
+    default:
+        snprintf(buf, len, "%s %s vs %s %s", test, value, ref, tail);
+        break;
+    }
+}
+
+/* Whether anomaly a belongs on row r of t: its own row, or for a slow host every row in which
+ * the host has the role that was found slow. */
+static bool flags_row(const sm_table *t, const sm_anomaly *a, size_t r)
+{
+    if (a->kind != SM_ANOMALY_SLOW_HOST)
+        return a->row == r;
+    const char *label = t->rows[r];
+    size_t len = strnlen(label, sizeof t->rows[r]);
+    const char *gt = memchr(label, '>', len);
+    if (gt == NULL || gt == label || gt[-1] != '-')
+        return false;
+    bool server = strcmp(a->role, "server") == 0;
+    const char *name = server ? gt + 1 : label;
+    size_t n = server ? (size_t)(label + len - gt - 1) : (size_t)(gt - 1 - label);
+    return strnlen(a->host, sizeof a->host) == n && memcmp(a->host, name, n) == 0;
+}
+
+void sm_analysis_flag_table(sm_table *t, const sm_anomalies *a)
+{
+    for (size_t r = 0; r < t->n_rows; r++) {
+        char *f = t->flags[r];
+        size_t cap = sizeof t->flags[r], len = 0, total = 0, done = 0;
+        f[0] = '\0';
+        for (size_t i = 0; i < a->n; i++)
+            total += flags_row(t, &a->v[i], r);
+        for (size_t i = 0; i < a->n && done < total; i++) {
+            if (!flags_row(t, &a->v[i], r))
+                continue;
+            char entry[512], more[32] = "";
+            flag_text(&a->v[i], entry, sizeof entry);
+            size_t rest = total - done - 1;
+            /* An entry is kept only when the " (+N more)" its successors would need still fits
+             * behind it; so when an entry does not fit, the suffix for it and those after it
+             * fits where it would have gone. Only whole entries are ever written. */
+            if (rest > 0)
+                snprintf(more, sizeof more, " (+%zu more)", rest);
+            size_t sep = len > 0 ? 2 : 0;
+            if (len + sep + strlen(entry) + strlen(more) < cap) {
+                len += (size_t)snprintf(f + len, cap - len, "%s%s", sep ? "; " : "", entry);
+                done++;
+                continue;
+            }
+            snprintf(f + len, cap - len, "%s(+%zu more)", len > 0 ? " " : "", rest + 1);
+            break;
+        }
+    }
+}
+
+/* ---- JSON ---- */
+
+/* The shortest of %.15g..%.17g that reads back as the same double, as sm_table_json writes
+ * them: cJSON's own %1.15g is accepted by it when merely within DBL_EPSILON. */
+static cJSON *double_item(double v)
+{
+    if (!isfinite(v))
+        return cJSON_CreateNull();
+    char buf[32];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return cJSON_CreateRaw(buf);
+}
+
+static bool put_double(cJSON *o, const char *key, double v)
+{
+    return sm_codec_put_item(o, key, double_item(v));
+}
+
+static bool put_id(cJSON *o, uint64_t id)
+{
+    /* A string, as in sm_table_json: ids are 64-bit and JSON numbers lose precision past 2^53. */
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRIu64, id);
+    return cJSON_AddStringToObject(o, "id", buf) != NULL;
+}
+
+static bool json_anomaly(cJSON *arr, const sm_anomaly *a)
+{
+    cJSON *o = cJSON_CreateObject();
+    return sm_codec_append(arr, o) &&
+           cJSON_AddStringToObject(o, "kind", sm_anomaly_kind_name(a->kind)) != NULL &&
+           sm_codec_put_fixed(o, "host", a->host, sizeof a->host) &&
+           sm_codec_put_fixed(o, "role", a->role, sizeof a->role) &&
+           sm_codec_put_fixed(o, "test", a->test, sizeof a->test) &&
+           sm_codec_put_fixed(o, "metric", a->metric, sizeof a->metric) &&
+           sm_codec_put_fixed(o, "unit", a->unit, sizeof a->unit) &&
+           cJSON_AddBoolToObject(o, "ratio", a->ratio) != NULL &&
+           put_double(o, "value", a->value) && put_double(o, "reference", a->reference) &&
+           put_double(o, "z", a->z) && put_double(o, "rel", a->rel) &&
+           put_double(o, "floor", a->floor) &&
+           sm_codec_put_fixed(o, "rule", a->rule, sizeof a->rule) &&
+           cJSON_AddStringToObject(o, "direction", sm_anomaly_dir_name(a->dir)) != NULL;
+}
+
+char *sm_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,
+                        const sm_analysis_opts *o, const sm_anomalies *a)
+{
+    limits l = limits_of(o);
+    /* Containers join their parent as they are made: one cJSON_Delete frees a half-built tree. */
+    cJSON *root = cJSON_CreateObject();
+    bool ok = root != NULL && cJSON_AddNumberToObject(root, "version", 1) != NULL;
+    cJSON *run = ok ? cJSON_AddObjectToObject(root, "run") : NULL;
+    ok = run != NULL && put_id(run, run_id) &&
+         cJSON_AddStringToObject(run, "name", run_name ? run_name : "") != NULL;
+    if (ok && baseline_id == 0) {
+        ok = cJSON_AddNullToObject(root, "baseline") != NULL;
+    } else if (ok) {
+        cJSON *base = cJSON_AddObjectToObject(root, "baseline");
+        ok = base != NULL && put_id(base, baseline_id);
+    }
+    ok = ok && put_double(root, "z", l.z) && put_double(root, "floor", l.floor);
+    cJSON *arr = ok ? cJSON_AddArrayToObject(root, "anomalies") : NULL;
+    ok = arr != NULL;
+    for (size_t i = 0; ok && i < a->n; i++)
+        ok = json_anomaly(arr, &a->v[i]);
+    return sm_codec_finish(root, ok, 0, "anomalies", NULL);
+}
