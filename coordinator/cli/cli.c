@@ -38,6 +38,12 @@ static const char usage[] =
     "  export RUN --format csv|md|json [-o FILE]\n"
     "                           the run's comparison table, to FILE (replaced atomically)\n"
     "                           or stdout\n"
+    "  anomalies RUN [--baseline RUN] [--floor F] [--format table|json]\n"
+    "                           the hosts that stand apart from the fleet, slow hosts and\n"
+    "                           slow links of pair tests, and the cells that moved since\n"
+    "                           the baseline (default: the previous run of the same name),\n"
+    "                           each with its evidence; --floor is the relative difference\n"
+    "                           a flag needs (default 0.15). run --wait ends with them too\n"
     "\n"
     "Options:\n"
     "  --coordinator URL        the coordinator (default $SOCKMATRIX_COORDINATOR, else\n"
@@ -66,6 +72,8 @@ typedef enum opt_id {
     O_FORMAT,
     O_TIMEOUT,
     O_OUTPUT,
+    O_BASELINE,
+    O_FLOOR,
 } opt_id;
 
 #define BEFORE_CMD (1u << 31) /* allowed before the command word */
@@ -89,9 +97,11 @@ static const opt options[] = {
     {"--hosts", NULL, O_HOSTS, true, ON(SM_CLI_RUN)},
     {"--repetitions", NULL, O_REPS, true, ON(SM_CLI_RUN)},
     {"--wait", NULL, O_WAIT, false, ON(SM_CLI_RUN)},
-    {"--format", NULL, O_FORMAT, true, ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT)},
+    {"--format", NULL, O_FORMAT, true, ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES)},
     {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN)},
     {"--output", "-o", O_OUTPUT, true, ON(SM_CLI_EXPORT)},
+    {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
+    {"--floor", NULL, O_FLOOR, true, ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN)},
 };
 
 typedef struct command {
@@ -104,7 +114,7 @@ static const command commands[] = {
     {"agents", SM_CLI_AGENTS, false}, {"presets", SM_CLI_PRESETS, false},
     {"run", SM_CLI_RUN, false},       {"runs", SM_CLI_RUNS, false},
     {"show", SM_CLI_SHOW, true},      {"cancel", SM_CLI_CANCEL, true},
-    {"export", SM_CLI_EXPORT, true},
+    {"export", SM_CLI_EXPORT, true},  {"anomalies", SM_CLI_ANOMALIES, true},
 };
 
 static const opt *find_option(const char *arg, size_t name_len)
@@ -173,6 +183,13 @@ static int check_hosts(const char *hosts, sm_error *err)
 
 static int parse_format(const char *v, sm_cli_cmd cmd, sm_cli_format *out, sm_error *err)
 {
+    if (cmd == SM_CLI_ANOMALIES) {
+        if (strcmp(v, "table") == 0 || strcmp(v, "json") == 0) {
+            *out = v[0] == 't' ? SM_CLI_FMT_TABLE : SM_CLI_FMT_JSON;
+            return 0;
+        }
+        return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table or json", v);
+    }
     static const char *const names[] = {"table", "csv", "md", "json"};
     for (size_t i = cmd == SM_CLI_EXPORT ? 1 : 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(v, names[i]) == 0) {
@@ -232,6 +249,21 @@ static int apply(sm_cli_opts *o, const opt *op, const char *v, bool *format_give
     case O_OUTPUT:
         o->output = v;
         return 0;
+    case O_BASELINE:
+        if (!parse_uint(v, 1, UINT64_MAX, &n))
+            return sm_error_set(err, SM_EINVAL, "--baseline: '%s' is not a run id", v);
+        o->baseline = n;
+        return 0;
+    case O_FLOOR: {
+        char *end;
+        double f = strtod(v, &end);
+        /* Checked here, sent as written: the coordinator reads the same decimal. */
+        if (*end || !(f > 0 && f < 10) || strlen(v) > 16 || strspn(v, "0123456789.") != strlen(v))
+            return sm_error_set(err, SM_EINVAL,
+                                "--floor: '%s' is not a fraction above 0 (0.15 is 15%%)", v);
+        o->floor = v;
+        return 0;
+    }
     }
     return sm_error_set(err, SM_EINVAL, "%s: not handled", op->name);
 }
@@ -260,7 +292,10 @@ static int check_command(const sm_cli_opts *o, const char *name, const char *run
         if (timeout_given && !o->wait)
             return sm_error_set(err, SM_EINVAL, "--timeout-s goes with --wait");
     }
-    bool takes_run = o->cmd == SM_CLI_SHOW || o->cmd == SM_CLI_CANCEL || o->cmd == SM_CLI_EXPORT;
+    if (o->cmd == SM_CLI_RUN && o->floor && !o->wait)
+        return sm_error_set(err, SM_EINVAL, "--floor goes with --wait");
+    bool takes_run = o->cmd == SM_CLI_SHOW || o->cmd == SM_CLI_CANCEL || o->cmd == SM_CLI_EXPORT ||
+                     o->cmd == SM_CLI_ANOMALIES;
     if (takes_run && !run_arg)
         return sm_error_set(err, SM_EINVAL,
                             "%s: which run? (sockmatrix %s RUN; sockmatrix runs "
@@ -358,7 +393,7 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
     } else if (!cmd) {
         return sm_error_set(err, SM_EINVAL,
                             "a command is needed: agents, presets, run, runs, "
-                            "show, cancel or export (see --help)");
+                            "show, cancel, export or anomalies (see --help)");
     } else if ((rc = check_command(&r, cmd->name, run_arg, format_given, timeout_given, err))) {
         return rc;
     }
@@ -808,6 +843,30 @@ static int cmd_export(sm_http *h, const sm_cli_opts *o)
     return rc;
 }
 
+/* GET the run's anomalies: lines for people (format table) or the JSON; 0 with *r, or 1. */
+static int get_anomalies(sm_http *h, uint64_t id, uint64_t baseline, const char *floor,
+                         sm_cli_format f, sm_http_resp *r)
+{
+    char path[160];
+    int n = snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/anomalies?format=%s", id,
+                     f == SM_CLI_FMT_JSON ? "json" : "text");
+    if (baseline)
+        n += snprintf(path + n, sizeof path - (size_t)n, "&baseline=%" PRIu64, baseline);
+    if (floor)
+        snprintf(path + n, sizeof path - (size_t)n, "&floor=%s", floor);
+    return call(h, path, NULL, 0, r);
+}
+
+static int cmd_anomalies(sm_http *h, const sm_cli_opts *o)
+{
+    sm_http_resp r;
+    if (get_anomalies(h, o->run_id, o->baseline, o->floor, o->format, &r))
+        return 1;
+    int rc = print_body(&r);
+    sm_http_resp_fini(&r);
+    return rc;
+}
+
 /* ---- run ---- */
 
 #define SPEC_FILE_MAX (1u << 20)
@@ -1005,6 +1064,19 @@ static int cmd_run(sm_http *h, const sm_cli_opts *o)
     sm_http_resp_fini(&r);
     if (rc)
         return 1;
+    /* The flags after the table, as lines whatever the table's format: the table itself says
+     * them in its flags column, the lines give the evidence. On stderr for csv and json, so
+     * that stdout stays one document. */
+    if (get_anomalies(h, id, 0, o->floor, SM_CLI_FMT_TABLE, &r))
+        return 1;
+    bool doc = o->format == SM_CLI_FMT_CSV || o->format == SM_CLI_FMT_JSON;
+    if (doc)
+        fwrite(r.body, 1, r.len, stderr);
+    else
+        rc = fputc('\n', stdout) == EOF || print_body(&r);
+    sm_http_resp_fini(&r);
+    if (rc)
+        return 1;
     if (strcmp(run.state, "done") == 0)
         return 0;
     if (run.reason[0])
@@ -1045,6 +1117,9 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
         break;
     case SM_CLI_EXPORT:
         rc = cmd_export(h, o);
+        break;
+    case SM_CLI_ANOMALIES:
+        rc = cmd_anomalies(h, o);
         break;
     default:
         fail("internal: command %d is main's to handle", (int)o->cmd);

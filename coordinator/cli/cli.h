@@ -24,6 +24,7 @@ typedef enum sm_cli_cmd {
     SM_CLI_SHOW,
     SM_CLI_CANCEL,
     SM_CLI_EXPORT,
+    SM_CLI_ANOMALIES,
 } sm_cli_cmd;
 
 typedef enum sm_cli_format {
@@ -46,12 +47,15 @@ typedef struct sm_cli_opts {
     uint32_t repetitions; /* 0: the preset's */
     bool wait;
     uint32_t timeout_s; /* --wait gives up after this */
-    /* run --wait, export */
+    /* run --wait, export; anomalies: table (lines) or json */
     sm_cli_format format;
     /* show, cancel, export */
     uint64_t run_id;
     /* export */
     const char *output; /* -o FILE; NULL: stdout */
+    /* anomalies, run --wait */
+    uint64_t baseline; /* 0: the coordinator's choice (the previous run of the same name) */
+    const char *floor; /* "0.15", checked; NULL: the coordinator's default */
 } sm_cli_opts;
 
 /* Parses argv: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ... (the global

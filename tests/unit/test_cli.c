@@ -49,6 +49,41 @@ static void assert_fails_naming(char **argv, int argc, const char *needle)
 
 /* ---- option parsing ---- */
 
+static void test_cli_anomalies_takes_a_run_a_baseline_and_a_floor(void **state)
+{
+    (void)state;
+    char *argv[] = {"sockmatrix", "anomalies", "7",        "--baseline", "5",
+                    "--floor",    "0.2",       "--format", "json",       NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_ANOMALIES);
+    assert_int_equal(o.run_id, 7);
+    assert_int_equal(o.baseline, 5);
+    assert_string_equal(o.floor, "0.2");
+    assert_int_equal(o.format, SM_CLI_FMT_JSON);
+    char *plain[] = {"sockmatrix", "anomalies", "7", NULL};
+    assert_int_equal(parse(plain, ARGC(plain), &o, &err), 0);
+    assert_int_equal(o.baseline, 0);
+    assert_null(o.floor);
+    assert_int_equal(o.format, SM_CLI_FMT_TABLE);
+
+    char *norun[] = {"sockmatrix", "anomalies", NULL};
+    assert_fails_naming(norun, ARGC(norun), "anomalies: which run?");
+    char *floor[] = {"sockmatrix", "anomalies", "7", "--floor", "15%", NULL};
+    assert_fails_naming(floor, ARGC(floor), "--floor: '15%' is not a fraction");
+    char *zero[] = {"sockmatrix", "anomalies", "7", "--floor", "0", NULL};
+    assert_fails_naming(zero, ARGC(zero), "--floor");
+    char *base[] = {"sockmatrix", "anomalies", "7", "--baseline", "x", NULL};
+    assert_fails_naming(base, ARGC(base), "--baseline: 'x' is not a run id");
+    char *csv[] = {"sockmatrix", "anomalies", "7", "--format", "csv", NULL};
+    assert_fails_naming(csv, ARGC(csv), "--format: 'csv' is not table or json");
+    char *exp[] = {"sockmatrix", "export", "7", "--format", "csv", "--baseline", "5", NULL};
+    assert_fails_naming(exp, ARGC(exp), "--baseline: not an option of export");
+    char *nowait[] = {"sockmatrix", "run", "--preset", "quick", "--floor", "0.2", NULL};
+    assert_fails_naming(nowait, ARGC(nowait), "--floor goes with --wait");
+}
+
 static void test_cli_defaults_are_loopback_no_token_and_an_hour(void **state)
 {
     (void)state;
@@ -775,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_apiview_error_reads_message_and_field),
         cmocka_unit_test(test_apiview_run_id_reads_the_created_answer),
         cmocka_unit_test(test_apiview_preset_request_is_the_exact_body),
+        cmocka_unit_test(test_cli_anomalies_takes_a_run_a_baseline_and_a_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
