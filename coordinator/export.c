@@ -288,6 +288,90 @@ static size_t pair_ratios(const entry *a, size_t na, const entry *b, size_t nb, 
     return n;
 }
 
+/* ---- pair against loopback ---- */
+
+/* A pair column's loopback: the local test that differs from it only in scope, measured on the
+ * client host. */
+typedef struct loopback {
+    size_t col; /* the pair column */
+    uint32_t test, variant;
+    sm_params params; /* the local test's */
+} loopback;
+
+/* The loopbacks of a pair table's columns; returns how many were found (at most n_cols). */
+static size_t find_loopbacks(const sm_cell *cells, size_t n_cells, const sm_cell *const *sel,
+                             const size_t *col_first, size_t n_cols, loopback *out)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < n_cols; c++) {
+        sm_params want = sel[col_first[c]]->params;
+        want.scope = SM_SCOPE_LOCAL;
+        for (size_t i = 0; i < n_cells; i++) {
+            if (cells[i].params.scope == SM_SCOPE_LOCAL && params_equal(&cells[i].params, &want)) {
+                out[n++] = (loopback){c, cells[i].test, cells[i].variant, cells[i].params};
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+static void fill_loop_col(sm_table_col *col, const sm_params *p)
+{
+    char transport[32], rest[SM_TABLE_LABEL_MAX];
+    transport_text(p, transport, sizeof transport);
+    params_text(p, rest, sizeof rest);
+    size_t len = 0;
+    col->label[0] = '\0';
+    append(col->label, sizeof col->label, &len, "pair/loopback %s %s%s",
+           sm_workload_name(p->workload), transport, rest);
+    set_fixed(col->metric, sizeof col->metric, sm_metric_name(sm_export_headline(p)));
+    set_fixed(col->unit, sizeof col->unit, "x");
+}
+
+/* The ratio cells of loopback lb (ratio column k): for each row client->server, the pair's
+ * headline metric over the client host's loopback, repetition against repetition. e/start are
+ * the pair slots' entries; local and vals are scratch of n_samples entries each. */
+static int fill_loop_ratios(sm_table *t, size_t k, const loopback *lb, const sm_cell *cells,
+                            size_t n_cells, const sm_export_sample *samples, size_t n_samples,
+                            const sm_cell *const *sel, const size_t *row_first, size_t n_cols,
+                            const entry *e, const size_t *start, entry *local, double *vals)
+{
+    size_t n_local = 0;
+    sm_metric m = sm_export_headline(&lb->params);
+    for (size_t i = 0; i < n_samples; i++) {
+        const sm_export_sample *s = &samples[i];
+        if (s->cell >= n_cells || s->warmup || !s->result || !s->result->ok)
+            continue;
+        const sm_cell *c = &cells[s->cell];
+        if (c->params.scope != SM_SCOPE_LOCAL || c->test != lb->test || c->variant != lb->variant)
+            continue;
+        double v = sm_result_get(s->result, m);
+        if (isfinite(v))
+            local[n_local++] = (entry){s->cell, s->rep, i, v};
+    }
+    qsort(local, n_local, sizeof *local, cmp_entry);
+    for (size_t r = 0; r < t->n_rows; r++) {
+        const char *client = sel[row_first[r]]->host;
+        size_t from = 0;
+        while (from < n_local && strncmp(cells[local[from].slot].host, client, SM_NAME_LEN) != 0)
+            from++;
+        size_t to = from;
+        while (to < n_local && local[to].slot == local[from].slot)
+            to++;
+        size_t a = r * n_cols + lb->col;
+        size_t n =
+            pair_ratios(e + start[a], start[a + 1] - start[a], local + from, to - from, vals);
+        if (n == 0)
+            continue;
+        sm_table_cell *cell = sm_table_ratio_at(t, r, k);
+        if (sm_stats_summarize(vals, n, &cell->s) != 0)
+            return SM_ENOMEM;
+        cell->have = true;
+    }
+    return 0;
+}
+
 int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const sm_cell *cells,
                     size_t n_cells, const sm_export_sample *samples, size_t n_samples,
                     sm_table *out, sm_error *err)
@@ -309,6 +393,8 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
     entry *ea = malloc((n_samples ? n_samples : 1) * sizeof *ea);
     double *vals = malloc((n_samples ? n_samples : 1) * sizeof *vals);
     size_t *start = NULL, *start_aux = NULL, n_aux = 0;
+    loopback *loops = NULL;
+    entry *local = NULL;
     if (!sel || !sel_of || !row_of || !col_of || !row_first || !col_first || !ratio_tcp ||
         !ratio_unix || !e || !ea || !vals)
         goto out;
@@ -352,7 +438,15 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
         }
     }
 
-    if (sm_table_init(&t, n_rows, n_cols, n_ratios) != 0)
+    size_t n_loop = 0;
+    if (scope == SM_SCOPE_PAIR) {
+        loops = malloc((n_cols ? n_cols : 1) * sizeof *loops);
+        local = malloc((n_samples ? n_samples : 1) * sizeof *local);
+        if (!loops || !local)
+            goto out;
+        n_loop = find_loopbacks(cells, n_cells, sel, col_first, n_cols, loops);
+    }
+    if (sm_table_init(&t, n_rows, n_cols, n_ratios + n_loop) != 0)
         goto out;
     t.run_id = run_id;
     set_fixed(t.run_name, sizeof t.run_name, run_name);
@@ -370,6 +464,8 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
         fill_col(&t.cols[c], &sel[col_first[c]]->params, false);
     for (size_t k = 0; k < n_ratios; k++)
         fill_col(&t.ratio_cols[k], &sel[col_first[ratio_tcp[k]]]->params, true);
+    for (size_t k = 0; k < n_loop; k++)
+        fill_loop_col(&t.ratio_cols[n_ratios + k], &sel[col_first[loops[k].col]]->params);
 
     /* Each measured sample goes to its (row, column) slot: failures are counted there, ok values
      * of the column's headline metric are kept for the statistics. */
@@ -440,6 +536,10 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
             cell->have = true;
         }
     }
+    for (size_t k = 0; k < n_loop; k++)
+        if (fill_loop_ratios(&t, n_ratios + k, &loops[k], cells, n_cells, samples, n_samples, sel,
+                             row_first, n_cols, e, start, local, vals) != 0)
+            goto out;
     rc = 0;
 out:
     if (rc == 0)
@@ -461,5 +561,7 @@ out:
     free(vals);
     free(start);
     free(start_aux);
+    free(loops);
+    free(local);
     return rc;
 }

@@ -30,7 +30,10 @@ sm_metric sm_export_headline(const sm_params *p);
  * the same test whose params are otherwise equal, the median and CI of the paired ratio
  * tcp/unix of the headline metric, repetition i against repetition i on the same host; for
  * http, each client model's column against the thread model's of the otherwise equal test,
- * the ratio of user_s (the client model's user CPU).
+ * the ratio of user_s (the client model's user CPU). A pair table adds, for each pair column
+ * whose test the run also measured locally (the same params but the scope), a "pair/loopback"
+ * column: the pair's headline metric over the client host's loopback, repetition against
+ * repetition.
  * 0 or SM_ENOMEM; *out must be sm_table_fini'd. */
 int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const sm_cell *cells,
                     size_t n_cells, const sm_export_sample *samples, size_t n_samples,

@@ -409,11 +409,19 @@ static void test_export_pair_scope_uses_only_pair_cells_as_client_to_server_rows
     assert_string_equal(t.rows[0], "a->b");
     assert_string_equal(t.rows[1], "b->a");
     assert_int_equal(t.n_cols, 1);
-    assert_int_equal(t.n_ratio_cols, 0);
     assert_string_equal(t.cols[0].label, "rr tcp 1 B/1 B x 10000");
     assert_double_near(sm_table_at(&t, 0, 0)->s.median, 80, 0);
     assert_double_near(sm_table_at(&t, 1, 0)->s.median, 90, 0);
     assert_int_equal(sm_table_at(&t, 1, 0)->failed, 1);
+    /* The run measured the same test on a's loopback: the pair over it, for a->b only (b has
+     * no loopback cell). */
+    assert_int_equal(t.n_ratio_cols, 1);
+    assert_string_equal(t.ratio_cols[0].label, "pair/loopback rr tcp 1 B/1 B x 10000");
+    assert_string_equal(t.ratio_cols[0].metric, "rtt_p50_us");
+    assert_string_equal(t.ratio_cols[0].unit, "x");
+    assert_true(sm_table_ratio_at(&t, 0, 0)->have);
+    assert_double_near(sm_table_ratio_at(&t, 0, 0)->s.median, 8, 0);
+    assert_false(sm_table_ratio_at(&t, 1, 0)->have);
     sm_table_fini(&t);
 }
 
