@@ -22,6 +22,7 @@ typedef struct cjob {
     int64_t assigned_ms;
     bool assign_acked;
     uint64_t run_id;   /* 0: a job queued alone */
+    uint32_t ord;      /* position in the order its host queues were built in */
     struct cjob *next; /* the host's FIFO of queued jobs */
     /* Pair jobs: the server (receiver) host, its own queue link, and the handshake. */
     char peer[SM_NAME_MAX + 1];
@@ -68,6 +69,7 @@ struct sm_control {
 };
 
 static cjob **link_of(const cagent *a, cjob *j);
+static cagent *next_of_run(sm_control *c, uint64_t run_id);
 
 static crun *run_get(sm_control *c, uint64_t id)
 {
@@ -253,6 +255,12 @@ static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *re
     }
     if (r && was_active && r->active)
         r->active--;
+    /* The next job of a one-at-a-time run may start now: its host hears of it at once. */
+    if (r && !r->parallel && r->active == 0) {
+        cagent *next = next_of_run(c, r->id);
+        if (next)
+            next->news = true;
+    }
     if (state == SM_JOB_FAILED && r && retryable(j, reason)) {
         char why[256];
         snprintf(why, sizeof why, "retry after: %.200s", reason);
@@ -373,6 +381,7 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         j->started_ms = jobs[i].started_ms;
         j->assigned_ms = jobs[i].assigned_ms;
         j->run_id = jobs[i].run_id;
+        j->ord = (uint32_t)i; /* the order the queues are rebuilt in, below */
         snprintf(j->peer, sizeof j->peer, "%s", jobs[i].peer);
         id_key(j->id, key, sizeof key);
         if (sm_codec_params_decode(jobs[i].params_json, strlen(jobs[i].params_json), &j->params,
@@ -493,6 +502,37 @@ static void cancel_command(const cagent *a, sm_command *cmd)
     cmd->attempt = a->cancel_attempt;
 }
 
+/* The agent whose queue starts with run r's next job in dispatch order: the lowest ord among
+ * the heads of the queues (a host's queue keeps its run's jobs in that order; a retried job,
+ * queued again at the end, waits its turn there). NULL when none is queued. O(fleet), paid by
+ * runs that are not parallel alone. */
+static cagent *next_of_run(sm_control *c, uint64_t run_id)
+{
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    cagent *best = NULL;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *x = val;
+        if (x->qhead && x->qhead->run_id == run_id && (!best || x->qhead->ord < best->qhead->ord))
+            best = x;
+    }
+    return best;
+}
+
+/* A run with "parallel": false runs one job at a time, in its dispatch order: hosts take
+ * turns repetition by repetition, so that a disturbance of a few seconds falls on every host
+ * alike rather than on whichever host happened to be running then. */
+static bool gate_open(sm_control *c, const crun *gate, const cagent *a)
+{
+    if (!gate || gate->parallel)
+        return true;
+    if (gate->active > 0)
+        return false;
+    const cagent *next = next_of_run(c, gate->id);
+    return next == NULL || next == a || next->qhead == a->qhead;
+}
+
 /* Commands for the agent now: its pending cancel, its unacked assignment, or (when idle) the
  * next queued job, which becomes its current one. */
 static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *reply,
@@ -510,7 +550,7 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
                      other->qhead == h;
     }
     if (!a->current && a->idle && a->status != SM_AGENT_LOST && a->qhead && pair_ready &&
-        !(gate && !gate->parallel && gate->active > 0)) {
+        gate_open(c, gate, a)) {
         cjob *j = a->qhead;
         uint32_t attempt = j->attempt ? j->attempt : 1;
         int rc = sm_store_job_set_state(c->st, j->id, attempt, SM_JOB_ASSIGNED, "", now_ms, err);
@@ -1125,6 +1165,7 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
             continue;
         }
         made[i] = NULL;
+        j->ord = (uint32_t)k2;
         enqueue(a, j);
         a->news = true;
         if (b) {

@@ -496,7 +496,7 @@ static void test_control_parallel_false_holds_other_hosts_until_the_running_job_
 {
     fixture *f = *state;
     sm_poll p1, p2;
-    start_run(f, 1, false, &p1, &p2);
+    start_run(f, 2, false, &p1, &p2);
     sm_poll_reply r;
     bool now;
     poll_once(f, &p1, &r, &now);
@@ -504,20 +504,36 @@ static void test_control_parallel_false_holds_other_hosts_until_the_running_job_
     uint64_t job = r.commands[0].job;
     poll_once(f, &p2, &r, &now);
     assert_int_equal(r.n_commands, 0); /* h1 runs: h2 waits */
-    /* h1's result opens the gate: the next job of the run goes to whoever asks first, and
-     * only one. */
+    /* h1's result opens the gate to the run's next job in its order: h1's other variant. */
     sm_result_msg m = {.job = job, .attempt = 1};
     sm_result_init(&m.result);
     m.result.ok = true;
     p1.results = &m;
     p1.n_results = 1;
     poll_once(f, &p1, &r, &now);
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(r.n_commands, 1);
+    m.job = r.commands[0].job;
+    poll_once(f, &p2, &r, &now);
+    assert_int_equal(r.n_commands, 0); /* still one at a time */
+    /* Repetition 0 of h1 is done: h1 asks first, but h2's repetition 0 comes before h1's
+     * repetition 1, so the hosts take turns and a passing disturbance cannot fall on one
+     * host's whole cell. */
+    poll_once(f, &p1, &r, &now);
     p1.results = NULL;
     p1.n_results = 0;
     assert_int_equal(r.n_acks, 1);
-    assert_int_equal(r.n_commands, 1); /* h1 asked first and got its second job */
+    assert_int_equal(r.n_commands, 0);
+    /* h2's held poll is answered now, not at the end of its hold. */
+    char names[8][SM_NAME_MAX + 1];
+    size_t n = sm_control_take_news(f->c, names, 8);
+    bool told = false;
+    for (size_t i = 0; i < n; i++)
+        told |= strcmp(names[i], "h2") == 0;
+    assert_true(told);
     poll_once(f, &p2, &r, &now);
-    assert_int_equal(r.n_commands, 0); /* still one at a time */
+    assert_int_equal(r.n_commands, 1);
+    assert_int_equal(r.commands[0].kind, SM_CMD_ASSIGN);
 }
 
 /* ---- property: the real dispatch never double-books a host and always finishes ---- */
