@@ -126,7 +126,12 @@ bool sm_daemon_url_allowed(const sm_daemon_cfg *cfg, const char *url)
 static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr, uint16_t port,
                    const char *pin, sm_result *r, sm_error *err)
 {
-    sm_runner_opts ro = {.sock_dir = d->cfg->sock_dir, .abort = &d->w.abort, .tls = d->tls};
+    sm_runner_opts ro = {.sock_dir = d->cfg->sock_dir,
+                         .abort = &d->w.abort,
+                         .tls = d->tls,
+                         .pin = d->cfg->pin,
+                         .client_cpu = d->cfg->client_cpu,
+                         .server_cpu = d->cfg->server_cpu};
     if (p->workload == SM_WL_HTTP && p->url[0] && !sm_daemon_url_allowed(d->cfg, p->url))
         return sm_error_set(err, SM_EINVAL,
                             "url: '%.120s' is not under an --allow-http prefix of this agent",

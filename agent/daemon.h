@@ -28,6 +28,9 @@ typedef struct sm_daemon_cfg {
      * peer is always allowed: the coordinator took its address from a registered agent). */
     char allow_http[SM_ALLOW_HTTP_MAX][SM_URL_MAX + 1];
     size_t n_allow_http;
+    /* --affinity: pin every job's client and server threads to these CPUs. */
+    bool pin;
+    int client_cpu, server_cpu;
 } sm_daemon_cfg;
 
 /* Whether url is under one of the prefixes: it starts with one, and a prefix that does not end

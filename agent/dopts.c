@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/opts.h"
 #include "proto/log.h"
 
 const char *sm_dopts_usage(void)
@@ -26,6 +27,9 @@ const char *sm_dopts_usage(void)
            "/var/lib/sockmatrix-agent/spool)\n"
            "  --sock-dir DIR         where Unix sockets of jobs are made (default /tmp)\n"
            "  --reply-wait-ms N      resend a poll not answered in N ms (default 10000)\n"
+           "  --affinity C,S         pin every job's client thread to CPU C and its server\n"
+           "                         thread to CPU S (where the two ends run can change a\n"
+           "                         loopback result several-fold; see --once --help)\n"
            "  --allow-http PREFIX    http jobs may fetch urls under this prefix (repeatable,\n"
            "                         up to 16; without it, only peers' built-in sources)\n"
            "  --log-level LEVEL      error, warning, notice (default), info, debug\n"
@@ -52,6 +56,7 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
         {"sock-dir", required_argument, NULL, 'u'},
         {"reply-wait-ms", required_argument, NULL, 'w'},
         {"allow-http", required_argument, NULL, 'H'},
+        {"affinity", required_argument, NULL, 'A'},
         {"log-level", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -117,6 +122,11 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
                                     "--reply-wait-ms: '%s' is not a number from 1000 to 600000",
                                     optarg);
             cfg->reply_wait_ms = (uint32_t)v;
+            break;
+        case 'A':
+            if (sm_opts_parse_affinity(optarg, &cfg->client_cpu, &cfg->server_cpu, err) != 0)
+                return SM_EINVAL;
+            cfg->pin = true;
             break;
         case 'H':
             if (cfg->n_allow_http == SM_ALLOW_HTTP_MAX)

@@ -263,8 +263,7 @@ static int parse_nodelay(const char *val, sm_once_opts *o, sm_error *err)
     return 0;
 }
 
-/* --affinity C,S: both CPUs must be ones this process may run on. */
-static int parse_affinity(const char *val, sm_once_opts *o, sm_error *err)
+int sm_opts_parse_affinity(const char *val, int *client_cpu, int *server_cpu, sm_error *err)
 {
     char buf[64], *comma;
     uint64_t c, s;
@@ -285,9 +284,8 @@ static int parse_affinity(const char *val, sm_once_opts *o, sm_error *err)
                                 "--affinity: CPU %llu is not one this process may run on "
                                 "(it may use %d CPUs)",
                                 (unsigned long long)cpus[i], CPU_COUNT(&allowed));
-    o->pin = true;
-    o->client_cpu = (int)c;
-    o->server_cpu = (int)s;
+    *client_cpu = (int)c;
+    *server_cpu = (int)s;
     return 0;
 }
 
@@ -594,7 +592,8 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
             rc = parse_fault(optarg, &o->fault, err);
             break;
         case OPT_AFFINITY:
-            rc = parse_affinity(optarg, o, err);
+            rc = sm_opts_parse_affinity(optarg, &o->client_cpu, &o->server_cpu, err);
+            o->pin = rc == 0;
             break;
         case OPT_CLIENT:
             g.clients = true;

@@ -42,6 +42,10 @@ typedef struct sm_once_opts {
  * (via sm_params_validate) so that a bad combination fails here, before anything runs. */
 int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err);
 
+/* --affinity C,S: the CPUs of a job's client and server threads, both ones this process may run
+ * on. Returns 0 or SM_EINVAL naming the option. */
+int sm_opts_parse_affinity(const char *val, int *client_cpu, int *server_cpu, sm_error *err);
+
 /* The --help text. */
 const char *sm_opts_usage(void);
 

@@ -171,6 +171,9 @@ do_up() {
     ip -n "$ns" addr add "$SUBNET.$((10 + i))/24" dev eth0
     ip -n "$ns" link set lo up
     ip -n "$ns" link set eth0 up
+    # Identical hosts: no TCP metrics carried from one connection to the next, which would
+    # give each namespace a history of its own.
+    ip netns exec "$ns" sysctl -qw net.ipv4.tcp_no_metrics_save=1
     ip link set "${PREFIX}v$i" master "$BRIDGE" up
     echo "SM_LAB_H${i}=\"h$i $ns $SUBNET.$((10 + i)) ${PREFIX}v$i\"" >>"$tmp"
   done

@@ -256,6 +256,9 @@ static void test_dopts_allow_http_matches_prefixes_at_a_boundary(void **state)
     char *scheme[] = {"a", "--coordinator", "tcp://c:1", "--allow-http", "ftp://lab1/", NULL};
     assert_int_equal(sm_dopts_parse(ARGC(scheme), scheme, &parsed, &help, &err), SM_EINVAL);
     assert_non_null(strstr(err.msg, "--allow-http: 'ftp://lab1/'"));
+    char *cpu[] = {"a", "--coordinator", "tcp://c:1", "--affinity", "0,4096", NULL};
+    assert_int_equal(sm_dopts_parse(ARGC(cpu), cpu, &parsed, &help, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "--affinity: CPU 4096 is not one this process may run on"));
     char *bare[] = {"a", "--coordinator", "tcp://c:1", "--allow-http", "https://", NULL};
     assert_int_equal(sm_dopts_parse(ARGC(bare), bare, &parsed, &help, &err), SM_EINVAL);
     assert_non_null(strstr(err.msg, "with a host"));
