@@ -68,7 +68,7 @@ def wait_for(what, check, timeout, interval=0.1):
 class Fleet:
     """N agents and a coordinator. hold_ms is short so that lost agents show quickly."""
 
-    def __init__(self, n=3, hold_ms=1000, lab=None):
+    def __init__(self, n=3, hold_ms=1000, lab=None, lab_args=()):
         self.n = n
         self.hold_ms = hold_ms
         self.lab = can_lab() if lab is None else lab
@@ -83,7 +83,7 @@ class Fleet:
         if self.lab:
             self.subnet = f"10.213.{random.randint(100, 200)}"
             subprocess.run(["bash", LAB, "up", str(n), "--prefix", self.prefix, "--subnet",
-                            self.subnet], check=True, capture_output=True, timeout=60)
+                            self.subnet, *lab_args], check=True, capture_output=True, timeout=60)
             st = json.loads(subprocess.run(["bash", LAB, "status", "--json", "--prefix",
                                             self.prefix], check=True, capture_output=True,
                                            text=True).stdout)

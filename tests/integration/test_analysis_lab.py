@@ -1,0 +1,113 @@
+"""Fleet analysis end to end on the lab (network namespaces, root): a host whose TCP is shaped
+stands apart on TCP/UDS and nobody else does; a host whose link is shaped is a slow host of the
+pair matrix; an unshaped lab raises no flag across runs. The real coordinator, agents, store and
+CLI; flags read from /api/runs/ID/anomalies, the table's flags column and `sockmatrix anomalies`."""
+import csv
+import io
+import subprocess
+import unittest
+import urllib.request
+
+from smtest import BIN_DIR, Fleet, can_lab, wait_for
+
+CLI = f"{BIN_DIR}/sockmatrix"
+
+# The 2010 test without TCP_NODELAY, one job at a time: the lab's hosts share this machine's
+# CPUs, and jobs side by side would measure each other.
+SEED = {"workload": "stream", "scope": "local", "transport": ["tcp", "unix"], "framing": "lines",
+        "msg_size": 128, "count": 8192}
+
+
+def spec(name, tests, **top):
+    s = {"name": name, "hosts": "all", "repetitions": 5, "warmup": 1, "parallel": False,
+         "tests": tests}
+    s.update(top)
+    return s
+
+
+@unittest.skipUnless(can_lab(), "needs root for the lab's network namespaces")
+class AnalysisLabTest(unittest.TestCase):
+    def fleet(self, n, *lab_args):
+        f = Fleet(n=n, hold_ms=1000, lab_args=lab_args)
+        self.addCleanup(f.stop)
+        # The lab's hosts share this machine's CPUs: every agent pins its jobs alike, so that
+        # where the two ends of a loopback job run is not what tells one host from another.
+        f.agent_args = ["--affinity", "0,1"]
+        return f.start()
+
+    def run_spec(self, f, body, timeout=300):
+        status, resp = f.post("/api/runs", body)
+        self.assertEqual(status, 201, resp)
+        rid = int(resp["run"])
+        r = wait_for(f"run {rid}", lambda: (x := f.get(f"/api/runs/{rid}"))["state"] !=
+                     "running" and x, timeout, 0.3)
+        self.assertEqual(r["state"], "done", r)
+        return rid
+
+    def anomalies(self, f, rid, query=""):
+        doc = f.get(f"/api/runs/{rid}/anomalies{query}")
+        self.assertEqual(doc["version"], 1)
+        return doc
+
+    def cli(self, f, *args):
+        return subprocess.run([CLI, "--coordinator", f.url, *args], capture_output=True,
+                              text=True, timeout=60)
+
+    def test_a_host_with_slow_tcp_stands_apart_on_tcp_unix_and_nobody_else(self):
+        f = self.fleet(3, "--slow-tcp", "h2:400mbit")
+        rid = self.run_spec(f, spec("slow-tcp", [SEED]))
+        doc = self.anomalies(f, rid)
+        found = doc["anomalies"]
+        self.assertTrue(found, doc)
+        self.assertEqual({a["host"] for a in found}, {"h2"}, found)
+        ratio = [a for a in found if a["ratio"]]
+        self.assertEqual(len(ratio), 1, found)
+        a = ratio[0]
+        self.assertEqual((a["kind"], a["metric"], a["direction"]), ("fleet", "seconds", "slower"))
+        self.assertTrue(a["test"].startswith("tcp/unix stream lines"), a)
+        self.assertGreater(a["value"], 1.15 * a["reference"])  # evidence: value vs fleet median
+        self.assertGreaterEqual(a["rel"], a["floor"])
+        # The table says so in its flags column, on h2's row alone.
+        with urllib.request.urlopen(f.url + f"/api/runs/{rid}/table?format=csv") as r:
+            rows = list(csv.reader(io.StringIO(r.read().decode(), newline="")))
+        flags = {row[0]: row[-1] for row in rows[1:]}
+        self.assertEqual(rows[0][-1], "flags")
+        self.assertIn("tcp/unix", flags["h2"])
+        self.assertEqual((flags["h1"], flags["h3"]), ("", ""))
+        # And the CLI, with the evidence in words.
+        out = self.cli(f, "anomalies", str(rid))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertIn(f"run {rid} (slow-tcp): {len(found)} anomal", lines[0])
+        self.assertTrue(all(" h2" in line or "h2:" in line for line in lines[1:]), lines)
+
+    def test_a_host_with_a_slow_link_is_a_slow_host_of_the_pair_matrix(self):
+        f = self.fleet(4, "--slow-link", "h3:100mbit")
+        body = spec("slow-link", [{"workload": "stream", "scope": "pair", "transport": "tcp",
+                                   "msg_size": 65536, "bytes": 2097152}],
+                    pairs="mesh", repetitions=3)
+        rid = self.run_spec(f, body, timeout=600)
+        found = self.anomalies(f, rid)["anomalies"]
+        hosts = [a for a in found if a["kind"] == "slow-host"]
+        self.assertTrue(hosts, found)
+        self.assertEqual({a["host"] for a in hosts}, {"h3"}, found)
+        self.assertTrue(all(a["direction"] == "slower" for a in hosts), hosts)
+        # Its slowness is the host's, not one link's.
+        self.assertEqual([a for a in found if a["kind"] == "slow-link"], [], found)
+        out = self.cli(f, "anomalies", str(rid))
+        self.assertIn("slow-host", out.stdout)
+
+    def test_an_unshaped_lab_raises_no_flag_across_three_runs(self):
+        f = self.fleet(3)
+        body = spec("steady", [SEED])
+        rids = [self.run_spec(f, body) for _ in range(3)]
+        for rid in rids:
+            doc = self.anomalies(f, rid)
+            self.assertEqual(doc["anomalies"], [], doc)
+        # The later runs were compared with the one before them.
+        self.assertEqual(self.anomalies(f, rids[2])["baseline"], {"id": str(rids[1])})
+        self.assertIsNone(self.anomalies(f, rids[0])["baseline"])
+
+
+if __name__ == "__main__":
+    unittest.main()
