@@ -63,9 +63,12 @@ echo $! >"$STATE/coordinator.pid"
 read -r -t 10 ready <&3 || { say "the coordinator did not start: $(tail -3 "$STATE/coordinator.log")"; stop_all; exit 1; }
 exec 3<&-
 
+# The lab's hosts share this machine's CPUs: every agent pins its jobs' two ends alike, so that
+# where they happen to run is not what tells one host from another.
+PIN=(); [[ $(nproc) -ge 2 ]] && PIN=(--affinity 0,1)
 for h in "${HOSTS[@]}"; do
   cmd=("$BIN/sockmatrix-agent" --coordinator "tcp://$BUS_ADDR:$BUS_PORT" --key-file "$STATE/fleet.key"
-       --name "$h" --data-addr "${ADDR[$h]}" --spool-dir "$STATE/spool-$h" --sock-dir "$STATE")
+       --name "$h" --data-addr "${ADDR[$h]}" --spool-dir "$STATE/spool-$h" --sock-dir "$STATE" "${PIN[@]}")
   if [[ -n ${NETNS[$h]} ]]; then cmd=(ip netns exec "${NETNS[$h]}" "${cmd[@]}"); fi
   "${cmd[@]}" >/dev/null 2>"$STATE/agent-$h.log" &
   echo $! >"$STATE/agent-$h.pid"
