@@ -186,6 +186,14 @@ class Fleet:
         with urllib.request.urlopen(self.url + path, timeout=10) as r:
             return json.loads(r.read())
 
+    def get_status(self, path):
+        """(status, JSON body) of a GET, errors included."""
+        try:
+            with urllib.request.urlopen(self.url + path, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
     def post(self, path, body):
         req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})

@@ -108,6 +108,30 @@ class AnalysisLabTest(unittest.TestCase):
         self.assertEqual(self.anomalies(f, rids[2])["baseline"], {"id": str(rids[1])})
         self.assertIsNone(self.anomalies(f, rids[0])["baseline"])
 
+    def test_a_host_slowed_between_two_runs_regresses_against_the_first(self):
+        f = self.fleet(3)
+        before = self.run_spec(f, spec("drift", [SEED]))
+        # h2's loopback TCP slowed after the first run, as a driver update might.
+        subprocess.run(["ip", "netns", "exec", f.hosts["h2"]["netns"], "tc", "qdisc", "add", "dev",
+                        "lo", "root", "tbf", "rate", "400mbit", "burst", "256kb", "latency",
+                        "50ms"], check=True, capture_output=True, timeout=30)
+        after = self.run_spec(f, spec("drift", [SEED]))
+        doc = self.anomalies(f, after)
+        self.assertEqual(doc["baseline"], {"id": str(before)})
+        # (Other cells may move too between two runs on a shared machine, and would be flagged
+        # alike: the test asks only for the one that was slowed.)
+        reg = [a for a in doc["anomalies"] if a["kind"] == "regression"]
+        tcp = [a for a in reg if a["test"] == "stream tcp lines 128 B x 8192" and
+               a["host"] == "h2"]
+        self.assertEqual(len(tcp), 1, reg)
+        self.assertEqual(tcp[0]["direction"], "slower")
+        self.assertGreater(tcp[0]["value"], tcp[0]["reference"] * 1.15)
+        self.assertEqual(tcp[0]["rule"], "CIs apart and >= 15%")
+        # The first run has no baseline, and a run is not its own.
+        self.assertNotIn("regression", {a["kind"] for a in self.anomalies(f, before)["anomalies"]})
+        status, body = f.get_status(f"/api/runs/{after}/anomalies?baseline={after}")
+        self.assertEqual(status, 400, body)
+
 
 if __name__ == "__main__":
     unittest.main()
