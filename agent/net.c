@@ -74,7 +74,7 @@ int sm_net_tcp_listen(const char *addr, uint16_t port, const sm_sockopts *o, int
                       uint16_t *bound_port, sm_error *err)
 {
     struct sockaddr_storage ss;
-    socklen_t len;
+    socklen_t len = 0;
     int rc = parse_inet(addr, port, &ss, &len, err);
     if (rc)
         return rc;
@@ -131,7 +131,7 @@ int sm_net_tcp_connect(const char *addr, uint16_t port, const sm_sockopts *o, in
                        int *fd, sm_error *err)
 {
     struct sockaddr_storage ss;
-    socklen_t len;
+    socklen_t len = 0;
     char what[96];
     int rc = parse_inet(addr, port, &ss, &len, err);
     if (rc)

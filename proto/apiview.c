@@ -288,8 +288,8 @@ static int agent_from(const cJSON *o, const char *what, sm_apiview_agent *a, sm_
         return 0;
     if (!cJSON_IsObject(f))
         return sm_error_set(err, SM_EPARSE, "%s: facts: expected an object", what);
-    char fwhat[48];
-    snprintf(fwhat, sizeof fwhat, "%s.facts", what);
+    char fwhat[64]; /* what is "agents[N]"; the size leaves gcc -O3 nothing to warn of */
+    snprintf(fwhat, sizeof fwhat, "%.48s.facts", what);
     uint64_t mem;
     if ((rc = get_str(f, fwhat, "kernel", a->kernel, sizeof a->kernel, true, true, err)) ||
         (rc = get_str(f, fwhat, "cpu_model", a->cpu_model, sizeof a->cpu_model, true, true, err)) ||

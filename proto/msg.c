@@ -625,7 +625,7 @@ static int poll_acks_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 /* n_results counts the results built so far, so sm_msg_poll_fini frees exactly those. */
 static int poll_results_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
-    const cJSON *results, *item;
+    const cJSON *results = NULL, *item; /* NULL: gcc -O3 cannot see get_array set it */
     int rc = get_array(o, "poll", "results", SM_POLL_RESULTS_MAX, &results, err);
     if (rc != 0)
         return rc;

@@ -153,7 +153,7 @@ static off_t file_size(const char *dir, const char *name)
 
 static void write_file(const char *dir, const char *name, const char *text)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX + 64]; /* a dir of up to PATH_MAX and a short name: no truncation */
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *fp = fopen(path, "w");
     assert_non_null(fp);
