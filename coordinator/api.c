@@ -185,10 +185,13 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
         online += st != SM_AGENT_LOST;
     }
     sm_store_agents_free(rows, n);
-    static const char *const names[] = {"polls", "results_stored", "results_duplicate",
-                                        "results_orphan", "jobs_dispatched"};
-    const uint64_t values[] = {s.polls, s.results_stored, s.results_duplicate, s.results_orphan,
-                               s.jobs_dispatched};
+    static const char *const names[] = {"polls",          "results_stored",  "results_duplicate",
+                                        "results_orphan", "jobs_dispatched", "ws_clients",
+                                        "ws_rejected",    "ws_cut_slow"};
+    const uint64_t *w = a->ws_counters;
+    const uint64_t values[] = {s.polls,          s.results_stored,  s.results_duplicate,
+                               s.results_orphan, s.jobs_dispatched, w ? w[0] : 0,
+                               w ? w[1] : 0,     w ? w[2] : 0};
     const char *rej_names[SM_REJ__COUNT];
     uint64_t rej_values[SM_REJ__COUNT];
     size_t nr = 0;
@@ -197,7 +200,7 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
         rej_values[nr++] = a->rejects ? sm_rejects_count(a->rejects, (sm_reject)r) : 0;
     }
     return reply(resp, len, 200,
-                 sm_api_health(n, online, results, names, values, 5, rej_names, rej_values, nr));
+                 sm_api_health(n, online, results, names, values, 8, rej_names, rej_values, nr));
 }
 
 /* ---- runs ---- */

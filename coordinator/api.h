@@ -18,6 +18,9 @@ typedef struct sm_api_ctx {
      * that their held polls can be answered now. */
     void (*jobs_queued)(void *arg, const char *const *hosts, size_t n);
     void *arg;
+    /* The live-event hub's counters for /healthz (ws_clients, ws_rejected, ws_cut_slow); NULL
+     * when there is none. */
+    const uint64_t *ws_counters;
 } sm_api_ctx;
 
 /* One request: method "GET"/"POST", path without query, query ("format=csv&x=y", may be

@@ -3,10 +3,12 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "coordinator/server.h"
 #include "proto/envelope.h"
@@ -36,9 +38,37 @@ static const char usage[] =
     "                            3 x this is lost)\n"
     "  --log-level LEVEL         error, warning, notice (default), info, debug\n"
     "  --ready-fd N              write \"ready ...\" to descriptor N once listening\n"
+    "  --web-dir DIR             the dashboard's files, served at / (default: the build's or\n"
+    "                            the installed web folder, when there is one)\n"
     "  --help, --version\n"
     "\n"
     "keygen PATH writes a new random 32-byte key (hex) with mode 0600; it never overwrites.\n";
+
+static bool has_index(const char *dir)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/index.html", dir);
+    return n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0;
+}
+
+/* The dashboard laid out beside this binary (bin/../share/sockmatrix/web, in the build tree
+ * as in the package), else the configured install path; NULL when neither has one. */
+static const char *default_web_dir(char *buf, size_t len)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            int k = snprintf(buf, len, "%s/../share/sockmatrix/web", exe);
+            if (k > 0 && (size_t)k < len && has_index(buf))
+                return buf;
+        }
+    }
+    return has_index(SM_WEB_DIR_INSTALLED) ? SM_WEB_DIR_INSTALLED : NULL;
+}
 
 /* One line on stderr naming what is wrong; returns the usage exit status. */
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
@@ -115,17 +145,12 @@ int main(int argc, char **argv)
         return 0;
     }
     static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'l'},
-        {"http", required_argument, NULL, 'H'},
-        {"db", required_argument, NULL, 'd'},
-        {"key-file", required_argument, NULL, 'k'},
-        {"token-file", required_argument, NULL, 't'},
-        {"hold-ms", required_argument, NULL, 'o'},
-        {"log-level", required_argument, NULL, 'L'},
-        {"ready-fd", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
+        {"listen", required_argument, NULL, 'l'},     {"http", required_argument, NULL, 'H'},
+        {"db", required_argument, NULL, 'd'},         {"key-file", required_argument, NULL, 'k'},
+        {"token-file", required_argument, NULL, 't'}, {"hold-ms", required_argument, NULL, 'o'},
+        {"log-level", required_argument, NULL, 'L'},  {"ready-fd", required_argument, NULL, 'r'},
+        {"web-dir", required_argument, NULL, 'w'},    {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0},
     };
     sm_server_cfg cfg = {.listen_url = "tcp://0.0.0.0:7100",
                          .db_path = "sockmatrix.db",
@@ -173,6 +198,11 @@ int main(int argc, char **argv)
                 return fail("--ready-fd: '%s' is not a descriptor number", optarg);
             cfg.ready_fd = (int)v;
             break;
+        case 'w':
+            if (!has_index(optarg))
+                return fail("--web-dir: %s has no index.html", optarg);
+            cfg.web_dir = optarg;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
@@ -187,6 +217,9 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return fail("unexpected argument '%s' (see --help)", argv[optind]);
+    char web_buf[4200];
+    if (!cfg.web_dir)
+        cfg.web_dir = default_web_dir(web_buf, sizeof web_buf);
     if (split_hostport(http, http_addr, sizeof http_addr, &cfg.http_port) != 0)
         return fail("--http: '%s' is not ADDR:PORT", http);
     cfg.http_addr = http_addr;

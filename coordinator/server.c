@@ -13,6 +13,7 @@
 #include "coordinator/control.h"
 #include "coordinator/map.h"
 #include "coordinator/store.h"
+#include "coordinator/web.h"
 #include "proto/api.h"
 #include "proto/log.h"
 #include "proto/msg.h"
@@ -37,6 +38,9 @@ typedef struct server {
     sm_rejects *rejects;
     sm_map *held; /* agent name -> held */
     sm_api_ctx api;
+    sm_ws_hub *hub;
+    uint64_t ws_counters[3];
+    unsigned ticks;
     lws_sorted_usec_list_t tick;
     volatile sig_atomic_t *stop;
 } server;
@@ -259,6 +263,10 @@ static void on_tick(lws_sorted_usec_list_t *sul)
         }
     }
     answer_news(s);
+    /* Browsers hear of changes every other tick: quick enough to watch, cheap enough to leave
+     * open. */
+    if (++s->ticks % 2 == 0)
+        sm_ws_tick(s->hub);
     if (*s->stop)
         lws_cancel_service(s->ctx);
     else
@@ -305,6 +313,16 @@ static int handle(struct lws *wsi, http_pss *p)
         p->resp = sm_api_error("the request body is over 8 MiB", NULL);
         p->resp_len = p->resp ? strlen(p->resp) : 0;
         p->status = 413;
+    } else if (strcmp(p->method, "GET") == 0 && s->cfg->web_dir &&
+               strncmp(p->path, "/api/", 5) != 0 && strcmp(p->path, "/healthz") != 0) {
+        /* Everything else a browser asks for is the dashboard's. */
+        p->status = sm_web_file(s->cfg->web_dir, p->path, &p->resp, &p->resp_len, &p->ctype);
+        if (p->status != 200) {
+            p->resp =
+                sm_api_error(p->status == 404 ? "no such file" : "cannot read the file", NULL);
+            p->resp_len = p->resp ? strlen(p->resp) : 0;
+            p->ctype = "application/json";
+        }
     } else {
         p->status =
             sm_api_handle(&s->api, p->method, p->path, p->query, p->auth[0] ? p->auth : NULL,
@@ -423,9 +441,11 @@ static int callback_bus(struct lws *wsi, enum lws_callback_reasons reason, void 
     }
 }
 
-static const struct lws_protocols protocols[] = {
+/* Not const: the events protocol carries the hub as its user pointer. */
+static struct lws_protocols protocols[] = {
     {"http", callback_http, sizeof(http_pss), 0, 0, NULL, 0},
     {"sm-bus", callback_bus, 0, 0, 0, NULL, 0},
+    {"sm-events", sm_ws_callback, 0, 4096, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
@@ -455,7 +475,13 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
     }
-    s.api = (sm_api_ctx){s.st, s.ctl, s.rejects, cfg->token, jobs_queued, &s};
+    s.api = (sm_api_ctx){s.st, s.ctl, s.rejects, cfg->token, jobs_queued, &s, s.ws_counters};
+    if (!(s.hub = sm_ws_hub_new(&s.api, s.st, s.ws_counters))) {
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+        goto out;
+    }
+    protocols[2].per_session_data_size = sm_ws_session_size();
+    protocols[2].user = s.hub;
     if ((rc = sm_bus_open(&s.bus, cfg->listen_url, err)))
         goto out;
 
@@ -485,8 +511,9 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
         goto out;
     }
     const int http_port = lws_get_vhost_listen_port(vh);
-    sm_log(LOG_NOTICE, "SM-LISTEN", "agents: %s, HTTP: %s:%d, store: %s", cfg->listen_url,
-           cfg->http_addr, http_port, cfg->db_path);
+    sm_log(LOG_NOTICE, "SM-LISTEN", "agents: %s, HTTP: %s:%d, store: %s, dashboard: %s",
+           cfg->listen_url, cfg->http_addr, http_port, cfg->db_path,
+           cfg->web_dir ? cfg->web_dir : "(none)");
     if (cfg->ready_fd >= 0) {
         dprintf(cfg->ready_fd, "ready bus=%s http=%s:%d\n", cfg->listen_url, cfg->http_addr,
                 http_port);
@@ -500,6 +527,7 @@ out:
     if (s.ctx)
         lws_context_destroy(s.ctx);
     sm_map_free(s.held, held_free);
+    sm_ws_hub_free(s.hub);
     sm_bus_close(s.bus);
     sm_rejects_free(s.rejects);
     sm_replay_free(s.replay);

@@ -236,3 +236,68 @@ def stream_job(host, count=50, size=1000, **extra):
         params["count"] = count
     params.update(extra)
     return {"host": host, "params": params}
+
+
+class WsClient:
+    """A minimal WebSocket client (RFC 6455) for the coordinator's /ws: text frames only, masked
+    as a client must, every read bounded by a timeout."""
+
+    def __init__(self, port, protocol="sm-events", timeout=10):
+        import base64
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        key = base64.b64encode(_os.urandom(16)).decode()
+        self.sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                          f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                          f"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: {protocol}"
+                          f"\r\n\r\n".encode())
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise AssertionError("the coordinator closed the WebSocket handshake")
+            buf += chunk
+        head, self.rest = buf.split(b"\r\n\r\n", 1)
+        self.status = head.split(b"\r\n")[0].decode()
+
+    def _need(self, n):
+        while len(self.rest) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError("closed")
+            self.rest += chunk
+
+    def recv(self):
+        """The next message as (opcode, bytes)."""
+        self._need(2)
+        op, n, off = self.rest[0] & 0x0F, self.rest[1] & 0x7F, 2
+        if n == 126:
+            self._need(4)
+            n, off = int.from_bytes(self.rest[2:4], "big"), 4
+        elif n == 127:
+            self._need(10)
+            n, off = int.from_bytes(self.rest[2:10], "big"), 10
+        self._need(off + n)
+        data, self.rest = self.rest[off:off + n], self.rest[off + n:]
+        return op, data
+
+    def recv_json(self):
+        op, data = self.recv()
+        if op != 1:
+            raise AssertionError(f"expected a text frame, got opcode {op}")
+        return json.loads(data)
+
+    def send(self, data, fin=True):
+        payload = data.encode() if isinstance(data, str) else data
+        mask = _os.urandom(4)
+        n = len(payload)
+        head = bytes([0x81 if fin else 0x01])
+        if n < 126:
+            head += bytes([0x80 | n])
+        elif n < 65536:
+            head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
+        else:
+            head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
+        self.sock.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def close(self):
+        self.sock.close()

@@ -1,0 +1,36 @@
+/* The dashboard's side of the coordinator: its static files, and the hub of live events that
+ * browsers follow over the WebSocket /ws (protocol "sm-events"). */
+#ifndef SM_COORD_WEB_H
+#define SM_COORD_WEB_H
+
+#include <libwebsockets.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coordinator/api.h"
+
+#define SM_WEB_FILE_MAX (16u << 20)
+
+/* The file for GET path under dir ("/" is /index.html): 200 with a malloc'd *body and its media
+ * type, or 404 for a path that is not a plain name under dir (only [A-Za-z0-9._-/], no "..",
+ * no hidden names) or no such regular file, or 500 when it cannot be read. */
+int sm_web_file(const char *dir, const char *path, char **body, size_t *len, const char **ctype);
+
+typedef struct sm_ws_hub sm_ws_hub;
+
+/* counters[3] (clients, rejected messages, slow clients cut off) is the hub's to update; the
+ * API reads it for /healthz. NULL when out of memory. */
+sm_ws_hub *sm_ws_hub_new(sm_api_ctx *api, sm_store *st, uint64_t *counters);
+void sm_ws_hub_free(sm_ws_hub *h);
+
+/* The lws callback of the "sm-events" protocol; the protocol's `user` must be the hub. */
+int sm_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                   size_t len);
+size_t sm_ws_session_size(void);
+
+/* From the event loop's timer: when browsers are connected, compares the fleet, the runs and
+ * the jobs of running runs with what they were last told and queues the changes ("agent",
+ * "run", "job", and "anomaly" when a run ends). */
+void sm_ws_tick(sm_ws_hub *h);
+
+#endif

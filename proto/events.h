@@ -1,0 +1,42 @@
+/* The dashboard's live events over the WebSocket /ws (DESIGN section 11): built from the HTTP
+ * API's own JSON, so a page sees the same objects either way, and the check of what a browser
+ * may send. */
+#ifndef SM_PROTO_EVENTS_H
+#define SM_PROTO_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SM_EVENT_CLIENT_MAX 4096 /* bytes of one message from a browser */
+
+/* {"type":"snapshot","agents":[...],"runs":[...]} from the bodies of GET /api/agents
+ * ({"agents":[...]}) and GET /api/runs ({"runs":[...]}). malloc'd, or NULL when either is not
+ * such a body or memory runs out. */
+char *sm_event_snapshot(const char *agents_json, const char *runs_json);
+
+/* The items of the array `key` in the object text json ({"agents":[...]}): each item's compact
+ * JSON text in (*items)[i], and in (*ids)[i] its "name" (agents) or "id" (runs, anomalies'
+ * hosts are not ids: their index as text). Returns the count, or -1 on malformed input or no
+ * memory; free with sm_event_items_free. */
+long sm_event_split(const char *json, const char *key, char ***items, char ***ids);
+void sm_event_items_free(char **items, char **ids, long n);
+
+/* The string field key of the object text item_json into out (cut to cap); 0, or -1 when
+ * item_json is not an object with such a string. */
+int sm_event_field(const char *item_json, const char *key, char *out, size_t cap);
+
+/* {"type":TYPE,FIELD:ITEM} or, with run_id != 0, {"type":TYPE,"run":"ID",FIELD:ITEM}; ITEM is
+ * JSON text (an object). malloc'd, or NULL when ITEM does not parse. */
+char *sm_event_wrap(const char *type, const char *field, const char *item_json, uint64_t run_id);
+
+/* {"type":"job","job":{"id":"12","run":"3","host":"h1","peer":"","state":"done","reason":""}} */
+char *sm_event_job(uint64_t id, uint64_t run_id, const char *host, const char *peer,
+                   const char *state, const char *reason);
+
+/* What a browser sent: 1 for {"type":"ping"} (answer {"type":"pong"}), or a negative SM_E code
+ * with a reason: over SM_EVENT_CLIENT_MAX (SM_EINVAL), not JSON or not an object (SM_EPARSE),
+ * an unknown type (SM_EINVAL). The text need not be NUL-terminated. */
+struct sm_error;
+int sm_event_client_check(const char *data, size_t len, struct sm_error *err);
+
+#endif

@@ -1,0 +1,98 @@
+"""The dashboard's side of the coordinator: static files from --web-dir and the live events of
+/ws, with the real coordinator and agents: a snapshot on connect, run and job events as a run
+goes, a bad message dropped and counted, files outside the folder refused."""
+import os
+import shutil
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+from smtest import Fleet, WsClient
+
+
+class WsTest(unittest.TestCase):
+    def setUp(self):
+        self.web = tempfile.mkdtemp(prefix="sm-web-")
+        self.addCleanup(shutil.rmtree, self.web, True)
+        with open(os.path.join(self.web, "index.html"), "w") as f:
+            f.write("<!doctype html><title>sockmatrix</title>")
+        with open(os.path.join(self.web, "app.js"), "w") as f:
+            f.write("export const x = 1;\n")
+        self.f = Fleet(n=2, hold_ms=1000)
+        self.f.extra_args = ["--web-dir", self.web]
+        self.addCleanup(self.f.stop)
+        self.f.start()
+
+    def fetch(self, path):
+        try:
+            with urllib.request.urlopen(self.f.url + path, timeout=10) as r:
+                return r.status, r.headers.get("Content-Type"), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers.get("Content-Type"), e.read()
+
+    def test_the_dashboard_files_are_served_and_nothing_outside_them(self):
+        self.assertEqual(self.fetch("/"), (200, "text/html; charset=utf-8",
+                                          b"<!doctype html><title>sockmatrix</title>"))
+        self.assertEqual(self.fetch("/app.js")[:2], (200, "text/javascript; charset=utf-8"))
+        for bad in ("/../../etc/passwd", "/.hidden", "/nope.html", "/a//b", "/%2e%2e/x"):
+            self.assertEqual(self.fetch(bad)[0], 404, bad)
+        self.assertEqual(self.fetch("/api/agents")[0], 200)  # the API is still the API
+
+    def events_until(self, ws, done, deadline_s=120):
+        seen = []
+        deadline = time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            ev = ws.recv_json()
+            seen.append(ev)
+            if done(ev, seen):
+                return seen
+        raise AssertionError(f"no end in {deadline_s} s; saw {[e['type'] for e in seen]}")
+
+    def test_a_browser_gets_a_snapshot_then_the_run_and_its_jobs_as_they_go(self):
+        f = self.f
+        ws = WsClient(int(f.url.rsplit(":", 1)[1]))
+        self.addCleanup(ws.close)
+        self.assertIn("101", ws.status)
+        snap = ws.recv_json()
+        self.assertEqual(snap["type"], "snapshot")
+        self.assertEqual(sorted(a["name"] for a in snap["agents"]), ["h1", "h2"])
+        self.assertEqual(snap["runs"], [])
+        status, resp = f.post("/api/runs", {"name": "w", "hosts": "all", "repetitions": 2,
+                                            "warmup": 0, "tests": [
+                                                {"workload": "connect", "scope": "local",
+                                                 "transport": ["tcp", "unix"], "count": 50}]})
+        self.assertEqual(status, 201, resp)
+        rid = resp["run"]
+        seen = self.events_until(ws, lambda ev, s: ev["type"] == "run" and
+                                 ev["run"]["id"] == rid and ev["run"]["state"] != "running")
+        runs = [e["run"] for e in seen if e["type"] == "run" and e["run"]["id"] == rid]
+        self.assertEqual(runs[-1]["state"], "done")
+        self.assertEqual(runs[-1]["progress"], {"done": 8, "failed": 0, "total": 8})
+        done = {e["job"]["id"] for e in seen if e["type"] == "job" and e["job"]["state"] == "done"}
+        self.assertEqual(len(done), 8)  # every job's end was told, each once
+        self.assertTrue(all(e["job"]["run"] == rid for e in seen if e["type"] == "job"))
+        # A reloaded page starts from a snapshot that already has the finished run.
+        again = WsClient(int(f.url.rsplit(":", 1)[1]))
+        self.addCleanup(again.close)
+        snap = again.recv_json()
+        self.assertEqual([(r["id"], r["state"]) for r in snap["runs"]], [(rid, "done")])
+
+    def test_bad_messages_are_dropped_and_counted_and_a_ping_is_answered(self):
+        ws = WsClient(int(self.f.url.rsplit(":", 1)[1]))
+        self.addCleanup(ws.close)
+        self.assertEqual(ws.recv_json()["type"], "snapshot")
+        ws.send("not json")
+        ws.send('{"type":"launch","preset":"full"}')
+        ws.send('{"type":"ping","pad":"' + "x" * 5000 + '"}')
+        ws.send('{"type":"ping"}')
+        self.assertEqual(ws.recv_json(), {"type": "pong"})
+        health = self.f.get("/healthz")["counters"]
+        self.assertEqual(health["ws_rejected"], 3)
+        self.assertEqual(health["ws_clients"], 1)
+        self.assertEqual(self.f.get("/api/runs")["runs"], [])  # nothing a message could start
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,94 @@
+/* Unit tests of proto/events: the dashboard's events built from the API's JSON, and the check
+ * of what a browser may send. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proto/err.h"
+#include "proto/events.h"
+
+static void test_events_snapshot_joins_the_agents_and_runs_bodies(void **state)
+{
+    (void)state;
+    char *s = sm_event_snapshot("{\"agents\":[{\"name\":\"h1\",\"status\":\"online\"}]}",
+                                "{\"runs\":[{\"id\":\"3\",\"state\":\"done\"}]}");
+    assert_string_equal(s, "{\"type\":\"snapshot\",\"agents\":[{\"name\":\"h1\",\"status\":"
+                           "\"online\"}],\"runs\":[{\"id\":\"3\",\"state\":\"done\"}]}");
+    free(s);
+    assert_null(sm_event_snapshot("{\"agents\":{}}", "{\"runs\":[]}"));
+    assert_null(sm_event_snapshot("not json", "{\"runs\":[]}"));
+}
+
+static void test_events_split_gives_each_item_and_its_identity(void **state)
+{
+    (void)state;
+    char **items, **ids;
+    long n =
+        sm_event_split("{\"runs\":[{\"id\":\"3\",\"x\":1},{\"id\":\"4\"}]}", "runs", &items, &ids);
+    assert_int_equal(n, 2);
+    assert_string_equal(items[0], "{\"id\":\"3\",\"x\":1}");
+    assert_string_equal(ids[1], "4");
+    sm_event_items_free(items, ids, n);
+    n = sm_event_split("{\"agents\":[{\"name\":\"h9\"},{\"other\":1}]}", "agents", &items, &ids);
+    assert_int_equal(n, 2);
+    assert_string_equal(ids[0], "h9");
+    assert_string_equal(ids[1], "1"); /* no name or id: its index */
+    sm_event_items_free(items, ids, n);
+    assert_int_equal(sm_event_split("{\"runs\":3}", "runs", &items, &ids), -1);
+}
+
+static void test_events_wrap_and_job_are_exact(void **state)
+{
+    (void)state;
+    char *w = sm_event_wrap("anomaly", "anomaly", "{\"host\":\"h2\"}", 7);
+    assert_string_equal(w, "{\"type\":\"anomaly\",\"run\":\"7\",\"anomaly\":{\"host\":\"h2\"}}");
+    free(w);
+    w = sm_event_wrap("run", "run", "{\"id\":\"1\"}", 0);
+    assert_string_equal(w, "{\"type\":\"run\",\"run\":{\"id\":\"1\"}}");
+    free(w);
+    assert_null(sm_event_wrap("run", "run", "{broken", 0));
+    char *j = sm_event_job(12, 3, "h1", "", "failed", "time limit \"60000\" ms");
+    assert_string_equal(j, "{\"type\":\"job\",\"job\":{\"id\":\"12\",\"run\":\"3\",\"host\":\"h1\","
+                           "\"peer\":\"\",\"state\":\"failed\",\"reason\":\"time limit "
+                           "\\\"60000\\\" ms\"}}");
+    free(j);
+    char out[8];
+    assert_int_equal(sm_event_field("{\"state\":\"running\"}", "state", out, sizeof out), 0);
+    assert_string_equal(out, "running");
+    assert_int_equal(sm_event_field("{\"state\":1}", "state", out, sizeof out), -1);
+}
+
+static void test_events_a_browser_may_send_a_ping_and_nothing_else(void **state)
+{
+    (void)state;
+    sm_error err;
+    assert_int_equal(sm_event_client_check("{\"type\":\"ping\"}", 15, &err), 1);
+    /* Only the given length counts: the text need not end there. */
+    assert_int_equal(sm_event_client_check("{\"type\":\"ping\"}garbage", 15, &err), 1);
+    assert_int_equal(sm_event_client_check("{\"type\":\"launch\"}", 17, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown message type"));
+    assert_int_equal(sm_event_client_check("[1,2]", 5, &err), SM_EPARSE);
+    assert_int_equal(sm_event_client_check("nope", 4, &err), SM_EPARSE);
+    char *big = calloc(1, SM_EVENT_CLIENT_MAX + 2);
+    assert_non_null(big);
+    memset(big, ' ', SM_EVENT_CLIENT_MAX + 1);
+    assert_int_equal(sm_event_client_check(big, SM_EVENT_CLIENT_MAX + 1, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "above"));
+    free(big);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_events_snapshot_joins_the_agents_and_runs_bodies),
+        cmocka_unit_test(test_events_split_gives_each_item_and_its_identity),
+        cmocka_unit_test(test_events_wrap_and_job_are_exact),
+        cmocka_unit_test(test_events_a_browser_may_send_a_ping_and_nothing_else),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
