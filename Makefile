@@ -10,9 +10,9 @@ JOBS       ?= $(shell nproc)
 DEB_PACKAGES := build-essential clang cmake pkg-config \
 	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
 	libsqlite3-dev libssl-dev libclang-rt-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3 \
-	nginx-light openssl curl
+	nginx-light openssl curl chromium
 
-.PHONY: all deps build build-asan test test-unit test-integration test-asan demo demo-down demo-once bench clean format
+.PHONY: all deps build build-asan test test-unit test-integration test-web test-asan demo demo-down demo-once bench clean format
 
 all: build
 
@@ -26,6 +26,17 @@ deps:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+	@# Node and npm by command, not by package: a machine may have them from elsewhere, whose
+	@# nodejs conflicts with Debian's npm package.
+	@command -v npm >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; }
+	@# The dashboard's chart library and the browser tests' driver, pinned by their lock files.
+	@for d in web tests/web; do \
+	  [ -f $$d/package-lock.json ] || continue; \
+	  [ $$d/node_modules/.package-lock.json -nt $$d/package-lock.json ] && continue; \
+	  echo "npm ci in $$d"; (cd $$d && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+	done
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -39,9 +50,10 @@ $(ASAN_BUILD)/CMakeCache.txt:
 build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-# Every ctest label, on the gcc build and again under ASan+UBSan (clang).
+# Every ctest label, on the gcc build and again under ASan+UBSan (clang); the browser tests
+# (label web) once, on the gcc build.
 test: build build-asan
-	cd $(BUILD) && ctest --output-on-failure -L 'unit|integration'
+	cd $(BUILD) && ctest --output-on-failure -L 'unit|integration|web'
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L 'unit|integration|fuzz'
 
@@ -50,6 +62,9 @@ test-unit: build
 
 test-integration: build
 	cd $(BUILD) && ctest --output-on-failure -L integration
+
+test-web: build
+	cd $(BUILD) && ctest --output-on-failure -L web
 
 # The main job: a local lab (namespaces when root, loopback otherwise), a coordinator and three
 # agents, the 2010 test as a matrix run, and the table comparing the hosts.
