@@ -1,0 +1,85 @@
+// The coordinator's HTTP API (same origin), and the dashboard token kept for this tab.
+
+const TOKEN_KEY = 'sockmatrix.token';
+
+// sessionStorage, not localStorage: the token opens state-changing calls, and a tab's
+// lifetime is as long as it should outlive the form it was typed into.
+export function getToken() {
+    try {
+        return sessionStorage.getItem(TOKEN_KEY) || '';
+    } catch {
+        return '';
+    }
+}
+
+export function setToken(token) {
+    try {
+        if (token)
+            sessionStorage.setItem(TOKEN_KEY, token);
+        else
+            sessionStorage.removeItem(TOKEN_KEY);
+    } catch {
+        // Storage can be refused (private windows); the token then lasts for this page only.
+    }
+}
+
+// A 4xx/5xx answer: the API's message and, when it named one, the field it refers to.
+export class ApiError extends Error {
+    constructor(status, message, field) {
+        super(message);
+        this.status = status;
+        this.field = field || '';
+    }
+}
+
+async function request(method, path, body) {
+    const headers = {Accept: 'application/json'};
+    const init = {method, headers, cache: 'no-store'};
+    if (body !== undefined) {
+        headers['Content-Type'] = 'application/json';
+        init.body = typeof body === 'string' ? body : JSON.stringify(body);
+        const token = getToken();
+        if (token)
+            headers.Authorization = 'Bearer ' + token;
+    }
+    let resp;
+    try {
+        resp = await fetch(path, init);
+    } catch (e) {
+        throw new ApiError(0, `cannot reach the coordinator (${e.message})`, '');
+    }
+    const text = await resp.text();
+    let json = null;
+    try {
+        json = text ? JSON.parse(text) : null;
+    } catch {
+        // A proxy's HTML error page, say: keep the status as the message.
+    }
+    if (!resp.ok) {
+        const msg = json && json.error ? json.error : `${resp.status} ${resp.statusText}`;
+        throw new ApiError(resp.status, msg, json && json.field);
+    }
+    if (json === null)
+        throw new ApiError(resp.status, `${path}: expected JSON`, '');
+    return json;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+    agents: () => request('GET', '/api/agents').then((j) => j.agents || []),
+    presets: () => request('GET', '/api/presets').then((j) => j.presets || []),
+    runs: () => request('GET', '/api/runs').then((j) => j.runs || []),
+    run: (id) => request('GET', `/api/runs/${enc(id)}`),
+    startRun: (body) => request('POST', '/api/runs', body),
+    cancelRun: (id) => request('POST', `/api/runs/${enc(id)}/cancel`, '{}'),
+    table: (id, scope) =>
+        request('GET', `/api/runs/${enc(id)}/table?format=json` + (scope ? `&scope=${scope}` : '')),
+    anomalies: (id, baseline) =>
+        request('GET', `/api/runs/${enc(id)}/anomalies` + (baseline ? `?baseline=${enc(baseline)}` : '')),
+};
+
+// The export links' targets: the API's own bytes, so a download equals `sockmatrix export`.
+export function tableUrl(id, format, scope) {
+    return `/api/runs/${enc(id)}/table?format=${format}` + (scope ? `&scope=${scope}` : '');
+}

@@ -1,0 +1,352 @@
+// Compare view: a run's comparison tables as charts, a pair heatmap, the anomalies with their
+// evidence, and the exports. Everything here is drawn from the API's JSON table and anomalies;
+// no statistic is recomputed in the browser, so the page and `sockmatrix export` agree.
+
+import {api, tableUrl} from './api.js';
+import {h, clear, scrollBox, fmtNum, anomalyItem} from './dom.js';
+import {whiskerBars, viridis, viridisGradient} from './charts.js';
+
+const ENDED = new Set(['done', 'failed', 'cancelled']);
+
+// The table's cells as [row][column] lookups; row and column may travel as numbers or strings.
+function indexCells(list) {
+    const m = new Map();
+    for (const c of list || [])
+        m.set(`${Number(c.row)},${Number(c.column)}`, {
+            ...c,
+            n: Number(c.n),
+            median: c.median === null ? NaN : Number(c.median),
+            ci95_low: c.ci95_low === null ? NaN : Number(c.ci95_low),
+            ci95_high: c.ci95_high === null ? NaN : Number(c.ci95_high),
+            cv: c.cv === null ? NaN : Number(c.cv),
+            failed: Number(c.failed) || 0,
+        });
+    return (r, col) => m.get(`${r},${col}`) || null;
+}
+
+// Columns read "<workload> <variant> <the rest>" (export.c): the variants of one test (tcp,
+// unix, tcp+nodelay; thread, pool, multi) share the rest and the metric, and are drawn side by
+// side in one chart.
+export function families(columns) {
+    const out = new Map();
+    columns.forEach((c, i) => {
+        const t = c.label.split(' ');
+        const test = [t[0], ...t.slice(2)].join(' ');
+        const key = `${test}|${c.metric}|${c.unit}`;
+        if (!out.has(key))
+            out.set(key, {key, test, metric: c.metric, unit: c.unit, variants: []});
+        out.get(key).variants.push({label: t[1] || c.label, col: i});
+    });
+    return [...out.values()];
+}
+
+function splitPair(label) {
+    const i = label.indexOf('->');
+    return i < 0 ? null : [label.slice(0, i), label.slice(i + 2)];
+}
+
+// Whether a table row (a host, or "client->server") carries one of the anomalies: its own, or
+// a slow host in the role that row gives it.
+function rowAnomalies(label, anomalies) {
+    const pair = splitPair(label);
+    return anomalies.filter((a) => a.host === label ||
+        (a.kind === 'slow-host' && pair && pair[a.role === 'server' ? 1 : 0] === a.host));
+}
+
+function cellBox(c, unit) {
+    if (!c)
+        return h('td', {class: 'num empty'}, '');
+    if (!Number.isFinite(c.median))
+        return h('td', {class: 'num empty bad', title: `${c.failed} failed`}, `${c.failed} failed`);
+    return h('td', {class: 'num' + (c.noisy ? ' noisy' : ''),
+        title: `median ${fmtNum(c.median)} ${unit}, 95% CI [${fmtNum(c.ci95_low)}, ` +
+            `${fmtNum(c.ci95_high)}], n=${c.n}, CV ${fmtNum(c.cv * 100)}%` +
+            (c.noisy ? ' (noisy: CV > 10% or n < 3)' : '') + (c.failed ? `, ${c.failed} failed` : '')},
+    h('span', {class: 'median'}, fmtNum(c.median)),
+    h('span', {class: 'ci'}, `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}] n=${c.n}` +
+        (c.failed ? `, ${c.failed} failed` : '')));
+}
+
+// The host (or pair) table: every column and ratio column of the JSON table, and its flags.
+function hostTable(id, t, anomalies) {
+    const cell = indexCells(t.cells), ratio = indexCells(t.ratios);
+    const cols = t.columns || [], rcols = t.ratio_columns || [];
+    const flags = new Map((t.flags || []).map((f) => [Number(f.row), f.flag]));
+    const flagged = (row, label, isRatio) => anomalies.some((a) => a.test === label &&
+        !!a.ratio === isRatio && rowAnomalies(row, [a]).length > 0);
+    const body = (t.rows || []).map((row, r) => {
+        const mine = rowAnomalies(row, anomalies);
+        const tds = [
+            ...cols.map((c, i) => cellBox(cell(r, i), c.unit)),
+            ...rcols.map((c, i) => cellBox(ratio(r, i), c.unit)),
+        ];
+        [...cols, ...rcols].forEach((c, i) => {
+            if (flagged(row, c.label, i >= cols.length))
+                tds[i].classList.add('flagged');
+        });
+        return h('tr', {'data-host': row, class: mine.length ? 'anomalous' : null},
+            h('th', {scope: 'row', title: mine.length ? `${mine.length} anomalies` : null}, row),
+            tds,
+            h('td', {class: 'flags'}, flags.get(r) || ''));
+    });
+    return h('table', {id, class: 'data matrix'},
+        h('caption', {}, (t.pairs ? 'pairs (client->server)' : 'hosts') +
+            ': median [95% CI] n; ~ marks a noisy cell (CV > 10% or n < 3); ' +
+            'ratio columns pair repetition with repetition'),
+        h('thead', {}, h('tr', {},
+            h('th', {scope: 'col'}, t.pairs ? 'client->server' : 'host'),
+            cols.map((c) => h('th', {scope: 'col', class: 'num', title: c.metric},
+                `${c.label} (${c.unit})`)),
+            rcols.map((c) => h('th', {scope: 'col', class: 'num ratio', title: c.metric},
+                `${c.label} (${c.unit})`)),
+            h('th', {scope: 'col'}, 'flags'))),
+        h('tbody', {}, body));
+}
+
+// The pair matrix of one column: rows clients, columns servers, colour the median.
+function heatmap(t, which, anomalies) {
+    const isRatio = which.startsWith('r');
+    const col = Number(which.slice(1));
+    const meta = (isRatio ? t.ratio_columns : t.columns)[col];
+    const cell = indexCells(isRatio ? t.ratios : t.cells);
+    const hosts = new Set(), at = new Map();
+    (t.rows || []).forEach((label, r) => {
+        const p = splitPair(label);
+        if (!p)
+            return;
+        hosts.add(p[0]);
+        hosts.add(p[1]);
+        at.set(`${p[0]}\n${p[1]}`, {label, c: cell(r, col)});
+    });
+    const names = [...hosts].sort();
+    const values = [...at.values()].map((x) => x.c && x.c.median).filter(Number.isFinite);
+    const lo = Math.min(...values), hi = Math.max(...values);
+    const scale = (v) => (hi > lo ? (v - lo) / (hi - lo) : 0.5);
+    const mine = anomalies.filter((a) => a.test === meta.label && !!a.ratio === isRatio);
+    const slowHost = (name, role) => mine.some((a) => a.kind === 'slow-host' && a.host === name &&
+        a.role === role);
+    const table = h('table', {id: 'heatmap', class: 'heatmap', 'data-column': meta.label},
+        h('caption', {}, `${meta.label}: median (${meta.unit}); rows client, columns server`),
+        h('thead', {}, h('tr', {},
+            h('th', {scope: 'col', class: 'corner'}, 'client \\ server'),
+            names.map((s) => h('th', {scope: 'col', class: slowHost(s, 'server') ? 'anomalous' : null,
+                title: slowHost(s, 'server') ? 'slow host (server)' : null}, s)))),
+        h('tbody', {}, names.map((c) => h('tr', {'data-client': c},
+            h('th', {scope: 'row', class: slowHost(c, 'client') ? 'anomalous' : null,
+                title: slowHost(c, 'client') ? 'slow host (client)' : null}, c),
+            names.map((s) => {
+                if (c === s)
+                    return h('td', {class: 'self', 'data-server': s, 'aria-label': 'same host'}, '\u2014');
+                const x = at.get(`${c}\n${s}`);
+                if (!x || !x.c || !Number.isFinite(x.c.median))
+                    return h('td', {class: 'missing', 'data-server': s}, 'no data');
+                const {bg, fg} = viridis(scale(x.c.median));
+                const link = mine.some((a) => a.kind === 'slow-link' && a.host === x.label);
+                return h('td', {'data-server': s, 'data-pair': x.label,
+                    class: 'num' + (link ? ' anomalous' : '') + (x.c.noisy ? ' noisy' : ''),
+                    style: `background:${bg};color:${fg}`,
+                    title: `${x.label}: ${fmtNum(x.c.median)} ${meta.unit} ` +
+                        `[${fmtNum(x.c.ci95_low)}, ${fmtNum(x.c.ci95_high)}] n=${x.c.n}` +
+                        (link ? ' (slow link)' : '') + (x.c.noisy ? ' (noisy)' : '')},
+                fmtNum(x.c.median), link ? h('span', {class: 'flag-mark'}, ' !') : null);
+            })))));
+    const legend = values.length ? h('div', {class: 'legend', 'aria-hidden': 'true'},
+        h('span', {}, `${fmtNum(lo)} ${meta.unit}`),
+        h('span', {class: 'ramp', style: `background:${viridisGradient()}`}),
+        h('span', {}, `${fmtNum(hi)} ${meta.unit}`)) : null;
+    return [scrollBox(table), legend];
+}
+
+function downloads(id, scope) {
+    const tag = scope ? `${scope}-` : '';
+    return ['csv', 'md', 'json'].map((f) => h('a', {
+        id: `dl-${tag}${f}`, class: 'button', href: tableUrl(id, f, scope),
+        download: `sockmatrix-run-${id}${scope ? '-' + scope : ''}.${f}`,
+    }, f === 'md' ? 'Markdown' : f.toUpperCase()));
+}
+
+export function mount(root, args, {live}) {
+    const id = args[0] || '';
+    let alive = true;
+    let chart = null;
+    let data = null; // {run, main, pair, anomalies}
+    const title = h('h1', {}, `Compare run ${id}`);
+    const status = h('p', {class: 'hint', id: 'compare-status', 'aria-live': 'polite'}, 'loading...');
+    const error = h('p', {class: 'error', role: 'alert', hidden: true});
+    const dl = h('div', {class: 'downloads'});
+    const familySel = h('select', {id: 'compare-family'});
+    const canvas = h('canvas', {id: 'compare-chart', role: 'img',
+        'aria-label': 'medians per host with 95% confidence intervals'});
+    const chartNote = h('p', {class: 'hint'},
+        'Bars: median. Whiskers: 95% confidence interval of the median ([min, max] below 6 repetitions).');
+    const chartCard = h('section', {class: 'card wide'}, h('h2', {}, 'Per host'),
+        h('div', {class: 'field inline'}, h('label', {for: 'compare-family'}, 'test'), familySel),
+        h('div', {class: 'chart-box'}, canvas), chartNote);
+    const anomList = h('ul', {id: 'anomalies', class: 'anomalies'});
+    const anomCard = h('section', {class: 'card'}, h('h2', {}, 'Anomalies'));
+    const anomNote = h('p', {class: 'hint', id: 'anomalies-note'});
+    const heatSel = h('select', {id: 'heatmap-column'});
+    const heatBox = h('div', {class: 'heat-box'});
+    const heatCard = h('section', {class: 'card', hidden: true}, h('h2', {}, 'Pair matrix'),
+        h('div', {class: 'field inline'}, h('label', {for: 'heatmap-column'}, 'column'), heatSel),
+        heatBox);
+    anomCard.append(anomNote, anomList);
+    const tableBox = h('div', {});
+    const pairTableBox = h('div', {});
+
+    root.append(h('section', {class: 'view compare'},
+        h('div', {class: 'view-head'}, title,
+            h('a', {href: `#/run/${encodeURIComponent(id)}`}, 'progress and jobs')),
+        status, error,
+        h('div', {class: 'actions'}, h('span', {class: 'hint'}, 'Download the table:'), dl),
+        h('div', {class: 'compare-grid'},
+            chartCard,
+            anomCard,
+            heatCard,
+            h('section', {class: 'card wide'}, h('h2', {}, 'Table'), tableBox, pairTableBox))));
+
+    const drawChart = () => {
+        if (chart)
+            chart.destroy();
+        chart = null;
+        const t = data && data.main;
+        if (!t)
+            return;
+        const fams = families(t.columns || []);
+        const fam = fams.find((f) => f.key === familySel.value) || fams[0];
+        if (!fam)
+            return;
+        const cell = indexCells(t.cells);
+        chart = whiskerBars(canvas, {
+            rows: t.rows || [],
+            unit: `${fam.metric} (${fam.unit})`,
+            title: fam.test,
+            groups: fam.variants.map((v) => ({label: v.label,
+                cells: (t.rows || []).map((_r, r) => cell(r, v.col))})),
+        });
+        if (!chart && !window.Chart)
+            chartNote.textContent = 'The chart library (vendor/chart.umd.js) did not load; the table below has the same numbers.';
+    };
+
+    const drawHeat = () => {
+        clear(heatBox);
+        if (data && data.pair && heatSel.value)
+            heatBox.append(...heatmap(data.pair, heatSel.value, data.anomalies).filter(Boolean));
+    };
+
+    const render = () => {
+        const {run, main, pair, anomalies, baseline} = data;
+        title.textContent = `Compare run ${id}: ${run.name}`;
+        const p = run.progress || {};
+        status.textContent = `${run.state}, ${p.done ?? 0}/${p.total ?? 0} jobs, ${p.failed ?? 0} failed` +
+            (ENDED.has(run.state) ? '' : ' (still running: the numbers will move)');
+
+        clear(dl);
+        dl.append(...downloads(id, null));
+        if (main && pair && main !== pair)
+            dl.append(h('span', {class: 'hint'}, 'pairs:'), ...downloads(id, 'pair'));
+
+        const keep = familySel.value;
+        clear(familySel);
+        const fams = main ? families(main.columns || []) : [];
+        familySel.append(...fams.map((f) => h('option', {value: f.key},
+            `${f.test}: ${f.metric} (${f.unit})`)));
+        // A cancelled run may have results for its first tests only: open on one that has some.
+        const cell = main ? indexCells(main.cells) : () => null;
+        const withData = fams.filter((f) => f.variants.some((v) =>
+            (main.rows || []).some((_r, r) => Number.isFinite((cell(r, v.col) || {}).median))));
+        if (fams.some((f) => f.key === keep))
+            familySel.value = keep;
+        else if (withData.length)
+            familySel.value = withData[0].key;
+        chartCard.hidden = withData.length === 0;
+        drawChart();
+
+        clear(anomList);
+        anomList.append(...anomalies.map(anomalyItem));
+        anomNote.textContent = (anomalies.length ? '' : 'No host or link stands apart. ') +
+            (baseline ? `Regressions against baseline run ${baseline.id}.`
+                : 'No baseline run (an earlier run of the same name that ended done).');
+
+        heatCard.hidden = !pair;
+        // Alone on its row the anomalies card takes the width the heatmap would have had.
+        anomCard.classList.toggle('solo', !pair);
+        if (pair) {
+            const keepH = heatSel.value;
+            clear(heatSel);
+            heatSel.append(
+                ...(pair.columns || []).map((c, i) => h('option', {value: `c${i}`}, `${c.label} (${c.unit})`)),
+                ...(pair.ratio_columns || []).map((c, i) => h('option', {value: `r${i}`}, `${c.label} (${c.unit})`)));
+            if ([...heatSel.options].some((o) => o.value === keepH))
+                heatSel.value = keepH;
+            drawHeat();
+        }
+
+        clear(tableBox);
+        clear(pairTableBox);
+        if (main && main.rows && main.rows.length)
+            tableBox.append(scrollBox(hostTable('ratio-table', main, anomalies)));
+        else
+            tableBox.append(h('p', {class: 'hint'}, 'No results yet.'));
+        if (pair && pair !== main)
+            pairTableBox.append(h('h3', {}, 'Pairs'), scrollBox(hostTable('pair-table', pair, anomalies)));
+    };
+
+    const load = async () => {
+        try {
+            const run = await api.run(id);
+            const scopes = new Set((run.cells || []).map((c) => (c.params && c.params.scope) || 'local'));
+            // The unscoped table is the host table when the run has local tests, else the pairs.
+            const [main, pairOnly, an] = await Promise.all([
+                api.table(id),
+                scopes.has('pair') && scopes.has('local') ? api.table(id, 'pair') : null,
+                api.anomalies(id),
+            ]);
+            if (!alive)
+                return;
+            const pair = pairOnly || (main.pairs ? main : null);
+            data = {run, main, pair, anomalies: an.anomalies || [], baseline: an.baseline};
+            error.hidden = true;
+            render();
+        } catch (e) {
+            if (!alive)
+                return;
+            error.hidden = false;
+            error.textContent = e.message;
+            status.textContent = '';
+        }
+    };
+
+    familySel.addEventListener('change', drawChart);
+    heatSel.addEventListener('change', drawHeat);
+
+    // A run still going changes its tables; reload when it ends or an anomaly is found, at most
+    // every two seconds.
+    let timer = 0;
+    const reloadSoon = () => {
+        if (!timer)
+            timer = setTimeout(() => {
+                timer = 0;
+                load();
+            }, 2000);
+    };
+    const off = live.on({
+        run: (r) => {
+            if (String(r.id) === String(id) && data && (ENDED.has(r.state) !== ENDED.has(data.run.state) ||
+                !ENDED.has(r.state)))
+                reloadSoon();
+        },
+        anomaly: ({run}) => {
+            if (run === String(id))
+                reloadSoon();
+        },
+    });
+    load();
+    return () => {
+        alive = false;
+        off();
+        clearTimeout(timer);
+        if (chart)
+            chart.destroy();
+    };
+}

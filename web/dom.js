@@ -1,0 +1,138 @@
+// Small DOM and formatting helpers shared by the views; the dashboard has no framework.
+
+// h('td', {class: 'state', 'data-agent': name}, text, child...): attributes go through
+// setAttribute so that the test hooks (ids, data-*) read back exactly as written; on* keys
+// take listeners; value and checked are properties because the attribute is only the default.
+export function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+        if (v === undefined || v === null || v === false)
+            continue;
+        if (k.startsWith('on') && typeof v === 'function')
+            el.addEventListener(k.slice(2), v);
+        else if (k === 'value' || k === 'checked')
+            el[k] = v;
+        else
+            el.setAttribute(k, v === true ? '' : String(v));
+    }
+    append(el, children);
+    return el;
+}
+
+function append(el, children) {
+    for (const c of children) {
+        if (c === undefined || c === null || c === false)
+            continue;
+        if (Array.isArray(c))
+            append(el, c);
+        else
+            el.append(c instanceof Node ? c : String(c));
+    }
+}
+
+export function clear(el) {
+    while (el.firstChild)
+        el.firstChild.remove();
+    return el;
+}
+
+// A table inside a box that scrolls sideways, so a wide matrix never widens the page.
+export function scrollBox(table) {
+    return h('div', {class: 'table-wrap'}, table);
+}
+
+// Numbers as the exports print them: four significant digits, no exponent for the usual
+// ranges (a throughput of 1.2e4 MB/s reads better as 12000).
+export function fmtNum(v) {
+    if (v === null || v === undefined || v === '')
+        return '';
+    const x = Number(v);
+    if (!Number.isFinite(x))
+        return '-';
+    const a = Math.abs(x);
+    if (a !== 0 && (a < 1e-3 || a >= 1e9))
+        return x.toPrecision(4);
+    return String(Number(x.toPrecision(4)));
+}
+
+export function fmtValue(v, unit) {
+    const s = fmtNum(v);
+    if (!s || !unit)
+        return s;
+    return unit === 'x' ? s + 'x' : s + ' ' + unit;
+}
+
+export function fmtPercent(rel) {
+    const x = Number(rel);
+    if (!Number.isFinite(x))
+        return '-';
+    return (x > 0 ? '+' : '') + (x * 100).toFixed(0) + '%';
+}
+
+export function fmtGiB(bytes) {
+    const x = Number(bytes);
+    return Number.isFinite(x) && x > 0 ? (x / 2 ** 30).toFixed(1) : '';
+}
+
+// Sizes as the table labels write them (export.c): 128 B, 4 KiB, 128 KiB, 64 MiB.
+export function fmtBytes(n) {
+    let x = Number(n);
+    if (!Number.isFinite(x))
+        return '';
+    for (const u of ['B', 'KiB', 'MiB', 'GiB']) {
+        if (x < 1024 || x % 1024 !== 0 || u === 'GiB')
+            return `${x} ${u}`;
+        x /= 1024;
+    }
+    return '';
+}
+
+export function fmtDate(ms) {
+    const x = Number(ms);
+    if (!Number.isFinite(x) || x <= 0)
+        return '';
+    const d = new Date(x);
+    const p = (n) => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+        `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+export function fmtAgo(ms, now = Date.now()) {
+    const x = Number(ms);
+    if (!Number.isFinite(x) || x <= 0)
+        return 'never';
+    const s = Math.max(0, Math.round((now - x) / 1000));
+    if (s < 60)
+        return `${s} s ago`;
+    if (s < 3600)
+        return `${Math.floor(s / 60)} min ago`;
+    if (s < 86400)
+        return `${Math.floor(s / 3600)} h ago`;
+    return fmtDate(x);
+}
+
+// The one-line account of an anomaly, the same evidence as the CLI's sm_anomaly_text: value,
+// what it was compared with, relative difference, z, direction, rule. Built of spans so the
+// numbers can be styled and found.
+const REFERENCE_WORD = {
+    'fleet': 'fleet median',
+    'slow-host': 'overall',
+    'slow-link': 'expected',
+    'regression': 'baseline',
+};
+
+export function anomalyItem(a) {
+    const who = a.role ? `${a.host} (${a.role})` : a.host;
+    const z = a.z === null || a.z === undefined ? '-' : fmtNum(a.z);
+    return h('li', {'data-host': a.host, 'data-kind': a.kind, class: 'anomaly'},
+        h('span', {class: 'kind'}, a.kind), ' ',
+        h('strong', {class: 'host'}, who), ': ',
+        h('span', {class: 'test'}, `${a.test} (${a.metric})`), ' ',
+        h('span', {class: 'value', title: 'value'}, fmtValue(a.value, a.unit)),
+        ' vs ', REFERENCE_WORD[a.kind] || 'reference', ' ',
+        h('span', {class: 'reference', title: 'reference'}, fmtValue(a.reference, a.unit)),
+        ', ', h('span', {class: 'rel'}, fmtPercent(a.rel)),
+        ', z ', h('span', {class: 'z'}, z),
+        ', ', h('span', {class: 'direction'}, a.direction), ' ',
+        h('span', {class: 'rule'}, `[${a.rule}]`));
+}

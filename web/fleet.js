@@ -1,0 +1,89 @@
+// Fleet view: every agent the coordinator knows, its state and the facts that explain its
+// numbers (the 2010 post listed CPU and memory for exactly this).
+
+import {api} from './api.js';
+import {h, clear, scrollBox, fmtGiB, fmtAgo, fmtDate} from './dom.js';
+
+function labelsText(labels) {
+    if (!labels || typeof labels !== 'object')
+        return '';
+    return Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(', ');
+}
+
+function row(a) {
+    const f = a.facts || {};
+    return h('tr', {'data-agent': a.name},
+        h('th', {scope: 'row'}, a.name),
+        h('td', {class: 'state'}, h('span', {class: `badge state-${a.status}`}, a.status || '')),
+        h('td', {class: 'labels'}, labelsText(a.labels)),
+        h('td', {class: 'cpu'}, f.cpu_model || ''),
+        h('td', {class: 'num cores'}, f.cores ?? ''),
+        h('td', {class: 'num mem'}, fmtGiB(f.mem_bytes)),
+        h('td', {class: 'kernel'}, f.kernel || ''),
+        h('td', {class: 'data-addr'}, a.data_addr || ''),
+        h('td', {class: 'seen', title: fmtDate(a.last_seen_ms), 'data-ms': a.last_seen_ms},
+            fmtAgo(a.last_seen_ms)));
+}
+
+export function mount(root, _args, {live}) {
+    const summary = h('p', {class: 'summary', id: 'fleet-summary'}, 'loading the fleet...');
+    const tbody = h('tbody');
+    const table = h('table', {id: 'fleet-table', class: 'data'},
+        h('caption', {class: 'visually-hidden'}, 'agents of the fleet'),
+        h('thead', {}, h('tr', {},
+            h('th', {scope: 'col'}, 'host'),
+            h('th', {scope: 'col'}, 'state'),
+            h('th', {scope: 'col'}, 'labels'),
+            h('th', {scope: 'col'}, 'CPU model'),
+            h('th', {scope: 'col', class: 'num'}, 'cores'),
+            h('th', {scope: 'col', class: 'num'}, 'memory (GiB)'),
+            h('th', {scope: 'col'}, 'kernel'),
+            h('th', {scope: 'col'}, 'data address'),
+            h('th', {scope: 'col'}, 'last seen'))),
+        tbody);
+    const error = h('p', {class: 'error', role: 'alert', hidden: true});
+    root.append(h('section', {class: 'view fleet'},
+        h('h1', {}, 'Fleet'), summary, error, scrollBox(table)));
+
+    const render = () => {
+        const agents = [...live.agents.values()].sort((a, b) => a.name.localeCompare(b.name));
+        clear(tbody);
+        tbody.append(...agents.map(row));
+        const up = agents.filter((a) => a.status !== 'lost').length;
+        summary.textContent = agents.length
+            ? `${agents.length} agents, ${up} online or busy, ${agents.length - up} lost`
+            : 'No agent has registered yet. Start sockmatrix-agent --coordinator ... on each host.';
+    };
+    const update = (a) => {
+        const old = tbody.querySelector(`tr[data-agent="${CSS.escape(a.name)}"]`);
+        if (old)
+            old.replaceWith(row(a));
+        else
+            render();
+    };
+
+    const off = live.on({snapshot: render, agent: update});
+    if (live.haveSnapshot) {
+        render();
+    } else {
+        api.agents().then((agents) => {
+            if (live.haveSnapshot)
+                return; // the live snapshot arrived first and is at least as new
+            for (const a of agents)
+                live.agents.set(a.name, a);
+            render();
+        }).catch((e) => {
+            error.hidden = false;
+            error.textContent = e.message;
+        });
+    }
+    // "3 s ago" goes stale by itself; a lost agent shows it most.
+    const tick = setInterval(() => {
+        for (const td of tbody.querySelectorAll('td.seen'))
+            td.textContent = fmtAgo(td.dataset.ms);
+    }, 5000);
+    return () => {
+        off();
+        clearInterval(tick);
+    };
+}

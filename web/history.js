@@ -1,0 +1,158 @@
+// History view: the runs the coordinator keeps, and one run set against a baseline run to see
+// which cells moved beyond both confidence intervals.
+
+import {api} from './api.js';
+import {h, clear, scrollBox, fmtDate, anomalyItem} from './dom.js';
+
+function byNewest(a, b) {
+    return Number(b.id) - Number(a.id);
+}
+
+function row(r) {
+    const p = r.progress || {};
+    const done = Number(p.done) || 0, failed = Number(p.failed) || 0, total = Number(p.total) || 0;
+    const id = encodeURIComponent(r.id);
+    return h('tr', {'data-run': r.id},
+        h('td', {class: 'num'}, h('a', {href: `#/run/${id}`}, r.id)),
+        h('td', {class: 'name'}, r.name),
+        h('td', {class: 'state'}, h('span', {class: `badge state-${r.state}`}, r.state),
+            r.reason ? h('span', {class: 'hint'}, ` ${r.reason}`) : null),
+        h('td', {class: 'progress'},
+            h('progress', {max: Math.max(total, 1), value: done + failed, 'aria-hidden': 'true'}), ' ',
+            `${done}/${total} jobs, ${failed} failed`),
+        h('td', {class: 'created'}, fmtDate(r.created_ms)),
+        h('td', {class: 'finished'}, Number(r.finished_ms) > 0 ? fmtDate(r.finished_ms) : ''),
+        h('td', {}, h('a', {href: `#/compare/${id}`}, 'compare')));
+}
+
+function option(r) {
+    return h('option', {value: r.id}, `${r.id}: ${r.name} (${r.state})`);
+}
+
+export function mount(root, _args, {live}) {
+    let alive = true;
+    let seq = 0;
+    const tbody = h('tbody');
+    const table = h('table', {id: 'history-table', class: 'data'},
+        h('caption', {class: 'visually-hidden'}, 'runs, newest first'),
+        h('thead', {}, h('tr', {},
+            ['run', 'name', 'state', 'progress', 'created', 'ended', '']
+                .map((c, i) => h('th', {scope: 'col', class: i === 0 ? 'num' : null}, c)))),
+        tbody);
+    const runSel = h('select', {id: 'history-run'});
+    const baseSel = h('select', {id: 'baseline'});
+    const show = h('button', {type: 'button', id: 'regress-show'}, 'Compare');
+    const regressions = h('ul', {id: 'regressions', class: 'anomalies'});
+    const note = h('p', {class: 'hint', id: 'regressions-note', 'aria-live': 'polite'},
+        'Pick a run and a baseline.');
+    const error = h('p', {class: 'error', role: 'alert', hidden: true});
+    root.append(h('section', {class: 'view history'},
+        h('h1', {}, 'History'),
+        h('section', {class: 'card'}, h('h2', {}, 'Regressions'),
+            h('div', {class: 'regress-form'},
+                h('div', {class: 'field inline'}, h('label', {for: 'history-run'}, 'run'), runSel),
+                h('div', {class: 'field inline'}, h('label', {for: 'baseline'}, 'against baseline'), baseSel),
+                show),
+            note, regressions),
+        error,
+        h('section', {class: 'card'}, h('h2', {}, 'Runs'), scrollBox(table))));
+
+    const render = () => {
+        const runs = [...live.runs.values()].sort(byNewest);
+        clear(tbody);
+        tbody.append(...runs.map(row));
+        if (!runs.length)
+            tbody.append(h('tr', {}, h('td', {colspan: 7, class: 'hint'}, 'No run yet: start one on the Launch page.')));
+        const keepRun = runSel.value, keepBase = baseSel.value;
+        clear(runSel);
+        runSel.append(...runs.map(option));
+        clear(baseSel);
+        baseSel.append(h('option', {value: ''}, 'previous done run of the same name'),
+            ...runs.map(option));
+        if (runs.some((r) => String(r.id) === keepRun))
+            runSel.value = keepRun;
+        if (keepBase === '' || runs.some((r) => String(r.id) === keepBase))
+            baseSel.value = keepBase;
+    };
+
+    const compare = async () => {
+        const id = runSel.value, base = baseSel.value;
+        const mine = ++seq; // answers to an earlier choice are dropped
+        clear(regressions);
+        error.hidden = true;
+        if (!id) {
+            note.textContent = 'Pick a run and a baseline.';
+            return;
+        }
+        if (id === base) {
+            note.textContent = 'A run is not its own baseline: pick another.';
+            return;
+        }
+        note.textContent = 'loading...';
+        try {
+            const an = await api.anomalies(id, base);
+            if (!alive || mine !== seq)
+                return;
+            const regs = (an.anomalies || []).filter((a) => a.kind === 'regression');
+            regressions.append(...regs.map(anomalyItem));
+            note.textContent = !an.baseline
+                ? `Run ${id} has no baseline: no earlier run of its name ended done. Pick one.`
+                : `${regs.length ? regs.length : 'No'} regression${regs.length === 1 ? '' : 's'} of run ${id} ` +
+                  `against run ${an.baseline.id} (cells whose 95% intervals no longer overlap and ` +
+                  'that moved past the floor).';
+        } catch (e) {
+            if (!alive || mine !== seq)
+                return;
+            note.textContent = '';
+            error.hidden = false;
+            error.textContent = e.message;
+        }
+    };
+    runSel.addEventListener('change', compare);
+    baseSel.addEventListener('change', compare);
+    show.addEventListener('click', compare);
+
+    const update = (r) => {
+        const old = tbody.querySelector(`tr[data-run="${CSS.escape(String(r.id))}"]`);
+        if (!old) {
+            render();
+            return;
+        }
+        old.replaceWith(row(r));
+        for (const sel of [runSel, baseSel])
+            for (const o of sel.options)
+                if (o.value === String(r.id))
+                    o.textContent = option(r).textContent;
+    };
+    // The newest run against its default baseline is shown at once: the question one most
+    // often comes here with.
+    let first = true;
+    const renderAll = () => {
+        render();
+        if (first && runSel.value) {
+            first = false;
+            compare();
+        }
+    };
+    const off = live.on({snapshot: renderAll, run: update});
+    if (live.haveSnapshot) {
+        renderAll();
+    } else {
+        api.runs().then((runs) => {
+            if (!alive || live.haveSnapshot)
+                return;
+            for (const r of runs)
+                live.runs.set(String(r.id), r);
+            renderAll();
+        }).catch((e) => {
+            if (!alive)
+                return;
+            error.hidden = false;
+            error.textContent = e.message;
+        });
+    }
+    return () => {
+        alive = false;
+        off();
+    };
+}

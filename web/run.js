@@ -1,0 +1,235 @@
+// Run view: one run's progress, live. The page's state comes from GET /api/runs/ID, so a
+// reload mid-run shows what the coordinator knows; /ws events move it on from there.
+
+import {api, ApiError} from './api.js';
+import {h, clear, scrollBox, fmtDate, fmtBytes, anomalyItem} from './dom.js';
+
+const ENDED = new Set(['done', 'failed', 'cancelled']);
+const JOBS_SHOWN_MAX = 20000; // past this the cells table, which sums them all, has to do
+const REFETCH_MS = 1000;
+
+function testText(p) {
+    if (!p)
+        return '';
+    const bits = [p.workload, p.transport, p.scope === 'pair' ? 'pair' : null];
+    if (p.client)
+        bits.push(p.client);
+    if (p.framing === 'lines')
+        bits.push('lines');
+    for (const k of ['msg_size', 'req_size', 'bytes'])
+        if (p[k])
+            bits.push(fmtBytes(p[k]));
+    if (p.nodelay)
+        bits.push('nodelay');
+    if (p.tls)
+        bits.push('tls');
+    return bits.filter(Boolean).join(' ');
+}
+
+export function mount(root, args, {live}) {
+    const id = args[0] || '';
+    let alive = true;
+    let run = null;
+    const title = h('h1', {}, `Run ${id}`);
+    const state = h('span', {id: 'run-state', class: 'badge'}, 'loading');
+    const reason = h('span', {id: 'run-reason', class: 'hint'});
+    const progress = h('progress', {id: 'run-progress', max: 1, value: 0, 'aria-labelledby': 'run-progress-text'});
+    const progressText = h('span', {id: 'run-progress-text'}, '');
+    const cancel = h('button', {id: 'run-cancel', type: 'button', class: 'danger'}, 'Cancel run');
+    const toCompare = h('a', {id: 'to-compare', href: `#/compare/${encodeURIComponent(id)}`,
+        class: 'button', hidden: true}, 'Compare hosts');
+    const error = h('p', {id: 'run-error', class: 'error', role: 'alert', hidden: true});
+    const created = h('span', {class: 'hint'});
+    const cellsBody = h('tbody');
+    const cellsTable = h('table', {id: 'run-cells', class: 'data'},
+        h('caption', {class: 'visually-hidden'}, 'cells of the run and their jobs'),
+        h('thead', {}, h('tr', {},
+            ['cell', 'host', 'peer', 'test', 'jobs', 'queued', 'active', 'done', 'failed']
+                .map((c, i) => h('th', {scope: 'col', class: i >= 4 ? 'num' : null}, c)))),
+        cellsBody);
+    const jobs = h('ul', {id: 'run-jobs', class: 'jobs', 'aria-live': 'polite'});
+    const jobsNote = h('p', {class: 'hint'}, 'Jobs appear here as they finish while this page is open.');
+    const jobLis = new Map();
+    const anomalies = h('ul', {id: 'run-anomalies', class: 'anomalies'});
+    const anomNote = h('p', {class: 'hint'}, 'None so far.');
+
+    root.append(h('section', {class: 'view run'},
+        title,
+        h('div', {class: 'run-head'}, state, reason, created),
+        h('div', {class: 'run-progress'}, progress, progressText),
+        h('div', {class: 'actions'}, cancel, toCompare),
+        error,
+        h('div', {class: 'run-grid'},
+            h('section', {class: 'card'}, h('h2', {}, 'Jobs'), jobsNote, jobs),
+            h('section', {class: 'card'}, h('h2', {}, 'Cells'), scrollBox(cellsTable),
+                h('h3', {}, 'Anomalies'), anomNote, anomalies))));
+
+    // The API's answer and the events travel on two connections: an answer sent before an
+    // event may arrive after it. A run only moves forward, so an older view of it is dropped.
+    const rank = (r) => {
+        const p = r.progress || {};
+        return (ENDED.has(r.state) ? 1e15 : 0) + (Number(p.done) || 0) + (Number(p.failed) || 0);
+    };
+    const showRun = (r) => {
+        if (run && run.progress && r.progress && rank(r) < rank(run))
+            return;
+        run = Object.assign(run || {}, r);
+        const p = run.progress || {};
+        const done = Number(p.done) || 0, failed = Number(p.failed) || 0;
+        const total = Number(p.total) || 0;
+        title.textContent = `Run ${run.id}: ${run.name || ''}`;
+        state.textContent = run.state;
+        state.className = `badge state-${run.state}`;
+        reason.textContent = run.reason || '';
+        created.textContent = run.created_ms ? `started ${fmtDate(run.created_ms)}` +
+            (Number(run.finished_ms) > 0 ? `, ended ${fmtDate(run.finished_ms)}` : '') : '';
+        progress.max = Math.max(total, 1);
+        progress.value = done + failed;
+        // The CLI's words: done of total, then the failures apart.
+        progressText.textContent = `${done}/${total} jobs, ${failed} failed`;
+        const ended = ENDED.has(run.state);
+        cancel.hidden = ended;
+        cancel.disabled = ended;
+        toCompare.hidden = !ended;
+    };
+
+    const showCells = (cells) => {
+        clear(cellsBody);
+        for (const c of cells || [])
+            cellsBody.append(h('tr', {'data-cell': c.index},
+                h('td', {class: 'num'}, c.index), h('td', {}, c.host), h('td', {}, c.peer || ''),
+                h('td', {class: 'test'}, testText(c.params)),
+                ['jobs', 'queued', 'active', 'done', 'failed'].map((k) =>
+                    h('td', {class: `num ${k}${k === 'failed' && c[k] > 0 ? ' bad' : ''}`}, c[k]))));
+    };
+
+    const load = async () => {
+        try {
+            const r = await api.run(id);
+            if (!alive)
+                return;
+            error.hidden = true;
+            showRun(r);
+            showCells(r.cells);
+            // An ended run's flags are in the store; a page opened after the events missed them.
+            if (ENDED.has(r.state) && !anomaliesLoaded) {
+                anomaliesLoaded = true;
+                const an = await api.anomalies(id);
+                if (alive)
+                    (an.anomalies || []).forEach(addAnomaly);
+            }
+        } catch (e) {
+            if (!alive)
+                return;
+            if (e instanceof ApiError && e.status === 404) {
+                state.textContent = 'unknown';
+                progressText.textContent = '';
+                cancel.hidden = true;
+            }
+            error.hidden = false;
+            error.textContent = e.message;
+        }
+    };
+
+    // Events come in bursts (a round of jobs ends at once); the cells table is refetched at most
+    // once a second, and once more after the burst.
+    let refetchTimer = 0, lastFetch = 0;
+    let anomaliesLoaded = false;
+    const seenAnomalies = new Set();
+    // The events and the API may both tell of a flag, a reconnect again: one line per flag.
+    const addAnomaly = (a) => {
+        const key = [a.kind, a.host, a.role, a.test, a.ratio].join('\n');
+        if (seenAnomalies.has(key))
+            return;
+        seenAnomalies.add(key);
+        anomNote.hidden = true;
+        anomalies.append(anomalyItem(a));
+    };
+    const refetchSoon = () => {
+        if (refetchTimer)
+            return;
+        const wait = Math.max(0, lastFetch + REFETCH_MS - Date.now());
+        refetchTimer = setTimeout(() => {
+            refetchTimer = 0;
+            lastFetch = Date.now();
+            load();
+        }, wait);
+    };
+
+    // One line per job, in job order, updated in place as its state moves on.
+    const showJob = (j) => {
+        const who = j.peer ? `${j.host}->${j.peer}` : j.host;
+        const li = h('li', {'data-job': j.id, 'data-state': j.state, class: 'job'},
+            h('span', {class: 'job-id'}, `#${j.id}`), ' ',
+            h('span', {class: 'host'}, who), ' ',
+            h('span', {class: `badge state-${j.state}`}, j.state),
+            j.reason ? h('span', {class: 'reason'}, ` ${j.reason}`) : null);
+        const old = jobLis.get(String(j.id));
+        jobLis.set(String(j.id), li);
+        if (old) {
+            old.replaceWith(li);
+        } else if (jobLis.size <= JOBS_SHOWN_MAX) {
+            // News comes in job order, so the end is almost always the place.
+            const last = jobs.lastElementChild;
+            const next = !last || Number(last.dataset.job) < Number(j.id) ? null
+                : [...jobs.children].find((x) => Number(x.dataset.job) > Number(j.id));
+            jobs.insertBefore(li, next || null);
+        }
+        jobsNote.hidden = true;
+    };
+    const onJob = (j) => {
+        if (String(j.run) !== String(id))
+            return;
+        showJob(j);
+        refetchSoon();
+    };
+
+    const off = live.on({
+        run: (r) => {
+            if (String(r.id) !== String(id))
+                return;
+            showRun(r);
+            refetchSoon();
+        },
+        job: onJob,
+        anomaly: ({run: rid, anomaly}) => {
+            if (rid === String(id))
+                addAnomaly(anomaly);
+        },
+        // After a reconnect the events missed meanwhile are in the snapshot and the store.
+        snapshot: ({runs}) => {
+            const r = runs.find((x) => String(x.id) === String(id));
+            if (r)
+                showRun(r);
+            refetchSoon();
+        },
+    });
+
+    cancel.addEventListener('click', async () => {
+        cancel.disabled = true;
+        error.hidden = true;
+        try {
+            const r = await api.cancelRun(id);
+            if (!alive)
+                return;
+            showRun(r);
+            showCells(r.cells);
+        } catch (e) {
+            if (!alive)
+                return;
+            cancel.disabled = false;
+            error.hidden = false;
+            error.textContent = e instanceof ApiError && e.status === 401
+                ? `${e.message}: set it on the Launch page`
+                : e.message;
+        }
+    });
+
+    live.jobsOf(id).forEach(showJob);
+    load();
+    return () => {
+        alive = false;
+        off();
+        clearTimeout(refetchTimer);
+    };
+}
