@@ -1,0 +1,311 @@
+// Drives the dashboard in Debian's Chromium for test_web.py: one scenario per call.
+//
+//   node drive.mjs SCENARIO '{"url": "http://127.0.0.1:PORT", ...}'
+//
+// prints one JSON object on stdout: what the page showed ({"ok": true, ...}), or why the
+// scenario could not be carried out ({"ok": false, "error": ...}, exit status 1). It only reads
+// and clicks: test_web.py asserts. Every wait has a deadline; the whole call has one too.
+import { chromium } from 'playwright-core';
+
+const [scenario, argJson] = process.argv.slice(2);
+const args = JSON.parse(argJson || '{}');
+const base = args.url;
+const STEP_MS = args.step_ms ?? 20000; // one element, one navigation
+const RUN_MS = args.run_ms ?? 180000; // a run from launch to its end
+const CALL_MS = args.call_ms ?? 280000; // this whole call; test_web.py waits a little longer
+const FINAL = ['done', 'failed', 'cancelled'];
+const LAUNCH = {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  timeout: 30000,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+};
+
+let browser = null;
+let page = null;
+const pageErrors = [];
+const consoleErrors = []; // reported when a scenario fails, to say why; not asserted
+
+function emit(obj, code) {
+  process.stdout.write(JSON.stringify(obj) + '\n');
+  process.exitCode = code;
+}
+
+// Polls probe() until pred(value) holds; throws after ms with the last value seen. A probe that
+// throws (the page navigating under it) counts as not yet.
+async function until(what, probe, pred, ms = STEP_MS, every = 100) {
+  const end = Date.now() + ms;
+  let last;
+  let lastErr;
+  for (;;) {
+    try {
+      last = await probe();
+      lastErr = undefined;
+      if (pred(last)) return last;
+    } catch (e) {
+      lastErr = e;
+    }
+    if (Date.now() > end) {
+      const seen = lastErr ? String(lastErr.message || lastErr).split('\n')[0] : JSON.stringify(last);
+      throw new Error(`timed out after ${ms} ms waiting for ${what}; last seen: ${seen}`);
+    }
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
+// As until(), but gives back the last value instead of throwing: for what the test asserts.
+async function settle(probe, pred, ms = STEP_MS, every = 100) {
+  try {
+    return await until('', probe, pred, ms, every);
+  } catch {
+    try {
+      return await probe();
+    } catch {
+      return null;
+    }
+  }
+}
+
+async function api(path) {
+  const r = await fetch(base + path, { signal: AbortSignal.timeout(10000) });
+  if (!r.ok) throw new Error(`GET ${path}: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+
+async function view(hash) {
+  await page.goto(`${base}/#${hash}`, { waitUntil: 'domcontentloaded', timeout: STEP_MS });
+}
+
+const hash = () => page.evaluate(() => location.hash);
+
+// Before a screenshot: the charts have finished drawing (two looks alike, 250 ms apart).
+async function chartsDrawn() {
+  let prev = null;
+  await settle(async () => {
+    const now = await page.evaluate(() => [...document.querySelectorAll('canvas')]
+      .map((c) => c.toDataURL()).join('|'));
+    const same = now === prev;
+    prev = now;
+    return same;
+  }, (same) => same, 5000, 250);
+}
+
+// The run view as the user sees it.
+const runSnap = () => page.evaluate(() => {
+  const p = document.querySelector('progress#run-progress');
+  const s = document.querySelector('#run-state');
+  return {
+    hash: location.hash,
+    value: p ? p.value : null,
+    max: p ? p.max : null,
+    state: s ? s.textContent.trim() : null,
+    jobs: [...document.querySelectorAll('ul#run-jobs li[data-job]')].map((li) => li.dataset.job),
+  };
+});
+
+const compareSnap = () => page.evaluate(() => ({
+  hash: location.hash,
+  rows: Object.fromEntries([...document.querySelectorAll('table#ratio-table tr[data-host]')]
+    .map((tr) => [tr.dataset.host, [...tr.classList]])),
+  anomalies: [...document.querySelectorAll('ul#anomalies li[data-host]')].map((li) => li.dataset.host),
+}));
+
+async function presetReady(preset) {
+  await until(`select#preset to offer ${preset}`,
+    () => page.$$eval('select#preset option', (os) => os.map((o) => o.value)),
+    (vals) => vals.includes(preset));
+}
+
+// Fills the launch form and submits it; the token field only when a token is given.
+async function submitLaunch(a) {
+  await view('/launch');
+  await presetReady(a.preset);
+  await page.selectOption('select#preset', a.preset, { timeout: STEP_MS });
+  await page.fill('input#hosts', a.hosts, { timeout: STEP_MS });
+  await page.fill('input#repetitions', String(a.repetitions), { timeout: STEP_MS });
+  if (a.token !== undefined) await page.fill('input#token', a.token, { timeout: STEP_MS });
+  await page.click('button#launch-submit', { timeout: STEP_MS });
+}
+
+// Every POST /api/runs the page makes, with the Authorization it sent and the status it got.
+function watchPosts() {
+  const posts = [];
+  page.on('response', (resp) => {
+    const req = resp.request();
+    if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/runs') {
+      posts.push({ auth: req.headers().authorization ?? null, status: resp.status() });
+    }
+  });
+  return posts;
+}
+
+const scenarios = {
+  // #/fleet: one row per agent, with its state.
+  async fleet(a) {
+    await view('/fleet');
+    const rows = await until(`a row for each of ${a.agents}`,
+      () => page.$$eval('table#fleet-table tr[data-agent]', (trs) => Object.fromEntries(trs.map(
+        (tr) => [tr.dataset.agent, tr.querySelector('td.state')?.textContent.trim() ?? null]))),
+      (r) => a.agents.every((n) => r[n]));
+    return { rows };
+  },
+
+  // #/launch -> #/run/ID -> #/compare/ID, sampling the run view as it goes.
+  async launch(a) {
+    const posts = watchPosts();
+    await submitLaunch(a);
+    const at = await until('the URL to become #/run/ID', hash, (h) => /^#\/run\/\d+$/.test(h));
+    const id = at.split('/')[2];
+    const samples = [];
+    const last = await until(`#run-state of run ${id} to end`, async () => {
+      const s = await runSnap();
+      const prev = samples[samples.length - 1];
+      if (!prev || prev.value !== s.value || prev.max !== s.max || prev.state !== s.state) {
+        samples.push({ value: s.value, max: s.max, state: s.state });
+      }
+      return s;
+    }, (s) => FINAL.includes((s.state || '').toLowerCase()), RUN_MS, 50);
+    // The list may take the last job a moment after the state.
+    const end = await settle(runSnap, (s) => s.max > 0 && s.jobs.length >= s.max, 10000);
+    if (a.run_shot) await page.screenshot({ path: a.run_shot });
+    await page.click('a#to-compare', { timeout: STEP_MS });
+    const cmpHash = await until(`the URL to become #/compare/${id}`, hash,
+      (h) => h === `#/compare/${id}`);
+    const cmp = await settle(compareSnap, (c) => Object.keys(c.rows).length >= (a.n_hosts ?? 1));
+    return {
+      run: id, run_hash: at, samples, state: last.state, value: end.value, max: end.max,
+      jobs: end.jobs, compare_hash: cmpHash, compare_hosts: Object.keys(cmp.rows), posts,
+    };
+  },
+
+  // #/run/ID of a running run, reloaded: what it shows before and after, and the API around it.
+  async reload(a) {
+    await view(`/run/${a.run}`);
+    const before = await until(`run ${a.run} to show progress while running`, runSnap,
+      (s) => s.state === 'running' && s.value >= 1);
+    const api0 = await api(`/api/runs/${a.run}`);
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: STEP_MS });
+    const floor = api0.progress.done + api0.progress.failed;
+    // Right after the reload the page may not have fetched yet: it has a few seconds to show at
+    // least what the API said before the reload.
+    const after = await settle(runSnap, (s) => s.state && s.value >= floor, 10000);
+    const api1 = await api(`/api/runs/${a.run}`);
+    // And it stays live: the progress moves on without another reload.
+    const later = await settle(runSnap, (s) => s.value > after.value, 15000);
+    return { before, api0, after, api1, later };
+  },
+
+  // #/compare/ID: the CSV link's download, saved where the test reads it.
+  async csv(a) {
+    await view(`/compare/${a.run}`);
+    await page.waitForSelector('a#dl-csv', { state: 'visible', timeout: STEP_MS });
+    const [dl] = await Promise.all([
+      page.waitForEvent('download', { timeout: STEP_MS }),
+      page.click('a#dl-csv', { timeout: STEP_MS }),
+    ]);
+    await dl.saveAs(a.save_to);
+    return { suggested: dl.suggestedFilename(), failure: await dl.failure(), saved: a.save_to };
+  },
+
+  // #/compare/ID: which rows are marked, which hosts are listed as anomalies.
+  async anomaly(a) {
+    await view(`/compare/${a.run}`);
+    await until(`a row for each of ${a.hosts}`, compareSnap,
+      (c) => a.hosts.every((h) => c.rows[h]));
+    const seen = await settle(compareSnap,
+      (c) => c.anomalies.length > 0 && Object.values(c.rows).some((cl) => cl.includes('anomalous')),
+      15000);
+    if (a.shot) {
+      await chartsDrawn();
+      await page.screenshot({ path: a.shot });
+    }
+    return seen;
+  },
+
+  // #/launch with a token: what the form says when the coordinator refuses it.
+  async token(a) {
+    const posts = watchPosts();
+    await submitLaunch(a);
+    const err = await until('#launch-error to show a message', () => page.evaluate(() => {
+      const e = document.querySelector('#launch-error');
+      if (!e) return null;
+      const r = e.getBoundingClientRect();
+      const st = getComputedStyle(e);
+      return {
+        text: e.textContent.trim(),
+        visible: r.width > 0 && r.height > 0 && st.visibility !== 'hidden' && st.display !== 'none',
+      };
+    }), (e) => e && e.visible && e.text);
+    await until('the refused POST /api/runs', async () => posts.length, (n) => n >= 1);
+    return { error: err, hash: await hash(), posts };
+  },
+
+  // Each view at the viewport given, once it shows what it is for.
+  async shots(a) {
+    const out = {};
+    const take = async (name, h, ready) => {
+      await view(h);
+      await ready();
+      await chartsDrawn();
+      const path = `${a.dir}/${name}.png`;
+      await page.screenshot({ path });
+      out[name] = path;
+    };
+    // The run first, while it runs: its job list fills only while the page watches.
+    await take('run', `/run/${a.run}`, () => until(`run ${a.run} to show its end`, runSnap,
+      (s) => s.state === 'done' && s.max > 0 && s.value === s.max, RUN_MS));
+    await take('fleet', '/fleet', () => page.waitForSelector('table#fleet-table tr[data-agent]',
+      { timeout: STEP_MS }));
+    await take('launch', '/launch', () => presetReady('quick'));
+    await take(a.compare_name ?? 'compare', `/compare/${a.run}`,
+      () => page.waitForSelector('table#ratio-table tr[data-host]', { timeout: STEP_MS }));
+    let history = null;
+    await take('history', '/history', async () => {
+      history = await settle(() => page.evaluate(() => document.body.innerText),
+        (t) => t.includes(a.run_name), 10000);
+    });
+    out.history_mentions_run = !!history && history.includes(a.run_name);
+    return out;
+  },
+};
+
+async function main() {
+  if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);
+  browser = await chromium.launch(LAUNCH);
+  const viewport = { width: args.width ?? 1280, height: args.height ?? 800 };
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  page = await context.newPage();
+  page.setDefaultTimeout(STEP_MS);
+  page.on('pageerror', (e) => pageErrors.push(String(e.message || e)));
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+  page.on('requestfailed', (r) => consoleErrors.push(`${r.url()}: ${r.failure()?.errorText}`));
+  const found = await scenarios[scenario](args);
+  return { ok: true, ...found, page_errors: pageErrors };
+}
+
+const overall = setTimeout(async () => {
+  emit({ ok: false, error: `${scenario} took longer than ${CALL_MS} ms`, page_errors: pageErrors }, 1);
+  if (browser) await Promise.race([browser.close(), new Promise((r) => setTimeout(r, 5000))]);
+  process.exit(1);
+}, CALL_MS);
+
+try {
+  emit(await main(), 0);
+} catch (e) {
+  let where = null;
+  let text = null;
+  try {
+    where = page && page.url();
+    text = page && (await page.evaluate(() => document.body.innerText.slice(0, 1500)));
+  } catch {
+    // the page itself may be what failed
+  }
+  emit({
+    ok: false, error: String(e.message || e), url: where, body: text, page_errors: pageErrors,
+    console: consoleErrors.slice(-20),
+  }, 1);
+} finally {
+  clearTimeout(overall);
+  if (browser) await browser.close();
+}
