@@ -73,8 +73,18 @@ async function api(path) {
   return r.json();
 }
 
+// Chromium aborts loads with ERR_NETWORK_CHANGED when interfaces come or go, and the lab's
+// namespaces make them come and go on this machine: a page whose modules were cut off that way
+// is loaded again (at most twice); any other failure stands.
+let networkChanged = false;
+
 async function view(hash) {
-  await page.goto(`${base}/#${hash}`, { waitUntil: 'domcontentloaded', timeout: STEP_MS });
+  for (let attempt = 0; ; attempt++) {
+    networkChanged = false;
+    await page.goto(`${base}/#${hash}`, { waitUntil: 'load', timeout: STEP_MS });
+    if (!networkChanged || attempt === 2) return;
+    consoleErrors.push(`(loaded ${hash} again after a network change)`);
+  }
 }
 
 const hash = () => page.evaluate(() => location.hash);
@@ -279,7 +289,11 @@ async function main() {
   page.setDefaultTimeout(STEP_MS);
   page.on('pageerror', (e) => pageErrors.push(String(e.message || e)));
   page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
-  page.on('requestfailed', (r) => consoleErrors.push(`${r.url()}: ${r.failure()?.errorText}`));
+  page.on('requestfailed', (r) => {
+    const why = r.failure()?.errorText || '';
+    if (why.includes('ERR_NETWORK_CHANGED')) networkChanged = true;
+    consoleErrors.push(`${r.url()}: ${why}`);
+  });
   const found = await scenarios[scenario](args);
   return { ok: true, ...found, page_errors: pageErrors };
 }
