@@ -4,13 +4,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coordinator/export.h"
 #include "coordinator/map.h"
+#include "proto/codec.h"
 #include "proto/events.h"
 #include "proto/log.h"
 
@@ -234,6 +237,25 @@ static void tell_agents(sm_ws_hub *h)
     free(json);
 }
 
+/* A finished job's headline figure, as its column in the table shows it. */
+static void job_headline(sm_ws_hub *h, const sm_job_row *j, sm_metric *m, double *v)
+{
+    char *json = NULL;
+    sm_error err = {0};
+    sm_params p;
+    sm_result r;
+    sm_result_init(&r);
+    if (j->params_json &&
+        sm_codec_params_decode(j->params_json, strlen(j->params_json), &p, &err) == 0 &&
+        sm_store_result_get(h->st, j->id, j->attempt, &json, &err) == 0 &&
+        sm_codec_result_decode(json, strlen(json), &r, &err) == 0) {
+        *m = sm_export_headline(&p);
+        *v = sm_result_get(&r, *m);
+    }
+    sm_result_fini(&r);
+    free(json);
+}
+
 static void tell_jobs(sm_ws_hub *h, uint64_t run_id)
 {
     sm_job_row *rows = NULL;
@@ -245,9 +267,14 @@ static void tell_jobs(sm_ws_hub *h, uint64_t run_id)
         char key[24];
         snprintf(key, sizeof key, "%" PRIu64, rows[i].id);
         const char *state = sm_job_state_name(rows[i].state);
-        if (remember(h->jobs, key, state))
-            broadcast(h, sm_event_job(rows[i].id, run_id, rows[i].host, rows[i].peer, state,
-                                      rows[i].reason));
+        if (!remember(h->jobs, key, state))
+            continue;
+        double v = NAN;
+        sm_metric m = SM_M_SECONDS;
+        if (rows[i].state == SM_JOB_DONE)
+            job_headline(h, &rows[i], &m, &v);
+        broadcast(h, sm_event_job(rows[i].id, run_id, rows[i].host, rows[i].peer, state,
+                                  rows[i].reason, sm_metric_name(m), v, sm_metric_unit(m)));
     }
     sm_store_jobs_free(rows, n);
 }

@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +128,8 @@ char *sm_event_wrap(const char *type, const char *field, const char *item_json, 
 }
 
 char *sm_event_job(uint64_t id, uint64_t run_id, const char *host, const char *peer,
-                   const char *state, const char *reason)
+                   const char *state, const char *reason, const char *metric, double value,
+                   const char *unit)
 {
     char ids[2][24];
     snprintf(ids[0], sizeof ids[0], "%" PRIu64, id);
@@ -144,6 +146,12 @@ char *sm_event_job(uint64_t id, uint64_t run_id, const char *host, const char *p
              cJSON_AddStringToObject(job, "peer", peer ? peer : "") &&
              cJSON_AddStringToObject(job, "state", state ? state : "") &&
              cJSON_AddStringToObject(job, "reason", reason ? reason : "");
+        if (ok && metric && isfinite(value)) {
+            cJSON *sum = cJSON_AddObjectToObject(job, "summary");
+            ok = sum && cJSON_AddStringToObject(sum, "metric", metric) &&
+                 cJSON_AddNumberToObject(sum, "value", value) &&
+                 cJSON_AddStringToObject(sum, "unit", unit ? unit : "");
+        }
     }
     char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(j);

@@ -163,6 +163,9 @@ export function mount(root, args, {live}) {
             h('span', {class: 'job-id'}, `#${j.id}`), ' ',
             h('span', {class: 'host'}, who), ' ',
             h('span', {class: `badge state-${j.state}`}, j.state),
+            j.summary ? h('span', {class: 'summary'},
+                ` ${Number(j.summary.value).toPrecision(4)} ${j.summary.unit} ` +
+                `(${j.summary.metric})`) : null,
             j.reason ? h('span', {class: 'reason'}, ` ${j.reason}`) : null);
         const old = jobLis.get(String(j.id));
         jobLis.set(String(j.id), li);

@@ -73,6 +73,13 @@ class WsTest(unittest.TestCase):
         done = {e["job"]["id"] for e in seen if e["type"] == "job" and e["job"]["state"] == "done"}
         self.assertEqual(len(done), 8)  # every job's end was told, each once
         self.assertTrue(all(e["job"]["run"] == rid for e in seen if e["type"] == "job"))
+        # Each finished job says its headline figure, as the table's column shows it.
+        sums = [e["job"]["summary"] for e in seen
+                if e["type"] == "job" and e["job"]["state"] == "done"]
+        self.assertEqual(len(sums), 8)
+        for s in sums:
+            self.assertEqual((s["metric"], s["unit"]), ("connects_per_s", "1/s"))
+            self.assertGreater(s["value"], 0)
         # A reloaded page starts from a snapshot that already has the finished run.
         again = WsClient(int(f.url.rsplit(":", 1)[1]))
         self.addCleanup(again.close)
