@@ -1042,6 +1042,11 @@ cJSON *sm_codec_u64_item(uint64_t v)
     return u64_item(v);
 }
 
+cJSON *sm_codec_double_item(double v)
+{
+    return double_item(v);
+}
+
 bool sm_codec_put_item(cJSON *o, const char *key, cJSON *item)
 {
     return put_item(o, key, item);

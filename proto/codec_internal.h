@@ -29,6 +29,10 @@ int sm_codec_facts_from_cjson(const cJSON *o, sm_facts *out, sm_error *err);
  * above. NULL when out of memory. */
 cJSON *sm_codec_u64_item(uint64_t v);
 
+/* A double written exactly: the shortest of %.15g..%.17g that reads back as the same value
+ * (cJSON's own %1.15g is not exact), null when not finite. NULL when out of memory. */
+cJSON *sm_codec_double_item(double v);
+
 /* Add item to object o under key / to an array; on failure delete item and return false. A NULL
  * item (a builder that ran out of memory) is a failure. */
 bool sm_codec_put_item(cJSON *o, const char *key, cJSON *item);

@@ -418,24 +418,9 @@ out:
 
 /* ---- JSON ---- */
 
-/* The shortest of %.15g..%.17g that reads back as the same double: cJSON's own %1.15g is
- * accepted by it when merely within DBL_EPSILON, which would not be exact. */
-static cJSON *double_item(double v)
-{
-    if (!isfinite(v))
-        return cJSON_CreateNull();
-    char buf[32];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    return cJSON_CreateRaw(buf);
-}
-
 static bool put_double(cJSON *o, const char *key, double v)
 {
-    return sm_codec_put_item(o, key, double_item(v));
+    return sm_codec_put_item(o, key, sm_codec_double_item(v));
 }
 
 static bool put_u64(cJSON *o, const char *key, uint64_t v)
