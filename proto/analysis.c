@@ -729,9 +729,12 @@ static size_t find_col(const sm_table_col *cols, size_t n, const char *want)
     return SIZE_MAX;
 }
 
+/* A noisy cell can regress too: its wide interval already makes "CIs apart" harder to meet,
+ * and a lab cell of five repetitions is often noisy on one slow repetition. Fewer than 3
+ * samples are no evidence. */
 static bool usable(const sm_table_cell *c)
 {
-    return c->have && isfinite(c->s.median) && !sm_analysis_noisy(&c->s);
+    return c->have && isfinite(c->s.median) && c->s.n >= SM_ANALYSIS_NOISY_MIN_N;
 }
 
 static int regression_column(const sm_table *run, const sm_table *base, const column *k,

@@ -113,7 +113,7 @@ class AnalysisLabTest(unittest.TestCase):
         before = self.run_spec(f, spec("drift", [SEED]))
         # h2's loopback TCP slowed after the first run, as a driver update might.
         subprocess.run(["ip", "netns", "exec", f.hosts["h2"]["netns"], "tc", "qdisc", "add", "dev",
-                        "lo", "root", "tbf", "rate", "400mbit", "burst", "256kb", "latency",
+                        "lo", "root", "tbf", "rate", "200mbit", "burst", "256kb", "latency",
                         "50ms"], check=True, capture_output=True, timeout=30)
         after = self.run_spec(f, spec("drift", [SEED]))
         doc = self.anomalies(f, after)

@@ -707,7 +707,8 @@ static void test_analysis_regression_needs_cis_apart_and_the_floor(void **state)
     sm_table_fini(&run);
 }
 
-static void test_analysis_regression_skips_noisy_cells_and_unmatched_labels(void **state)
+static void
+test_analysis_regression_judges_noisy_cells_by_their_cis_and_skips_unmatched(void **state)
 {
     (void)state;
     sm_table base, run;
@@ -718,10 +719,24 @@ static void test_analysis_regression_skips_noisy_cells_and_unmatched_labels(void
     assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
     assert_int_equal(a.n, 1);
     sm_anomalies_fini(&a);
-    sm_table_at(&base, 0, 0)->s.cv = 0.2;
+    /* A noisy baseline whose interval still stays clear of the new one: a regression. */
+    sm_table_cell *b = sm_table_at(&base, 0, 0);
+    b->s.cv = 0.2;
+    b->s.ci95_high = 1.5;
+    assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 1);
+    sm_anomalies_fini(&a);
+    /* Its interval reaching the new one: none. */
+    b->s.ci95_high = 1.99;
     assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
     assert_int_equal(a.n, 0);
-    sm_table_at(&base, 0, 0)->s.cv = 0.02;
+    /* Two samples are no evidence, however quiet. */
+    b->s.ci95_high = 1.02;
+    b->s.n = 2;
+    assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 0);
+    b->s.n = 5;
+    b->s.cv = 0.02;
     snprintf(base.cols[0].label, sizeof base.cols[0].label, "another test");
     assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
     assert_int_equal(a.n, 0);
@@ -903,7 +918,8 @@ int main(void)
         cmocka_unit_test(test_analysis_pair_rows_split_at_the_arrow_not_at_a_dash_in_a_name),
         cmocka_unit_test(test_analysis_pair_table_of_two_hosts_raises_nothing),
         cmocka_unit_test(test_analysis_regression_needs_cis_apart_and_the_floor),
-        cmocka_unit_test(test_analysis_regression_skips_noisy_cells_and_unmatched_labels),
+        cmocka_unit_test(
+            test_analysis_regression_judges_noisy_cells_by_their_cis_and_skips_unmatched),
         cmocka_unit_test(test_analysis_slow_host_text_names_the_role_and_shows_no_z_for_mad_0),
         cmocka_unit_test(test_analysis_flags_keep_whole_entries_and_say_how_many_more),
         cmocka_unit_test(test_analysis_json_lists_the_evidence_with_null_for_a_missing_z),
