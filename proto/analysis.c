@@ -581,14 +581,23 @@ static int slow_hosts(const sm_table *t, const column *k, const pair_index *p, p
 static int slow_links(const sm_table *t, const column *k, const pair_index *p, pair_work *w,
                       size_t nk, double overall, limits l, sm_anomalies *out)
 {
+    /* The residuals judged against each other are those of pairs between hosts that are not
+     * slow: a slow host's pairs are explained by it, and a shaped link paces them so evenly that
+     * their residuals, all but 0, would make the MAD 0 and any other pair's noise "apart". The
+     * matrix (no longer needed) holds them, and then their z. */
+    double *z = w->m;
     size_t present = 0;
-    for (size_t i = 0; i < nk * nk; i++)
-        present += isfinite(w->resid[i]);
+    for (size_t i = 0; i < nk; i++) {
+        for (size_t j = 0; j < nk; j++) {
+            double v = w->slow[i] || w->slow[j] ? NAN : w->resid[i * nk + j];
+            z[i * nk + j] = v;
+            present += isfinite(v);
+        }
+    }
     if (present < 3)
         return 0;
     double med, mad;
-    int rc = sm_robust_z(w->resid, nk * nk, w->m, &med, &mad);
-    double *z = w->m; /* the matrix is no longer needed */
+    int rc = sm_robust_z(z, nk * nk, z, &med, &mad); /* in place: each x read before its z */
     for (size_t r = 0; rc == 0 && r < t->n_rows; r++) {
         if (p->client[r] == SIZE_MAX)
             continue;

@@ -105,7 +105,8 @@ typedef struct sm_analysis_opts {
  * is raised); the matrix hosts x hosts of medians (noisy ones included) is median-polished; a
  * host whose client (row) or server (column) effect has |z| > z among the hosts' effects of
  * that role (hosts with a present cell in it, at least 3; or MAD 0) and |effect| / |overall|
- * >= floor is a slow host; a residual with |z| > z among all residuals (or MAD 0) and
+ * >= floor is a slow host; a residual with |z| > z among the residuals of the pairs between
+ * hosts that are not slow (or MAD 0) and
  * |residual| / |overall| >= floor is a slow link, unless its cell is noisy or one of its two
  * hosts is already a slow host of that column (in either role). A column's slow hosts and links
  * come in row order, client before server on a tie. Returns 0, or SM_ENOMEM with err set. */

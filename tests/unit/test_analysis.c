@@ -561,6 +561,34 @@ static void test_analysis_pair_matrix_keeps_noisy_fast_pairs_in_the_polish(void 
     sm_table_fini(&t);
 }
 
+/* A shaped host paces its pairs so evenly that their residuals are all but 0: the links between
+ * the other hosts are judged among themselves (here they spread by +-8%, one by 18%), not
+ * against those zeros, which would make the MAD 0 and any pair past the floor a slow link. */
+static void test_analysis_pair_matrix_judges_links_without_a_slow_hosts_pairs(void **state)
+{
+    (void)state;
+    sm_anomalies a = {0};
+    sm_table t;
+    table_pairs(&t, "h", -1, -1);
+    for (size_t r = 0; r < t.n_rows; r++) {
+        sm_table_cell *c = sm_table_at(&t, r, 0);
+        double v = 1000.0 * (1 + 0.08 * sin(1.7 * (double)r + 0.3));
+        if (strstr(t.rows[r], "h3") != NULL)
+            v = 12.0; /* both ways, exactly the shaper's pace */
+        else if (strcmp(t.rows[r], "h1->h2") == 0)
+            v = 1180.0;
+        set_cell(c, v, 5, 0.02);
+    }
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    for (size_t i = 0; i < a.n; i++) {
+        if (a.v[i].kind != SM_ANOMALY_SLOW_HOST || strcmp(a.v[i].host, "h3") != 0)
+            fail_msg("unexpected %s %s", sm_anomaly_kind_name(a.v[i].kind), a.v[i].host);
+    }
+    assert_int_equal(a.n, 2); /* as client and as server */
+    sm_anomalies_fini(&a);
+    sm_table_fini(&t);
+}
+
 static void test_analysis_pair_matrix_tells_a_slow_link_from_slow_hosts(void **state)
 {
     (void)state;
@@ -913,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_analysis_appends_in_column_then_row_order_growing_by_doubling),
         cmocka_unit_test(test_analysis_pair_matrix_tells_a_slow_server_from_slow_links),
         cmocka_unit_test(test_analysis_pair_matrix_keeps_noisy_fast_pairs_in_the_polish),
+        cmocka_unit_test(test_analysis_pair_matrix_judges_links_without_a_slow_hosts_pairs),
         cmocka_unit_test(test_analysis_pair_matrix_tells_a_slow_link_from_slow_hosts),
         cmocka_unit_test(test_analysis_pair_matrix_leaves_the_links_of_a_slow_host_to_it),
         cmocka_unit_test(test_analysis_pair_rows_split_at_the_arrow_not_at_a_dash_in_a_name),
