@@ -761,8 +761,20 @@ static int regression_column(const sm_table *run, const sm_table *base, const co
         double rel = relative(now->s.median - was->s.median, was->s.median);
         if (!(fabs(rel) >= l.floor))
             continue;
+        /* As the fleet rule asks of a noisy cell: the intervals themselves lie the floor apart,
+         * not just the medians (a slow repetition in five otherwise reads as a change). */
+        const bool noisy = sm_analysis_noisy(&now->s) || sm_analysis_noisy(&was->s);
+        double gap =
+            rel > 0 ? now->s.ci95_low - was->s.ci95_high : was->s.ci95_low - now->s.ci95_high;
+        if (noisy && !(relative(gap, was->s.median) >= l.floor))
+            continue;
         sm_anomaly a;
         anomaly_start(&a, SM_ANOMALY_REGRESSION, k, l, false);
+        if (noisy) {
+            char pct[16];
+            percent_text(pct, sizeof pct, l.floor);
+            snprintf(a.rule, sizeof a.rule, "noisy, CIs apart by >= %.12s", pct);
+        }
         COPY_FIXED(a.host, run->rows[r]);
         a.row = r;
         anomaly_numbers(&a, now->s.median, was->s.median, NAN, rel);

@@ -114,8 +114,9 @@ int sm_analysis_table(const sm_table *t, const sm_analysis_opts *o, sm_anomalies
                       sm_error *err);
 
 /* Appends the regressions of run against base: cells (and ratio cells) matched by row label
- * and column label, both with a summary of at least 3 samples (a noisy one too: its wide
- * interval is judged as it is), whose 95% CIs do not overlap and whose
+ * and column label, both with a summary of at least 3 samples, whose 95% CIs do not overlap
+ * (when either is noisy: lie at least the floor apart, rule "noisy, CIs apart by >= 15%") and
+ * whose
  * medians differ by >= floor relative to the baseline's. Returns 0 or SM_ENOMEM. */
 int sm_analysis_regression(const sm_table *run, const sm_table *base, const sm_analysis_opts *o,
                            sm_anomalies *out, sm_error *err);

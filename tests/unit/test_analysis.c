@@ -747,13 +747,18 @@ test_analysis_regression_judges_noisy_cells_by_their_cis_and_skips_unmatched(voi
     assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
     assert_int_equal(a.n, 1);
     sm_anomalies_fini(&a);
-    /* A noisy baseline whose interval still stays clear of the new one: a regression. */
+    /* A noisy baseline whose interval stays the floor clear of the new one: a regression. */
     sm_table_cell *b = sm_table_at(&base, 0, 0);
     b->s.cv = 0.2;
     b->s.ci95_high = 1.5;
     assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
     assert_int_equal(a.n, 1);
+    assert_string_equal(a.v[0].rule, "noisy, CIs apart by >= 15%");
     sm_anomalies_fini(&a);
+    /* Apart, but by less than the floor (1.96 - 1.9 = 6% of 1.0): none. */
+    b->s.ci95_high = 1.9;
+    assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 0);
     /* Its interval reaching the new one: none. */
     b->s.ci95_high = 1.99;
     assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
