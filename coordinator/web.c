@@ -124,6 +124,7 @@ struct sm_ws_hub {
     sm_map *runs;    /* id -> the run's JSON as last told */
     sm_map *jobs;    /* id -> state as last told, jobs of watched runs */
     sm_map *watched; /* id -> (non-NULL) runs seen running */
+    bool primed;     /* runs holds every run known at the last look */
 };
 
 sm_ws_hub *sm_ws_hub_new(sm_api_ctx *api, sm_store *st, uint64_t *counters)
@@ -308,16 +309,19 @@ static void tell_runs(sm_ws_hub *h)
         sm_event_field(items[i], "state", state, sizeof state);
         const bool running = strcmp(state, "running") == 0;
         const bool watched = sm_map_get(h->watched, ids[i]) != NULL;
+        /* A run that started and ended between two looks was never watched: its news is told
+         * all at once. */
+        const bool ended_unseen = h->primed && !running && !sm_map_get(h->runs, ids[i]);
         if (running && !watched) {
             char *mark = strdup("1");
             if (mark && sm_map_put(h->watched, ids[i], mark) != 0)
                 free(mark);
         }
-        if (running || watched)
+        if (running || watched || ended_unseen)
             tell_jobs(h, id);
         if (remember(h->runs, ids[i], items[i]))
             broadcast(h, sm_event_wrap("run", "run", items[i], 0));
-        if (!running && watched)
+        if (!running && (watched || ended_unseen))
             tell_ended(h, id, ids[i]);
     }
     if (n >= 0)
@@ -325,12 +329,17 @@ static void tell_runs(sm_ws_hub *h)
     free(json);
 }
 
-void sm_ws_tick(sm_ws_hub *h)
+static void look(sm_ws_hub *h)
 {
-    if (!h || !h->sessions)
-        return;
     tell_agents(h);
     tell_runs(h);
+    h->primed = true;
+}
+
+void sm_ws_tick(sm_ws_hub *h)
+{
+    if (h && h->sessions)
+        look(h);
 }
 
 /* A new browser starts from the whole picture, so a reloaded page is complete. */
@@ -379,9 +388,10 @@ int sm_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user
     case LWS_CALLBACK_ESTABLISHED:
         if (!h)
             return -1;
-        /* The others hear of what changed up to now; the newcomer learns it all from its
-         * snapshot, and both then follow the same events. */
-        sm_ws_tick(h);
+        /* The others hear of what changed up to now (with nobody listening, the hub's memory
+         * is brought up to date); the newcomer learns it all from its snapshot, and both then
+         * follow the same events. */
+        look(h);
         memset(s, 0, sizeof *s);
         s->wsi = wsi;
         s->hub = h;

@@ -86,6 +86,22 @@ class WsTest(unittest.TestCase):
         snap = again.recv_json()
         self.assertEqual([(r["id"], r["state"]) for r in snap["runs"]], [(rid, "done")])
 
+    def test_a_run_over_between_two_looks_still_tells_every_job(self):
+        f = self.f
+        ws = WsClient(int(f.url.rsplit(":", 1)[1]))
+        self.addCleanup(ws.close)
+        self.assertEqual(ws.recv_json()["type"], "snapshot")
+        status, resp = f.post("/api/runs", {"name": "short", "hosts": "all", "repetitions": 1,
+                                            "warmup": 0, "tests": [
+                                                {"workload": "connect", "scope": "local",
+                                                 "transport": "unix", "count": 1}]})
+        self.assertEqual(status, 201, resp)
+        rid = resp["run"]
+        seen = self.events_until(ws, lambda ev, s: ev["type"] == "run" and
+                                 ev["run"]["id"] == rid and ev["run"]["state"] != "running")
+        done = {e["job"]["id"] for e in seen if e["type"] == "job" and e["job"]["state"] == "done"}
+        self.assertEqual(len(done), 2)
+
     def test_bad_messages_are_dropped_and_counted_and_a_ping_is_answered(self):
         ws = WsClient(int(self.f.url.rsplit(":", 1)[1]))
         self.addCleanup(ws.close)
