@@ -10,9 +10,9 @@ JOBS       ?= $(shell nproc)
 DEB_PACKAGES := build-essential clang cmake pkg-config \
 	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
 	libsqlite3-dev libssl-dev libclang-rt-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3 \
-	nginx-light openssl curl chromium
+	nginx-light openssl curl chromium systemd
 
-.PHONY: all deps build build-asan test test-unit test-integration test-web test-asan demo demo-down demo-once bench clean format
+.PHONY: all deps build build-asan test test-unit test-integration test-web test-asan package demo demo-down demo-once bench clean format
 
 all: build
 
@@ -65,6 +65,10 @@ test-integration: build
 
 test-web: build
 	cd $(BUILD) && ctest --output-on-failure -L web
+
+# The Debian packages sockmatrix-agent and sockmatrix-coordinator, in $(BUILD)/.
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 # The main job: a local lab (namespaces when root, loopback otherwise), a coordinator and three
 # agents, the 2010 test as a matrix run, and the table comparing the hosts.
