@@ -15,9 +15,9 @@
 char *sm_event_snapshot(const char *agents_json, const char *runs_json);
 
 /* The items of the array `key` in the object text json ({"agents":[...]}): each item's compact
- * JSON text in (*items)[i], and in (*ids)[i] its "name" (agents) or "id" (runs, anomalies'
- * hosts are not ids: their index as text). Returns the count, or -1 on malformed input or no
- * memory; free with sm_event_items_free. */
+ * JSON text in (*items)[i], and in (*ids)[i] its identity: its "id" string (runs), else its
+ * "name" string (agents), else its index as text (anomalies have neither). Returns the count,
+ * or -1 on malformed input or no memory; free with sm_event_items_free. */
 long sm_event_split(const char *json, const char *key, char ***items, char ***ids);
 void sm_event_items_free(char **items, char **ids, long n);
 
