@@ -24,7 +24,7 @@ static void on_signal(int sig)
 
 static const char usage[] =
     "Usage: sockmatrix-coordinator --key-file PATH [options]\n"
-    "       sockmatrix-coordinator keygen PATH\n"
+    "       sockmatrix-coordinator keygen [--token] PATH\n"
     "\n"
     "Runs the lab's coordinator: agents long-poll it over nanomsg with signed messages; it\n"
     "queues jobs, stores every result exactly once in SQLite, and serves the HTTP API.\n"
@@ -42,7 +42,8 @@ static const char usage[] =
     "                            the installed web folder, when there is one)\n"
     "  --help, --version\n"
     "\n"
-    "keygen PATH writes a new random 32-byte key (hex) with mode 0600; it never overwrites.\n";
+    "keygen PATH writes a new fleet key: 32 random bytes as hex, mode 0600. keygen --token\n"
+    "PATH writes a new dashboard token (for --token-file) the same way. Neither overwrites.\n";
 
 static bool has_index(const char *dir)
 {
@@ -134,14 +135,18 @@ static int load_token(const char *path, char *out, size_t len)
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "keygen") == 0) {
-        if (argc != 3)
-            return fail("%s", "usage: sockmatrix-coordinator keygen PATH");
+        /* A token is made like a key: 256 random bits as hex are past guessing, and one line
+         * of 64 characters is what --token-file reads. */
+        bool token = argc == 4 && strcmp(argv[2], "--token") == 0;
+        if (argc != 3 + token || argv[argc - 1][0] == '-')
+            return fail("%s", "usage: sockmatrix-coordinator keygen [--token] PATH");
         sm_error err = {0};
-        if (sm_key_generate(argv[2], &err) != 0) {
+        if (sm_key_generate(argv[argc - 1], &err) != 0) {
             fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
             return 1;
         }
-        printf("wrote a new key to %s (mode 0600)\n", argv[2]);
+        printf("wrote a new %s to %s (mode 0600)\n", token ? "dashboard token" : "fleet key",
+               argv[argc - 1]);
         return 0;
     }
     static const struct option opts[] = {

@@ -252,12 +252,19 @@ class TokenTest(unittest.TestCase):
     def test_post_needs_the_bearer_token_and_get_does_not(self):
         f = self.f
         token = os.path.join(f.dir, "token")
-        with open(os.open(token, os.O_WRONLY | os.O_CREAT, 0o600), "w") as t:
-            t.write("s3cret-token-of-the-lab-0123456789\n")
+        r = subprocess.run([COORDINATOR, "keygen", "--token", token], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("dashboard token", r.stdout)
+        self.assertEqual(os.stat(token).st_mode & 0o777, 0o600)
+        with open(token) as t:
+            secret = t.read().strip()
+        with open(f.key) as k:
+            self.assertNotEqual(secret, k.read().strip())
         f.extra_args = ["--http", f"0.0.0.0:{f.http_port}", "--token-file", token]
         f.start()
         jobs = json.dumps([stream_job("h1")]).encode()
-        for auth, want in ((None, 401), ("Bearer wrong", 401), ("Bearer s3cret-token-of-the-lab-0123456789", 201)):
+        for auth, want in ((None, 401), ("Bearer wrong", 401), (f"Bearer {secret}", 201)):
             req = urllib.request.Request(f.url + "/api/jobs", data=jobs)
             if auth:
                 req.add_header("Authorization", auth)
