@@ -34,6 +34,7 @@ static const char usage[] =
     "  --db PATH                 SQLite store (default sockmatrix.db)\n"
     "  --key-file PATH           the fleet key (64 hex digits, mode 0600); required\n"
     "  --token-file PATH         the dashboard token; required when --http is not loopback\n"
+    "                            (default: the credential \"token\" under systemd, if given)\n"
     "  --hold-ms N               how long a poll is held (default 5000; an agent silent for\n"
     "                            3 x this is lost)\n"
     "  --log-level LEVEL         error, warning, notice (default), info, debug\n"
@@ -235,6 +236,15 @@ int main(int argc, char **argv)
     if (sm_key_load(key_file, cfg.key, &err) != 0) {
         fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
         return 2;
+    }
+    /* Under systemd a token handed over as the credential "token" (LoadCredential=token:...)
+     * needs no option: the unit's command line stays the same with or without one. */
+    char cred_token[4200];
+    const char *creds = getenv("CREDENTIALS_DIRECTORY");
+    if (!token_file && creds && *creds) {
+        int n = snprintf(cred_token, sizeof cred_token, "%s/token", creds);
+        if (n > 0 && (size_t)n < sizeof cred_token && access(cred_token, F_OK) == 0)
+            token_file = cred_token;
     }
     if (token_file) {
         int rc = load_token(token_file, token, sizeof token);

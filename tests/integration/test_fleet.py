@@ -235,6 +235,18 @@ class CliTest(unittest.TestCase):
             self.assertRegex(k.read(), r"^[0-9a-f]{64}\n$")
 
 
+def post(url, data, auth=None):
+    """POSTs data with an optional Authorization header; returns (status, body)."""
+    req = urllib.request.Request(url, data=data)
+    if auth:
+        req.add_header("Authorization", auth)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
 class TokenTest(unittest.TestCase):
     """A listener off loopback changes state only for holders of the token."""
 
@@ -265,19 +277,28 @@ class TokenTest(unittest.TestCase):
         f.start()
         jobs = json.dumps([stream_job("h1")]).encode()
         for auth, want in ((None, 401), ("Bearer wrong", 401), (f"Bearer {secret}", 201)):
-            req = urllib.request.Request(f.url + "/api/jobs", data=jobs)
-            if auth:
-                req.add_header("Authorization", auth)
-            try:
-                with urllib.request.urlopen(req, timeout=10) as r:
-                    status = r.status
-            except urllib.error.HTTPError as e:
-                status = e.code
-                if want == 401:
-                    self.assertEqual(json.loads(e.read())["field"], "Authorization")
+            status, body = post(f.url + "/api/jobs", jobs, auth)
             self.assertEqual(status, want, auth)
+            if want == 401:
+                self.assertEqual(json.loads(body)["field"], "Authorization")
         self.assertEqual(f.query("SELECT COUNT(*) FROM jobs")[0][0], 1)
         self.assertIn("agents", f.get("/api/agents"))
+
+    def test_under_systemd_the_token_credential_is_used_without_an_option(self):
+        f = self.f
+        creds = os.path.join(f.dir, "credentials")
+        os.mkdir(creds, 0o700)
+        token = os.path.join(creds, "token")
+        subprocess.run([COORDINATOR, "keygen", "--token", token], check=True, capture_output=True)
+        with open(token) as t:
+            secret = t.read().strip()
+        os.environ["CREDENTIALS_DIRECTORY"] = creds
+        self.addCleanup(os.environ.pop, "CREDENTIALS_DIRECTORY")
+        f.extra_args = ["--http", f"0.0.0.0:{f.http_port}"]
+        f.start()  # a public listener with no --token-file would refuse to start
+        jobs = json.dumps([stream_job("h1")]).encode()
+        for auth, want in ((None, 401), (f"Bearer {secret}", 201)):
+            self.assertEqual(post(f.url + "/api/jobs", jobs, auth)[0], want, auth)
 
 
 if __name__ == "__main__":
