@@ -10,7 +10,7 @@ JOBS       ?= $(shell nproc)
 DEB_PACKAGES := build-essential clang cmake pkg-config \
 	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
 	libsqlite3-dev libssl-dev libclang-rt-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3 \
-	nginx-light openssl curl chromium systemd
+	nginx-light openssl curl chromium systemd openssh-server openssh-client ansible-core
 
 .PHONY: all deps build build-asan test test-unit test-integration test-web test-asan package demo demo-down demo-once bench clean format
 

@@ -1,0 +1,184 @@
+"""The roll-out against real hosts, as far as one machine allows: lab namespaces running
+Debian's sshd, reached with a key pair made here. deploy/fleet.sh (and the Ansible playbook,
+where ansible-playbook is installed) installs the packages into a root per host, writes the
+settings and the key; the test then starts each installed service as its unit would (systemd
+does not run here) and checks that every agent registers with the deployed coordinator. A
+second roll-out changes nothing; a host that is down is reported and the others proceed."""
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+from smtest import COORDINATOR
+from rollout import SRC, SshLab, can_roll_out, registered, run, tree, wait_registered
+
+FLEET = os.path.join(SRC, "deploy", "fleet.sh")
+AGENTS = ("h1", "h2", "h3")
+
+
+@unittest.skipUnless(can_roll_out(), "needs root, ip netns, Debian's openssh-server and cpack")
+class FleetScriptTest(unittest.TestCase):
+    """deploy/fleet.sh over plain ssh: h1 is the coordinator and an agent, h2 and h3 agents,
+    h4 is down."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.lab = SshLab(4, down=("h4",))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.lab.close()
+
+    def setUp(self):
+        lab = self.lab
+        self.work = os.path.join(lab.dir, self.id().rsplit(".", 1)[-1])
+        os.makedirs(self.work)
+        self.key = os.path.join(self.work, "fleet.key")
+        run(COORDINATOR, "keygen", self.key).check_returncode()
+        self.roots = {h: lab.root(os.path.basename(self.work), h) for h in lab.hosts}
+        self.coord_addr = lab.hosts["h1"]["addr"]
+
+    def inventory(self, labels_h2="rack=2", hosts=("h1", "h2", "h3", "h4")):
+        lines = ["# name  destination  roles  settings"]
+        for h in hosts:
+            roles = "agent,coordinator" if h == "h1" else "agent"
+            extra = f" labels={labels_h2}" if h == "h2" else ""
+            lines.append(f"{h} {h} {roles} root={self.roots[h]} "
+                         f"data_addr={self.lab.hosts[h]['addr']}{extra}")
+        path = os.path.join(self.work, "inventory")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def fleet(self, *args, inventory=None):
+        r = run("bash", FLEET, "--inventory", inventory or self.inventory(), "--key", self.key,
+                "--coordinator", f"tcp://{self.coord_addr}:7100", "--debs", self.lab.debs(),
+                "--ssh-config", os.path.join(self.lab.dir, "ssh_config"), *args, timeout=600)
+        return r
+
+    def recap(self, out):
+        """host -> (state, ok, changed, skipped) from the recap fleet.sh prints."""
+        rows = {}
+        for m in re.finditer(r"^(h\d+)\s+(\w+)\s+ok=(\d+) (?:would-)?changed?=(\d+) "
+                             r"skipped=(\d+)$", out, re.M):
+            rows[m.group(1)] = (m.group(2), int(m.group(3)), int(m.group(4)), int(m.group(5)))
+        return rows
+
+    def start_services(self):
+        lab, procs = self.lab, {}
+        procs["coordinator"] = lab.start_unit(self.roots["h1"], "sockmatrix-coordinator.service",
+                                              "h1", os.path.join(self.work, "coordinator.log"))
+        for h in AGENTS:
+            procs[h] = lab.start_unit(self.roots[h], "sockmatrix-agent.service", h,
+                                      os.path.join(self.work, f"agent-{h}.log"))
+        for p in procs.values():
+            self.addCleanup(lab.stop, p)
+        return procs
+
+    def test_check_then_roll_out_then_nothing_changes_and_every_agent_registers(self):
+        # --check on fresh hosts: every item would change, and nothing does.
+        before = {h: tree(r) for h, r in self.roots.items()}
+        r = self.fleet("--check")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h4 is down
+        rows = self.recap(r.stdout)
+        self.assertEqual(rows["h1"], ("done", 0, 5, 2), r.stdout)
+        self.assertEqual(rows["h2"], ("done", 0, 3, 1), r.stdout)
+        self.assertEqual(rows["h4"][0], "unreachable", r.stdout)
+        self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
+
+        # The roll-out: h4 is reported, h1..h3 are installed and configured.
+        r = self.fleet("--wait", "0")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        rows = self.recap(r.stdout)
+        self.assertEqual({h: rows[h][0] for h in rows},
+                         {"h1": "done", "h2": "done", "h3": "done", "h4": "unreachable"})
+        self.assertRegex(r.stdout, r"h4: unreachable: .*(refused|timed out|No route)")
+        self.assertEqual(rows["h1"][2], 5, r.stdout)  # the key, 2 packages, 2 settings files
+        for h in AGENTS:
+            root = self.roots[h]
+            self.assertIn("Status: install ok installed",
+                          run("dpkg", f"--root={root}", "--status", "sockmatrix-agent").stdout)
+            key = os.path.join(root, "etc/sockmatrix/fleet.key")
+            self.assertEqual(os.stat(key).st_mode & 0o777, 0o600)
+            with open(key) as a, open(self.key) as b:
+                self.assertEqual(a.read(), b.read())
+            with open(os.path.join(root, "etc/default/sockmatrix-agent")) as f:
+                settings = f.read()
+            self.assertIn(f"SM_COORDINATOR=tcp://{self.coord_addr}:7100\n", settings)
+            self.assertIn(f"SM_AGENT_OPTS=--name {h} --data-addr {self.lab.hosts[h]['addr']}",
+                          settings)
+        self.assertFalse(os.path.exists(os.path.join(self.roots["h4"], "usr")))
+        self.assertTrue(os.access(os.path.join(self.roots["h1"], "usr/bin/sockmatrix-coordinator"),
+                                  os.X_OK))
+
+        # Systemd does not run here: the services start as their units would.
+        procs = self.start_services()
+        wait_registered(self.lab, "h1", AGENTS)
+        self.assertEqual(registered(self.lab, "h1", AGENTS), set(AGENTS))
+
+        # A second roll-out changes nothing, and finds every agent registered.
+        before = {h: tree(r) for h, r in self.roots.items()}
+        r = self.fleet()
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h4 is still down
+        rows = self.recap(r.stdout)
+        self.assertEqual(rows["h1"], ("done", 5, 0, 2), r.stdout)
+        for h in ("h2", "h3"):
+            self.assertEqual(rows[h], ("done", 3, 0, 1), r.stdout)
+        self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
+        for h in AGENTS:
+            self.assertIn(f"{h}: registered (", r.stdout)
+            self.assertIsNone(procs[h].poll(), f"{h}'s agent ended")
+        self.assertNotIn("NOT registered", r.stdout)
+
+        # Without the down host, the roll-out succeeds; a changed label touches one file.
+        r = self.fleet(inventory=self.inventory(labels_h2="rack=9", hosts=AGENTS))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        rows = self.recap(r.stdout)
+        self.assertEqual((rows["h1"][2], rows["h2"][2], rows["h3"][2]), (0, 1, 0), r.stdout)
+        self.assertIn("h2: changed file /etc/default/sockmatrix-agent", r.stdout)
+        with open(os.path.join(self.roots["h2"], "etc/default/sockmatrix-agent")) as f:
+            self.assertIn("--labels rack=9", f.read())
+
+    def test_an_agent_that_is_not_running_is_reported_unregistered(self):
+        r = self.fleet("--wait", "0", inventory=self.inventory(hosts=AGENTS))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        coord = self.lab.start_unit(self.roots["h1"], "sockmatrix-coordinator.service", "h1",
+                                    os.path.join(self.work, "coordinator.log"))
+        self.addCleanup(self.lab.stop, coord)
+        for h in ("h1", "h2"):
+            self.addCleanup(self.lab.stop, self.lab.start_unit(
+                self.roots[h], "sockmatrix-agent.service", h,
+                os.path.join(self.work, f"agent-{h}.log")))
+        wait_registered(self.lab, "h1", ("h1", "h2"))
+        r = self.fleet("--wait", "3", inventory=self.inventory(hosts=AGENTS))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("h1: registered (", r.stdout)
+        self.assertIn("h2: registered (", r.stdout)
+        self.assertIn("h3: NOT registered", r.stdout)
+
+    def test_bad_input_is_refused_before_any_host_is_touched(self):
+        inv = os.path.join(self.work, "bad-inventory")
+        for text, want in (("h1 h1 agent,coordinator\nh1 h2 agent\n", "listed twice"),
+                           ("h1 h1 web\n", "roles must be"),
+                           ("h1 h1 agent labels=a b\n", "bad setting 'b'"),
+                           ("h1 h1 agent lables=a=1\n", "bad setting"),
+                           ("h1 h1 agent root=$(reboot)\n", "bad setting"),
+                           ("h1 h1 coordinator\nh2 h2 coordinator\n", "a second coordinator")):
+            with open(inv, "w") as f:
+                f.write(text)
+            before = tree(self.roots["h1"])
+            r = self.fleet(inventory=inv)
+            self.assertEqual(r.returncode, 2, (text, r.stdout, r.stderr))
+            self.assertIn(want, r.stderr, text)
+            self.assertEqual(r.stdout, "")
+            self.assertEqual(tree(self.roots["h1"]), before)
+        with open(self.key, "a") as f:
+            f.write("not a key\n")
+        r = self.fleet()
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("is not a fleet key", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
