@@ -166,6 +166,32 @@ class FleetTest(unittest.TestCase):
         self.assertEqual(j["state"], "failed")
         self.assertFalse(j["result"]["ok"])
 
+    def test_a_rotated_key_keeps_results_in_the_spool_until_the_agent_has_it(self):
+        """docs/deploy.md's rotation: the coordinator gets the new key first; an agent still
+        on the old one keeps what it measured and delivers it once it has the new key."""
+        f = self.f
+        [job] = f.submit([stream_job("h1", count=None, duration_ms=3000)])
+        wait_for("the job to run", lambda: f.job(job)["state"] == "running", 10)
+        new_key = os.path.join(f.dir, "new.key")
+        subprocess.run([COORDINATOR, "keygen", new_key], check=True, capture_output=True)
+        f.kill(f.coord, signal.SIGTERM)
+        f.extra_args = ["--key-file", new_key]  # later options win
+        f.start_coordinator()
+        # The job ends on the agent; every delivery is refused as a wrong MAC.
+        wait_for("refused deliveries", lambda: f.get("/healthz")["rejected"]["mac"] >= 3, 30)
+        wait_for("the result in the spool",
+                 lambda: [n for n in os.listdir(f.spool("h1")) if n.endswith(".res")], 10)
+        self.assertEqual(f.stored([job]), (0, 0))
+        f.kill(f.agents["h1"], signal.SIGTERM)
+        self.assertEqual(f.agents["h1"].returncode, 0, f.log("agent-h1"))
+        f.agent_args = ["--key-file", new_key]
+        f.start_agent("h1")
+        wait_for("the spooled result", lambda: f.stored([job]) == (1, 1), 30)
+        wait_for("an empty spool",
+                 lambda: not [n for n in os.listdir(f.spool("h1")) if n.endswith(".res")], 10)
+        self.assertTrue(f.job(job)["result"]["ok"], f.job(job))
+        self.assertEqual(f.stored([job]), (1, 1))
+
     def test_a_host_cut_off_for_ten_seconds_comes_back_and_loses_nothing(self):
         f = self.f
         if not f.lab:
