@@ -8,12 +8,14 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 from smtest import COORDINATOR
 from rollout import SRC, SshLab, can_roll_out, registered, run, tree, wait_registered
 
 FLEET = os.path.join(SRC, "deploy", "fleet.sh")
+PLAYBOOK = os.path.join(SRC, "deploy", "ansible", "site.yml")
 AGENTS = ("h1", "h2", "h3")
 
 
@@ -178,6 +180,113 @@ class FleetScriptTest(unittest.TestCase):
         r = self.fleet()
         self.assertEqual(r.returncode, 2)
         self.assertIn("is not a fleet key", r.stderr)
+
+
+@unittest.skipUnless(can_roll_out() and shutil.which("ansible-playbook"),
+                     "needs root, ip netns, Debian's openssh-server, cpack and ansible-playbook")
+class PlaybookTest(FleetScriptTest):
+    """deploy/ansible/site.yml on the same kind of fleet: h1 coordinator and agent, h2 and h3
+    agents, h4 down."""
+
+    # The script's own tests are not run again here.
+    test_an_agent_that_is_not_running_is_reported_unregistered = None
+    test_bad_input_is_refused_before_any_host_is_touched = None
+    test_check_then_roll_out_then_nothing_changes_and_every_agent_registers = None
+
+    def ini(self):
+        lab = self.lab
+        host = {h: f"{h} sockmatrix_root={self.roots[h]} sockmatrix_data_addr={lab.hosts[h]['addr']}"
+                for h in lab.hosts}
+        text = (f"[coordinator]\n{host['h1']}\n\n[agents]\n"
+                + "".join(f"{host[h]}\n" for h in ("h1", "h2", "h3", "h4"))
+                + "\n[all:vars]\nansible_python_interpreter=/usr/bin/python3\n"
+                f"ansible_user=root\nansible_ssh_common_args=-F {lab.dir}/ssh_config\n"
+                f"sockmatrix_key_file={self.key}\nsockmatrix_debs={lab.debs()}\n"
+                f"sockmatrix_coordinator=tcp://{self.coord_addr}:7100\n")
+        path = os.path.join(self.work, "inventory.ini")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def playbook(self, *args):
+        # ssh's control sockets need a short path (a Unix socket's name is at most 107 bytes).
+        cp = tempfile.mkdtemp(prefix="smcp-")
+        self.addCleanup(shutil.rmtree, cp, True)
+        env = dict(os.environ, LC_ALL="C.UTF-8", ANSIBLE_NOCOLOR="1",
+                   ANSIBLE_LOCAL_TEMP=os.path.join(self.work, "ansible-local"),
+                   ANSIBLE_SSH_CONTROL_PATH_DIR=cp,
+                   ANSIBLE_RETRY_FILES_ENABLED="0")
+        return subprocess.run(["ansible-playbook", "-i", self.ini(), PLAYBOOK, *args],
+                              capture_output=True, text=True, timeout=600, env=env)
+
+    def play_recap(self, out):
+        """host -> {ok, changed, unreachable, failed, ...} from the PLAY RECAP."""
+        rows = {}
+        for m in re.finditer(r"^(h\d+)\s+: (.*)$", out.split("PLAY RECAP")[-1], re.M):
+            rows[m.group(1)] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
+        return rows
+
+    def test_check_then_play_then_nothing_changes_and_every_agent_registers(self):
+        before = {h: tree(r) for h, r in self.roots.items()}
+        r = self.playbook("--check")
+        rows = self.play_recap(r.stdout)
+        self.assertEqual(rows.get("h4", {}).get("unreachable"), 1, r.stdout + r.stderr)
+        for h in AGENTS:
+            self.assertEqual(rows[h]["failed"], 0, r.stdout)
+            self.assertGreater(rows[h]["changed"], 0, r.stdout)
+        self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
+
+        r = self.playbook("-e", "sockmatrix_wait=0")
+        rows = self.play_recap(r.stdout)
+        self.assertNotEqual(r.returncode, 0)  # h4 is down
+        self.assertEqual(rows["h4"]["unreachable"], 1, r.stdout)
+        for h in AGENTS:
+            self.assertEqual((rows[h]["failed"], rows[h]["unreachable"]), (0, 0),
+                             r.stdout[-3000:])
+            self.assertIn("Status: install ok installed", run(
+                "dpkg", f"--root={self.roots[h]}", "--status", "sockmatrix-agent").stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.roots["h4"], "usr")))
+
+        # The playbook writes what fleet.sh writes, byte for byte and mode for mode.
+        script_roots = {h: self.lab.root(os.path.basename(self.work) + "-script", h)
+                        for h in AGENTS}
+        inv = os.path.join(self.work, "script-inventory")
+        with open(inv, "w") as f:
+            for h in AGENTS:
+                roles = "agent,coordinator" if h == "h1" else "agent"
+                f.write(f"{h} {h} {roles} root={script_roots[h]} "
+                        f"data_addr={self.lab.hosts[h]['addr']}\n")
+        r2 = self.fleet("--wait", "0", inventory=inv)
+        self.assertEqual(r2.returncode, 0, r2.stdout + r2.stderr)
+        for h in AGENTS:
+            for sub in ("etc", "var/cache/sockmatrix"):
+                self.assertEqual(files(os.path.join(self.roots[h], sub)),
+                                 files(os.path.join(script_roots[h], sub)), (h, sub))
+
+        procs = self.start_services()
+        wait_registered(self.lab, "h1", AGENTS)
+
+        before = {h: tree(r) for h, r in self.roots.items()}
+        r = self.playbook()
+        rows = self.play_recap(r.stdout)
+        self.assertEqual(rows["h4"]["unreachable"], 1, r.stdout)
+        for h in AGENTS:
+            self.assertEqual((rows[h]["changed"], rows[h]["failed"]), (0, 0), r.stdout[-3000:])
+            self.assertIn(f"{h}: registered (", r.stdout)
+            self.assertIsNone(procs[h].poll(), f"{h}'s agent ended")
+        self.assertNotIn("NOT registered", r.stdout)
+        self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
+
+
+def files(top):
+    """path -> (mode, bytes) of every file under top."""
+    out = {}
+    for d, _, names in os.walk(top):
+        for n in names:
+            p = os.path.join(d, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, top)] = (os.stat(p).st_mode, f.read())
+    return out
 
 
 if __name__ == "__main__":
