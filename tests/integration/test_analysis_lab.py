@@ -135,7 +135,9 @@ class AnalysisLabTest(unittest.TestCase):
         self.assertEqual(len(tcp), 1, reg)
         self.assertEqual(tcp[0]["direction"], "slower")
         self.assertGreater(tcp[0]["value"], tcp[0]["reference"] * 1.15)
-        self.assertEqual(tcp[0]["rule"], "CIs apart and >= 15%")
+        # Either rule: a cell with one slow repetition in five (this shared machine) is noisy,
+        # and then its interval must clear the other by the floor, a stricter test.
+        self.assertIn(tcp[0]["rule"], ("CIs apart and >= 15%", "noisy, CIs apart by >= 15%"))
         # The first run has no baseline, and a run is not its own.
         self.assertNotIn("regression", {a["kind"] for a in self.anomalies(f, before)["anomalies"]})
         status, body = f.get_status(f"/api/runs/{after}/anomalies?baseline={after}")
