@@ -18,6 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
 BUILD = os.environ.get("SM_BUILD_DIR") or os.path.join(SRC, "build")
 SSHD = "/usr/sbin/sshd"
+CONFINE = os.path.join(HERE, "confine.sh")
+DYNAMIC_UID = 61234  # in systemd's range for DynamicUser= (61184-65519)
 
 
 def can_roll_out():
@@ -34,6 +36,7 @@ class SshLab:
 
     def __init__(self, n, down=()):
         self.dir = tempfile.mkdtemp(prefix="sm-rollout-")
+        os.chmod(self.dir, 0o755)  # the installed programs run as a user of their own
         self.prefix = f"r{os.getpid() % 10000}{random.randint(0, 99)}-"
         self.subnet = f"10.213.{random.randint(100, 200)}"
         self.procs = []  # every process started here, stopped by PID
@@ -104,8 +107,14 @@ class SshLab:
         return out
 
     def start_unit(self, root, unit, host, log):
-        """Starts the unit installed under root inside host's namespace, as systemd would."""
-        argv, env = unit_command(root, unit)
+        """Starts the unit installed under root inside host's namespace, as systemd would:
+        confined (confine.sh) as a user of its own when the unit asks for DynamicUser=."""
+        argv, env, writable, dynamic = unit_command(root, unit)
+        if dynamic:
+            for d in writable + [env["CREDENTIALS_DIRECTORY"]] if "CREDENTIALS_DIRECTORY" in env \
+                    else writable:
+                chown_tree(d, DYNAMIC_UID)
+            argv = ["sh", CONFINE, str(DYNAMIC_UID), *writable, "--", *argv]
         f = open(log, "a")
         p = subprocess.Popen(["ip", "netns", "exec", self.hosts[host]["netns"], *argv], env=env,
                              stdout=f, stderr=f, stdin=subprocess.DEVNULL)
@@ -193,11 +202,20 @@ def _expand(argv_text, env):
     return out
 
 
+def chown_tree(top, uid):
+    os.chown(top, uid, uid)
+    for d, dirs, files in os.walk(top):
+        for n in dirs + files:
+            os.chown(os.path.join(d, n), uid, uid, follow_symlinks=False)
+
+
 def unit_command(root, unit):
-    """(argv, environment) of the unit's ExecStart, every path the unit names taken under
-    root: its EnvironmentFile, LoadCredential sources (copied to a credentials folder, mode
-    0400 as systemd leaves them), StateDirectory and RuntimeDirectory."""
+    """(argv, environment, writable folders, DynamicUser?) of the unit's ExecStart, every
+    path the unit names taken under root: its EnvironmentFile, LoadCredential sources (copied
+    to a credentials folder, mode 0400 as systemd leaves them), StateDirectory and
+    RuntimeDirectory (the folders the program may write)."""
     s = _unit_settings(root, unit)
+    writable = []
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
     for ef in s.get("EnvironmentFile", []):
         optional = ef.startswith("-")
@@ -213,6 +231,7 @@ def unit_command(root, unit):
             for p in paths:
                 os.makedirs(p, mode=0o755, exist_ok=True)
             env[var] = ":".join(paths)
+            writable += paths
     creds = s.get("LoadCredential", [])
     if creds:
         cdir = os.path.join(root, "run/credentials", unit)
@@ -229,7 +248,7 @@ def unit_command(root, unit):
         raise AssertionError(f"{name}: expected one ExecStart, found {exec_start}")
     argv = _expand(exec_start[0], env)
     argv[0] = os.path.join(root, argv[0].lstrip("/"))  # the installed binary, under root
-    return argv, env
+    return argv, env, writable, s.get("DynamicUser", ["no"])[-1] in ("yes", "true", "1", "on")
 
 
 def registered(lab, host, names, port=8080):

@@ -2,8 +2,10 @@
 Debian's sshd, reached with a key pair made here. deploy/fleet.sh (and the Ansible playbook,
 where ansible-playbook is installed) installs the packages into a root per host, writes the
 settings and the key; the test then starts each installed service as its unit would (systemd
-does not run here) and checks that every agent registers with the deployed coordinator. A
-second roll-out changes nothing; a host that is down is reported and the others proceed."""
+does not run here): its ExecStart with its EnvironmentFile and credentials, confined as the unit
+asks (confine.sh: a user of its own, no capabilities, the system read-only but its own folders),
+and checks that every agent registers with the deployed coordinator. A second roll-out changes
+nothing; a host that is down is reported and the others proceed."""
 import os
 import re
 import shutil
@@ -12,7 +14,7 @@ import tempfile
 import unittest
 
 from smtest import COORDINATOR
-from rollout import SRC, SshLab, can_roll_out, registered, run, tree, wait_registered
+from rollout import CONFINE, DYNAMIC_UID, SRC, SshLab, can_roll_out, registered, run, tree, wait_registered
 
 FLEET = os.path.join(SRC, "deploy", "fleet.sh")
 PLAYBOOK = os.path.join(SRC, "deploy", "ansible", "site.yml")
@@ -118,6 +120,12 @@ class FleetScriptTest(unittest.TestCase):
         procs = self.start_services()
         wait_registered(self.lab, "h1", AGENTS)
         self.assertEqual(registered(self.lab, "h1", AGENTS), set(AGENTS))
+        for name, p in procs.items():  # confined as their units ask
+            with open(f"/proc/{p.pid}/status") as f:
+                status = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+            self.assertEqual(status["Uid"].split()[0], str(DYNAMIC_UID), name)
+            self.assertEqual((status["CapEff"], status["CapBnd"], status["NoNewPrivs"]),
+                             ("0000000000000000", "0000000000000000", "1"), name)
 
         # A second roll-out changes nothing, and finds every agent registered.
         before = {h: tree(r) for h, r in self.roots.items()}
@@ -276,6 +284,31 @@ class PlaybookTest(FleetScriptTest):
             self.assertIsNone(procs[h].poll(), f"{h}'s agent ended")
         self.assertNotIn("NOT registered", r.stdout)
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
+
+
+@unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv")
+class ConfineTest(unittest.TestCase):
+    """confine.sh, the units' confinement where systemd does not run, can refuse."""
+
+    def test_only_the_given_folders_are_writable_and_no_capability_is_left(self):
+        d = tempfile.mkdtemp(prefix="sm-confine-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.chmod(d, 0o755)
+        state, other = os.path.join(d, "state"), os.path.join(d, "other")
+        os.mkdir(state)
+        os.mkdir(other, 0o777)
+        os.chmod(other, 0o777)  # writable by anyone: only the read-only mount stops the write
+        os.chown(state, DYNAMIC_UID, DYNAMIC_UID)
+        script = (f"touch {state}/ok && id -u && grep CapEff /proc/self/status && "
+                  f"(touch {other}/no 2>&1 || true) && echo /root: $(ls -A /root)")
+        r = run("sh", CONFINE, str(DYNAMIC_UID), state, "--", "sh", "-c", script, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(state, "ok")))
+        self.assertFalse(os.path.exists(os.path.join(other, "no")))
+        self.assertIn("Read-only file system", r.stdout)
+        self.assertIn(f"{DYNAMIC_UID}\n", r.stdout)
+        self.assertIn("CapEff:\t0000000000000000", r.stdout)
+        self.assertIn("/root:\n", r.stdout)  # ProtectHome: empty (here, /root is not)
 
 
 def files(top):
