@@ -10,9 +10,10 @@ JOBS       ?= $(shell nproc)
 DEB_PACKAGES := build-essential clang cmake pkg-config \
 	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
 	libsqlite3-dev libssl-dev libclang-rt-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3 \
-	nginx-light openssl curl chromium systemd openssh-server openssh-client ansible-core
+	nginx-light openssl curl chromium systemd openssh-server openssh-client ansible-core \
+	debootstrap systemd-container
 
-.PHONY: all deps build build-asan test test-unit test-integration test-web test-asan package demo demo-down demo-once bench clean format
+.PHONY: all deps build build-asan test test-unit test-integration test-system test-web test-asan package demo demo-down demo-once bench clean format
 
 all: build
 
@@ -51,9 +52,10 @@ build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # Every ctest label, on the gcc build and again under ASan+UBSan (clang); the browser tests
-# (label web) once, on the gcc build.
+# (label web) and the roll-out onto booted Debian containers (label system) once, on the gcc
+# build.
 test: build build-asan
-	cd $(BUILD) && ctest --output-on-failure -L 'unit|integration|web'
+	cd $(BUILD) && ctest --output-on-failure -L 'unit|integration|web|system'
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L 'unit|integration|fuzz'
 
@@ -62,6 +64,9 @@ test-unit: build
 
 test-integration: build
 	cd $(BUILD) && ctest --output-on-failure -L integration
+
+test-system: build
+	cd $(BUILD) && ctest --output-on-failure -L system
 
 test-web: build
 	cd $(BUILD) && ctest --output-on-failure -L web

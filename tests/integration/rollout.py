@@ -32,9 +32,12 @@ def run(*cmd, timeout=300, **kw):
 
 
 class SshLab:
-    """n lab hosts h1..hn; those in `down` have no sshd, like a machine that is off."""
+    """n lab hosts h1..hn; those in `down` have no sshd, like a machine that is off
+    (sshd=False: none has, the test brings its own hosts into the namespaces)."""
 
-    def __init__(self, n, down=()):
+    def __init__(self, n, down=(), sshd=True):
+        if not sshd:
+            down = tuple(f"h{i}" for i in range(1, n + 1))
         self.dir = tempfile.mkdtemp(prefix="sm-rollout-")
         os.chmod(self.dir, 0o755)  # the installed programs run as a user of their own
         self.prefix = f"r{os.getpid() % 10000}{random.randint(0, 99)}-"
@@ -128,11 +131,12 @@ class SshLab:
                 "10", f"http://127.0.0.1:{port}{path}", timeout=30)
         return json.loads(r.stdout) if r.returncode == 0 and r.stdout else None
 
-    def stop(self, proc):
+    def stop(self, proc, timeout=10):
+        """SIGTERM to one of our processes; SIGKILL if it has not ended after timeout s."""
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
-                proc.wait(10)
+                proc.wait(timeout)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()

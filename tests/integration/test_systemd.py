@@ -1,0 +1,250 @@
+"""The roll-out onto hosts that run systemd: Debian 12 containers (debootstrap, booted by
+systemd-nspawn, each in a lab namespace) with Debian's sshd. deploy/fleet.sh and the Ansible
+playbook install into their real / with apt, and systemd starts the services under their
+hardened units (DynamicUser, LoadCredential, ProtectSystem=strict, ...). Every agent registers;
+a second roll-out changes nothing and restarts nothing; a changed setting restarts that one
+service; a rotated key reaches every host and they register again; an agent comes back by
+itself after its host reboots.
+
+The container root is made once per package list and kept in the build folder."""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from rollout import BUILD, SRC, SshLab, run
+from smtest import COORDINATOR, wait_for
+
+FLEET = os.path.join(SRC, "deploy", "fleet.sh")
+PLAYBOOK = os.path.join(SRC, "deploy", "ansible", "site.yml")
+MIRROR = os.environ.get("SM_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+# What a lab host has besides a minimal Debian: systemd as init, sshd, and python3 with apt's
+# bindings for Ansible. The packages' own dependencies are added from their Depends.
+BASE = ("systemd", "systemd-sysv", "dbus", "openssh-server", "python3", "python3-apt")
+
+
+def can_boot():
+    return (os.geteuid() == 0 and shutil.which("systemd-nspawn") is not None
+            and shutil.which("debootstrap") is not None and shutil.which("cpack") is not None)
+
+
+def depends(deb):
+    """The package names a .deb depends on (versions and alternatives dropped)."""
+    field = run("dpkg-deb", "--field", deb, "Depends").stdout
+    return {re.split(r"[\s(|]", d.strip())[0] for d in field.split(",") if d.strip()}
+
+
+def container_root(debs):
+    """A Debian 12 root with BASE and the packages' dependencies installed, made once."""
+    pkgs = set(BASE)
+    for f in os.listdir(debs):
+        if f.endswith(".deb"):
+            pkgs |= depends(os.path.join(debs, f))
+    tag = hashlib.sha256(" ".join(sorted(pkgs)).encode()).hexdigest()[:12]
+    cache = os.path.join(BUILD, "test-rootfs", f"bookworm-{tag}")
+    if not os.path.isdir(cache):
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix="bookworm-", dir=os.path.dirname(cache))
+        os.chmod(tmp, 0o755)  # the root folder: its services' users must get through it
+        r = run("debootstrap", "--variant=minbase", "--include=" + ",".join(sorted(pkgs)),
+                "bookworm", tmp, MIRROR, timeout=900)
+        if r.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise AssertionError(f"debootstrap failed: {r.stdout[-1500:]}{r.stderr[-1500:]}")
+        os.rename(tmp, cache)
+    return cache
+
+
+class Containers:
+    """Booted containers, one per lab host, reachable over ssh as that host's name."""
+
+    def __init__(self, lab, base):
+        self.lab, self.base = lab, base
+        self.procs = {}
+
+    def boot(self, host, name):
+        root = os.path.join(self.lab.dir, "machines", name)
+        if not os.path.isdir(root):
+            run("cp", "-a", self.base, root).check_returncode()
+            os.makedirs(os.path.join(root, "root/.ssh"), mode=0o700, exist_ok=True)
+            shutil.copy(os.path.join(self.lab.dir, "id.pub"),
+                        os.path.join(root, "root/.ssh/authorized_keys"))
+        log = open(os.path.join(self.lab.dir, f"{name}.console"), "a")
+        self.procs[host] = subprocess.Popen(
+            ["systemd-nspawn", "--quiet", "-D", root, "-M", name, "-b", "--register=no",
+             "--keep-unit", "--console=passive",
+             f"--network-namespace-path=/run/netns/{self.lab.hosts[host]['netns']}"],
+            stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        log.close()
+        wait_for(f"{name} booted with sshd",
+                 lambda: self.lab.ssh(host, "systemctl is-system-running --wait").stdout.strip()
+                 in ("running", "degraded"), 60, 0.5)
+
+    def shut_down(self, host):
+        # On SIGTERM nspawn asks the container's systemd to power off.
+        self.lab.stop(self.procs.pop(host), timeout=60)
+
+    def close(self):
+        for host in list(self.procs):
+            self.shut_down(host)
+
+
+@unittest.skipUnless(can_boot(), "needs root, systemd-nspawn, debootstrap and cpack")
+class SystemdFleetTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.lab = SshLab(4, sshd=False)
+        try:
+            os.makedirs(os.path.join(cls.lab.dir, "machines"))
+            cls.machines = Containers(cls.lab, container_root(cls.lab.debs()))
+        except BaseException:
+            cls.lab.close()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.machines.close()
+        cls.lab.close()
+
+    def setUp(self):
+        self.work = os.path.join(self.lab.dir, self.id().rsplit(".", 1)[-1])
+        os.makedirs(self.work)
+        self.key = os.path.join(self.work, "fleet.key")
+        run(COORDINATOR, "keygen", self.key).check_returncode()
+
+    def ssh(self, host, cmd):
+        r = self.lab.ssh(host, cmd)
+        self.assertEqual(r.returncode, 0, f"{host}: {cmd}: {r.stderr}")
+        return r.stdout.strip()
+
+    def agent(self, name, coordinator="h1"):
+        """The coordinator's view of agent name ({} when it has none)."""
+        doc = self.lab.api(coordinator, "/api/agents") or {"agents": []}
+        return {a["name"]: a for a in doc["agents"]}.get(name, {})
+
+    def main_pid(self, host, unit):
+        return int(self.ssh(host, f"systemctl show -p MainPID --value {unit}"))
+
+    def fleet(self, inventory, key=None):
+        return run("bash", FLEET, "--inventory", inventory, "--key", key or self.key,
+                   "--coordinator", f"tcp://{self.lab.hosts['h1']['addr']}:7100", "--debs",
+                   self.lab.debs(), "--ssh-config", os.path.join(self.lab.dir, "ssh_config"),
+                   "--wait", "60", timeout=600)
+
+    def write_inventory(self, labels):
+        path = os.path.join(self.work, "inventory")
+        with open(path, "w") as f:
+            f.write(f"h1 h1 agent,coordinator data_addr={self.lab.hosts['h1']['addr']}\n"
+                    f"h2 h2 agent data_addr={self.lab.hosts['h2']['addr']} labels={labels}\n")
+        return path
+
+    def test_fleet_script_onto_systemd_hosts(self):
+        lab = self.lab
+        for h in ("h1", "h2"):
+            self.machines.boot(h, f"{lab.prefix}{h}")
+        inv = self.write_inventory("rack=2")
+        r = self.fleet(inv)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("h1: changed service sockmatrix-coordinator.service: enabled", r.stdout)
+        self.assertIn("h2: changed service sockmatrix-agent.service: restarted", r.stdout)
+        for h in ("h1", "h2"):
+            self.assertIn(f"{h}: registered (online)", r.stdout)
+        # Run by systemd under the units: a dynamic user, the key as a credential.
+        for h, unit in (("h1", "sockmatrix-coordinator"), ("h1", "sockmatrix-agent"),
+                        ("h2", "sockmatrix-agent")):
+            self.assertEqual(self.ssh(h, f"systemctl is-enabled {unit}"), "enabled")
+            pid = self.main_pid(h, unit)
+            uid = int(self.ssh(h, f"stat -c %u /proc/{pid}"))
+            self.assertTrue(61184 <= uid <= 65519, (h, unit, uid))  # DynamicUser's range
+            self.assertIn(f"/run/credentials/{unit}.service/fleet.key",
+                          self.ssh(h, f"tr '\\0' ' ' </proc/{pid}/cmdline"))
+        self.assertEqual(self.ssh("h1", "stat -c %a /etc/sockmatrix/fleet.key"), "600")
+
+        # Again: nothing changes, nothing restarts.
+        pids = {h: self.main_pid(h, "sockmatrix-agent") for h in ("h1", "h2")}
+        r = self.fleet(inv)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^h1\s+done\s+ok=7 changed=0 skipped=0$")
+        self.assertRegex(r.stdout, r"(?m)^h2\s+done\s+ok=4 changed=0 skipped=0$")
+        self.assertEqual({h: self.main_pid(h, "sockmatrix-agent") for h in pids}, pids)
+
+        # A changed label restarts h2's agent alone.
+        r = self.fleet(self.write_inventory("rack=7"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("h2: changed service sockmatrix-agent.service: restarted", r.stdout)
+        self.assertEqual(self.main_pid("h1", "sockmatrix-agent"), pids["h1"])
+        self.assertNotEqual(self.main_pid("h2", "sockmatrix-agent"), pids["h2"])
+        wait_for("h2's new label",
+                 lambda: self.agent("h2").get("labels", {}).get("rack") == "7", 30, 0.5)
+
+        # A new key for the whole fleet: every service restarts with it and registers again,
+        # which the coordinator, holding only the new key, learns from a new boot id.
+        boots = {h: self.agent(h)["boot"] for h in ("h1", "h2")}
+        new_key = os.path.join(self.work, "fleet.key.new")
+        run(COORDINATOR, "keygen", new_key).check_returncode()
+        r = self.fleet(inv, key=new_key)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count("changed file /etc/sockmatrix/fleet.key"), 2, r.stdout)
+        with open(new_key) as f:
+            self.assertEqual(self.ssh("h2", "cat /etc/sockmatrix/fleet.key"), f.read().strip())
+        for h in boots:
+            wait_for(f"{h}'s agent on the new key",
+                     lambda h=h: (a := self.agent(h)).get("status") not in (None, "lost")
+                     and a["boot"] != boots[h], 60, 0.5)
+
+        # h2 reboots: its agent comes back by itself (a new process: a new boot id).
+        before = self.agent("h2")["boot"]
+        self.machines.shut_down("h2")
+        self.machines.boot("h2", f"{lab.prefix}h2")
+        wait_for("h2's agent back after the reboot",
+                 lambda: (a := self.agent("h2")).get("status") not in (None, "lost")
+                 and a["boot"] != before, 60, 0.5)
+        self.assertEqual(self.ssh("h2", "systemctl is-active sockmatrix-agent"), "active")
+
+    @unittest.skipUnless(shutil.which("ansible-playbook"), "needs ansible-playbook")
+    def test_playbook_onto_systemd_hosts(self):
+        lab = self.lab
+        for h in ("h3", "h4"):
+            self.machines.boot(h, f"{lab.prefix}{h}")
+        ini = os.path.join(self.work, "inventory.ini")
+        with open(ini, "w") as f:
+            f.write(f"[coordinator]\nh3\n\n[agents]\nh3\nh4 sockmatrix_labels=rack=4\n\n"
+                    "[all:vars]\nansible_python_interpreter=/usr/bin/python3\n"
+                    f"ansible_user=root\nansible_ssh_common_args=-F {lab.dir}/ssh_config\n"
+                    f"sockmatrix_key_file={self.key}\nsockmatrix_debs={lab.debs()}\n"
+                    f"sockmatrix_coordinator=tcp://{lab.hosts['h3']['addr']}:7100\n")
+        cp = tempfile.mkdtemp(prefix="smcp-")
+        self.addCleanup(shutil.rmtree, cp, True)
+        env = dict(os.environ, LC_ALL="C.UTF-8", ANSIBLE_NOCOLOR="1",
+                   ANSIBLE_SSH_CONTROL_PATH_DIR=cp, ANSIBLE_RETRY_FILES_ENABLED="0",
+                   ANSIBLE_LOCAL_TEMP=os.path.join(self.work, "ansible-local"))
+
+        def play():
+            r = subprocess.run(["ansible-playbook", "-i", ini, PLAYBOOK], capture_output=True,
+                               text=True, timeout=600, env=env)
+            recap = {m.group(1): {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
+                     for m in re.finditer(r"^(h\d+)\s+: (.*)$", r.stdout.split("PLAY RECAP")[-1],
+                                          re.M)}
+            return r, recap
+
+        r, recap = play()
+        self.assertEqual(r.returncode, 0, r.stdout[-4000:] + r.stderr[-2000:])
+        self.assertGreater(recap["h4"]["changed"], 0, r.stdout[-2000:])
+        for h in ("h3", "h4"):
+            self.assertIn(f"{h}: registered (online)", r.stdout)
+            self.assertEqual(self.ssh(h, "systemctl is-active sockmatrix-agent"), "active")
+        self.assertEqual(self.ssh("h3", "systemctl is-active sockmatrix-coordinator"), "active")
+        pids = {h: self.main_pid(h, "sockmatrix-agent") for h in ("h3", "h4")}
+
+        r, recap = play()
+        self.assertEqual(r.returncode, 0, r.stdout[-4000:] + r.stderr[-2000:])
+        self.assertEqual({h: recap[h]["changed"] for h in recap}, {"h3": 0, "h4": 0},
+                         r.stdout[-3000:])
+        self.assertEqual({h: self.main_pid(h, "sockmatrix-agent") for h in pids}, pids)
+
+
+if __name__ == "__main__":
+    unittest.main()
