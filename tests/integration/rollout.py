@@ -114,8 +114,8 @@ class SshLab:
         confined (confine.sh) as a user of its own when the unit asks for DynamicUser=."""
         argv, env, writable, dynamic = unit_command(root, unit)
         if dynamic:
-            for d in writable + [env["CREDENTIALS_DIRECTORY"]] if "CREDENTIALS_DIRECTORY" in env \
-                    else writable:
+            creds = [env["CREDENTIALS_DIRECTORY"]] if "CREDENTIALS_DIRECTORY" in env else []
+            for d in writable + creds:  # systemd gives them to the unit's user
                 chown_tree(d, DYNAMIC_UID)
             argv = ["sh", CONFINE, str(DYNAMIC_UID), *writable, "--", *argv]
         f = open(log, "a")
@@ -146,6 +146,27 @@ class SshLab:
             self.stop(p)
         run("bash", LAB, "down", "--prefix", self.prefix, timeout=60)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+PLAYBOOK = os.path.join(SRC, "deploy", "ansible", "site.yml")
+
+
+def play(inventory, work, *args):
+    """Runs deploy/ansible/site.yml; returns (the process, host -> {ok, changed, unreachable,
+    failed, ...} from its PLAY RECAP)."""
+    # ssh's control sockets need a short path (a Unix socket's name is at most 107 bytes).
+    cp = tempfile.mkdtemp(prefix="smcp-")
+    try:
+        env = dict(os.environ, LC_ALL="C.UTF-8", ANSIBLE_NOCOLOR="1",
+                   ANSIBLE_LOCAL_TEMP=os.path.join(work, "ansible-local"),
+                   ANSIBLE_SSH_CONTROL_PATH_DIR=cp, ANSIBLE_RETRY_FILES_ENABLED="0")
+        r = subprocess.run(["ansible-playbook", "-i", inventory, PLAYBOOK, *args],
+                           capture_output=True, text=True, timeout=600, env=env)
+    finally:
+        shutil.rmtree(cp, ignore_errors=True)
+    recap = {m.group(1): {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
+             for m in re.finditer(r"^(\S+)\s+: (.*)$", r.stdout.split("PLAY RECAP")[-1], re.M)}
+    return r, recap
 
 
 # ---- a unit, started as systemd would start it ----

@@ -9,15 +9,14 @@ nothing; a host that is down is reported and the others proceed."""
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import unittest
 
 from smtest import COORDINATOR
-from rollout import CONFINE, DYNAMIC_UID, SRC, SshLab, can_roll_out, registered, run, tree, wait_registered
+from rollout import (CONFINE, DYNAMIC_UID, SRC, SshLab, can_roll_out, play, registered, run,
+                     tree, wait_registered)
 
 FLEET = os.path.join(SRC, "deploy", "fleet.sh")
-PLAYBOOK = os.path.join(SRC, "deploy", "ansible", "site.yml")
 AGENTS = ("h1", "h2", "h3")
 
 
@@ -203,8 +202,8 @@ class PlaybookTest(FleetScriptTest):
 
     def ini(self):
         lab = self.lab
-        host = {h: f"{h} sockmatrix_root={self.roots[h]} sockmatrix_data_addr={lab.hosts[h]['addr']}"
-                for h in lab.hosts}
+        host = {h: f"{h} sockmatrix_root={self.roots[h]} "
+                   f"sockmatrix_data_addr={lab.hosts[h]['addr']}" for h in lab.hosts}
         text = (f"[coordinator]\n{host['h1']}\n\n[agents]\n"
                 + "".join(f"{host[h]}\n" for h in ("h1", "h2", "h3", "h4"))
                 + "\n[all:vars]\nansible_python_interpreter=/usr/bin/python3\n"
@@ -216,36 +215,16 @@ class PlaybookTest(FleetScriptTest):
             f.write(text)
         return path
 
-    def playbook(self, *args):
-        # ssh's control sockets need a short path (a Unix socket's name is at most 107 bytes).
-        cp = tempfile.mkdtemp(prefix="smcp-")
-        self.addCleanup(shutil.rmtree, cp, True)
-        env = dict(os.environ, LC_ALL="C.UTF-8", ANSIBLE_NOCOLOR="1",
-                   ANSIBLE_LOCAL_TEMP=os.path.join(self.work, "ansible-local"),
-                   ANSIBLE_SSH_CONTROL_PATH_DIR=cp,
-                   ANSIBLE_RETRY_FILES_ENABLED="0")
-        return subprocess.run(["ansible-playbook", "-i", self.ini(), PLAYBOOK, *args],
-                              capture_output=True, text=True, timeout=600, env=env)
-
-    def play_recap(self, out):
-        """host -> {ok, changed, unreachable, failed, ...} from the PLAY RECAP."""
-        rows = {}
-        for m in re.finditer(r"^(h\d+)\s+: (.*)$", out.split("PLAY RECAP")[-1], re.M):
-            rows[m.group(1)] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
-        return rows
-
     def test_check_then_play_then_nothing_changes_and_every_agent_registers(self):
         before = {h: tree(r) for h, r in self.roots.items()}
-        r = self.playbook("--check")
-        rows = self.play_recap(r.stdout)
+        r, rows = play(self.ini(), self.work, "--check")
         self.assertEqual(rows.get("h4", {}).get("unreachable"), 1, r.stdout + r.stderr)
         for h in AGENTS:
             self.assertEqual(rows[h]["failed"], 0, r.stdout)
             self.assertGreater(rows[h]["changed"], 0, r.stdout)
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
 
-        r = self.playbook("-e", "sockmatrix_wait=0")
-        rows = self.play_recap(r.stdout)
+        r, rows = play(self.ini(), self.work, "-e", "sockmatrix_wait=0")
         self.assertNotEqual(r.returncode, 0)  # h4 is down
         self.assertEqual(rows["h4"]["unreachable"], 1, r.stdout)
         for h in AGENTS:
@@ -275,8 +254,7 @@ class PlaybookTest(FleetScriptTest):
         wait_registered(self.lab, "h1", AGENTS)
 
         before = {h: tree(r) for h, r in self.roots.items()}
-        r = self.playbook()
-        rows = self.play_recap(r.stdout)
+        r, rows = play(self.ini(), self.work)
         self.assertEqual(rows["h4"]["unreachable"], 1, r.stdout)
         for h in AGENTS:
             self.assertEqual((rows[h]["changed"], rows[h]["failed"]), (0, 0), r.stdout[-3000:])

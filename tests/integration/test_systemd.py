@@ -15,11 +15,10 @@ import subprocess
 import tempfile
 import unittest
 
-from rollout import BUILD, SRC, SshLab, run
+from rollout import BUILD, SRC, SshLab, play, run
 from smtest import COORDINATOR, wait_for
 
 FLEET = os.path.join(SRC, "deploy", "fleet.sh")
-PLAYBOOK = os.path.join(SRC, "deploy", "ansible", "site.yml")
 MIRROR = os.environ.get("SM_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 # What a lab host has besides a minimal Debian: systemd as init, sshd, and python3 with apt's
 # bindings for Ansible. The packages' own dependencies are added from their Depends.
@@ -216,21 +215,7 @@ class SystemdFleetTest(unittest.TestCase):
                     f"ansible_user=root\nansible_ssh_common_args=-F {lab.dir}/ssh_config\n"
                     f"sockmatrix_key_file={self.key}\nsockmatrix_debs={lab.debs()}\n"
                     f"sockmatrix_coordinator=tcp://{lab.hosts['h3']['addr']}:7100\n")
-        cp = tempfile.mkdtemp(prefix="smcp-")
-        self.addCleanup(shutil.rmtree, cp, True)
-        env = dict(os.environ, LC_ALL="C.UTF-8", ANSIBLE_NOCOLOR="1",
-                   ANSIBLE_SSH_CONTROL_PATH_DIR=cp, ANSIBLE_RETRY_FILES_ENABLED="0",
-                   ANSIBLE_LOCAL_TEMP=os.path.join(self.work, "ansible-local"))
-
-        def play():
-            r = subprocess.run(["ansible-playbook", "-i", ini, PLAYBOOK], capture_output=True,
-                               text=True, timeout=600, env=env)
-            recap = {m.group(1): {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
-                     for m in re.finditer(r"^(h\d+)\s+: (.*)$", r.stdout.split("PLAY RECAP")[-1],
-                                          re.M)}
-            return r, recap
-
-        r, recap = play()
+        r, recap = play(ini, self.work)
         self.assertEqual(r.returncode, 0, r.stdout[-4000:] + r.stderr[-2000:])
         self.assertGreater(recap["h4"]["changed"], 0, r.stdout[-2000:])
         for h in ("h3", "h4"):
@@ -239,7 +224,7 @@ class SystemdFleetTest(unittest.TestCase):
         self.assertEqual(self.ssh("h3", "systemctl is-active sockmatrix-coordinator"), "active")
         pids = {h: self.main_pid(h, "sockmatrix-agent") for h in ("h3", "h4")}
 
-        r, recap = play()
+        r, recap = play(ini, self.work)
         self.assertEqual(r.returncode, 0, r.stdout[-4000:] + r.stderr[-2000:])
         self.assertEqual({h: recap[h]["changed"] for h in recap}, {"h3": 0, "h4": 0},
                          r.stdout[-3000:])
