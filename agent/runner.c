@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/measure/disturb.h"
 #include "agent/tls.h"
 #include "proto/log.h"
 
@@ -19,6 +20,7 @@ typedef struct side_thread {
     int is_server;
     int pin_cpu;              /* -1: leave the thread where the scheduler puts it */
     atomic_int *first_failed; /* 0 none, 1 server, 2 client */
+    sm_disturb_thread dist_before, dist_after; /* this thread's preemptions, run-queue wait */
 } side_thread;
 
 static void *side_main(void *arg)
@@ -36,9 +38,12 @@ static void *side_main(void *arg)
             goto done;
         }
     }
+    /* Outside the timed region, which the workload opens and closes itself. */
+    sm_disturb_thread_read(&t->dist_before);
     sm_cpu_thread(&before);
     t->side.rc = t->is_server ? t->wl->server(&t->side, t->lfd) : t->wl->client(&t->side);
     sm_cpu_thread(&after);
+    sm_disturb_thread_read(&t->dist_after);
     t->side.cpu = sm_cpu_diff(&after, &before);
     t->side.cpu.user_s += t->side.extra_cpu.user_s;
     t->side.cpu.sys_s += t->side.extra_cpu.sys_s;
@@ -88,6 +93,26 @@ static void side_init(side_thread *t, sm_job *job, const sm_workload_ops *wl, in
     t->pin_cpu = -1;
     t->side.cpu_id = -1;
     t->first_failed = first_failed;
+    t->dist_before = (sm_disturb_thread){-1, -1, -1, -1};
+    t->dist_after = (sm_disturb_thread){-1, -1, -1, -1};
+}
+
+/* How the host was during the job (before/after snapshots taken by the caller around the
+ * threads) and the verdict; tx and rx are NULL for a side that did not run here. */
+static void judge_host(sm_result *out, const sm_disturb_snap *before, const side_thread *tx,
+                       const side_thread *rx)
+{
+    sm_disturb_snap after;
+    sm_disturb_snap_read(&after, NULL);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    sm_disturb_fill(&out->host, before, &after, tx ? &tx->dist_before : NULL,
+                    tx ? &tx->dist_after : NULL, rx ? &rx->dist_before : NULL,
+                    rx ? &rx->dist_after : NULL, ncpu > 0 ? (uint32_t)ncpu : 0);
+    if (tx)
+        out->host.mhz_tx = sm_disturb_cpu_mhz(tx->side.cpu_id, NULL);
+    if (rx)
+        out->host.mhz_rx = sm_disturb_cpu_mhz(rx->side.cpu_id, NULL);
+    sm_disturb_judge(&out->host, &sm_disturb_default_rule);
 }
 
 /* What every way of running a job sets up alike: the workload's table, the record both sides
@@ -181,6 +206,8 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
     if (serve && (rc = job.tr->listen(&job.ep, &job.server_opts, &lfd, err)))
         goto out;
     server.lfd = lfd;
+    sm_disturb_snap host_before;
+    sm_disturb_snap_read(&host_before, NULL);
     start_clock(&job);
 
     if (serve && (rc = pthread_create(&ts, NULL, side_main, &server))) {
@@ -223,6 +250,7 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
             client.side.hist = NULL;
         }
     }
+    judge_host(out, &host_before, &client, serve ? &server : NULL);
 out:
     if (lfd >= 0)
         job.tr->unlisten(&job.ep, &lfd);
@@ -248,11 +276,14 @@ static int check_pair(const sm_params *p, sm_error *err)
 static int run_alone(side_thread *t, sm_result *out, sm_error *err)
 {
     pthread_t th;
+    sm_disturb_snap host_before;
+    sm_disturb_snap_read(&host_before, NULL);
     int rc = pthread_create(&th, NULL, side_main, t);
     if (rc)
         return sm_error_set(err, SM_ESYS, "cannot start the %s thread: %s",
                             t->is_server ? "server" : "client", strerror(rc));
     pthread_join(th, NULL);
+    judge_host(out, &host_before, t->is_server ? NULL : t, t->is_server ? t : NULL);
     if (t->side.rc) {
         out->ok = false;
         snprintf(out->reason, sizeof out->reason, "%s", t->side.err.msg);

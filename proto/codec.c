@@ -530,6 +530,48 @@ static bool put_job_facts(cJSON *o, const sm_result *r)
     return ok;
 }
 
+/* The host block: every input, null when unknown (never 0 as a value), the derived shares a
+ * reader wants, and the verdict with the clause that fired. */
+static bool put_opt_u64(cJSON *o, const char *key, bool known, uint64_t v)
+{
+    return put_item(o, key, known ? u64_item(v) : cJSON_CreateNull());
+}
+
+static cJSON *host_json(const sm_host_state *h)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool st = h->stat_known;
+    bool ok = o != NULL && put_double(o, "job_ms", h->job_ms) &&
+              put_opt_u64(o, "cpu_ticks", st, h->ticks_total) &&
+              put_opt_u64(o, "steal_ticks", st, h->ticks_steal) &&
+              put_opt_u64(o, "iowait_ticks", st, h->ticks_iowait) &&
+              put_double(o, "steal_pct", sm_host_steal_pct(h)) &&
+              put_double(o, "iowait_pct", sm_host_iowait_pct(h)) &&
+              put_double(o, "load1_before", h->load1_before) &&
+              put_double(o, "load1_after", h->load1_after) &&
+              put_opt_u64(o, "runnable_before", h->runnable_before >= 0,
+                          (uint64_t)h->runnable_before) &&
+              put_opt_u64(o, "runnable_after", h->runnable_after >= 0,
+                          (uint64_t)h->runnable_after) &&
+              put_opt_u64(o, "ncpu", h->ncpu != 0, h->ncpu) &&
+              put_opt_u64(o, "nivcsw_tx", h->nivcsw_tx >= 0, (uint64_t)h->nivcsw_tx) &&
+              put_opt_u64(o, "nivcsw_rx", h->nivcsw_rx >= 0, (uint64_t)h->nivcsw_rx) &&
+              put_opt_u64(o, "runq_us_tx", h->runq_us_tx >= 0, (uint64_t)h->runq_us_tx) &&
+              put_opt_u64(o, "runq_us_rx", h->runq_us_rx >= 0, (uint64_t)h->runq_us_rx) &&
+              put_opt_u64(o, "oncpu_us_tx", h->oncpu_us_tx >= 0, (uint64_t)h->oncpu_us_tx) &&
+              put_opt_u64(o, "oncpu_us_rx", h->oncpu_us_rx >= 0, (uint64_t)h->oncpu_us_rx) &&
+              put_bool(o, "same_cpu", h->same_cpu) &&
+              put_opt_u64(o, "cpu_mhz_tx", h->mhz_tx != 0, h->mhz_tx) &&
+              put_opt_u64(o, "cpu_mhz_rx", h->mhz_rx != 0, h->mhz_rx) &&
+              put_bool(o, "disturbed", h->disturbed) &&
+              PUT_FIXED(o, "disturbed_reason", h->reason);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
 static cJSON *result_json(const sm_result *r)
 {
     cJSON *o = cJSON_CreateObject();
@@ -542,6 +584,8 @@ static cJSON *result_json(const sm_result *r)
     }
     if (ok)
         ok = put_job_facts(o, r);
+    if (ok && r->host.known)
+        ok = put_item(o, "host", host_json(&r->host));
     if (ok && r->hist != NULL)
         ok = put_item(o, "hist", hist_json(r->hist));
     if (!ok) {
@@ -685,11 +729,114 @@ static int metrics_from_json(const cJSON *o, sm_result *r, sm_error *err)
     return 0;
 }
 
+/* ---- the host block ---- */
+
+static const char *const host_keys[] = {
+    "job_ms",         "cpu_ticks",       "steal_ticks",      "iowait_ticks", "steal_pct",
+    "iowait_pct",     "load1_before",    "load1_after",      "runnable_before",
+    "runnable_after", "ncpu",            "nivcsw_tx",        "nivcsw_rx",    "runq_us_tx",
+    "runq_us_rx",     "cpu_mhz_tx",      "cpu_mhz_rx",       "disturbed",    "disturbed_reason",
+    "oncpu_us_tx",    "oncpu_us_rx",     "same_cpu"};
+
+/* A count that may be null (unknown): *known says which; 0 or an SM_E code. */
+static int host_uint(const cJSON *o, const char *key, uint64_t max, bool *known, uint64_t *v,
+                     sm_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
+    *known = false;
+    *v = 0;
+    if (item == NULL || cJSON_IsNull(item))
+        return 0;
+    int rc = get_uint(item, "result: host", key, max, true, v, err);
+    *known = rc == 0;
+    return rc;
+}
+
+/* A finite number or null (NaN). */
+static int host_double(const cJSON *o, const char *key, double *v, sm_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
+    *v = NAN;
+    if (item == NULL || cJSON_IsNull(item))
+        return 0;
+    if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble) || item->valuedouble < 0)
+        return sm_error_set(err, SM_EPARSE, "result: host: %s: expected a number >= 0 or null",
+                            key);
+    *v = item->valuedouble;
+    return 0;
+}
+
+/* The shares (steal_pct, iowait_pct) are derived from the ticks and read back from them. */
+static int host_from_json(const cJSON *o, sm_host_state *h, sm_error *err)
+{
+    uint32_t seen = 0;
+    int rc = check_keys(o, "result: host", host_keys, sizeof host_keys[0],
+                        sizeof host_keys / sizeof host_keys[0], 1u << 17, &seen, err);
+    if (rc != 0)
+        return rc;
+    sm_host_state_init(h);
+    h->known = true;
+    bool k_total, k_steal, k_iowait, k;
+    uint64_t v;
+    if ((rc = host_double(o, "job_ms", &h->job_ms, err)) ||
+        (rc = host_double(o, "load1_before", &h->load1_before, err)) ||
+        (rc = host_double(o, "load1_after", &h->load1_after, err)) ||
+        (rc = host_uint(o, "cpu_ticks", UINT64_MAX, &k_total, &h->ticks_total, err)) ||
+        (rc = host_uint(o, "steal_ticks", UINT64_MAX, &k_steal, &h->ticks_steal, err)) ||
+        (rc = host_uint(o, "iowait_ticks", UINT64_MAX, &k_iowait, &h->ticks_iowait, err)))
+        return rc;
+    h->stat_known = k_total && k_steal && k_iowait;
+    static const struct {
+        const char *key;
+        uint64_t max;
+        size_t off;
+        int kind; /* 0: int32 (-1 unknown), 1: int64 (-1 unknown), 2: uint32 (0 unknown) */
+    } ints[] = {
+        {"runnable_before", INT32_MAX, offsetof(sm_host_state, runnable_before), 0},
+        {"runnable_after", INT32_MAX, offsetof(sm_host_state, runnable_after), 0},
+        {"ncpu", UINT32_MAX, offsetof(sm_host_state, ncpu), 2},
+        {"nivcsw_tx", INT64_MAX, offsetof(sm_host_state, nivcsw_tx), 1},
+        {"nivcsw_rx", INT64_MAX, offsetof(sm_host_state, nivcsw_rx), 1},
+        {"runq_us_tx", INT64_MAX, offsetof(sm_host_state, runq_us_tx), 1},
+        {"runq_us_rx", INT64_MAX, offsetof(sm_host_state, runq_us_rx), 1},
+        {"oncpu_us_tx", INT64_MAX, offsetof(sm_host_state, oncpu_us_tx), 1},
+        {"oncpu_us_rx", INT64_MAX, offsetof(sm_host_state, oncpu_us_rx), 1},
+        {"cpu_mhz_tx", UINT32_MAX, offsetof(sm_host_state, mhz_tx), 2},
+        {"cpu_mhz_rx", UINT32_MAX, offsetof(sm_host_state, mhz_rx), 2},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        if ((rc = host_uint(o, ints[i].key, ints[i].max, &k, &v, err)) != 0)
+            return rc;
+        char *at = (char *)h + ints[i].off;
+        if (ints[i].kind == 0)
+            *(int32_t *)(void *)at = k ? (int32_t)v : -1;
+        else if (ints[i].kind == 1)
+            *(int64_t *)(void *)at = k ? (int64_t)v : -1;
+        else
+            *(uint32_t *)(void *)at = k ? (uint32_t)v : 0;
+    }
+    const cJSON *dist = cJSON_GetObjectItemCaseSensitive(o, "disturbed");
+    if (!cJSON_IsBool(dist))
+        return sm_error_set(err, SM_EPARSE, "result: host: disturbed: expected true or false");
+    h->disturbed = cJSON_IsTrue(dist);
+    const cJSON *same = cJSON_GetObjectItemCaseSensitive(o, "same_cpu");
+    if (same != NULL && !cJSON_IsBool(same))
+        return sm_error_set(err, SM_EPARSE, "result: host: same_cpu: expected true or false");
+    h->same_cpu = cJSON_IsTrue(same);
+    const cJSON *reason = cJSON_GetObjectItemCaseSensitive(o, "disturbed_reason");
+    if (reason != NULL && !cJSON_IsNull(reason)) {
+        if (!cJSON_IsString(reason))
+            return sm_error_set(err, SM_EPARSE, "result: host: disturbed_reason: expected a string");
+        copy_truncated(h->reason, sizeof h->reason, reason->valuestring);
+    }
+    return 0;
+}
+
 /* The largest CPU number a result may name (Linux's CONFIG_NR_CPUS tops out at 8192). */
 #define SM_CPU_ID_MAX 65535u
 
 static const char *const result_keys[] = {"ok",     "reason", "metrics", "sndbuf",
-                                          "rcvbuf", "tx_cpu", "rx_cpu",  "hist"};
+                                          "rcvbuf", "tx_cpu", "rx_cpu",  "hist", "host"};
 
 static int result_from_json(const cJSON *o, sm_result *r, sm_error *err)
 {
@@ -734,6 +881,10 @@ static int result_from_json(const cJSON *o, sm_result *r, sm_error *err)
         else
             *(uint32_t *)((char *)r + facts[i].off) = (uint32_t)v;
     }
+    /* A result stored before agents recorded the host has no block: not disturbed. */
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(o, "host");
+    if (host != NULL && (rc = host_from_json(host, &r->host, err)) != 0)
+        return rc;
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "hist");
     if (item != NULL)
         return hist_from_json(item, &r->hist, err);
@@ -907,6 +1058,8 @@ static cJSON *sample_json(const sm_result *r, size_t repetition)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL && put_u64(o, "repetition", repetition) && put_job_facts(o, r);
+    if (ok && r->host.known)
+        ok = put_item(o, "host", host_json(&r->host));
     if (!ok || !put_metrics(o, r)) {
         cJSON_Delete(o);
         return NULL;
@@ -977,6 +1130,11 @@ static cJSON *cell_json(const sm_cell_report *c)
         (summary = cJSON_AddObjectToObject(o, "summary")) != NULL &&
         put_results(samples, failures, c->samples, c->n_samples, false) &&
         put_results(warmup, failures, c->warmup, c->n_warmup, true) && put_summaries(summary, c);
+    /* The ok samples whose host was disturbed (in `samples`, each with its host block). */
+    size_t disturbed = 0;
+    for (size_t i = 0; i < c->n_samples; i++)
+        disturbed += c->samples[i].ok && c->samples[i].host.disturbed;
+    ok = ok && put_u64(o, "disturbed", disturbed);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -88,6 +88,40 @@ void sm_result_init(sm_result *r)
     r->hist = NULL;
     r->tx_cpu = -1;
     r->rx_cpu = -1;
+    sm_host_state_init(&r->host);
+}
+
+void sm_host_state_init(sm_host_state *h)
+{
+    memset(h, 0, sizeof *h);
+    h->job_ms = NAN;
+    h->load1_before = NAN;
+    h->load1_after = NAN;
+    h->runnable_before = -1;
+    h->runnable_after = -1;
+    h->nivcsw_tx = -1;
+    h->nivcsw_rx = -1;
+    h->runq_us_tx = -1;
+    h->runq_us_rx = -1;
+    h->oncpu_us_tx = -1;
+    h->oncpu_us_rx = -1;
+}
+
+static double share_pct(const sm_host_state *h, uint64_t part)
+{
+    if (!h->known || !h->stat_known || h->ticks_total == 0)
+        return NAN;
+    return 100.0 * (double)part / (double)h->ticks_total;
+}
+
+double sm_host_steal_pct(const sm_host_state *h)
+{
+    return share_pct(h, h->ticks_steal);
+}
+
+double sm_host_iowait_pct(const sm_host_state *h)
+{
+    return share_pct(h, h->ticks_iowait);
 }
 
 void sm_result_fini(sm_result *r)
@@ -169,6 +203,38 @@ static void take(sm_result *out, const sm_result *from, sm_metric m)
         out->have &= ~(1ull << m);
 }
 
+/* Each host judged its own side; the pair is disturbed when either was. The machine-wide
+ * inputs come from the side whose reason is shown, so that the reason and its numbers agree. */
+static void merge_host(const sm_host_state *server, const sm_host_state *client, bool canon_server,
+                       sm_host_state *out)
+{
+    bool use_server = server->disturbed || (!client->disturbed && canon_server);
+    const sm_host_state *base = use_server ? server : client;
+    if (!server->known && !client->known) {
+        sm_host_state_init(out);
+        return;
+    }
+    *out = base->known ? *base : (use_server ? *client : *server);
+    out->nivcsw_tx = client->known ? client->nivcsw_tx : -1;
+    out->runq_us_tx = client->known ? client->runq_us_tx : -1;
+    out->oncpu_us_tx = client->known ? client->oncpu_us_tx : -1;
+    out->oncpu_us_rx = server->known ? server->oncpu_us_rx : -1;
+    out->same_cpu = false; /* two hosts */
+    out->mhz_tx = client->known ? client->mhz_tx : 0;
+    out->nivcsw_rx = server->known ? server->nivcsw_rx : -1;
+    out->runq_us_rx = server->known ? server->runq_us_rx : -1;
+    out->mhz_rx = server->known ? server->mhz_rx : 0;
+    out->disturbed = server->disturbed || client->disturbed;
+    out->reason[0] = '\0';
+    if (server->disturbed && client->disturbed)
+        snprintf(out->reason, sizeof out->reason, "client: %.70s; server: %.70s", client->reason,
+                 server->reason);
+    else if (out->disturbed)
+        snprintf(out->reason, sizeof out->reason, "%s: %.140s",
+                 server->disturbed ? "server" : "client",
+                 server->disturbed ? server->reason : client->reason);
+}
+
 int sm_result_merge_pair(const struct sm_params *p, const sm_result *server,
                          const sm_result *client, sm_result *out)
 {
@@ -219,6 +285,7 @@ int sm_result_merge_pair(const struct sm_params *p, const sm_result *server,
     out->rcvbuf_eff = server->rcvbuf_eff;
     out->tx_cpu = client->tx_cpu;
     out->rx_cpu = server->rx_cpu;
+    merge_host(&server->host, &client->host, canon == server, &out->host);
     if (canon->hist) {
         out->hist = sm_hist_new();
         if (!out->hist) {

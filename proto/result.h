@@ -52,6 +52,45 @@ sm_metric_sense sm_metric_sense_of(sm_metric m);
 /* Name -> metric; returns 0 or SM_EINVAL. */
 int sm_metric_lookup(const char *name, sm_metric *out);
 
+/* How the host was while one job ran, as the agent saw it (docs/analysis.md, "Disturbed
+ * samples"). Every input may be unknown (a /proc file this kernel lacks, an older agent): a
+ * flag says so, or a negative value, or NaN, as each field states, and an unknown input never
+ * makes a sample disturbed. */
+#define SM_HOST_REASON_MAX 160
+typedef struct sm_host_state {
+    bool known;    /* recorded at all; false in a result of an agent that did not */
+    double job_ms; /* wall time the before/after pairs span (the job's threads), ms */
+    /* /proc/stat, the aggregate "cpu" line: ticks (USER_HZ) that passed during the job over
+     * all CPUs, and the steal and iowait among them. */
+    bool stat_known;
+    uint64_t ticks_total, ticks_steal, ticks_iowait;
+    /* /proc/loadavg before and after: the 1-minute load (NaN unknown) and the runnable tasks
+     * other than the reading thread itself (procs_running - 1; -1 unknown). */
+    double load1_before, load1_after;
+    int32_t runnable_before, runnable_after;
+    uint32_t ncpu; /* online CPUs; 0 unknown */
+    /* The measuring threads (tx = client, rx = server): involuntary context switches
+     * (getrusage RUSAGE_THREAD ru_nivcsw) and time spent runnable but waiting for a CPU
+     * (/proc/thread-self/schedstat), over the job; -1 unknown (or not on this host: the other
+     * side of a pair job). */
+    int64_t nivcsw_tx, nivcsw_rx;
+    int64_t runq_us_tx, runq_us_rx;
+    int64_t oncpu_us_tx, oncpu_us_rx; /* time on a CPU (schedstat), -1 unknown */
+    /* Both measuring threads ended on one CPU: each then waits while the other runs, and
+     * wakes it with a preemption, which is the job itself and not a disturbance. */
+    bool same_cpu;
+    /* scaling_cur_freq of the CPU each measuring thread ended on, MHz; 0 unknown. */
+    uint32_t mhz_tx, mhz_rx;
+    bool disturbed;
+    char reason[SM_HOST_REASON_MAX]; /* which clause fired, with its numbers; "" when clean */
+} sm_host_state;
+
+/* Sets every input of *h unknown and h->known false. */
+void sm_host_state_init(sm_host_state *h);
+/* The steal and iowait shares of the ticks that passed, in percent; NaN when unknown. */
+double sm_host_steal_pct(const sm_host_state *h);
+double sm_host_iowait_pct(const sm_host_state *h);
+
 /* One job's outcome. `have` has bit (1 << m) set for every metric present. The histogram
  * (round-trip or connect latency in nanoseconds) is owned by the result. */
 typedef struct sm_result {
@@ -67,6 +106,8 @@ typedef struct sm_result {
      * unknown: whether both ends shared a CPU can change a loopback result several-fold. */
     int32_t tx_cpu;
     int32_t rx_cpu;
+    /* How the host was while the job ran, and whether that makes the sample disturbed. */
+    sm_host_state host;
 } sm_result;
 
 /* Zeroes *r: not ok, no metrics, no histogram, CPUs unknown (-1). */
@@ -84,6 +125,9 @@ double sm_result_get(const sm_result *r, sm_metric m);
  * client, rx_* from the server), cpu_s_per_GB is recomputed over both, and TCP_INFO comes from
  * the sender. Fails the result (ok false, a reason) when a side failed (its reason, prefixed
  * "server: " or "client: ") or the sides disagree (stream: bytes sent != bytes received).
+ * The host state joins both sides': tx_* from the client, rx_* from the server, the rest
+ * from the side that is disturbed (else the canonical side); disturbed when either side is,
+ * its reason prefixed "client: " or "server: ".
  * *out is initialised here; the canonical side's histogram is copied. 0 or SM_ENOMEM. */
 struct sm_params;
 int sm_result_merge_pair(const struct sm_params *p, const sm_result *server,

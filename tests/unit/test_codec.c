@@ -488,6 +488,106 @@ static void test_codec_result_encodes_exactly(void **state)
     sm_result_fini(&r);
 }
 
+/* The host block: every input, null when unknown, the derived shares, the verdict. */
+static void test_codec_result_host_block_round_trips_with_nulls_for_unknown(void **state)
+{
+    (void)state;
+    sm_result r, back;
+    sm_error err;
+    sm_result_init(&r);
+    r.ok = true;
+    sm_result_set(&r, SM_M_SECONDS, 0.5);
+    sm_host_state *h = &r.host;
+    h->known = true;
+    h->job_ms = 20.5;
+    h->stat_known = true;
+    h->ticks_total = 20;
+    h->ticks_steal = 3;
+    h->ticks_iowait = 1;
+    h->load1_before = 0.25;
+    h->runnable_before = 1;
+    h->ncpu = 2;
+    h->nivcsw_tx = 9007199254740993ll; /* above 2^53: a decimal string */
+    h->nivcsw_rx = 0;
+    h->runq_us_tx = 9000;
+    h->oncpu_us_rx = 4000;
+    h->mhz_rx = 2400;
+    h->disturbed = true;
+    snprintf(h->reason, sizeof h->reason, "steal 15.0%% of the CPU time > 5%% (3 of 20 ticks)");
+    char *json = sm_codec_result_encode(&r, &err);
+    assert_non_null(json);
+    assert_non_null(strstr(
+        json, "\"host\":{\"job_ms\":20.5,\"cpu_ticks\":20,\"steal_ticks\":3,\"iowait_ticks\":1,"
+              "\"steal_pct\":15,\"iowait_pct\":5,\"load1_before\":0.25,\"load1_after\":null,"
+              "\"runnable_before\":1,\"runnable_after\":null,\"ncpu\":2,"
+              "\"nivcsw_tx\":\"9007199254740993\",\"nivcsw_rx\":0,\"runq_us_tx\":9000,"
+              "\"runq_us_rx\":null,\"oncpu_us_tx\":null,\"oncpu_us_rx\":4000,\"same_cpu\":false,"
+              "\"cpu_mhz_tx\":null,\"cpu_mhz_rx\":2400,\"disturbed\":true,"
+              "\"disturbed_reason\":\"steal 15.0% of the CPU time > 5% (3 of 20 ticks)\"}"));
+    assert_int_equal(decode_result(json, &back, &err), 0);
+    free(json);
+    assert_true(back.host.known);
+    assert_double_near(back.host.job_ms, 20.5, 0);
+    assert_true(back.host.stat_known);
+    assert_int_equal(back.host.ticks_total, 20);
+    assert_int_equal(back.host.ticks_steal, 3);
+    assert_int_equal(back.host.ticks_iowait, 1);
+    assert_double_near(back.host.load1_before, 0.25, 0);
+    assert_true(isnan(back.host.load1_after));
+    assert_int_equal(back.host.runnable_before, 1);
+    assert_int_equal(back.host.runnable_after, -1);
+    assert_int_equal(back.host.ncpu, 2);
+    assert_true(back.host.nivcsw_tx == 9007199254740993ll);
+    assert_int_equal(back.host.nivcsw_rx, 0);
+    assert_int_equal(back.host.runq_us_tx, 9000);
+    assert_int_equal(back.host.runq_us_rx, -1);
+    assert_int_equal(back.host.oncpu_us_tx, -1);
+    assert_int_equal(back.host.oncpu_us_rx, 4000);
+    assert_int_equal(back.host.mhz_tx, 0);
+    assert_int_equal(back.host.mhz_rx, 2400);
+    assert_true(back.host.disturbed);
+    assert_string_equal(back.host.reason, h->reason);
+    sm_result_fini(&back);
+    sm_result_fini(&r);
+}
+
+/* A result stored before agents recorded the host still decodes: nothing known, not
+ * disturbed, and it encodes again without the block. */
+static void test_codec_result_without_host_block_decodes_as_not_disturbed(void **state)
+{
+    (void)state;
+    sm_result r;
+    sm_error err;
+    static const char old[] = "{\"ok\":true,\"metrics\":{\"seconds\":0.5},\"tx_cpu\":0}";
+    assert_int_equal(sm_codec_result_decode(old, sizeof old - 1, &r, &err), 0);
+    assert_false(r.host.known);
+    assert_false(r.host.disturbed);
+    assert_int_equal(r.host.nivcsw_tx, -1);
+    char *json = sm_codec_result_encode(&r, &err);
+    assert_string_equal(json, old);
+    free(json);
+    sm_result_fini(&r);
+}
+
+static void test_codec_result_bad_host_block_is_rejected(void **state)
+{
+    (void)state;
+    sm_result r;
+    sm_error err;
+    static const char *const bad[] = {
+        "{\"ok\":true,\"host\":{}}",                                   /* no verdict */
+        "{\"ok\":true,\"host\":{\"disturbed\":1}}",                    /* not a bool */
+        "{\"ok\":true,\"host\":{\"disturbed\":false,\"nivcsw_tx\":-3}}", /* negative */
+        "{\"ok\":true,\"host\":{\"disturbed\":false,\"job_ms\":\"x\"}}",
+        "{\"ok\":true,\"host\":{\"disturbed\":false,\"bogus\":1}}",
+        "{\"ok\":true,\"host\":[]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_not_equal(sm_codec_result_decode(bad[i], strlen(bad[i]), &r, &err), 0);
+        assert_non_null(strstr(err.msg, "host"));
+    }
+}
+
 static void test_codec_result_failure_round_trips_reason(void **state)
 {
     (void)state;
@@ -934,6 +1034,9 @@ int main(void)
         cmocka_unit_test(test_codec_result_encodes_exactly),
         cmocka_unit_test(test_codec_result_cpu_ids_are_optional_and_bounded),
         cmocka_unit_test(test_codec_result_failure_round_trips_reason),
+        cmocka_unit_test(test_codec_result_host_block_round_trips_with_nulls_for_unknown),
+        cmocka_unit_test(test_codec_result_without_host_block_decodes_as_not_disturbed),
+        cmocka_unit_test(test_codec_result_bad_host_block_is_rejected),
         cmocka_unit_test(test_codec_result_omits_non_finite_metrics),
         cmocka_unit_test(test_codec_result_long_reason_is_truncated_on_a_character),
         cmocka_unit_test(test_codec_result_bucket_index_out_of_range_is_rejected),

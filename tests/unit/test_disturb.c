@@ -1,0 +1,384 @@
+/* Unit tests of the disturbed-sample rule: synthetic before/after counters through
+ * sm_disturb_fill and sm_disturb_judge, /proc files that lack fields, a real runner job, and
+ * sm_result_merge_pair joining two hosts' verdicts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/measure/disturb.h"
+#include "agent/runner.h"
+#include "proto/params.h"
+#include "proto/result.h"
+#include "testutil.h"
+
+/* A quiet 20 ms job on a 2-CPU machine: 4 ticks passed, no steal, nobody else runnable. */
+static void quiet(sm_disturb_snap *b, sm_disturb_snap *a, sm_disturb_thread tx[2],
+                  sm_disturb_thread rx[2])
+{
+    *b = (sm_disturb_snap){.ns = 1000000000ull, .stat_ok = true, .total = 100000, .steal = 50,
+                           .iowait = 10, .load_ok = true, .load1 = 0.5, .running = 1};
+    *a = *b;
+    a->ns = b->ns + 20000000ull;
+    a->total = b->total + 4;
+    tx[0] = (sm_disturb_thread){.nivcsw = 10, .oncpu_ns = 0, .runq_ns = 5000000, .cpu = 0};
+    tx[1] = (sm_disturb_thread){.nivcsw = 12, .oncpu_ns = 9000000, .runq_ns = 5100000, .cpu = 0};
+    rx[0] = (sm_disturb_thread){.nivcsw = 3, .oncpu_ns = 0, .runq_ns = 0, .cpu = 1};
+    rx[1] = (sm_disturb_thread){.nivcsw = 3, .oncpu_ns = 4000000, .runq_ns = 200000, .cpu = 1};
+}
+
+static void judge(sm_host_state *h, const sm_disturb_snap *b, const sm_disturb_snap *a,
+                  const sm_disturb_thread tx[2], const sm_disturb_thread rx[2])
+{
+    sm_disturb_fill(h, b, a, &tx[0], &tx[1], &rx[0], &rx[1], 2);
+    sm_disturb_judge(h, &sm_disturb_default_rule);
+}
+
+static void test_disturb_quiet_job_is_clean_with_its_inputs_recorded(void **state)
+{
+    (void)state;
+    sm_disturb_snap b, a;
+    sm_disturb_thread tx[2], rx[2];
+    sm_host_state h;
+    quiet(&b, &a, tx, rx);
+    judge(&h, &b, &a, tx, rx);
+    assert_true(h.known);
+    assert_false(h.disturbed);
+    assert_string_equal(h.reason, "");
+    assert_double_near(h.job_ms, 20.0, 1e-9);
+    assert_true(h.stat_known);
+    assert_int_equal(h.ticks_total, 4);
+    assert_int_equal(h.ticks_steal, 0);
+    assert_double_near(sm_host_steal_pct(&h), 0.0, 1e-12);
+    assert_int_equal(h.nivcsw_tx, 2);
+    assert_int_equal(h.nivcsw_rx, 0);
+    assert_int_equal(h.runq_us_tx, 100);
+    assert_int_equal(h.runq_us_rx, 200);
+    assert_int_equal(h.oncpu_us_tx, 9000);
+    assert_int_equal(h.runnable_before, 0); /* the reader itself is not "other" */
+    assert_int_equal(h.runnable_after, 0);
+    assert_double_near(h.load1_before, 0.5, 1e-12);
+    assert_int_equal(h.ncpu, 2);
+    assert_false(h.same_cpu);
+}
+
+static void test_disturb_steal_over_the_cut_is_disturbed_with_that_reason(void **state)
+{
+    (void)state;
+    sm_disturb_snap b, a;
+    sm_disturb_thread tx[2], rx[2];
+    sm_host_state h;
+    quiet(&b, &a, tx, rx);
+    a.total = b.total + 20;
+    a.steal = b.steal + 3; /* 15% of the ticks that passed */
+    judge(&h, &b, &a, tx, rx);
+    assert_true(h.disturbed);
+    assert_string_equal(h.reason, "steal 15.0% of the CPU time > 5% (3 of 20 ticks)");
+    assert_double_near(sm_host_steal_pct(&h), 15.0, 1e-9);
+}
+
+static void test_disturb_one_tick_of_steal_is_sampling_not_disturbance(void **state)
+{
+    (void)state;
+    sm_disturb_snap b, a;
+    sm_disturb_thread tx[2], rx[2];
+    sm_host_state h;
+    quiet(&b, &a, tx, rx);
+    a.steal = b.steal + 1; /* 25% of 4 ticks, but one 10 ms sample */
+    judge(&h, &b, &a, tx, rx);
+    assert_false(h.disturbed);
+}
+
+static void test_disturb_preemptions_over_the_cut_are_disturbed(void **state)
+{
+    (void)state;
+    sm_disturb_snap b, a;
+    sm_disturb_thread tx[2], rx[2];
+    sm_host_state h;
+    quiet(&b, &a, tx, rx);
+    rx[1].nivcsw = rx[0].nivcsw + 64; /* 3.2 per ms over 20 ms */
+    judge(&h, &b, &a, tx, rx);
+    assert_true(h.disturbed);
+    assert_string_equal(h.reason, "rx thread preempted 3.20 times/ms > 1.00 (64 in 20.0 ms)");
+}
+
+static void test_disturb_waiting_for_a_cpu_over_the_cut_is_disturbed(void **state)
+{
+    (void)state;
+    sm_disturb_snap b, a;
+    sm_disturb_thread tx[2], rx[2];
+    sm_host_state h;
+    quiet(&b, &a, tx, rx);
+    tx[1].runq_ns = tx[0].runq_ns + 9000000; /* 45% of the job: a hog on its CPU */
+    judge(&h, &b, &a, tx, rx);
+    assert_true(h.disturbed);
+    assert_string_equal(h.reason,
+                        "tx thread waited for a CPU 45% of the job > 10% (9.0 of 20.0 ms)");
+}
+
+/* Both ends on one CPU wait for each other and preempt each other at every wake-up: that is
+ * the job, and only the wait beyond the other thread's time on the CPU counts. */
+static void test_disturb_two_ends_sharing_a_cpu_count_only_the_wait_beyond_each_other(void **state)
+{
+    (void)state;
+    sm_disturb_snap b, a;
+    sm_disturb_thread tx[2], rx[2];
+    sm_host_state h;
+    quiet(&b, &a, tx, rx);
+    rx[0].cpu = rx[1].cpu = 0;
+    tx[1].nivcsw = tx[0].nivcsw + 900;           /* 45 per ms, as measured on the 2010 test */
+    tx[1].runq_ns = tx[0].runq_ns + 7000000;     /* 7 ms waiting ... */
+    rx[1].oncpu_ns = rx[0].oncpu_ns + 7200000;   /* ... while rx ran 7.2 ms */
+    rx[1].runq_ns = rx[0].runq_ns + 8000000;     /* 8 ms waiting while tx ran 9 ms */
+    judge(&h, &b, &a, tx, rx);
+    assert_true(h.same_cpu);
+    assert_false(h.disturbed);
+    tx[1].runq_ns = tx[0].runq_ns + 7200000 + 6000000; /* 6 ms more: someone else's */
+    judge(&h, &b, &a, tx, rx);
+    assert_true(h.disturbed);
+    assert_string_equal(h.reason, "tx thread waited for a CPU 30% of the job > 10% "
+                                  "(6.0 of 20.0 ms, beyond the other thread's turns)");
+}
+
+static void test_disturb_missing_counters_are_unknown_and_never_disturb(void **state)
+{
+    (void)state;
+    sm_disturb_snap b, a;
+    sm_disturb_thread tx[2], rx[2];
+    sm_host_state h;
+    quiet(&b, &a, tx, rx);
+    b.stat_ok = false;
+    a.steal = b.steal + 10;
+    b.load_ok = false;
+    a.running = 50;
+    tx[0].nivcsw = -1;
+    tx[1].nivcsw = 500;
+    tx[0].runq_ns = -1;
+    rx[1].runq_ns = -1;
+    judge(&h, &b, &a, tx, rx);
+    assert_false(h.stat_known);
+    assert_true(isnan(sm_host_steal_pct(&h)));
+    assert_true(isnan(h.load1_before));
+    assert_int_equal(h.runnable_before, -1);
+    assert_int_equal(h.nivcsw_tx, -1);
+    assert_int_equal(h.runq_us_tx, -1);
+    assert_int_equal(h.runq_us_rx, -1);
+    assert_false(h.disturbed);
+    assert_string_equal(h.reason, "");
+    /* A counter that went backwards (a reset) is unknown too. */
+    quiet(&b, &a, tx, rx);
+    a.total = b.total - 1;
+    rx[1].nivcsw = rx[0].nivcsw - 1;
+    judge(&h, &b, &a, tx, rx);
+    assert_false(h.stat_known);
+    assert_int_equal(h.nivcsw_rx, -1);
+    assert_false(h.disturbed);
+}
+
+/* Without the threads' own run-queue wait (a kernel without schedstat), a run queue longer
+ * than the CPUs before and after the job stands in for it. */
+static void test_disturb_runnable_tasks_count_only_without_schedstat(void **state)
+{
+    (void)state;
+    sm_disturb_snap b, a;
+    sm_disturb_thread tx[2], rx[2];
+    sm_host_state h;
+    quiet(&b, &a, tx, rx);
+    b.running = 4;
+    a.running = 5;
+    judge(&h, &b, &a, tx, rx);
+    assert_false(h.disturbed); /* the threads' own wait says they were not held up */
+    tx[0].runq_ns = rx[0].runq_ns = -1;
+    judge(&h, &b, &a, tx, rx);
+    assert_true(h.disturbed);
+    assert_string_equal(h.reason, "3 other runnable tasks before and after > 2 CPUs");
+    a.running = 2; /* a passing task at one instant is not enough */
+    judge(&h, &b, &a, tx, rx);
+    assert_false(h.disturbed);
+}
+
+/* A folder standing in for /proc, with the files given (NULL: absent). */
+static void fake_proc(char *dir, const char *stat, const char *loadavg)
+{
+    strcpy(dir, "/tmp/sm-disturb-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    if (stat) {
+        snprintf(path, sizeof path, "%s/stat", dir);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(stat, f);
+        fclose(f);
+    }
+    if (loadavg) {
+        snprintf(path, sizeof path, "%s/loadavg", dir);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(loadavg, f);
+        fclose(f);
+    }
+}
+
+static void rm_proc(const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/stat", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/loadavg", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void test_disturb_snap_reads_the_aggregate_line_and_the_run_queue(void **state)
+{
+    (void)state;
+    char dir[64];
+    sm_disturb_snap s;
+    fake_proc(dir, "cpu  10 1 5 56 9 0 6 14 3 0\ncpu0 5 0 2 28 4 0 3 7 0 0\n",
+              "0.52 0.58 0.59 3/812 12345\n");
+    sm_disturb_snap_read(&s, dir);
+    rm_proc(dir);
+    assert_true(s.stat_ok);
+    assert_int_equal(s.total, 10 + 1 + 5 + 56 + 9 + 0 + 6 + 14); /* guest is inside user */
+    assert_int_equal(s.steal, 14);
+    assert_int_equal(s.iowait, 9);
+    assert_true(s.load_ok);
+    assert_double_near(s.load1, 0.52, 1e-12);
+    assert_int_equal(s.running, 3);
+    assert_true(s.ns > 0);
+}
+
+static void test_disturb_snap_without_steal_or_files_is_unknown(void **state)
+{
+    (void)state;
+    char dir[64];
+    sm_disturb_snap s;
+    /* An old kernel's line: four fields, no iowait nor steal. */
+    fake_proc(dir, "cpu  10 1 5 56\n", "garbage\n");
+    sm_disturb_snap_read(&s, dir);
+    rm_proc(dir);
+    assert_false(s.stat_ok);
+    assert_false(s.load_ok);
+    assert_true(isnan(s.load1));
+    assert_int_equal(s.running, -1);
+    fake_proc(dir, NULL, NULL);
+    sm_disturb_snap_read(&s, dir);
+    rm_proc(dir);
+    assert_false(s.stat_ok);
+    assert_false(s.load_ok);
+    assert_int_equal(sm_disturb_cpu_mhz(0, dir), 0); /* no cpufreq there: unknown, not 0 MHz */
+    assert_int_equal(sm_disturb_cpu_mhz(-1, NULL), 0);
+}
+
+/* A real local job records the host block: every job, outside the timed region. */
+static void test_disturb_runner_records_the_host_around_a_local_job(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sm-disturb-run-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    sm_params p;
+    sm_params_init(&p, SM_WL_STREAM);
+    p.transport = SM_TR_UNIX;
+    p.count = 64;
+    p.msg_size = 1024;
+    sm_error err = {0};
+    assert_int_equal(sm_params_validate(&p, &err), 0);
+    sm_runner_opts o = {.sock_dir = dir};
+    sm_result r;
+    sm_result_init(&r);
+    assert_int_equal(sm_runner_run(&p, &o, &r, &err), 0);
+    rmdir(dir);
+    assert_true(r.ok);
+    assert_true(r.host.known);
+    assert_true(r.host.job_ms > 0);
+    assert_true(r.host.nivcsw_tx >= 0);
+    assert_true(r.host.nivcsw_rx >= 0);
+    assert_true(r.host.ncpu >= 1);
+    if (access("/proc/thread-self/schedstat", R_OK) == 0)
+        assert_true(r.host.runq_us_tx >= 0);
+    assert_true(r.host.stat_known);
+    sm_result_fini(&r);
+}
+
+static void side(sm_result *r, bool disturbed, const char *reason, int64_t nivcsw_tx,
+                 int64_t nivcsw_rx)
+{
+    sm_result_init(r);
+    r->ok = true;
+    sm_result_set(r, SM_M_BYTES, 1000);
+    sm_result_set(r, SM_M_SECONDS, 0.01);
+    r->host.known = true;
+    r->host.nivcsw_tx = nivcsw_tx;
+    r->host.nivcsw_rx = nivcsw_rx;
+    r->host.disturbed = disturbed;
+    snprintf(r->host.reason, sizeof r->host.reason, "%s", reason);
+}
+
+static void test_disturb_pair_is_disturbed_when_either_side_is(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_STREAM);
+    p.scope = SM_SCOPE_PAIR;
+    sm_result srv, cli, m;
+    side(&srv, false, "", -1, 4);
+    side(&cli, true, "tx thread preempted 3.20 times/ms > 1.00 (64 in 20.0 ms)", 64, -1);
+    assert_int_equal(sm_result_merge_pair(&p, &srv, &cli, &m), 0);
+    assert_true(m.ok);
+    assert_true(m.host.known);
+    assert_true(m.host.disturbed);
+    assert_string_equal(m.host.reason,
+                        "client: tx thread preempted 3.20 times/ms > 1.00 (64 in 20.0 ms)");
+    assert_int_equal(m.host.nivcsw_tx, 64); /* each thread's count from its own host */
+    assert_int_equal(m.host.nivcsw_rx, 4);
+    sm_result_fini(&m);
+    side(&cli, false, "", 2, -1);
+    assert_int_equal(sm_result_merge_pair(&p, &srv, &cli, &m), 0);
+    assert_false(m.host.disturbed);
+    assert_string_equal(m.host.reason, "");
+    sm_result_fini(&m);
+    side(&srv, true, "steal 15.0% of the CPU time > 5% (3 of 20 ticks)", -1, 4);
+    side(&cli, true, "tx thread waited", 2, -1);
+    assert_int_equal(sm_result_merge_pair(&p, &srv, &cli, &m), 0);
+    assert_true(m.host.disturbed);
+    assert_string_equal(m.host.reason, "client: tx thread waited; server: steal 15.0% of the "
+                                       "CPU time > 5% (3 of 20 ticks)");
+    sm_result_fini(&m);
+    /* Sides of agents that did not record the host: nothing known, not disturbed. */
+    sm_result_init(&srv);
+    sm_result_init(&cli);
+    srv.ok = cli.ok = true;
+    sm_result_set(&srv, SM_M_BYTES, 1000);
+    sm_result_set(&cli, SM_M_BYTES, 1000);
+    assert_int_equal(sm_result_merge_pair(&p, &srv, &cli, &m), 0);
+    assert_false(m.host.known);
+    assert_false(m.host.disturbed);
+    sm_result_fini(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_disturb_quiet_job_is_clean_with_its_inputs_recorded),
+        cmocka_unit_test(test_disturb_steal_over_the_cut_is_disturbed_with_that_reason),
+        cmocka_unit_test(test_disturb_one_tick_of_steal_is_sampling_not_disturbance),
+        cmocka_unit_test(test_disturb_preemptions_over_the_cut_are_disturbed),
+        cmocka_unit_test(test_disturb_waiting_for_a_cpu_over_the_cut_is_disturbed),
+        cmocka_unit_test(test_disturb_two_ends_sharing_a_cpu_count_only_the_wait_beyond_each_other),
+        cmocka_unit_test(test_disturb_missing_counters_are_unknown_and_never_disturb),
+        cmocka_unit_test(test_disturb_runnable_tasks_count_only_without_schedstat),
+        cmocka_unit_test(test_disturb_snap_reads_the_aggregate_line_and_the_run_queue),
+        cmocka_unit_test(test_disturb_snap_without_steal_or_files_is_unknown),
+        cmocka_unit_test(test_disturb_runner_records_the_host_around_a_local_job),
+        cmocka_unit_test(test_disturb_pair_is_disturbed_when_either_side_is),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
