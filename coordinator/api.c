@@ -382,6 +382,7 @@ typedef struct run_data {
     sm_export_sample *samples;
     size_t ns;
     bool any_local, any_pair;
+    sm_export_opts eo; /* set by the caller after loading */
 } run_data;
 
 static void run_data_fini(run_data *d)
@@ -439,8 +440,8 @@ static int run_data_load(sm_api_ctx *a, uint64_t id, run_data *d, sm_error *err)
 
 static int run_data_table(const run_data *d, sm_scope scope, sm_table *t, sm_error *err)
 {
-    return sm_export_build(d->run.id, d->run.name, scope, d->cells, d->nc, d->samples, d->ns, t,
-                           err);
+    return sm_export_build_opts(d->run.id, d->run.name, scope, d->cells, d->nc, d->samples, d->ns,
+                                &d->eo, t, err);
 }
 
 /* The value of name=... in the query, copied to buf; false when absent or too long. */
@@ -472,6 +473,17 @@ static double query_floor(const char *query)
     return *end == '\0' && f > 0 && f < 10 ? f : -1;
 }
 
+/* disturbed=include|exclude from the query: 1 include, 0 exclude (the default), -1 malformed. */
+static int query_disturbed(const char *query)
+{
+    char buf[16];
+    if (!query_param(query, "disturbed", buf, sizeof buf))
+        return query && strstr(query, "disturbed=") ? -1 : 0;
+    return strcmp(buf, "include") == 0 ? 1 : strcmp(buf, "exclude") == 0 ? 0 : -1;
+}
+
+#define DISTURBED_ERROR "disturbed: expected include or exclude"
+
 static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
                      const char **ctype)
 {
@@ -481,6 +493,9 @@ static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp,
     sm_analysis_opts ao = {0, query_floor(query)};
     if (ao.floor < 0)
         return error(resp, len, 400, "floor: expected a fraction such as 0.15", "floor");
+    int with_disturbed = query_disturbed(query);
+    if (with_disturbed < 0)
+        return error(resp, len, 400, DISTURBED_ERROR, "disturbed");
     run_data d;
     sm_table table;
     sm_anomalies an = {0};
@@ -491,6 +506,7 @@ static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp,
         status = error(resp, len, status, err.msg, status == 404 ? "id" : NULL);
         goto out;
     }
+    d.eo.include_disturbed = with_disturbed == 1;
     /* Hosts or pairs: ?scope=pair|local, else local when the run has local cells. */
     sm_scope scope = query && strstr(query, "scope=pair")    ? SM_SCOPE_PAIR
                      : query && strstr(query, "scope=local") ? SM_SCOPE_LOCAL
@@ -585,7 +601,7 @@ static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_an
     return out;
 }
 
-/* GET /api/runs/{id}/anomalies[?baseline=ID][&floor=F][&format=text] */
+/* GET /api/runs/{id}/anomalies[?baseline=ID][&floor=F][&format=text][&disturbed=include] */
 static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
                          const char **ctype)
 {
@@ -599,6 +615,9 @@ static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **r
     uint64_t base_id = 0;
     if (query_param(query, "baseline", bl, sizeof bl) && !parse_id(bl, strlen(bl), &base_id))
         return error(resp, len, 400, "baseline: expected a run id", "baseline");
+    int with_disturbed = query_disturbed(query);
+    if (with_disturbed < 0)
+        return error(resp, len, 400, DISTURBED_ERROR, "disturbed");
     run_data d, b;
     memset(&b, 0, sizeof b);
     sm_anomalies an = {0};
@@ -620,6 +639,7 @@ static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **r
                        status == 404 ? "baseline: no such run" : err.msg, "baseline");
         goto out;
     }
+    d.eo.include_disturbed = b.eo.include_disturbed = with_disturbed == 1;
     if (analyse_run(a, &d, base_id ? &b : NULL, &ao, &an, &err) != 0) {
         status = error(resp, len, 500, err.msg, NULL);
         goto out;

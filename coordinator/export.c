@@ -288,6 +288,12 @@ static size_t pair_ratios(const entry *a, size_t na, const entry *b, size_t nb, 
     return n;
 }
 
+/* A sample the statistics leave out by default: the host was disturbed while it ran. */
+static bool skip_disturbed(const sm_export_sample *s, const sm_export_opts *o)
+{
+    return s->result->host.disturbed && !o->include_disturbed;
+}
+
 /* ---- pair against loopback ---- */
 
 /* A pair column's loopback: the local test that differs from it only in scope, measured on the
@@ -334,6 +340,7 @@ static void fill_loop_col(sm_table_col *col, const sm_params *p)
  * the pair slots' entries; local and vals are scratch of n_samples entries each. */
 static int fill_loop_ratios(sm_table *t, size_t k, const loopback *lb, const sm_cell *cells,
                             size_t n_cells, const sm_export_sample *samples, size_t n_samples,
+                            const sm_export_opts *o,
                             const sm_cell *const *sel, const size_t *row_first, size_t n_cols,
                             const entry *e, const size_t *start, entry *local, double *vals)
 {
@@ -341,7 +348,8 @@ static int fill_loop_ratios(sm_table *t, size_t k, const loopback *lb, const sm_
     sm_metric m = sm_export_headline(&lb->params);
     for (size_t i = 0; i < n_samples; i++) {
         const sm_export_sample *s = &samples[i];
-        if (s->cell >= n_cells || s->warmup || !s->result || !s->result->ok)
+        if (s->cell >= n_cells || s->warmup || !s->result || !s->result->ok ||
+            skip_disturbed(s, o))
             continue;
         const sm_cell *c = &cells[s->cell];
         if (c->params.scope != SM_SCOPE_LOCAL || c->test != lb->test || c->variant != lb->variant)
@@ -376,6 +384,17 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
                     size_t n_cells, const sm_export_sample *samples, size_t n_samples,
                     sm_table *out, sm_error *err)
 {
+    return sm_export_build_opts(run_id, run_name, scope, cells, n_cells, samples, n_samples, NULL,
+                                out, err);
+}
+
+int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
+                         const sm_cell *cells, size_t n_cells, const sm_export_sample *samples,
+                         size_t n_samples, const sm_export_opts *o, sm_table *out, sm_error *err)
+{
+    static const sm_export_opts defaults = {0};
+    if (o == NULL)
+        o = &defaults;
     int rc = SM_ENOMEM;
     sm_table t;
     memset(&t, 0, sizeof t);
@@ -451,6 +470,7 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
     t.run_id = run_id;
     set_fixed(t.run_name, sizeof t.run_name, run_name);
     t.pairs = scope == SM_SCOPE_PAIR;
+    t.with_disturbed = o->include_disturbed;
     for (size_t r = 0; r < n_rows; r++) {
         const sm_cell *c = sel[row_first[r]];
         if (t.pairs)
@@ -478,6 +498,12 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
         if (!s->result->ok) {
             t.cells[slot].failed++;
             continue;
+        }
+        /* Kept and counted, so every table shows how many there were. */
+        if (s->result->host.disturbed) {
+            t.cells[slot].disturbed++;
+            if (skip_disturbed(s, o))
+                continue;
         }
         const sm_params *cp = &sel[col_first[col_of[si]]]->params;
         double v = sm_result_get(s->result, sm_export_headline(cp));
@@ -537,7 +563,7 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
         }
     }
     for (size_t k = 0; k < n_loop; k++)
-        if (fill_loop_ratios(&t, n_ratios + k, &loops[k], cells, n_cells, samples, n_samples, sel,
+        if (fill_loop_ratios(&t, n_ratios + k, &loops[k], cells, n_cells, samples, n_samples, o, sel,
                              row_first, n_cols, e, start, local, vals) != 0)
             goto out;
     rc = 0;

@@ -39,4 +39,16 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
                     size_t n_cells, const sm_export_sample *samples, size_t n_samples,
                     sm_table *out, sm_error *err);
 
+/* How a table is built. */
+typedef struct sm_export_opts {
+    /* Disturbed samples (result host.disturbed) are counted per cell in `disturbed` and left
+     * out of the statistics and ratios; true puts them back in (?disturbed=include). */
+    bool include_disturbed;
+} sm_export_opts;
+
+/* sm_export_build with options; o NULL is the default (disturbed samples left out). */
+int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
+                         const sm_cell *cells, size_t n_cells, const sm_export_sample *samples,
+                         size_t n_samples, const sm_export_opts *o, sm_table *out, sm_error *err);
+
 #endif

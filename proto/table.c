@@ -209,12 +209,14 @@ static void csv_header_field(sbuf *b, const sm_table_col *c, const char *stat, b
     csv_field(b, text, n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
-static void csv_header_group(sbuf *b, const sm_table_col *c)
+static void csv_header_group(sbuf *b, const sm_table_col *c, bool ratio)
 {
     csv_header_field(b, c, "median", true);
     csv_header_field(b, c, "ci95_low", true);
     csv_header_field(b, c, "ci95_high", true);
     csv_header_field(b, c, "n", false);
+    if (!ratio)
+        csv_header_field(b, c, "disturbed", false);
 }
 
 /* A number never needs quoting; a non-finite one (which a summary never holds) is left empty
@@ -226,16 +228,19 @@ static void csv_number(sbuf *b, double v)
         sbuf_printf(b, "%.6g", v);
 }
 
-static void csv_cell(sbuf *b, const sm_table_cell *c)
+/* A value cell ends with its disturbed count, which a cell without data can have too. */
+static void csv_cell(sbuf *b, const sm_table_cell *c, bool ratio)
 {
     if (!c->have) {
         sbuf_puts(b, ",,,,");
-        return;
+    } else {
+        csv_number(b, c->s.median);
+        csv_number(b, c->s.ci95_low);
+        csv_number(b, c->s.ci95_high);
+        sbuf_printf(b, ",%zu", c->s.n);
     }
-    csv_number(b, c->s.median);
-    csv_number(b, c->s.ci95_low);
-    csv_number(b, c->s.ci95_high);
-    sbuf_printf(b, ",%zu", c->s.n);
+    if (!ratio)
+        sbuf_printf(b, ",%" PRIu32, c->disturbed);
 }
 
 char *sm_table_csv(const sm_table *t)
@@ -243,16 +248,16 @@ char *sm_table_csv(const sm_table *t)
     sbuf b = {0};
     sbuf_puts(&b, t->pairs ? "pair" : "host");
     for (size_t c = 0; c < t->n_cols; c++)
-        csv_header_group(&b, &t->cols[c]);
+        csv_header_group(&b, &t->cols[c], false);
     for (size_t c = 0; c < t->n_ratio_cols; c++)
-        csv_header_group(&b, &t->ratio_cols[c]);
+        csv_header_group(&b, &t->ratio_cols[c], true);
     sbuf_puts(&b, ",flags\r\n");
     for (size_t r = 0; r < t->n_rows; r++) {
         csv_field(&b, t->rows[r], fixed_len(t->rows[r], sizeof t->rows[r]));
         for (size_t c = 0; c < t->n_cols; c++)
-            csv_cell(&b, cell_of(t, r, c));
+            csv_cell(&b, cell_of(t, r, c), false);
         for (size_t c = 0; c < t->n_ratio_cols; c++)
-            csv_cell(&b, ratio_of(t, r, c));
+            csv_cell(&b, ratio_of(t, r, c), true);
         sbuf_putn(&b, ",", 1);
         csv_field(&b, t->flags[r], fixed_len(t->flags[r], sizeof t->flags[r]));
         sbuf_puts(&b, "\r\n");
@@ -299,9 +304,13 @@ static void md_cell(sbuf *b, const sm_table_cell *c, bool ratio)
     } else if (c->have) {
         md_values(b, &c->s);
         sbuf_printf(b, " n=%zu", c->s.n);
+        if (c->disturbed > 0)
+            sbuf_printf(b, ", %" PRIu32 " disturbed", c->disturbed);
+    } else if (c->disturbed > 0) {
+        sbuf_printf(b, "%" PRIu32 " disturbed", c->disturbed);
     }
     if (c->failed > 0)
-        sbuf_printf(b, "%s(%" PRIu32 " failed)", c->have ? " " : "", c->failed);
+        sbuf_printf(b, "%s(%" PRIu32 " failed)", c->have || c->disturbed ? " " : "", c->failed);
 }
 
 static void md_header(sbuf *b, const sm_table_col *c)
@@ -447,7 +456,7 @@ static bool json_columns(cJSON *root, const char *key, const sm_table_col *cols,
 /* One object per cell that has data or failures; a cell with neither says nothing. Without
  * data the statistics are null (n 0) so that every object has the same keys. */
 static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells, size_t n_rows,
-                       size_t n_cols)
+                       size_t n_cols, bool with_disturbed)
 {
     cJSON *arr = cJSON_AddArrayToObject(root, key);
     if (arr == NULL)
@@ -455,8 +464,10 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
     for (size_t r = 0; r < n_rows; r++) {
         for (size_t c = 0; c < n_cols; c++) {
             const sm_table_cell *cell = &cells[r * n_cols + c];
-            if (!cell->have && cell->failed == 0)
+            if (!cell->have && cell->failed == 0 && cell->disturbed == 0)
                 continue;
+            char why[96];
+            sm_table_noisy_reason(cell, with_disturbed, why, sizeof why);
             double nan = NAN;
             const sm_summary *s = &cell->s;
             bool h = cell->have;
@@ -471,7 +482,9 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
                 !put_double(o, "ci95_high", h ? s->ci95_high : nan) ||
                 !put_double(o, "ci_coverage", h ? s->ci_coverage : nan) ||
                 !put_u64(o, "failed", cell->failed) ||
-                !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)))
+                !put_u64(o, "disturbed", cell->disturbed) ||
+                !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)) ||
+                !cJSON_AddStringToObject(o, "noisy_reason", why))
                 return false;
         }
     }
@@ -494,14 +507,17 @@ char *sm_table_json(const sm_table *t)
     /* Whether the rows are hosts or "client->server" pairs: readers must not have to guess
      * from the labels. */
     ok = ok && cJSON_AddBoolToObject(root, "pairs", t->pairs) != NULL;
+    /* Whether the statistics hold the disturbed samples that every cell counts. */
+    ok = ok && cJSON_AddStringToObject(root, "disturbed",
+                                       t->with_disturbed ? "include" : "exclude") != NULL;
     cJSON *rows = ok ? cJSON_AddArrayToObject(root, "rows") : NULL;
     ok = rows != NULL;
     for (size_t r = 0; ok && r < t->n_rows; r++)
         ok = sm_codec_append(rows, sm_codec_fixed_item(t->rows[r], sizeof t->rows[r]));
     ok = ok && json_columns(root, "columns", t->cols, t->n_cols) &&
          json_columns(root, "ratio_columns", t->ratio_cols, t->n_ratio_cols) &&
-         json_cells(root, "cells", t->cells, t->n_rows, t->n_cols) &&
-         json_cells(root, "ratios", t->ratio_cells, t->n_rows, t->n_ratio_cols);
+         json_cells(root, "cells", t->cells, t->n_rows, t->n_cols, t->with_disturbed) &&
+         json_cells(root, "ratios", t->ratio_cells, t->n_rows, t->n_ratio_cols, t->with_disturbed);
     cJSON *flags = ok ? cJSON_AddArrayToObject(root, "flags") : NULL;
     ok = flags != NULL;
     for (size_t r = 0; ok && r < t->n_rows; r++) {
@@ -512,4 +528,31 @@ char *sm_table_json(const sm_table *t)
              sm_codec_put_fixed(o, "flag", t->flags[r], sizeof t->flags[r]);
     }
     return sm_codec_finish(root, ok, 0, "table", NULL);
+}
+
+/* ---- why a cell is noisy ---- */
+
+void sm_table_noisy_reason(const sm_table_cell *c, bool with_disturbed, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return;
+    buf[0] = '\0';
+    size_t n = c->have ? c->s.n : 0;
+    if (c->have && !sm_analysis_noisy(&c->s))
+        return;
+    /* Too few clean samples because disturbed ones were left out: that is the reason to give,
+     * since including them (?disturbed=include) is the user's way out. */
+    if (n < SM_ANALYSIS_NOISY_MIN_N && c->disturbed > 0 && !with_disturbed) {
+        snprintf(buf, cap, "%" PRIu32 " of %zu samples disturbed", c->disturbed,
+                 n + c->disturbed);
+        return;
+    }
+    if (n < SM_ANALYSIS_NOISY_MIN_N) {
+        snprintf(buf, cap, "n %zu < %d", n, SM_ANALYSIS_NOISY_MIN_N);
+        return;
+    }
+    if (isfinite(c->s.cv))
+        snprintf(buf, cap, "CV %.0f%% > %.0f%%", 100.0 * c->s.cv, 100.0 * SM_ANALYSIS_NOISY_CV);
+    else
+        snprintf(buf, cap, "CV unknown");
 }

@@ -23,6 +23,9 @@ typedef struct sm_table_cell {
     bool have;
     sm_summary s;
     uint32_t failed; /* jobs of this cell that failed (never in s) */
+    /* ok jobs whose host was disturbed while they ran (sm_host_state): counted here always,
+     * in s only when the table was built with them (sm_table.with_disturbed) */
+    uint32_t disturbed;
 } sm_table_cell;
 
 typedef struct sm_table {
@@ -38,6 +41,7 @@ typedef struct sm_table {
     size_t n_ratio_cols;
     sm_table_cell *ratio_cells; /* n_rows x n_ratio_cols; owned */
     char (*flags)[256];         /* per row, "" when none; owned */
+    bool with_disturbed;        /* disturbed samples are in the statistics (?disturbed=include) */
 } sm_table;
 
 /* Allocates rows x cols (and ratio columns) zeroed; 0 or SM_ENOMEM. */
@@ -48,14 +52,21 @@ sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
 
 /* Each returns a malloc'd NUL-terminated text, or NULL when out of memory.
  * CSV: header "host,<label> median (<unit>),<label> ci95_low (<unit>),<label> ci95_high
- * (<unit>),<label> n,...,<ratio label> median (x),...,flags"; empty fields where a cell has no
- * data; CRLF line ends. Markdown: a pipe table, "median [low, high] (n)" per cell, flags in
- * bold, a header line naming the run. JSON: {"version":1,"run":{"id":"7","name":...},
- * "pairs":false,"rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
+ * (<unit>),<label> n,<label> disturbed,...,<ratio label> median (x),...,flags" (ratio columns
+ * have no disturbed field); empty fields where a cell has no data (disturbed is 0 then, or the
+ * count); CRLF line ends. Markdown: a pipe table, "median [low, high] n=N" per cell and
+ * ", D disturbed" when there were any, flags in bold, a header line naming the run. JSON:
+ * {"version":1,"run":{"id":"7","name":...},"pairs":false,"disturbed":"exclude"|"include",
+ * "rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
  * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
- * "ci95_high","ci_coverage","failed","noisy"}],"ratios":[...same...],"flags":[{"row","flag"}]};
- * noisy as sm_analysis_noisy says (true for a cell without a summary). */
+ * "ci95_high","ci_coverage","failed","disturbed","noisy","noisy_reason"}],
+ * "ratios":[...same...],"flags":[{"row","flag"}]}; noisy as sm_analysis_noisy says (true for a
+ * cell without a summary), noisy_reason as sm_table_noisy_reason ("" when not noisy). */
 char *sm_table_csv(const sm_table *t);
+/* Why cell c is noisy, into buf (cap bytes): "n 2 < 3", "CV 14% > 10%", and, when disturbed
+ * samples were left out of a cell that is short of clean ones, "2 of 5 samples disturbed";
+ * "" when it is not noisy. with_disturbed: the table's flag. */
+void sm_table_noisy_reason(const sm_table_cell *c, bool with_disturbed, char *buf, size_t cap);
 char *sm_table_md(const sm_table *t);
 char *sm_table_json(const sm_table *t);
 

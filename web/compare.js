@@ -20,6 +20,7 @@ function indexCells(list) {
             ci95_high: c.ci95_high === null ? NaN : Number(c.ci95_high),
             cv: c.cv === null ? NaN : Number(c.cv),
             failed: Number(c.failed) || 0,
+            disturbed: Number(c.disturbed) || 0,
         });
     return (r, col) => m.get(`${r},${col}`) || null;
 }
@@ -53,18 +54,29 @@ function rowAnomalies(label, anomalies) {
         (a.kind === 'slow-host' && pair && pair[a.role === 'server' ? 1 : 0] === a.host));
 }
 
+// "N disturbed" and "N failed", as the exports write them; disturbed samples are counted but
+// not summarised unless the table was asked for with disturbed=include.
+function counts(c) {
+    return [c.disturbed ? `${c.disturbed} disturbed` : '', c.failed ? `${c.failed} failed` : '']
+        .filter(Boolean).join(', ');
+}
+
 function cellBox(c, unit) {
     if (!c)
         return h('td', {class: 'num empty'}, '');
+    const extra = counts(c);
     if (!Number.isFinite(c.median))
-        return h('td', {class: 'num empty bad', title: `${c.failed} failed`}, `${c.failed} failed`);
-    return h('td', {class: 'num' + (c.noisy ? ' noisy' : ''),
+        return h('td', {class: 'num empty bad' + (c.disturbed ? ' disturbed' : ''),
+            title: extra + (c.noisy_reason ? ` (noisy: ${c.noisy_reason})` : '')}, extra);
+    const why = c.noisy_reason || 'CV > 10% or n < 3';
+    return h('td', {class: 'num' + (c.noisy ? ' noisy' : '') + (c.disturbed ? ' disturbed' : ''),
         title: `median ${fmtNum(c.median)} ${unit}, 95% CI [${fmtNum(c.ci95_low)}, ` +
             `${fmtNum(c.ci95_high)}], n=${c.n}, CV ${fmtNum(c.cv * 100)}%` +
-            (c.noisy ? ' (noisy: CV > 10% or n < 3)' : '') + (c.failed ? `, ${c.failed} failed` : '')},
+            (c.noisy ? ` (noisy: ${why})` : '') + (extra ? `, ${extra}` : '') +
+            (c.disturbed ? ' (disturbed samples are not in the median)' : '')},
     h('span', {class: 'median'}, fmtNum(c.median)),
     h('span', {class: 'ci'}, `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}] n=${c.n}` +
-        (c.failed ? `, ${c.failed} failed` : '')));
+        (extra ? `, ${extra}` : '')));
 }
 
 // The host (or pair) table: every column and ratio column of the JSON table, and its flags.

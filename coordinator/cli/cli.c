@@ -44,6 +44,9 @@ static const char usage[] =
     "                           the baseline (default: the previous run of the same name),\n"
     "                           each with its evidence; --floor is the relative difference\n"
     "                           a flag needs (default 0.15). run --wait ends with them too\n"
+    "  --disturbed include|exclude  (export, anomalies, run --wait) samples measured while\n"
+    "                           the host was disturbed are counted per cell and left out of\n"
+    "                           the statistics (exclude, the default); include puts them back\n"
     "\n"
     "Options:\n"
     "  --coordinator URL        the coordinator (default $SOCKMATRIX_COORDINATOR, else\n"
@@ -74,6 +77,7 @@ typedef enum opt_id {
     O_OUTPUT,
     O_BASELINE,
     O_FLOOR,
+    O_DISTURBED,
 } opt_id;
 
 #define BEFORE_CMD (1u << 31) /* allowed before the command word */
@@ -102,6 +106,8 @@ static const opt options[] = {
     {"--output", "-o", O_OUTPUT, true, ON(SM_CLI_EXPORT)},
     {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
     {"--floor", NULL, O_FLOOR, true, ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN)},
+    {"--disturbed", NULL, O_DISTURBED, true,
+     ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT)},
 };
 
 typedef struct command {
@@ -264,6 +270,11 @@ static int apply(sm_cli_opts *o, const opt *op, const char *v, bool *format_give
         o->floor = v;
         return 0;
     }
+    case O_DISTURBED:
+        if (strcmp(v, "include") != 0 && strcmp(v, "exclude") != 0)
+            return sm_error_set(err, SM_EINVAL, "--disturbed: '%s' is not include or exclude", v);
+        o->include_disturbed = strcmp(v, "include") == 0;
+        return 0;
     }
     return sm_error_set(err, SM_EINVAL, "%s: not handled", op->name);
 }
@@ -294,6 +305,8 @@ static int check_command(const sm_cli_opts *o, const char *name, const char *run
     }
     if (o->cmd == SM_CLI_RUN && o->floor && !o->wait)
         return sm_error_set(err, SM_EINVAL, "--floor goes with --wait");
+    if (o->cmd == SM_CLI_RUN && o->include_disturbed && !o->wait)
+        return sm_error_set(err, SM_EINVAL, "--disturbed goes with --wait");
     bool takes_run = o->cmd == SM_CLI_SHOW || o->cmd == SM_CLI_CANCEL || o->cmd == SM_CLI_EXPORT ||
                      o->cmd == SM_CLI_ANOMALIES;
     if (takes_run && !run_arg)
@@ -764,10 +777,11 @@ static const char *format_query(sm_cli_format f)
 }
 
 /* GET the run's table; 0 with *r holding it, or 1 once reported. */
-static int get_table(sm_http *h, uint64_t id, sm_cli_format f, sm_http_resp *r)
+static int get_table(sm_http *h, uint64_t id, sm_cli_format f, bool disturbed, sm_http_resp *r)
 {
-    char path[96];
-    snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/table?format=%s", id, format_query(f));
+    char path[128];
+    snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/table?format=%s%s", id, format_query(f),
+             disturbed ? "&disturbed=include" : "");
     return call(h, path, NULL, 0, r);
 }
 
@@ -827,7 +841,7 @@ static int write_atomic(const char *path, const char *data, size_t len, sm_error
 static int cmd_export(sm_http *h, const sm_cli_opts *o)
 {
     sm_http_resp r;
-    if (get_table(h, o->run_id, o->format, &r))
+    if (get_table(h, o->run_id, o->format, o->include_disturbed, &r))
         return 1;
     int rc = 0;
     if (o->output) {
@@ -845,22 +859,24 @@ static int cmd_export(sm_http *h, const sm_cli_opts *o)
 
 /* GET the run's anomalies: lines for people (format table) or the JSON; 0 with *r, or 1. */
 static int get_anomalies(sm_http *h, uint64_t id, uint64_t baseline, const char *floor,
-                         sm_cli_format f, sm_http_resp *r)
+                         bool disturbed, sm_cli_format f, sm_http_resp *r)
 {
-    char path[160];
+    char path[192];
     int n = snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/anomalies?format=%s", id,
                      f == SM_CLI_FMT_JSON ? "json" : "text");
     if (baseline)
         n += snprintf(path + n, sizeof path - (size_t)n, "&baseline=%" PRIu64, baseline);
     if (floor)
-        snprintf(path + n, sizeof path - (size_t)n, "&floor=%s", floor);
+        n += snprintf(path + n, sizeof path - (size_t)n, "&floor=%s", floor);
+    if (disturbed)
+        snprintf(path + n, sizeof path - (size_t)n, "&disturbed=include");
     return call(h, path, NULL, 0, r);
 }
 
 static int cmd_anomalies(sm_http *h, const sm_cli_opts *o)
 {
     sm_http_resp r;
-    if (get_anomalies(h, o->run_id, o->baseline, o->floor, o->format, &r))
+    if (get_anomalies(h, o->run_id, o->baseline, o->floor, o->include_disturbed, o->format, &r))
         return 1;
     int rc = print_body(&r);
     sm_http_resp_fini(&r);
@@ -1058,7 +1074,7 @@ static int cmd_run(sm_http *h, const sm_cli_opts *o)
     if (wait_run(h, id, o->timeout_s, &run))
         return 1;
     /* The table of a failed or cancelled run still holds what was measured: print it too. */
-    if (get_table(h, id, o->format, &r))
+    if (get_table(h, id, o->format, o->include_disturbed, &r))
         return 1;
     rc = print_body(&r);
     sm_http_resp_fini(&r);
@@ -1067,7 +1083,7 @@ static int cmd_run(sm_http *h, const sm_cli_opts *o)
     /* The flags after the table, as lines whatever the table's format: the table itself says
      * them in its flags column, the lines give the evidence. On stderr for csv and json, so
      * that stdout stays one document. */
-    if (get_anomalies(h, id, 0, o->floor, SM_CLI_FMT_TABLE, &r))
+    if (get_anomalies(h, id, 0, o->floor, o->include_disturbed, SM_CLI_FMT_TABLE, &r))
         return 1;
     bool doc = o->format == SM_CLI_FMT_CSV || o->format == SM_CLI_FMT_JSON;
     if (doc)

@@ -56,6 +56,9 @@ typedef struct sm_cli_opts {
     /* anomalies, run --wait */
     uint64_t baseline; /* 0: the coordinator's choice (the previous run of the same name) */
     const char *floor; /* "0.15", checked; NULL: the coordinator's default */
+    /* export, anomalies, run --wait: --disturbed include puts disturbed samples back into
+     * the statistics (?disturbed=include) */
+    bool include_disturbed;
 } sm_cli_opts;
 
 /* Parses argv: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ... (the global

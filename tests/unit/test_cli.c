@@ -84,6 +84,33 @@ static void test_cli_anomalies_takes_a_run_a_baseline_and_a_floor(void **state)
     assert_fails_naming(nowait, ARGC(nowait), "--floor goes with --wait");
 }
 
+static void test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait(void **state)
+{
+    (void)state;
+    sm_cli_opts o;
+    sm_error err;
+    char *exp[] = {"sockmatrix", "export", "7", "--format", "csv", "--disturbed", "include", NULL};
+    assert_int_equal(parse(exp, ARGC(exp), &o, &err), 0);
+    assert_true(o.include_disturbed);
+    char *an[] = {"sockmatrix", "anomalies", "7", "--disturbed", "exclude", NULL};
+    assert_int_equal(parse(an, ARGC(an), &o, &err), 0);
+    assert_false(o.include_disturbed);
+    char *run[] = {"sockmatrix", "run", "--preset", "quick", "--wait", "--disturbed", "include",
+                   NULL};
+    assert_int_equal(parse(run, ARGC(run), &o, &err), 0);
+    assert_true(o.include_disturbed);
+    char *plain[] = {"sockmatrix", "export", "7", "--format", "csv", NULL};
+    assert_int_equal(parse(plain, ARGC(plain), &o, &err), 0);
+    assert_false(o.include_disturbed);
+
+    char *bad[] = {"sockmatrix", "export", "7", "--format", "csv", "--disturbed", "yes", NULL};
+    assert_fails_naming(bad, ARGC(bad), "--disturbed: 'yes' is not include or exclude");
+    char *nowait[] = {"sockmatrix", "run", "--preset", "quick", "--disturbed", "include", NULL};
+    assert_fails_naming(nowait, ARGC(nowait), "--disturbed goes with --wait");
+    char *show[] = {"sockmatrix", "show", "7", "--disturbed", "include", NULL};
+    assert_fails_naming(show, ARGC(show), "--disturbed: not an option of show");
+}
+
 static void test_cli_defaults_are_loopback_no_token_and_an_hour(void **state)
 {
     (void)state;
@@ -811,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_apiview_run_id_reads_the_created_answer),
         cmocka_unit_test(test_apiview_preset_request_is_the_exact_body),
         cmocka_unit_test(test_cli_anomalies_takes_a_run_a_baseline_and_a_floor),
+        cmocka_unit_test(test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -194,6 +194,95 @@ static void test_export_excludes_warmup_and_failed_samples_and_counts_failures(v
     sm_table_fini(&t);
 }
 
+static void disturb(size_t sample, const char *reason)
+{
+    sm_result *r = &fx.results[sample];
+    r->host.known = true;
+    r->host.disturbed = true;
+    snprintf(r->host.reason, sizeof r->host.reason, "%s", reason);
+}
+
+/* Machine a's tcp repetitions 1 and 2 (samples 4 and 6) ran while a hog held the sender's CPU;
+ * a disturbed warm-up and a disturbed failure count as what they are. */
+static void disturb_a_tcp(void)
+{
+    disturb(4, "tx thread waited for a CPU 45% of the job > 10% (9.0 of 20.0 ms)");
+    disturb(6, "tx thread waited for a CPU 50% of the job > 10% (10.0 of 20.0 ms)");
+    disturb(0, "warm-up");
+    sm_result *f = add_sample(0, 3, false, false, SM_M_SECONDS, 0.001);
+    f->host.known = f->host.disturbed = true;
+}
+
+static void test_export_skips_disturbed_samples_and_counts_them_per_cell(void **state)
+{
+    (void)state;
+    disturb_a_tcp();
+    sm_table t;
+    build(SM_SCOPE_LOCAL, &t);
+    assert_false(t.with_disturbed);
+    sm_table_cell *a_tcp = sm_table_at(&t, 0, 0);
+    assert_true(a_tcp->have);
+    assert_int_equal(a_tcp->s.n, 1);
+    assert_int_equal(a_tcp->disturbed, 2);
+    assert_int_equal(a_tcp->failed, 1);
+    assert_double_near(a_tcp->s.median, 0.230, 0);
+    /* The ratio pairs the clean repetition alone. */
+    assert_int_equal(sm_table_ratio_at(&t, 0, 0)->s.n, 1);
+    assert_double_near(sm_table_ratio_at(&t, 0, 0)->s.median, 0.230 / 0.064, EPS);
+    for (size_t r = 0; r < 3; r++)
+        for (size_t c = 0; c < 2; c++)
+            if (r || c)
+                assert_int_equal(sm_table_at(&t, r, c)->disturbed, 0);
+    char why[96];
+    sm_table_noisy_reason(a_tcp, t.with_disturbed, why, sizeof why);
+    assert_string_equal(why, "2 of 3 samples disturbed");
+    sm_table_noisy_reason(sm_table_at(&t, 1, 0), t.with_disturbed, why, sizeof why);
+    assert_string_equal(why, "");
+    sm_table_fini(&t);
+}
+
+static void test_export_includes_disturbed_samples_when_asked(void **state)
+{
+    (void)state;
+    disturb_a_tcp();
+    sm_table t;
+    sm_error err = {0};
+    sm_export_opts o = {.include_disturbed = true};
+    assert_int_equal(sm_export_build_opts(7, "seed-tcp-unix", SM_SCOPE_LOCAL, fx.cells, fx.n_cells,
+                                          fx.samples, fx.n_samples, &o, &t, &err),
+                     0);
+    assert_true(t.with_disturbed);
+    sm_table_cell *a_tcp = sm_table_at(&t, 0, 0);
+    assert_int_equal(a_tcp->s.n, 3);
+    assert_int_equal(a_tcp->disturbed, 2); /* still counted */
+    assert_int_equal(a_tcp->failed, 1);
+    assert_double_near(a_tcp->s.max, 0.231, 0);
+    assert_int_equal(sm_table_ratio_at(&t, 0, 0)->s.n, 3);
+    char why[96];
+    sm_table_noisy_reason(a_tcp, t.with_disturbed, why, sizeof why);
+    assert_string_equal(why, "");
+    sm_table_fini(&t);
+}
+
+/* Every sample of a cell disturbed: the cell has no data but says how many there were. */
+static void test_export_cell_with_only_disturbed_samples_is_noisy_with_the_count(void **state)
+{
+    (void)state;
+    disturb(3, "steal");
+    disturb(5, "steal");
+    disturb(7, "steal");
+    sm_table t;
+    build(SM_SCOPE_LOCAL, &t);
+    sm_table_cell *a_unix = sm_table_at(&t, 0, 1);
+    assert_false(a_unix->have);
+    assert_int_equal(a_unix->disturbed, 3);
+    assert_false(sm_table_ratio_at(&t, 0, 0)->have);
+    char why[96];
+    sm_table_noisy_reason(a_unix, false, why, sizeof why);
+    assert_string_equal(why, "3 of 3 samples disturbed");
+    sm_table_fini(&t);
+}
+
 static void test_export_failed_repetition_drops_its_ratio_pair(void **state)
 {
     (void)state;
@@ -486,6 +575,11 @@ int main(void)
         cmocka_unit_test_setup(test_export_excludes_warmup_and_failed_samples_and_counts_failures,
                                setup_2010),
         cmocka_unit_test_setup(test_export_failed_repetition_drops_its_ratio_pair, setup_2010),
+        cmocka_unit_test_setup(test_export_skips_disturbed_samples_and_counts_them_per_cell,
+                               setup_2010),
+        cmocka_unit_test_setup(test_export_includes_disturbed_samples_when_asked, setup_2010),
+        cmocka_unit_test_setup(test_export_cell_with_only_disturbed_samples_is_noisy_with_the_count,
+                               setup_2010),
         cmocka_unit_test_setup(test_export_missing_results_are_not_counted, setup_2010),
         cmocka_unit_test_setup(test_export_pairs_ratios_by_repetition_not_by_order_or_rank, reset),
         cmocka_unit_test(test_export_headline_metric_per_workload),

@@ -87,7 +87,8 @@ static void set_col(sm_table_col *c, const char *label, const char *metric, cons
 }
 
 /* Two hosts x two tests and their ratio; beta's unix cell and ratio are empty, alpha carries a
- * flag and one failed job, and the second label needs CSV quoting. */
+ * flag and one failed job, beta's tcp cell has 2 disturbed samples beside its data and its
+ * unix cell 3 and nothing else, and the second label needs CSV quoting. */
 static void build_small(sm_table *t)
 {
     assert_int_equal(sm_table_init(t, 2, 2, 1), 0);
@@ -101,6 +102,8 @@ static void build_small(sm_table *t)
     set_cell(sm_table_at(t, 0, 0), 3, 0.230, 0.229, 0.231, 1);
     set_cell(sm_table_at(t, 0, 1), 3, 0.064, 0.063, 0.065, 0);
     set_cell(sm_table_at(t, 1, 0), 3, 0.133, 0.132, 0.134, 0);
+    sm_table_at(t, 1, 0)->disturbed = 2;
+    sm_table_at(t, 1, 1)->disturbed = 3;
     set_cell(sm_table_ratio_at(t, 0, 0), 3, 0.230 / 0.064, 0.231 / 0.065, 0.229 / 0.063, 0);
     snprintf(t->flags[0], sizeof t->flags[0], "seconds: z 12.1 > 3.5 (fleet median 0.133)");
 }
@@ -156,7 +159,8 @@ static void test_table_init_with_no_rows_encodes_header_only(void **state)
     assert_string_equal(md, "## run 0: \n\n| host | flags |\n| ---- | ----- |\n");
     char *json = sm_table_json(&t);
     assert_string_equal(
-        json, "{\"version\":1,\"run\":{\"id\":\"0\",\"name\":\"\"},\"pairs\":false,\"rows\":[],"
+        json, "{\"version\":1,\"run\":{\"id\":\"0\",\"name\":\"\"},\"pairs\":false,"
+              "\"disturbed\":\"exclude\",\"rows\":[],"
               "\"columns\":[],\"ratio_columns\":[],\"cells\":[],\"ratios\":[],"
               "\"flags\":[]}");
     free(csv);
@@ -293,9 +297,43 @@ static void test_table_json_writes_doubles_exactly_and_big_run_ids_as_strings(vo
     sm_table_fini(&t);
 }
 
+/* The reason a cell is noisy, as the JSON table gives it per cell. */
+static void test_table_noisy_reason_names_the_cv_the_n_or_the_disturbed_samples(void **state)
+{
+    (void)state;
+    sm_table_cell c;
+    char why[96];
+    memset(&c, 0, sizeof c);
+    set_cell(&c, 5, 0.02, 0.019, 0.021, 0);
+    sm_table_noisy_reason(&c, false, why, sizeof why);
+    assert_string_equal(why, "");
+    c.s.cv = 0.14;
+    sm_table_noisy_reason(&c, false, why, sizeof why);
+    assert_string_equal(why, "CV 14% > 10%");
+    c.s.cv = 0.01;
+    c.s.n = 2;
+    sm_table_noisy_reason(&c, false, why, sizeof why);
+    assert_string_equal(why, "n 2 < 3");
+    c.disturbed = 3;
+    sm_table_noisy_reason(&c, false, why, sizeof why);
+    assert_string_equal(why, "3 of 5 samples disturbed");
+    /* With disturbed samples included, n is what it is. */
+    sm_table_noisy_reason(&c, true, why, sizeof why);
+    assert_string_equal(why, "n 2 < 3");
+    /* Enough clean samples: the disturbed ones are not the reason. */
+    c.s.n = 3;
+    c.s.cv = 0.2;
+    sm_table_noisy_reason(&c, false, why, sizeof why);
+    assert_string_equal(why, "CV 20% > 10%");
+    memset(&c, 0, sizeof c);
+    sm_table_noisy_reason(&c, false, why, sizeof why);
+    assert_string_equal(why, "n 0 < 3");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_noisy_reason_names_the_cv_the_n_or_the_disturbed_samples),
         cmocka_unit_test(test_table_init_allocates_zeroed_cells_and_fini_clears),
         cmocka_unit_test(test_table_at_is_row_major_and_null_out_of_range),
         cmocka_unit_test(test_table_init_with_no_rows_encodes_header_only),
