@@ -122,7 +122,7 @@ static void progress_line(FILE *f, size_t done, size_t total, const char *kind, 
     fflush(f);
 }
 
-static void summarise_cell(sm_cell_report *c)
+static void summarise_cell(const sm_report *rep, sm_cell_report *c)
 {
     double *x = malloc((c->n_samples ? c->n_samples : 1) * sizeof *x);
     if (!x)
@@ -130,7 +130,7 @@ static void summarise_cell(sm_cell_report *c)
     for (int m = 0; m < SM_M__COUNT; m++) {
         size_t n = 0, ok = 0;
         for (size_t i = 0; i < c->n_samples; i++) {
-            if (!c->samples[i].ok)
+            if (!sm_report_counts(rep, &c->samples[i]))
                 continue;
             ok++;
             if (sm_result_has(&c->samples[i], (sm_metric)m))
@@ -156,7 +156,8 @@ static int add_ratios(sm_report *rep, const sm_cell_report *a, const sm_cell_rep
         size_t n = 0;
         for (size_t i = 0; i < a->n_samples && i < b->n_samples; i++) {
             const sm_result *ra = &a->samples[i], *rb = &b->samples[i];
-            if (!ra->ok || !rb->ok || !sm_result_has(ra, ms[k]) || !sm_result_has(rb, ms[k]))
+            if (!sm_report_counts(rep, ra) || !sm_report_counts(rep, rb) ||
+                !sm_result_has(ra, ms[k]) || !sm_result_has(rb, ms[k]))
                 continue;
             double den = sm_result_get(rb, ms[k]);
             if (den != 0 && isfinite(den))
@@ -257,8 +258,9 @@ int sm_once_run(const sm_once_opts *o, sm_report *rep, FILE *progress, sm_error 
                           warm ? o->warmup : o->repetitions, c, r);
         }
     }
+    rep->with_disturbed = o->include_disturbed;
     for (size_t k = 0; k < rep->n_cells; k++)
-        summarise_cell(&rep->cells[k]);
+        summarise_cell(rep, &rep->cells[k]);
     if (build_ratios(rep)) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory for the ratios");
         goto out;

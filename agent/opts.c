@@ -46,6 +46,7 @@ enum {
     OPT_VERIFY,
     OPT_HELP,
     OPT_VERSION,
+    OPT_DISTURBED,
 };
 
 static const struct option long_opts[] = {
@@ -70,6 +71,7 @@ static const struct option long_opts[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"preset", required_argument, NULL, OPT_PRESET},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"disturbed", required_argument, NULL, OPT_DISTURBED},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"sock-dir", required_argument, NULL, OPT_SOCK_DIR},
     {"test-fault", required_argument, NULL, OPT_TEST_FAULT},
@@ -143,6 +145,10 @@ const char *sm_opts_usage(void)
            "Output:\n"
            "  --format table|json|csv  (default table); units: MB = 10^6 bytes, us = microseconds\n"
            "  --quiet                no progress lines on stderr\n"
+           "  --disturbed include|exclude  samples measured while the host was disturbed\n"
+           "                         (another task held a measuring CPU, steal; see\n"
+           "                         docs/analysis.md) are counted per variant and left out of\n"
+           "                         the statistics (exclude, the default) or kept in\n"
            "  --log-level LEVEL      error, warning, notice, info, debug\n"
            "  --sock-dir DIR         where Unix sockets are made (default: a new temporary dir)\n"
            "  --test-fault KIND      for sockmatrix's own tests: corrupt, short or stall the\n"
@@ -576,6 +582,12 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
             break;
         case OPT_QUIET:
             o->quiet = true;
+            break;
+        case OPT_DISTURBED:
+            if (strcmp(optarg, "include") == 0 || strcmp(optarg, "exclude") == 0)
+                o->include_disturbed = strcmp(optarg, "include") == 0;
+            else
+                rc = bad_value(err, "disturbed", optarg, "include or exclude");
             break;
         case OPT_LOG_LEVEL:
             if ((o->log_level = sm_log_parse_level(optarg)) < 0)

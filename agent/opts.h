@@ -34,6 +34,9 @@ typedef struct sm_once_opts {
     bool pin;           /* --affinity given */
     int client_cpu;     /* --affinity CLIENT,SERVER */
     int server_cpu;
+    /* --disturbed include: samples measured while the host was disturbed are summarised too
+     * (by default they are counted per variant and left out) */
+    bool include_disturbed;
 } sm_once_opts;
 
 /* Parses argv. Returns 0, or SM_EINVAL with err->msg one line naming the option, e.g.

@@ -179,14 +179,18 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
     const column *cols = columns_of(rep->cells[0].params.workload, &nc);
     describe_test(f, &rep->cells[0].params, o);
     describe_host(f, &rep->facts);
-    fprintf(f, "\n%-14s %3s", "variant", "n");
+    fprintf(f, "\n%-14s %3s %4s", "variant", "n", "dist");
     for (size_t k = 0; k < nc; k++)
         fprintf(f, "  %*s", cols[k].ci ? 30 : 10, cols[k].label);
     fprintf(f, "\n");
     for (size_t i = 0; i < rep->n_cells; i++) {
         const sm_cell_report *c = &rep->cells[i];
         const sm_summary *s0 = &c->summary[cols[0].m];
-        fprintf(f, "%-14s %3zu", c->variant, c->summary_have & (1ull << cols[0].m) ? s0->n : 0);
+        size_t dist = 0;
+        for (size_t k = 0; k < c->n_samples; k++)
+            dist += c->samples[k].ok && c->samples[k].host.disturbed;
+        fprintf(f, "%-14s %3zu %4zu", c->variant,
+                c->summary_have & (1ull << cols[0].m) ? s0->n : 0, dist);
         for (size_t k = 0; k < nc; k++) {
             char t[128] = "-";
             if (c->summary_have & (1ull << cols[k].m))
@@ -208,6 +212,21 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
         }
     }
     int header = 0;
+    for (size_t i = 0; i < rep->n_cells; i++) {
+        const sm_cell_report *c = &rep->cells[i];
+        for (size_t k = 0; k < c->n_samples; k++) {
+            const sm_result *r = &c->samples[k];
+            if (!r->ok || !r->host.disturbed)
+                continue;
+            if (!header++)
+                fprintf(f, "\ndisturbed samples (%s):\n",
+                        rep->with_disturbed ? "in the statistics above, --disturbed include"
+                                            : "not in the statistics above; --disturbed "
+                                              "include keeps them");
+            fprintf(f, "  %s repetition %zu: %s\n", c->variant, k + 1, r->host.reason);
+        }
+    }
+    header = 0;
     for (size_t i = 0; i < rep->n_cells; i++) {
         const sm_cell_report *c = &rep->cells[i];
         for (size_t k = 0; k < c->n_samples + c->n_warmup; k++) {

@@ -15,7 +15,8 @@
 
 /* One cell: a test (params) repeated. samples[] are the measured repetitions in the order they
  * ran, failed ones included (ok == false); summary[m] covers the ok samples of metric m when
- * bit m of summary_have is set. Warm-up repetitions are kept apart and never summarised. */
+ * bit m of summary_have is set, less the disturbed ones (host.disturbed) unless the report is
+ * with_disturbed. Warm-up repetitions are kept apart and never summarised. */
 typedef struct sm_cell_report {
     sm_params params;
     char variant[SM_VARIANT_MAX]; /* "tcp", "tcp+nodelay", "unix", ... */
@@ -42,6 +43,14 @@ typedef struct sm_report {
     size_t n_cells;
     sm_ratio *ratios;
     size_t n_ratios;
+    bool with_disturbed; /* disturbed samples are in the summaries and ratios */
 } sm_report;
+
+/* Whether sample r of a report counts in its summaries: ok, and not disturbed unless the
+ * report includes disturbed samples. */
+static inline bool sm_report_counts(const sm_report *rep, const sm_result *r)
+{
+    return r->ok && (!r->host.disturbed || rep->with_disturbed);
+}
 
 #endif
