@@ -18,6 +18,7 @@ const sm_disturb_rule sm_disturb_default_rule = {
     .nivcsw_per_ms = 1.0,
     .nivcsw_min = 5,
     .runq_pct = 10.0,
+    .runq_min_us = 1000,
 };
 
 /* The aggregate line is the first of /proc/stat: "cpu  user nice system idle iowait irq
@@ -196,7 +197,7 @@ static bool waited(sm_host_state *h, const sm_disturb_rule *rule, const char *si
         wait_us = wait_us > sibling_us ? wait_us - sibling_us : 0;
     }
     double pct = 100.0 * ((double)wait_us / 1e3) / h->job_ms;
-    if (pct <= rule->runq_pct)
+    if (pct <= rule->runq_pct || wait_us < rule->runq_min_us)
         return false;
     snprintf(h->reason, sizeof h->reason,
              "%s thread waited for a CPU %.0f%% of the job > %.0f%% (%.1f of %.1f ms%s)", side,

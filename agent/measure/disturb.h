@@ -36,6 +36,7 @@ typedef struct sm_disturb_rule {
     /* a measuring thread waited for a CPU above this share of the job (beyond the time the
      * other measuring thread ran when both shared one CPU) */
     double runq_pct;
+    int64_t runq_min_us; /* and at least this long: a wake-up's 0.1 ms on a 1 ms job is not */
 } sm_disturb_rule;
 
 /* The rule as calibrated on the lab machine (docs/analysis.md). */

@@ -152,7 +152,9 @@ class ReportTest(unittest.TestCase):
         for wl in ("stream", "rr", "connect", "http"):
             amount = ("--tls", "--bytes", "256K", "--repeat", "2") if wl == "http" else (
                 "--count", "50")
-            doc = once_json("--workload", wl, *amount, "--repetitions", "3", "--warmup", "1")
+            # Every sample in the summary, whatever else the machine ran meanwhile.
+            doc = once_json("--workload", wl, *amount, "--repetitions", "3", "--warmup", "1",
+                            "--disturbed", "include")
             self.assertEqual(doc["version"], 1)
             for k in ("hostname", "kernel", "cpu_model", "cores", "mem_bytes", "congestion",
                       "lo_mtu", "loadavg"):
@@ -185,7 +187,8 @@ class ReportTest(unittest.TestCase):
         self.assertTrue(set(METRICS) <= seen, set(METRICS) - seen)
 
     def test_ratio_is_the_median_of_paired_repetitions(self):
-        doc = once_json("--bytes", "1M", "--repetitions", "5", "--warmup", "0")
+        doc = once_json("--bytes", "1M", "--repetitions", "5", "--warmup", "0", "--disturbed",
+                        "include")
         tcp, uds = cell(doc, "tcp")["samples"], cell(doc, "unix")["samples"]
         paired = sorted(a["throughput_MBps"] / b["throughput_MBps"] for a, b in zip(tcp, uds))
         r = [r for r in doc["ratios"] if r["metric"] == "throughput_MBps"][0]
@@ -216,10 +219,12 @@ class ReportTest(unittest.TestCase):
         self.assertTrue(all(int(row["bytes"]) == 10 * 131072 for row in rows))
 
     def test_table_shows_medians_with_ci_and_the_tcp_over_unix_ratio(self):
-        r = agent("--once", "--quiet", "--count", "10", "--repetitions", "6", "--warmup", "0")
+        r = agent("--once", "--quiet", "--count", "10", "--repetitions", "6", "--warmup", "0",
+                  "--disturbed", "include")
         self.assertEqual(r.rc, 0, r.err)
         self.assertIn("tcp/unix", r.out)
-        self.assertRegex(r.out, r"\ntcp\s+6\s+\S+ \[\S+, \S+\]")
+        # variant, n, disturbed samples among them, then the median and its interval
+        self.assertRegex(r.out, r"\ntcp\s+6\s+\d+\s+\S+ \[\S+, \S+\]")
         self.assertIn("MB/s", r.out)
 
     def test_seed_preset_runs_the_2010_test_with_and_without_nodelay(self):

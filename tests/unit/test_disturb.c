@@ -110,6 +110,23 @@ static void test_disturb_preemptions_over_the_cut_are_disturbed(void **state)
     assert_string_equal(h.reason, "rx thread preempted 3.20 times/ms > 1.00 (64 in 20.0 ms)");
 }
 
+/* A short job's wake-up latency is a large share of it and no disturbance. */
+static void test_disturb_a_wait_under_a_millisecond_is_not_disturbance(void **state)
+{
+    (void)state;
+    sm_disturb_snap b, a;
+    sm_disturb_thread tx[2], rx[2];
+    sm_host_state h;
+    quiet(&b, &a, tx, rx);
+    a.ns = b.ns + 1100000ull; /* a 1.1 ms job */
+    rx[1].runq_ns = rx[0].runq_ns + 300000; /* 27% of it, 0.3 ms */
+    judge(&h, &b, &a, tx, rx);
+    assert_false(h.disturbed);
+    rx[1].runq_ns = rx[0].runq_ns + 1000000;
+    judge(&h, &b, &a, tx, rx);
+    assert_true(h.disturbed);
+}
+
 static void test_disturb_waiting_for_a_cpu_over_the_cut_is_disturbed(void **state)
 {
     (void)state;
@@ -372,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_disturb_one_tick_of_steal_is_sampling_not_disturbance),
         cmocka_unit_test(test_disturb_preemptions_over_the_cut_are_disturbed),
         cmocka_unit_test(test_disturb_waiting_for_a_cpu_over_the_cut_is_disturbed),
+        cmocka_unit_test(test_disturb_a_wait_under_a_millisecond_is_not_disturbance),
         cmocka_unit_test(test_disturb_two_ends_sharing_a_cpu_count_only_the_wait_beyond_each_other),
         cmocka_unit_test(test_disturb_missing_counters_are_unknown_and_never_disturb),
         cmocka_unit_test(test_disturb_runnable_tasks_count_only_without_schedstat),
