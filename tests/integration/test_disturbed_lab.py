@@ -1,0 +1,96 @@
+"""Disturbed samples on the lab (network namespaces, root): a CPU hog on the CPU where one host
+measures makes that host's samples disturbed, and the table says so per cell, while the hosts
+measuring on the other CPU stay clean. The real coordinator, agents, store and API."""
+import csv
+import io
+import unittest
+import urllib.request
+
+from hog import CpuHog
+from smtest import Fleet, can_lab, wait_for
+
+SEED = {"workload": "stream", "scope": "local", "transport": ["tcp", "unix"], "framing": "lines",
+        "msg_size": 128, "count": 8192}
+REPS = 4
+
+
+@unittest.skipUnless(can_lab(), "needs root for the lab's network namespaces")
+class DisturbedLabTest(unittest.TestCase):
+    def fleet(self):
+        f = Fleet(n=3, hold_ms=1000)
+        self.addCleanup(f.stop)
+        f.start_coordinator()
+        # h2 measures on CPU 0, where the hog will spin; h1 and h3 on CPU 1. Both ends of a
+        # job share their CPU, so the hog is the only other task there.
+        for name in f.hosts:
+            f.agent_args = ["--affinity", "0,0" if name == "h2" else "1,1"]
+            f.start_agent(name)
+        wait_for("every agent online", lambda: f.online() >= set(f.hosts), 20)
+        return f
+
+    def run_spec(self, f, body, timeout=300):
+        status, resp = f.post("/api/runs", body)
+        self.assertEqual(status, 201, resp)
+        rid = int(resp["run"])
+        r = wait_for(f"run {rid}", lambda: (x := f.get(f"/api/runs/{rid}"))["state"] !=
+                     "running" and x, timeout, 0.3)
+        self.assertEqual(r["state"], "done", r)
+        return rid
+
+    def test_a_hog_on_one_hosts_cpu_makes_its_cells_disturbed_in_the_table(self):
+        f = self.fleet()
+        body = {"name": "hogged", "hosts": "all", "repetitions": REPS, "warmup": 1,
+                "parallel": False, "tests": [SEED]}
+        with CpuHog(cpu=0, seconds=240):
+            rid = self.run_spec(f, body)
+        t = f.get(f"/api/runs/{rid}/table?format=json")
+        self.assertEqual(t["disturbed"], "exclude")
+        rows = t["rows"]
+        by_row = {}
+        for c in t["cells"]:
+            by_row.setdefault(rows[c["row"]], []).append(c)
+        # h2: every measured sample disturbed, none summarised, and the reason for noisy says so.
+        self.assertEqual(len(by_row["h2"]), 2, t)
+        for c in by_row["h2"]:
+            self.assertEqual(c["disturbed"], REPS, c)
+            self.assertEqual(c["n"], 0, c)
+            self.assertTrue(c["noisy"])
+            self.assertEqual(c["noisy_reason"], f"{REPS} of {REPS} samples disturbed")
+        # h1 and h3 measured on the other CPU: clean, bar the odd sample other work on this
+        # machine may disturb.
+        others = [c for h in ("h1", "h3") for c in by_row[h]]
+        self.assertEqual(len(others), 4, t)
+        self.assertLess(sum(c["disturbed"] for c in others), len(others) * REPS // 2, others)
+        self.assertTrue(all(c["n"] + c["disturbed"] == REPS for c in others), others)
+        # The jobs themselves say why.
+        jobs = f.query("SELECT r.result_json FROM jobs j JOIN results r ON r.job_id = j.id "
+                       "AND r.attempt = j.attempt WHERE j.run_id = ? AND j.host = 'h2' "
+                       "AND j.warmup = 0", rid)
+        self.assertEqual(len(jobs), 2 * REPS)
+        for (res,) in jobs:
+            self.assertIn("waited for a CPU", res)
+            self.assertIn("beyond the other thread's turns", res)
+
+        # Every format shows the count; ?disturbed=include puts them back.
+        with urllib.request.urlopen(f.url + f"/api/runs/{rid}/table?format=csv") as r:
+            table = list(csv.reader(io.StringIO(r.read().decode(), newline="")))
+        header, data = table[0], {row[0]: row for row in table[1:]}
+        cols = [i for i, h in enumerate(header) if h.endswith(" disturbed")]
+        self.assertEqual(len(cols), 2, header)
+        self.assertEqual([data["h2"][i] for i in cols], [str(REPS)] * 2)
+        with urllib.request.urlopen(f.url + f"/api/runs/{rid}/table?format=md") as r:
+            md = r.read().decode()
+        h2_line = [line for line in md.splitlines() if line.startswith("| h2 ")][0]
+        self.assertEqual(h2_line.count(f"{REPS} disturbed"), 2, md)
+        t2 = f.get(f"/api/runs/{rid}/table?format=json&disturbed=include")
+        self.assertEqual(t2["disturbed"], "include")
+        for c in t2["cells"]:
+            if rows[c["row"]] == "h2":
+                self.assertEqual((c["n"], c["disturbed"]), (REPS, REPS), c)
+        status, err = f.get_status(f"/api/runs/{rid}/table?disturbed=maybe")
+        self.assertEqual((status, err.get("field")), (400, "disturbed"), err)
+        self.assertEqual(f.get(f"/api/runs/{rid}/anomalies?disturbed=include")["version"], 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
