@@ -119,6 +119,8 @@ static void progress_line(FILE *f, size_t done, size_t total, const char *kind, 
     else
         fprintf(f, "%.0f connects/s, p50 %.2f us\n", sm_result_get(r, SM_M_CONNECTS_PER_S),
                 sm_result_get(r, SM_M_CONNECT_P50_US));
+    if (r->ok && r->host.disturbed)
+        fprintf(f, "      disturbed: %s\n", r->host.reason);
     fflush(f);
 }
 
