@@ -26,7 +26,8 @@ sm_metric sm_export_headline(const sm_params *p);
 /* Rows: the hosts of local cells (in cell order) or "client->server" of pair cells (a table is
  * one or the other: scope selects which cells are used). Columns: one per (test, variant), the
  * headline metric, summarised over the ok, non-warm-up results of that cell (failed ones only
- * counted in `failed`). Ratio columns: for each tcp variant of a test and the unix variant of
+ * counted in `failed`, disturbed ones counted in `disturbed` and, by default, not summarised
+ * nor paired in the ratios: see sm_export_build_opts). Ratio columns: for each tcp variant of a test and the unix variant of
  * the same test whose params are otherwise equal, the median and CI of the paired ratio
  * tcp/unix of the headline metric, repetition i against repetition i on the same host; for
  * http, each client model's column against the thread model's of the otherwise equal test,
