@@ -128,6 +128,24 @@ static void test_opts_transport_and_nodelay_lists_keep_their_order(void **state)
     assert_true(p.nodelay);
 }
 
+static void test_opts_disturbed_samples_are_left_out_unless_included(void **state)
+{
+    (void)state;
+    sm_once_opts o;
+    sm_error err;
+    char *plain[] = {"a", "--once", NULL};
+    assert_int_equal(parse(plain, ARGC(plain), &o, &err), 0);
+    assert_false(o.include_disturbed);
+    char *inc[] = {"a", "--once", "--preset", "seed-tcp-unix", "--disturbed", "include", NULL};
+    assert_int_equal(parse(inc, ARGC(inc), &o, &err), 0);
+    assert_true(o.include_disturbed);
+    char *exc[] = {"a", "--once", "--disturbed", "exclude", NULL};
+    assert_int_equal(parse(exc, ARGC(exc), &o, &err), 0);
+    assert_false(o.include_disturbed);
+    char *bad[] = {"a", "--once", "--disturbed", "all", NULL};
+    assert_fails_naming(bad, ARGC(bad), "--disturbed");
+}
+
 static void test_opts_bad_options_are_named(void **state)
 {
     (void)state;
@@ -286,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_opts_rr_takes_its_sizes_and_a_duration),
         cmocka_unit_test(test_opts_transport_and_nodelay_lists_keep_their_order),
         cmocka_unit_test(test_opts_bad_options_are_named),
+        cmocka_unit_test(test_opts_disturbed_samples_are_left_out_unless_included),
         cmocka_unit_test(test_opts_http_variants_are_client_models_in_order_over_tcp),
         cmocka_unit_test(test_opts_seed_http_preset_is_the_2009_test),
         cmocka_unit_test(test_opts_http_bad_options_are_named),
