@@ -189,8 +189,8 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
         size_t dist = 0;
         for (size_t k = 0; k < c->n_samples; k++)
             dist += c->samples[k].ok && c->samples[k].host.disturbed;
-        fprintf(f, "%-14s %3zu %4zu", c->variant,
-                c->summary_have & (1ull << cols[0].m) ? s0->n : 0, dist);
+        fprintf(f, "%-14s %3zu %4zu", c->variant, c->summary_have & (1ull << cols[0].m) ? s0->n : 0,
+                dist);
         for (size_t k = 0; k < nc; k++) {
             char t[128] = "-";
             if (c->summary_have & (1ull << cols[k].m))

@@ -340,16 +340,15 @@ static void fill_loop_col(sm_table_col *col, const sm_params *p)
  * the pair slots' entries; local and vals are scratch of n_samples entries each. */
 static int fill_loop_ratios(sm_table *t, size_t k, const loopback *lb, const sm_cell *cells,
                             size_t n_cells, const sm_export_sample *samples, size_t n_samples,
-                            const sm_export_opts *o,
-                            const sm_cell *const *sel, const size_t *row_first, size_t n_cols,
-                            const entry *e, const size_t *start, entry *local, double *vals)
+                            const sm_export_opts *o, const sm_cell *const *sel,
+                            const size_t *row_first, size_t n_cols, const entry *e,
+                            const size_t *start, entry *local, double *vals)
 {
     size_t n_local = 0;
     sm_metric m = sm_export_headline(&lb->params);
     for (size_t i = 0; i < n_samples; i++) {
         const sm_export_sample *s = &samples[i];
-        if (s->cell >= n_cells || s->warmup || !s->result || !s->result->ok ||
-            skip_disturbed(s, o))
+        if (s->cell >= n_cells || s->warmup || !s->result || !s->result->ok || skip_disturbed(s, o))
             continue;
         const sm_cell *c = &cells[s->cell];
         if (c->params.scope != SM_SCOPE_LOCAL || c->test != lb->test || c->variant != lb->variant)
@@ -563,8 +562,8 @@ int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
         }
     }
     for (size_t k = 0; k < n_loop; k++)
-        if (fill_loop_ratios(&t, n_ratios + k, &loops[k], cells, n_cells, samples, n_samples, o, sel,
-                             row_first, n_cols, e, start, local, vals) != 0)
+        if (fill_loop_ratios(&t, n_ratios + k, &loops[k], cells, n_cells, samples, n_samples, o,
+                             sel, row_first, n_cols, e, start, local, vals) != 0)
             goto out;
     rc = 0;
 out:

@@ -27,11 +27,11 @@ sm_metric sm_export_headline(const sm_params *p);
  * one or the other: scope selects which cells are used). Columns: one per (test, variant), the
  * headline metric, summarised over the ok, non-warm-up results of that cell (failed ones only
  * counted in `failed`, disturbed ones counted in `disturbed` and, by default, not summarised
- * nor paired in the ratios: see sm_export_build_opts). Ratio columns: for each tcp variant of a test and the unix variant of
- * the same test whose params are otherwise equal, the median and CI of the paired ratio
- * tcp/unix of the headline metric, repetition i against repetition i on the same host; for
- * http, each client model's column against the thread model's of the otherwise equal test,
- * the ratio of user_s (the client model's user CPU). A pair table adds, for each pair column
+ * nor paired in the ratios: see sm_export_build_opts). Ratio columns: for each tcp variant of a
+ * test and the unix variant of the same test whose params are otherwise equal, the median and CI of
+ * the paired ratio tcp/unix of the headline metric, repetition i against repetition i on the same
+ * host; for http, each client model's column against the thread model's of the otherwise equal
+ * test, the ratio of user_s (the client model's user CPU). A pair table adds, for each pair column
  * whose test the run also measured locally (the same params but the scope), a "pair/loopback"
  * column: the pair's headline metric over the client host's loopback, repetition against
  * repetition.

@@ -541,30 +541,28 @@ static cJSON *host_json(const sm_host_state *h)
 {
     cJSON *o = cJSON_CreateObject();
     bool st = h->stat_known;
-    bool ok = o != NULL && put_double(o, "job_ms", h->job_ms) &&
-              put_opt_u64(o, "cpu_ticks", st, h->ticks_total) &&
-              put_opt_u64(o, "steal_ticks", st, h->ticks_steal) &&
-              put_opt_u64(o, "iowait_ticks", st, h->ticks_iowait) &&
-              put_double(o, "steal_pct", sm_host_steal_pct(h)) &&
-              put_double(o, "iowait_pct", sm_host_iowait_pct(h)) &&
-              put_double(o, "load1_before", h->load1_before) &&
-              put_double(o, "load1_after", h->load1_after) &&
-              put_opt_u64(o, "runnable_before", h->runnable_before >= 0,
-                          (uint64_t)h->runnable_before) &&
-              put_opt_u64(o, "runnable_after", h->runnable_after >= 0,
-                          (uint64_t)h->runnable_after) &&
-              put_opt_u64(o, "ncpu", h->ncpu != 0, h->ncpu) &&
-              put_opt_u64(o, "nivcsw_tx", h->nivcsw_tx >= 0, (uint64_t)h->nivcsw_tx) &&
-              put_opt_u64(o, "nivcsw_rx", h->nivcsw_rx >= 0, (uint64_t)h->nivcsw_rx) &&
-              put_opt_u64(o, "runq_us_tx", h->runq_us_tx >= 0, (uint64_t)h->runq_us_tx) &&
-              put_opt_u64(o, "runq_us_rx", h->runq_us_rx >= 0, (uint64_t)h->runq_us_rx) &&
-              put_opt_u64(o, "oncpu_us_tx", h->oncpu_us_tx >= 0, (uint64_t)h->oncpu_us_tx) &&
-              put_opt_u64(o, "oncpu_us_rx", h->oncpu_us_rx >= 0, (uint64_t)h->oncpu_us_rx) &&
-              put_bool(o, "same_cpu", h->same_cpu) &&
-              put_opt_u64(o, "cpu_mhz_tx", h->mhz_tx != 0, h->mhz_tx) &&
-              put_opt_u64(o, "cpu_mhz_rx", h->mhz_rx != 0, h->mhz_rx) &&
-              put_bool(o, "disturbed", h->disturbed) &&
-              PUT_FIXED(o, "disturbed_reason", h->reason);
+    bool ok =
+        o != NULL && put_double(o, "job_ms", h->job_ms) &&
+        put_opt_u64(o, "cpu_ticks", st, h->ticks_total) &&
+        put_opt_u64(o, "steal_ticks", st, h->ticks_steal) &&
+        put_opt_u64(o, "iowait_ticks", st, h->ticks_iowait) &&
+        put_double(o, "steal_pct", sm_host_steal_pct(h)) &&
+        put_double(o, "iowait_pct", sm_host_iowait_pct(h)) &&
+        put_double(o, "load1_before", h->load1_before) &&
+        put_double(o, "load1_after", h->load1_after) &&
+        put_opt_u64(o, "runnable_before", h->runnable_before >= 0, (uint64_t)h->runnable_before) &&
+        put_opt_u64(o, "runnable_after", h->runnable_after >= 0, (uint64_t)h->runnable_after) &&
+        put_opt_u64(o, "ncpu", h->ncpu != 0, h->ncpu) &&
+        put_opt_u64(o, "nivcsw_tx", h->nivcsw_tx >= 0, (uint64_t)h->nivcsw_tx) &&
+        put_opt_u64(o, "nivcsw_rx", h->nivcsw_rx >= 0, (uint64_t)h->nivcsw_rx) &&
+        put_opt_u64(o, "runq_us_tx", h->runq_us_tx >= 0, (uint64_t)h->runq_us_tx) &&
+        put_opt_u64(o, "runq_us_rx", h->runq_us_rx >= 0, (uint64_t)h->runq_us_rx) &&
+        put_opt_u64(o, "oncpu_us_tx", h->oncpu_us_tx >= 0, (uint64_t)h->oncpu_us_tx) &&
+        put_opt_u64(o, "oncpu_us_rx", h->oncpu_us_rx >= 0, (uint64_t)h->oncpu_us_rx) &&
+        put_bool(o, "same_cpu", h->same_cpu) &&
+        put_opt_u64(o, "cpu_mhz_tx", h->mhz_tx != 0, h->mhz_tx) &&
+        put_opt_u64(o, "cpu_mhz_rx", h->mhz_rx != 0, h->mhz_rx) &&
+        put_bool(o, "disturbed", h->disturbed) && PUT_FIXED(o, "disturbed_reason", h->reason);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -732,11 +730,11 @@ static int metrics_from_json(const cJSON *o, sm_result *r, sm_error *err)
 /* ---- the host block ---- */
 
 static const char *const host_keys[] = {
-    "job_ms",         "cpu_ticks",       "steal_ticks",      "iowait_ticks", "steal_pct",
-    "iowait_pct",     "load1_before",    "load1_after",      "runnable_before",
-    "runnable_after", "ncpu",            "nivcsw_tx",        "nivcsw_rx",    "runq_us_tx",
-    "runq_us_rx",     "cpu_mhz_tx",      "cpu_mhz_rx",       "disturbed",    "disturbed_reason",
-    "oncpu_us_tx",    "oncpu_us_rx",     "same_cpu"};
+    "job_ms",      "cpu_ticks",    "steal_ticks", "iowait_ticks",     "steal_pct",
+    "iowait_pct",  "load1_before", "load1_after", "runnable_before",  "runnable_after",
+    "ncpu",        "nivcsw_tx",    "nivcsw_rx",   "runq_us_tx",       "runq_us_rx",
+    "cpu_mhz_tx",  "cpu_mhz_rx",   "disturbed",   "disturbed_reason", "oncpu_us_tx",
+    "oncpu_us_rx", "same_cpu"};
 
 /* A count that may be null (unknown): *known says which; 0 or an SM_E code. */
 static int host_uint(const cJSON *o, const char *key, uint64_t max, bool *known, uint64_t *v,
@@ -826,7 +824,8 @@ static int host_from_json(const cJSON *o, sm_host_state *h, sm_error *err)
     const cJSON *reason = cJSON_GetObjectItemCaseSensitive(o, "disturbed_reason");
     if (reason != NULL && !cJSON_IsNull(reason)) {
         if (!cJSON_IsString(reason))
-            return sm_error_set(err, SM_EPARSE, "result: host: disturbed_reason: expected a string");
+            return sm_error_set(err, SM_EPARSE,
+                                "result: host: disturbed_reason: expected a string");
         copy_truncated(h->reason, sizeof h->reason, reason->valuestring);
     }
     return 0;
@@ -835,8 +834,8 @@ static int host_from_json(const cJSON *o, sm_host_state *h, sm_error *err)
 /* The largest CPU number a result may name (Linux's CONFIG_NR_CPUS tops out at 8192). */
 #define SM_CPU_ID_MAX 65535u
 
-static const char *const result_keys[] = {"ok",     "reason", "metrics", "sndbuf",
-                                          "rcvbuf", "tx_cpu", "rx_cpu",  "hist", "host"};
+static const char *const result_keys[] = {"ok",     "reason", "metrics", "sndbuf", "rcvbuf",
+                                          "tx_cpu", "rx_cpu", "hist",    "host"};
 
 static int result_from_json(const cJSON *o, sm_result *r, sm_error *err)
 {

@@ -481,8 +481,7 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
                 !put_double(o, "ci95_low", h ? s->ci95_low : nan) ||
                 !put_double(o, "ci95_high", h ? s->ci95_high : nan) ||
                 !put_double(o, "ci_coverage", h ? s->ci_coverage : nan) ||
-                !put_u64(o, "failed", cell->failed) ||
-                !put_u64(o, "disturbed", cell->disturbed) ||
+                !put_u64(o, "failed", cell->failed) || !put_u64(o, "disturbed", cell->disturbed) ||
                 !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)) ||
                 !cJSON_AddStringToObject(o, "noisy_reason", why))
                 return false;
@@ -543,8 +542,7 @@ void sm_table_noisy_reason(const sm_table_cell *c, bool with_disturbed, char *bu
     /* Too few clean samples because disturbed ones were left out: that is the reason to give,
      * since including them (?disturbed=include) is the user's way out. */
     if (n < SM_ANALYSIS_NOISY_MIN_N && c->disturbed > 0 && !with_disturbed) {
-        snprintf(buf, cap, "%" PRIu32 " of %zu samples disturbed", c->disturbed,
-                 n + c->disturbed);
+        snprintf(buf, cap, "%" PRIu32 " of %zu samples disturbed", c->disturbed, n + c->disturbed);
         return;
     }
     if (n < SM_ANALYSIS_NOISY_MIN_N) {

@@ -186,8 +186,8 @@ static bool preempted(sm_host_state *h, const sm_disturb_rule *rule, const char 
 
 /* wait_us beyond sibling_us (the other measuring thread's time on the shared CPU, 0 when
  * they did not share one) is time that something else held the CPU. */
-static bool waited(sm_host_state *h, const sm_disturb_rule *rule, const char *side,
-                   int64_t wait_us, int64_t sibling_us)
+static bool waited(sm_host_state *h, const sm_disturb_rule *rule, const char *side, int64_t wait_us,
+                   int64_t sibling_us)
 {
     if (wait_us < 0 || !(h->job_ms > 0))
         return false;
@@ -200,8 +200,8 @@ static bool waited(sm_host_state *h, const sm_disturb_rule *rule, const char *si
     if (pct <= rule->runq_pct || wait_us < rule->runq_min_us)
         return false;
     snprintf(h->reason, sizeof h->reason,
-             "%s thread waited for a CPU %.0f%% of the job > %.0f%% (%.1f of %.1f ms%s)", side,
-             pct, rule->runq_pct, (double)wait_us / 1e3, h->job_ms,
+             "%s thread waited for a CPU %.0f%% of the job > %.0f%% (%.1f of %.1f ms%s)", side, pct,
+             rule->runq_pct, (double)wait_us / 1e3, h->job_ms,
              h->same_cpu ? ", beyond the other thread's turns" : "");
     return true;
 }
@@ -234,8 +234,9 @@ void sm_disturb_judge(sm_host_state *h, const sm_disturb_rule *rule)
     int32_t runnable =
         h->runnable_before < h->runnable_after ? h->runnable_before : h->runnable_after;
     if (h->ncpu > 0 && runnable >= 0 && (uint32_t)runnable > h->ncpu) {
-        snprintf(h->reason, sizeof h->reason, "%" PRId32 " other runnable tasks before and after > %" PRIu32 " CPUs",
-                 runnable, h->ncpu);
+        snprintf(h->reason, sizeof h->reason,
+                 "%" PRId32 " other runnable tasks before and after > %" PRIu32 " CPUs", runnable,
+                 h->ncpu);
         h->disturbed = true;
     }
 }

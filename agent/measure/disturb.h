@@ -11,7 +11,7 @@
 
 /* The machine at one instant. Read by the runner's thread outside the timed region. */
 typedef struct sm_disturb_snap {
-    uint64_t ns; /* CLOCK_MONOTONIC when read */
+    uint64_t ns;  /* CLOCK_MONOTONIC when read */
     bool stat_ok; /* the aggregate "cpu" line of /proc/stat had its steal and iowait fields */
     uint64_t total, steal, iowait; /* ticks since boot; total sums every field of the line */
     bool load_ok;
@@ -21,7 +21,7 @@ typedef struct sm_disturb_snap {
 
 /* One measuring thread at one instant; read on that thread. */
 typedef struct sm_disturb_thread {
-    int64_t nivcsw;  /* getrusage(RUSAGE_THREAD) ru_nivcsw; -1 unknown */
+    int64_t nivcsw;   /* getrusage(RUSAGE_THREAD) ru_nivcsw; -1 unknown */
     int64_t oncpu_ns; /* first field of /proc/thread-self/schedstat; -1 unknown */
     int64_t runq_ns;  /* its second field: runnable, waiting for a CPU; -1 unknown */
     int cpu;          /* sched_getcpu() when read, -1 unknown */

@@ -95,8 +95,8 @@ static void test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait(v
     char *an[] = {"sockmatrix", "anomalies", "7", "--disturbed", "exclude", NULL};
     assert_int_equal(parse(an, ARGC(an), &o, &err), 0);
     assert_false(o.include_disturbed);
-    char *run[] = {"sockmatrix", "run", "--preset", "quick", "--wait", "--disturbed", "include",
-                   NULL};
+    char *run[] = {"sockmatrix", "run",         "--preset", "quick",
+                   "--wait",     "--disturbed", "include",  NULL};
     assert_int_equal(parse(run, ARGC(run), &o, &err), 0);
     assert_true(o.include_disturbed);
     char *plain[] = {"sockmatrix", "export", "7", "--format", "csv", NULL};

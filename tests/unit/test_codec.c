@@ -575,8 +575,8 @@ static void test_codec_result_bad_host_block_is_rejected(void **state)
     sm_result r;
     sm_error err;
     static const char *const bad[] = {
-        "{\"ok\":true,\"host\":{}}",                                   /* no verdict */
-        "{\"ok\":true,\"host\":{\"disturbed\":1}}",                    /* not a bool */
+        "{\"ok\":true,\"host\":{}}",                                     /* no verdict */
+        "{\"ok\":true,\"host\":{\"disturbed\":1}}",                      /* not a bool */
         "{\"ok\":true,\"host\":{\"disturbed\":false,\"nivcsw_tx\":-3}}", /* negative */
         "{\"ok\":true,\"host\":{\"disturbed\":false,\"job_ms\":\"x\"}}",
         "{\"ok\":true,\"host\":{\"disturbed\":false,\"bogus\":1}}",

@@ -24,8 +24,14 @@
 static void quiet(sm_disturb_snap *b, sm_disturb_snap *a, sm_disturb_thread tx[2],
                   sm_disturb_thread rx[2])
 {
-    *b = (sm_disturb_snap){.ns = 1000000000ull, .stat_ok = true, .total = 100000, .steal = 50,
-                           .iowait = 10, .load_ok = true, .load1 = 0.5, .running = 1};
+    *b = (sm_disturb_snap){.ns = 1000000000ull,
+                           .stat_ok = true,
+                           .total = 100000,
+                           .steal = 50,
+                           .iowait = 10,
+                           .load_ok = true,
+                           .load1 = 0.5,
+                           .running = 1};
     *a = *b;
     a->ns = b->ns + 20000000ull;
     a->total = b->total + 4;
@@ -118,7 +124,7 @@ static void test_disturb_a_wait_under_a_millisecond_is_not_disturbance(void **st
     sm_disturb_thread tx[2], rx[2];
     sm_host_state h;
     quiet(&b, &a, tx, rx);
-    a.ns = b.ns + 1100000ull; /* a 1.1 ms job */
+    a.ns = b.ns + 1100000ull;               /* a 1.1 ms job */
     rx[1].runq_ns = rx[0].runq_ns + 300000; /* 27% of it, 0.3 ms */
     judge(&h, &b, &a, tx, rx);
     assert_false(h.disturbed);
@@ -151,10 +157,10 @@ static void test_disturb_two_ends_sharing_a_cpu_count_only_the_wait_beyond_each_
     sm_host_state h;
     quiet(&b, &a, tx, rx);
     rx[0].cpu = rx[1].cpu = 0;
-    tx[1].nivcsw = tx[0].nivcsw + 900;           /* 45 per ms, as measured on the 2010 test */
-    tx[1].runq_ns = tx[0].runq_ns + 7000000;     /* 7 ms waiting ... */
-    rx[1].oncpu_ns = rx[0].oncpu_ns + 7200000;   /* ... while rx ran 7.2 ms */
-    rx[1].runq_ns = rx[0].runq_ns + 8000000;     /* 8 ms waiting while tx ran 9 ms */
+    tx[1].nivcsw = tx[0].nivcsw + 900;         /* 45 per ms, as measured on the 2010 test */
+    tx[1].runq_ns = tx[0].runq_ns + 7000000;   /* 7 ms waiting ... */
+    rx[1].oncpu_ns = rx[0].oncpu_ns + 7200000; /* ... while rx ran 7.2 ms */
+    rx[1].runq_ns = rx[0].runq_ns + 8000000;   /* 8 ms waiting while tx ran 9 ms */
     judge(&h, &b, &a, tx, rx);
     assert_true(h.same_cpu);
     assert_false(h.disturbed);

@@ -158,11 +158,10 @@ static void test_table_init_with_no_rows_encodes_header_only(void **state)
     char *md = sm_table_md(&t);
     assert_string_equal(md, "## run 0: \n\n| host | flags |\n| ---- | ----- |\n");
     char *json = sm_table_json(&t);
-    assert_string_equal(
-        json, "{\"version\":1,\"run\":{\"id\":\"0\",\"name\":\"\"},\"pairs\":false,"
-              "\"disturbed\":\"exclude\",\"rows\":[],"
-              "\"columns\":[],\"ratio_columns\":[],\"cells\":[],\"ratios\":[],"
-              "\"flags\":[]}");
+    assert_string_equal(json, "{\"version\":1,\"run\":{\"id\":\"0\",\"name\":\"\"},\"pairs\":false,"
+                              "\"disturbed\":\"exclude\",\"rows\":[],"
+                              "\"columns\":[],\"ratio_columns\":[],\"cells\":[],\"ratios\":[],"
+                              "\"flags\":[]}");
     free(csv);
     free(md);
     free(json);
