@@ -238,8 +238,10 @@ static void tell_agents(sm_ws_hub *h)
     free(json);
 }
 
-/* A finished job's headline figure, as its column in the table shows it. */
-static void job_headline(sm_ws_hub *h, const sm_job_row *j, sm_metric *m, double *v)
+/* A finished job's headline figure, as its column in the table shows it, and why its host was
+ * disturbed ("" when it was not). */
+static void job_headline(sm_ws_hub *h, const sm_job_row *j, sm_metric *m, double *v,
+                         char *disturbed, size_t cap)
 {
     char *json = NULL;
     sm_error err = {0};
@@ -252,6 +254,7 @@ static void job_headline(sm_ws_hub *h, const sm_job_row *j, sm_metric *m, double
         sm_codec_result_decode(json, strlen(json), &r, &err) == 0) {
         *m = sm_export_headline(&p);
         *v = sm_result_get(&r, *m);
+        snprintf(disturbed, cap, "%s", r.host.disturbed ? r.host.reason : "");
     }
     sm_result_fini(&r);
     free(json);
@@ -272,10 +275,12 @@ static void tell_jobs(sm_ws_hub *h, uint64_t run_id)
             continue;
         double v = NAN;
         sm_metric m = SM_M_SECONDS;
+        char disturbed[SM_HOST_REASON_MAX] = "";
         if (rows[i].state == SM_JOB_DONE)
-            job_headline(h, &rows[i], &m, &v);
+            job_headline(h, &rows[i], &m, &v, disturbed, sizeof disturbed);
         broadcast(h, sm_event_job(rows[i].id, run_id, rows[i].host, rows[i].peer, state,
-                                  rows[i].reason, sm_metric_name(m), v, sm_metric_unit(m)));
+                                  rows[i].reason, sm_metric_name(m), v, sm_metric_unit(m),
+                                  disturbed));
     }
     sm_store_jobs_free(rows, n);
 }

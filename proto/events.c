@@ -129,7 +129,7 @@ char *sm_event_wrap(const char *type, const char *field, const char *item_json, 
 
 char *sm_event_job(uint64_t id, uint64_t run_id, const char *host, const char *peer,
                    const char *state, const char *reason, const char *metric, double value,
-                   const char *unit)
+                   const char *unit, const char *disturbed)
 {
     char ids[2][24];
     snprintf(ids[0], sizeof ids[0], "%" PRIu64, id);
@@ -151,6 +151,8 @@ char *sm_event_job(uint64_t id, uint64_t run_id, const char *host, const char *p
             ok = sum && cJSON_AddStringToObject(sum, "metric", metric) &&
                  cJSON_AddNumberToObject(sum, "value", value) &&
                  cJSON_AddStringToObject(sum, "unit", unit ? unit : "");
+            if (ok && disturbed && disturbed[0])
+                ok = cJSON_AddStringToObject(sum, "disturbed", disturbed) != NULL;
         }
     }
     char *text = ok ? cJSON_PrintUnformatted(o) : NULL;

@@ -31,10 +31,11 @@ char *sm_event_wrap(const char *type, const char *field, const char *item_json, 
 
 /* {"type":"job","job":{"id":"12","run":"3","host":"h1","peer":"","state":"done","reason":"",
  *  "summary":{"metric":"throughput_MBps","value":1234.5,"unit":"MB/s"}}}; no summary when
- * metric is NULL or the value is not finite. */
+ * metric is NULL or the value is not finite. A job whose host was disturbed while it ran
+ * (disturbed: its reason, NULL or "" when clean) adds "disturbed":"<reason>" to the summary. */
 char *sm_event_job(uint64_t id, uint64_t run_id, const char *host, const char *peer,
                    const char *state, const char *reason, const char *metric, double value,
-                   const char *unit);
+                   const char *unit, const char *disturbed);
 
 /* What a browser sent: 1 for {"type":"ping"} (answer {"type":"pong"}), or a negative SM_E code
  * with a reason: over SM_EVENT_CLIENT_MAX (SM_EINVAL), not JSON or not an object (SM_EPARSE),

@@ -166,6 +166,9 @@ export function mount(root, args, {live}) {
             j.summary ? h('span', {class: 'summary'},
                 ` ${Number(j.summary.value).toPrecision(4)} ${j.summary.unit} ` +
                 `(${j.summary.metric})`) : null,
+            // Kept, but not in the table's statistics unless asked for (docs/analysis.md).
+            j.summary?.disturbed ? h('span', {class: 'badge disturbed',
+                title: `disturbed: ${j.summary.disturbed}`}, 'disturbed') : null,
             j.reason ? h('span', {class: 'reason'}, ` ${j.reason}`) : null);
         const old = jobLis.get(String(j.id));
         jobLis.set(String(j.id), li);

@@ -52,15 +52,22 @@ static void test_events_wrap_and_job_are_exact(void **state)
     assert_string_equal(w, "{\"type\":\"run\",\"run\":{\"id\":\"1\"}}");
     free(w);
     assert_null(sm_event_wrap("run", "run", "{broken", 0));
-    char *j = sm_event_job(12, 3, "h1", "", "failed", "time limit \"60000\" ms", NULL, 0, NULL);
+    char *j = sm_event_job(12, 3, "h1", "", "failed", "time limit \"60000\" ms", NULL, 0, NULL,
+                          NULL);
     assert_string_equal(j, "{\"type\":\"job\",\"job\":{\"id\":\"12\",\"run\":\"3\",\"host\":\"h1\","
                            "\"peer\":\"\",\"state\":\"failed\",\"reason\":\"time limit "
                            "\\\"60000\\\" ms\"}}");
     free(j);
-    j = sm_event_job(13, 3, "h1", "h2", "done", "", "throughput_MBps", 1234.5, "MB/s");
+    j = sm_event_job(13, 3, "h1", "h2", "done", "", "throughput_MBps", 1234.5, "MB/s", "");
     assert_string_equal(j, "{\"type\":\"job\",\"job\":{\"id\":\"13\",\"run\":\"3\",\"host\":\"h1\","
                            "\"peer\":\"h2\",\"state\":\"done\",\"reason\":\"\",\"summary\":{"
                            "\"metric\":\"throughput_MBps\",\"value\":1234.5,\"unit\":\"MB/s\"}}}");
+    free(j);
+    j = sm_event_job(14, 3, "h1", "", "done", "", "seconds", 0.02, "s", "tx thread waited");
+    assert_string_equal(j, "{\"type\":\"job\",\"job\":{\"id\":\"14\",\"run\":\"3\",\"host\":\"h1\","
+                           "\"peer\":\"\",\"state\":\"done\",\"reason\":\"\",\"summary\":{"
+                           "\"metric\":\"seconds\",\"value\":0.02,\"unit\":\"s\","
+                           "\"disturbed\":\"tx thread waited\"}}}");
     free(j);
     char out[8];
     assert_int_equal(sm_event_field("{\"state\":\"running\"}", "state", out, sizeof out), 0);
