@@ -278,9 +278,9 @@ static void tell_jobs(sm_ws_hub *h, uint64_t run_id)
         char disturbed[SM_HOST_REASON_MAX] = "";
         if (rows[i].state == SM_JOB_DONE)
             job_headline(h, &rows[i], &m, &v, disturbed, sizeof disturbed);
-        broadcast(h, sm_event_job(rows[i].id, run_id, rows[i].host, rows[i].peer, state,
-                                  rows[i].reason, sm_metric_name(m), v, sm_metric_unit(m),
-                                  disturbed));
+        broadcast(h,
+                  sm_event_job(rows[i].id, run_id, rows[i].host, rows[i].peer, state,
+                               rows[i].reason, sm_metric_name(m), v, sm_metric_unit(m), disturbed));
     }
     sm_store_jobs_free(rows, n);
 }

@@ -52,8 +52,8 @@ static void test_events_wrap_and_job_are_exact(void **state)
     assert_string_equal(w, "{\"type\":\"run\",\"run\":{\"id\":\"1\"}}");
     free(w);
     assert_null(sm_event_wrap("run", "run", "{broken", 0));
-    char *j = sm_event_job(12, 3, "h1", "", "failed", "time limit \"60000\" ms", NULL, 0, NULL,
-                          NULL);
+    char *j =
+        sm_event_job(12, 3, "h1", "", "failed", "time limit \"60000\" ms", NULL, 0, NULL, NULL);
     assert_string_equal(j, "{\"type\":\"job\",\"job\":{\"id\":\"12\",\"run\":\"3\",\"host\":\"h1\","
                            "\"peer\":\"\",\"state\":\"failed\",\"reason\":\"time limit "
                            "\\\"60000\\\" ms\"}}");
