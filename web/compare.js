@@ -66,7 +66,7 @@ function cellBox(c, unit) {
         return h('td', {class: 'num empty'}, '');
     const extra = counts(c);
     if (!Number.isFinite(c.median))
-        return h('td', {class: 'num empty bad' + (c.disturbed ? ' disturbed' : ''),
+        return h('td', {class: 'num empty' + (c.failed ? ' bad' : '') + (c.disturbed ? ' disturbed' : ''),
             title: extra + (c.noisy_reason ? ` (noisy: ${c.noisy_reason})` : '')}, extra);
     const why = c.noisy_reason || 'CV > 10% or n < 3';
     return h('td', {class: 'num' + (c.noisy ? ' noisy' : '') + (c.disturbed ? ' disturbed' : ''),
