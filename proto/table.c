@@ -304,13 +304,23 @@ static void md_cell(sbuf *b, const sm_table_cell *c, bool ratio)
     } else if (c->have) {
         md_values(b, &c->s);
         sbuf_printf(b, " n=%zu", c->s.n);
-        if (c->disturbed > 0)
-            sbuf_printf(b, ", %" PRIu32 " disturbed", c->disturbed);
-    } else if (c->disturbed > 0) {
-        sbuf_printf(b, "%" PRIu32 " disturbed", c->disturbed);
     }
-    if (c->failed > 0)
-        sbuf_printf(b, "%s(%" PRIu32 " failed)", c->have || c->disturbed ? " " : "", c->failed);
+    /* Jobs stopped by their time limit are evidence, not gaps: their bound shows where the
+     * cell has no value of its own ("> 60", in the column's unit). */
+    bool bound = c->limited > 0 && !c->have && isfinite(c->limit_bound);
+    if (bound)
+        sbuf_printf(b, "> %g", c->limit_bound);
+    /* Disturbed samples are counted beside the value, or stand alone where they were all. */
+    if (c->disturbed > 0)
+        sbuf_printf(b, "%s%" PRIu32 " disturbed", c->have || bound ? ", " : "", c->disturbed);
+    bool any = c->have || bound || c->disturbed > 0;
+    if (c->failed > 0 && c->limited == c->failed)
+        sbuf_printf(b, "%s(%" PRIu32 " at time limit)", any ? " " : "", c->failed);
+    else if (c->limited > 0)
+        sbuf_printf(b, "%s(%" PRIu32 " failed, %" PRIu32 " at time limit)", any ? " " : "",
+                    c->failed, c->limited);
+    else if (c->failed > 0)
+        sbuf_printf(b, "%s(%" PRIu32 " failed)", any ? " " : "", c->failed);
 }
 
 static void md_header(sbuf *b, const sm_table_col *c)
@@ -481,7 +491,9 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
                 !put_double(o, "ci95_low", h ? s->ci95_low : nan) ||
                 !put_double(o, "ci95_high", h ? s->ci95_high : nan) ||
                 !put_double(o, "ci_coverage", h ? s->ci_coverage : nan) ||
-                !put_u64(o, "failed", cell->failed) || !put_u64(o, "disturbed", cell->disturbed) ||
+                !put_u64(o, "failed", cell->failed) || !put_u64(o, "limited", cell->limited) ||
+                !put_double(o, "limit_bound", cell->limited ? cell->limit_bound : nan) ||
+                !put_u64(o, "disturbed", cell->disturbed) ||
                 !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)) ||
                 !cJSON_AddStringToObject(o, "noisy_reason", why))
                 return false;

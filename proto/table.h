@@ -22,7 +22,11 @@ typedef struct sm_table_col {
 typedef struct sm_table_cell {
     bool have;
     sm_summary s;
-    uint32_t failed; /* jobs of this cell that failed (never in s) */
+    uint32_t failed;    /* jobs of this cell that failed (never in s) */
+    uint32_t limited;   /* of those, the ones that failed on their time limit: evidence that
+                         * the host is slower than limit_bound, never a missing value */
+    double limit_bound; /* what a job at its time limit would show in the column's metric
+                         * (seconds: the limit); NaN when the metric has no such bound */
     /* ok jobs whose host was disturbed while they ran (sm_host_state): counted here always,
      * in s only when the table was built with them (sm_table.with_disturbed) */
     uint32_t disturbed;
@@ -59,9 +63,11 @@ sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
  * {"version":1,"run":{"id":"7","name":...},"pairs":false,"disturbed":"exclude"|"include",
  * "rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
  * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
- * "ci95_high","ci_coverage","failed","disturbed","noisy","noisy_reason"}],
- * "ratios":[...same...],"flags":[{"row","flag"}]}; noisy as sm_analysis_noisy says (true for a
- * cell without a summary), noisy_reason as sm_table_noisy_reason ("" when not noisy). */
+ * "ci95_high","ci_coverage","failed","limited","limit_bound","disturbed","noisy",
+ * "noisy_reason"}],"ratios":[...same...],"flags":[{"row","flag"}]}; Markdown shows a cell
+ * without a value whose jobs ran into their time limit as "> 60 (2 at time limit)"; noisy as
+ * sm_analysis_noisy says (true for a cell without a summary), noisy_reason as
+ * sm_table_noisy_reason ("" when not noisy). */
 char *sm_table_csv(const sm_table *t);
 /* Why cell c is noisy, into buf (cap bytes): "n 2 < 3", "CV 14% > 10%", and, when disturbed
  * samples were left out of a cell that is short of clean ones, "2 of 5 samples disturbed";
