@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/reps.h"
 #include "proto/stats.h"
 
 #define SM_TABLE_LABEL_MAX 128
@@ -23,6 +24,8 @@ typedef struct sm_table_cell {
     bool have;
     sm_summary s;
     uint32_t failed; /* jobs of this cell that failed (never in s) */
+    sm_reps_stop stopped; /* adaptive repetitions: SM_REPS_MAX when max ran out before the CI
+                           * was tight; SM_REPS_NONE for fixed repetitions */
 } sm_table_cell;
 
 typedef struct sm_table {
@@ -49,11 +52,13 @@ sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
 /* Each returns a malloc'd NUL-terminated text, or NULL when out of memory.
  * CSV: header "host,<label> median (<unit>),<label> ci95_low (<unit>),<label> ci95_high
  * (<unit>),<label> n,...,<ratio label> median (x),...,flags"; empty fields where a cell has no
- * data; CRLF line ends. Markdown: a pipe table, "median [low, high] (n)" per cell, flags in
- * bold, a header line naming the run. JSON: {"version":1,"run":{"id":"7","name":...},
+ * data, and "<label> stopped" ("ci", "max", "failed" or empty) after each test's n when any
+ * cell has adaptive repetitions; CRLF line ends. Markdown: a pipe table, "median [low, high]
+ * n=N" per cell ("n=30 (max)" when max ran out first), flags in bold, a header line naming
+ * the run. JSON: {"version":1,"run":{"id":"7","name":...},
  * "pairs":false,"rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
  * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
- * "ci95_high","ci_coverage","failed","noisy"}],"ratios":[...same...],"flags":[{"row","flag"}]};
+ * "ci95_high","ci_coverage","failed","stopped","noisy"}],"ratios":[...same...],"flags":[{"row","flag"}]};
  * noisy as sm_analysis_noisy says (true for a cell without a summary). */
 char *sm_table_csv(const sm_table *t);
 char *sm_table_md(const sm_table *t);
