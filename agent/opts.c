@@ -170,8 +170,7 @@ const char *sm_opts_usage(void)
 typedef struct given {
     bool workload, msg_size, count, bytes, duration, framing, cork, sndbuf, rcvbuf, read_size,
         req_size, resp_size, time_limit, transports, nodelay, repetitions, warmup, clients,
-        max_reps, ci_rel,
-        connections, repeat, buffer_size, fresh_connect, http2, tls, verify, url;
+        max_reps, ci_rel, connections, repeat, buffer_size, fresh_connect, http2, tls, verify, url;
     sm_params v;
 } given;
 
@@ -568,8 +567,8 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
             g.max_reps = true;
             if (!(rc = num_arg("max-repetitions", optarg, SM_REPETITIONS_MAX, &v, err))) {
                 if (v == 0)
-                    rc = sm_error_set(err, SM_EINVAL,
-                                      "--max-repetitions: 0 is below the minimum 1");
+                    rc =
+                        sm_error_set(err, SM_EINVAL, "--max-repetitions: 0 is below the minimum 1");
                 cli.reps.max = (uint32_t)v;
             }
             break;

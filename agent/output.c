@@ -200,8 +200,9 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
         fprintf(f, "\n");
     }
     if (o && o->reps_auto) {
-        fprintf(f, "\nrepetitions: auto, %u to %u until the 95%% CI of %s is within +-%g%% of "
-                   "the median:\n",
+        fprintf(f,
+                "\nrepetitions: auto, %u to %u until the 95%% CI of %s is within +-%g%% of "
+                "the median:\n",
                 o->reps.min, o->reps.max, sm_metric_name(sm_reps_metric(&rep->cells[0].params)),
                 o->reps.ci_rel * 100);
         for (size_t i = 0; i < rep->n_cells; i++) {
@@ -210,7 +211,8 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
             fprintf(f, "  %-14s %3zu  %s\n", c->variant, c->n_samples,
                     c->stopped == SM_REPS_MAX  ? "stopped on max: the CI is still wider"
                     : c->stopped == SM_REPS_CI ? "stopped on ci"
-                                               : why ? why : "-");
+                    : why                      ? why
+                                               : "-");
         }
     }
     placement(f, rep, o);

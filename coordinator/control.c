@@ -41,9 +41,9 @@ typedef struct crun {
     uint64_t id;
     bool parallel; /* false: one job of the run fleet-wide at a time */
     uint32_t total, done, failed;
-    uint32_t active;  /* jobs assigned or running */
-    bool cancelling;  /* its jobs are being failed: no round is added now */
-    adapt *ad;        /* adaptive repetitions; NULL for a fixed count */
+    uint32_t active; /* jobs assigned or running */
+    bool cancelling; /* its jobs are being failed: no round is added now */
+    adapt *ad;       /* adaptive repetitions; NULL for a fixed count */
 } crun;
 
 static void run_free(void *p);

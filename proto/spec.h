@@ -47,15 +47,16 @@ typedef struct sm_spec {
     char star[SM_NAME_LEN];            /* SM_PAIRS_STAR */
     char (*pair_list)[2][SM_NAME_LEN]; /* SM_PAIRS_LIST: (client, server); owned */
     size_t n_pairs;
-    uint32_t repetitions; /* 1..SM_SPEC_REPS_MAX, default 5; adaptive: reps.min */
-    /* "repetitions" as an object (or "auto"): each cell starts with reps.min interleaved
-     * repetitions and gets more rounds until its CI is tight or reps.max (proto/reps.h). */
-    bool adaptive;
-    sm_reps_rule reps;
+    uint32_t repetitions; /* 1..SM_SPEC_REPS_MAX, default 5 */
     uint32_t warmup;      /* 0..SM_SPEC_WARMUP_MAX, default 1 */
     bool parallel;        /* default true: local jobs of different hosts run side by side */
     sm_spec_test *tests;  /* owned */
     size_t n_tests;
+    /* "repetitions" as an object (or "auto"): each cell starts with reps.min interleaved
+     * repetitions (repetitions is set to it) and gets more rounds until its CI is tight or
+     * reps.max (proto/reps.h). */
+    bool adaptive;
+    sm_reps_rule reps;
 } sm_spec;
 
 /* Decodes and validates a spec:
@@ -70,11 +71,11 @@ typedef struct sm_spec {
  * and the duplicates that leaves are dropped, so ["tcp","unix"] x nodelay [false,true] gives
  * three variants, not an error. Only name and tests are required; pairs is required when a
  * test has scope pair. The object form of repetitions may leave out any member (min 5 or the
- * given max if lower, max 30 or the given min if higher, ci_rel 0.05) and "auto" is all defaults; each bound
- * is checked (1 <= min <= max <= SM_SPEC_REPS_MAX, 0 < ci_rel < 1) with the member as the field
- * ("repetitions.min"). On error: SM_EPARSE/SM_EINVAL, err->msg names the field and the bound,
- * and field_buf gets its path (e.g. "tests[1].msg_size[2]"). *out is left empty on error and
- * must be sm_spec_fini'd on success. */
+ * given max if lower, max 30 or the given min if higher, ci_rel 0.05) and "auto" is all
+ * defaults; each bound is checked (1 <= min <= max <= SM_SPEC_REPS_MAX, 0 < ci_rel < 1) with
+ * the member as the field ("repetitions.min"). On error: SM_EPARSE/SM_EINVAL, err->msg names the
+ * field and the bound, and field_buf gets its path (e.g. "tests[1].msg_size[2]"). *out is left
+ * empty on error and must be sm_spec_fini'd on success. */
 int sm_spec_decode(const char *json, size_t len, sm_spec *out, char *field_buf, size_t field_len,
                    sm_error *err);
 void sm_spec_fini(sm_spec *s);

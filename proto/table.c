@@ -498,8 +498,7 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
                 !put_double(o, "ci95_low", h ? s->ci95_low : nan) ||
                 !put_double(o, "ci95_high", h ? s->ci95_high : nan) ||
                 !put_double(o, "ci_coverage", h ? s->ci_coverage : nan) ||
-                !put_u64(o, "failed", cell->failed) ||
-                !put_stopped(o, cell->stopped) ||
+                !put_u64(o, "failed", cell->failed) || !put_stopped(o, cell->stopped) ||
                 !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)))
                 return false;
         }

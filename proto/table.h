@@ -24,8 +24,9 @@ typedef struct sm_table_cell {
     bool have;
     sm_summary s;
     uint32_t failed; /* jobs of this cell that failed (never in s) */
-    sm_reps_stop stopped; /* adaptive repetitions: SM_REPS_MAX when max ran out before the CI
-                           * was tight; SM_REPS_NONE for fixed repetitions */
+    /* Adaptive repetitions: SM_REPS_MAX when max ran out before the CI was tight, SM_REPS_CI
+     * when it got tight; SM_REPS_NONE for fixed repetitions. */
+    sm_reps_stop stopped;
 } sm_table_cell;
 
 typedef struct sm_table {

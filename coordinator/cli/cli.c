@@ -1073,12 +1073,10 @@ static int cmd_run(sm_http *h, const sm_cli_opts *o)
     char *body = NULL;
     size_t len = 0;
     sm_error err = {0};
-    int rc = o->spec_file
-                 ? read_file(o->spec_file, &body, &len, &err)
-                 : o->reps_auto
-                     ? sm_apiview_preset_request_adaptive(o->preset, o->hosts, &o->reps, &body,
-                                                          &err)
-                     : sm_apiview_preset_request(o->preset, o->hosts, o->repetitions, &body, &err);
+    int rc = o->spec_file ? read_file(o->spec_file, &body, &len, &err)
+             : o->reps_auto
+                 ? sm_apiview_preset_request_adaptive(o->preset, o->hosts, &o->reps, &body, &err)
+                 : sm_apiview_preset_request(o->preset, o->hosts, o->repetitions, &body, &err);
     if (rc) {
         fail("%s", err.msg);
         return 1;

@@ -194,8 +194,8 @@ static void test_cli_run_with_a_preset_takes_hosts_repetitions_wait_format_timeo
 static void test_cli_run_repetitions_auto_sends_the_adaptive_object(void **state)
 {
     (void)state;
-    char *argv[] = {"sockmatrix", "run", "--preset", "seed-tcp-unix", "--repetitions", "auto",
-                    NULL};
+    char *argv[] = {"sockmatrix",    "run",  "--preset", "seed-tcp-unix",
+                    "--repetitions", "auto", NULL};
     sm_cli_opts o;
     sm_error err;
     assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
@@ -205,8 +205,9 @@ static void test_cli_run_repetitions_auto_sends_the_adaptive_object(void **state
     assert_int_equal(o.reps.max, 30);
     assert_true(o.reps.ci_rel == 0.05);
 
-    char *tuned[] = {"sockmatrix",        "run", "--preset", "quick", "--repetitions", "auto",
-                     "--max-repetitions", "3",   "--ci-rel", "0.02",  NULL};
+    char *tuned[] = {
+        "sockmatrix", "run",      "--preset", "quick", "--repetitions", "auto", "--max-repetitions",
+        "3",          "--ci-rel", "0.02",     NULL};
     assert_int_equal(parse(tuned, ARGC(tuned), &o, &err), 0);
     assert_int_equal(o.reps.min, 3); /* a max below the default minimum lowers it */
     assert_int_equal(o.reps.max, 3);
@@ -234,8 +235,8 @@ static void test_cli_run_repetitions_auto_sends_the_adaptive_object(void **state
     assert_fails_naming(max_alone, ARGC(max_alone), "go with --repetitions auto");
     static const char *const bad_ci[] = {"0", "1", "x", "-0.1", "0.05x"};
     for (size_t i = 0; i < sizeof bad_ci / sizeof *bad_ci; i++) {
-        char *bad[] = {"sockmatrix", "run", "--preset", "q", "--repetitions", "auto",
-                       "--ci-rel", (char *)bad_ci[i], NULL};
+        char *bad[] = {"sockmatrix", "run",      "--preset",        "q", "--repetitions",
+                       "auto",       "--ci-rel", (char *)bad_ci[i], NULL};
         assert_fails_naming(bad, ARGC(bad), "--ci-rel:");
     }
     char *bad_max[] = {"sockmatrix",        "run", "--preset", "q", "--repetitions", "auto",

@@ -96,8 +96,8 @@ static void test_opts_repetitions_auto_starts_at_min_with_the_preset_kept(void *
     assert_int_equal(o.warmup, 2); /* the preset's */
     assert_int_equal(o.base.count, 8192);
 
-    char *tuned[] = {"a",    "--once", "--repetitions", "auto", "--max-repetitions", "3",
-                     "--ci-rel", "0.2", NULL};
+    char *tuned[] = {"a", "--once",   "--repetitions", "auto", "--max-repetitions",
+                     "3", "--ci-rel", "0.2",           NULL};
     assert_int_equal(parse(tuned, ARGC(tuned), &o, &err), 0);
     assert_int_equal(o.reps.min, 3);
     assert_int_equal(o.reps.max, 3);

@@ -215,8 +215,8 @@ static void test_spec_repetitions_object_bounds_name_the_member(void **state)
                       "repetitions.ci_rel: expected a number", "repetitions.ci_rel");
     assert_spec_error(SPEC(",'repetitions':{'mn':3}"), SM_EPARSE, "unknown field 'mn'",
                       "repetitions.mn");
-    assert_spec_error(SPEC(",'repetitions':'fast'"), SM_EPARSE,
-                      "repetitions: unknown value 'fast'", "repetitions");
+    assert_spec_error(SPEC(",'repetitions':'fast'"), SM_EPARSE, "repetitions: unknown value 'fast'",
+                      "repetitions");
     assert_spec_error(SPEC(",'repetitions':[5]"), SM_EPARSE, "repetitions: expected a number",
                       "repetitions");
 }

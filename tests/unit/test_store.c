@@ -1091,8 +1091,8 @@ static void test_store_cell_results_are_the_measured_current_attempts_of_one_cel
         assert_ok(sm_store_job_insert_run(f->st, &j, 1000, &id, &err));
         sm_result_cols cols = cols_ok();
         bool inserted;
-        assert_ok(sm_store_result_insert(f->st, id, 1, "h1", jobs[i].json, &cols, 1000, &inserted,
-                                         &err));
+        assert_ok(
+            sm_store_result_insert(f->st, id, 1, "h1", jobs[i].json, &cols, 1000, &inserted, &err));
     }
     sm_run_result *rows = NULL;
     size_t n = 0;
