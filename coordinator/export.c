@@ -361,6 +361,23 @@ static int fill_loop_ratios(sm_table *t, size_t k, const loopback *lb, const sm_
     return 0;
 }
 
+/* Whether a failed job ran into its time limit, on either side: the agent's reason reads
+ * "time limit of N ms reached while ...", a pair job's prefixed "client: " or "server: ".
+ * Such a job says its host is slower than the limit allows, which the analysis counts. */
+static bool hit_time_limit(const sm_result *r)
+{
+    return !r->ok && strstr(r->reason, "time limit of ") != NULL;
+}
+
+/* What a job at its time limit would show in the headline metric: its limit, for a time;
+ * NaN for a rate, whose size the limit alone does not give. */
+static double limit_bound(const sm_params *p)
+{
+    if (sm_export_headline(p) == SM_M_SECONDS && p->time_limit_ms > 0)
+        return p->time_limit_ms / 1000.0;
+    return NAN;
+}
+
 int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const sm_cell *cells,
                     size_t n_cells, const sm_export_sample *samples, size_t n_samples,
                     sm_table *out, sm_error *err)
@@ -467,11 +484,15 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
             continue;
         size_t si = sel_of[s->cell];
         size_t slot = row_of[si] * n_cols + col_of[si];
+        const sm_params *cp = &sel[col_first[col_of[si]]]->params;
         if (!s->result->ok) {
             t.cells[slot].failed++;
+            if (hit_time_limit(s->result)) {
+                t.cells[slot].limited++;
+                t.cells[slot].limit_bound = limit_bound(cp);
+            }
             continue;
         }
-        const sm_params *cp = &sel[col_first[col_of[si]]]->params;
         double v = sm_result_get(s->result, sm_export_headline(cp));
         if (isfinite(v))
             e[n_entries++] = (entry){slot, s->rep, i, v};

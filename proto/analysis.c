@@ -191,6 +191,8 @@ const char *sm_anomaly_kind_name(sm_anomaly_kind k)
         return "slow-link";
     case SM_ANOMALY_REGRESSION:
         return "regression";
+    case SM_ANOMALY_FLEET_MOVE:
+        return "fleet-move";
     }
     return "unknown";
 }
@@ -391,11 +393,141 @@ static void noisy_rule(sm_anomaly *a, limits l)
     snprintf(a->rule, sizeof a->rule, "noisy, |z| > %.3g and CI beyond %.12s", l.z, pct);
 }
 
+/* Stable insertion sort of v[from..n) by row: a column's slow hosts are found before its links,
+ * and its hosts at their time limit after the others, but all are reported in row order. */
+static void sort_by_row(sm_anomalies *a, size_t from)
+{
+    for (size_t i = from + 1; i < a->n; i++) {
+        sm_anomaly x = a->v[i];
+        size_t j = i;
+        while (j > from && a->v[j - 1].row > x.row) {
+            a->v[j] = a->v[j - 1];
+            j--;
+        }
+        a->v[j] = x;
+    }
+}
+
 /* ---- host rows: the fleet ---- */
+
+/* Whether the cell's jobs mostly ended on their time limit: then the cell is evidence that its
+ * host is slower than the limit allows, whatever its few finished jobs say. */
+static bool at_limit(const sm_table_cell *c)
+{
+    return c->limited > 0 && c->limited >= (c->have ? c->s.n : 0);
+}
+
+/* The hull of the 95% intervals of every row but r that has a value (NaN when none), and the
+ * smallest and largest of their medians. */
+typedef struct others {
+    double lo, hi;             /* the hull of their intervals */
+    double min_med, max_med;   /* the range of their medians */
+} others;
+
+static others others_of(const column *k, size_t n, size_t r)
+{
+    others o = {NAN, NAN, NAN, NAN};
+    for (size_t j = 0; j < n; j++) {
+        const sm_table_cell *c = cell_at(k, j);
+        double m = median_at(k, j);
+        if (j == r || !isfinite(m) || at_limit(c))
+            continue;
+        if (!(c->s.ci95_low >= o.lo))
+            o.lo = c->s.ci95_low;
+        if (!(c->s.ci95_high <= o.hi))
+            o.hi = c->s.ci95_high;
+        if (!(m >= o.min_med))
+            o.min_med = m;
+        if (!(m <= o.max_med))
+            o.max_med = m;
+    }
+    return o;
+}
+
+/* Whether row r's interval lies beyond every other host's, relative to the nearest of them by
+ * at least the floor, and by a larger factor than the other hosts' medians lie apart from each
+ * other. With three hosts the MAD is one gap, so a host 100x off can have |z| of 2; an interval
+ * clear of all the others by more than they differ among themselves is evidence enough (and
+ * the second clause keeps the far end of a spread fleet from "standing apart" from it). */
+static bool interval_apart(const column *k, size_t n, size_t r, double rel, limits l)
+{
+    const sm_summary *s = &cell_at(k, r)->s;
+    if (s->n < SM_ANALYSIS_NOISY_MIN_N || rel == 0)
+        return false;
+    others o = others_of(k, n, r);
+    /* Factors compare positive values only (times, rates, ratios all are). */
+    if (!(o.lo > 0) || !(o.min_med > 0) || !(s->ci95_low > 0))
+        return false;
+    double spread = o.max_med / o.min_med;
+    if (rel > 0)
+        return s->ci95_low > o.hi && relative(s->ci95_low - o.hi, o.hi) >= l.floor &&
+               s->ci95_low / o.hi > spread;
+    return s->ci95_high < o.lo && relative(o.lo - s->ci95_high, o.lo) >= l.floor &&
+           o.lo / s->ci95_high > spread;
+}
+
+/* Whether a time-limited cell's bound (a job at its limit would show at least this slow a
+ * value) lies the floor beyond every finished host on the slow side; a bound the metric
+ * cannot give (NaN: a throughput of unknown size) is beyond any host that finished. */
+static bool bound_apart(const column *k, size_t n, size_t r, limits l, sm_anomaly_dir *dir)
+{
+    double bound = cell_at(k, r)->limit_bound;
+    others o = others_of(k, n, r);
+    double lo = o.lo, hi = o.hi;
+    if (!isfinite(lo))
+        return false;
+    /* The slow side: a time is slower when higher, a throughput when lower. */
+    sm_anomaly_dir up = direction(k->col->metric, sizeof k->col->metric, 1, 0);
+    bool higher_is_slower = up == SM_DIR_SLOWER || up == SM_DIR_HIGHER;
+    *dir = higher_is_slower ? up : direction(k->col->metric, sizeof k->col->metric, 0, 1);
+    if (!isfinite(bound))
+        return true;
+    if (higher_is_slower)
+        return bound > hi && relative(bound - hi, hi) >= l.floor;
+    return bound < lo && relative(lo - bound, lo) >= l.floor;
+}
+
+static void apart_rule(sm_anomaly *a, limits l)
+{
+    char pct[16];
+    percent_text(pct, sizeof pct, l.floor);
+    snprintf(a->rule, sizeof a->rule, "CI beyond every other host's by >= %.12s", pct);
+}
+
+/* The hosts whose jobs ran into their time limit: slower than the hosts that finished, as long
+ * as those are at least two and more than the limited ones (else who is odd is unclear). */
+static int limit_rows(const sm_table *t, const column *k, double med, size_t finished,
+                      size_t limited, limits l, sm_anomalies *out)
+{
+    if (limited == 0 || finished < 2 || finished <= limited)
+        return 0;
+    for (size_t r = 0; r < t->n_rows; r++) {
+        const sm_table_cell *c = cell_at(k, r);
+        sm_anomaly_dir dir;
+        if (!at_limit(c) || !bound_apart(k, t->n_rows, r, l, &dir))
+            continue;
+        sm_anomaly a;
+        anomaly_start(&a, SM_ANOMALY_FLEET, k, l, false);
+        snprintf(a.rule, sizeof a.rule, "%" PRIu32 " of %" PRIu32 " jobs at the time limit",
+                 c->limited, c->limited + (c->have ? (uint32_t)c->s.n : 0));
+        COPY_FIXED(a.host, t->rows[r]);
+        a.row = r;
+        a.value = c->limit_bound;
+        a.reference = med;
+        a.z = NAN;
+        a.rel = isfinite(c->limit_bound) ? relative(c->limit_bound - med, med) : NAN;
+        a.dir = dir;
+        a.at_limit = true;
+        int rc = push(out, &a);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
 
 static int fleet_column(const sm_table *t, const column *k, limits l, sm_anomalies *out)
 {
-    size_t n = t->n_rows, present = 0;
+    size_t n = t->n_rows, present = 0, limited = 0;
     if (n < 3)
         return 0;
     double *x = n > SIZE_MAX / 2 ? NULL : alloc_doubles(2 * n);
@@ -403,33 +535,55 @@ static int fleet_column(const sm_table *t, const column *k, limits l, sm_anomali
         return SM_ENOMEM;
     double *z = x + n;
     for (size_t r = 0; r < n; r++) {
-        x[r] = median_at(k, r);
+        /* A host at its time limit has no value to put in the fleet's median: it is judged
+         * apart, against the hosts that finished (limit_rows). */
+        bool lim = at_limit(cell_at(k, r));
+        x[r] = lim ? NAN : median_at(k, r);
         present += isfinite(x[r]);
+        limited += lim;
     }
-    double med, mad;
+    double med = NAN, mad = NAN;
+    size_t from = out->n;
     int rc = present < 3 ? 0 : sm_robust_z(x, n, z, &med, &mad);
     for (size_t r = 0; rc == 0 && present >= 3 && r < n; r++) {
         if (!isfinite(x[r]))
             continue;
         double rel = relative(x[r] - med, med);
-        if (!stands_apart(z[r], mad, rel, l))
-            continue;
         /* A noisy cell's median alone is not evidence; its whole interval beyond the floor is
          * (the lab's loopback cells often carry one slow repetition in five). */
         const sm_summary *s = &cell_at(k, r)->s;
         bool noisy = sm_analysis_noisy(s);
-        if (noisy && !ci_clears(s, med, rel, l))
+        bool by_z = stands_apart(z[r], mad, rel, l) && (!noisy || ci_clears(s, med, rel, l));
+        bool by_gap = !by_z && fabs(rel) >= l.floor && interval_apart(k, n, r, rel, l);
+        if (!by_z && !by_gap)
             continue;
         sm_anomaly a;
         anomaly_start(&a, SM_ANOMALY_FLEET, k, l, mad == 0);
-        if (noisy)
+        if (by_gap)
+            apart_rule(&a, l);
+        else if (noisy)
             noisy_rule(&a, l);
         COPY_FIXED(a.host, t->rows[r]);
         a.row = r;
         anomaly_numbers(&a, x[r], med, mad == 0 ? NAN : z[r], rel);
         rc = push(out, &a);
     }
+    if (rc == 0 && present >= 2) {
+        if (present < 3) {
+            /* Two finished hosts still make a reference for a third at its limit. */
+            double *s = alloc_doubles(n);
+            if (s == NULL) {
+                free(x);
+                return SM_ENOMEM;
+            }
+            med = median_of(x, n, 1, s);
+            free(s);
+        }
+        rc = limit_rows(t, k, med, present, limited, l, out);
+    }
     free(x);
+    if (rc == 0)
+        sort_by_row(out, from);
     return rc;
 }
 
@@ -623,21 +777,6 @@ static int slow_links(const sm_table *t, const column *k, const pair_index *p, p
     return rc;
 }
 
-/* Stable insertion sort of v[from..n) by row: a column's slow hosts are found before its links
- * but are reported in row order with them. */
-static void sort_by_row(sm_anomalies *a, size_t from)
-{
-    for (size_t i = from + 1; i < a->n; i++) {
-        sm_anomaly x = a->v[i];
-        size_t j = i;
-        while (j > from && a->v[j - 1].row > x.row) {
-            a->v[j] = a->v[j - 1];
-            j--;
-        }
-        a->v[j] = x;
-    }
-}
-
 static int pair_column(const sm_table *t, const column *k, const pair_index *p, pair_work *w,
                        limits l, sm_anomalies *out)
 {
@@ -746,9 +885,67 @@ static bool usable(const sm_table_cell *c)
     return c->have && isfinite(c->s.median) && c->s.n >= SM_ANALYSIS_NOISY_MIN_N;
 }
 
+/* The fleet's move in a column: the median over the rows matched in both runs of
+ * now / baseline (a factor; 1 when fewer than 3 rows match, as a move of one or two hosts is
+ * theirs, not the fleet's). *count is how many rows it is the median of; *now_med and
+ * *was_med the medians of those rows' medians in each run. */
+static int fleet_factor(const sm_table *run, const sm_table *base, const column *k,
+                        const column *kb, double *factor, size_t *count, double *now_med,
+                        double *was_med)
+{
+    size_t n = run->n_rows, m = 0;
+    double *f = alloc_doubles(3 * n);
+    if (f == NULL)
+        return SM_ENOMEM;
+    double *nows = f + n, *wass = nows + n;
+    for (size_t r = 0; r < n; r++) {
+        size_t rb = find_label(base->rows, base->n_rows, run->rows[r]);
+        if (rb == SIZE_MAX)
+            continue;
+        const sm_table_cell *now = cell_at(k, r), *was = cell_at(kb, rb);
+        if (!usable(now) || !usable(was) || !(was->s.median != 0))
+            continue;
+        f[m] = now->s.median / was->s.median;
+        nows[m] = now->s.median;
+        wass[m] = was->s.median;
+        if (isfinite(f[m]) && f[m] > 0)
+            m++;
+    }
+    *count = m;
+    *factor = 1;
+    *now_med = *was_med = NAN;
+    if (m >= 3) {
+        *factor = median_of(f, m, 1, f);
+        *now_med = median_of(nows, m, 1, nows);
+        *was_med = median_of(wass, m, 1, wass);
+    }
+    free(f);
+    return 0;
+}
+
 static int regression_column(const sm_table *run, const sm_table *base, const column *k,
                              const column *kb, limits l, sm_anomalies *out)
 {
+    double factor, now_med, was_med;
+    size_t moved;
+    int rc = fleet_factor(run, base, k, kb, &factor, &moved, &now_med, &was_med);
+    if (rc != 0)
+        return rc;
+    char pct[16];
+    percent_text(pct, sizeof pct, l.floor);
+    if (fabs(factor - 1) >= l.floor) {
+        /* The whole fleet moved (a kernel update, the machine's loopback switching speed):
+         * said once, as the fleet's, and taken out of every host's own move below. */
+        sm_anomaly a;
+        anomaly_start(&a, SM_ANOMALY_FLEET_MOVE, k, l, false);
+        snprintf(a.rule, sizeof a.rule, "median move of %zu hosts >= %.12s", moved, pct);
+        snprintf(a.host, sizeof a.host, "fleet");
+        a.row = SIZE_MAX;
+        a.moved = (uint32_t)moved;
+        anomaly_numbers(&a, now_med, was_med, NAN, factor - 1);
+        if ((rc = push(out, &a)) != 0)
+            return rc;
+    }
     for (size_t r = 0; r < run->n_rows; r++) {
         size_t rb = find_label(base->rows, base->n_rows, run->rows[r]);
         if (rb == SIZE_MAX)
@@ -756,30 +953,40 @@ static int regression_column(const sm_table *run, const sm_table *base, const co
         const sm_table_cell *now = cell_at(k, r), *was = cell_at(kb, rb);
         if (!usable(now) || !usable(was))
             continue;
-        if (!(now->s.ci95_high < was->s.ci95_low || now->s.ci95_low > was->s.ci95_high))
+        /* The baseline as the fleet's move would have left it: a host that moved with the
+         * fleet has not regressed; one that moved further has, by the difference. */
+        double was_m = was->s.median * factor, was_lo = was->s.ci95_low * factor,
+               was_hi = was->s.ci95_high * factor;
+        if (was_lo > was_hi) {
+            double t = was_lo;
+            was_lo = was_hi;
+            was_hi = t;
+        }
+        if (!(now->s.ci95_high < was_lo || now->s.ci95_low > was_hi))
             continue;
-        double rel = relative(now->s.median - was->s.median, was->s.median);
+        double rel = relative(now->s.median - was_m, was_m);
         if (!(fabs(rel) >= l.floor))
             continue;
         /* As the fleet rule asks of a noisy cell: the intervals themselves lie the floor apart,
          * not just the medians (a slow repetition in five otherwise reads as a change). */
         const bool noisy = sm_analysis_noisy(&now->s) || sm_analysis_noisy(&was->s);
-        double gap =
-            rel > 0 ? now->s.ci95_low - was->s.ci95_high : was->s.ci95_low - now->s.ci95_high;
-        if (noisy && !(relative(gap, was->s.median) >= l.floor))
+        double gap = rel > 0 ? now->s.ci95_low - was_hi : was_lo - now->s.ci95_high;
+        if (noisy && !(relative(gap, was_m) >= l.floor))
             continue;
         sm_anomaly a;
         anomaly_start(&a, SM_ANOMALY_REGRESSION, k, l, false);
-        if (noisy) {
-            char pct[16];
-            percent_text(pct, sizeof pct, l.floor);
+        if (noisy)
             snprintf(a.rule, sizeof a.rule, "noisy, CIs apart by >= %.12s", pct);
+        if (factor != 1) {
+            size_t len = strlen(a.rule);
+            snprintf(a.rule + len, sizeof a.rule - len, ", beyond the fleet's %+.0f%%",
+                     (factor - 1) * 100);
         }
         COPY_FIXED(a.host, run->rows[r]);
         a.row = r;
-        anomaly_numbers(&a, now->s.median, was->s.median, NAN, rel);
-        int rc = push(out, &a);
-        if (rc != 0)
+        a.fleet_move = factor - 1;
+        anomaly_numbers(&a, now->s.median, was_m, NAN, rel);
+        if ((rc = push(out, &a)) != 0)
             return rc;
     }
     return 0;
@@ -828,9 +1035,31 @@ static const char *reference_word(sm_anomaly_kind k)
     case SM_ANOMALY_SLOW_LINK:
         return "expected";
     case SM_ANOMALY_REGRESSION:
+    case SM_ANOMALY_FLEET_MOVE:
         return "baseline";
     }
     return "reference";
+}
+
+/* The value of an anomaly; for a host at its time limit, the bound it passed: "> 60 s",
+ * "< 0.5 MB/s", or "> limit" when the column's metric has no bound. */
+static void limit_value(char *buf, size_t len, int digits, const sm_anomaly *a)
+{
+    char unit[sizeof a->unit];
+    COPY_FIXED(unit, a->unit);
+    if (!a->at_limit) {
+        quantity(buf, len, digits, a->value, unit);
+        return;
+    }
+    if (!isfinite(a->value)) {
+        snprintf(buf, len, "> limit");
+        return;
+    }
+    char q[48];
+    quantity(q, sizeof q, digits, a->value, unit);
+    /* The bound is on the slow side: below it for a metric where higher is better. */
+    bool lower = direction(a->metric, sizeof a->metric, 1, 0) == SM_DIR_FASTER;
+    snprintf(buf, len, "%s %s", lower ? "<" : ">", q);
 }
 
 int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len)
@@ -845,15 +1074,18 @@ int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len)
                  (int)strnlen(a->role, sizeof a->role), a->role);
     else
         COPY_FIXED(host, a->host);
-    quantity(value, sizeof value, 4, a->value, unit);
+    limit_value(value, sizeof value, 4, a);
     quantity(ref, sizeof ref, 4, a->reference, unit);
     if (isnan(a->z))
         snprintf(z, sizeof z, "-");
     else
         snprintf(z, sizeof z, "%.1f", a->z);
-    return snprintf(buf, len, "%s: %s (%s) %s vs %s %s, %+.0f%%, z %s, %s [%.*s]", host, test,
-                    metric, value, reference_word(a->kind), ref, a->rel * 100, z,
-                    sm_anomaly_dir_name(a->dir), (int)strnlen(a->rule, sizeof a->rule), a->rule);
+    char rel[32] = "";
+    if (isfinite(a->rel))
+        snprintf(rel, sizeof rel, "%+.0f%%, ", a->rel * 100);
+    return snprintf(buf, len, "%s: %s (%s) %s vs %s %s, %sz %s, %s [%.*s]", host, test, metric,
+                    value, reference_word(a->kind), ref, rel, z, sm_anomaly_dir_name(a->dir),
+                    (int)strnlen(a->rule, sizeof a->rule), a->rule);
 }
 
 /* The short form of an anomaly for a table's flag column. */
@@ -863,13 +1095,23 @@ static void flag_text(const sm_anomaly *a, char *buf, size_t len)
     COPY_FIXED(unit, a->unit);
     COPY_FIXED(test, a->test);
     /* Three digits: the flag column is narrow and the full text has four. */
-    quantity(value, sizeof value, 3, a->value, unit);
+    limit_value(value, sizeof value, 3, a);
     quantity(ref, sizeof ref, 3, a->reference, unit);
-    if (isnan(a->z))
+    bool apart = strncmp(a->rule, "CI beyond", 9) == 0;
+    if (a->at_limit)
+        snprintf(tail, sizeof tail, "(time limit)");
+    else if (apart && isnan(a->z))
+        snprintf(tail, sizeof tail, "(CI apart)");
+    else if (apart)
+        snprintf(tail, sizeof tail, "(CI apart, z %.1f)", a->z);
+    else if (isnan(a->z))
         snprintf(tail, sizeof tail, "(MAD 0)");
     else
         snprintf(tail, sizeof tail, "(z %.1f)", a->z);
     switch (a->kind) {
+    case SM_ANOMALY_FLEET_MOVE:
+        snprintf(buf, len, "fleet moved: %s %+.0f%%", test, a->rel * 100);
+        break;
     case SM_ANOMALY_REGRESSION:
         snprintf(buf, len, "regression: %s %s (was %s)", test, value, ref);
         break;
@@ -965,7 +1207,11 @@ static bool json_anomaly(cJSON *arr, const sm_anomaly *a)
            put_double(o, "z", a->z) && put_double(o, "rel", a->rel) &&
            put_double(o, "floor", a->floor) &&
            sm_codec_put_fixed(o, "rule", a->rule, sizeof a->rule) &&
-           cJSON_AddStringToObject(o, "direction", sm_anomaly_dir_name(a->dir)) != NULL;
+           cJSON_AddStringToObject(o, "direction", sm_anomaly_dir_name(a->dir)) != NULL &&
+           cJSON_AddBoolToObject(o, "at_limit", a->at_limit) != NULL &&
+           (a->kind != SM_ANOMALY_FLEET_MOVE ||
+            cJSON_AddNumberToObject(o, "hosts", a->moved) != NULL) &&
+           (a->kind != SM_ANOMALY_REGRESSION || put_double(o, "fleet_move", a->fleet_move));
 }
 
 char *sm_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,

@@ -43,10 +43,11 @@ typedef enum sm_anomaly_kind {
     SM_ANOMALY_FLEET = 0,  /* a host's cell stands apart from the same column across hosts */
     SM_ANOMALY_SLOW_HOST,  /* pair matrix: a host's client or server effect stands apart */
     SM_ANOMALY_SLOW_LINK,  /* pair matrix: one client->server residual stands apart */
-    SM_ANOMALY_REGRESSION, /* a cell moved since the baseline run */
+    SM_ANOMALY_REGRESSION, /* a cell moved since the baseline run, beyond the fleet's move */
+    SM_ANOMALY_FLEET_MOVE, /* a column moved on the whole fleet since the baseline run */
 } sm_anomaly_kind;
-const char *
-sm_anomaly_kind_name(sm_anomaly_kind k); /* "fleet", "slow-host", "slow-link", "regression" */
+/* "fleet", "slow-host", "slow-link", "regression", "fleet-move" */
+const char *sm_anomaly_kind_name(sm_anomaly_kind k);
 
 /* Which way the value lies from the reference: slower/faster when the metric says which is
  * better (sm_metric_sense_of), else higher/lower. A ratio column takes its metric's sense. */
@@ -66,20 +67,28 @@ typedef struct sm_anomaly {
     char metric[32];               /* the column's metric name */
     char unit[16];                 /* the column's unit ("x" for a ratio) */
     bool ratio;                    /* the column is a ratio column */
-    double value;     /* fleet, regression: the cell's median; slow host: overall + effect;
-                       * slow link: overall + both hosts' effects + residual (the fit) */
+    double value;     /* fleet, regression: the cell's median (fleet, at_limit: the bound its
+                       * jobs' time limit sets, NaN when the column's unit has none); slow
+                       * host: overall + effect; slow link: overall + both hosts' effects +
+                       * residual (the fit); fleet move: the median of the hosts' medians */
     double reference; /* fleet: the column's median across hosts; slow host: overall (the
                        * polish's typical cell); slow link: overall + both hosts' effects (what
-                       * its two hosts predict); regression: the baseline's median */
+                       * its two hosts predict); regression: the baseline's median moved by the
+                       * fleet's move; fleet move: the median of the baseline's medians */
     double z;         /* robust z; NaN for a regression, or when MAD was 0 */
     double rel;       /* what the floor was tested on: (value - reference) / |reference| for
                        * fleet and regression; slow host/link: (value - reference) / |overall|,
-                       * i.e. the effect or the residual over |overall| */
+                       * i.e. the effect or the residual over |overall|; fleet move: the median
+                       * of the hosts' moves, now / baseline - 1; fleet at_limit: NaN */
     double floor;     /* the floor the flag passed */
     char rule[64];    /* the rule that fired, e.g. "|z| > 3.5 and >= 15%", "MAD 0, >= 15%",
                        * "CIs apart and >= 15%" */
     sm_anomaly_dir dir;
-    size_t row; /* the table row (for a slow host: the first row it is in) */
+    bool at_limit;   /* fleet: the cell's jobs failed on their time limit (value is a bound) */
+    uint32_t moved;  /* fleet move: how many hosts (rows) the move was the median of */
+    double fleet_move; /* regression: the fleet's move it was judged against (0: none) */
+    size_t row; /* the table row (for a slow host: the first row it is in; SIZE_MAX for a
+                 * fleet move, which is on no row) */
     size_t col; /* the column, in cols or, when ratio, in ratio_cols */
 } sm_anomaly;
 
@@ -100,6 +109,13 @@ typedef struct sm_analysis_opts {
  * summary give the fleet; a cell flags when the column has at least 3 such cells, |rel| >=
  * floor and |z| > z (or MAD is 0: the floor alone decides), and it is not noisy or, noisy, its
  * whole 95% CI lies beyond the floor on the same side (rule "noisy, ... CI beyond 15%").
+ * Whatever z says, a cell of at least 3 samples also flags when its 95% CI lies beyond every
+ * other host's CI, by at least the floor relative to the nearest one and by a larger factor
+ * than the other hosts' medians differ among themselves (rule "CI beyond every other host's by
+ * >= 15%"). A cell whose jobs mostly ran into their time limit (limited >= its n) has no value
+ * in the fleet; it flags slower (at_limit, rule "N of M jobs at the time limit") when at least
+ * two hosts finished, more than were limited, and its limit_bound lies the floor beyond all of
+ * their CIs (a NaN bound always does).
  * Pair rows ("client->server", split at the "->" before the only '>'; other labels are
  * skipped): per column, the hosts are those of the rows with a summary (fewer than 3: nothing
  * is raised); the matrix hosts x hosts of medians (noisy ones included) is median-polished; a
@@ -116,8 +132,11 @@ int sm_analysis_table(const sm_table *t, const sm_analysis_opts *o, sm_anomalies
 /* Appends the regressions of run against base: cells (and ratio cells) matched by row label
  * and column label, both with a summary of at least 3 samples, whose 95% CIs do not overlap
  * (when either is noisy: lie at least the floor apart, rule "noisy, CIs apart by >= 15%") and
- * whose
- * medians differ by >= floor relative to the baseline's. Returns 0 or SM_ENOMEM. */
+ * whose medians differ by >= floor relative to the baseline's, the baseline (median and CI)
+ * first multiplied by the fleet's move: the median over the matched rows (at least 3, else 1)
+ * of now / baseline. A column whose fleet move is at least the floor is reported once, before
+ * its regressions, as a SM_ANOMALY_FLEET_MOVE of host "fleet" on no row (row SIZE_MAX).
+ * Returns 0 or SM_ENOMEM. */
 int sm_analysis_regression(const sm_table *run, const sm_table *base, const sm_analysis_opts *o,
                            sm_anomalies *out, sm_error *err);
 

@@ -320,7 +320,17 @@ static void md_cell(sbuf *b, const sm_table_cell *c, bool ratio)
         if (c->stopped == SM_REPS_MAX)
             sbuf_puts(b, " (max)");
     }
-    if (c->failed > 0)
+    /* Jobs stopped by their time limit are evidence, not gaps: their bound shows where the
+     * cell has no value of its own ("> 60", in the column's unit). */
+    bool bound = c->limited > 0 && !c->have && isfinite(c->limit_bound);
+    if (bound)
+        sbuf_printf(b, "> %g", c->limit_bound);
+    if (c->failed > 0 && c->limited == c->failed)
+        sbuf_printf(b, "%s(%" PRIu32 " at time limit)", c->have || bound ? " " : "", c->failed);
+    else if (c->limited > 0)
+        sbuf_printf(b, "%s(%" PRIu32 " failed, %" PRIu32 " at time limit)",
+                    c->have || bound ? " " : "", c->failed, c->limited);
+    else if (c->failed > 0)
         sbuf_printf(b, "%s(%" PRIu32 " failed)", c->have ? " " : "", c->failed);
 }
 
@@ -498,7 +508,9 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
                 !put_double(o, "ci95_low", h ? s->ci95_low : nan) ||
                 !put_double(o, "ci95_high", h ? s->ci95_high : nan) ||
                 !put_double(o, "ci_coverage", h ? s->ci_coverage : nan) ||
-                !put_u64(o, "failed", cell->failed) || !put_stopped(o, cell->stopped) ||
+                !put_u64(o, "failed", cell->failed) || !put_u64(o, "limited", cell->limited) ||
+                !put_double(o, "limit_bound", cell->limited ? cell->limit_bound : nan) ||
+                !put_stopped(o, cell->stopped) ||
                 !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)))
                 return false;
         }

@@ -24,6 +24,10 @@ typedef struct sm_table_cell {
     bool have;
     sm_summary s;
     uint32_t failed; /* jobs of this cell that failed (never in s) */
+    uint32_t limited;   /* of those, the ones that failed on their time limit: evidence that
+                         * the host is slower than limit_bound, never a missing value */
+    double limit_bound; /* what a job at its time limit would show in the column's metric
+                         * (seconds: the limit); NaN when the metric has no such bound */
     /* Adaptive repetitions: SM_REPS_MAX when max ran out before the CI was tight, SM_REPS_CI
      * when it got tight; SM_REPS_NONE for fixed repetitions. */
     sm_reps_stop stopped;
@@ -59,7 +63,9 @@ sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
  * the run. JSON: {"version":1,"run":{"id":"7","name":...},
  * "pairs":false,"rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
  * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
- * "ci95_high","ci_coverage","failed","stopped","noisy"}],"ratios":[...same...],"flags":[{"row","flag"}]};
+ * "ci95_high","ci_coverage","failed","limited","limit_bound","stopped","noisy"}],
+ * "ratios":[...same...],"flags":[{"row","flag"}]}; Markdown shows a cell without a value whose
+ * jobs ran into their time limit as "> 60 (2 at time limit)";
  * noisy as sm_analysis_noisy says (true for a cell without a summary). */
 char *sm_table_csv(const sm_table *t);
 char *sm_table_md(const sm_table *t);

@@ -119,7 +119,18 @@ const REFERENCE_WORD = {
     'slow-host': 'overall',
     'slow-link': 'expected',
     'regression': 'baseline',
+    'fleet-move': 'baseline',
 };
+
+// A host whose jobs ran into their time limit has a bound, not a value: "> 60 s" (only a
+// time has a bound: the limit itself), or "> limit" where the limit gives none (a throughput).
+function anomalyValue(a) {
+    if (!a.at_limit)
+        return fmtValue(a.value, a.unit);
+    if (a.value === null || a.value === undefined)
+        return '> limit';
+    return `> ${fmtValue(a.value, a.unit)}`;
+}
 
 export function anomalyItem(a) {
     const who = a.role ? `${a.host} (${a.role})` : a.host;
@@ -128,10 +139,10 @@ export function anomalyItem(a) {
         h('span', {class: 'kind'}, a.kind), ' ',
         h('strong', {class: 'host'}, who), ': ',
         h('span', {class: 'test'}, `${a.test} (${a.metric})`), ' ',
-        h('span', {class: 'value', title: 'value'}, fmtValue(a.value, a.unit)),
+        h('span', {class: 'value', title: a.at_limit ? 'time limit' : 'value'}, anomalyValue(a)),
         ' vs ', REFERENCE_WORD[a.kind] || 'reference', ' ',
         h('span', {class: 'reference', title: 'reference'}, fmtValue(a.reference, a.unit)),
-        ', ', h('span', {class: 'rel'}, fmtPercent(a.rel)),
+        ', ', h('span', {class: 'rel'}, a.rel === null || a.rel === undefined ? '-' : fmtPercent(a.rel)),
         ', z ', h('span', {class: 'z'}, z),
         ', ', h('span', {class: 'direction'}, a.direction), ' ',
         h('span', {class: 'rule'}, `[${a.rule}]`));

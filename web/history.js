@@ -94,12 +94,15 @@ export function mount(root, _args, {live}) {
             if (!alive || mine !== seq)
                 return;
             const regs = (an.anomalies || []).filter((a) => a.kind === 'regression');
-            regressions.append(...regs.map(anomalyItem));
+            // A move of the whole fleet is said once, before the hosts that moved beyond it.
+            const moves = (an.anomalies || []).filter((a) => a.kind === 'fleet-move');
+            regressions.append(...moves.map(anomalyItem), ...regs.map(anomalyItem));
             note.textContent = !an.baseline
                 ? `Run ${id} has no baseline: no earlier run of its name ended done. Pick one.`
                 : `${regs.length ? regs.length : 'No'} regression${regs.length === 1 ? '' : 's'} of run ${id} ` +
                   `against run ${an.baseline.id} (cells whose 95% intervals no longer overlap and ` +
-                  'that moved past the floor).';
+                  'that moved past the floor, beyond the fleet\'s own move)' +
+                  (moves.length ? `; the whole fleet moved on ${moves.length} test${moves.length === 1 ? '' : 's'}.` : '.');
         } catch (e) {
             if (!alive || mine !== seq)
                 return;

@@ -777,6 +777,201 @@ test_analysis_regression_judges_noisy_cells_by_their_cis_and_skips_unmatched(voi
     sm_table_fini(&run);
 }
 
+/* ---- few hosts: a gap that large always flags; a time limit is evidence ---- */
+
+/* Three hosts' http thread throughput, as measured on a lab whose h2 was shaped to 50 Mbit/s:
+ * with three hosts the MAD is the gap between the two others, so h2's robust z is -2.1. */
+static void table_http3(sm_table *t, double h2, double h2_low, double h2_high, double h3)
+{
+    assert_int_equal(sm_table_init(t, 3, 1, 0), 0);
+    set_col(&t->cols[0], "http thread 16 MiB x11", "throughput_MBps", "MB/s");
+    const double v[3] = {1078, h2, h3};
+    for (size_t r = 0; r < 3; r++) {
+        snprintf(t->rows[r], sizeof t->rows[r], "h%zu", r + 1);
+        set_cell(sm_table_at(t, r, 0), v[r], 5, 0.02);
+    }
+    sm_table_at(t, 1, 0)->s.ci95_low = h2_low;
+    sm_table_at(t, 1, 0)->s.ci95_high = h2_high;
+}
+
+static void test_analysis_a_host_100x_slower_flags_whatever_z_says(void **state)
+{
+    (void)state;
+    sm_table t;
+    table_http3(&t, 6.26, 6.2, 6.3, 1420);
+    sm_anomalies a = {0};
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 1);
+    const sm_anomaly *x = &a.v[0];
+    assert_int_equal(x->kind, SM_ANOMALY_FLEET);
+    assert_string_equal(x->host, "h2");
+    assert_int_equal(x->row, 1);
+    assert_int_equal(x->dir, SM_DIR_SLOWER);
+    /* The z that the rule alone would have missed, and the evidence that flagged it. */
+    assert_double_near(x->z, MAD_K * (6.26 - 1078) / (1420 - 1078), 1e-9);
+    assert_true(fabs(x->z) < 3.5);
+    assert_double_near(x->value, 6.26, 0);
+    assert_double_near(x->reference, 1078, 0);
+    assert_string_equal(x->rule, "CI beyond every other host's by >= 15%");
+    sm_analysis_flag_table(&t, &a);
+    assert_string_equal(t.flags[1], "http thread 16 MiB x11 6.26 MB/s vs 1078 MB/s (CI apart, z -2.1)");
+    sm_anomalies_fini(&a);
+    sm_table_fini(&t);
+
+    /* Below the others, but its interval 10% short of the nearest one (1078 x 0.98): none. */
+    table_http3(&t, 900, 880, 950, 1200);
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 0);
+    sm_table_fini(&t);
+    /* Far off, but its interval reaching the others': none either. */
+    table_http3(&t, 500, 400, 1100, 1200);
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 0);
+    sm_table_fini(&t);
+    /* The far end of a spread fleet is no outlier: 1078, 1420 and 6.26 apart from both is h2
+     * alone; but with h2 at 900, h3 at 1420 lies 27% beyond h1's interval, further than h1
+     * and h2 differ (20%): h3 stands apart, faster. */
+    table_http3(&t, 900, 880, 950, 1420);
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 1);
+    assert_string_equal(a.v[0].host, "h3");
+    assert_int_equal(a.v[0].dir, SM_DIR_FASTER);
+    sm_anomalies_fini(&a);
+    sm_table_fini(&t);
+}
+
+static void test_analysis_a_host_at_its_time_limit_is_slower_not_missing(void **state)
+{
+    (void)state;
+    sm_table t;
+    table_fleet(&t, 3, 2, 0.02);
+    set_col(&t.cols[1], "http thread 50 MB", "throughput_MBps", "MB/s");
+    /* h2 finished no job of either column: each ran into its 60 s limit. */
+    for (size_t c = 0; c < 2; c++) {
+        sm_table_cell *c2 = sm_table_at(&t, 1, c);
+        memset(c2, 0, sizeof *c2);
+        c2->failed = c2->limited = 3;
+        c2->limit_bound = c == 0 ? 60 : NAN;
+    }
+    sm_anomalies a = {0};
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 2);
+    const sm_anomaly *x = &a.v[0];
+    assert_int_equal(x->kind, SM_ANOMALY_FLEET);
+    assert_string_equal(x->host, "h2");
+    assert_true(x->at_limit);
+    assert_int_equal(x->dir, SM_DIR_SLOWER);
+    assert_double_near(x->value, 60, 0);
+    assert_string_equal(x->rule, "3 of 3 jobs at the time limit");
+    char buf[256];
+    sm_anomaly_text(x, buf, sizeof buf);
+    assert_non_null(strstr(buf, "h2: test 0 (seconds) > 60 s vs fleet "));
+    assert_non_null(strstr(buf, "slower [3 of 3 jobs at the time limit]"));
+    /* A throughput has no bound from the limit alone: "> limit", still slower. */
+    x = &a.v[1];
+    assert_true(x->at_limit);
+    assert_int_equal(x->dir, SM_DIR_SLOWER);
+    assert_true(isnan(x->value));
+    sm_anomaly_text(x, buf, sizeof buf);
+    assert_non_null(strstr(buf, "(throughput_MBps) > limit vs fleet "));
+    char *json = sm_anomalies_json(1, "r", 0, NULL, &a);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"at_limit\":true"));
+    free(json);
+    sm_anomalies_fini(&a);
+
+    /* A limit the finished hosts nearly reach is no evidence: 1.1 s against 1.0. */
+    sm_table_at(&t, 1, 0)->limit_bound = 1.1;
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.v[0].col, 1);
+    sm_anomalies_fini(&a);
+    sm_table_at(&t, 1, 0)->limit_bound = 60;
+
+    /* One job in four at its limit: the three that finished are the cell. */
+    set_cell(sm_table_at(&t, 1, 0), 1.0, 3, 0.02);
+    sm_table_at(&t, 1, 0)->limited = 1;
+    set_cell(sm_table_at(&t, 1, 1), 1.0, 3, 0.02);
+    sm_table_at(&t, 1, 1)->limited = 1;
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 0);
+
+    /* Two hosts of three at their limit: which one is odd is not clear; nothing. */
+    for (size_t r = 0; r < 2; r++) {
+        sm_table_cell *c = sm_table_at(&t, r, 0);
+        memset(c, 0, sizeof *c);
+        c->failed = c->limited = 2;
+        c->limit_bound = 60;
+    }
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 0);
+    sm_table_fini(&t);
+}
+
+/* ---- regressions against the fleet's move ---- */
+
+static void test_analysis_a_fleet_move_is_reported_once_and_only_the_odd_host_regresses(
+    void **state)
+{
+    (void)state;
+    sm_table base, run;
+    table_fleet(&base, 5, 1, 0.02);
+    table_fleet(&run, 5, 1, 0.02);
+    for (size_t r = 0; r < 5; r++) {
+        set_cell(sm_table_at(&base, r, 0), 1.0, 10, 0.02);
+        /* Every host +30%, h4 +90%. */
+        set_cell(sm_table_at(&run, r, 0), r == 3 ? 1.9 : 1.3, 10, 0.02);
+    }
+    sm_anomalies a = {0};
+    assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 2);
+    const sm_anomaly *m = &a.v[0];
+    assert_int_equal(m->kind, SM_ANOMALY_FLEET_MOVE);
+    assert_string_equal(m->host, "fleet");
+    assert_int_equal(m->moved, 5);
+    assert_double_near(m->rel, 0.30, 1e-12);
+    assert_double_near(m->value, 1.3, 1e-12);
+    assert_double_near(m->reference, 1.0, 1e-12);
+    assert_int_equal(m->dir, SM_DIR_SLOWER);
+    assert_string_equal(m->rule, "median move of 5 hosts >= 15%");
+    const sm_anomaly *x = &a.v[1];
+    assert_int_equal(x->kind, SM_ANOMALY_REGRESSION);
+    assert_string_equal(x->host, "h4");
+    assert_double_near(x->reference, 1.3, 1e-12); /* the baseline moved with the fleet */
+    assert_double_near(x->rel, 1.9 / 1.3 - 1, 1e-12);
+    assert_double_near(x->fleet_move, 0.30, 1e-12);
+    assert_string_equal(x->rule, "CIs apart and >= 15%, beyond the fleet's +30%");
+    char buf[256];
+    sm_anomaly_text(m, buf, sizeof buf);
+    assert_string_equal(buf, "fleet: test 0 (seconds) 1.3 s vs baseline 1 s, +30%, z -, slower "
+                             "[median move of 5 hosts >= 15%]");
+    /* The move is on no row; h4's regression on its own. */
+    sm_analysis_flag_table(&run, &a);
+    for (size_t r = 0; r < 5; r++)
+        assert_string_equal(run.flags[r], r == 3 ? "regression: test 0 1.9 s (was 1.3 s)" : "");
+    sm_anomalies_fini(&a);
+
+    /* h4 only 10% beyond the fleet's move: the move alone. */
+    set_cell(sm_table_at(&run, 3, 0), 1.43, 10, 0.02);
+    assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.v[0].kind, SM_ANOMALY_FLEET_MOVE);
+    sm_anomalies_fini(&a);
+
+    /* A move below the floor is not reported, but is still taken out: +10% everywhere and
+     * +30% on h4 is a 18% regression of h4, and nothing else. */
+    for (size_t r = 0; r < 5; r++)
+        set_cell(sm_table_at(&run, r, 0), r == 3 ? 1.3 : 1.1, 10, 0.02);
+    assert_int_equal(sm_analysis_regression(&run, &base, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.v[0].kind, SM_ANOMALY_REGRESSION);
+    assert_string_equal(a.v[0].host, "h4");
+    assert_double_near(a.v[0].rel, 1.3 / 1.1 - 1, 1e-12);
+    sm_anomalies_fini(&a);
+    sm_table_fini(&base);
+    sm_table_fini(&run);
+}
+
 /* ---- text, flags, JSON ---- */
 
 static sm_anomaly slow_host_anomaly(void)
@@ -893,11 +1088,11 @@ static void test_analysis_json_lists_the_evidence_with_null_for_a_missing_z(void
               "{\"kind\":\"fleet\",\"host\":\"h1\",\"role\":\"\",\"test\":\"tcp/unix \\\"x\\\"\","
               "\"metric\":\"seconds\",\"unit\":\"x\",\"ratio\":true,\"value\":0.23,"
               "\"reference\":0.133,\"z\":21.5,\"rel\":0.75,\"floor\":0.15,"
-              "\"rule\":\"|z| > 3.5 and >= 15%\",\"direction\":\"slower\"},"
+              "\"rule\":\"|z| > 3.5 and >= 15%\",\"direction\":\"slower\",\"at_limit\":false},"
               "{\"kind\":\"slow-host\",\"host\":\"h3\",\"role\":\"server\","
               "\"test\":\"stream tcp 1 GB\",\"metric\":\"throughput_MBps\",\"unit\":\"MB/s\","
               "\"ratio\":false,\"value\":333.3,\"reference\":1000,\"z\":null,\"rel\":-0.6667,"
-              "\"floor\":0.15,\"rule\":\"MAD 0, >= 15%\",\"direction\":\"slower\"}]}");
+              "\"floor\":0.15,\"rule\":\"MAD 0, >= 15%\",\"direction\":\"slower\",\"at_limit\":false}]}");
     free(json);
 
     sm_analysis_opts o = {.z = 3, .floor = 0.2};
@@ -954,6 +1149,10 @@ int main(void)
         cmocka_unit_test(test_analysis_regression_needs_cis_apart_and_the_floor),
         cmocka_unit_test(
             test_analysis_regression_judges_noisy_cells_by_their_cis_and_skips_unmatched),
+        cmocka_unit_test(test_analysis_a_host_100x_slower_flags_whatever_z_says),
+        cmocka_unit_test(test_analysis_a_host_at_its_time_limit_is_slower_not_missing),
+        cmocka_unit_test(
+            test_analysis_a_fleet_move_is_reported_once_and_only_the_odd_host_regresses),
         cmocka_unit_test(test_analysis_slow_host_text_names_the_role_and_shows_no_z_for_mad_0),
         cmocka_unit_test(test_analysis_flags_keep_whole_entries_and_say_how_many_more),
         cmocka_unit_test(test_analysis_json_lists_the_evidence_with_null_for_a_missing_z),

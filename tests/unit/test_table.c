@@ -47,9 +47,20 @@ static char *read_golden(const char *name)
     return buf;
 }
 
-/* Byte for byte; on a difference, says where it starts. */
+/* Byte for byte; on a difference, says where it starts. With SM_GOLDEN_UPDATE=1 in the
+ * environment it writes what it got instead, for a deliberate change of format (review the
+ * diff before committing it). */
 static void assert_golden(const char *got, const char *name)
 {
+    const char *update = getenv("SM_GOLDEN_UPDATE");
+    if (update != NULL && strcmp(update, "1") == 0) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", SM_GOLDEN_DIR, name);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(got, 1, strlen(got), f), strlen(got));
+        assert_int_equal(fclose(f), 0);
+    }
     char *want = read_golden(name);
     size_t i = 0;
     while (got[i] != '\0' && got[i] == want[i])
@@ -86,8 +97,9 @@ static void set_col(sm_table_col *c, const char *label, const char *metric, cons
     snprintf(c->unit, sizeof c->unit, "%s", unit);
 }
 
-/* Two hosts x two tests and their ratio; beta's unix cell and ratio are empty, alpha carries a
- * flag and one failed job, and the second label needs CSV quoting. */
+/* Two hosts x two tests and their ratio; beta's unix cell has no value (its two jobs ran into
+ * their 60 s time limit) and its ratio is empty, alpha carries a flag and one failed job, and
+ * the second label needs CSV quoting. */
 static void build_small(sm_table *t)
 {
     assert_int_equal(sm_table_init(t, 2, 2, 1), 0);
@@ -101,6 +113,8 @@ static void build_small(sm_table *t)
     set_cell(sm_table_at(t, 0, 0), 3, 0.230, 0.229, 0.231, 1);
     set_cell(sm_table_at(t, 0, 1), 3, 0.064, 0.063, 0.065, 0);
     set_cell(sm_table_at(t, 1, 0), 3, 0.133, 0.132, 0.134, 0);
+    sm_table_at(t, 1, 1)->failed = sm_table_at(t, 1, 1)->limited = 2;
+    sm_table_at(t, 1, 1)->limit_bound = 60;
     set_cell(sm_table_ratio_at(t, 0, 0), 3, 0.230 / 0.064, 0.231 / 0.065, 0.229 / 0.063, 0);
     snprintf(t->flags[0], sizeof t->flags[0], "seconds: z 12.1 > 3.5 (fleet median 0.133)");
 }
