@@ -129,6 +129,29 @@ class AdaptiveRunTest(unittest.TestCase):
         self.assertEqual(self.f.query("SELECT stopped, COUNT(*) FROM cells WHERE run_id = ? "
                                       "GROUP BY stopped", rid), [("max", 6)])
 
+    def test_pair_cells_get_their_rounds_and_no_host_is_in_two_jobs_at_once(self):
+        body = {"name": "mesh", "hosts": "all", "pairs": "mesh", "warmup": 0,
+                "repetitions": {"min": 2, "max": 3, "ci_rel": 0.0001},
+                "tests": [{"workload": "stream", "scope": "pair", "transport": "tcp",
+                           "msg_size": 65536, "count": 32}]}
+        rid = self.start(body)
+        r = self.wait_run(rid)
+        self.assertEqual(r["progress"], {"done": 18, "failed": 0, "total": 18})  # 6 pairs x 3
+        table = self.f.get(f"/api/runs/{rid}/table?format=json")
+        self.assertTrue(table["pairs"])
+        self.assertEqual([(c["n"], c["stopped"]) for c in table["cells"]], [(3, "max")] * 6)
+        # A host takes part from its job's assignment until its own side's result is stored
+        # (the partner's side may end later): those spans never overlap, added rounds included.
+        jobs = self.f.query("SELECT id, host, peer, assigned_ms FROM jobs WHERE run_id = ?", rid)
+        side_end = {(jid, role): ms for jid, role, ms in self.f.query(
+            "SELECT p.job_id, p.role, p.stored_ms FROM pair_results p JOIN jobs j "
+            "ON j.id = p.job_id WHERE j.run_id = ?", rid)}
+        for h in ("h1", "h2", "h3"):
+            spans = sorted((j[3], side_end[(j[0], "client" if h == j[1] else "server")])
+                           for j in jobs if h in (j[1], j[2]))
+            for (s1, e1), (s2, e2) in zip(spans, spans[1:]):
+                self.assertLessEqual(e1, s2, f"{h} in two jobs at once")
+
     def test_bad_bounds_are_refused_naming_the_member(self):
         for reps, field in (({"min": 0}, "repetitions.min"), ({"min": 9, "max": 8},
                                                                "repetitions.max"),
