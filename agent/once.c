@@ -52,7 +52,8 @@ static int alloc_samples(const sm_once_opts *o, sm_cell_report *c)
 {
     sm_params_validate(&c->params, NULL); /* derives defaults; checked by opts */
     variant_name(&c->params, c->variant, sizeof c->variant);
-    c->samples = calloc(o->repetitions, sizeof *c->samples);
+    /* Adaptive repetitions may go up to max: room for all of them up front. */
+    c->samples = calloc(o->reps_auto ? o->reps.max : o->repetitions, sizeof *c->samples);
     c->warmup = o->warmup ? calloc(o->warmup, sizeof *c->warmup) : NULL;
     if (!c->samples || (o->warmup && !c->warmup))
         return SM_ENOMEM;
@@ -143,6 +144,33 @@ static void summarise_cell(const sm_report *rep, sm_cell_report *c)
             c->summary_have |= 1ull << m;
     }
     free(x);
+}
+
+/* --repetitions auto, after a measured round: whether any variant's CI of its headline metric
+ * is still wide (another round of every variant, so that ratios stay paired); each variant's
+ * reason to stop goes to its report. */
+static int need_round(const sm_once_opts *o, sm_report *rep, bool *more)
+{
+    *more = false;
+    for (size_t k = 0; k < rep->n_cells; k++) {
+        sm_cell_report *c = &rep->cells[k];
+        const sm_metric m = sm_reps_metric(&c->params);
+        double *x = malloc((c->n_samples ? c->n_samples : 1) * sizeof *x);
+        if (!x)
+            return SM_ENOMEM;
+        for (size_t i = 0; i < c->n_samples; i++)
+            x[i] = c->samples[i].ok && sm_result_has(&c->samples[i], m)
+                       ? sm_result_get(&c->samples[i], m)
+                       : NAN; /* a failed repetition is no sample */
+        sm_reps_decision d;
+        int rc = sm_reps_decide(x, c->n_samples, (uint32_t)c->n_samples, &o->reps, &d);
+        free(x);
+        if (rc)
+            return rc;
+        c->stopped = d.more ? SM_REPS_NONE : d.why;
+        *more = *more || d.more;
+    }
+    return 0;
 }
 
 /* Pairs repetition i of cell a with repetition i of cell b: they ran back to back, so the
@@ -240,9 +268,10 @@ int sm_once_run(const sm_once_opts *o, sm_report *rep, FILE *progress, sm_error 
         ro.tls = tls;
     }
 
-    const size_t total = (size_t)(o->warmup + o->repetitions) * rep->n_cells;
+    uint32_t planned = o->repetitions; /* measured rounds; auto adds to it */
+    size_t total = (size_t)(o->warmup + planned) * rep->n_cells;
     size_t done = 0;
-    for (uint32_t round = 0; round < o->warmup + o->repetitions; round++) {
+    for (uint32_t round = 0; round < o->warmup + planned; round++) {
         const int warm = round < o->warmup;
         const uint32_t i = warm ? round : round - o->warmup;
         for (size_t k = 0; k < rep->n_cells; k++) {
@@ -257,7 +286,16 @@ int sm_once_run(const sm_once_opts *o, sm_report *rep, FILE *progress, sm_error 
                 c->n_samples++;
             failed += !r->ok;
             progress_line(progress, ++done, total, warm ? "warm-up" : "rep", i + 1,
-                          warm ? o->warmup : o->repetitions, c, r);
+                          warm ? o->warmup : planned, c, r);
+        }
+        bool more = false;
+        if (o->reps_auto && round + 1 == o->warmup + planned && (rc = need_round(o, rep, &more))) {
+            rc = sm_error_set(err, rc, "out of memory deciding on another round");
+            goto out;
+        }
+        if (more) {
+            planned++;
+            total += rep->n_cells;
         }
     }
     rep->with_disturbed = o->include_disturbed;

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 
@@ -26,6 +27,8 @@ enum {
     OPT_REQ_SIZE,
     OPT_RESP_SIZE,
     OPT_REPETITIONS,
+    OPT_MAX_REPS,
+    OPT_CI_REL,
     OPT_WARMUP,
     OPT_TIME_LIMIT,
     OPT_FORMAT,
@@ -66,6 +69,8 @@ static const struct option long_opts[] = {
     {"req-size", required_argument, NULL, OPT_REQ_SIZE},
     {"resp-size", required_argument, NULL, OPT_RESP_SIZE},
     {"repetitions", required_argument, NULL, OPT_REPETITIONS},
+    {"max-repetitions", required_argument, NULL, OPT_MAX_REPS},
+    {"ci-rel", required_argument, NULL, OPT_CI_REL},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"time-limit-ms", required_argument, NULL, OPT_TIME_LIMIT},
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -136,7 +141,11 @@ const char *sm_opts_usage(void)
            "Sizes take binary suffixes: 64K = 65536, 1M, 1G.\n"
            "\n"
            "Repetitions:\n"
-           "  --repetitions N        measured repetitions per variant (default 7, max 1000)\n"
+           "  --repetitions N|auto   measured repetitions per variant (default 7, max 1000);\n"
+           "                         auto: 5, then one more round of every variant until\n"
+           "                         each one's 95% CI of the median is within +-F of it\n"
+           "  --ci-rel F             auto: the CI's half-width F x the median (default 0.05)\n"
+           "  --max-repetitions N    auto: stop there, CI tight or not (default 30)\n"
            "  --warmup N             warm-up repetitions first, reported apart (default 1)\n"
            "  --preset NAME          seed-tcp-unix: the 2010 test (8192 lines of 128 bytes,\n"
            "                         TCP with and without TCP_NODELAY against a Unix socket);\n"
@@ -167,7 +176,7 @@ const char *sm_opts_usage(void)
 typedef struct given {
     bool workload, msg_size, count, bytes, duration, framing, cork, sndbuf, rcvbuf, read_size,
         req_size, resp_size, time_limit, transports, nodelay, repetitions, warmup, clients,
-        connections, repeat, buffer_size, fresh_connect, http2, tls, verify, url;
+        max_reps, ci_rel, connections, repeat, buffer_size, fresh_connect, http2, tls, verify, url;
     sm_params v;
 } given;
 
@@ -551,12 +560,32 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
             break;
         case OPT_REPETITIONS:
             g.repetitions = true;
+            cli.reps_auto = strcmp(optarg, "auto") == 0;
+            if (cli.reps_auto)
+                break;
             if (!(rc = num_arg("repetitions", optarg, SM_REPETITIONS_MAX, &v, err))) {
                 if (v == 0)
                     rc = sm_error_set(err, SM_EINVAL, "--repetitions: 0 is below the minimum 1");
                 cli.repetitions = (uint32_t)v;
             }
             break;
+        case OPT_MAX_REPS:
+            g.max_reps = true;
+            if (!(rc = num_arg("max-repetitions", optarg, SM_REPETITIONS_MAX, &v, err))) {
+                if (v == 0)
+                    rc =
+                        sm_error_set(err, SM_EINVAL, "--max-repetitions: 0 is below the minimum 1");
+                cli.reps.max = (uint32_t)v;
+            }
+            break;
+        case OPT_CI_REL: {
+            g.ci_rel = true;
+            char *end;
+            cli.reps.ci_rel = strtod(optarg, &end);
+            if (*end || end == optarg || !(cli.reps.ci_rel > 0 && cli.reps.ci_rel < 1))
+                rc = bad_value(err, "ci-rel", optarg, "a fraction between 0 and 1 (0.05 is +-5%)");
+            break;
+        }
         case OPT_WARMUP:
             g.warmup = true;
             if (!(rc = num_arg("warmup", optarg, SM_WARMUP_MAX, &v, err)))
@@ -681,6 +710,17 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
     }
     if (g.repetitions || !o->preset[0])
         o->repetitions = cli.repetitions;
+    if ((g.max_reps || g.ci_rel) && !cli.reps_auto)
+        return sm_error_set(err, SM_EINVAL,
+                            "--max-repetitions and --ci-rel go with --repetitions auto");
+    if (cli.reps_auto) {
+        /* The coordinator's defaults; a --max-repetitions below 5 lowers the minimum too. */
+        o->reps_auto = true;
+        o->reps.max = g.max_reps ? cli.reps.max : SM_REPS_AUTO_MAX;
+        o->reps.ci_rel = g.ci_rel ? cli.reps.ci_rel : SM_REPS_AUTO_CI_REL;
+        o->reps.min = o->reps.max < SM_REPS_AUTO_MIN ? o->reps.max : SM_REPS_AUTO_MIN;
+        o->repetitions = o->reps.min;
+    }
     if (g.warmup || !o->preset[0])
         o->warmup = cli.warmup;
     apply_given(o, &g);

@@ -9,6 +9,7 @@
 #include "agent/workloads/workload.h"
 #include "proto/err.h"
 #include "proto/params.h"
+#include "proto/reps.h"
 
 typedef enum sm_format { SM_FMT_TABLE = 0, SM_FMT_JSON, SM_FMT_CSV } sm_format;
 
@@ -24,7 +25,11 @@ typedef struct sm_once_opts {
     size_t n_nodelay;
     sm_http_client clients[SM_HTTP__COUNT]; /* http: the variants are client models, in order */
     size_t n_clients;
-    uint32_t repetitions;
+    uint32_t repetitions; /* measured rounds; with reps_auto, reps.min to start with */
+    /* --repetitions auto: rounds are added until every variant's CI is within reps.ci_rel of
+     * its median, or reps.max rounds ran (--max-repetitions, --ci-rel) */
+    bool reps_auto;
+    sm_reps_rule reps;
     uint32_t warmup;
     sm_format format;
     char preset[32];    /* "" when none */

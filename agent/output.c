@@ -129,7 +129,11 @@ static void describe_test(FILE *f, const sm_params *p, const sm_once_opts *o)
         else
             fprintf(f, ", %u ms of connections", p->duration_ms);
     }
-    fprintf(f, "; %u repetitions (+%u warm-up) interleaved\n", o->repetitions, o->warmup);
+    if (o->reps_auto)
+        fprintf(f, "; %u to %u repetitions until the CI is tight (+%u warm-up) interleaved\n",
+                o->reps.min, o->reps.max, o->warmup);
+    else
+        fprintf(f, "; %u repetitions (+%u warm-up) interleaved\n", o->repetitions, o->warmup);
 }
 
 static void describe_host(FILE *f, const sm_facts *h)
@@ -198,6 +202,22 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
             fprintf(f, "  %*s", cols[k].ci ? 30 : 10, t);
         }
         fprintf(f, "\n");
+    }
+    if (o && o->reps_auto) {
+        fprintf(f,
+                "\nrepetitions: auto, %u to %u until the 95%% CI of %s is within +-%g%% of "
+                "the median:\n",
+                o->reps.min, o->reps.max, sm_metric_name(sm_reps_metric(&rep->cells[0].params)),
+                o->reps.ci_rel * 100);
+        for (size_t i = 0; i < rep->n_cells; i++) {
+            const sm_cell_report *c = &rep->cells[i];
+            const char *why = sm_reps_stop_name(c->stopped);
+            fprintf(f, "  %-14s %3zu  %s\n", c->variant, c->n_samples,
+                    c->stopped == SM_REPS_MAX  ? "stopped on max: the CI is still wider"
+                    : c->stopped == SM_REPS_CI ? "stopped on ci"
+                    : why                      ? why
+                                               : "-");
+        }
     }
     placement(f, rep, o);
     if (rep->n_ratios) {

@@ -422,6 +422,7 @@ static int run_data_load(sm_api_ctx *a, uint64_t id, run_data *d, sm_error *err)
         c->variant = d->rows[i].variant;
         snprintf(c->host, sizeof c->host, "%s", d->rows[i].host);
         snprintf(c->peer, sizeof c->peer, "%s", d->rows[i].peer);
+        c->stopped = d->rows[i].stopped;
         sm_codec_params_decode(d->rows[i].params_json, strlen(d->rows[i].params_json), &c->params,
                                err);
         d->any_local |= c->params.scope == SM_SCOPE_LOCAL;

@@ -3,6 +3,7 @@
 #include "coordinator/export.h"
 
 #include "proto/params.h"
+#include "proto/reps.h"
 #include "proto/stats.h"
 
 #include <inttypes.h>
@@ -16,20 +17,8 @@
 
 sm_metric sm_export_headline(const sm_params *p)
 {
-    switch (p->workload) {
-    case SM_WL_STREAM:
-        /* The 2010 line test reported the receiver's time for a fixed amount, not a rate. */
-        return p->framing == SM_FRAMING_LINES ? SM_M_SECONDS : SM_M_THROUGHPUT;
-    case SM_WL_RR:
-        return SM_M_RTT_P50_US;
-    case SM_WL_CONNECT:
-        return SM_M_CONNECTS_PER_S;
-    case SM_WL_HTTP:
-        return SM_M_THROUGHPUT;
-    default:
-        /* Every workload reports its wall time. */
-        return SM_M_SECONDS;
-    }
+    /* One definition for the tables and for the adaptive repetitions that tighten it. */
+    return sm_reps_metric(p);
 }
 
 /* ---- labels ---- */
@@ -503,6 +492,9 @@ int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
     for (size_t k = 0; k < n_loop; k++)
         fill_loop_col(&t.ratio_cols[n_ratios + k], &sel[col_first[loops[k].col]]->params);
 
+    /* Adaptive runs: why each cell got no more rounds, as the coordinator recorded it. */
+    for (size_t si = 0; si < n_sel; si++)
+        t.cells[row_of[si] * n_cols + col_of[si]].stopped = sel[si]->stopped;
     /* Each measured sample goes to its (row, column) slot: failures are counted there, ok values
      * of the column's headline metric are kept for the statistics. */
     for (size_t i = 0; i < n_samples; i++) {

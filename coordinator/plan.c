@@ -389,6 +389,18 @@ int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_flee
                    count_scope(&spec->tests[t], SM_SCOPE_PAIR) * n_pairs;
     uint64_t per_cell = (uint64_t)spec->warmup + spec->repetitions;
     uint64_t n_jobs = n_cells * per_cell;
+    /* An adaptive run may grow to max repetitions per cell: its bound is checked up front, so
+     * that a run accepted never outgrows what the store and the queues were sized for. */
+    uint64_t n_most = n_cells * ((uint64_t)spec->warmup + (spec->adaptive ? spec->reps.max : 0));
+    if (spec->adaptive && n_most > SM_PLAN_JOBS_MAX) {
+        set_field(&x, "repetitions.max");
+        rc = sm_error_set(err, SM_EINVAL,
+                          "repetitions.max: %llu cells x (%u repetitions + %u warm-up) = %llu "
+                          "jobs, above the maximum %d",
+                          (unsigned long long)n_cells, spec->reps.max, spec->warmup,
+                          (unsigned long long)n_most, SM_PLAN_JOBS_MAX);
+        goto out;
+    }
     if (n_jobs > SM_PLAN_JOBS_MAX) {
         set_field(&x, "repetitions");
         rc = sm_error_set(err, SM_EINVAL,

@@ -29,6 +29,7 @@ typedef struct sm_cell {
     char host[SM_NAME_LEN]; /* local: the host; pair: the client */
     char peer[SM_NAME_LEN]; /* pair: the server (receiver); "" for local */
     sm_params params;
+    sm_reps_stop stopped; /* adaptive runs: why the cell got no more rounds (export reads it) */
 } sm_cell;
 
 typedef struct sm_plan_job {
@@ -58,7 +59,8 @@ typedef struct sm_plan {
  *   `order` is the job's position in that sequence. Pair jobs carry the circle-method round of
  *   their pair (sm_plan_rounds): the coordinator queues jobs by (warm-up, repetition, round,
  *   order), so the disjoint pairs of a round run side by side.
- * - Bound: more than SM_PLAN_JOBS_MAX jobs is SM_EINVAL naming "repetitions" and the counts.
+ * - Bound: more than SM_PLAN_JOBS_MAX jobs is SM_EINVAL naming "repetitions" and the counts;
+ *   an adaptive spec plans reps.min repetitions and is bounded by reps.max ("repetitions.max").
  * *out must be sm_plan_fini'd on success; left empty on error. */
 int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_fleet, sm_plan *out,
                    char *field_buf, size_t field_len, sm_error *err);

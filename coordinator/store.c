@@ -95,6 +95,12 @@ static const char *const migrations[] = {
     " result_json TEXT NOT NULL, stored_ms INTEGER NOT NULL,"
     " PRIMARY KEY(job_id, attempt, role));"
     "PRAGMA user_version = 3;",
+    /* 4: adaptive repetitions. Why a cell got no more rounds ("ci", "max", "failed"); '' for
+     * the cells of fixed repetitions and of runs still deciding. A run's total grows with
+     * the rounds it adds, in the existing column. */
+    "ALTER TABLE cells ADD COLUMN stopped TEXT NOT NULL DEFAULT '';"
+    "CREATE INDEX jobs_run_cell ON jobs(run_id, cell);"
+    "PRAGMA user_version = 4;",
 };
 
 #define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
@@ -128,6 +134,9 @@ enum {
     Q_RUN_RESULTS,
     Q_SIDE_INSERT,
     Q_SIDE_GET,
+    Q_RUN_SET_TOTAL,
+    Q_CELL_SET_STOPPED,
+    Q_CELL_RESULTS,
     Q_COUNT
 };
 
@@ -198,7 +207,7 @@ static const char *const queries[Q_COUNT] = {
                      " WHERE id = ?1",
     [Q_CELL_INSERT] = "INSERT INTO cells(run_id, idx, test, variant, host, peer, params_json)"
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [Q_CELLS_LIST] = "SELECT idx, test, variant, host, peer, params_json FROM cells"
+    [Q_CELLS_LIST] = "SELECT idx, test, variant, host, peer, params_json, stopped FROM cells"
                      " WHERE run_id = ?1 ORDER BY idx",
     [Q_JOB_INSERT_RUN] =
         "INSERT INTO jobs(host, params_json, state, reason, attempt, created_ms, run_id, cell,"
@@ -207,6 +216,12 @@ static const char *const queries[Q_COUNT] = {
     /* id breaks ties so that the order never depends on the query plan. */
     [Q_RUN_JOBS] = "SELECT " JOB_COLUMNS " FROM jobs WHERE run_id = ?1 ORDER BY ord, id",
     /* A retried job keeps the results of its earlier attempts; only the current one counts. */
+    [Q_RUN_SET_TOTAL] = "UPDATE runs SET total = ?2 WHERE id = ?1",
+    /* The measured results of one cell, current attempts only, as Q_RUN_RESULTS gives them. */
+    [Q_CELL_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
+                       " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
+                       " WHERE j.run_id = ?1 AND j.cell = ?2 AND j.warmup = 0 ORDER BY j.ord",
+    [Q_CELL_SET_STOPPED] = "UPDATE cells SET stopped = ?3 WHERE run_id = ?1 AND idx = ?2",
     [Q_RUN_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
                       " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                       " WHERE j.run_id = ?1 ORDER BY j.ord",
@@ -1111,6 +1126,47 @@ out:
     return ret;
 }
 
+int sm_store_run_set_total(sm_store *st, uint64_t id, uint32_t total, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_RUN_SET_TOTAL];
+    int ret = bind_id(s, 1, id, "run", err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_bind_int64(s, 2, total);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "run total");
+    else if (sqlite3_changes(st->db) == 0)
+        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
+out:
+    done_with(s);
+    return ret;
+}
+
+int sm_store_cell_set_stopped(sm_store *st, uint64_t run_id, uint32_t idx, sm_reps_stop why,
+                              sm_error *err)
+{
+    const char *name = sm_reps_stop_name(why);
+    sqlite3_stmt *s = st->stmts[Q_CELL_SET_STOPPED];
+    int ret = bind_id(s, 1, run_id, "run", err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_bind_int64(s, 2, idx);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 3, name ? name : "", -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "cell stopped");
+    else if (sqlite3_changes(st->db) == 0)
+        ret = sm_error_set(err, SM_EINVAL, "no cell %u in run %llu", (unsigned)idx,
+                           (unsigned long long)run_id);
+out:
+    done_with(s);
+    return ret;
+}
+
 static int read_cell(sqlite3_stmt *s, void *row, sm_error *err)
 {
     sm_cell_row *c = row;
@@ -1125,6 +1181,10 @@ static int read_cell(sqlite3_stmt *s, void *row, sm_error *err)
         ret = column_dup(s, 5, &c->params_json, err);
     if (ret == 0 && c->params_json == NULL)
         ret = sm_error_set(err, SM_EPARSE, "cell %u: no params", (unsigned)c->idx);
+    if (ret == 0) {
+        const unsigned char *why = sqlite3_column_text(s, 6);
+        c->stopped = sm_reps_stop_parse((const char *)why);
+    }
     if (ret != 0) {
         free(c->params_json);
         c->params_json = NULL;
@@ -1234,6 +1294,31 @@ int sm_store_run_results(sm_store *st, uint64_t run_id, sm_run_result **prows, s
     size_t n;
     int ret = collect_run(st, Q_RUN_RESULTS, run_id, sizeof(sm_run_result), read_run_result, &rows,
                           &n, "run results", err);
+    if (ret != 0) {
+        sm_store_run_results_free(rows, n);
+        return ret;
+    }
+    *prows = rows;
+    *pn = n;
+    return 0;
+}
+
+int sm_store_cell_results(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_result **prows,
+                          size_t *pn, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_CELL_RESULTS];
+    void *rows = NULL;
+    size_t n = 0;
+    *prows = NULL;
+    *pn = 0;
+    int ret = bind_id(s, 1, run_id, "run", err);
+    if (ret == 0 && sqlite3_bind_int64(s, 2, cell) != SQLITE_OK)
+        ret = db_error(st->db, err, "cell results");
+    if (ret != 0) {
+        done_with(s);
+        return ret;
+    }
+    ret = collect(s, sizeof(sm_run_result), read_run_result, &rows, &n, "cell results", err);
     if (ret != 0) {
         sm_store_run_results_free(rows, n);
         return ret;

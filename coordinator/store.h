@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "proto/err.h"
+#include "proto/reps.h"
 
 typedef struct sm_store sm_store;
 
@@ -137,9 +138,16 @@ typedef struct sm_cell_row {
     uint32_t idx, test, variant;
     char host[65];
     char peer[65];
-    char *params_json; /* owned */
+    char *params_json;    /* owned */
+    sm_reps_stop stopped; /* read only (sm_store_cell_set_stopped writes it) */
 } sm_cell_row;
 int sm_store_cell_insert(sm_store *st, uint64_t run_id, const sm_cell_row *c, sm_error *err);
+/* Adaptive repetitions (schema version 4): why a cell got no more rounds. SM_EINVAL when the
+ * run has no such cell. */
+int sm_store_cell_set_stopped(sm_store *st, uint64_t run_id, uint32_t idx, sm_reps_stop why,
+                              sm_error *err);
+/* A run's planned job count, raised when an adaptive run adds a round. SM_EINVAL: no run. */
+int sm_store_run_set_total(sm_store *st, uint64_t id, uint32_t total, sm_error *err);
 /* The run's cells by idx; free with sm_store_cells_free. */
 int sm_store_cells_list(sm_store *st, uint64_t run_id, sm_cell_row **rows, size_t *n,
                         sm_error *err);
@@ -161,6 +169,9 @@ typedef struct sm_run_result {
 } sm_run_result;
 int sm_store_run_results(sm_store *st, uint64_t run_id, sm_run_result **rows, size_t *n,
                          sm_error *err);
+/* The same for one cell's measured (not warm-up) jobs only. */
+int sm_store_cell_results(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_result **rows,
+                          size_t *n, sm_error *err);
 void sm_store_run_results_free(sm_run_result *rows, size_t n);
 
 /* Stores a result once: INSERT OR IGNORE on the unique (job, attempt). *inserted says whether

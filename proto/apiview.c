@@ -396,14 +396,18 @@ static int hosts_item(const char *hosts, cJSON **out, sm_error *err)
     return 0;
 }
 
-int sm_apiview_preset_request(const char *preset, const char *hosts, uint32_t repetitions,
-                              char **body, sm_error *err)
+/* {"preset":..., "hosts":..., "repetitions": reps} with reps (owned, may be NULL) added. */
+static int preset_request(const char *preset, const char *hosts, cJSON *reps, char **body,
+                          sm_error *err)
 {
     cJSON *o = cJSON_CreateObject(), *h = NULL;
-    if (!o)
+    if (!o) {
+        cJSON_Delete(reps);
         return sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
     int rc = hosts ? hosts_item(hosts, &h, err) : 0;
     if (rc) {
+        cJSON_Delete(reps);
         cJSON_Delete(o);
         return rc;
     }
@@ -412,11 +416,35 @@ int sm_apiview_preset_request(const char *preset, const char *hosts, uint32_t re
         ok = sm_codec_put_item(o, "hosts", h);
     else
         cJSON_Delete(h);
-    if (ok && repetitions)
-        ok = sm_codec_put_item(o, "repetitions", sm_codec_u64_item(repetitions));
+    if (ok && reps)
+        ok = sm_codec_put_item(o, "repetitions", reps);
+    else
+        cJSON_Delete(reps);
     char *text = sm_codec_finish(o, ok, 0, "run request", err);
     if (!text)
         return SM_ENOMEM;
     *body = text;
     return 0;
+}
+
+int sm_apiview_preset_request(const char *preset, const char *hosts, uint32_t repetitions,
+                              char **body, sm_error *err)
+{
+    cJSON *reps = repetitions ? sm_codec_u64_item(repetitions) : NULL;
+    if (repetitions && !reps)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    return preset_request(preset, hosts, reps, body, err);
+}
+
+int sm_apiview_preset_request_adaptive(const char *preset, const char *hosts,
+                                       const sm_reps_rule *rule, char **body, sm_error *err)
+{
+    cJSON *reps = cJSON_CreateObject();
+    if (!reps || !cJSON_AddNumberToObject(reps, "min", rule->min) ||
+        !cJSON_AddNumberToObject(reps, "max", rule->max) ||
+        !cJSON_AddNumberToObject(reps, "ci_rel", rule->ci_rel)) {
+        cJSON_Delete(reps);
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+    return preset_request(preset, hosts, reps, body, err);
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "proto/err.h"
+#include "proto/reps.h"
 
 /* Decoders read the fields they show and skip the others, so that a newer coordinator that
  * adds fields is still readable. A field they read with the wrong type, or a missing one, is
@@ -93,5 +94,8 @@ int sm_apiview_run_id_decode(const char *json, size_t len, uint64_t *id, sm_erro
  * malloc'd compact text in *body. */
 int sm_apiview_preset_request(const char *preset, const char *hosts, uint32_t repetitions,
                               char **body, sm_error *err);
+/* The same with adaptive repetitions: "repetitions":{"min":..,"max":..,"ci_rel":..}. */
+int sm_apiview_preset_request_adaptive(const char *preset, const char *hosts,
+                                       const sm_reps_rule *rule, char **body, sm_error *err);
 
 #endif

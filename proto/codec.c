@@ -1123,6 +1123,8 @@ static cJSON *cell_json(const sm_cell_report *c)
         o != NULL && put_str(o, "workload", sm_workload_name(c->params.workload)) &&
         put_str(o, "transport", sm_transport_name(c->params.transport)) &&
         PUT_FIXED(o, "variant", c->variant) && put_item(o, "params", params_json(&c->params)) &&
+        (sm_reps_stop_name(c->stopped) ? put_str(o, "stopped", sm_reps_stop_name(c->stopped))
+                                       : cJSON_AddNullToObject(o, "stopped") != NULL) &&
         (samples = cJSON_AddArrayToObject(o, "samples")) != NULL &&
         (warmup = cJSON_AddArrayToObject(o, "warmup_samples")) != NULL &&
         (failures = cJSON_AddArrayToObject(o, "failures")) != NULL &&

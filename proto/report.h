@@ -8,6 +8,7 @@
 
 #include "proto/facts.h"
 #include "proto/params.h"
+#include "proto/reps.h"
 #include "proto/result.h"
 #include "proto/stats.h"
 
@@ -26,6 +27,7 @@ typedef struct sm_cell_report {
     size_t n_warmup;
     sm_summary summary[SM_M__COUNT];
     uint64_t summary_have;
+    sm_reps_stop stopped; /* adaptive repetitions: why it got no more rounds; NONE if fixed */
 } sm_cell_report;
 
 /* A paired ratio numerator/denominator of one metric: repetition i of one cell over

@@ -83,6 +83,72 @@ static int get_range(const cJSON *item, const char *field, uint32_t min, uint32_
     return 0;
 }
 
+/* A fraction strictly between 0 and 1. */
+static int get_fraction(const cJSON *item, const char *field, double *out, ctx *c)
+{
+    set_field(c, "%s", field);
+    if (!cJSON_IsNumber(item))
+        return sm_error_set(c->err, SM_EPARSE, "%s: expected a number", field);
+    double d = item->valuedouble;
+    if (!(d > 0 && d < 1))
+        return sm_error_set(c->err, SM_EINVAL,
+                            "%s: %g is not between 0 and 1 (exclusive; 0.05 is +-5%%)", field, d);
+    *out = d;
+    return 0;
+}
+
+/* "repetitions": an integer (fixed), "auto", or {"min","max","ci_rel"} (adaptive). */
+static int reps_from_json(const cJSON *item, sm_spec *s, ctx *c)
+{
+    set_field(c, "repetitions");
+    if (cJSON_IsNumber(item))
+        return get_range(item, "repetitions", 1, SM_SPEC_REPS_MAX, &s->repetitions, c);
+    sm_reps_rule r = {SM_REPS_AUTO_MIN, SM_REPS_AUTO_MAX, SM_REPS_AUTO_CI_REL};
+    if (cJSON_IsString(item)) {
+        if (strcmp(item->valuestring, "auto") != 0)
+            return sm_error_set(c->err, SM_EPARSE,
+                                "repetitions: unknown value '%.64s' (a number, \"auto\" or "
+                                "{\"min\":5,\"max\":30,\"ci_rel\":0.05})",
+                                item->valuestring);
+    } else if (cJSON_IsObject(item)) {
+        enum { R_MIN, R_MAX, R_CI_REL };
+        static const char *const keys[] = {"min", "max", "ci_rel"};
+        uint32_t seen = 0;
+        int rc = check_keys(item, "repetitions", "repetitions.", keys, 3, 0, &seen, c);
+        if (rc == 0 && (seen & 1u << R_MIN))
+            rc = get_range(cJSON_GetObjectItemCaseSensitive(item, "min"), "repetitions.min", 1,
+                           SM_SPEC_REPS_MAX, &r.min, c);
+        if (rc == 0 && (seen & 1u << R_MAX))
+            rc = get_range(cJSON_GetObjectItemCaseSensitive(item, "max"), "repetitions.max", 1,
+                           SM_SPEC_REPS_MAX, &r.max, c);
+        if (rc == 0 && (seen & 1u << R_CI_REL))
+            rc = get_fraction(cJSON_GetObjectItemCaseSensitive(item, "ci_rel"),
+                              "repetitions.ci_rel", &r.ci_rel, c);
+        if (rc != 0)
+            return rc;
+        /* A default gives way to the bound that was given: {"min": 40} means up to 40 or
+         * more, {"max": 3} at most 3. Two given bounds in the wrong order are an error. */
+        if (!(seen & 1u << R_MAX) && r.max < r.min)
+            r.max = r.min;
+        if (!(seen & 1u << R_MIN) && r.min > r.max)
+            r.min = r.max;
+        if (r.max < r.min) {
+            set_field(c, "repetitions.max");
+            return sm_error_set(c->err, SM_EINVAL,
+                                "repetitions.max: %" PRIu32 " is below repetitions.min %" PRIu32,
+                                r.max, r.min);
+        }
+    } else {
+        return sm_error_set(c->err, SM_EPARSE,
+                            "repetitions: expected a number, \"auto\" or "
+                            "{\"min\":5,\"max\":30,\"ci_rel\":0.05}");
+    }
+    s->adaptive = true;
+    s->reps = r;
+    s->repetitions = r.min;
+    return 0;
+}
+
 /* An agent name; field is its path, for the field buffer and the reason. */
 static int get_name(const cJSON *item, const char *field, char out[SM_NAME_LEN], ctx *c)
 {
@@ -544,8 +610,7 @@ static int spec_from_json(const cJSON *root, sm_spec *s, ctx *c)
     if (rc == 0 && (seen & 1u << F_PAIRS))
         rc = pairs_within_hosts(s, c);
     if (rc == 0 && (seen & 1u << F_REPS))
-        rc =
-            get_range(member(root, F_REPS), "repetitions", 1, SM_SPEC_REPS_MAX, &s->repetitions, c);
+        rc = reps_from_json(member(root, F_REPS), s, c);
     if (rc == 0 && (seen & 1u << F_WARMUP))
         rc = get_range(member(root, F_WARMUP), "warmup", 0, SM_SPEC_WARMUP_MAX, &s->warmup, c);
     if (rc == 0 && (seen & 1u << F_PARALLEL)) {

@@ -11,6 +11,7 @@
 #include "proto/envelope.h"
 #include "proto/err.h"
 #include "proto/params.h"
+#include "proto/reps.h"
 
 /* Room for an agent name and its NUL. */
 #define SM_NAME_LEN (SM_NAME_MAX + 1)
@@ -51,12 +52,17 @@ typedef struct sm_spec {
     bool parallel;        /* default true: local jobs of different hosts run side by side */
     sm_spec_test *tests;  /* owned */
     size_t n_tests;
+    /* "repetitions" as an object (or "auto"): each cell starts with reps.min interleaved
+     * repetitions (repetitions is set to it) and gets more rounds until its CI is tight or
+     * reps.max (proto/reps.h). */
+    bool adaptive;
+    sm_reps_rule reps;
 } sm_spec;
 
 /* Decodes and validates a spec:
  *   {"name":"tcp-vs-unix","hosts":"all"|["h1","h2"]|{"label":"rack=2"},
  *    "pairs":"mesh"|"ring"|{"star":"h1"}|[["h1","h2"],...],
- *    "repetitions":5,"warmup":1,"parallel":true,
+ *    "repetitions":5 | "auto" | {"min":5,"max":30,"ci_rel":0.05},"warmup":1,"parallel":true,
  *    "tests":[{"workload":"stream","scope":"local","transport":["tcp","unix"],
  *              "msg_size":[128,131072],"count":8192}, ...]}
  * Every field of a test is a params field (proto/codec's names) whose value may be a list; the
@@ -64,9 +70,12 @@ typedef struct sm_spec {
  * sm_params_validate. TCP-only options (nodelay, cork) are forced false for transport unix
  * and the duplicates that leaves are dropped, so ["tcp","unix"] x nodelay [false,true] gives
  * three variants, not an error. Only name and tests are required; pairs is required when a
- * test has scope pair. On error: SM_EPARSE/SM_EINVAL, err->msg names the field and the bound,
- * and field_buf gets its path (e.g. "tests[1].msg_size[2]"). *out is left empty on error and
- * must be sm_spec_fini'd on success. */
+ * test has scope pair. The object form of repetitions may leave out any member (min 5 or the
+ * given max if lower, max 30 or the given min if higher, ci_rel 0.05) and "auto" is all
+ * defaults; each bound is checked (1 <= min <= max <= SM_SPEC_REPS_MAX, 0 < ci_rel < 1) with
+ * the member as the field ("repetitions.min"). On error: SM_EPARSE/SM_EINVAL, err->msg names the
+ * field and the bound, and field_buf gets its path (e.g. "tests[1].msg_size[2]"). *out is left
+ * empty on error and must be sm_spec_fini'd on success. */
 int sm_spec_decode(const char *json, size_t len, sm_spec *out, char *field_buf, size_t field_len,
                    sm_error *err);
 void sm_spec_fini(sm_spec *s);

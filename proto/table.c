@@ -209,7 +209,7 @@ static void csv_header_field(sbuf *b, const sm_table_col *c, const char *stat, b
     csv_field(b, text, n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
-static void csv_header_group(sbuf *b, const sm_table_col *c, bool ratio)
+static void csv_header_group(sbuf *b, const sm_table_col *c, bool ratio, bool stopped)
 {
     csv_header_field(b, c, "median", true);
     csv_header_field(b, c, "ci95_low", true);
@@ -217,6 +217,18 @@ static void csv_header_group(sbuf *b, const sm_table_col *c, bool ratio)
     csv_header_field(b, c, "n", false);
     if (!ratio)
         csv_header_field(b, c, "disturbed", false);
+    if (stopped)
+        csv_header_field(b, c, "stopped", false);
+}
+
+/* Whether any value cell records why its adaptive repetitions stopped: only then has the CSV a
+ * "stopped" column per test, so that tables of fixed repetitions keep their columns. */
+static bool any_stopped(const sm_table *t)
+{
+    for (size_t i = 0; i < t->n_rows * t->n_cols; i++)
+        if (t->cells[i].stopped != SM_REPS_NONE)
+            return true;
+    return false;
 }
 
 /* A number never needs quoting; a non-finite one (which a summary never holds) is left empty
@@ -228,8 +240,9 @@ static void csv_number(sbuf *b, double v)
         sbuf_printf(b, "%.6g", v);
 }
 
-/* A value cell ends with its disturbed count, which a cell without data can have too. */
-static void csv_cell(sbuf *b, const sm_table_cell *c, bool ratio)
+/* A value cell ends with its disturbed count, which a cell without data can have too, and
+ * when the table has adaptive repetitions, why they stopped. */
+static void csv_cell(sbuf *b, const sm_table_cell *c, bool ratio, bool stopped)
 {
     if (!c->have) {
         sbuf_puts(b, ",,,,");
@@ -241,23 +254,28 @@ static void csv_cell(sbuf *b, const sm_table_cell *c, bool ratio)
     }
     if (!ratio)
         sbuf_printf(b, ",%" PRIu32, c->disturbed);
+    if (stopped) {
+        const char *why = sm_reps_stop_name(c->stopped);
+        sbuf_printf(b, ",%s", why ? why : "");
+    }
 }
 
 char *sm_table_csv(const sm_table *t)
 {
     sbuf b = {0};
+    const bool stopped = any_stopped(t);
     sbuf_puts(&b, t->pairs ? "pair" : "host");
     for (size_t c = 0; c < t->n_cols; c++)
-        csv_header_group(&b, &t->cols[c], false);
+        csv_header_group(&b, &t->cols[c], false, stopped);
     for (size_t c = 0; c < t->n_ratio_cols; c++)
-        csv_header_group(&b, &t->ratio_cols[c], true);
+        csv_header_group(&b, &t->ratio_cols[c], true, false);
     sbuf_puts(&b, ",flags\r\n");
     for (size_t r = 0; r < t->n_rows; r++) {
         csv_field(&b, t->rows[r], fixed_len(t->rows[r], sizeof t->rows[r]));
         for (size_t c = 0; c < t->n_cols; c++)
-            csv_cell(&b, cell_of(t, r, c), false);
+            csv_cell(&b, cell_of(t, r, c), false, stopped);
         for (size_t c = 0; c < t->n_ratio_cols; c++)
-            csv_cell(&b, ratio_of(t, r, c), true);
+            csv_cell(&b, ratio_of(t, r, c), true, false);
         sbuf_putn(&b, ",", 1);
         csv_field(&b, t->flags[r], fixed_len(t->flags[r], sizeof t->flags[r]));
         sbuf_puts(&b, "\r\n");
@@ -304,6 +322,9 @@ static void md_cell(sbuf *b, const sm_table_cell *c, bool ratio)
     } else if (c->have) {
         md_values(b, &c->s);
         sbuf_printf(b, " n=%zu", c->s.n);
+        /* Adaptive repetitions ran out before the CI was tight: its width is all there is. */
+        if (c->stopped == SM_REPS_MAX)
+            sbuf_puts(b, " (max)");
     }
     /* Jobs stopped by their time limit are evidence, not gaps: their bound shows where the
      * cell has no value of its own ("> 60", in the column's unit). */
@@ -463,6 +484,14 @@ static bool json_columns(cJSON *root, const char *key, const sm_table_col *cols,
     return true;
 }
 
+/* "stopped": "ci", "max" or "failed" for a cell of adaptive repetitions, else null. */
+static bool put_stopped(cJSON *o, sm_reps_stop why)
+{
+    const char *name = sm_reps_stop_name(why);
+    return name ? cJSON_AddStringToObject(o, "stopped", name) != NULL
+                : cJSON_AddNullToObject(o, "stopped") != NULL;
+}
+
 /* One object per cell that has data or failures; a cell with neither says nothing. Without
  * data the statistics are null (n 0) so that every object has the same keys. */
 static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells, size_t n_rows,
@@ -493,7 +522,7 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
                 !put_double(o, "ci_coverage", h ? s->ci_coverage : nan) ||
                 !put_u64(o, "failed", cell->failed) || !put_u64(o, "limited", cell->limited) ||
                 !put_double(o, "limit_bound", cell->limited ? cell->limit_bound : nan) ||
-                !put_u64(o, "disturbed", cell->disturbed) ||
+                !put_u64(o, "disturbed", cell->disturbed) || !put_stopped(o, cell->stopped) ||
                 !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)) ||
                 !cJSON_AddStringToObject(o, "noisy_reason", why))
                 return false;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/reps.h"
 #include "proto/stats.h"
 
 #define SM_TABLE_LABEL_MAX 128
@@ -30,6 +31,9 @@ typedef struct sm_table_cell {
     /* ok jobs whose host was disturbed while they ran (sm_host_state): counted here always,
      * in s only when the table was built with them (sm_table.with_disturbed) */
     uint32_t disturbed;
+    /* Adaptive repetitions: SM_REPS_MAX when max ran out before the CI was tight, SM_REPS_CI
+     * when it got tight; SM_REPS_NONE for fixed repetitions. */
+    sm_reps_stop stopped;
 } sm_table_cell;
 
 typedef struct sm_table {
@@ -58,13 +62,16 @@ sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
  * CSV: header "host,<label> median (<unit>),<label> ci95_low (<unit>),<label> ci95_high
  * (<unit>),<label> n,<label> disturbed,...,<ratio label> median (x),...,flags" (ratio columns
  * have no disturbed field); empty fields where a cell has no data (disturbed is 0 then, or the
- * count); CRLF line ends. Markdown: a pipe table, "median [low, high] n=N" per cell and
- * ", D disturbed" when there were any, flags in bold, a header line naming the run. JSON:
+ * count), and "<label> stopped" ("ci", "max", "failed" or empty) after each test's
+ * disturbed field when any cell has adaptive repetitions; CRLF line ends. Markdown: a pipe table,
+ * "median [low, high] n=N" per cell and
+ * ", D disturbed" when there were any ("n=30 (max)" when adaptive repetitions ran out
+ * before the CI was tight), flags in bold, a header line naming the run. JSON:
  * {"version":1,"run":{"id":"7","name":...},"pairs":false,"disturbed":"exclude"|"include",
  * "rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
  * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
- * "ci95_high","ci_coverage","failed","limited","limit_bound","disturbed","noisy",
- * "noisy_reason"}],"ratios":[...same...],"flags":[{"row","flag"}]}; Markdown shows a cell
+ * "ci95_high","ci_coverage","failed","limited","limit_bound","disturbed","stopped",
+ * "noisy","noisy_reason"}],"ratios":[...same...],"flags":[{"row","flag"}]}; Markdown shows a cell
  * without a value whose jobs ran into their time limit as "> 60 (2 at time limit)"; noisy as
  * sm_analysis_noisy says (true for a cell without a summary), noisy_reason as
  * sm_table_noisy_reason ("" when not noisy). */

@@ -127,9 +127,11 @@ export function mount(root) {
         autocomplete: 'off'});
     const hosts = h('input', {id: 'hosts', name: 'hosts', type: 'text', value: 'all',
         autocomplete: 'off', 'aria-describedby': 'hosts-hint'});
+    // A number, or "auto" (sent as typed: the spec takes it for adaptive repetitions).
     const reps = h('input', {id: 'repetitions', name: 'repetitions', type: 'text',
-        inputmode: 'numeric', autocomplete: 'off', placeholder: "preset's",
+        autocomplete: 'off', placeholder: "preset's", list: 'repetitions-choices',
         'aria-describedby': 'repetitions-hint'});
+    const repsChoices = h('datalist', {id: 'repetitions-choices'}, h('option', {value: 'auto'}));
     const token = h('input', {id: 'token', name: 'token', type: 'password', value: getToken(),
         autocomplete: 'off', 'aria-describedby': 'token-hint'});
     const submit = h('button', {id: 'launch-submit', type: 'submit'}, 'Start run');
@@ -152,12 +154,13 @@ export function mount(root) {
         custom,
         h('fieldset', {class: 'group'}, h('legend', {}, 'where and how often'),
             field('hosts', 'hosts', hosts, 'all, names separated by commas (h1,h2), or label:rack=2'),
-            field('repetitions', 'repetitions', reps, 'empty: the preset\'s (custom: 5)')),
+            field('repetitions', 'repetitions', reps,
+                'empty: the preset\'s (custom: 5); auto: 5 to 30, until the CI is within ±5%')),
         h('fieldset', {class: 'group'}, h('legend', {}, 'authorisation'),
             field('token', 'dashboard token', token,
                 'needed when the coordinator is not on loopback; kept for this tab only')),
         h('div', {class: 'actions', 'data-for': 'general'}, submit),
-        error);
+        repsChoices, error);
     root.append(h('section', {class: 'view launch'}, h('h1', {}, 'Launch a run'), form));
 
     const checked = (n) => [...form.querySelectorAll(`input[name=${n}]:checked`)].map((i) => i.value);

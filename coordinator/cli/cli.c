@@ -26,12 +26,16 @@ static const char usage[] =
     "Commands:\n"
     "  agents                   the fleet: status, cores, memory, kernel, labels, last seen\n"
     "  presets                  the run specs that ship with sockmatrix\n"
-    "  run (--preset NAME | --spec FILE) [--hosts a,b|all] [--repetitions N]\n"
+    "  run (--preset NAME | --spec FILE) [--hosts a,b|all] [--repetitions N|auto]\n"
+    "      [--max-repetitions N] [--ci-rel F]\n"
     "      [--wait] [--format table|csv|md|json] [--timeout-s N]\n"
     "                           start a run and print its id; with --wait, follow it and\n"
     "                           print its comparison table (give up after --timeout-s,\n"
     "                           default 3600). --hosts and --repetitions go with --preset;\n"
-    "                           a --spec file is sent as it is\n"
+    "                           a --spec file is sent as it is. --repetitions auto: 5 or\n"
+    "                           more per cell, one interleaved round more until the 95%%\n"
+    "                           CI of the median is within +-F of it (--ci-rel, default\n"
+    "                           0.05) or N repetitions ran (--max-repetitions, default 30)\n"
     "  runs                     the latest runs and their progress\n"
     "  show RUN                 one run: state, reason, progress and per-cell counts\n"
     "  cancel RUN               cancel a run and print its new state\n"
@@ -78,6 +82,8 @@ typedef enum opt_id {
     O_BASELINE,
     O_FLOOR,
     O_DISTURBED,
+    O_MAX_REPS,
+    O_CI_REL,
 } opt_id;
 
 #define BEFORE_CMD (1u << 31) /* allowed before the command word */
@@ -100,6 +106,8 @@ static const opt options[] = {
     {"--spec", NULL, O_SPEC, true, ON(SM_CLI_RUN)},
     {"--hosts", NULL, O_HOSTS, true, ON(SM_CLI_RUN)},
     {"--repetitions", NULL, O_REPS, true, ON(SM_CLI_RUN)},
+    {"--max-repetitions", NULL, O_MAX_REPS, true, ON(SM_CLI_RUN)},
+    {"--ci-rel", NULL, O_CI_REL, true, ON(SM_CLI_RUN)},
     {"--wait", NULL, O_WAIT, false, ON(SM_CLI_RUN)},
     {"--format", NULL, O_FORMAT, true, ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES)},
     {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN)},
@@ -234,11 +242,34 @@ static int apply(sm_cli_opts *o, const opt *op, const char *v, bool *format_give
         o->hosts = v;
         return check_hosts(v, err);
     case O_REPS:
+        if (strcmp(v, "auto") == 0) {
+            o->reps_auto = true;
+            return 0;
+        }
         if (!parse_uint(v, 1, SM_SPEC_REPS_MAX, &n))
-            return sm_error_set(err, SM_EINVAL, "--repetitions: '%s' is not a number from 1 to %d",
-                                v, SM_SPEC_REPS_MAX);
+            return sm_error_set(err, SM_EINVAL,
+                                "--repetitions: '%s' is not a number from 1 to %d or auto", v,
+                                SM_SPEC_REPS_MAX);
         o->repetitions = (uint32_t)n;
         return 0;
+    case O_MAX_REPS:
+        if (!parse_uint(v, 1, SM_SPEC_REPS_MAX, &n))
+            return sm_error_set(err, SM_EINVAL,
+                                "--max-repetitions: '%s' is not a number from 1 to %d", v,
+                                SM_SPEC_REPS_MAX);
+        o->reps.max = (uint32_t)n;
+        return 0;
+    case O_CI_REL: {
+        char *end;
+        double f = strtod(v, &end);
+        if (*end || end == v || !(f > 0 && f < 1))
+            return sm_error_set(err, SM_EINVAL,
+                                "--ci-rel: '%s' is not a fraction between 0 and 1 (0.05 is "
+                                "+-5%%)",
+                                v);
+        o->reps.ci_rel = f;
+        return 0;
+    }
     case O_WAIT:
         o->wait = true;
         return 0;
@@ -292,10 +323,13 @@ static int check_command(const sm_cli_opts *o, const char *name, const char *run
             return sm_error_set(err, SM_EINVAL,
                                 "--hosts goes with --preset only; with --spec, put \"hosts\" in "
                                 "the spec file");
-        if (o->spec_file && o->repetitions)
+        if (o->spec_file && (o->repetitions || o->reps_auto))
             return sm_error_set(err, SM_EINVAL,
                                 "--repetitions goes with --preset only; with --spec, put "
                                 "\"repetitions\" in the spec file");
+        if ((o->reps.max || o->reps.ci_rel > 0) && !o->reps_auto)
+            return sm_error_set(err, SM_EINVAL,
+                                "--max-repetitions and --ci-rel go with --repetitions auto");
         if (format_given && !o->wait)
             return sm_error_set(err, SM_EINVAL,
                                 "--format goes with --wait (without it, run prints the run's id; "
@@ -409,6 +443,15 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
                             "show, cancel, export or anomalies (see --help)");
     } else if ((rc = check_command(&r, cmd->name, run_arg, format_given, timeout_given, err))) {
         return rc;
+    }
+    if (r.reps_auto) {
+        /* The spec's defaults, but a --max-repetitions below 5 also lowers the minimum. */
+        if (!r.reps.max)
+            r.reps.max = SM_REPS_AUTO_MAX;
+        if (!(r.reps.ci_rel > 0))
+            r.reps.ci_rel = SM_REPS_AUTO_CI_REL;
+        r.reps.min = r.reps.max < SM_REPS_AUTO_MIN ? r.reps.max : SM_REPS_AUTO_MIN;
+        r.repetitions = 0;
     }
     *o = r;
     return 0;
@@ -1046,8 +1089,9 @@ static int cmd_run(sm_http *h, const sm_cli_opts *o)
     char *body = NULL;
     size_t len = 0;
     sm_error err = {0};
-    int rc = o->spec_file
-                 ? read_file(o->spec_file, &body, &len, &err)
+    int rc = o->spec_file ? read_file(o->spec_file, &body, &len, &err)
+             : o->reps_auto
+                 ? sm_apiview_preset_request_adaptive(o->preset, o->hosts, &o->reps, &body, &err)
                  : sm_apiview_preset_request(o->preset, o->hosts, o->repetitions, &body, &err);
     if (rc) {
         fail("%s", err.msg);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "proto/err.h"
+#include "proto/reps.h"
 
 #define SM_CLI_URL_DEFAULT       "http://127.0.0.1:8080"
 #define SM_CLI_URL_ENV           "SOCKMATRIX_COORDINATOR"
@@ -45,6 +46,10 @@ typedef struct sm_cli_opts {
     const char *spec_file;
     const char *hosts;    /* "all" or "a,b", names checked */
     uint32_t repetitions; /* 0: the preset's */
+    /* --repetitions auto: adaptive repetitions (reps.min .. reps.max until the CI is within
+     * reps.ci_rel; --max-repetitions and --ci-rel change the defaults) */
+    bool reps_auto;
+    sm_reps_rule reps;
     bool wait;
     uint32_t timeout_s; /* --wait gives up after this */
     /* run --wait, export; anomalies: table (lines) or json */

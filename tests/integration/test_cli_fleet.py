@@ -106,6 +106,17 @@ class CliTest(unittest.TestCase):
         self.assertTrue(all(len(r) == len(header) for r in rows[1:] if r), rows)
         self.assertEqual(sorted(r[0] for r in rows[1:] if r), ["h1", "h2"])
 
+    def test_run_repetitions_auto_adds_rounds_up_to_max_and_the_table_says_so(self):
+        # ci_rel 0.0001 is never met by a real measurement: every cell gets its 5, then one
+        # more round, and stops on max (6).
+        p = self.cli("run", "--preset", "seed-tcp-unix", "--repetitions", "auto",
+                     "--max-repetitions", "6", "--ci-rel", "0.0001", "--wait", "--format", "md")
+        self.assertEqual(p.returncode, 0, p)
+        self.assertEqual(p.stdout.count("n=6 (max)"), 6, p.stdout)  # 2 hosts x 3 variants
+        rid = int(re.search(r"^run (\d+) started$", p.stderr, re.M).group(1))
+        # 2 hosts x 3 variants x (6 + 2 warm-up): grown from 5 measured as the round was added.
+        self.assertEqual(self.f.get(f"/api/runs/{rid}")["progress"]["total"], 2 * 3 * (6 + 2))
+
     def test_run_without_wait_prints_the_id_then_show_and_cancel_it(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
             json.dump(LONG_SPEC, spec)

@@ -235,6 +235,58 @@ class ReportTest(unittest.TestCase):
                 self.assertEqual(s["bytes"], 8192 * 130 + LINES_MARKERS)
 
 
+class AdaptiveRepetitionsTest(unittest.TestCase):
+    """--repetitions auto: min rounds, then more rounds of every variant until each one's CI
+    is within --ci-rel of its median or --max-repetitions ran."""
+
+    def test_a_ci_never_tight_adds_rounds_of_every_variant_up_to_max(self):
+        r = agent("--once", "--preset", "seed-tcp-unix", "--repetitions", "auto",
+                  "--max-repetitions", "7", "--ci-rel", "0.0001", "--warmup", "1")
+        self.assertEqual(r.rc, 0, r.err)
+        # Every round is one job per variant, in order, also past the 5 planned first.
+        jobs = re.findall(r"^\[\s*\d+/\s*\d+\] (\S+) (\d+)/(\d+) (\S+)", r.err, re.M)
+        rounds = [v for k, _, _, v in jobs if k == "rep"]
+        self.assertEqual(rounds, ["tcp", "tcp+nodelay", "unix"] * 7)
+        self.assertEqual(jobs[-1][1:3], ("7", "7"))
+        self.assertIn("5 to 7 repetitions until the CI is tight", r.out)
+        for v in ("tcp", "tcp+nodelay", "unix"):
+            self.assertRegex(r.out, rf"\n  {re.escape(v)}\s+7  stopped on max")
+
+    def test_json_says_per_variant_how_many_and_why_it_stopped(self):
+        doc = once_json("--workload", "rr", "--count", "200", "--repetitions", "auto",
+                        "--max-repetitions", "6", "--ci-rel", "0.0001", "--warmup", "0")
+        self.assertEqual([(c["variant"], len(c["samples"]), c["stopped"]) for c in doc["cells"]],
+                         [("tcp", 6, "max"), ("unix", 6, "max")])
+        # The ratios stay paired over the rounds added.
+        self.assertTrue(all(r["n"] == 6 for r in doc["ratios"]), doc["ratios"])
+        # A generous interval is met (at min on a quiet machine): every variant got as many
+        # repetitions as the others, and the one that stopped on ci has its CI within +-99%.
+        doc = once_json("--workload", "rr", "--count", "200", "--repetitions", "auto",
+                        "--ci-rel", "0.99", "--warmup", "0")
+        ns = {len(c["samples"]) for c in doc["cells"]}
+        self.assertEqual(len(ns), 1, doc["cells"])
+        self.assertTrue(5 <= ns.pop() <= 30)
+        for c in doc["cells"]:
+            self.assertIn(c["stopped"], ("ci", "max"))
+            s = c["summary"]["rtt_p50_us"]
+            if c["stopped"] == "ci":
+                self.assertLessEqual(s["ci95_high"] - s["ci95_low"], 2 * 0.99 * s["median"])
+        # Fixed repetitions say nothing of stopping.
+        doc = once_json("--workload", "rr", "--count", "200", "--repetitions", "2",
+                        "--warmup", "0")
+        self.assertEqual([c["stopped"] for c in doc["cells"]], [None, None])
+
+    def test_auto_options_are_checked(self):
+        for args, needle in ((("--ci-rel", "0.1"), "go with --repetitions auto"),
+                             (("--repetitions", "auto", "--ci-rel", "1"), "--ci-rel"),
+                             (("--repetitions", "auto", "--max-repetitions", "0"),
+                              "--max-repetitions"),
+                             (("--repetitions", "often"), "--repetitions")):
+            r = agent("--once", *args)
+            self.assertEqual(r.rc, 2, (args, r.err))
+            self.assertIn(needle, r.err)
+
+
 class FaultTest(unittest.TestCase):
     def fails_with(self, fault, needle, *extra):
         r = agent("--once", "--quiet", "--format", "json", "--test-fault", fault,

@@ -218,6 +218,61 @@ static void test_cli_run_with_a_preset_takes_hosts_repetitions_wait_format_timeo
     assert_int_equal(o.timeout_s, 3600);
 }
 
+static void test_cli_run_repetitions_auto_sends_the_adaptive_object(void **state)
+{
+    (void)state;
+    char *argv[] = {"sockmatrix",    "run",  "--preset", "seed-tcp-unix",
+                    "--repetitions", "auto", NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_true(o.reps_auto);
+    assert_int_equal(o.repetitions, 0);
+    assert_int_equal(o.reps.min, 5);
+    assert_int_equal(o.reps.max, 30);
+    assert_true(o.reps.ci_rel == 0.05);
+
+    char *tuned[] = {
+        "sockmatrix", "run",      "--preset", "quick", "--repetitions", "auto", "--max-repetitions",
+        "3",          "--ci-rel", "0.02",     NULL};
+    assert_int_equal(parse(tuned, ARGC(tuned), &o, &err), 0);
+    assert_int_equal(o.reps.min, 3); /* a max below the default minimum lowers it */
+    assert_int_equal(o.reps.max, 3);
+    assert_true(o.reps.ci_rel == 0.02);
+    char *body = NULL;
+    assert_int_equal(sm_apiview_preset_request_adaptive("quick", NULL, &o.reps, &body, &err), 0);
+    assert_string_equal(body, "{\"preset\":\"quick\",\"repetitions\":{\"min\":3,\"max\":3,"
+                              "\"ci_rel\":0.02}}");
+    /* The coordinator reads it back into an adaptive spec. */
+    char *spec_json = NULL, field[96];
+    assert_int_equal(sm_api_run_request(body, strlen(body), &spec_json, field, sizeof field, &err),
+                     0);
+    sm_spec spec;
+    assert_int_equal(sm_spec_decode(spec_json, strlen(spec_json), &spec, field, sizeof field, &err),
+                     0);
+    assert_true(spec.adaptive);
+    assert_int_equal(spec.reps.max, 3);
+    sm_spec_fini(&spec);
+    free(spec_json);
+    free(body);
+
+    char *alone[] = {"sockmatrix", "run", "--preset", "quick", "--ci-rel", "0.1", NULL};
+    assert_fails_naming(alone, ARGC(alone), "go with --repetitions auto");
+    char *max_alone[] = {"sockmatrix", "run", "--preset", "quick", "--max-repetitions", "9", NULL};
+    assert_fails_naming(max_alone, ARGC(max_alone), "go with --repetitions auto");
+    static const char *const bad_ci[] = {"0", "1", "x", "-0.1", "0.05x"};
+    for (size_t i = 0; i < sizeof bad_ci / sizeof *bad_ci; i++) {
+        char *bad[] = {"sockmatrix", "run",      "--preset",        "q", "--repetitions",
+                       "auto",       "--ci-rel", (char *)bad_ci[i], NULL};
+        assert_fails_naming(bad, ARGC(bad), "--ci-rel:");
+    }
+    char *bad_max[] = {"sockmatrix",        "run", "--preset", "q", "--repetitions", "auto",
+                       "--max-repetitions", "101", NULL};
+    assert_fails_naming(bad_max, ARGC(bad_max), "--max-repetitions:");
+    char *spec_auto[] = {"sockmatrix", "run", "--spec", "f.json", "--repetitions", "auto", NULL};
+    assert_fails_naming(spec_auto, ARGC(spec_auto), "--repetitions goes with --preset only");
+}
+
 static void test_cli_run_wait_reads_every_format(void **state)
 {
     (void)state;
@@ -818,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_cli_global_options_go_before_or_after_the_command),
         cmocka_unit_test(test_cli_run_with_a_preset_takes_hosts_repetitions_wait_format_timeout),
         cmocka_unit_test(test_cli_run_wait_reads_every_format),
+        cmocka_unit_test(test_cli_run_repetitions_auto_sends_the_adaptive_object),
         cmocka_unit_test(test_cli_run_with_a_spec_file_refuses_hosts_and_repetitions),
         cmocka_unit_test(test_cli_run_needs_exactly_one_of_preset_and_spec),
         cmocka_unit_test(test_cli_run_format_and_timeout_need_wait),

@@ -316,7 +316,19 @@ static void test_control_queued_jobs_survive_a_restart_and_dispatch_in_order(voi
 
 /* Registers h1 and h2 idle, and starts a run of one local stream test (tcp and unix) with
  * `reps` repetitions on both. */
+static uint64_t start_run_reps(fixture *f, const char *reps, bool parallel, sm_poll *p1,
+                               sm_poll *p2);
+
 static uint64_t start_run(fixture *f, uint32_t reps, bool parallel, sm_poll *p1, sm_poll *p2)
+{
+    char text[16];
+    snprintf(text, sizeof text, "%u", reps);
+    return start_run_reps(f, text, parallel, p1, p2);
+}
+
+/* A run of stream tcp, unix on h1 and h2 with "repetitions" as given (a number or an object). */
+static uint64_t start_run_reps(fixture *f, const char *reps, bool parallel, sm_poll *p1,
+                               sm_poll *p2)
 {
     sm_poll_reply r;
     bool now;
@@ -327,7 +339,7 @@ static uint64_t start_run(fixture *f, uint32_t reps, bool parallel, sm_poll *p1,
     p1->have_facts = p2->have_facts = false;
     char json[512], field[64];
     snprintf(json, sizeof json,
-             "{\"name\":\"r\",\"hosts\":\"all\",\"repetitions\":%u,\"warmup\":0,"
+             "{\"name\":\"r\",\"hosts\":\"all\",\"repetitions\":%s,\"warmup\":0,"
              "\"parallel\":%s,\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\","
              "\"transport\":[\"tcp\",\"unix\"],\"count\":10}]}",
              reps, parallel ? "true" : "false");
@@ -371,6 +383,132 @@ static uint64_t take_and_finish(fixture *f, sm_poll *p, bool ok, const char *rea
     p->results = NULL;
     p->n_results = 0;
     return m.job;
+}
+
+/* take_and_finish with a given value of the test's headline metric (a stream without framing
+ * lines: throughput_MBps); returns the job's row. */
+static sm_job_row take_value(fixture *f, sm_poll *p, double mbps)
+{
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, p, &r, &now);
+    if (r.n_commands != 1 || r.commands[0].kind != SM_CMD_ASSIGN)
+        fail_msg("%s got %zu commands", p->agent, r.n_commands);
+    sm_result_msg m = {.job = r.commands[0].job, .attempt = r.commands[0].attempt};
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    sm_result_set(&m.result, SM_M_THROUGHPUT, mbps);
+    p->results = &m;
+    p->n_results = 1;
+    poll_once(f, p, &r, &now);
+    p->results = NULL;
+    p->n_results = 0;
+    sm_job_row row;
+    sm_error err = {0};
+    assert_int_equal(sm_store_job_get(f->st, m.job, &row, &err), 0);
+    return row;
+}
+
+static sm_reps_stop cell_stopped(fixture *f, uint64_t run, uint32_t idx)
+{
+    sm_cell_row *rows = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_store_cells_list(f->st, run, &rows, &n, &err), 0);
+    assert_true(idx < n);
+    sm_reps_stop why = rows[idx].stopped;
+    sm_store_cells_free(rows, n);
+    return why;
+}
+
+static void test_control_adaptive_run_adds_rounds_to_the_wide_group_until_max(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run_reps(f, "{\"min\":2,\"max\":4,\"ci_rel\":0.05}", true, &p1, &p2);
+    sm_run_row r = run_row(f, id);
+    assert_int_equal(r.total, 8); /* 2 hosts x 2 variants x min 2 */
+    sm_run_row_fini(&r);
+    /* h1: tight at once (every sample 100 MB/s): no round is added for it. */
+    for (int i = 0; i < 4; i++) {
+        sm_job_row j = take_value(f, &p1, 100);
+        sm_job_row_fini(&j);
+    }
+    sm_poll_reply rep;
+    bool now;
+    poll_once(f, &p1, &rep, &now);
+    assert_int_equal(rep.n_commands, 0);
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_CI);
+    assert_int_equal(cell_stopped(f, id, 1), SM_REPS_CI);
+    /* h2: tcp 100 then 200 (wide), unix steady. */
+    const double h2[] = {100, 100, 200, 100};
+    for (int i = 0; i < 4; i++) {
+        sm_job_row j = take_value(f, &p2, h2[i]);
+        sm_job_row_fini(&j);
+    }
+    r = run_row(f, id);
+    assert_int_equal(r.state, SM_RUN_RUNNING);
+    assert_int_equal(r.total, 10); /* one round of h2's group: tcp and unix */
+    sm_run_row_fini(&r);
+    assert_int_equal(cell_stopped(f, id, 2), SM_REPS_NONE);
+    /* The round is the whole group, in variant order, repetition 2; then another (3). */
+    for (uint32_t rep_i = 2; rep_i < 4; rep_i++) {
+        sm_job_row a = take_value(f, &p2, 200);
+        sm_job_row b = take_value(f, &p2, 100);
+        assert_string_equal(a.host, "h2");
+        assert_int_equal(a.cell, 2);
+        assert_int_equal(b.cell, 3);
+        assert_int_equal(a.rep, rep_i);
+        assert_int_equal(b.rep, rep_i);
+        assert_false(a.warmup);
+        sm_job_row_fini(&a);
+        sm_job_row_fini(&b);
+    }
+    r = run_row(f, id);
+    assert_int_equal(r.state, SM_RUN_DONE);
+    assert_int_equal(r.total, 12);
+    assert_int_equal(r.done, 12);
+    sm_run_row_fini(&r);
+    assert_int_equal(cell_stopped(f, id, 2), SM_REPS_MAX); /* tcp never got tight */
+    assert_int_equal(cell_stopped(f, id, 3), SM_REPS_CI);  /* unix was, and kept its pair */
+}
+
+static void test_control_adaptive_rounds_resume_after_a_restart(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run_reps(f, "{\"min\":2,\"max\":3,\"ci_rel\":0.05}", true, &p1, &p2);
+    for (int i = 0; i < 4; i++) {
+        sm_job_row j = take_value(f, &p1, 100);
+        sm_job_row_fini(&j);
+    }
+    const double h2[] = {100, 100, 200, 100};
+    for (int i = 0; i < 4; i++) {
+        sm_job_row j = take_value(f, &p2, h2[i]);
+        sm_job_row_fini(&j);
+    }
+    sm_run_row r = run_row(f, id);
+    assert_int_equal(r.total, 10); /* h2's round was added */
+    sm_run_row_fini(&r);
+    /* A coordinator restart: the control is rebuilt from the store alone. */
+    sm_control_close(f->c);
+    f->c = NULL;
+    sm_error err = {0};
+    sm_control_cfg cfg = {.hold_ms = HOLD, .job_grace_ms = 1000};
+    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, f->now, &err), 0);
+    /* The added round runs; it is the third repetition, max: no fourth is added. */
+    sm_job_row a = take_value(f, &p2, 150), b = take_value(f, &p2, 100);
+    assert_int_equal(a.rep, 2);
+    assert_int_equal(b.rep, 2);
+    sm_job_row_fini(&a);
+    sm_job_row_fini(&b);
+    r = run_row(f, id);
+    assert_int_equal(r.state, SM_RUN_DONE);
+    assert_int_equal(r.total, 10);
+    assert_int_equal(r.done, 10);
+    sm_run_row_fini(&r);
+    assert_int_equal(cell_stopped(f, id, 2), SM_REPS_MAX);
+    assert_int_equal(cell_stopped(f, id, 3), SM_REPS_CI);
 }
 
 static void test_control_run_jobs_of_a_host_alternate_variants_and_the_run_ends_done(void **state)
@@ -729,6 +867,10 @@ int main(void)
             test_control_job_runs_and_its_result_is_stored_once_and_acked_each_time, setup,
             teardown),
         cmocka_unit_test_setup_teardown(test_control_assign_is_resent_until_acked, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_adaptive_run_adds_rounds_to_the_wide_group_until_max, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_control_adaptive_rounds_resume_after_a_restart, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(
             test_control_a_silent_agent_is_lost_and_its_job_fails_agent_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_a_restarted_agent_fails_its_running_job, setup,

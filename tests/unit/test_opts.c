@@ -81,6 +81,42 @@ static void test_opts_explicit_options_override_the_preset_and_keep_the_rest(voi
     assert_int_equal(o.base.count, 8192);
 }
 
+static void test_opts_repetitions_auto_starts_at_min_with_the_preset_kept(void **state)
+{
+    (void)state;
+    char *argv[] = {"a", "--once", "--preset", "seed-tcp-unix", "--repetitions", "auto", NULL};
+    sm_once_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_true(o.reps_auto);
+    assert_int_equal(o.reps.min, 5);
+    assert_int_equal(o.reps.max, 30);
+    assert_true(o.reps.ci_rel == 0.05);
+    assert_int_equal(o.repetitions, 5);
+    assert_int_equal(o.warmup, 2); /* the preset's */
+    assert_int_equal(o.base.count, 8192);
+
+    char *tuned[] = {"a", "--once",   "--repetitions", "auto", "--max-repetitions",
+                     "3", "--ci-rel", "0.2",           NULL};
+    assert_int_equal(parse(tuned, ARGC(tuned), &o, &err), 0);
+    assert_int_equal(o.reps.min, 3);
+    assert_int_equal(o.reps.max, 3);
+    assert_true(o.reps.ci_rel == 0.2);
+    assert_int_equal(o.repetitions, 3);
+
+    char *fixed[] = {"a", "--once", "--repetitions", "4", NULL};
+    assert_int_equal(parse(fixed, ARGC(fixed), &o, &err), 0);
+    assert_false(o.reps_auto);
+    assert_int_equal(o.repetitions, 4);
+
+    char *alone[] = {"a", "--once", "--max-repetitions", "9", NULL};
+    assert_fails_naming(alone, ARGC(alone), "go with --repetitions auto");
+    char *bad_ci[] = {"a", "--once", "--repetitions", "auto", "--ci-rel", "0", NULL};
+    assert_fails_naming(bad_ci, ARGC(bad_ci), "--ci-rel: '0'");
+    char *bad_max[] = {"a", "--once", "--repetitions", "auto", "--max-repetitions", "1001", NULL};
+    assert_fails_naming(bad_max, ARGC(bad_max), "--max-repetitions");
+}
+
 static void test_opts_bytes_replaces_the_default_count(void **state)
 {
     (void)state;
@@ -300,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_opts_defaults_compare_tcp_and_unix_stream),
         cmocka_unit_test(test_opts_seed_preset_is_the_2010_test_with_and_without_nodelay),
         cmocka_unit_test(test_opts_explicit_options_override_the_preset_and_keep_the_rest),
+        cmocka_unit_test(test_opts_repetitions_auto_starts_at_min_with_the_preset_kept),
         cmocka_unit_test(test_opts_bytes_replaces_the_default_count),
         cmocka_unit_test(test_opts_rr_takes_its_sizes_and_a_duration),
         cmocka_unit_test(test_opts_transport_and_nodelay_lists_keep_their_order),

@@ -497,6 +497,27 @@ static void test_plan_jobs_up_to_the_bound_are_accepted_and_above_refused(void *
                  "the maximum 100000");
 }
 
+static void test_plan_adaptive_spec_plans_min_and_is_bounded_by_max(void **state)
+{
+    (void)state;
+    spec_fx f;
+    spec_init(&f, 5, 0);
+    add_test(&f, SM_SCOPE_LOCAL, 40);
+    f.spec.adaptive = true;
+    f.spec.reps = (sm_reps_rule){5, 50, 0.05};
+    sm_plan_host fleet[50];
+    fleet_make(fleet, 50);
+    sm_plan p;
+    expand_ok(&f, fleet, 50, &p); /* 2000 cells x 5 planned; up to 50 each = the bound */
+    assert_int_equal(p.n_jobs, 2000 * 5);
+    sm_plan_fini(&p);
+
+    f.spec.reps.max = 51;
+    expand_fails(&f, fleet, 50, "repetitions.max",
+                 "repetitions.max: 2000 cells x (51 repetitions + 0 warm-up) = 102000 jobs, "
+                 "above the maximum 100000");
+}
+
 static void test_plan_mesh_of_a_large_fleet_fails_the_bound_without_allocating_it(void **state)
 {
     (void)state;
@@ -670,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_plan_pair_test_with_one_host_is_refused),
         cmocka_unit_test(test_plan_pairs_rule_is_ignored_without_pair_tests),
         cmocka_unit_test(test_plan_jobs_up_to_the_bound_are_accepted_and_above_refused),
+        cmocka_unit_test(test_plan_adaptive_spec_plans_min_and_is_bounded_by_max),
         cmocka_unit_test(test_plan_mesh_of_a_large_fleet_fails_the_bound_without_allocating_it),
         cmocka_unit_test(test_plan_bad_counts_in_a_hand_made_spec_are_refused),
         cmocka_unit_test(test_plan_test_with_both_scopes_gives_local_then_pair_cells),

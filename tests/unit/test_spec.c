@@ -137,6 +137,90 @@ static void test_spec_top_level_fields_are_read(void **state)
     sm_spec_fini(&s);
 }
 
+static void test_spec_integer_repetitions_stay_fixed(void **state)
+{
+    (void)state;
+    sm_spec s;
+    decode_ok(SPEC(",'repetitions':7"), &s);
+    assert_int_equal(s.repetitions, 7);
+    assert_false(s.adaptive);
+    sm_spec_fini(&s);
+    decode_ok(SPEC(""), &s);
+    assert_false(s.adaptive);
+    sm_spec_fini(&s);
+}
+
+static void test_spec_repetitions_object_is_adaptive_starting_at_min(void **state)
+{
+    (void)state;
+    sm_spec s;
+    decode_ok(SPEC(",'repetitions':{'min':3,'max':8,'ci_rel':0.02}"), &s);
+    assert_true(s.adaptive);
+    assert_int_equal(s.reps.min, 3);
+    assert_int_equal(s.reps.max, 8);
+    assert_true(s.reps.ci_rel == 0.02);
+    assert_int_equal(s.repetitions, 3); /* the plan starts each cell with min */
+    sm_spec_fini(&s);
+}
+
+static void test_spec_repetitions_auto_and_missing_members_take_the_defaults(void **state)
+{
+    (void)state;
+    sm_spec s;
+    decode_ok(SPEC(",'repetitions':'auto'"), &s);
+    assert_true(s.adaptive);
+    assert_int_equal(s.reps.min, 5);
+    assert_int_equal(s.reps.max, 30);
+    assert_true(s.reps.ci_rel == 0.05);
+    assert_int_equal(s.repetitions, 5);
+    sm_spec_fini(&s);
+    decode_ok(SPEC(",'repetitions':{}"), &s);
+    assert_true(s.adaptive);
+    assert_int_equal(s.reps.min, 5);
+    assert_int_equal(s.reps.max, 30);
+    sm_spec_fini(&s);
+    /* A default gives way to the bound given. */
+    decode_ok(SPEC(",'repetitions':{'min':40}"), &s);
+    assert_int_equal(s.reps.min, 40);
+    assert_int_equal(s.reps.max, 40);
+    sm_spec_fini(&s);
+    decode_ok(SPEC(",'repetitions':{'max':3}"), &s);
+    assert_int_equal(s.reps.min, 3);
+    assert_int_equal(s.reps.max, 3);
+    sm_spec_fini(&s);
+}
+
+static void test_spec_repetitions_object_bounds_name_the_member(void **state)
+{
+    (void)state;
+    assert_spec_error(SPEC(",'repetitions':{'min':0}"), SM_EINVAL,
+                      "repetitions.min: 0 is below the minimum 1", "repetitions.min");
+    assert_spec_error(SPEC(",'repetitions':{'min':101}"), SM_EINVAL,
+                      "repetitions.min: 101 is above the maximum 100", "repetitions.min");
+    assert_spec_error(SPEC(",'repetitions':{'min':2.5}"), SM_EPARSE, "repetitions.min",
+                      "repetitions.min");
+    assert_spec_error(SPEC(",'repetitions':{'max':0}"), SM_EINVAL,
+                      "repetitions.max: 0 is below the minimum 1", "repetitions.max");
+    assert_spec_error(SPEC(",'repetitions':{'max':101}"), SM_EINVAL,
+                      "repetitions.max: 101 is above the maximum 100", "repetitions.max");
+    assert_spec_error(SPEC(",'repetitions':{'min':9,'max':8}"), SM_EINVAL,
+                      "repetitions.max: 8 is below repetitions.min 9", "repetitions.max");
+    assert_spec_error(SPEC(",'repetitions':{'ci_rel':0}"), SM_EINVAL,
+                      "repetitions.ci_rel: 0 is not between 0 and 1", "repetitions.ci_rel");
+    assert_spec_error(SPEC(",'repetitions':{'ci_rel':1}"), SM_EINVAL,
+                      "repetitions.ci_rel: 1 is not between 0 and 1", "repetitions.ci_rel");
+    assert_spec_error(SPEC(",'repetitions':{'ci_rel':-0.1}"), SM_EINVAL, "repetitions.ci_rel",
+                      "repetitions.ci_rel");
+    assert_spec_error(SPEC(",'repetitions':{'ci_rel':'5%'}"), SM_EPARSE,
+                      "repetitions.ci_rel: expected a number", "repetitions.ci_rel");
+    assert_spec_error(SPEC(",'repetitions':{'mn':3}"), SM_EPARSE, "unknown field 'mn'",
+                      "repetitions.mn");
+    assert_spec_error(SPEC(",'repetitions':'fast'"), SM_EPARSE, "repetitions: unknown value 'fast'",
+                      "repetitions");
+    assert_spec_error(SPEC(",'repetitions':[5]"), SM_EPARSE, "repetitions: expected a number",
+                      "repetitions");
+}
+
 static void test_spec_cartesian_product_varies_the_last_field_fastest(void **state)
 {
     (void)state;
@@ -668,6 +752,10 @@ int main(void)
         cmocka_unit_test(test_spec_many_axes_do_not_overflow_the_variant_count),
         cmocka_unit_test(test_spec_pair_test_requires_pairs),
         cmocka_unit_test(test_spec_invalid_params_name_the_test_and_field),
+        cmocka_unit_test(test_spec_integer_repetitions_stay_fixed),
+        cmocka_unit_test(test_spec_repetitions_object_is_adaptive_starting_at_min),
+        cmocka_unit_test(test_spec_repetitions_auto_and_missing_members_take_the_defaults),
+        cmocka_unit_test(test_spec_repetitions_object_bounds_name_the_member),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

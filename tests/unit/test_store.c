@@ -147,13 +147,13 @@ static void test_store_open_creates_the_current_schema_in_wal_mode(void **state)
 {
     fixture *f = *state;
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 3);
+    assert_int_equal(sm_store_schema_version(f->st), 4);
 
     sqlite3 *db = raw_open(f->path);
     char mode[16];
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     assert_string_equal(mode, "wal");
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 3);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 4);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
                                  " name IN ('agents', 'jobs', 'results', 'events', 'runs',"
                                  " 'cells')"),
@@ -174,7 +174,7 @@ static void test_store_reopen_keeps_data_and_version(void **state)
     assert_ok(sm_store_agent_upsert(f->st, &a, &err));
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 3);
+    assert_int_equal(sm_store_schema_version(f->st), 4);
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, id, &j, &err));
     assert_string_equal(j.host, "h1");
@@ -200,7 +200,7 @@ static void test_store_refuses_a_newer_schema_version(void **state)
     assert_int_equal(sm_store_open(&st, f->path, &err), SM_EINVAL);
     assert_null(st);
     assert_int_equal(err.code, SM_EINVAL);
-    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (3)");
+    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (4)");
 
     db = raw_open(f->path);
     assert_int_equal(raw_int(db, "PRAGMA user_version"), 99);
@@ -713,7 +713,7 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 3);
+    assert_int_equal(sm_store_schema_version(f->st), 4);
 
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, 7, &j, &err));
@@ -749,12 +749,12 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     assert_int_equal(insert_job(f->st, "h3", 5000), 9);
 
     db = raw_open(f->path);
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 3);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 4);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE name IN"
                                  " ('run_id', 'cell', 'rep', 'warmup', 'round', 'ord', 'peer')"),
                      7);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('runs')"), 10);
-    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('cells')"), 7);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('cells')"), 8);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND"
                                  " name = 'jobs_run'"),
                      1);
@@ -1008,6 +1008,100 @@ static sm_cell_row cell(uint32_t idx, const char *host, const char *peer, char *
     snprintf(c.peer, sizeof c.peer, "%s", peer);
     c.params_json = params;
     return c;
+}
+
+static void test_store_migrates_version_3_cells_to_no_stop_and_records_stops(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t run = insert_run(f->st, "adaptive", 1000);
+    char params[] = "{\"workload\":\"stream\"}";
+    sm_cell_row c0 = cell(0, "h1", "", params), c1 = cell(1, "h1", "", params);
+    assert_ok(sm_store_cell_insert(f->st, run, &c0, &err));
+    assert_ok(sm_store_cell_insert(f->st, run, &c1, &err));
+    sm_store_close(f->st);
+    f->st = NULL;
+    /* Back to the version 3 schema: cells without the stopped column. */
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DROP INDEX jobs_run_cell; ALTER TABLE cells DROP COLUMN stopped;"
+                                  " PRAGMA user_version = 3;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+
+    open_store(f);
+    assert_int_equal(sm_store_schema_version(f->st), 4);
+    sm_cell_row *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_cells_list(f->st, run, &rows, &n, &err));
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].stopped, SM_REPS_NONE);
+    assert_int_equal(rows[1].stopped, SM_REPS_NONE);
+    sm_store_cells_free(rows, n);
+
+    assert_ok(sm_store_cell_set_stopped(f->st, run, 1, SM_REPS_MAX, &err));
+    assert_ok(sm_store_cell_set_stopped(f->st, run, 0, SM_REPS_CI, &err));
+    assert_int_equal(sm_store_cell_set_stopped(f->st, run, 2, SM_REPS_CI, &err), SM_EINVAL);
+    assert_ok(sm_store_cells_list(f->st, run, &rows, &n, &err));
+    assert_int_equal(rows[0].stopped, SM_REPS_CI);
+    assert_int_equal(rows[1].stopped, SM_REPS_MAX);
+    sm_store_cells_free(rows, n);
+
+    /* A round added to an adaptive run raises its total. */
+    assert_ok(sm_store_run_set_total(f->st, run, 14, &err));
+    sm_run_row r;
+    assert_ok(sm_store_run_get(f->st, run, &r, &err));
+    assert_int_equal(r.total, 14);
+    sm_run_row_fini(&r);
+    assert_int_equal(sm_store_run_set_total(f->st, run + 1, 14, &err), SM_EINVAL);
+}
+
+static void test_store_cell_results_are_the_measured_current_attempts_of_one_cell(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t run = insert_run(f->st, "adaptive", 1000);
+    char params[] = "{\"workload\":\"stream\"}";
+    sm_cell_row c0 = cell(0, "h1", "", params), c1 = cell(1, "h1", "", params);
+    assert_ok(sm_store_cell_insert(f->st, run, &c0, &err));
+    assert_ok(sm_store_cell_insert(f->st, run, &c1, &err));
+    /* cell 0: a warm-up and two measured jobs; cell 1: one measured job. */
+    const struct {
+        uint32_t cell, rep;
+        bool warmup;
+        const char *json;
+    } jobs[] = {{0, 0, true, "{\"w\":1}"},
+                {0, 0, false, "{\"m\":0}"},
+                {1, 0, false, "{\"other\":1}"},
+                {0, 1, false, "{\"m\":1}"}};
+    for (uint32_t i = 0; i < 4; i++) {
+        sm_job_row j;
+        memset(&j, 0, sizeof j);
+        snprintf(j.host, sizeof j.host, "h1");
+        j.params_json = params;
+        j.run_id = run;
+        j.cell = jobs[i].cell;
+        j.rep = jobs[i].rep;
+        j.warmup = jobs[i].warmup;
+        j.ord = i;
+        uint64_t id;
+        assert_ok(sm_store_job_insert_run(f->st, &j, 1000, &id, &err));
+        sm_result_cols cols = cols_ok();
+        bool inserted;
+        assert_ok(
+            sm_store_result_insert(f->st, id, 1, "h1", jobs[i].json, &cols, 1000, &inserted, &err));
+    }
+    sm_run_result *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_cell_results(f->st, run, 0, &rows, &n, &err));
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0].result_json, "{\"m\":0}");
+    assert_string_equal(rows[1].result_json, "{\"m\":1}");
+    assert_int_equal(rows[1].rep, 1);
+    sm_store_run_results_free(rows, n);
 }
 
 static void test_store_cells_list_by_idx_and_refuse_a_duplicate_idx(void **state)
@@ -1386,6 +1480,8 @@ int main(void)
         T(test_store_runs_list_is_newest_first_within_the_limit),
         T(test_store_run_update_stamps_reason_and_finish_only_when_terminal),
         T(test_store_runs_running_lists_open_runs_oldest_first_with_spec),
+        T(test_store_migrates_version_3_cells_to_no_stop_and_records_stops),
+        T(test_store_cell_results_are_the_measured_current_attempts_of_one_cell),
         T(test_store_cells_list_by_idx_and_refuse_a_duplicate_idx),
         T(test_store_cell_insert_refuses_unknown_run_and_bad_fields),
         T(test_store_job_insert_run_round_trips_every_run_field),

@@ -343,6 +343,58 @@ static void test_table_noisy_reason_names_the_cv_the_n_or_the_disturbed_samples(
     assert_string_equal(why, "n 0 < 3");
 }
 
+static void test_table_says_which_cells_stopped_on_max(void **state)
+{
+    (void)state;
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, 2, 1, 0), 0);
+    t.run_id = 3;
+    snprintf(t.run_name, sizeof t.run_name, "auto");
+    snprintf(t.rows[0], sizeof t.rows[0], "h1");
+    snprintf(t.rows[1], sizeof t.rows[1], "h2");
+    set_col(&t.cols[0], "rr tcp", "rtt_p50_us", "us");
+    set_cell(sm_table_at(&t, 0, 0), 30, 20.0, 18.0, 22.0, 0);
+    sm_table_at(&t, 0, 0)->stopped = SM_REPS_MAX;
+    set_cell(sm_table_at(&t, 1, 0), 5, 20.0, 19.9, 20.1, 0);
+    sm_table_at(&t, 1, 0)->stopped = SM_REPS_CI;
+
+    char *md = sm_table_md(&t);
+    assert_non_null(strstr(md, " n=30 (max) |"));
+    /* A cell that got tight in time says nothing more. */
+    const char *h2 = strstr(md, "| h2 ");
+    assert_non_null(h2);
+    assert_non_null(strstr(h2, " n=5 "));
+    assert_null(strstr(h2, "(max)"));
+    free(md);
+    char *json = sm_table_json(&t);
+    assert_non_null(strstr(json, "\"n\":30,"));
+    assert_non_null(strstr(json, "\"stopped\":\"max\""));
+    assert_non_null(strstr(json, "\"stopped\":\"ci\""));
+    free(json);
+    char *csv = sm_table_csv(&t);
+    assert_non_null(strstr(csv, "host,rr tcp median (us),rr tcp ci95_low (us),rr tcp ci95_high "
+                                "(us),rr tcp n,rr tcp disturbed,rr tcp stopped,flags\r\n"));
+    assert_non_null(strstr(csv, "\r\nh1,20,18,22,30,0,max,\r\n"));
+    assert_non_null(strstr(csv, "\r\nh2,20,19.9,20.1,5,0,ci,\r\n"));
+    free(csv);
+    sm_table_fini(&t);
+}
+
+static void test_table_of_fixed_repetitions_has_no_stopped_column(void **state)
+{
+    (void)state;
+    sm_table t;
+    build_small(&t);
+    char *csv = sm_table_csv(&t);
+    assert_null(strstr(csv, "stopped"));
+    free(csv);
+    char *json = sm_table_json(&t);
+    assert_non_null(strstr(json, "\"stopped\":null"));
+    assert_null(strstr(json, "\"stopped\":\""));
+    free(json);
+    sm_table_fini(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +410,8 @@ int main(void)
         cmocka_unit_test(test_table_md_escapes_pipes_and_shows_failures_without_data),
         cmocka_unit_test(test_table_json_matches_golden),
         cmocka_unit_test(test_table_json_writes_doubles_exactly_and_big_run_ids_as_strings),
+        cmocka_unit_test(test_table_says_which_cells_stopped_on_max),
+        cmocka_unit_test(test_table_of_fixed_repetitions_has_no_stopped_column),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,85 @@
+/* The stopping rule of adaptive repetitions: one more round while the median's CI is wide. */
+#include "proto/reps.h"
+
+#include "proto/err.h"
+#include "proto/stats.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const stop_names[] = {
+    [SM_REPS_NONE] = NULL,
+    [SM_REPS_CI] = "ci",
+    [SM_REPS_MAX] = "max",
+    [SM_REPS_FAILED] = "failed",
+};
+
+const char *sm_reps_stop_name(sm_reps_stop s)
+{
+    return (size_t)s < sizeof stop_names / sizeof stop_names[0] ? stop_names[s] : NULL;
+}
+
+sm_reps_stop sm_reps_stop_parse(const char *name)
+{
+    for (size_t i = 1; name && i < sizeof stop_names / sizeof stop_names[0]; i++)
+        if (strcmp(name, stop_names[i]) == 0)
+            return (sm_reps_stop)i;
+    return SM_REPS_NONE;
+}
+
+sm_metric sm_reps_metric(const sm_params *p)
+{
+    switch (p->workload) {
+    case SM_WL_STREAM:
+        /* The 2010 line test reported the receiver's time for a fixed amount, not a rate. */
+        return p->framing == SM_FRAMING_LINES ? SM_M_SECONDS : SM_M_THROUGHPUT;
+    case SM_WL_RR:
+        return SM_M_RTT_P50_US;
+    case SM_WL_CONNECT:
+        return SM_M_CONNECTS_PER_S;
+    case SM_WL_HTTP:
+        return SM_M_THROUGHPUT;
+    default:
+        /* Every workload reports its wall time. */
+        return SM_M_SECONDS;
+    }
+}
+
+int sm_reps_check(const sm_reps_rule *rule, uint32_t max_reps)
+{
+    if (!rule || rule->min < 1 || rule->min > rule->max || rule->max > max_reps ||
+        !(rule->ci_rel > 0 && rule->ci_rel < 1))
+        return SM_EINVAL;
+    return 0;
+}
+
+int sm_reps_decide(const double *x, size_t n, uint32_t reps, const sm_reps_rule *rule,
+                   sm_reps_decision *out)
+{
+    memset(out, 0, sizeof *out);
+    out->median = NAN;
+    out->half_width = NAN;
+    /* Any bound works here: the caller's own maximum was checked where the rule was read. */
+    if (sm_reps_check(rule, UINT32_MAX) != 0)
+        return SM_EINVAL;
+    sm_summary s;
+    int rc = n > 0 ? sm_stats_summarize(x, n, &s) : SM_EINVAL;
+    if (rc == SM_ENOMEM)
+        return rc;
+    bool tight = false;
+    if (rc == 0) {
+        out->n_ok = s.n;
+        out->median = s.median;
+        out->half_width = (s.ci95_high - s.ci95_low) / 2;
+        tight = s.n >= rule->min && out->half_width <= rule->ci_rel * fabs(s.median);
+    }
+    if (tight)
+        out->why = SM_REPS_CI;
+    else if (reps >= rule->max)
+        out->why = SM_REPS_MAX;
+    else if (reps >= rule->min && out->n_ok == 0)
+        out->why = SM_REPS_FAILED;
+    else
+        out->more = true;
+    return 0;
+}

@@ -1,0 +1,69 @@
+/* Repetitions until the interval is tight: the rule that says whether a cell needs one more
+ * interleaved round, shared by the coordinator (matrix runs) and the agent's --once. Pure
+ * functions, no I/O. */
+#ifndef SM_PROTO_REPS_H
+#define SM_PROTO_REPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/params.h"
+#include "proto/result.h"
+
+#define SM_REPS_AUTO_MIN    5
+#define SM_REPS_AUTO_MAX    30
+#define SM_REPS_AUTO_CI_REL 0.05
+
+/* "repetitions": {"min": 5, "max": 30, "ci_rel": 0.05} (or "auto" for these defaults). */
+typedef struct sm_reps_rule {
+    uint32_t min;  /* measured repetitions every cell gets; 1 <= min <= max */
+    uint32_t max;  /* never more than this many measured repetitions of a cell */
+    double ci_rel; /* stop once the CI's half-width is within ci_rel x |median|; 0 < ci_rel < 1 */
+} sm_reps_rule;
+
+/* Why a cell stopped (or has not). SM_REPS_NONE: fixed repetitions, or not decided yet. */
+typedef enum sm_reps_stop {
+    SM_REPS_NONE = 0,
+    SM_REPS_CI,     /* the 95% CI of the median is within +-ci_rel of it */
+    SM_REPS_MAX,    /* max repetitions reached with the CI still wider */
+    SM_REPS_FAILED, /* min repetitions ran and none succeeded: another round only costs time */
+} sm_reps_stop;
+
+/* "ci", "max", "failed"; NULL for SM_REPS_NONE. */
+const char *sm_reps_stop_name(sm_reps_stop s);
+/* The inverse, for the store; SM_REPS_NONE for NULL, "" or an unknown name. */
+sm_reps_stop sm_reps_stop_parse(const char *name);
+
+typedef struct sm_reps_decision {
+    bool more;         /* add one more interleaved round */
+    sm_reps_stop why;  /* when !more */
+    size_t n_ok;       /* finite samples used */
+    double median;     /* NaN when n_ok is 0 */
+    double half_width; /* (ci95_high - ci95_low) / 2; NaN when n_ok is 0 */
+} sm_reps_decision;
+
+/* Decides for one cell after `reps` measured repetitions, whose headline values are
+ * x[0..n-1]; a failed repetition is a non-finite value (NaN) and is no sample. The interval is
+ * sm_stats_summarize's distribution-free order-statistics CI of the median; with fewer than 6
+ * samples that is [min, max] (coverage below 95%), which is taken as the interval as it is:
+ * wider than a 95% one would be where the samples spread, so it never stops a cell early.
+ * In order:
+ *   - at least rule->min ok samples and half-width <= ci_rel x |median|: stop, SM_REPS_CI;
+ *   - reps >= rule->max: stop, SM_REPS_MAX;
+ *   - reps >= rule->min and no ok sample at all: stop, SM_REPS_FAILED;
+ *   - otherwise one more round (fewer than min ok samples counts as wide: a failed repetition
+ *     is made up for).
+ * Returns 0, or SM_EINVAL for a rule out of its bounds (see sm_reps_check), or SM_ENOMEM. */
+int sm_reps_decide(const double *x, size_t n, uint32_t reps, const sm_reps_rule *rule,
+                   sm_reps_decision *out);
+
+/* The metric whose CI the rule tightens: the headline of the comparison tables (stream
+ * throughput_MBps, framing lines seconds as the 2010 test reported, rr rtt_p50_us, connect
+ * connects_per_s, http throughput_MBps; seconds otherwise). */
+sm_metric sm_reps_metric(const sm_params *p);
+
+/* 0 when 1 <= min <= max <= max_reps and 0 < ci_rel < 1; SM_EINVAL otherwise. */
+int sm_reps_check(const sm_reps_rule *rule, uint32_t max_reps);
+
+#endif
