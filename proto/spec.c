@@ -553,8 +553,10 @@ static int spec_from_json(const cJSON *root, sm_spec *s, ctx *c)
         set_field(c, "parallel");
         if (!cJSON_IsBool(p))
             rc = sm_error_set(c->err, SM_EPARSE, "parallel: expected true or false");
-        else
+        else {
             s->parallel = cJSON_IsTrue(p);
+            s->parallel_given = true;
+        }
     }
     if (rc == 0)
         rc = tests_from_json(member(root, F_TESTS), s, c);

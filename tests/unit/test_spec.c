@@ -116,6 +116,7 @@ static void test_spec_defaults_fill_unset_fields(void **state)
     assert_int_equal(s.repetitions, 5);
     assert_int_equal(s.warmup, 1);
     assert_true(s.parallel);
+    assert_false(s.parallel_given); /* the coordinator may choose */
     assert_int_equal(s.n_tests, 1);
     assert_int_equal(s.tests[0].n_variants, 1);
     sm_params want;
@@ -134,7 +135,25 @@ static void test_spec_top_level_fields_are_read(void **state)
     assert_int_equal(s.repetitions, 100);
     assert_int_equal(s.warmup, 0);
     assert_false(s.parallel);
+    assert_true(s.parallel_given);
     sm_spec_fini(&s);
+}
+
+/* An explicit true is the user's word too: hosts of one machine then run side by side. */
+static void test_spec_remembers_that_parallel_was_given(void **state)
+{
+    (void)state;
+    sm_spec s;
+    decode_ok(SPEC(",'parallel':true"), &s);
+    assert_true(s.parallel);
+    assert_true(s.parallel_given);
+    sm_spec_fini(&s);
+    /* A preset names no "parallel": a run of it is the coordinator's to arrange. */
+    for (const sm_preset *p = sm_presets(); p->name != NULL; p++) {
+        assert_int_equal(sm_spec_decode(p->spec_json, strlen(p->spec_json), &s, NULL, 0, NULL), 0);
+        assert_false(s.parallel_given);
+        sm_spec_fini(&s);
+    }
 }
 
 static void test_spec_cartesian_product_varies_the_last_field_fastest(void **state)
@@ -644,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_spec_seed_preset_gives_tcp_tcp_nodelay_unix_in_order),
         cmocka_unit_test(test_spec_defaults_fill_unset_fields),
         cmocka_unit_test(test_spec_top_level_fields_are_read),
+        cmocka_unit_test(test_spec_remembers_that_parallel_was_given),
         cmocka_unit_test(test_spec_cartesian_product_varies_the_last_field_fastest),
         cmocka_unit_test(test_spec_tcp_options_are_forced_off_for_unix),
         cmocka_unit_test(test_spec_duplicate_variants_are_dropped),
