@@ -303,7 +303,7 @@ static void test_spec_every_preset_decodes(void **state)
         size_t variants[3];
     } want[] = {
         {"seed-tcp-unix", 1, {3}},
-        {"seed-http", 1, {12}},
+        {"seed-http", 2, {3, 12}},
         {"quick", 3, {2, 2, 2}},
         {"full", 3, {9, 4, 2}},
     };
@@ -341,15 +341,30 @@ static void test_spec_seed_http_alternates_the_client_models(void **state)
     sm_error err;
     const sm_preset *h = sm_preset_find("seed-http");
     assert_int_equal(sm_spec_decode(h->spec_json, strlen(h->spec_json), &s, NULL, 0, &err), 0);
-    /* client, then connections, then tls: the last axis varies fastest. */
-    for (size_t i = 0; i < 12; i++) {
+    /* The 2009 test itself: the seed's body, eleven rounds, one connection, plain HTTP. */
+    for (size_t i = 0; i < 3; i++) {
         const sm_params *v = &s.tests[0].variants[i];
+        assert_int_equal(v->workload, SM_WL_HTTP);
+        assert_int_equal(v->client, (sm_http_client)i);
+        assert_int_equal(v->connections, 1);
+        assert_false(v->tls);
+        assert_int_equal(v->bytes, 51711600);
+        assert_int_equal(v->repeat, 11);
+        assert_int_equal(v->time_limit_ms, 120000);
+    }
+    /* The follow-ups: client, then connections, then tls (the last axis varies fastest), on
+     * a quarter of the body, so that 4 connections x 5 rounds of it with TLS end in time on a
+     * host 100x slower than the machine the preset was sized on. */
+    for (size_t i = 0; i < 12; i++) {
+        const sm_params *v = &s.tests[1].variants[i];
         assert_int_equal(v->workload, SM_WL_HTTP);
         assert_int_equal(v->client, (sm_http_client)(i / 4));
         assert_int_equal(v->connections, (i / 2) % 2 ? 4 : 1);
         assert_int_equal(v->tls, i % 2 == 1);
-        assert_int_equal(v->bytes, 51711600);
-        assert_int_equal(v->repeat, 11);
+        assert_int_equal(v->bytes, 51711600 / 4);
+        assert_int_equal(v->repeat, 5);
+        assert_int_equal(v->time_limit_ms, 120000);
+        assert_true((uint64_t)v->connections * v->repeat * v->bytes <= 5ull * 51711600);
     }
     sm_spec_fini(&s);
 }
