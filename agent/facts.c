@@ -74,6 +74,17 @@ static uint32_t lo_mtu(void)
     return mtu;
 }
 
+/* An identity file's first line when it looks like one (hex digits and '-'), else "". */
+static void read_id(const char *path, char *out, size_t len)
+{
+    char buf[128];
+    out[0] = '\0';
+    if (read_line(path, buf, sizeof buf) != 0 || buf[0] == '\0' ||
+        buf[strspn(buf, "0123456789abcdefABCDEF-")] != '\0' || strlen(buf) >= len)
+        return;
+    snprintf(out, len, "%s", buf);
+}
+
 void sm_facts_collect(sm_facts *f)
 {
     struct utsname u;
@@ -95,4 +106,8 @@ void sm_facts_collect(sm_facts *f)
     f->tcp_autocorking = 2;
     if (read_line("/proc/sys/net/ipv4/tcp_autocorking", buf, sizeof buf) == 0)
         f->tcp_autocorking = (uint32_t)atoi(buf);
+    /* Network namespaces and containers of one machine share both: the coordinator runs the
+     * jobs of such hosts one at a time, since they share its CPUs. */
+    read_id("/proc/sys/kernel/random/boot_id", f->boot_id, sizeof f->boot_id);
+    read_id("/etc/machine-id", f->machine_id, sizeof f->machine_id);
 }

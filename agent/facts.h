@@ -4,8 +4,8 @@
 
 #include "proto/facts.h"
 
-/* Fills *f from uname, /proc and sysctl files; a fact that cannot be read is "unknown" or 0,
- * never an error. */
+/* Fills *f from uname, /proc and sysctl files; a fact that cannot be read is "unknown" or 0
+ * (the boot id and machine id ""), never an error. */
 void sm_facts_collect(sm_facts *f);
 
 #endif

@@ -221,9 +221,10 @@ static bool parse_id(const char *text, size_t len, uint64_t *id)
 
 static sm_api_run api_run(const sm_run_row *r)
 {
-    return (sm_api_run){r->id,     r->name,       sm_run_state_name(r->state),
-                        r->reason, r->total,      r->done,
-                        r->failed, r->created_ms, r->finished_ms};
+    return (sm_api_run){r->id,        r->name,         sm_run_state_name(r->state),
+                        r->reason,    r->total,        r->done,
+                        r->failed,    r->created_ms,   r->finished_ms,
+                        !r->parallel, r->parallel_note};
 }
 
 static int post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)

@@ -9,6 +9,7 @@
 
 #include "coordinator/map.h"
 #include "coordinator/plan.h"
+#include "coordinator/sharing.h"
 #include "proto/codec.h"
 #include "proto/log.h"
 
@@ -56,6 +57,9 @@ typedef struct cagent {
     int64_t last_seen_ms;
     sm_agent_status status;
     bool facts_known;
+    /* The machine it runs on, from its facts ("" unknown): hosts of one machine share CPUs. */
+    char boot_id[SM_FACTS_ID_MAX + 1];
+    char machine_id[SM_FACTS_ID_MAX + 1];
     bool idle;           /* what its last poll said */
     cjob *current;       /* assigned or running on it */
     bool cancel_pending; /* a cancel for cancel_job/attempt goes out until acked */
@@ -79,6 +83,12 @@ struct sm_control {
 
 static cjob **link_of(const cagent *a, cjob *j);
 static cagent *next_of_run(sm_control *c, uint64_t run_id);
+
+static void machine_of(cagent *a, const sm_facts *f)
+{
+    snprintf(a->boot_id, sizeof a->boot_id, "%s", f->boot_id);
+    snprintf(a->machine_id, sizeof a->machine_id, "%s", f->machine_id);
+}
 
 static crun *run_get(sm_control *c, uint64_t id)
 {
@@ -335,6 +345,10 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         }
         snprintf(a->boot, sizeof a->boot, "%s", rows[i].boot);
         a->facts_known = rows[i].facts_json != NULL;
+        sm_facts facts;
+        if (a->facts_known && sm_codec_facts_decode(rows[i].facts_json, strlen(rows[i].facts_json),
+                                                    &facts, NULL) == 0)
+            machine_of(a, &facts);
         /* Nobody has heard from it since the restart: it gets 3 x hold_ms from now to poll. */
         a->last_seen_ms = now_ms;
         a->status = rows[i].status == SM_AGENT_LOST ? SM_AGENT_LOST : SM_AGENT_ONLINE;
@@ -358,12 +372,11 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         r->total = runs[i].total;
         r->done = runs[i].done;
         r->failed = runs[i].failed;
-        r->parallel = true;
+        r->parallel = runs[i].parallel; /* as decided when it started */
         sm_run_row full;
         if (sm_store_run_get(st, r->id, &full, &e) == 0) {
             if (full.spec_json && sm_spec_decode(full.spec_json, strlen(full.spec_json), &spec,
                                                  field, sizeof field, &e) == 0) {
-                r->parallel = spec.parallel;
                 rc = spec.adaptive ? adapt_open(c, r, &spec, err) : 0;
                 sm_spec_fini(&spec);
             }
@@ -479,8 +492,10 @@ static int upsert_agent(sm_control *c, cagent *a, const sm_poll *p, int64_t now_
     int rc = row.labels_json ? sm_store_agent_upsert(c->st, &row, err) : SM_ENOMEM;
     free(row.labels_json);
     free(row.facts_json);
-    if (!rc && p->have_facts)
+    if (!rc && p->have_facts) {
         a->facts_known = true;
+        machine_of(a, &p->facts);
+    }
     return rc;
 }
 
@@ -1351,6 +1366,54 @@ static int by_schedule(const void *x, const void *y, void *ctx)
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/* Adds the agent named to the run's hosts, once. */
+static int add_host(sm_control *c, sm_map *seen, const char *name, sm_sharing_host *hosts,
+                    size_t *n)
+{
+    const cagent *a = name[0] ? sm_map_get(c->agents, name) : NULL;
+    if (!a || sm_map_get(seen, name))
+        return 0;
+    if (sm_map_put(seen, name, (void *)a) != 0)
+        return SM_ENOMEM;
+    hosts[(*n)++] = (sm_sharing_host){a->name, a->boot_id, a->machine_id};
+    return 0;
+}
+
+/* Whether the run's jobs go side by side, and the note that says why (see control.h). */
+static int run_parallel(sm_control *c, const sm_spec *spec, const sm_plan *plan, bool *parallel,
+                        char *note, size_t len, sm_error *err)
+{
+    size_t n = 0, sharing = 0;
+    char machines[SM_RUN_NOTE_MAX - 128]; /* the rest is room for the words around it */
+    sm_map *seen = sm_map_new();
+    sm_sharing_host *hosts = calloc(sm_map_size(c->agents) + 1, sizeof *hosts);
+    int rc = seen && hosts ? 0 : SM_ENOMEM;
+    for (size_t i = 0; i < plan->n_cells && !rc; i++)
+        if (!(rc = add_host(c, seen, plan->cells[i].host, hosts, &n)))
+            rc = add_host(c, seen, plan->cells[i].peer, hosts, &n);
+    if (!rc)
+        rc = sm_sharing_find(hosts, n, &sharing, machines, sizeof machines, err);
+    else
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+    sm_map_free(seen, NULL);
+    free(hosts);
+    if (rc)
+        return rc;
+    *parallel = spec->parallel_given ? spec->parallel : sharing == 0;
+    if (!*parallel && spec->parallel_given)
+        snprintf(note, len, "the spec says \"parallel\": false");
+    else if (!*parallel)
+        snprintf(note, len, "%s", machines);
+    else if (sharing)
+        snprintf(note, len,
+                 "%s: their jobs run side by side on its CPUs, as the spec asks "
+                 "(\"parallel\": true)",
+                 machines);
+    else
+        note[0] = '\0';
+    return 0;
+}
+
 int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
                          uint64_t *run_id, char *field_buf, size_t field_len, sm_error *err)
 {
@@ -1407,8 +1470,12 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = sm_store_run_insert(c->st, spec->name, spec_json, (uint32_t)plan.n_jobs, now_ms,
-                                  run_id, err)))
+    bool parallel;
+    char note[SM_RUN_NOTE_MAX];
+    if ((rc = run_parallel(c, spec, &plan, &parallel, note, sizeof note, err)) ||
+        (rc = sm_store_run_insert(c->st, spec->name, spec_json, (uint32_t)plan.n_jobs, now_ms,
+                                  run_id, err)) ||
+        (rc = sm_store_run_set_parallel(c->st, *run_id, parallel, note, err)))
         goto out;
     for (size_t i = 0; i < plan.n_cells && !rc; i++) {
         const sm_cell *cell = &plan.cells[i];
@@ -1457,7 +1524,7 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
     if (rc)
         goto out; /* the caller rolls the transaction back */
     r->id = *run_id;
-    r->parallel = spec->parallel;
+    r->parallel = parallel;
     r->total = (uint32_t)plan.n_jobs;
     if (spec->adaptive && (rc = adapt_plan(r, spec, &plan, err)))
         goto out;
@@ -1492,6 +1559,10 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
     }
     sm_log(LOG_NOTICE, "SM-RUN-START", "run %" PRIu64 " (%s): %zu cells, %zu jobs", *run_id,
            spec->name, plan.n_cells, plan.n_jobs);
+    if (note[0])
+        sm_log(parallel ? LOG_WARNING : LOG_NOTICE,
+               parallel ? "SM-RUN-SHARED-CPUS" : "SM-RUN-SERIAL", "run %" PRIu64 " (%s): %s",
+               *run_id, spec->name, note);
 out:
     for (size_t i = 0; made && i < plan.n_jobs; i++)
         free(made[i]);

@@ -55,6 +55,14 @@ int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64
 
 /* Plans spec over the online fleet, stores the run with its cells and jobs, and queues the
  * jobs (each host's in plan order, so variants interleave). spec_json is stored as given.
+ * How the jobs go is decided here, once, and stored with the run (sm_run_row.parallel and
+ * parallel_note): hosts of the run that share one machine (coordinator/sharing.h, from the
+ * boot id and machine id in their agents' facts) would share its CPUs side by side, so a spec
+ * that does not say "parallel" runs such a run one job at a time, with a note naming them; a
+ * spec that says "parallel": true runs side by side with a warning note; "parallel": false is
+ * one at a time. The facts are those known now: an agent sends them in its first poll, and an
+ * agent whose facts have not arrived (or an older agent that sends no identity) counts as a
+ * machine of its own. A run resumed after a restart keeps its decision.
  * Errors (a host not registered, too many jobs, a pair test: pair jobs are not available yet)
  * are SM_EINVAL with err naming the problem and field_buf the field. */
 int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,

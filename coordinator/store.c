@@ -101,6 +101,14 @@ static const char *const migrations[] = {
     "ALTER TABLE cells ADD COLUMN stopped TEXT NOT NULL DEFAULT '';"
     "CREATE INDEX jobs_run_cell ON jobs(run_id, cell);"
     "PRAGMA user_version = 4;",
+    /* 5: whether a run's jobs go side by side, as decided when it started (hosts that share
+     * one machine go one at a time unless the spec says), and the note that says why. A run of
+     * version 3 ran as its spec said. */
+    "ALTER TABLE runs ADD COLUMN parallel INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE runs ADD COLUMN parallel_note TEXT NOT NULL DEFAULT '';"
+    "UPDATE runs SET parallel = 0 WHERE CASE WHEN json_valid(spec_json)"
+    " THEN json_type(spec_json, '$.parallel') END = 'false';"
+    "PRAGMA user_version = 5;",
 };
 
 #define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
@@ -122,6 +130,7 @@ enum {
     Q_RESULT_GET,
     Q_RESULT_COUNT,
     Q_RUN_INSERT,
+    Q_RUN_SET_PARALLEL,
     Q_RUN_GET,
     Q_RUN_EXISTS,
     Q_RUNS_LIST,
@@ -146,7 +155,8 @@ enum {
 
 /* spec is the column that fills spec_json: "spec_json", or "NULL" where lists leave it out. */
 #define RUN_COLUMNS(spec)                                                                          \
-    "id, name, " spec ", state, reason, created_ms, finished_ms, total, done, failed"
+    "id, name, " spec ", state, reason, created_ms, finished_ms, total, done, failed,"             \
+    " parallel, parallel_note"
 
 static const char *const queries[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -193,6 +203,7 @@ static const char *const queries[Q_COUNT] = {
                    " AND role = ?3",
     [Q_RUN_INSERT] = "INSERT INTO runs(name, spec_json, state, reason, created_ms, total)"
                      " VALUES (?1, ?2, 'running', '', ?3, ?4)",
+    [Q_RUN_SET_PARALLEL] = "UPDATE runs SET parallel = ?2, parallel_note = ?3 WHERE id = ?1",
     [Q_RUN_GET] = "SELECT " RUN_COLUMNS("spec_json") " FROM runs WHERE id = ?1",
     [Q_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = ?1",
     /* By id, as for jobs: created_ms follows a wall clock that can step back. */
@@ -964,6 +975,32 @@ int sm_store_run_insert(sm_store *st, const char *name, const char *spec_json, u
     return ret;
 }
 
+int sm_store_run_set_parallel(sm_store *st, uint64_t id, bool parallel, const char *note,
+                              sm_error *err)
+{
+    if (note == NULL)
+        note = "";
+    if (strlen(note) >= FIELD_SIZE(sm_run_row, parallel_note))
+        return sm_error_set(err, SM_EINVAL, "run %llu: parallel note longer than %zu bytes",
+                            (unsigned long long)id, FIELD_SIZE(sm_run_row, parallel_note) - 1);
+    sqlite3_stmt *s = st->stmts[Q_RUN_SET_PARALLEL];
+    int ret = bind_id(s, 1, id, "run", err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_bind_int(s, 2, parallel ? 1 : 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 3, note, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc != SQLITE_DONE)
+        ret = db_error(st->db, err, "run set parallel");
+    else if (sqlite3_changes(st->db) == 0)
+        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
+out:
+    done_with(s);
+    return ret;
+}
+
 static int read_run(sqlite3_stmt *s, void *row, sm_error *err)
 {
     sm_run_row *r = row;
@@ -989,6 +1026,8 @@ static int read_run(sqlite3_stmt *s, void *row, sm_error *err)
         r->total = (uint32_t)sqlite3_column_int64(s, 7);
         r->done = (uint32_t)sqlite3_column_int64(s, 8);
         r->failed = (uint32_t)sqlite3_column_int64(s, 9);
+        r->parallel = sqlite3_column_int64(s, 10) != 0;
+        ret = column_copy(s, 11, r->parallel_note, sizeof r->parallel_note, err);
     }
     if (ret != 0)
         sm_run_row_fini(r);

@@ -107,6 +107,9 @@ typedef enum sm_run_state {
 } sm_run_state;
 const char *sm_run_state_name(sm_run_state s); /* "running", "done", "failed", "cancelled" */
 
+/* Room for a run's parallel note and its NUL. */
+#define SM_RUN_NOTE_MAX 512
+
 typedef struct sm_run_row {
     uint64_t id;
     char name[65];
@@ -117,12 +120,21 @@ typedef struct sm_run_row {
     uint32_t total;  /* jobs planned (warm-up included) */
     uint32_t done;   /* jobs ended ok */
     uint32_t failed; /* jobs ended failed for good (after their retry) */
+    /* Schema version 5: whether the run's jobs go side by side (false: one at a time), as
+     * decided when it started, and why ("" when there is nothing to say). */
+    bool parallel;
+    char parallel_note[SM_RUN_NOTE_MAX];
 } sm_run_row;
 void sm_run_row_fini(sm_run_row *r);
 
 /* A new run in state running; *id its id. */
 int sm_store_run_insert(sm_store *st, const char *name, const char *spec_json, uint32_t total,
                         int64_t now_ms, uint64_t *id, sm_error *err);
+/* Records how the run's jobs go (true: side by side) and the note that says why; the note
+ * must be shorter than sm_run_row.parallel_note (SM_EINVAL). SM_EINVAL when there is no such
+ * run. A new run is parallel with no note until this is called. */
+int sm_store_run_set_parallel(sm_store *st, uint64_t id, bool parallel, const char *note,
+                              sm_error *err);
 /* SM_EINVAL when there is no such run. */
 int sm_store_run_get(sm_store *st, uint64_t id, sm_run_row *out, sm_error *err);
 /* Newest first, at most limit (spec_json NULL); free with sm_store_runs_free. */

@@ -273,6 +273,10 @@ static cJSON *run_json(const sm_api_run *r)
     }
     cJSON_AddNumberToObject(o, "created_ms", (double)r->created_ms);
     cJSON_AddNumberToObject(o, "finished_ms", (double)r->finished_ms);
+    const char *note = r->parallel_note ? r->parallel_note : "";
+    cJSON_AddBoolToObject(o, "parallel", !r->serial);
+    cJSON_AddStringToObject(o, "serial_reason", r->serial ? note : "");
+    cJSON_AddStringToObject(o, "parallel_warning", r->serial ? "" : note);
     return o;
 }
 

@@ -3,6 +3,7 @@
 #ifndef SM_PROTO_API_H
 #define SM_PROTO_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,8 @@ typedef struct sm_api_run {
     const char *name, *state, *reason;
     uint32_t total, done, failed;
     int64_t created_ms, finished_ms;
+    bool serial;               /* its jobs go one at a time (false: side by side) */
+    const char *parallel_note; /* why they go one at a time, or the warning; NULL or "" */
 } sm_api_run;
 
 /* One cell of a run with the states of its jobs. */
@@ -73,7 +76,10 @@ typedef struct sm_api_cell {
 } sm_api_cell;
 
 /* {"runs":[{"id","name","state","reason","progress":{"done","failed","total"},
- *  "created_ms","finished_ms"}]} */
+ *  "created_ms","finished_ms","parallel","serial_reason","parallel_warning"}]}
+ * "parallel" is false when the jobs go one at a time, and "serial_reason" then says why (hosts
+ * that share one machine, or the spec); "parallel_warning" is set when they go side by side on
+ * hosts that share one machine. Each is "" when it does not apply. */
 char *sm_api_runs_encode(const sm_api_run *r, size_t n);
 /* One run as above plus "cells":[{"index","host","peer","params","jobs","queued","active",
  * "done","failed"}] (the spec is left out; it is what was posted). */

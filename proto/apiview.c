@@ -118,6 +118,14 @@ static int run_from(const cJSON *o, const char *what, sm_apiview_run *r, sm_erro
         (rc = get_ms(o, what, "created_ms", &r->created_ms, err)) ||
         (rc = get_ms(o, what, "finished_ms", &r->finished_ms, err)))
         return rc;
+    /* A coordinator before these fields ran every run as its spec said, and said nothing. */
+    const cJSON *par = cJSON_GetObjectItemCaseSensitive(o, "parallel");
+    if (par != NULL && !cJSON_IsBool(par))
+        return sm_error_set(err, SM_EPARSE, "%s: parallel: expected true or false", what);
+    r->parallel = par == NULL || cJSON_IsTrue(par);
+    if ((rc = get_str(o, what, r->parallel ? "parallel_warning" : "serial_reason", r->parallel_note,
+                      sizeof r->parallel_note, true, true, err)))
+        return rc;
     r->id = id;
     return 0;
 }

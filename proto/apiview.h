@@ -2,6 +2,7 @@
 #ifndef SM_PROTO_APIVIEW_H
 #define SM_PROTO_APIVIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,8 @@ typedef struct sm_apiview_run {
     char reason[SM_APIVIEW_PROSE]; /* "" when none */
     uint32_t done, failed, total;
     int64_t created_ms, finished_ms; /* finished_ms 0 while running */
+    bool parallel;                   /* false: its jobs go one at a time */
+    char parallel_note[SM_APIVIEW_PROSE]; /* serial_reason, or parallel_warning; "" when none */
 } sm_apiview_run;
 
 /* One cell of GET /api/runs/ID and the states of its jobs. */

@@ -930,6 +930,11 @@ static cJSON *facts_json(const sm_facts *f)
     for (int i = 0; ok && i < 3; i++)
         ok = append(load, double_item(f->loadavg[i]));
     ok = ok && put_u64(o, "tcp_autocorking", f->tcp_autocorking);
+    /* Left out when unknown, as an older agent leaves them out. */
+    if (ok && f->boot_id[0])
+        ok = PUT_FIXED(o, "boot_id", f->boot_id);
+    if (ok && f->machine_id[0])
+        ok = PUT_FIXED(o, "machine_id", f->machine_id);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -946,9 +951,12 @@ char *sm_codec_facts_encode(const sm_facts *f, sm_error *err)
     return finish(facts_json(f), true, 0, "facts", err);
 }
 
-static const char *const facts_keys[] = {"hostname", "kernel",    "cpu_model",
-                                         "cores",    "mem_bytes", "congestion",
-                                         "lo_mtu",   "loadavg",   "tcp_autocorking"};
+/* Every key is required but the machine's identity, which agents before it did not send. */
+enum { FACT_BOOT_ID = 9, FACT_MACHINE_ID, FACT__COUNT };
+static const char *const facts_keys[FACT__COUNT] = {
+    "hostname", "kernel",  "cpu_model",       "cores",   "mem_bytes", "congestion",
+    "lo_mtu",   "loadavg", "tcp_autocorking", "boot_id", "machine_id"};
+#define FACTS_REQUIRED ((1u << FACT_BOOT_ID) - 1)
 
 /* A string longer than its field is refused, not cut: a cut hostname names another host. */
 static int facts_string(const cJSON *o, const char *key, char *dst, size_t cap, sm_error *err)
@@ -966,6 +974,18 @@ static int facts_string(const cJSON *o, const char *key, char *dst, size_t cap, 
 
 #define FACTS_STRING(o, key, f, field, err)                                                        \
     facts_string((o), (key), (f)->field, sizeof(f)->field, (err))
+
+/* A boot id is a UUID, a machine id 32 hex digits: anything else is not an identity (and an
+ * empty one would make every agent that sent it one machine). */
+static int facts_id(const cJSON *o, const char *key, char *dst, size_t cap, sm_error *err)
+{
+    int rc = facts_string(o, key, dst, cap, err);
+    if (rc != 0)
+        return rc;
+    if (dst[0] == '\0' || dst[strspn(dst, "0123456789abcdefABCDEF-")] != '\0')
+        return sm_error_set(err, SM_EINVAL, "facts: %s: expected hex digits and '-'", key);
+    return 0;
+}
 
 /* Load averages count runnable tasks, and Linux has at most PID_MAX_LIMIT (2^22) of them. */
 #define LOADAVG_MAX 4194304.0
@@ -1000,8 +1020,8 @@ static int facts_from_json(const cJSON *o, sm_facts *f, sm_error *err)
 {
     uint32_t seen = 0;
     size_t n_keys = sizeof facts_keys / sizeof facts_keys[0];
-    int rc = check_keys(o, "facts", facts_keys, sizeof facts_keys[0], n_keys, (1u << n_keys) - 1,
-                        &seen, err);
+    int rc = check_keys(o, "facts", facts_keys, sizeof facts_keys[0], n_keys, FACTS_REQUIRED, &seen,
+                        err);
     uint64_t cores = 0, mem = 0, mtu = 0, autocork = 0;
     if (rc == 0 && (rc = FACTS_STRING(o, "hostname", f, hostname, err)) == 0 &&
         (rc = FACTS_STRING(o, "kernel", f, kernel, err)) == 0 &&
@@ -1017,6 +1037,10 @@ static int facts_from_json(const cJSON *o, sm_facts *f, sm_error *err)
         (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "tcp_autocorking"), "facts",
                        "tcp_autocorking", 2, false, &autocork, err)) == 0)
         rc = loadavg_from_json(cJSON_GetObjectItemCaseSensitive(o, "loadavg"), f->loadavg, err);
+    if (rc == 0 && (seen & 1u << FACT_BOOT_ID))
+        rc = facts_id(o, "boot_id", f->boot_id, sizeof f->boot_id, err);
+    if (rc == 0 && (seen & 1u << FACT_MACHINE_ID))
+        rc = facts_id(o, "machine_id", f->machine_id, sizeof f->machine_id, err);
     if (rc != 0)
         return rc;
     f->cores = (uint32_t)cores;

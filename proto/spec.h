@@ -50,6 +50,8 @@ typedef struct sm_spec {
     uint32_t repetitions; /* 1..SM_SPEC_REPS_MAX, default 5 */
     uint32_t warmup;      /* 0..SM_SPEC_WARMUP_MAX, default 1 */
     bool parallel;        /* default true: local jobs of different hosts run side by side */
+    bool parallel_given;  /* the spec said "parallel"; else the coordinator may choose (it runs
+                             hosts that share one machine one job at a time) */
     sm_spec_test *tests;  /* owned */
     size_t n_tests;
     /* "repetitions" as an object (or "auto"): each cell starts with reps.min interleaved

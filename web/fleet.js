@@ -20,6 +20,10 @@ function row(a) {
         h('td', {class: 'num cores'}, f.cores ?? ''),
         h('td', {class: 'num mem'}, fmtGiB(f.mem_bytes)),
         h('td', {class: 'kernel'}, f.kernel || ''),
+        // Hosts with one boot id are one machine: their runs go one job at a time.
+        h('td', {class: 'machine', title: [f.boot_id && `boot id ${f.boot_id}`,
+            f.machine_id && `machine id ${f.machine_id}`].filter(Boolean).join(', ')},
+        (f.boot_id || f.machine_id || '').slice(0, 8)),
         h('td', {class: 'data-addr'}, a.data_addr || ''),
         h('td', {class: 'seen', title: fmtDate(a.last_seen_ms), 'data-ms': a.last_seen_ms},
             fmtAgo(a.last_seen_ms)));
@@ -38,6 +42,9 @@ export function mount(root, _args, {live}) {
             h('th', {scope: 'col', class: 'num'}, 'cores'),
             h('th', {scope: 'col', class: 'num'}, 'memory (GiB)'),
             h('th', {scope: 'col'}, 'kernel'),
+            h('th', {scope: 'col',
+                title: 'the first digits of its boot id (or machine id): one id, one machine'},
+            'machine'),
             h('th', {scope: 'col'}, 'data address'),
             h('th', {scope: 'col'}, 'last seen'))),
         tbody);

@@ -35,9 +35,15 @@ function axis(values) {
     return values.length === 1 ? values[0] : values;
 }
 
+// "": the coordinator decides (one job at a time when hosts share one machine); "false", "true".
+function parallelValue(v) {
+    return v === 'true' ? true : v === 'false' ? false : undefined;
+}
+
 export function buildBody(f) {
     const reps = f.repetitions.trim();
     const body = {};
+    const parallel = parallelValue(f.parallel);
     if (f.preset !== 'custom') {
         body.preset = f.preset;
         const hosts = hostsValue(f.hosts);
@@ -45,6 +51,8 @@ export function buildBody(f) {
             body.hosts = hosts;
         if (reps !== '')
             body.repetitions = numberOrText(reps);
+        if (parallel !== undefined)
+            body.parallel = parallel;
         return body;
     }
     body.name = f.name.trim() || 'custom';
@@ -63,6 +71,8 @@ export function buildBody(f) {
     const count = f.count.trim();
     if (count !== '')
         test[f.workload === 'http' ? 'repeat' : 'count'] = numberOrText(count);
+    if (parallel !== undefined)
+        body.parallel = parallel;
     if (f.scope === 'pair')
         body.pairs = f.pairs;
     body.tests = [test];
@@ -86,6 +96,7 @@ function controlFor(field) {
     const top = f.split(/[.[]/)[0];
     return {
         hosts: 'hosts', repetitions: 'repetitions', preset: 'preset', name: 'run-name',
+        parallel: 'parallel',
         pairs: 'pairs', Authorization: 'token', tests: 'tests',
     }[top] || 'general';
 }
@@ -132,6 +143,11 @@ export function mount(root) {
         autocomplete: 'off', placeholder: "preset's", list: 'repetitions-choices',
         'aria-describedby': 'repetitions-hint'});
     const repsChoices = h('datalist', {id: 'repetitions-choices'}, h('option', {value: 'auto'}));
+    const parallel = h('select', {id: 'parallel', name: 'parallel',
+        'aria-describedby': 'parallel-hint'},
+        h('option', {value: ''}, 'automatic'),
+        h('option', {value: 'false'}, 'one job at a time'),
+        h('option', {value: 'true'}, 'in parallel'));
     const token = h('input', {id: 'token', name: 'token', type: 'password', value: getToken(),
         autocomplete: 'off', 'aria-describedby': 'token-hint'});
     const submit = h('button', {id: 'launch-submit', type: 'submit'}, 'Start run');
@@ -155,7 +171,10 @@ export function mount(root) {
         h('fieldset', {class: 'group'}, h('legend', {}, 'where and how often'),
             field('hosts', 'hosts', hosts, 'all, names separated by commas (h1,h2), or label:rack=2'),
             field('repetitions', 'repetitions', reps,
-                'empty: the preset\'s (custom: 5); auto: 5 to 30, until the CI is within ±5%')),
+                'empty: the preset\'s (custom: 5); auto: 5 to 30, until the CI is within ±5%'),
+            field('parallel', 'jobs of different hosts', parallel,
+                'automatic: side by side, but one at a time when hosts share one machine ' +
+                '(the same boot id), as a lab of namespaces does')),
         h('fieldset', {class: 'group'}, h('legend', {}, 'authorisation'),
             field('token', 'dashboard token', token,
                 'needed when the coordinator is not on loopback; kept for this tab only')),
@@ -225,7 +244,7 @@ export function mount(root) {
             preset: presetSel.value, hosts: hosts.value, repetitions: reps.value,
             name: name.value, workload: workload.value, scope: scope.value, pairs: pairs.value,
             transports: checked('transport'), clients: checked('client'), sizes: sizes.value,
-            count: count.value,
+            count: count.value, parallel: parallel.value,
         });
         submit.disabled = true;
         submit.textContent = 'Starting...';

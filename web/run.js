@@ -40,6 +40,9 @@ export function mount(root, args, {live}) {
         class: 'button', hidden: true}, 'Compare hosts');
     const error = h('p', {id: 'run-error', class: 'error', role: 'alert', hidden: true});
     const created = h('span', {class: 'hint'});
+    // How the run's jobs go: one at a time and why, or the warning that hosts sharing one
+    // machine run side by side as the spec asked.
+    const parallelNote = h('p', {id: 'run-parallel', class: 'run-parallel', hidden: true});
     const cellsBody = h('tbody');
     const cellsTable = h('table', {id: 'run-cells', class: 'data'},
         h('caption', {class: 'visually-hidden'}, 'cells of the run and their jobs'),
@@ -56,6 +59,7 @@ export function mount(root, args, {live}) {
     root.append(h('section', {class: 'view run'},
         title,
         h('div', {class: 'run-head'}, state, reason, created),
+        parallelNote,
         h('div', {class: 'run-progress'}, progress, progressText),
         h('div', {class: 'actions'}, cancel, toCompare),
         error,
@@ -81,6 +85,17 @@ export function mount(root, args, {live}) {
         state.textContent = run.state;
         state.className = `badge state-${run.state}`;
         reason.textContent = run.reason || '';
+        // Events carry no such fields; the API's answer does (an older coordinator's not).
+        if (run.parallel === false) {
+            parallelNote.hidden = false;
+            parallelNote.dataset.parallel = 'false';
+            parallelNote.textContent = 'Jobs run one at a time' +
+                (run.serial_reason ? `: ${run.serial_reason}` : '');
+        } else if (run.parallel === true && run.parallel_warning) {
+            parallelNote.hidden = false;
+            parallelNote.dataset.parallel = 'true';
+            parallelNote.textContent = `Warning: ${run.parallel_warning}`;
+        }
         created.textContent = run.created_ms ? `started ${fmtDate(run.created_ms)}` +
             (Number(run.finished_ms) > 0 ? `, ended ${fmtDate(run.finished_ms)}` : '') : '';
         progress.max = Math.max(total, 1);

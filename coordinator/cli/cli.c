@@ -738,6 +738,17 @@ static int cmd_runs(sm_http *h)
     return print_grid(&g);
 }
 
+/* How the run's jobs go, when there is something to say: one at a time and why, or the
+ * warning that they run side by side on hosts that share one machine. */
+static void print_parallel(FILE *f, const char *prefix, const sm_apiview_run *run)
+{
+    if (!run->parallel)
+        fprintf(f, "%sjobs: one at a time: %s\n", prefix ? prefix : "",
+                run->parallel_note[0] ? run->parallel_note : "the run says so");
+    else if (run->parallel_note[0])
+        fprintf(f, "%swarning: %s\n", prefix ? prefix : "", run->parallel_note);
+}
+
 static int cmd_show(sm_http *h, uint64_t id)
 {
     char path[64];
@@ -756,6 +767,7 @@ static int cmd_show(sm_http *h, uint64_t id)
     printf("run %" PRIu64 " (%s): %s\n", run.id, run.name, run.state);
     if (run.reason[0])
         printf("reason: %s\n", run.reason);
+    print_parallel(stdout, NULL, &run);
     printf("progress: %" PRIu32 "/%" PRIu32 " jobs done, %" PRIu32 " failed\n", run.done, run.total,
            run.failed);
     if (n == 0) {
@@ -1034,6 +1046,7 @@ static int wait_run(sm_http *h, uint64_t id, uint32_t timeout_s, sm_apiview_run 
     progress p = {.tty = isatty(STDERR_FILENO) == 1};
     const int64_t deadline = mono_ms() + (int64_t)timeout_s * 1000;
     int64_t unreachable_since = -1;
+    bool noted = false; /* how its jobs go is said once, first */
     for (;;) {
         sm_http_resp r;
         sm_error err = {0};
@@ -1064,6 +1077,12 @@ static int wait_run(sm_http *h, uint64_t id, uint32_t timeout_s, sm_apiview_run 
             if (rc) {
                 progress_end(&p);
                 return bad_answer("GET /api/runs/ID", &err);
+            }
+            if (!noted) {
+                char prefix[40];
+                snprintf(prefix, sizeof prefix, "run %" PRIu64 ": ", id);
+                print_parallel(stderr, prefix, &run);
+                noted = true;
             }
             progress_show(&p, &run);
             if (run_ended(run.state)) {

@@ -93,6 +93,12 @@ class CliTest(unittest.TestCase):
         done, total, failed = map(int, progress[-1])
         self.assertEqual((done, failed), (total, 0))
         self.assertEqual(total, 2 * 3 * (2 + 2))  # hosts x variants x (reps + preset's warmup)
+        # Both agents run on this machine: the run says, once and first, that its jobs go one
+        # at a time and why.
+        said = re.findall(rf"^run {rid}: jobs: one at a time: (.*)$", p.stderr, re.M)
+        self.assertEqual(len(said), 1, p.stderr)
+        self.assertRegex(said[0], r"^h1, h2 share one machine \(boot id [0-9a-f]{8}\)$")
+        self.assertLess(p.stderr.index("jobs: one at a time"), p.stderr.index(" jobs, "))
         if CliTest.done_id is None:
             CliTest.done_id = rid
 
@@ -130,6 +136,7 @@ class CliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p)
         self.assertIn(f"run {rid} (long): running", p.stdout)
         self.assertIn("progress: 0/1 jobs done, 0 failed", p.stdout)
+        self.assertNotIn("jobs:", p.stdout)  # one host: nothing to say about sharing
         self.assertRegex(p.stdout, r"\n\s*0\s+h1\s+-\s+stream tcp")
 
         p = self.cli("runs")
@@ -205,6 +212,8 @@ class CliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p)
         self.assertIn(f"run {rid} (seed-tcp-unix): done", p.stdout)
         self.assertIn("progress: 24/24 jobs done, 0 failed", p.stdout)
+        self.assertRegex(p.stdout, r"(?m)^jobs: one at a time: h1, h2 share one machine "
+                                   r"\(boot id [0-9a-f]{8}\)$")
         cells = [line.split() for line in p.stdout.splitlines() if re.match(r"\s*\d+\s+h\d", line)]
         self.assertEqual(len(cells), 6)
         self.assertEqual({c[1] for c in cells}, {"h1", "h2"})

@@ -122,6 +122,40 @@ class RunTest(unittest.TestCase):
         self.assertEqual(len(jobs), 12)
         self.assert_no_overlap([(j[7], j[8]) for j in jobs], "fleet")
 
+    def test_hosts_of_one_machine_run_one_job_at_a_time_and_the_run_says_why(self):
+        # These agents, loopback processes or namespaces of one lab, all run on this machine.
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            boot_id = fh.read().strip()
+        agents = self.f.get("/api/agents")["agents"]
+        self.assertEqual({a["facts"]["boot_id"] for a in agents}, {boot_id}, agents)
+        rid = self.start(spec([stream(count=2000)]))  # "parallel" left to the coordinator
+        r = self.wait_run(rid)
+        want = f"h1, h2, h3 share one machine (boot id {boot_id[:8]})"
+        self.assertEqual((r["parallel"], r["serial_reason"], r["parallel_warning"]),
+                         (False, want, ""), r)
+        listed = {x["id"]: x for x in self.f.get("/api/runs")["runs"]}[str(rid)]
+        self.assertEqual((listed["parallel"], listed["serial_reason"]), (False, want))
+        jobs = self.jobs(rid)
+        self.assertEqual(len(jobs), 12)
+        self.assert_no_overlap([(j[7], j[8]) for j in jobs], "fleet")
+        # The coordinator said so once, when the run started.
+        with open(f"{self.f.dir}/coordinator.log") as fh:
+            log = fh.read()
+        self.assertEqual(log.count(f"SM-RUN-SERIAL run {rid} (t): {want}"), 1, log[-2000:])
+
+    def test_parallel_true_on_one_machine_runs_side_by_side_with_a_warning(self):
+        rid = self.start(spec([stream(count=None, duration_ms=300)], parallel=True))
+        r = self.wait_run(rid)
+        self.assertIs(r["parallel"], True)
+        self.assertEqual(r["serial_reason"], "")
+        self.assertRegex(r["parallel_warning"],
+                         r"^h1, h2, h3 share one machine \(boot id [0-9a-f]{8}\): their jobs run "
+                         r"side by side on its CPUs, as the spec asks \(\"parallel\": true\)$")
+        # Side by side: some job of one host ran while another host's did.
+        spans = [(j[7], j[8], j[1]) for j in self.jobs(rid)]
+        self.assertTrue(any(s1 < e2 and s2 < e1 and h1 != h2
+                            for s1, e1, h1 in spans for s2, e2, h2 in spans), spans)
+
     def test_a_failed_job_is_retried_once_and_the_run_ends_failed_with_counts(self):
         rid = self.start(spec([stream(transport="unix", count=1000000000, msg_size=65536,
                                       time_limit_ms=500)], hosts=["h1"], repetitions=1))

@@ -538,7 +538,7 @@ static void assert_decode_fails(int rc, const sm_error *err, const char *needle)
 static void test_apiview_run_reads_the_coordinators_run_with_its_cells(void **state)
 {
     (void)state;
-    sm_api_run r = {7, "seed-tcp-unix", "running", "", 36, 12, 1, 1700000000123, 0};
+    sm_api_run r = {7, "seed-tcp-unix", "running", "", 36, 12, 1, 1700000000123, 0, false, NULL};
     sm_api_cell cells[2] = {
         {0, "h1", "",
          "{\"workload\":\"stream\",\"transport\":\"tcp\",\"nodelay\":true,"
@@ -557,6 +557,8 @@ static void test_apiview_run_reads_the_coordinators_run_with_its_cells(void **st
     assert_string_equal(run.name, "seed-tcp-unix");
     assert_string_equal(run.state, "running");
     assert_string_equal(run.reason, "");
+    assert_true(run.parallel);
+    assert_string_equal(run.parallel_note, "");
     assert_int_equal(run.done, 12);
     assert_int_equal(run.failed, 1);
     assert_int_equal(run.total, 36);
@@ -649,7 +651,7 @@ static void test_apiview_run_shortens_a_long_reason_and_keeps_utf8_whole(void **
     for (size_t i = 1; i + 2 < sizeof reason; i += 2)
         memcpy(reason + i, "\xc3\xa9", 2);
     reason[sizeof reason - 1] = '\0';
-    sm_api_run r = {3, "r", "failed", reason, 1, 0, 1, 1, 2};
+    sm_api_run r = {3, "r", "failed", reason, 1, 0, 1, 1, 2, false, NULL};
     char *json = sm_api_runs_encode(&r, 1);
     sm_apiview_run *runs = NULL;
     size_t n = 0;
@@ -669,8 +671,10 @@ static void test_apiview_run_shortens_a_long_reason_and_keeps_utf8_whole(void **
 static void test_apiview_runs_reads_a_list_and_an_empty_one(void **state)
 {
     (void)state;
-    sm_api_run r[2] = {{9, "quick", "done", "", 6, 6, 0, 10, 20},
-                       {8, "full", "cancelled", "cancelled", 60, 3, 2, 5, 9}};
+    sm_api_run r[2] = {
+        {9, "quick", "done", "", 6, 6, 0, 10, 20, true,
+         "h1, h2 share one machine (boot id 4af93bb9)"},
+        {8, "full", "cancelled", "cancelled", 60, 3, 2, 5, 9, false, "h1, h2 share one machine"}};
     char *json = sm_api_runs_encode(r, 2);
     sm_apiview_run *runs = NULL;
     size_t n = 0;
@@ -683,6 +687,20 @@ static void test_apiview_runs_reads_a_list_and_an_empty_one(void **state)
     assert_string_equal(runs[1].reason, "cancelled");
     assert_int_equal(runs[1].failed, 2);
     assert_int_equal(runs[1].finished_ms, 9);
+    /* One at a time and why; side by side with the warning. */
+    assert_false(runs[0].parallel);
+    assert_string_equal(runs[0].parallel_note, "h1, h2 share one machine (boot id 4af93bb9)");
+    assert_true(runs[1].parallel);
+    assert_string_equal(runs[1].parallel_note, "h1, h2 share one machine");
+    free(runs);
+
+    /* A coordinator before these fields: side by side, nothing to say. */
+    static const char old[] = "{\"runs\":[{\"id\":\"3\",\"name\":\"r\",\"state\":\"done\","
+                              "\"reason\":\"\",\"progress\":{\"done\":1,\"failed\":0,"
+                              "\"total\":1},\"created_ms\":1,\"finished_ms\":2}]}";
+    assert_int_equal(sm_apiview_runs_decode(old, strlen(old), &runs, &n, &err), 0);
+    assert_true(runs[0].parallel);
+    assert_string_equal(runs[0].parallel_note, "");
     free(runs);
 
     json = sm_api_runs_encode(NULL, 0);

@@ -793,6 +793,34 @@ static void test_codec_facts_round_trip(void **state)
     free(json);
 }
 
+/* The machine's identity travels when known and is left out when not, as an older agent
+ * leaves it out; either way the facts decode. */
+static void test_codec_facts_carry_the_machine_identity_when_known(void **state)
+{
+    (void)state;
+    sm_facts f, back;
+    sm_error err;
+    fill_facts(&f);
+    snprintf(f.boot_id, sizeof f.boot_id, "4af93bb9-6eb3-4520-8a34-0f21e7f76433");
+    snprintf(f.machine_id, sizeof f.machine_id, "3d1219c7c4c5404aaa1f6d2a48adfda4");
+    char *json = sm_codec_facts_encode(&f, &err);
+    assert_contains(json, "\"tcp_autocorking\":1,\"boot_id\":\"4af93bb9-6eb3-4520-8a34-"
+                          "0f21e7f76433\",\"machine_id\":\"3d1219c7c4c5404aaa1f6d2a48adfda4\"}");
+    assert_int_equal(sm_codec_facts_decode(json, strlen(json), &back, &err), 0);
+    assert_string_equal(back.boot_id, f.boot_id);
+    assert_string_equal(back.machine_id, f.machine_id);
+    free(json);
+
+    f.boot_id[0] = '\0';
+    json = sm_codec_facts_encode(&f, &err);
+    assert_null(strstr(json, "boot_id"));
+    memset(&back, 0xff, sizeof back);
+    assert_int_equal(sm_codec_facts_decode(json, strlen(json), &back, &err), 0);
+    assert_string_equal(back.boot_id, "");
+    assert_string_equal(back.machine_id, f.machine_id);
+    free(json);
+}
+
 static void test_codec_facts_decode_takes_null_loadavg_as_nan(void **state)
 {
     (void)state;
@@ -861,6 +889,17 @@ static void test_codec_facts_decode_rejects_bad_fields(void **state)
     assert_facts_error(FACTS_HEAD "\"cores\":8," FACTS_TAIL
                                   "\"loadavg\":[0,\"1\",0],\"tcp_autocorking\":1}",
                        SM_EPARSE, "loadavg");
+    /* An empty id would make every agent that sent one a single machine. */
+    assert_facts_error(FACTS_HEAD "\"cores\":8," FACTS_TAIL
+                                  "\"loadavg\":[0,0,0],\"tcp_autocorking\":1,\"boot_id\":\"\"}",
+                       SM_EINVAL, "facts: boot_id: expected hex digits and '-'");
+    assert_facts_error(FACTS_HEAD "\"cores\":8," FACTS_TAIL
+                                  "\"loadavg\":[0,0,0],\"tcp_autocorking\":1,"
+                                  "\"machine_id\":\"x; rm\"}",
+                       SM_EINVAL, "facts: machine_id: expected hex digits and '-'");
+    assert_facts_error(FACTS_HEAD "\"cores\":8," FACTS_TAIL
+                                  "\"loadavg\":[0,0,0],\"tcp_autocorking\":1,\"boot_id\":7}",
+                       SM_EPARSE, "facts: boot_id: expected a string");
 }
 
 static void test_codec_facts_decode_refuses_a_string_longer_than_its_field(void **state)
@@ -1049,6 +1088,7 @@ int main(void)
         cmocka_unit_test(test_codec_result_uses_the_documented_metric_names),
         cmocka_unit_test(test_codec_facts_encode_exactly),
         cmocka_unit_test(test_codec_facts_round_trip),
+        cmocka_unit_test(test_codec_facts_carry_the_machine_identity_when_known),
         cmocka_unit_test(test_codec_facts_decode_takes_null_loadavg_as_nan),
         cmocka_unit_test(test_codec_facts_decode_rejects_bad_fields),
         cmocka_unit_test(test_codec_facts_decode_refuses_a_string_longer_than_its_field),

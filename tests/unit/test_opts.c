@@ -257,6 +257,8 @@ static void test_opts_seed_http_preset_is_the_2009_test(void **state)
     assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
     assert_int_equal(o.base.workload, SM_WL_HTTP);
     assert_int_equal(o.base.bytes, 51711600);
+    assert_int_equal(o.base.repeat, 11);
+    assert_int_equal(o.base.time_limit_ms, 120000);
     assert_int_equal(o.base.connections, 1);
     assert_int_equal(o.n_clients, 1); /* --client overrides the preset's three */
     assert_int_equal(o.clients[0], SM_HTTP_POOL);

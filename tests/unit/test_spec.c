@@ -116,6 +116,7 @@ static void test_spec_defaults_fill_unset_fields(void **state)
     assert_int_equal(s.repetitions, 5);
     assert_int_equal(s.warmup, 1);
     assert_true(s.parallel);
+    assert_false(s.parallel_given); /* the coordinator may choose */
     assert_int_equal(s.n_tests, 1);
     assert_int_equal(s.tests[0].n_variants, 1);
     sm_params want;
@@ -134,6 +135,7 @@ static void test_spec_top_level_fields_are_read(void **state)
     assert_int_equal(s.repetitions, 100);
     assert_int_equal(s.warmup, 0);
     assert_false(s.parallel);
+    assert_true(s.parallel_given);
     sm_spec_fini(&s);
 }
 
@@ -219,6 +221,23 @@ static void test_spec_repetitions_object_bounds_name_the_member(void **state)
                       "repetitions");
     assert_spec_error(SPEC(",'repetitions':[5]"), SM_EPARSE, "repetitions: expected a number",
                       "repetitions");
+}
+
+/* An explicit true is the user's word too: hosts of one machine then run side by side. */
+static void test_spec_remembers_that_parallel_was_given(void **state)
+{
+    (void)state;
+    sm_spec s;
+    decode_ok(SPEC(",'parallel':true"), &s);
+    assert_true(s.parallel);
+    assert_true(s.parallel_given);
+    sm_spec_fini(&s);
+    /* A preset names no "parallel": a run of it is the coordinator's to arrange. */
+    for (const sm_preset *p = sm_presets(); p->name != NULL; p++) {
+        assert_int_equal(sm_spec_decode(p->spec_json, strlen(p->spec_json), &s, NULL, 0, NULL), 0);
+        assert_false(s.parallel_given);
+        sm_spec_fini(&s);
+    }
 }
 
 static void test_spec_cartesian_product_varies_the_last_field_fastest(void **state)
@@ -368,7 +387,7 @@ static void test_spec_every_preset_decodes(void **state)
         size_t variants[3];
     } want[] = {
         {"seed-tcp-unix", 1, {3}},
-        {"seed-http", 1, {12}},
+        {"seed-http", 2, {3, 12}},
         {"quick", 3, {2, 2, 2}},
         {"full", 3, {9, 4, 2}},
     };
@@ -406,15 +425,30 @@ static void test_spec_seed_http_alternates_the_client_models(void **state)
     sm_error err;
     const sm_preset *h = sm_preset_find("seed-http");
     assert_int_equal(sm_spec_decode(h->spec_json, strlen(h->spec_json), &s, NULL, 0, &err), 0);
-    /* client, then connections, then tls: the last axis varies fastest. */
-    for (size_t i = 0; i < 12; i++) {
+    /* The 2009 test itself: the seed's body, eleven rounds, one connection, plain HTTP. */
+    for (size_t i = 0; i < 3; i++) {
         const sm_params *v = &s.tests[0].variants[i];
+        assert_int_equal(v->workload, SM_WL_HTTP);
+        assert_int_equal(v->client, (sm_http_client)i);
+        assert_int_equal(v->connections, 1);
+        assert_false(v->tls);
+        assert_int_equal(v->bytes, 51711600);
+        assert_int_equal(v->repeat, 11);
+        assert_int_equal(v->time_limit_ms, 120000);
+    }
+    /* The follow-ups: client, then connections, then tls (the last axis varies fastest), on
+     * a quarter of the body, so that 4 connections x 5 rounds of it with TLS end in time on a
+     * host 100x slower than the machine the preset was sized on. */
+    for (size_t i = 0; i < 12; i++) {
+        const sm_params *v = &s.tests[1].variants[i];
         assert_int_equal(v->workload, SM_WL_HTTP);
         assert_int_equal(v->client, (sm_http_client)(i / 4));
         assert_int_equal(v->connections, (i / 2) % 2 ? 4 : 1);
         assert_int_equal(v->tls, i % 2 == 1);
-        assert_int_equal(v->bytes, 51711600);
-        assert_int_equal(v->repeat, 11);
+        assert_int_equal(v->bytes, 51711600 / 4);
+        assert_int_equal(v->repeat, 5);
+        assert_int_equal(v->time_limit_ms, 120000);
+        assert_true((uint64_t)v->connections * v->repeat * v->bytes <= 5ull * 51711600);
     }
     sm_spec_fini(&s);
 }
@@ -728,6 +762,7 @@ int main(void)
         cmocka_unit_test(test_spec_seed_preset_gives_tcp_tcp_nodelay_unix_in_order),
         cmocka_unit_test(test_spec_defaults_fill_unset_fields),
         cmocka_unit_test(test_spec_top_level_fields_are_read),
+        cmocka_unit_test(test_spec_remembers_that_parallel_was_given),
         cmocka_unit_test(test_spec_cartesian_product_varies_the_last_field_fastest),
         cmocka_unit_test(test_spec_tcp_options_are_forced_off_for_unix),
         cmocka_unit_test(test_spec_duplicate_variants_are_dropped),

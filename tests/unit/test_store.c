@@ -147,13 +147,13 @@ static void test_store_open_creates_the_current_schema_in_wal_mode(void **state)
 {
     fixture *f = *state;
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 4);
+    assert_int_equal(sm_store_schema_version(f->st), 5);
 
     sqlite3 *db = raw_open(f->path);
     char mode[16];
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     assert_string_equal(mode, "wal");
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 4);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 5);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
                                  " name IN ('agents', 'jobs', 'results', 'events', 'runs',"
                                  " 'cells')"),
@@ -174,7 +174,7 @@ static void test_store_reopen_keeps_data_and_version(void **state)
     assert_ok(sm_store_agent_upsert(f->st, &a, &err));
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 4);
+    assert_int_equal(sm_store_schema_version(f->st), 5);
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, id, &j, &err));
     assert_string_equal(j.host, "h1");
@@ -200,7 +200,7 @@ static void test_store_refuses_a_newer_schema_version(void **state)
     assert_int_equal(sm_store_open(&st, f->path, &err), SM_EINVAL);
     assert_null(st);
     assert_int_equal(err.code, SM_EINVAL);
-    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (4)");
+    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (5)");
 
     db = raw_open(f->path);
     assert_int_equal(raw_int(db, "PRAGMA user_version"), 99);
@@ -713,7 +713,7 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 4);
+    assert_int_equal(sm_store_schema_version(f->st), 5);
 
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, 7, &j, &err));
@@ -749,11 +749,11 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     assert_int_equal(insert_job(f->st, "h3", 5000), 9);
 
     db = raw_open(f->path);
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 4);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 5);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE name IN"
                                  " ('run_id', 'cell', 'rep', 'warmup', 'round', 'ord', 'peer')"),
                      7);
-    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('runs')"), 10);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('runs')"), 12);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('cells')"), 8);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND"
                                  " name = 'jobs_run'"),
@@ -884,6 +884,78 @@ static void test_store_unknown_run_id_is_einval(void **state)
     assert_null(jobs);
     assert_null(results);
     assert_int_equal(n, 9);
+}
+
+static void test_store_run_keeps_how_its_jobs_go_and_why(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    uint64_t id = insert_run(f->st, "lab", 1000);
+    sm_run_row r;
+    assert_ok(sm_store_run_get(f->st, id, &r, &err));
+    assert_true(r.parallel); /* until the coordinator says otherwise */
+    assert_string_equal(r.parallel_note, "");
+    sm_run_row_fini(&r);
+
+    assert_ok(sm_store_run_set_parallel(f->st, id, false, "h1, h2 share one machine", &err));
+    sm_run_row *rows = NULL;
+    size_t n = 0;
+    assert_ok(sm_store_runs_list(f->st, 10, &rows, &n, &err));
+    assert_int_equal(n, 1);
+    assert_false(rows[0].parallel);
+    assert_string_equal(rows[0].parallel_note, "h1, h2 share one machine");
+    sm_store_runs_free(rows, n);
+
+    char note[600];
+    memset(note, 'n', sizeof note - 1);
+    note[sizeof note - 1] = '\0';
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_set_parallel(f->st, id, true, note, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "run 1: parallel note longer than 511 bytes");
+    sm_error_clear(&err);
+    assert_int_equal(sm_store_run_set_parallel(f->st, 42, true, "", &err), SM_EINVAL);
+    assert_string_equal(err.msg, "no run 42");
+    assert_ok(sm_store_run_get(f->st, id, &r, &err));
+    assert_false(r.parallel); /* the refused calls changed nothing */
+    sm_run_row_fini(&r);
+}
+
+/* A run stored by a version-4 coordinator ran as its spec said: the migration to version 5
+ * reads "parallel" from the stored spec. */
+static void test_store_migration_to_version_5_takes_parallel_from_the_stored_spec(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    sm_store_close(f->st);
+    f->st = NULL;
+    /* Back to version 4: its runs table had neither column. */
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "ALTER TABLE runs DROP COLUMN parallel;"
+                     "ALTER TABLE runs DROP COLUMN parallel_note;"
+                     "INSERT INTO runs(name, spec_json, state, created_ms, total) VALUES"
+                     " ('a', '{\"name\":\"a\",\"parallel\":false}', 'done', 1, 1),"
+                     " ('b', '{\"name\":\"b\",\"parallel\":true}', 'done', 2, 1),"
+                     " ('c', '{\"name\":\"c\"}', 'running', 3, 1),"
+                     " ('d', 'not json', 'done', 4, 1);"
+                     "PRAGMA user_version = 4;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+
+    open_store(f);
+    assert_int_equal(sm_store_schema_version(f->st), 5);
+    static const bool want[] = {false, true, true, true};
+    for (uint64_t id = 1; id <= 4; id++) {
+        sm_run_row r;
+        assert_ok(sm_store_run_get(f->st, id, &r, &err));
+        assert_int_equal(r.parallel, want[id - 1]);
+        assert_string_equal(r.parallel_note, "");
+        sm_run_row_fini(&r);
+    }
 }
 
 static void test_store_runs_list_is_newest_first_within_the_limit(void **state)
@@ -1026,13 +1098,15 @@ static void test_store_migrates_version_3_cells_to_no_stop_and_records_stops(voi
     sqlite3 *db = raw_open(f->path);
     assert_int_equal(sqlite3_exec(db,
                                   "DROP INDEX jobs_run_cell; ALTER TABLE cells DROP COLUMN stopped;"
+                                  " ALTER TABLE runs DROP COLUMN parallel;"
+                                  " ALTER TABLE runs DROP COLUMN parallel_note;"
                                   " PRAGMA user_version = 3;",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 4);
+    assert_int_equal(sm_store_schema_version(f->st), 5);
     sm_cell_row *rows = NULL;
     size_t n = 0;
     assert_ok(sm_store_cells_list(f->st, run, &rows, &n, &err));
@@ -1476,6 +1550,8 @@ int main(void)
         T(test_store_migration_to_version_2_rolls_back_as_a_whole),
         T(test_store_run_insert_and_get_round_trip),
         T(test_store_run_insert_rejects_bad_name_and_missing_spec),
+        T(test_store_run_keeps_how_its_jobs_go_and_why),
+        T(test_store_migration_to_version_5_takes_parallel_from_the_stored_spec),
         T(test_store_unknown_run_id_is_einval),
         T(test_store_runs_list_is_newest_first_within_the_limit),
         T(test_store_run_update_stamps_reason_and_finish_only_when_terminal),

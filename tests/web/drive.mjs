@@ -111,6 +111,11 @@ const runSnap = () => page.evaluate(() => {
     max: p ? p.max : null,
     state: s ? s.textContent.trim() : null,
     jobs: [...document.querySelectorAll('ul#run-jobs li[data-job]')].map((li) => li.dataset.job),
+    // How the jobs go: shown when they go one at a time, or side by side with a warning.
+    parallel: (() => {
+      const n = document.querySelector('#run-parallel');
+      return n && !n.hidden ? { text: n.textContent.trim(), parallel: n.dataset.parallel } : null;
+    })(),
   };
 });
 
@@ -134,17 +139,23 @@ async function submitLaunch(a) {
   await page.selectOption('select#preset', a.preset, { timeout: STEP_MS });
   await page.fill('input#hosts', a.hosts, { timeout: STEP_MS });
   await page.fill('input#repetitions', String(a.repetitions), { timeout: STEP_MS });
+  if (a.parallel !== undefined) {
+    await page.selectOption('select#parallel', a.parallel, { timeout: STEP_MS });
+  }
   if (a.token !== undefined) await page.fill('input#token', a.token, { timeout: STEP_MS });
   await page.click('button#launch-submit', { timeout: STEP_MS });
 }
 
-// Every POST /api/runs the page makes, with the Authorization it sent and the status it got.
+// Every POST /api/runs the page makes, with the Authorization it sent and the status it got;
+// the bodies it sent go to `bodies`, in the same order.
+const bodies = [];
 function watchPosts() {
   const posts = [];
   page.on('response', (resp) => {
     const req = resp.request();
     if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/runs') {
       posts.push({ auth: req.headers().authorization ?? null, status: resp.status() });
+      bodies.push(req.postDataJSON());
     }
   });
   return posts;
@@ -185,7 +196,8 @@ const scenarios = {
     const cmp = await settle(compareSnap, (c) => Object.keys(c.rows).length >= (a.n_hosts ?? 1));
     return {
       run: id, run_hash: at, samples, state: last.state, value: end.value, max: end.max,
-      jobs: end.jobs, compare_hash: cmpHash, compare_hosts: Object.keys(cmp.rows), posts,
+      jobs: end.jobs, parallel: end.parallel, compare_hash: cmpHash,
+      compare_hosts: Object.keys(cmp.rows), posts, bodies,
     };
   },
 
@@ -248,7 +260,7 @@ const scenarios = {
       };
     }), (e) => e && e.visible && e.text);
     await until('the refused POST /api/runs', async () => posts.length, (n) => n >= 1);
-    return { error: err, hash: await hash(), posts };
+    return { error: err, hash: await hash(), posts, bodies };
   },
 
   // Each view at the viewport given, once it shows what it is for.

@@ -137,6 +137,13 @@ class WebCase(unittest.TestCase):
         self.assertEqual(values, sorted(values), "progress went backwards")
         self.assertGreaterEqual(len(set(values)), 2, res["samples"])
         self.assertEqual((res["value"], res["max"]), (total, total), res["samples"][-3:])
+        # The form left "parallel" to the coordinator, and the agents of this fleet share this
+        # machine: its jobs went one at a time, and the API and the run view say why.
+        self.assertNotIn("parallel", res["bodies"][-1])
+        self.assertIs(r["parallel"], False, r)
+        self.assertIn("share one machine (boot id", r["serial_reason"])
+        self.assertEqual(res["parallel"], {"parallel": "false",
+                                           "text": "Jobs run one at a time: " + r["serial_reason"]})
         # One entry per job, each job once.
         self.assertEqual(len(res["jobs"]), total)
         self.assertEqual(len(set(res["jobs"])), total, res["jobs"])
@@ -254,7 +261,11 @@ class TokenTest(WebCase):
         f.extra_args += ["--token-file", path]
         f.start()
         wrong = "not-the-token-0123456789"
-        res = self.drive(f, "token", preset="quick", hosts="all", repetitions=1, token=wrong)
+        res = self.drive(f, "token", preset="quick", hosts="all", repetitions=1, token=wrong,
+                         parallel="true")
+        # The form's parallel choice is sent as the spec's "parallel".
+        self.assertEqual(res["bodies"], [{"preset": "quick", "hosts": "all", "repetitions": 1,
+                                          "parallel": True}])
         self.assertTrue(res["error"]["visible"])
         self.assertTrue(res["error"]["text"])
         self.assertEqual(res["hash"], "#/launch")
