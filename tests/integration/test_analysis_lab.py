@@ -4,7 +4,7 @@ host whose link is shaped is a slow host of the pair matrix; an unshaped lab rai
 runs. The real coordinator, agents, store and CLI; flags read from /api/runs/ID/anomalies, the
 table's flags column and `sockmatrix anomalies`.
 
-Every shaping is relative to what the host measured unshaped (`lab.sh --slow-tcp h2:x4`), so the
+Every shaping is relative to what the host measured unshaped (`lab.sh --slow-tcp h2:x8`), so the
 shaped host is as odd on a machine 5 times slower or faster than this one."""
 import csv
 import io
