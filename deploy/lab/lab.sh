@@ -331,7 +331,7 @@ calibrate() { # tcp|link hI F -> sets CAL_FIELDS ("rate_bit_s=... measured_bit_s
   else
     out=$(python3 -c "$PROBE_PY" link "$PREFIX$2" "$2" "$3" "$GW" 1) || die "could not measure $2's link"
   fi
-  CAL_FIELDS="factor=$3 ${out%%$'\n'*}"
+  CAL_FIELDS="factor=$(awk -v f="$3" 'BEGIN { printf "%g", f }') ${out%%$'\n'*}"  # x08 -> 8
   echo "$PROG: ${out#*$'\n'}"
 }
 
@@ -429,8 +429,9 @@ shaping_text() { # hI tcp|link RATE CALIBRATION -> one line, or nothing
   if [[ -z ${c[factor]:-} ]]; then echo "$1 $what: tbf rate $3"; return; fi
   awk -v h="$1" -v w="$what" -v r="${c[rate_bit_s]}" -v m="${c[measured_bit_s]}" -v f="${c[factor]}" \
     -v p="${c[probe]}" -v n="${c[runs]}" 'BEGIN {
-      printf "%s %s: tbf rate %.1f Mbit/s = x%s slower than the %.1f Mbit/s measured unshaped (%s%s)\n",
-        h, w, r / 1e6, f, m / 1e6, p, (n > 1 ? ", median of " n " runs of the 2010 stream" : ", 1 s of bulk TCP") }'
+      printf "%s %s: tbf rate %.1f Mbit/s = %.1f Mbit/s measured unshaped / %s (x%s; %s%s)\n",
+        h, w, r / 1e6, m / 1e6, f, f, p,
+        (n > 1 ? ", median of " n " runs of the 2010 stream" : ", 1 s of bulk TCP") }'
 }
 
 do_status() {
