@@ -29,6 +29,7 @@ def agent(*args, timeout=120, raw=False):
 # ---- a fleet: the real coordinator and agents, on lab namespaces when root, else loopback ----
 
 import os as _os
+import sys
 import random
 import shutil
 import signal
@@ -301,3 +302,28 @@ class WsClient:
 
     def close(self):
         self.sock.close()
+
+
+class CpuHog:
+    """A busy loop pinned to one CPU: the machine made slower for a lab test. One python3
+    process, so its PID is the whole hog; it ends by itself after `seconds` and stop() kills it
+    by that PID before."""
+
+    LOOP = ("import os, sys, time\n"
+            "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
+            "end = time.monotonic() + float(sys.argv[2])\n"
+            "while time.monotonic() < end:\n"
+            "    pass\n")
+
+    def __init__(self, cpu, seconds):
+        self.cpu = cpu
+        self.proc = subprocess.Popen([sys.executable, "-c", self.LOOP, str(cpu), str(seconds)],
+                                     stdin=subprocess.DEVNULL)
+
+    def running(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)

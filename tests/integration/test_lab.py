@@ -1,10 +1,12 @@
-"""deploy/lab/lab.sh: namespaces, bridge, addresses, tbf anomalies, refusal and teardown.
+"""deploy/lab/lab.sh: namespaces, bridge, addresses, tbf anomalies (absolute, and relative to what
+the host measured unshaped), refusal and teardown.
 
 Needs root and working `ip netns`; skipped otherwise. Every test uses its own prefix
 ("t<pid><letter>-") and a free subnet 10.213.<100..200>, and tears its lab down even on failure.
 """
 import json
 import os
+import statistics
 import random
 import re
 import shutil
@@ -16,19 +18,24 @@ import time
 import unittest
 
 LAB = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "lab", "lab.sh"))
+BIN_DIR = os.environ.get("SM_BIN_DIR") or os.path.join(os.path.dirname(__file__), "..", "..",
+                                                       "build", "bin")
+AGENT = os.path.join(BIN_DIR, "sockmatrix-agent")
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
-# A TCP sink: prints its port, then the number of bytes it received.
+# A TCP sink: prints its port, then the number of bytes it received and the seconds from the
+# first to the last.
 SINK = r"""
-import socket, sys
+import socket, sys, time
 s = socket.socket(); s.bind((sys.argv[1], 0)); s.listen(1); s.settimeout(30)
 print(s.getsockname()[1], flush=True)
-c, _ = s.accept(); c.settimeout(30); n = 0
+c, _ = s.accept(); c.settimeout(30); n = 0; t0 = None
 while True:
     d = c.recv(65536)
     if not d: break
+    t0 = t0 or time.monotonic()
     n += len(d)
-print(n, flush=True)
+print(n, time.monotonic() - (t0 or time.monotonic()), flush=True)
 """
 SEND = r"""
 import socket, sys
@@ -128,8 +135,9 @@ class LabTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return r.stdout
 
-    def transfer(self, server, server_addr, client, nbytes):
-        """Sends nbytes over TCP from client's namespace to a sink in server's; returns bytes received."""
+    def transfer(self, server, server_addr, client, nbytes, timed=False):
+        """Sends nbytes over TCP from client's namespace to a sink in server's; returns bytes
+        received (timed=True: and the seconds the sink took from the first byte to the last)."""
         sink = subprocess.Popen(["ip", "netns", "exec", self.ns(server), sys.executable, "-c", SINK,
                                  server_addr], stdout=subprocess.PIPE, text=True)
         try:
@@ -137,7 +145,8 @@ class LabTest(unittest.TestCase):
             r = self.in_ns(client, sys.executable, "-c", SEND, server_addr, port, str(nbytes))
             self.assertEqual(r.returncode, 0, r.stderr)
             out, _ = sink.communicate(timeout=60)
-            return int(out.strip())
+            n, secs = out.split()
+            return (int(n), float(secs)) if timed else int(n)
         finally:
             if sink.poll() is None:
                 sink.kill()
@@ -204,6 +213,128 @@ class LabTest(unittest.TestCase):
         self.assertNotIn("tbf", run(["tc", "qdisc", "show", "dev", f"{self.prefix}v1"]).stdout)
         self.assertEqual(self.transfer("h1", self.addr(1), "h3", 1 << 20), 1 << 20)
         self.assertEqual(self.transfer("h3", self.addr(3), "h1", 1 << 20), 1 << 20)
+
+    def tbf_options(self, host, dev):
+        """The root tbf's options on dev (in host's namespace, or the root namespace for host
+        None), from `tc -j qdisc show`: rate in bytes/s, burst in bytes."""
+        cmd = ["tc", "-j", "qdisc", "show", "dev", dev, "root"]
+        r = self.in_ns(host, *cmd) if host else run(cmd)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        q = json.loads(r.stdout)
+        self.assertEqual([x["kind"] for x in q], ["tbf"], q)
+        return q[0]["options"]
+
+    def agent_2010_median(self, host, runs=9):
+        """The median seconds of `runs` repetitions of the 2010 TCP stream in host's namespace,
+        pinned as lab.sh's probe is."""
+        r = self.in_ns(host, AGENT, "--once", "--workload", "stream", "--framing", "lines",
+                       "--msg-size", "128", "--count", "8192", "--transport", "tcp",
+                       "--repetitions", str(runs), "--format", "json", "--quiet",
+                       "--affinity", "0,1", timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)["cells"][0]["summary"]["seconds"]["median"]
+
+    CAL_TCP = re.compile(r"h2 loopback TCP measured ([\d.]+) Mbit/s \(the 2010 stream, 8192 lines "
+                         r"of 128 B: (\d+) bytes on lo per run in ([\d.]+) ms, the median of 9 "
+                         r"runs of (sockmatrix-agent|python3)\); x4 -> tbf rate ([\d.]+) Mbit/s")
+
+    def check_slow_tcp_x4(self, out, probe):
+        """What `up --slow-tcp h2:x4` printed, recorded and set agree: tbf rate = measured / 4."""
+        m = self.CAL_TCP.search(out)
+        self.assertIsNotNone(m, out)
+        measured, wire, ms, got_probe, rate = m.groups()
+        self.assertEqual(got_probe, probe)
+        cal = [h for h in json.loads(self.ok("status", "--json").stdout)["hosts"]
+               if h["name"] == "h2"][0]["slow_tcp"]
+        self.assertEqual((cal["factor"], cal["runs"], cal["probe"], cal["wire_bytes"]),
+                         (4, 9, probe, int(wire)), cal)
+        # What lo carries per run: the 1,064,988 bytes of the test and TCP's headers and acks.
+        self.assertTrue(1064988 < cal["wire_bytes"] < 2 * 1064988, cal)
+        self.assertAlmostEqual(cal["measured_bit_s"], cal["wire_bytes"] * 8 / cal["seconds"],
+                               delta=cal["measured_bit_s"] * 1e-3)
+        self.assertAlmostEqual(cal["measured_bit_s"] / 1e6, float(measured), delta=0.051)
+        self.assertAlmostEqual(cal["seconds"] * 1e3, float(ms), delta=0.0011)
+        self.assertAlmostEqual(cal["rate_bit_s"], cal["measured_bit_s"] / 4, delta=1)
+        self.assertAlmostEqual(cal["rate_bit_s"] / 1e6, float(rate), delta=0.051)
+        self.assertEqual(cal["rate"], f"{cal['rate_bit_s']}bit")
+        # The qdisc itself (tc rounds the rate to its own units).
+        opts = self.tbf_options("h2", "lo")
+        self.assertAlmostEqual(opts["rate"] * 8, cal["rate_bit_s"], delta=cal["rate_bit_s"] * 1e-3)
+        # Two 64 KiB frames, not more: a bucket near the test's 1 MiB would let it through unshaped.
+        self.assertLessEqual(opts["burst"], 2 * 65536)
+        self.assertIn("Mbit/s measured unshaped / 4 (x4; ", self.ok("status").stdout)
+        for h in ("h1", "h3"):
+            self.assertNotIn("tbf", self.qdisc(h, "lo"))
+        self.assertNotIn("tbf", self.qdisc("h2", "eth0"))
+        return cal
+
+    @unittest.skipUnless(os.access(AGENT, os.X_OK), f"no {AGENT} (SM_BIN_DIR: the build's bin)")
+    def test_slow_tcp_x4_measures_the_2010_stream_and_shapes_it_4_times_slower(self):
+        env = dict(os.environ, SM_BIN_DIR=BIN_DIR)
+        r = self.lab("up", "3", "--subnet", f"10.213.{self.x}", "--slow-tcp", "h2:x4", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cal = self.check_slow_tcp_x4(r.stdout, "sockmatrix-agent")
+        # It is what it says: h2's 2010 stream takes about 4 times what it measured unshaped
+        # (tbf sets a floor: a little under 4 as the bucket's 128 KiB pass at once, more if the
+        # machine got slower since), and clearly more than h1's, measured in turns with it.
+        h1, h2 = [], []
+        for _ in range(3):
+            h1.append(self.agent_2010_median("h1"))
+            h2.append(self.agent_2010_median("h2"))
+        shaped, unshaped = statistics.median(h2), statistics.median(h1)
+        why = f"h2 {h2} s, h1 {h1} s, calibration {cal}"
+        self.assertGreater(shaped / cal["seconds"], 0.7 * 4, why)
+        self.assertLess(shaped / cal["seconds"], 3 * 4, why)
+        self.assertGreater(shaped / unshaped, 2, why)
+        print(f"\nslow-tcp x4: measured {cal['seconds'] * 1e3:.2f} ms, shaped h2 "
+              f"{shaped * 1e3:.2f} ms ({shaped / cal['seconds']:.2f}x), h1 {unshaped * 1e3:.2f} ms "
+              f"({shaped / unshaped:.2f}x)", file=sys.stderr)
+
+    def test_slow_tcp_x4_without_an_agent_measures_with_python3(self):
+        copy_dir = tempfile.mkdtemp(prefix="smlab-copy-")  # away from the repository's build/bin
+        self.addCleanup(shutil.rmtree, copy_dir, True)
+        script = os.path.join(copy_dir, "lab.sh")
+        shutil.copy(LAB, script)
+        env = dict(os.environ, SM_BIN_DIR=copy_dir, PATH="/usr/sbin:/usr/bin:/sbin:/bin")
+        r = run([script, "up", "3", "--prefix", self.prefix, "--state-dir", self.state_dir,
+                 "--subnet", f"10.213.{self.x}", "--slow-tcp", "h2:x4"], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.check_slow_tcp_x4(r.stdout, "python3")
+
+    def test_slow_link_x4_measures_a_bulk_transfer_and_shapes_both_sides(self):
+        r = self.up(3, "--slow-link", "h3:x4")
+        m = re.search(r"h3 link measured ([\d.]+) Mbit/s \(bulk TCP h3 -> "
+                      + re.escape(self.gw) + r" for 1 s: (\d+) bytes on eth0 in ([\d.]+) s\); "
+                      r"x4 -> tbf rate ([\d.]+) Mbit/s", r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        cal = [h for h in json.loads(self.ok("status", "--json").stdout)["hosts"]
+               if h["name"] == "h3"][0]["slow_link"]
+        self.assertEqual((cal["factor"], cal["probe"], cal["wire_bytes"]), (4, "python3", int(m[2])))
+        self.assertAlmostEqual(cal["measured_bit_s"] / 1e6, float(m[1]), delta=0.051)
+        self.assertAlmostEqual(cal["rate_bit_s"], cal["measured_bit_s"] / 4, delta=1)
+        self.assertGreater(cal["measured_bit_s"], 50e6, cal)  # a veth, however slow the machine
+        for opts in (self.tbf_options("h3", "eth0"), self.tbf_options(None, f"{self.prefix}v3")):
+            self.assertAlmostEqual(opts["rate"] * 8, cal["rate_bit_s"], delta=cal["rate_bit_s"] * 1e-3)
+        self.assertNotIn("tbf", self.qdisc("h3", "lo"))
+        self.assertNotIn("tbf", self.qdisc("h1", "eth0"))
+        # Both directions are slower than an unshaped host's, by about the factor.
+        n = 64 << 20
+        (got1, s1), (got3, s3) = (self.transfer("h2", self.addr(2), h, n, timed=True)
+                                  for h in ("h1", "h3"))
+        (got4, s4) = self.transfer("h3", self.addr(3), "h1", n, timed=True)
+        self.assertEqual((got1, got3, got4), (n, n, n))
+        why = f"64 MiB h1->h2 {s1:.3f} s, h3->h2 {s3:.3f} s, h1->h3 {s4:.3f} s; {cal}"
+        self.assertGreater(s3 / s1, 2, why)
+        self.assertGreater(s4 / s1, 2, why)
+        self.assertLess(n * 8 / s3, cal["rate_bit_s"] * 1.2, why)
+
+    def test_bad_rates_and_factors_exit_2_before_touching_anything(self):
+        for v in ("h2:x0", "h2:x0.5", "h2:x1001", "h2:4x", "h2:x", "h2:fast", "h4:x4"):
+            r = self.lab("up", "3", "--subnet", f"10.213.{self.x}", "--slow-tcp", v)
+            self.assertEqual(r.returncode, 2, f"{v}: {r.stderr}")
+            self.assertIn(v, r.stderr)
+        self.assertEqual(self.mine_ns(), [])
+        self.assertEqual(self.mine_links(), [])
 
     def test_down_removes_everything_and_is_idempotent(self):
         self.up(2)
