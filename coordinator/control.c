@@ -1232,7 +1232,9 @@ static int adapt_decide_cell(sm_control *c, const crun *r, uint32_t cell, uint32
         bool ok = sm_codec_result_decode(rows[i].result_json, strlen(rows[i].result_json), &res,
                                          &e) == 0 &&
                   res.ok && sm_result_has(&res, m);
-        x[i] = ok ? sm_result_get(&res, m) : NAN;
+        /* A disturbed sample is no sample, as the table leaves it out by default; it still
+         * counts as a repetition towards max. */
+        x[i] = ok && !res.host.disturbed ? sm_result_get(&res, m) : NAN;
         sm_result_fini(&res);
     }
     if (!rc && sm_reps_decide(x, n, reps, &r->ad->rule, d) != 0)

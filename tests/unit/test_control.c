@@ -387,8 +387,9 @@ static uint64_t take_and_finish(fixture *f, sm_poll *p, bool ok, const char *rea
 }
 
 /* take_and_finish with a given value of the test's headline metric (a stream without framing
- * lines: throughput_MBps); returns the job's row. */
-static sm_job_row take_value(fixture *f, sm_poll *p, double mbps)
+ * lines: throughput_MBps), measured while the host was disturbed or not; returns the job's
+ * row. */
+static sm_job_row take_value_as(fixture *f, sm_poll *p, double mbps, bool disturbed)
 {
     sm_poll_reply r;
     bool now;
@@ -399,6 +400,12 @@ static sm_job_row take_value(fixture *f, sm_poll *p, double mbps)
     sm_result_init(&m.result);
     m.result.ok = true;
     sm_result_set(&m.result, SM_M_THROUGHPUT, mbps);
+    if (disturbed) {
+        sm_host_state_init(&m.result.host);
+        m.result.host.known = true;
+        m.result.host.disturbed = true;
+        snprintf(m.result.host.reason, sizeof m.result.host.reason, "a hog on its CPU");
+    }
     p->results = &m;
     p->n_results = 1;
     poll_once(f, p, &r, &now);
@@ -408,6 +415,11 @@ static sm_job_row take_value(fixture *f, sm_poll *p, double mbps)
     sm_error err = {0};
     assert_int_equal(sm_store_job_get(f->st, m.job, &row, &err), 0);
     return row;
+}
+
+static sm_job_row take_value(fixture *f, sm_poll *p, double mbps)
+{
+    return take_value_as(f, p, mbps, false);
 }
 
 static sm_reps_stop cell_stopped(fixture *f, uint64_t run, uint32_t idx)
@@ -472,6 +484,32 @@ static void test_control_adaptive_run_adds_rounds_to_the_wide_group_until_max(vo
     sm_run_row_fini(&r);
     assert_int_equal(cell_stopped(f, id, 2), SM_REPS_MAX); /* tcp never got tight */
     assert_int_equal(cell_stopped(f, id, 3), SM_REPS_CI);  /* unix was, and kept its pair */
+}
+
+/* A disturbed sample is left out of the table by default, so it is no sample for the rule
+ * either: a cell of min 2 with one of its two samples disturbed gets another round. */
+static void test_control_adaptive_run_does_not_count_disturbed_samples(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run_reps(f, "{\"min\":2,\"max\":4,\"ci_rel\":0.05}", true, &p1, &p2);
+    const bool disturbed[] = {true, false, false, false}; /* tcp, unix, tcp, unix */
+    for (int i = 0; i < 4; i++) {
+        sm_job_row j = take_value_as(f, &p1, 100, disturbed[i]);
+        sm_job_row_fini(&j);
+    }
+    sm_run_row r = run_row(f, id);
+    assert_int_equal(r.total, 10); /* one more round of h1's group */
+    sm_run_row_fini(&r);
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_NONE);
+    for (int i = 0; i < 2; i++) {
+        sm_job_row j = take_value(f, &p1, 100);
+        sm_job_row_fini(&j);
+    }
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_CI);
+    r = run_row(f, id);
+    assert_int_equal(r.total, 10);
+    sm_run_row_fini(&r);
 }
 
 static void test_control_adaptive_rounds_resume_after_a_restart(void **state)
@@ -1082,6 +1120,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_control_assign_is_resent_until_acked, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_adaptive_run_adds_rounds_to_the_wide_group_until_max, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_control_adaptive_run_does_not_count_disturbed_samples,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_adaptive_rounds_resume_after_a_restart, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(
