@@ -57,25 +57,42 @@ function rowAnomalies(label, anomalies) {
 // "N disturbed" and "N failed", as the exports write them; disturbed samples are counted but
 // not summarised unless the table was asked for with disturbed=include.
 function counts(c) {
-    return [c.disturbed ? `${c.disturbed} disturbed` : '', c.failed ? `${c.failed} failed` : '']
+    const limited = c.limited ? `${c.limited} at time limit` : '';
+    const failed = c.failed > (c.limited || 0) ? `${c.failed - (c.limited || 0)} failed` : '';
+    return [c.disturbed ? `${c.disturbed} disturbed` : '', limited, failed]
         .filter(Boolean).join(', ');
+}
+
+// A cell without a value whose jobs ran into their time limit: the bound it passed, as the
+// Markdown table writes it ("> 60" s), or "> limit" when the limit gives none (a rate).
+function limitText(c, unit) {
+    if (!c.limited)
+        return '';
+    return Number.isFinite(c.limit_bound) ? `> ${fmtNum(c.limit_bound)} ${unit}` : '> limit';
 }
 
 function cellBox(c, unit) {
     if (!c)
         return h('td', {class: 'num empty'}, '');
     const extra = counts(c);
-    if (!Number.isFinite(c.median))
+    if (!Number.isFinite(c.median)) {
+        const bound = limitText(c, unit);
         return h('td', {class: 'num empty' + (c.failed ? ' bad' : '') + (c.disturbed ? ' disturbed' : ''),
-            title: extra + (c.noisy_reason ? ` (noisy: ${c.noisy_reason})` : '')}, extra);
+            title: extra + (c.noisy_reason ? ` (noisy: ${c.noisy_reason})` : '') +
+                (bound ? ': slower than its time limit allows' : '')},
+        bound ? h('span', {class: 'median limit'}, bound) : '', bound ? h('span', {class: 'ci'}, extra) : extra);
+    }
+    // Adaptive repetitions that ran out before the interval was tight say so, as "(max)".
+    const max = c.stopped === 'max' ? ' (max)' : '';
     const why = c.noisy_reason || 'CV > 10% or n < 3';
     return h('td', {class: 'num' + (c.noisy ? ' noisy' : '') + (c.disturbed ? ' disturbed' : ''),
         title: `median ${fmtNum(c.median)} ${unit}, 95% CI [${fmtNum(c.ci95_low)}, ` +
             `${fmtNum(c.ci95_high)}], n=${c.n}, CV ${fmtNum(c.cv * 100)}%` +
             (c.noisy ? ` (noisy: ${why})` : '') + (extra ? `, ${extra}` : '') +
-            (c.disturbed ? ' (disturbed samples are not in the median)' : '')},
+            (c.disturbed ? ' (disturbed samples are not in the median)' : '') +
+            (max ? ' (repetitions stopped on max before the CI was tight)' : '')},
     h('span', {class: 'median'}, fmtNum(c.median)),
-    h('span', {class: 'ci'}, `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}] n=${c.n}` +
+    h('span', {class: 'ci'}, `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}] n=${c.n}${max}` +
         (extra ? `, ${extra}` : '')));
 }
 
