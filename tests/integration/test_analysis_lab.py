@@ -9,6 +9,7 @@ Every shaping is relative to what the host measured unshaped (`lab.sh --slow-tcp
 shaped host is as odd on a machine 5 times slower or faster than this one."""
 import csv
 import io
+import math
 import subprocess
 import unittest
 import urllib.request
@@ -136,8 +137,14 @@ class AnalysisLabTest(unittest.TestCase):
         others = max(cells[h]["ci95_high"] for h in ("h1", "h3"))
         slow = cells["h2"]["ci95_low"]
         self.assertGreater(slow, 3 * others, t)  # x8 leaves room for a limit between them
-        limit_ms = max(100, int(1000 * (others * slow) ** 0.5))
-        status, resp = f.post("/api/runs", spec("limit", [dict(tcp, time_limit_ms=limit_ms)]))
+        limit_s = (others * slow) ** 0.5
+        # A limit is at least 100 ms: on a fast machine the test's lines grow until the limit
+        # between the two is 300 ms, each job as many times longer (the shaper's floor and the
+        # unshaped time alike scale with the bytes).
+        k = max(1, math.ceil(0.3 / limit_s))
+        limit_ms = int(1000 * limit_s * k)
+        body = spec("limit", [dict(tcp, count=SEED["count"] * k, time_limit_ms=limit_ms)])
+        status, resp = f.post("/api/runs", body)
         self.assertEqual(status, 201, resp)
         rid = int(resp["run"])
         r = wait_for(f"run {rid}", lambda: (x := f.get(f"/api/runs/{rid}"))["state"] !=
