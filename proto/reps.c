@@ -53,6 +53,16 @@ int sm_reps_check(const sm_reps_rule *rule, uint32_t max_reps)
     return 0;
 }
 
+/* Whether some repetition ran but was disturbed: then the cell did not fail, it was measured
+ * at a bad time, and another round may well be clean. */
+static bool any_disturbed(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i] == SM_REPS_DISTURBED)
+            return true;
+    return false;
+}
+
 int sm_reps_decide(const double *x, size_t n, uint32_t reps, const sm_reps_rule *rule,
                    sm_reps_decision *out)
 {
@@ -77,7 +87,7 @@ int sm_reps_decide(const double *x, size_t n, uint32_t reps, const sm_reps_rule 
         out->why = SM_REPS_CI;
     else if (reps >= rule->max)
         out->why = SM_REPS_MAX;
-    else if (reps >= rule->min && out->n_ok == 0)
+    else if (reps >= rule->min && out->n_ok == 0 && !any_disturbed(x, n))
         out->why = SM_REPS_FAILED;
     else
         out->more = true;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "proto/params.h"
@@ -43,15 +44,21 @@ typedef struct sm_reps_decision {
     double half_width; /* (ci95_high - ci95_low) / 2; NaN when n_ok is 0 */
 } sm_reps_decision;
 
+/* The value of a repetition that ran but was disturbed (sm_host_state.disturbed): no sample,
+ * as the tables leave it out by default, but no failure either. */
+#define SM_REPS_DISTURBED INFINITY
+
 /* Decides for one cell after `reps` measured repetitions, whose headline values are
- * x[0..n-1]; a failed repetition is a non-finite value (NaN) and is no sample. The interval is
+ * x[0..n-1]; a failed repetition is NaN and a disturbed one SM_REPS_DISTURBED: neither is a
+ * sample. The interval is
  * sm_stats_summarize's distribution-free order-statistics CI of the median; with fewer than 6
  * samples that is [min, max] (coverage below 95%), which is taken as the interval as it is:
  * wider than a 95% one would be where the samples spread, so it never stops a cell early.
  * In order:
  *   - at least rule->min ok samples and half-width <= ci_rel x |median|: stop, SM_REPS_CI;
  *   - reps >= rule->max: stop, SM_REPS_MAX;
- *   - reps >= rule->min and no ok sample at all: stop, SM_REPS_FAILED;
+ *   - reps >= rule->min and every repetition failed (none ok, none disturbed): stop,
+ *     SM_REPS_FAILED;
  *   - otherwise one more round (fewer than min ok samples counts as wide: a failed repetition
  *     is made up for).
  * Returns 0, or SM_EINVAL for a rule out of its bounds (see sm_reps_check), or SM_ENOMEM. */

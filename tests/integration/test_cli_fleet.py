@@ -115,8 +115,10 @@ class CliTest(unittest.TestCase):
     def test_run_repetitions_auto_adds_rounds_up_to_max_and_the_table_says_so(self):
         # ci_rel 0.0001 is never met by a real measurement: every cell gets its 5, then one
         # more round, and stops on max (6).
+        # --disturbed include: every repetition that ran is in n, disturbed or not.
         p = self.cli("run", "--preset", "seed-tcp-unix", "--repetitions", "auto",
-                     "--max-repetitions", "6", "--ci-rel", "0.0001", "--wait", "--format", "md")
+                     "--max-repetitions", "6", "--ci-rel", "0.0001", "--wait", "--format", "md",
+                     "--disturbed", "include")
         self.assertEqual(p.returncode, 0, p)
         self.assertEqual(p.stdout.count("n=6 (max)"), 6, p.stdout)  # 2 hosts x 3 variants
         rid = int(re.search(r"^run (\d+) started$", p.stderr, re.M).group(1))

@@ -253,8 +253,10 @@ class AdaptiveRepetitionsTest(unittest.TestCase):
             self.assertRegex(r.out, rf"\n  {re.escape(v)}\s+7  stopped on max")
 
     def test_json_says_per_variant_how_many_and_why_it_stopped(self):
+        # Every sample paired, whatever else the machine ran meanwhile.
         doc = once_json("--workload", "rr", "--count", "200", "--repetitions", "auto",
-                        "--max-repetitions", "6", "--ci-rel", "0.0001", "--warmup", "0")
+                        "--max-repetitions", "6", "--ci-rel", "0.0001", "--warmup", "0",
+                        "--disturbed", "include")
         self.assertEqual([(c["variant"], len(c["samples"]), c["stopped"]) for c in doc["cells"]],
                          [("tcp", 6, "max"), ("unix", 6, "max")])
         # The ratios stay paired over the rounds added.

@@ -117,6 +117,22 @@ static void test_reps_a_cell_that_only_fails_stops_after_min(void **state)
     assert_int_equal(d.why, SM_REPS_FAILED);
 }
 
+static void test_reps_a_cell_measured_only_while_disturbed_goes_on(void **state)
+{
+    (void)state;
+    /* Five repetitions that ran while the host was busy: no sample, but no failure either;
+     * the next round may be clean, up to max. */
+    const double x[] = {SM_REPS_DISTURBED, SM_REPS_DISTURBED, NAN, SM_REPS_DISTURBED,
+                        SM_REPS_DISTURBED};
+    sm_reps_decision d;
+    assert_int_equal(sm_reps_decide(x, 5, 5, &rule_5_30, &d), 0);
+    assert_int_equal(d.n_ok, 0);
+    assert_true(d.more);
+    assert_int_equal(sm_reps_decide(x, 5, 30, &rule_5_30, &d), 0);
+    assert_false(d.more);
+    assert_int_equal(d.why, SM_REPS_MAX);
+}
+
 static void test_reps_interval_of_many_samples_uses_order_statistics(void **state)
 {
     (void)state;
@@ -179,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_reps_tight_at_max_is_ci_not_max),
         cmocka_unit_test(test_reps_ignores_failed_samples),
         cmocka_unit_test(test_reps_a_cell_that_only_fails_stops_after_min),
+        cmocka_unit_test(test_reps_a_cell_measured_only_while_disturbed_goes_on),
         cmocka_unit_test(test_reps_interval_of_many_samples_uses_order_statistics),
         cmocka_unit_test(test_reps_negative_median_uses_its_magnitude),
         cmocka_unit_test(test_reps_rule_out_of_bounds_is_einval),
