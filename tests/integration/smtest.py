@@ -204,6 +204,22 @@ class Fleet:
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
 
+    def start_run(self, body):
+        """POSTs a run spec (or {"preset": ...}) and returns the run's id; any answer but 201
+        is an AssertionError that quotes it."""
+        status, resp = self.post("/api/runs", body)
+        if status != 201:
+            raise AssertionError(f"POST /api/runs: {status} {resp}")
+        return int(resp["run"])
+
+    def wait_run(self, rid, timeout=180):
+        """The run's /api/runs/ID once it is no longer running (its state is the caller's to
+        judge)."""
+        def ended():
+            r = self.get(f"/api/runs/{rid}")
+            return r if r["state"] != "running" else None
+        return wait_for(f"run {rid} to end", ended, timeout, 0.2)
+
     def online(self):
         return {a["name"] for a in self.get("/api/agents")["agents"] if a["status"] != "lost"}
 

@@ -14,7 +14,7 @@ import subprocess
 import unittest
 import urllib.request
 
-from smtest import BIN_DIR, CpuHog, Fleet, can_lab, wait_for
+from smtest import BIN_DIR, CpuHog, Fleet, can_lab
 
 CLI = f"{BIN_DIR}/sockmatrix"
 
@@ -50,11 +50,8 @@ class AnalysisLabTest(unittest.TestCase):
         return f.start()
 
     def run_spec(self, f, body, timeout=300):
-        status, resp = f.post("/api/runs", body)
-        self.assertEqual(status, 201, resp)
-        rid = int(resp["run"])
-        r = wait_for(f"run {rid}", lambda: (x := f.get(f"/api/runs/{rid}"))["state"] !=
-                     "running" and x, timeout, 0.3)
+        rid = f.start_run(body)
+        r = f.wait_run(rid, timeout)
         self.assertEqual(r["state"], "done", r)
         return rid
 
@@ -144,11 +141,8 @@ class AnalysisLabTest(unittest.TestCase):
         k = max(1, math.ceil(0.3 / limit_s))
         limit_ms = int(1000 * limit_s * k)
         body = spec("limit", [dict(tcp, count=SEED["count"] * k, time_limit_ms=limit_ms)])
-        status, resp = f.post("/api/runs", body)
-        self.assertEqual(status, 201, resp)
-        rid = int(resp["run"])
-        r = wait_for(f"run {rid}", lambda: (x := f.get(f"/api/runs/{rid}"))["state"] !=
-                     "running" and x, 300, 0.3)
+        rid = f.start_run(body)
+        r = f.wait_run(rid, 300)
         # h2's jobs failed (each retried once), the others' did not.
         self.assertEqual(r["state"], "failed", r)
         t = f.get(f"/api/runs/{rid}/table?format=json")

@@ -51,11 +51,8 @@ class DisturbedLabTest(unittest.TestCase):
         return f
 
     def run_spec(self, f, body, timeout=300):
-        status, resp = f.post("/api/runs", body)
-        self.assertEqual(status, 201, resp)
-        rid = int(resp["run"])
-        r = wait_for(f"run {rid}", lambda: (x := f.get(f"/api/runs/{rid}"))["state"] !=
-                     "running" and x, timeout, 0.3)
+        rid = f.start_run(body)
+        r = f.wait_run(rid, timeout)
         self.assertEqual(r["state"], "done", r)
         return rid
 

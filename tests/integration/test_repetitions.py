@@ -26,15 +26,10 @@ class AdaptiveRunTest(unittest.TestCase):
         self.f.start()
 
     def start(self, body):
-        status, resp = self.f.post("/api/runs", body)
-        self.assertEqual(status, 201, resp)
-        return int(resp["run"])
+        return self.f.start_run(body)
 
     def wait_run(self, rid, timeout=180):
-        def ended():
-            r = self.f.get(f"/api/runs/{rid}")
-            return r if r["state"] != "running" else None
-        r = wait_for(f"run {rid} to end", ended, timeout, 0.2)
+        r = self.f.wait_run(rid, timeout)
         self.assertEqual(r["state"], "done", r)
         return r
 

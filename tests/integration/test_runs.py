@@ -34,15 +34,10 @@ class RunTest(unittest.TestCase):
         self.f.start()
 
     def start(self, body):
-        status, resp = self.f.post("/api/runs", body)
-        self.assertEqual(status, 201, resp)
-        return int(resp["run"])
+        return self.f.start_run(body)
 
     def wait_run(self, rid, states=("done",), timeout=120):
-        def ended():
-            r = self.f.get(f"/api/runs/{rid}")
-            return r if r["state"] != "running" else None
-        r = wait_for(f"run {rid} to end", ended, timeout, 0.2)
+        r = self.f.wait_run(rid, timeout)
         self.assertIn(r["state"], states, r)
         return r
 

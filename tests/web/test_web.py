@@ -14,7 +14,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from smtest import Fleet, can_lab, wait_for  # noqa: E402
+from smtest import Fleet, can_lab  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 WEB_DIR = os.environ.get("SM_WEB_DIR") or os.path.join(ROOT, "web")
@@ -105,14 +105,10 @@ class WebCase(unittest.TestCase):
         return res
 
     def start_run(self, f, body):
-        status, resp = f.post("/api/runs", body)
-        self.assertEqual(status, 201, resp)
-        return int(resp["run"])
+        return f.start_run(body)
 
     def wait_run(self, f, rid, timeout=180):
-        return wait_for(f"run {rid} to end",
-                        lambda: (r := f.get(f"/api/runs/{rid}"))["state"] != "running" and r,
-                        timeout, 0.2)
+        return f.wait_run(rid, timeout)
 
     def raw(self, f, path):
         with urllib.request.urlopen(f.url + path, timeout=10) as r:
