@@ -420,8 +420,8 @@ static bool at_limit(const sm_table_cell *c)
 /* The hull of the 95% intervals of every row but r that has a value (NaN when none), and the
  * smallest and largest of their medians. */
 typedef struct others {
-    double lo, hi;             /* the hull of their intervals */
-    double min_med, max_med;   /* the range of their medians */
+    double lo, hi;           /* the hull of their intervals */
+    double min_med, max_med; /* the range of their medians */
 } others;
 
 static others others_of(const column *k, size_t n, size_t r)
@@ -536,9 +536,10 @@ static int fleet_column(const sm_table *t, const column *k, limits l, sm_anomali
     double *z = x + n;
     for (size_t r = 0; r < n; r++) {
         /* A host at its time limit has no value to put in the fleet's median: it is judged
-         * apart, against the hosts that finished (limit_rows). */
+         * apart, against the hosts that finished (limit_rows). A coarse cell (tick-rounded CPU
+         * times) is left out altogether. */
         bool lim = at_limit(cell_at(k, r));
-        x[r] = lim ? NAN : median_at(k, r);
+        x[r] = lim || cell_at(k, r)->coarse ? NAN : median_at(k, r);
         present += isfinite(x[r]);
         limited += lim;
     }

@@ -318,7 +318,8 @@ static void md_cell(sbuf *b, const sm_table_cell *c, bool ratio)
     /* A ratio's n (paired repetitions) is left to CSV and JSON: it keeps the ratio columns
      * narrow, and the value cells beside them show how many samples there were. */
     if (c->have && ratio) {
-        sbuf_printf(b, "%.2fx [%.2f, %.2f]", c->s.median, c->s.ci95_low, c->s.ci95_high);
+        sbuf_printf(b, "%.2fx [%.2f, %.2f]%s", c->s.median, c->s.ci95_low, c->s.ci95_high,
+                    c->coarse ? " (coarse)" : "");
     } else if (c->have) {
         md_values(b, &c->s);
         sbuf_printf(b, " n=%zu", c->s.n);
@@ -523,6 +524,7 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
                 !put_u64(o, "failed", cell->failed) || !put_u64(o, "limited", cell->limited) ||
                 !put_double(o, "limit_bound", cell->limited ? cell->limit_bound : nan) ||
                 !put_u64(o, "disturbed", cell->disturbed) || !put_stopped(o, cell->stopped) ||
+                !cJSON_AddBoolToObject(o, "coarse", cell->coarse) ||
                 !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)) ||
                 !cJSON_AddStringToObject(o, "noisy_reason", why))
                 return false;

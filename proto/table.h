@@ -34,6 +34,9 @@ typedef struct sm_table_cell {
     /* Adaptive repetitions: SM_REPS_MAX when max ran out before the CI was tight, SM_REPS_CI
      * when it got tight; SM_REPS_NONE for fixed repetitions. */
     sm_reps_stop stopped;
+    /* A ratio of CPU times so small that they are a few scheduler ticks each: shown, marked
+     * "(coarse)", never judged by the analysis. */
+    bool coarse;
 } sm_table_cell;
 
 typedef struct sm_table {
@@ -71,8 +74,8 @@ sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
  * "rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
  * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
  * "ci95_high","ci_coverage","failed","limited","limit_bound","disturbed","stopped",
- * "noisy","noisy_reason"}],"ratios":[...same...],"flags":[{"row","flag"}]}; Markdown shows a cell
- * without a value whose jobs ran into their time limit as "> 60 (2 at time limit)"; noisy as
+ * "coarse","noisy","noisy_reason"}],"ratios":[...same...],"flags":[{"row","flag"}]}; Markdown shows
+ * a cell without a value whose jobs ran into their time limit as "> 60 (2 at time limit)"; noisy as
  * sm_analysis_noisy says (true for a cell without a summary), noisy_reason as
  * sm_table_noisy_reason ("" when not noisy). */
 char *sm_table_csv(const sm_table *t);

@@ -90,7 +90,8 @@ function cellBox(c, unit) {
             `${fmtNum(c.ci95_high)}], n=${c.n}, CV ${fmtNum(c.cv * 100)}%` +
             (c.noisy ? ` (noisy: ${why})` : '') + (extra ? `, ${extra}` : '') +
             (c.disturbed ? ' (disturbed samples are not in the median)' : '') +
-            (max ? ' (repetitions stopped on max before the CI was tight)' : '')},
+            (max ? ' (repetitions stopped on max before the CI was tight)' : '') +
+            (c.coarse ? ' (coarse: CPU times of a tick or two, never judged)' : '')},
     h('span', {class: 'median'}, fmtNum(c.median)),
     h('span', {class: 'ci'}, `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}] n=${c.n}${max}` +
         (extra ? `, ${extra}` : '')));

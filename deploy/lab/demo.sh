@@ -88,10 +88,12 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 "${CLI[@]}" agents
-# The seed preset, but one job at a time: the lab's hosts share this machine's CPUs, and jobs
-# side by side would measure each other. (On a real fleet the hosts run in parallel.)
+# The seed preset with 10 repetitions. The lab's hosts share this machine's CPUs, and jobs side
+# by side would measure each other: the coordinator sees that they report one boot id and runs
+# one job at a time by itself, and says so ("jobs: one at a time: ..."). On a real fleet the
+# hosts run in parallel.
 cat >"$STATE/seed-one-at-a-time.json" <<'SPEC'
-{"name": "seed-tcp-unix-lab", "hosts": "all", "repetitions": 10, "warmup": 2, "parallel": false,
+{"name": "seed-tcp-unix-lab", "hosts": "all", "repetitions": 10, "warmup": 2,
  "tests": [{"workload": "stream", "scope": "local", "transport": ["tcp", "unix"],
             "framing": "lines", "msg_size": 128, "count": 8192, "nodelay": [false, true]}]}
 SPEC
@@ -106,7 +108,7 @@ rc=0
 # loaded as the machine was while lab.sh measured it). With the 2009 test's 16 MiB bodies its 18
 # jobs would take 6 to 20 minutes (and could pass the job's time limit); these take 20 to 70 s.
 cat >"$STATE/http-one-at-a-time.json" <<'SPEC'
-{"name": "seed-http-lab", "hosts": "all", "repetitions": 5, "warmup": 1, "parallel": false,
+{"name": "seed-http-lab", "hosts": "all", "repetitions": 5, "warmup": 1,
  "tests": [{"workload": "http", "scope": "local", "client": ["thread", "pool", "multi"],
             "bytes": 1048576, "repeat": 11}]}
 SPEC

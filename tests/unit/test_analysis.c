@@ -814,7 +814,8 @@ static void test_analysis_a_host_100x_slower_flags_whatever_z_says(void **state)
     assert_double_near(x->reference, 1078, 0);
     assert_string_equal(x->rule, "CI beyond every other host's by >= 15%");
     sm_analysis_flag_table(&t, &a);
-    assert_string_equal(t.flags[1], "http thread 16 MiB x11 6.26 MB/s vs 1078 MB/s (CI apart, z -2.1)");
+    assert_string_equal(t.flags[1],
+                        "http thread 16 MiB x11 6.26 MB/s vs 1078 MB/s (CI apart, z -2.1)");
     sm_anomalies_fini(&a);
     sm_table_fini(&t);
 
@@ -908,10 +909,25 @@ static void test_analysis_a_host_at_its_time_limit_is_slower_not_missing(void **
     sm_table_fini(&t);
 }
 
+static void test_analysis_a_coarse_cell_is_never_judged(void **state)
+{
+    (void)state;
+    sm_table t;
+    table_2010(&t);
+    /* h1's ratio stands apart, but its CPU times were a tick or two: rounding, not evidence. */
+    sm_table_ratio_at(&t, 0, 0)->coarse = true;
+    sm_anomalies a = {0};
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 1);
+    assert_false(a.v[0].ratio);
+    sm_anomalies_fini(&a);
+    sm_table_fini(&t);
+}
+
 /* ---- regressions against the fleet's move ---- */
 
-static void test_analysis_a_fleet_move_is_reported_once_and_only_the_odd_host_regresses(
-    void **state)
+static void
+test_analysis_a_fleet_move_is_reported_once_and_only_the_odd_host_regresses(void **state)
 {
     (void)state;
     sm_table base, run;
@@ -1083,16 +1099,17 @@ static void test_analysis_json_lists_the_evidence_with_null_for_a_missing_z(void
     char *json = sm_anomalies_json(7, "nightly", 0, NULL, &a);
     assert_non_null(json);
     assert_string_equal(
-        json, "{\"version\":1,\"run\":{\"id\":\"7\",\"name\":\"nightly\"},\"baseline\":null,"
-              "\"z\":3.5,\"floor\":0.15,\"anomalies\":["
-              "{\"kind\":\"fleet\",\"host\":\"h1\",\"role\":\"\",\"test\":\"tcp/unix \\\"x\\\"\","
-              "\"metric\":\"seconds\",\"unit\":\"x\",\"ratio\":true,\"value\":0.23,"
-              "\"reference\":0.133,\"z\":21.5,\"rel\":0.75,\"floor\":0.15,"
-              "\"rule\":\"|z| > 3.5 and >= 15%\",\"direction\":\"slower\",\"at_limit\":false},"
-              "{\"kind\":\"slow-host\",\"host\":\"h3\",\"role\":\"server\","
-              "\"test\":\"stream tcp 1 GB\",\"metric\":\"throughput_MBps\",\"unit\":\"MB/s\","
-              "\"ratio\":false,\"value\":333.3,\"reference\":1000,\"z\":null,\"rel\":-0.6667,"
-              "\"floor\":0.15,\"rule\":\"MAD 0, >= 15%\",\"direction\":\"slower\",\"at_limit\":false}]}");
+        json,
+        "{\"version\":1,\"run\":{\"id\":\"7\",\"name\":\"nightly\"},\"baseline\":null,"
+        "\"z\":3.5,\"floor\":0.15,\"anomalies\":["
+        "{\"kind\":\"fleet\",\"host\":\"h1\",\"role\":\"\",\"test\":\"tcp/unix \\\"x\\\"\","
+        "\"metric\":\"seconds\",\"unit\":\"x\",\"ratio\":true,\"value\":0.23,"
+        "\"reference\":0.133,\"z\":21.5,\"rel\":0.75,\"floor\":0.15,"
+        "\"rule\":\"|z| > 3.5 and >= 15%\",\"direction\":\"slower\",\"at_limit\":false},"
+        "{\"kind\":\"slow-host\",\"host\":\"h3\",\"role\":\"server\","
+        "\"test\":\"stream tcp 1 GB\",\"metric\":\"throughput_MBps\",\"unit\":\"MB/s\","
+        "\"ratio\":false,\"value\":333.3,\"reference\":1000,\"z\":null,\"rel\":-0.6667,"
+        "\"floor\":0.15,\"rule\":\"MAD 0, >= 15%\",\"direction\":\"slower\",\"at_limit\":false}]}");
     free(json);
 
     sm_analysis_opts o = {.z = 3, .floor = 0.2};
@@ -1151,6 +1168,7 @@ int main(void)
             test_analysis_regression_judges_noisy_cells_by_their_cis_and_skips_unmatched),
         cmocka_unit_test(test_analysis_a_host_100x_slower_flags_whatever_z_says),
         cmocka_unit_test(test_analysis_a_host_at_its_time_limit_is_slower_not_missing),
+        cmocka_unit_test(test_analysis_a_coarse_cell_is_never_judged),
         cmocka_unit_test(
             test_analysis_a_fleet_move_is_reported_once_and_only_the_odd_host_regresses),
         cmocka_unit_test(test_analysis_slow_host_text_names_the_role_and_shows_no_z_for_mad_0),

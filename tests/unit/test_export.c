@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -552,6 +553,43 @@ static void test_export_http_client_models_side_by_side_with_user_cpu_ratio(void
     assert_true(ratio->have);
     assert_int_equal(ratio->s.n, 3);
     assert_double_near(ratio->s.median, 0.159 / 0.038, EPS);
+    assert_false(ratio->coarse); /* 0.038 s is almost 4 ticks: judged */
+    sm_table_fini(&t);
+}
+
+/* User times of a tick or two: the ratio is shown, but marked coarse, for the analysis to
+ * leave alone. */
+static void test_export_a_user_cpu_ratio_of_a_few_ticks_is_coarse(void **state)
+{
+    (void)state;
+    static const double user[2][3] = {{0.01, 0.0, 0.02}, {0.02, 0.01, 0.01}};
+    sm_params p;
+    sm_params_init(&p, SM_WL_HTTP);
+    p.bytes = 1048576;
+    p.repeat = 11;
+    sm_error err;
+    assert_int_equal(sm_params_validate(&p, &err), 0);
+    sm_params pool = p;
+    pool.client = SM_HTTP_POOL;
+    uint32_t cells[2] = {add_cell(0, 0, "h3", "", p), add_cell(0, 1, "h3", "", pool)};
+    for (uint32_t rep = 0; rep < 3; rep++) {
+        for (int k = 0; k < 2; k++) {
+            sm_result *r = add_sample(cells[k], rep, false, true, SM_M_THROUGHPUT, 1300);
+            sm_result_set(r, SM_M_USER_S, user[k][rep]);
+        }
+    }
+    sm_table t;
+    build(SM_SCOPE_LOCAL, &t);
+    assert_int_equal(t.n_ratio_cols, 1);
+    sm_table_cell *ratio = sm_table_ratio_at(&t, 0, 0);
+    assert_true(ratio->have);
+    assert_true(ratio->coarse);
+    char *md = sm_table_md(&t);
+    assert_non_null(strstr(md, " (coarse)"));
+    free(md);
+    char *json = sm_table_json(&t);
+    assert_non_null(strstr(json, "\"coarse\":true"));
+    free(json);
     sm_table_fini(&t);
 }
 
@@ -591,6 +629,7 @@ int main(void)
                                reset),
         cmocka_unit_test_setup(test_export_http_client_models_side_by_side_with_user_cpu_ratio,
                                reset),
+        cmocka_unit_test_setup(test_export_a_user_cpu_ratio_of_a_few_ticks_is_coarse, reset),
         cmocka_unit_test(test_export_no_cells_gives_an_empty_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
