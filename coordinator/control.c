@@ -222,14 +222,6 @@ static cjob *job_get(sm_control *c, uint64_t id)
     return sm_map_get(c->jobs, key);
 }
 
-static void job_forget(sm_control *c, cjob *j)
-{
-    char key[24];
-    id_key(j->id, key, sizeof key);
-    sm_map_del(c->jobs, key);
-    free(j);
-}
-
 /* Takes a queued job out of every queue it is in (its host's, and its server's). */
 static void unqueue_all(sm_control *c, cjob *j)
 {
@@ -239,6 +231,18 @@ static void unqueue_all(sm_control *c, cjob *j)
         unqueue(a, j);
     if (b)
         unqueue(b, j);
+}
+
+/* A job can end while still queued (a pair job resumed after a restart is queued again, and
+ * its sides may still deliver the attempt they were running): it leaves every queue before
+ * it is freed, or a queue would keep a dangling head. */
+static void job_forget(sm_control *c, cjob *j)
+{
+    char key[24];
+    unqueue_all(c, j);
+    id_key(j->id, key, sizeof key);
+    sm_map_del(c->jobs, key);
+    free(j);
 }
 
 /* Whether a failed run job gets its one retry: not when it was cancelled or its agent is
@@ -294,6 +298,7 @@ static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *re
         j->roles_got = 0;
         j->ready_port = 0;
         j->ready_pin[0] = '\0';
+        unqueue_all(c, j); /* queued at the end, never twice */
         if (a) {
             enqueue(a, j);
             a->news = true;
@@ -440,7 +445,18 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
             rc = sm_error_set(err, SM_ENOMEM, "out of memory");
             goto fail;
         }
-        /* A pair job's handshake was in memory only: it starts over from its queues. */
+        /* A pair job's handshake was in memory only: it starts over from its queues, as a
+         * new attempt. Its sides may still be running the old one and deliver it: those
+         * results are stored under the old attempt and do not end the job, and the new
+         * attempt's sides are not taken for duplicates of them. */
+        if (srv && (j->state == SM_JOB_ASSIGNED || j->state == SM_JOB_RUNNING)) {
+            sm_log(LOG_NOTICE, "SM-JOB-REDO",
+                   "pair job %" PRIu64 " (%s -> %s) was in flight at the restart: attempt %u "
+                   "runs it again",
+                   j->id, j->host, j->peer, (j->attempt ? j->attempt : 1) + 1);
+            j->attempt = (j->attempt ? j->attempt : 1) + 1;
+            j->started_ms = j->assigned_ms = 0;
+        }
         if (srv)
             j->state = SM_JOB_QUEUED;
         if (j->state == SM_JOB_QUEUED) {

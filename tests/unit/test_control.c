@@ -1105,6 +1105,173 @@ static void test_control_dispatch_never_double_books_and_every_run_ends(void **s
     }
 }
 
+/* ---- a coordinator restart during a pair job ---- */
+
+/* Registers h1 and h2 (with data addresses) idle and starts a pair run of stream tcp, one
+ * repetition on the mesh of the two: two pair jobs, one at a time since both need both. */
+static uint64_t start_pair_run(fixture *f, sm_poll *p1, sm_poll *p2)
+{
+    sm_poll_reply r;
+    bool now;
+    base_poll(p1, "h1", "11111111111111111111111111111111");
+    base_poll(p2, "h2", "22222222222222222222222222222222");
+    snprintf(p1->data_addr, sizeof p1->data_addr, "10.0.0.1");
+    snprintf(p2->data_addr, sizeof p2->data_addr, "10.0.0.2");
+    poll_once(f, p1, &r, &now);
+    poll_once(f, p2, &r, &now);
+    p1->have_facts = p2->have_facts = false;
+    const char *json = "{\"name\":\"e2r\",\"hosts\":[\"h1\",\"h2\"],\"pairs\":\"mesh\","
+                       "\"repetitions\":1,\"warmup\":0,\"tests\":[{\"workload\":\"stream\","
+                       "\"scope\":\"pair\",\"transport\":\"tcp\",\"duration_ms\":2000}]}";
+    char field[64];
+    sm_spec spec;
+    sm_error err = {0};
+    if (sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err) != 0)
+        fail_msg("spec: %s", err.msg);
+    uint64_t id = 0;
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    if (sm_control_run_start(f->c, json, &spec, f->now, &id, field, sizeof field, &err) != 0)
+        fail_msg("run: %s", err.msg);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    sm_spec_fini(&spec);
+    return id;
+}
+
+/* Both idle agents poll until one is told to prepare, the server says it listens, and the
+ * client is told to start; both ack and report busy. *server is the index of the server. */
+static void pair_handshake(fixture *f, sm_poll *ps[2], uint64_t *job, uint32_t *attempt,
+                           int *server)
+{
+    sm_poll_reply r;
+    bool now;
+    *server = -1;
+    for (int round = 0; round < 3 && *server < 0; round++)
+        for (int i = 0; i < 2 && *server < 0; i++) {
+            ps[i]->state = SM_AGENT_IDLE;
+            ps[i]->n_acks = 0;
+            ps[i]->n_ready = 0;
+            poll_once(f, ps[i], &r, &now);
+            for (size_t k = 0; k < r.n_commands; k++)
+                if (r.commands[k].kind == SM_CMD_PREPARE) {
+                    *server = i;
+                    *job = r.commands[k].job;
+                    *attempt = r.commands[k].attempt;
+                    snprintf(ps[i]->acks[0], sizeof ps[i]->acks[0], "%s", r.commands[k].id);
+                }
+        }
+    if (*server < 0)
+        fail_msg("no side was told to prepare");
+    sm_poll *s = ps[*server], *cl = ps[1 - *server];
+    s->n_acks = 1;
+    s->state = SM_AGENT_BUSY;
+    s->job = *job;
+    s->attempt = *attempt;
+    s->ready[0] = (sm_ready){*job, *attempt, 40000, ""};
+    s->n_ready = 1;
+    poll_once(f, s, &r, &now);
+    s->n_acks = 0;
+    s->n_ready = 0;
+    cl->state = SM_AGENT_IDLE;
+    poll_once(f, cl, &r, &now);
+    assert_int_equal(r.n_commands, 1);
+    assert_int_equal(r.commands[0].kind, SM_CMD_START);
+    assert_int_equal(r.commands[0].job, *job);
+    assert_int_equal(r.commands[0].attempt, *attempt);
+    snprintf(cl->acks[0], sizeof cl->acks[0], "%s", r.commands[0].id);
+    cl->n_acks = 1;
+    cl->state = SM_AGENT_BUSY;
+    cl->job = *job;
+    cl->attempt = *attempt;
+    poll_once(f, cl, &r, &now);
+    cl->n_acks = 0;
+    assert_int_equal(job_state(f, *job, NULL, 0), SM_JOB_RUNNING);
+}
+
+/* One side's result arrives with an idle poll; it is acked. */
+static void deliver_side(fixture *f, sm_poll *p, uint64_t job, uint32_t attempt, sm_role role)
+{
+    sm_poll_reply r;
+    bool now;
+    sm_result_msg m = {.job = job, .attempt = attempt, .role = role};
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    sm_result_set(&m.result, SM_M_BYTES, 1000);
+    sm_result_set(&m.result, SM_M_SECONDS, 0.01);
+    p->state = SM_AGENT_IDLE;
+    p->job = 0;
+    p->attempt = 0;
+    p->results = &m;
+    p->n_results = 1;
+    poll_once(f, p, &r, &now);
+    p->results = NULL;
+    p->n_results = 0;
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(r.ack_job[0], job);
+    assert_int_equal(r.ack_attempt[0], attempt);
+}
+
+static void test_control_a_pair_job_in_flight_at_a_restart_runs_again_as_a_new_attempt(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    sm_poll *ps[2] = {&p1, &p2};
+    uint64_t run = start_pair_run(f, &p1, &p2);
+    uint64_t job;
+    uint32_t attempt;
+    int server;
+    pair_handshake(f, ps, &job, &attempt, &server);
+    assert_int_equal(attempt, 1);
+
+    /* The coordinator restarts while both sides run the job. */
+    sm_control_close(f->c);
+    sm_control_cfg cfg = {.hold_ms = HOLD, .job_grace_ms = 1000};
+    sm_error err = {0};
+    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, f->now, &err), 0);
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, &p1, &r, &now); /* both still busy with attempt 1 */
+    poll_once(f, &p2, &r, &now);
+    assert_int_equal(r.n_commands, 0);
+
+    /* Both sides deliver attempt 1: its handshake was lost with the old process, so the job
+     * runs again; it must not be freed while it still sits in the two queues. */
+    deliver_side(f, ps[server], job, 1, SM_ROLE_SERVER);
+    deliver_side(f, ps[1 - server], job, 1, SM_ROLE_CLIENT);
+    assert_int_equal(results(f), 0);
+
+    /* It runs again as attempt 2, whose sides are not mistaken for attempt 1's. */
+    uint64_t again;
+    uint32_t attempt2;
+    pair_handshake(f, ps, &again, &attempt2, &server);
+    assert_int_equal(again, job);
+    assert_int_equal(attempt2, 2);
+    deliver_side(f, ps[server], job, 2, SM_ROLE_SERVER);
+    deliver_side(f, ps[1 - server], job, 2, SM_ROLE_CLIENT);
+    assert_int_equal(job_state(f, job, NULL, 0), SM_JOB_DONE);
+    assert_int_equal(results(f), 1);
+    char *json = NULL;
+    assert_int_equal(sm_store_result_get(f->st, job, 2, &json, &err), 0);
+    assert_non_null(json);
+    free(json);
+    assert_int_equal(sm_store_result_get(f->st, job, 1, &json, &err), 0);
+    assert_null(json);
+
+    /* The run goes on with its other job and ends done. */
+    uint64_t next;
+    uint32_t attempt3;
+    pair_handshake(f, ps, &next, &attempt3, &server);
+    assert_int_not_equal(next, job);
+    assert_int_equal(attempt3, 1);
+    deliver_side(f, ps[server], next, 1, SM_ROLE_SERVER);
+    deliver_side(f, ps[1 - server], next, 1, SM_ROLE_CLIENT);
+    assert_int_equal(results(f), 2);
+    sm_run_row row = run_row(f, run);
+    assert_int_equal(row.state, SM_RUN_DONE);
+    assert_int_equal(row.done, 2);
+    assert_int_equal(row.failed, 0);
+    sm_run_row_fini(&row);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1160,6 +1327,9 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_sharing_note_names_eight_hosts_a_machine_and_fits_its_room, NULL, NULL),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_pair_job_in_flight_at_a_restart_runs_again_as_a_new_attempt, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_control_dispatch_never_double_books_and_every_run_ends,
                                         setup, teardown),
     };
