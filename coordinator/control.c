@@ -145,6 +145,49 @@ static int run_count(sm_control *c, uint64_t run_id, bool ok, int64_t now_ms, sm
     return rc;
 }
 
+/* A run job counted failed (its agent was lost) turned out done: a result came late from
+ * the agent's spool. The run's counts move it from failed to done, in memory while the run
+ * goes on, and in its row when it has ended, so that they keep equal to its jobs. */
+static int run_late_done(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err)
+{
+    crun *r = run_get(c, run_id);
+    if (r) {
+        if (r->failed) {
+            r->failed--;
+            r->done++;
+        }
+        return sm_store_run_update(c->st, r->id, SM_RUN_RUNNING, "", r->done, r->failed, now_ms,
+                                   err);
+    }
+    sm_run_row row;
+    int rc = sm_store_run_get(c->st, run_id, &row, err);
+    if (rc)
+        return rc;
+    if (row.failed) {
+        row.failed--;
+        row.done++;
+    }
+    /* An ended run keeps the time it ended; a cancelled one stays cancelled. */
+    sm_run_state state = row.state;
+    char reason[sizeof row.reason];
+    snprintf(reason, sizeof reason, "%s", row.reason);
+    if (state == SM_RUN_FAILED || state == SM_RUN_DONE) {
+        state = row.failed ? SM_RUN_FAILED : SM_RUN_DONE;
+        if (row.failed)
+            snprintf(reason, sizeof reason, "%u of %u jobs failed", row.failed, row.total);
+        else
+            reason[0] = '\0';
+    }
+    rc = sm_store_run_update(c->st, run_id, state, reason, row.done, row.failed,
+                             state == SM_RUN_RUNNING ? now_ms : row.finished_ms, err);
+    if (!rc)
+        sm_log(LOG_NOTICE, "SM-RUN-LATE",
+               "run %" PRIu64 " %s: %u done, %u failed after a late result", run_id,
+               sm_run_state_name(state), row.done, row.failed);
+    sm_run_row_fini(&row);
+    return rc;
+}
+
 static void id_key(uint64_t id, char *buf, size_t len)
 {
     snprintf(buf, len, "%" PRIu64, id);
@@ -767,6 +810,7 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
         .ok = r->ok,
     };
     bool inserted = false, late = false;
+    uint64_t late_run = 0;
     sm_job_row row;
     memset(&row, 0, sizeof row);
     int rc = sm_store_job_get(c->st, m->job, &row, NULL);
@@ -775,6 +819,7 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
          * turns up from the spool was measured after all: the result completes it. */
         late = row.state == SM_JOB_FAILED && row.attempt == m->attempt &&
                strncmp(row.reason, "agent-", 6) == 0;
+        late_run = row.run_id;
         sm_job_row_fini(&row);
         rc = sm_store_result_insert(c->st, m->job, m->attempt, a->name, json, &cols, now_ms,
                                     &inserted, err);
@@ -797,6 +842,8 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
     if (late && inserted &&
         (rc = sm_store_job_set_state(c->st, m->job, m->attempt, r->ok ? SM_JOB_DONE : SM_JOB_FAILED,
                                      r->ok ? "" : r->reason, now_ms, err)))
+        return rc;
+    if (late && inserted && r->ok && late_run && (rc = run_late_done(c, late_run, now_ms, err)))
         return rc;
     cjob *j = job_get(c, m->job);
     if (j && j->attempt == m->attempt) {

@@ -1272,6 +1272,122 @@ static void test_control_a_pair_job_in_flight_at_a_restart_runs_again_as_a_new_a
     sm_run_row_fini(&row);
 }
 
+/* The run's counts against its jobs in the store. */
+static void assert_run_counts_match_jobs(fixture *f, uint64_t run, uint32_t done, uint32_t failed)
+{
+    sm_job_row *jobs = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_store_run_jobs(f->st, run, &jobs, &n, &err), 0);
+    uint32_t jd = 0, jf = 0;
+    for (size_t i = 0; i < n; i++) {
+        jd += jobs[i].state == SM_JOB_DONE;
+        jf += jobs[i].state == SM_JOB_FAILED;
+    }
+    sm_store_jobs_free(jobs, n);
+    assert_int_equal(jd, done);
+    assert_int_equal(jf, failed);
+    sm_run_row row = run_row(f, run);
+    assert_int_equal(row.done, jd);
+    assert_int_equal(row.failed, jf);
+    sm_run_row_fini(&row);
+}
+
+/* h1 takes its first job of a one-repetition run and runs it; h1 then goes silent and is lost,
+ * which fails that job and h1's other one. Returns the running job. */
+static uint64_t lose_h1_mid_job(fixture *f, sm_poll *p1, sm_poll *p2)
+{
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, p1, &r, &now);
+    assert_int_equal(r.n_commands, 1);
+    uint64_t job = r.commands[0].job;
+    snprintf(p1->acks[0], sizeof p1->acks[0], "%s", r.commands[0].id);
+    p1->n_acks = 1;
+    p1->state = SM_AGENT_BUSY;
+    p1->job = job;
+    p1->attempt = 1;
+    poll_once(f, p1, &r, &now);
+    p1->n_acks = 0;
+    f->now += 3 * HOLD + 1;
+    poll_once(f, p2, &r, &now); /* h2 stays alive */
+    sm_error err = {0};
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    char reason[256];
+    assert_int_equal(job_state(f, job, reason, sizeof reason), SM_JOB_FAILED);
+    assert_non_null(strstr(reason, "agent-lost"));
+    return job;
+}
+
+/* h1 is back with the lost job's result from its spool. */
+static void deliver_late(fixture *f, sm_poll *p1, uint64_t job)
+{
+    sm_poll_reply r;
+    bool now;
+    sm_result_msg m = {.job = job, .attempt = 1};
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    sm_result_set(&m.result, SM_M_SECONDS, 0.01);
+    p1->state = SM_AGENT_IDLE;
+    p1->job = 0;
+    p1->attempt = 0;
+    p1->results = &m;
+    p1->n_results = 1;
+    poll_once(f, p1, &r, &now);
+    p1->results = NULL;
+    p1->n_results = 0;
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(job_state(f, job, NULL, 0), SM_JOB_DONE);
+}
+
+static void
+test_control_a_late_result_moves_its_job_to_done_in_the_running_runs_counts(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t run = start_run(f, 1, true, &p1, &p2);
+    uint64_t job = lose_h1_mid_job(f, &p1, &p2);
+    assert_run_counts_match_jobs(f, run, 0, 2);
+    deliver_late(f, &p1, job);
+    assert_run_counts_match_jobs(f, run, 1, 1);
+    /* The counts in memory agree too: the run ends when h2's two jobs have. */
+    take_and_finish(f, &p2, true, "");
+    sm_run_row row = run_row(f, run);
+    assert_int_equal(row.state, SM_RUN_RUNNING);
+    sm_run_row_fini(&row);
+    take_and_finish(f, &p2, true, "");
+    assert_run_counts_match_jobs(f, run, 3, 1);
+    row = run_row(f, run);
+    assert_int_equal(row.state, SM_RUN_FAILED);
+    assert_non_null(strstr(row.reason, "1 of 4"));
+    sm_run_row_fini(&row);
+}
+
+static void test_control_a_late_result_after_its_run_ended_corrects_the_runs_counts(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t run = start_run(f, 1, true, &p1, &p2);
+    take_and_finish(f, &p2, true, "");
+    take_and_finish(f, &p2, true, "");
+    uint64_t job = lose_h1_mid_job(f, &p1, &p2);
+    sm_run_row row = run_row(f, run);
+    assert_int_equal(row.state, SM_RUN_FAILED);
+    assert_non_null(strstr(row.reason, "2 of 4"));
+    int64_t finished = row.finished_ms;
+    sm_run_row_fini(&row);
+    f->now += 5000;
+    deliver_late(f, &p1, job);
+    assert_run_counts_match_jobs(f, run, 3, 1);
+    row = run_row(f, run);
+    assert_int_equal(row.state, SM_RUN_FAILED);
+    assert_non_null(strstr(row.reason, "1 of 4"));
+    assert_int_equal(row.finished_ms, finished); /* it ended when it ended */
+    sm_run_row_fini(&row);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1329,6 +1445,12 @@ int main(void)
             test_control_sharing_note_names_eight_hosts_a_machine_and_fits_its_room, NULL, NULL),
         cmocka_unit_test_setup_teardown(
             test_control_a_pair_job_in_flight_at_a_restart_runs_again_as_a_new_attempt, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_late_result_moves_its_job_to_done_in_the_running_runs_counts, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_late_result_after_its_run_ended_corrects_the_runs_counts, setup,
             teardown),
         cmocka_unit_test_setup_teardown(test_control_dispatch_never_double_books_and_every_run_ends,
                                         setup, teardown),
