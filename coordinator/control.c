@@ -82,8 +82,9 @@ struct sm_control {
     sm_map *jobs;   /* decimal id -> cjob, unfinished jobs only */
     sm_map *runs;   /* decimal id -> crun, running runs only */
     sm_control_stats stats;
-    bool ticked;          /* last_tick_ms is set */
-    int64_t last_tick_ms; /* now_ms of the previous sm_control_tick */
+    /* now_ms of its previous poll or tick: how long the coordinator was away. */
+    bool served;
+    int64_t last_service_ms;
 };
 
 static cjob **link_of(const cagent *a, cjob *j);
@@ -867,12 +868,49 @@ static int take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted
     return 0;
 }
 
+/* Liveness counts only time the coordinator served the bus. It ticks every 250 ms and takes
+ * polls in between; a gap between two of these longer than hold_ms means the coordinator itself
+ * was away (stopped, starved, or its wall clock stepped forward), and no agent could have been
+ * heard: the part of the gap beyond hold_ms is forgiven to every agent that had not polled
+ * since. A gap that goes backwards (the clock stepped back) is forgiven whole, so silence keeps
+ * counting from where it was. Called first by every poll and tick. */
+static void forgive_away(sm_control *c, int64_t now_ms)
+{
+    const int64_t hold = (int64_t)c->cfg.hold_ms;
+    const int64_t gap = now_ms - c->last_service_ms;
+    const bool first = !c->served;
+    c->served = true;
+    c->last_service_ms = now_ms;
+    if (first || (gap >= 0 && gap <= hold))
+        return;
+    if (gap > hold)
+        sm_log(LOG_WARNING, "SM-COORD-AWAY",
+               "the coordinator did not run for %" PRId64 " ms: agents are not blamed for it", gap);
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        if (gap < 0) {
+            a->forgiven_ms += gap;
+            continue;
+        }
+        /* The away time began hold_ms after the previous service; only its part after the
+         * agent's last poll was the agent's silence to forgive. */
+        const int64_t away_from = now_ms - gap + hold;
+        const int64_t from = a->last_seen_ms > away_from ? a->last_seen_ms : away_from;
+        if (now_ms > from)
+            a->forgiven_ms += now_ms - from;
+    }
+}
+
 int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,
                     bool *reply_now, sm_error *err)
 {
     memset(reply, 0, sizeof *reply);
     *reply_now = false;
     c->stats.polls++;
+    forgive_away(c, now_ms);
     cagent *a = sm_map_get(c->agents, p->agent);
     if (!a && !(a = agent_new(c, p->agent)))
         return sm_error_set(err, SM_ENOMEM, "out of memory");
@@ -945,42 +983,6 @@ int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_
     memset(reply, 0, sizeof *reply);
     cagent *a = sm_map_get(c->agents, agent);
     return a ? commands_for(c, a, now_ms, reply, err) : 0;
-}
-
-/* Liveness counts only time the coordinator served the bus. Ticks come every 250 ms; a gap
- * between two ticks longer than hold_ms means the coordinator itself was away (stopped,
- * starved, or its wall clock stepped forward), and no agent could have been heard: the part of
- * the gap beyond hold_ms is forgiven to every agent that had not polled since. A gap that goes
- * backwards (the clock stepped back) is forgiven whole, so silence keeps counting from where
- * it was. */
-static void forgive_away(sm_control *c, int64_t now_ms)
-{
-    const int64_t hold = (int64_t)c->cfg.hold_ms;
-    const int64_t gap = now_ms - c->last_tick_ms;
-    const bool first = !c->ticked;
-    c->ticked = true;
-    c->last_tick_ms = now_ms;
-    if (first || (gap >= 0 && gap <= hold))
-        return;
-    if (gap > hold)
-        sm_log(LOG_WARNING, "SM-COORD-AWAY",
-               "the coordinator did not run for %" PRId64 " ms: agents are not blamed for it", gap);
-    size_t cur = 0;
-    const char *key;
-    void *val;
-    while (sm_map_next(c->agents, &cur, &key, &val)) {
-        cagent *a = val;
-        if (gap < 0) {
-            a->forgiven_ms += gap;
-            continue;
-        }
-        /* The away time began hold_ms after the previous tick; only its part after the agent's
-         * last poll was the agent's silence to forgive. */
-        const int64_t away_from = now_ms - gap + hold;
-        const int64_t from = a->last_seen_ms > away_from ? a->last_seen_ms : away_from;
-        if (now_ms > from)
-            a->forgiven_ms += now_ms - from;
-    }
 }
 
 int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
