@@ -54,7 +54,10 @@ static int adapt_open(sm_control *c, crun *r, const sm_spec *spec, sm_error *err
 typedef struct cagent {
     char name[SM_NAME_MAX + 1];
     char boot[SM_BOOT_HEX + 1];
-    int64_t last_seen_ms;
+    int64_t last_seen_ms; /* wall clock of its last poll, as stored and shown */
+    /* Time since last_seen_ms during which the coordinator itself was away (stopped, or its
+     * clock stepped): not counted as the agent's silence. Reset by each poll. */
+    int64_t forgiven_ms;
     sm_agent_status status;
     bool facts_known;
     /* The machine it runs on, from its facts ("" unknown): hosts of one machine share CPUs. */
@@ -79,6 +82,9 @@ struct sm_control {
     sm_map *jobs;   /* decimal id -> cjob, unfinished jobs only */
     sm_map *runs;   /* decimal id -> crun, running runs only */
     sm_control_stats stats;
+    /* now_ms of its previous poll or tick: how long the coordinator was away. */
+    bool served;
+    int64_t last_service_ms;
 };
 
 static cjob **link_of(const cagent *a, cjob *j);
@@ -925,12 +931,49 @@ static int take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted
     return 0;
 }
 
+/* Liveness counts only time the coordinator served the bus. It ticks every 250 ms and takes
+ * polls in between; a gap between two of these longer than hold_ms means the coordinator itself
+ * was away (stopped, starved, or its wall clock stepped forward), and no agent could have been
+ * heard: the part of the gap beyond hold_ms is forgiven to every agent that had not polled
+ * since. A gap that goes backwards (the clock stepped back) is forgiven whole, so silence keeps
+ * counting from where it was. Called first by every poll and tick. */
+static void forgive_away(sm_control *c, int64_t now_ms)
+{
+    const int64_t hold = (int64_t)c->cfg.hold_ms;
+    const int64_t gap = now_ms - c->last_service_ms;
+    const bool first = !c->served;
+    c->served = true;
+    c->last_service_ms = now_ms;
+    if (first || (gap >= 0 && gap <= hold))
+        return;
+    if (gap > hold)
+        sm_log(LOG_WARNING, "SM-COORD-AWAY",
+               "the coordinator did not run for %" PRId64 " ms: agents are not blamed for it", gap);
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        if (gap < 0) {
+            a->forgiven_ms += gap;
+            continue;
+        }
+        /* The away time began hold_ms after the previous service; only its part after the
+         * agent's last poll was the agent's silence to forgive. */
+        const int64_t away_from = now_ms - gap + hold;
+        const int64_t from = a->last_seen_ms > away_from ? a->last_seen_ms : away_from;
+        if (now_ms > from)
+            a->forgiven_ms += now_ms - from;
+    }
+}
+
 int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,
                     bool *reply_now, sm_error *err)
 {
     memset(reply, 0, sizeof *reply);
     *reply_now = false;
     c->stats.polls++;
+    forgive_away(c, now_ms);
     cagent *a = sm_map_get(c->agents, p->agent);
     if (!a && !(a = agent_new(c, p->agent)))
         return sm_error_set(err, SM_ENOMEM, "out of memory");
@@ -940,6 +983,7 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
         sm_log(LOG_NOTICE, "SM-AGENT-UP", "agent %s is up (boot %s)", p->agent, p->boot);
     a->status = p->state == SM_AGENT_BUSY ? SM_AGENT_STATUS_BUSY : SM_AGENT_ONLINE;
     a->last_seen_ms = now_ms;
+    a->forgiven_ms = 0;
     snprintf(a->boot, sizeof a->boot, "%s", p->boot);
     memcpy(a->labels, p->labels, sizeof a->labels);
     a->n_labels = p->n_labels;
@@ -1007,16 +1051,19 @@ int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_
 int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
 {
     const int64_t lost_after = 3 * (int64_t)c->cfg.hold_ms;
+    forgive_away(c, now_ms);
     size_t cur = 0;
     const char *key;
     void *val;
     while (sm_map_next(c->agents, &cur, &key, &val)) {
         cagent *a = val;
-        if (a->status == SM_AGENT_LOST || now_ms - a->last_seen_ms <= lost_after)
+        const int64_t silent = now_ms - a->last_seen_ms - a->forgiven_ms;
+        if (a->status == SM_AGENT_LOST || silent <= lost_after)
             continue;
         a->status = SM_AGENT_LOST;
-        sm_log(LOG_WARNING, "SM-AGENT-LOST", "agent %s lost: no poll for %" PRId64 " ms", a->name,
-               now_ms - a->last_seen_ms);
+        sm_log(LOG_WARNING, "SM-AGENT-LOST",
+               "agent %s lost: no poll for %" PRId64 " ms of the coordinator's service", a->name,
+               silent);
         int rc = sm_store_agent_set_status(c->st, a->name, SM_AGENT_LOST, now_ms, err);
         if (!rc && a->current)
             rc = job_finish(c, a->current, SM_JOB_FAILED,

@@ -42,7 +42,9 @@ bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_r
 int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
                       sm_error *err);
 
-/* Once a second: agents silent for 3 x hold_ms become lost and their job fails "agent-lost";
+/* Every tick (250 ms): agents silent for 3 x hold_ms become lost and their job fails
+ * "agent-lost" -- silent while the coordinator ran: a gap beyond hold_ms between two polls or ticks
+ * (the coordinator stopped, or its clock stepped) is not the agents' silence;
  * running jobs past their limit fail "timeout" (and a cancel goes out). Returns 0 or the
  * store's error. */
 int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err);

@@ -166,6 +166,26 @@ class FleetTest(unittest.TestCase):
         self.assertEqual(j["state"], "failed")
         self.assertFalse(j["result"]["ok"])
 
+    def test_a_coordinator_stopped_for_four_holds_loses_no_agent_and_no_job(self):
+        """A pause of the coordinator (SIGSTOP, a starved host) is its own gap, not the agents'
+        silence: they polled throughout, so none is lost and every job ends done."""
+        f = self.f
+        ids = f.submit([stream_job(h, count=None, duration_ms=1500)
+                        for _ in range(3) for h in ("h1", "h2", "h3")])
+        wait_for("a job to run", lambda: any(f.job(i)["state"] == "running" for i in ids), 10)
+        f.coord.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(4 * f.hold_ms / 1000)  # beyond the 3 x hold_ms that makes an agent lost
+        finally:
+            f.coord.send_signal(signal.SIGCONT)
+        self.wait_jobs(ids, timeout=60)
+        self.assertEqual(f.stored(ids), (9, 9))
+        self.assertEqual(f.online(), {"h1", "h2", "h3"})
+        with open(os.path.join(f.dir, "coordinator.log")) as log:
+            text = log.read()
+        self.assertNotIn("SM-AGENT-LOST", text)
+        self.assertIn("SM-COORD-AWAY", text)
+
     def test_a_rotated_key_keeps_results_in_the_spool_until_the_agent_has_it(self):
         """docs/deploy.md's rotation: the coordinator gets the new key first; an agent still
         on the old one keeps what it measured and delivers it once it has the new key."""

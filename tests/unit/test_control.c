@@ -222,6 +222,25 @@ static void test_control_assign_is_resent_until_acked(void **state)
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_ASSIGNED);
 }
 
+/* Ticks every 250 ms from f->now up to and including until, as the server does: time that
+ * passes without a poll or a tick is time the coordinator was away, and is forgiven. */
+static void tick_until(fixture *f, int64_t until)
+{
+    sm_error err = {0};
+    while (f->now < until) {
+        f->now = f->now + 250 < until ? f->now + 250 : until;
+        assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+    }
+}
+
+static sm_agent_status agent_status(fixture *f, const char *name)
+{
+    sm_agent_status st;
+    int64_t seen;
+    assert_true(sm_control_agent_live(f->c, name, &st, &seen));
+    return st;
+}
+
 static void test_control_a_silent_agent_is_lost_and_its_job_fails_agent_lost(void **state)
 {
     fixture *f = *state;
@@ -234,8 +253,7 @@ static void test_control_a_silent_agent_is_lost_and_its_job_fails_agent_lost(voi
     p.attempt = 1;
     poll_once(f, &p, &r, &now);
     sm_error err = {0};
-    f->now += 3 * HOLD; /* exactly 3 x hold: not yet */
-    assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+    tick_until(f, f->now + 3 * HOLD); /* exactly 3 x hold: not yet */
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
     f->now += 1;
     assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
@@ -246,6 +264,59 @@ static void test_control_a_silent_agent_is_lost_and_its_job_fails_agent_lost(voi
     int64_t seen;
     assert_true(sm_control_agent_live(f->c, "h1", &st, &seen));
     assert_int_equal(st, SM_AGENT_LOST);
+}
+
+static void test_control_a_pause_of_the_coordinator_is_not_the_agents_silence(void **state)
+{
+    fixture *f = *state;
+    sm_poll p;
+    sm_poll_reply r;
+    bool now;
+    uint64_t id = dispatch_one(f, &p, &r);
+    p.state = SM_AGENT_BUSY;
+    p.job = id;
+    p.attempt = 1;
+    poll_once(f, &p, &r, &now);
+    const int64_t polled = f->now;
+    sm_error err = {0};
+    assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+    tick_until(f, polled + HOLD);
+    /* The coordinator is stopped for 20 s (or its wall clock steps 20 s forward): the next
+     * tick sees a gap nobody could have polled in. */
+    f->now += 20000;
+    assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_STATUS_BUSY);
+    assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
+    /* Of the gap, hold_ms counts: 2 x hold_ms of silence so far. Silence is still measured
+     * while the coordinator runs: 3 x hold_ms is not yet lost, a tick more is. */
+    tick_until(f, polled + 20000 + 2 * HOLD);
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_STATUS_BUSY);
+    tick_until(f, f->now + 250);
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_LOST);
+    char reason[256];
+    assert_int_equal(job_state(f, id, reason, sizeof reason), SM_JOB_FAILED);
+    assert_non_null(strstr(reason, "agent-lost"));
+}
+
+static void test_control_a_backward_clock_step_neither_loses_nor_keeps_an_agent(void **state)
+{
+    fixture *f = *state;
+    sm_poll p;
+    sm_poll_reply r;
+    bool now;
+    base_poll(&p, "h1", "0123456789abcdef0123456789abcdef");
+    poll_once(f, &p, &r, &now);
+    sm_error err = {0};
+    assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+    tick_until(f, f->now + HOLD);
+    f->now -= 60000; /* the wall clock steps a minute back */
+    assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_ONLINE);
+    /* 1 s before the step and 2 s after it: 3 x hold_ms, not yet lost; a tick more is. */
+    tick_until(f, f->now + 2 * HOLD);
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_ONLINE);
+    tick_until(f, f->now + 250);
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_LOST);
 }
 
 static void test_control_a_restarted_agent_fails_its_running_job(void **state)
@@ -277,9 +348,7 @@ static void test_control_a_late_result_of_a_lost_job_is_stored_and_completes_it(
     p.job = id;
     p.attempt = 1;
     poll_once(f, &p, &r, &now);
-    sm_error err = {0};
-    f->now += 3 * HOLD + 1;
-    assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+    tick_until(f, f->now + 3 * HOLD + 1);
     /* The agent comes back (new process) with the result from its spool. */
     sm_result_msg m = {.job = id, .attempt = 1};
     sm_result_init(&m.result);
@@ -655,7 +724,8 @@ static void test_control_a_lost_host_fails_its_queued_run_jobs_and_the_run_ends(
     take_and_finish(f, &p1, true, "");
     take_and_finish(f, &p1, true, "");
     sm_error err = {0};
-    f->now += 3 * HOLD + 1; /* h2 never polls again */
+    tick_until(f, f->now + 3 * HOLD); /* h2 never polls again */
+    f->now += 1;
     sm_poll_reply r;
     bool now;
     poll_once(f, &p1, &r, &now); /* h1 stays alive */
@@ -1409,6 +1479,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_control_a_silent_agent_is_lost_and_its_job_fails_agent_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_pause_of_the_coordinator_is_not_the_agents_silence, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_backward_clock_step_neither_loses_nor_keeps_an_agent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_a_restarted_agent_fails_its_running_job, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(
