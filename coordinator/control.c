@@ -73,6 +73,14 @@ typedef struct cagent {
     size_t n_labels;
     char data_addr[SM_ADDR_MAX + 1];
     bool news; /* its held poll should hear of new work now */
+    /* Acks for results its last poll resent though they were stored already: that poll is
+     * held, and whatever answers it carries them (see owed_acks_pay). */
+    struct {
+        uint64_t job;
+        uint32_t attempt;
+        sm_role role;
+    } owed[SM_POLL_RESULTS_MAX];
+    size_t n_owed;
 } cagent;
 
 struct sm_control {
@@ -967,6 +975,62 @@ static void forgive_away(sm_control *c, int64_t now_ms)
     }
 }
 
+/* Whether the store already holds this result (or this side of a pair job), or has no such
+ * job at all: either way storing it again changes nothing, and only its ack is owed. */
+static bool result_known(sm_control *c, uint64_t job, uint32_t attempt, sm_role role)
+{
+    sm_job_row row;
+    memset(&row, 0, sizeof row);
+    if (sm_store_job_get(c->st, job, &row, NULL) != 0)
+        return true;
+    sm_job_row_fini(&row);
+    char *json = NULL;
+    int rc = role == SM_ROLE_BOTH
+                 ? sm_store_result_get(c->st, job, attempt, &json, NULL)
+                 : sm_store_side_get(c->st, job, attempt, sm_role_name(role), &json, NULL);
+    free(json);
+    return rc == 0 && json != NULL;
+}
+
+/* How many of the poll's results the store does not hold yet. An agent that cannot delete an
+ * acked result (a spool gone read-only) sends it again with every poll; answering such a poll
+ * at once made a loop of thousands of polls a second, so only news is answered at once. */
+static size_t results_fresh(sm_control *c, const sm_poll *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_results; i++)
+        if (!result_known(c, p->results[i].job, p->results[i].attempt, p->results[i].role))
+            n++;
+    return n;
+}
+
+/* The poll is held: the acks of the results it resent wait for whatever answers it. */
+static void owed_acks_keep(cagent *a, const sm_poll *p)
+{
+    a->n_owed = 0;
+    for (size_t i = 0; i < p->n_results && a->n_owed < SM_POLL_RESULTS_MAX; i++) {
+        a->owed[a->n_owed].job = p->results[i].job;
+        a->owed[a->n_owed].attempt = p->results[i].attempt;
+        a->owed[a->n_owed].role = p->results[i].role;
+        a->n_owed++;
+    }
+}
+
+/* Adds the held poll's owed acks to its answer. Each is checked against the store again: the
+ * transaction that stored it may have been rolled back since, and an ack for a result the store
+ * lacks would have the agent delete its only copy. */
+static void owed_acks_pay(sm_control *c, cagent *a, sm_poll_reply *reply)
+{
+    for (size_t i = 0; i < a->n_owed && reply->n_acks < SM_REPLY_ACKS_MAX; i++) {
+        if (!result_known(c, a->owed[i].job, a->owed[i].attempt, a->owed[i].role))
+            continue;
+        reply->ack_job[reply->n_acks] = a->owed[i].job;
+        reply->ack_attempt[reply->n_acks] = a->owed[i].attempt;
+        reply->n_acks++;
+    }
+    a->n_owed = 0;
+}
+
 int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,
                     bool *reply_now, sm_error *err)
 {
@@ -989,9 +1053,11 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
     a->n_labels = p->n_labels;
     snprintf(a->data_addr, sizeof a->data_addr, "%s", p->data_addr);
     a->news = false;
+    a->n_owed = 0;
     int rc = 0;
     if (changed && (rc = upsert_agent(c, a, p, now_ms, err)))
         return rc;
+    const size_t fresh = results_fresh(c, p);
     for (size_t i = 0; i < p->n_results; i++)
         if ((rc = take_result(c, a, &p->results[i], now_ms, reply, err)))
             return rc;
@@ -1024,7 +1090,9 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
         return rc;
     if ((rc = commands_for(c, a, now_ms, reply, err)))
         return rc;
-    *reply_now = reply->n_acks || reply->n_commands || p->n_results || reply->want_facts;
+    *reply_now = fresh || reply->n_commands || reply->want_facts;
+    if (!*reply_now)
+        owed_acks_keep(a, p);
     return 0;
 }
 
@@ -1035,9 +1103,10 @@ bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_r
     cagent *a = sm_map_get(c->agents, agent);
     if (!a)
         return false;
-    if (commands_for(c, a, now_ms, reply, err) != 0)
+    if (commands_for(c, a, now_ms, reply, err) != 0 || reply->n_commands == 0)
         return false;
-    return reply->n_commands > 0;
+    owed_acks_pay(c, a, reply);
+    return true;
 }
 
 int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
@@ -1045,7 +1114,12 @@ int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_
 {
     memset(reply, 0, sizeof *reply);
     cagent *a = sm_map_get(c->agents, agent);
-    return a ? commands_for(c, a, now_ms, reply, err) : 0;
+    if (!a)
+        return 0;
+    int rc = commands_for(c, a, now_ms, reply, err);
+    if (!rc)
+        owed_acks_pay(c, a, reply);
+    return rc;
 }
 
 int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)

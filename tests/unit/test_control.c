@@ -209,6 +209,90 @@ static void test_control_job_runs_and_its_result_is_stored_once_and_acked_each_t
     assert_int_equal(s.results_duplicate, 1);
 }
 
+/* An agent that cannot delete an acked result sends it with every poll: answering each such
+ * poll at once was a loop of thousands of polls a second. It is held like an empty poll, and
+ * the answer at the end of the hold carries the ack. */
+static void
+test_control_a_poll_resending_only_stored_results_is_held_and_acked_at_expiry(void **state)
+{
+    fixture *f = *state;
+    sm_poll p;
+    sm_poll_reply r;
+    bool now;
+    uint64_t id = dispatch_one(f, &p, &r);
+    sm_result_msg m = {.job = id, .attempt = 1};
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    sm_result_set(&m.result, SM_M_BYTES, 1000);
+    p.results = &m;
+    p.n_results = 1;
+    poll_once(f, &p, &r, &now);
+    assert_true(now); /* news: answered at once */
+    assert_int_equal(r.n_acks, 1);
+
+    for (int i = 0; i < 3; i++) {
+        f->now += 1;
+        poll_once(f, &p, &r, &now);
+        assert_false(now);
+        sm_error err = {0};
+        assert_int_equal(sm_store_begin(f->st, &err), 0);
+        f->now += HOLD;
+        assert_int_equal(sm_control_expire(f->c, "h1", f->now, &r, &err), 0);
+        assert_int_equal(sm_store_commit(f->st, &err), 0);
+        assert_int_equal(r.n_acks, 1);
+        assert_int_equal(r.ack_job[0], id);
+        assert_int_equal(r.ack_attempt[0], 1);
+        /* Paid once: a second answer does not repeat it. */
+        assert_int_equal(sm_store_begin(f->st, &err), 0);
+        assert_int_equal(sm_control_expire(f->c, "h1", f->now, &r, &err), 0);
+        assert_int_equal(sm_store_commit(f->st, &err), 0);
+        assert_int_equal(r.n_acks, 0);
+    }
+    assert_int_equal(results(f), 1);
+    p.results = NULL;
+    p.n_results = 0;
+    sm_result_fini(&m.result);
+}
+
+/* One new result among resent ones is news: the poll is answered at once, acking all. */
+static void
+test_control_a_poll_with_one_new_result_among_stored_ones_is_answered_at_once(void **state)
+{
+    fixture *f = *state;
+    sm_poll p;
+    sm_poll_reply r;
+    bool now;
+    uint64_t id1 = dispatch_one(f, &p, &r);
+    sm_result_msg m[2] = {{.job = id1, .attempt = 1}};
+    sm_result_init(&m[0].result);
+    m[0].result.ok = true;
+    p.results = m;
+    p.n_results = 1;
+    poll_once(f, &p, &r, &now);
+    assert_true(now);
+
+    uint64_t id2 = submit(f, "h1");
+    p.results = NULL;
+    p.n_results = 0;
+    poll_once(f, &p, &r, &now);
+    assert_int_equal(r.n_commands, 1);
+    assert_int_equal(r.commands[0].job, id2);
+    m[1].job = id2;
+    m[1].attempt = 1;
+    sm_result_init(&m[1].result);
+    m[1].result.ok = true;
+    p.results = m;
+    p.n_results = 2;
+    poll_once(f, &p, &r, &now);
+    assert_true(now);
+    assert_int_equal(r.n_acks, 2);
+    assert_int_equal(results(f), 2);
+    p.results = NULL;
+    p.n_results = 0;
+    sm_result_fini(&m[0].result);
+    sm_result_fini(&m[1].result);
+}
+
 static void test_control_assign_is_resent_until_acked(void **state)
 {
     fixture *f = *state;
@@ -1474,6 +1558,12 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_control_job_runs_and_its_result_is_stored_once_and_acked_each_time, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_poll_resending_only_stored_results_is_held_and_acked_at_expiry, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_poll_with_one_new_result_among_stored_ones_is_answered_at_once, setup,
             teardown),
         cmocka_unit_test_setup_teardown(test_control_assign_is_resent_until_acked, setup, teardown),
         cmocka_unit_test_setup_teardown(
