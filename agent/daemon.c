@@ -388,8 +388,11 @@ static int take_reply(agentd *d, const char *buf, size_t len)
     d->n_acks = 0;
     d->send_facts = r.want_facts;
     for (size_t i = 0; i < r.n_acks; i++) {
+        /* Logged once per result: the spool stops listing it, so it is not acked again. */
         if (sm_spool_remove(d->spool, r.ack_job[i], r.ack_attempt[i], &err) != 0)
-            sm_log(LOG_ERR, "SM-SPOOL-FAIL", "cannot remove acked result: %s", err.msg);
+            sm_log(LOG_ERR, "SM-SPOOL-UNLINK",
+                   "acked result %" PRIu64 ".%u stays on disk and is not sent again: %s",
+                   r.ack_job[i], r.ack_attempt[i], err.msg);
     }
     for (size_t i = 0; i < r.n_commands; i++)
         take_command(d, &r.commands[i]);

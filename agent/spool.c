@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,9 @@ typedef struct entry {
     uint64_t seq;
     uint64_t job;
     uint32_t attempt;
+    /* Acked, but its file could not be removed: kept so a put of the key stays a no-op and the
+     * key counts as taken, never listed again (see sm_spool_remove). */
+    bool acked;
 } entry;
 
 struct sm_spool {
@@ -321,7 +325,7 @@ static int scan(sm_spool *sp, sm_error *err)
             break;
         }
         const char *name = de->d_name;
-        entry e;
+        entry e = {0};
         struct stat st;
         if (parse_tmp_name(name) == 0) {
             /* A temporary file is a put that crashed before its rename. That put never
@@ -454,10 +458,13 @@ size_t sm_spool_list(sm_spool *sp, uint64_t *jobs, uint32_t *attempts, size_t ma
     if (!sp || !jobs || !attempts)
         return 0;
     pthread_mutex_lock(&sp->mu);
-    size_t k = sp->n < max ? sp->n : max;
-    for (size_t i = 0; i < k; i++) {
-        jobs[i] = sp->v[i].job;
-        attempts[i] = sp->v[i].attempt;
+    size_t k = 0;
+    for (size_t i = 0; i < sp->n && k < max; i++) {
+        if (sp->v[i].acked)
+            continue;
+        jobs[k] = sp->v[i].job;
+        attempts[k] = sp->v[i].attempt;
+        k++;
     }
     pthread_mutex_unlock(&sp->mu);
     return k;
@@ -547,6 +554,9 @@ int sm_spool_remove(sm_spool *sp, uint64_t job, uint32_t attempt, sm_error *err)
     /* ENOENT: someone removed the file by hand; the index follows the disk. */
     if (unlinkat(sp->dirfd, name, 0) != 0 && errno != ENOENT) {
         int rc = sm_error_sys(err, errno, "spool %s: remove %s", sp->path, name);
+        /* The coordinator has it: listed again, it would be sent with every poll for ever (a
+         * spool remounted read-only made a loop of thousands of polls a second). */
+        sp->v[i].acked = true;
         pthread_mutex_unlock(&sp->mu);
         return rc;
     }

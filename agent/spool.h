@@ -32,13 +32,17 @@ int sm_spool_put(sm_spool *sp, uint64_t job, uint32_t attempt, const char *data,
 int sm_spool_put_until(sm_spool *sp, uint64_t job, uint32_t attempt, const char *data, size_t len,
                        int stop_after, sm_error *err);
 
-/* Up to max entries, oldest first, into jobs[] and attempts[]; returns how many. */
+/* Up to max entries still to send, oldest first, into jobs[] and attempts[]; returns how many.
+ * An entry whose removal after its ack failed is not listed. */
 size_t sm_spool_list(sm_spool *sp, uint64_t *jobs, uint32_t *attempts, size_t max);
 /* Reads one entry into a malloc'd buffer (NUL-terminated; *len excludes the NUL).
  * SM_EINVAL when there is no such entry. */
 int sm_spool_get(sm_spool *sp, uint64_t job, uint32_t attempt, char **data, size_t *len,
                  sm_error *err);
-/* Removes an entry after its ack (unlink, fsync of the directory). An absent entry is 0. */
+/* Removes an entry after its ack (unlink, fsync of the directory). An absent entry is 0.
+ * When the unlink fails (SM_ESYS, err naming the file and errno) the entry stays on disk and
+ * for sm_spool_get and put, but is no longer listed: the coordinator has it, and resending it
+ * would only draw the same ack again. The next open lists it once more, to be acked again. */
 int sm_spool_remove(sm_spool *sp, uint64_t job, uint32_t attempt, sm_error *err);
 size_t sm_spool_count(sm_spool *sp);
 

@@ -255,6 +255,51 @@ static void test_spool_remove_of_absent_entry_is_zero(void **state)
     assert_int_equal(sm_spool_count(f->sp), 0);
 }
 
+/* An acked result whose file cannot be deleted (a spool remounted read-only; here a directory
+ * in its place, which unlink refuses even to root) must not be listed again: the agent sends
+ * what is listed with every poll, and the coordinator would ack it again, for ever. */
+static void test_spool_an_acked_entry_that_cannot_be_removed_is_no_longer_listed(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 7, 0, "seven");
+    put_str(f->sp, 8, 0, "eight");
+
+    char name[64] = "";
+    DIR *d = opendir(f->dir);
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t n = strlen(de->d_name);
+        if (n > 8 && strcmp(de->d_name + n - 8, "-7-0.res") == 0)
+            snprintf(name, sizeof name, "%s", de->d_name);
+    }
+    closedir(d);
+    assert_true(name[0] != '\0');
+    char path[PATH_MAX + 80];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0700), 0);
+
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_remove(f->sp, 7, 0, &err), SM_ESYS);
+    assert_non_null(strstr(err.msg, name));
+    assert_non_null(strstr(err.msg, strerror(EISDIR)));
+
+    uint64_t jobs[4];
+    uint32_t attempts[4];
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, 4), 1);
+    assert_int_equal(jobs[0], 8);
+    /* Still taken: a second put of the key is the usual no-op, and it stays unlisted. */
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_put(f->sp, 7, 0, "seven", 5, &err), 0);
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, 4), 1);
+    assert_int_equal(jobs[0], 8);
+    /* The other entry is removed as usual. */
+    assert_int_equal(sm_spool_remove(f->sp, 8, 0, &err), 0);
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, 4), 0);
+}
+
 static void test_spool_duplicate_put_keeps_first_content(void **state)
 {
     fixture *f = *state;
@@ -623,6 +668,7 @@ int main(void)
         fixture_test(test_spool_put_get_list_remove_round_trip),
         fixture_test(test_spool_empty_entry_round_trips),
         fixture_test(test_spool_remove_of_absent_entry_is_zero),
+        fixture_test(test_spool_an_acked_entry_that_cannot_be_removed_is_no_longer_listed),
         fixture_test(test_spool_duplicate_put_keeps_first_content),
         fixture_test(test_spool_entry_survives_close_and_open_with_identical_bytes),
         fixture_test(test_spool_lists_oldest_first_across_reopen),
