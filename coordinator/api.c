@@ -199,8 +199,16 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
         rej_names[nr] = sm_reject_name((sm_reject)r);
         rej_values[nr++] = a->rejects ? sm_rejects_count(a->rejects, (sm_reject)r) : 0;
     }
-    return reply(resp, len, 200,
-                 sm_api_health(n, online, results, names, values, 8, rej_names, rej_values, nr));
+    /* A store whose commits fail loses every result it is sent: a monitor must see it. */
+    char store_error[256];
+    int64_t store_error_at = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    const bool failing = sm_store_failing(a->st, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+                                          store_error, sizeof store_error, &store_error_at);
+    return reply(resp, len, failing ? 503 : 200,
+                 sm_api_health(n, online, results, names, values, 8, rej_names, rej_values, nr,
+                               failing ? store_error : NULL, store_error_at));
 }
 
 /* ---- runs ---- */

@@ -5,8 +5,10 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Each script takes the schema from version i to i + 1 and sets user_version itself, inside the
  * transaction that runs it, so that a crash leaves either the old schema or the new one. Append
@@ -242,6 +244,10 @@ struct sm_store {
     sqlite3 *db;
     int version;
     sqlite3_stmt *stmts[Q_COUNT];
+    /* The last transaction that failed for the store's own sake, for sm_store_failing. */
+    char fail_msg[256];
+    int64_t fail_ms;   /* 0: none */
+    bool commit_since; /* a commit succeeded after it */
 };
 
 static const char *const agent_status_names[] = {
@@ -494,18 +500,67 @@ static int run(sm_store *st, int q, sm_error *err, const char *what)
     return ret;
 }
 
+/* Remembers the connection's last error when it is the store's fault (I/O, corruption, a full
+ * disk, a lock held too long) rather than a caller's broken constraint: the server logs each
+ * failure, but only /healthz tells a monitor that every commit fails. */
+static void note_failure(sm_store *st, const char *what)
+{
+    switch (sqlite3_extended_errcode(st->db) & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE:
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_RANGE:
+    case SQLITE_TOOBIG:
+        return;
+    default:
+        break;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(st->fail_msg, sizeof st->fail_msg, "%s: %s", what, sqlite3_errmsg(st->db));
+    st->fail_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    st->commit_since = false;
+}
+
 int sm_store_begin(sm_store *st, sm_error *err)
 {
-    return run(st, Q_BEGIN, err, "begin");
+    int rc = run(st, Q_BEGIN, err, "begin");
+    if (rc)
+        note_failure(st, "begin");
+    return rc;
 }
 
 int sm_store_commit(sm_store *st, sm_error *err)
 {
-    return run(st, Q_COMMIT, err, "commit");
+    int rc = run(st, Q_COMMIT, err, "commit");
+    if (rc)
+        note_failure(st, "commit");
+    else
+        st->commit_since = true;
+    return rc;
+}
+
+bool sm_store_failing(sm_store *st, int64_t now_ms, char *msg, size_t len, int64_t *at_ms)
+{
+    if (!st || !st->fail_ms)
+        return false;
+    /* The coordinator commits every tick, and a store can fail on one path while another still
+     * commits: clearing on the first success would show a failing store as ok nearly always. */
+    if (st->commit_since && now_ms - st->fail_ms >= SM_STORE_FAIL_SHOWN_MS)
+        return false;
+    if (msg && len)
+        snprintf(msg, len, "%s", st->fail_msg);
+    if (at_ms)
+        *at_ms = st->fail_ms;
+    return true;
 }
 
 void sm_store_rollback(sm_store *st)
 {
+    /* Callers roll back after a failure: the store's own (noted here) or their own. */
+    note_failure(st, "transaction");
     /* SQLite rolls back by itself after some errors (SQLITE_FULL, SQLITE_IOERR, ...); a second
      * ROLLBACK would only fail with "no transaction is active". */
     if (sqlite3_get_autocommit(st->db))

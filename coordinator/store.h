@@ -25,6 +25,16 @@ int sm_store_begin(sm_store *st, sm_error *err);
 int sm_store_commit(sm_store *st, sm_error *err);
 void sm_store_rollback(sm_store *st);
 
+/* How long a store failure stays reported after a later commit succeeded. */
+#define SM_STORE_FAIL_SHOWN_MS 60000
+/* Whether the store is failing, for /healthz: true when a begin, commit or rolled-back
+ * transaction failed for the store's own sake (SQLite's I/O, corruption, a full disk, a lock:
+ * not a constraint a caller broke) and no commit has succeeded since, or it failed less than
+ * SM_STORE_FAIL_SHOWN_MS before now_ms (wall-clock ms). Then msg gets SQLite's words ("commit:
+ * database disk image is malformed") and *at_ms the wall time of the failure; either may be
+ * NULL. */
+bool sm_store_failing(sm_store *st, int64_t now_ms, char *msg, size_t len, int64_t *at_ms);
+
 typedef enum sm_agent_status {
     SM_AGENT_ONLINE = 0,
     SM_AGENT_STATUS_BUSY,

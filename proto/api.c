@@ -177,12 +177,17 @@ out:
 
 char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,
                     const uint64_t *values, size_t n, const char *const *rej_names,
-                    const uint64_t *rej_values, size_t n_rej)
+                    const uint64_t *rej_values, size_t n_rej, const char *store_error,
+                    int64_t store_error_at_ms)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddBoolToObject(o, "ok", 1);
+    cJSON_AddBoolToObject(o, "ok", store_error == NULL);
+    if (store_error) {
+        cJSON_AddStringToObject(o, "store_error", store_error);
+        cJSON_AddNumberToObject(o, "store_error_at_ms", (double)store_error_at_ms);
+    }
     cJSON_AddNumberToObject(o, "agents", (double)agents);
     cJSON_AddNumberToObject(o, "agents_online", (double)online);
     cJSON_AddNumberToObject(o, "results", (double)results);

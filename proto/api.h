@@ -88,9 +88,11 @@ char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n)
 char *sm_api_run_created(uint64_t id);
 
 /* GET /healthz: {"ok":true,"agents":N,"agents_online":N,"results":N,"counters":{...},
- * "rejected":{"mac":N,...,"total":N}}. names/values are parallel arrays. */
+ * "rejected":{"mac":N,...,"total":N}}. names/values are parallel arrays. A store_error (NULL:
+ * none) makes it {"ok":false,"store_error":"...","store_error_at_ms":N,...}. */
 char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,
                     const uint64_t *values, size_t n, const char *const *rej_names,
-                    const uint64_t *rej_values, size_t n_rej);
+                    const uint64_t *rej_values, size_t n_rej, const char *store_error,
+                    int64_t store_error_at_ms);
 
 #endif

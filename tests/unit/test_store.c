@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1488,6 +1489,80 @@ static void test_store_names_of_states(void **state)
     sm_store_close(NULL);
 }
 
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What a corrupted store file did: every transaction failed with "database disk image is
+ * malformed" while /healthz said ok. The store now says it is failing, with SQLite's words,
+ * until a commit succeeds and a minute has passed. */
+static void test_store_a_corrupted_file_makes_the_store_failing_with_sqlites_words(void **state)
+{
+    fixture *f = *state;
+    sm_error err = {0};
+    open_store(f);
+    char msg[256] = "";
+    int64_t at = 0;
+    assert_false(sm_store_failing(f->st, wall_ms(), msg, sizeof msg, &at));
+    assert_ok(sm_store_begin(f->st, &err));
+    for (int i = 0; i < 200; i++)
+        insert_job(f->st, "h1", 1);
+    assert_ok(sm_store_commit(f->st, &err));
+    assert_false(sm_store_failing(f->st, wall_ms(), msg, sizeof msg, &at));
+
+    /* Everything into the main file, then garbage over every page but the first (the schema
+     * the store has read already). The checkpoint also tells the store's connection that its
+     * cached pages are stale. */
+    sqlite3 *raw = raw_open(f->path);
+    const int64_t page = raw_int(raw, "PRAGMA page_size");
+    const int64_t pages = raw_int(raw, "PRAGMA page_count");
+    assert_true(pages > 2);
+    assert_int_equal(sqlite3_exec(raw, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(raw);
+    FILE *fp = fopen(f->path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, (long)page, SEEK_SET), 0);
+    for (int64_t i = page; i < page * pages; i++)
+        fputc(0x5a, fp);
+    assert_int_equal(fclose(fp), 0);
+
+    const int64_t before = wall_ms();
+    uint64_t id = 0;
+    assert_ok(sm_store_begin(f->st, &err));
+    assert_int_not_equal(sm_store_job_insert(f->st, "h1", "{}", 1, &id, &err), 0);
+    sm_store_rollback(f->st);
+    assert_true(sm_store_failing(f->st, wall_ms(), msg, sizeof msg, &at));
+    assert_non_null(strstr(msg, "malformed"));
+    assert_true(at >= before && at <= wall_ms());
+
+    /* A commit that touches no page succeeds: the failure stays shown for a minute after it,
+     * then clears. */
+    assert_ok(sm_store_begin(f->st, &err));
+    assert_ok(sm_store_commit(f->st, &err));
+    assert_true(sm_store_failing(f->st, at + SM_STORE_FAIL_SHOWN_MS - 1, NULL, 0, NULL));
+    assert_false(sm_store_failing(f->st, at + SM_STORE_FAIL_SHOWN_MS, NULL, 0, NULL));
+}
+
+/* A caller's broken constraint is the caller's failure, not the store's. */
+static void test_store_a_rejected_insert_does_not_make_the_store_failing(void **state)
+{
+    fixture *f = *state;
+    sm_error err = {0};
+    open_store(f);
+    bool inserted = false;
+    sm_result_cols c = cols_ok();
+    assert_ok(sm_store_begin(f->st, &err));
+    /* No job 999: the foreign key refuses the result. */
+    assert_int_not_equal(sm_store_result_insert(f->st, 999, 1, "h1", "{}", &c, 1, &inserted, &err),
+                         0);
+    sm_store_rollback(f->st);
+    assert_false(sm_store_failing(f->st, wall_ms(), NULL, 0, NULL));
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 static void test_store_pair_sides_are_stored_once_per_role(void **state)
@@ -1524,6 +1599,8 @@ int main(void)
         T(test_store_open_creates_the_current_schema_in_wal_mode),
         T(test_store_reopen_keeps_data_and_version),
         T(test_store_refuses_a_newer_schema_version),
+        T(test_store_a_corrupted_file_makes_the_store_failing_with_sqlites_words),
+        T(test_store_a_rejected_insert_does_not_make_the_store_failing),
         T(test_store_pair_sides_are_stored_once_per_role),
         T(test_store_failed_migration_leaves_the_old_schema),
         T(test_store_open_of_an_unreachable_path_fails_with_reason),
