@@ -172,12 +172,11 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
     sm_control_get_stats(a->ctl, &s);
     uint64_t results = 0;
     sm_error err = {0};
-    if (sm_store_result_count(a->st, &results, &err) != 0)
-        return error(resp, len, 500, err.msg, NULL);
     sm_agent_row *rows = NULL;
     size_t n = 0, online = 0;
-    if (sm_store_agents_list(a->st, &rows, &n, &err) != 0)
-        return error(resp, len, 500, err.msg, NULL);
+    /* A store that cannot even be read is the failing store /healthz is there to report. */
+    const bool unreadable = sm_store_result_count(a->st, &results, &err) != 0 ||
+                            sm_store_agents_list(a->st, &rows, &n, &err) != 0;
     for (size_t i = 0; i < n; i++) {
         sm_agent_status st = rows[i].status;
         int64_t seen;
@@ -204,8 +203,13 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
     int64_t store_error_at = 0;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    const bool failing = sm_store_failing(a->st, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
-                                          store_error, sizeof store_error, &store_error_at);
+    const int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    bool failing = sm_store_failing(a->st, now, store_error, sizeof store_error, &store_error_at);
+    if (unreadable) {
+        failing = true;
+        snprintf(store_error, sizeof store_error, "%s", err.msg);
+        store_error_at = now;
+    }
     return reply(resp, len, failing ? 503 : 200,
                  sm_api_health(n, online, results, names, values, 8, rej_names, rej_values, nr,
                                failing ? store_error : NULL, store_error_at));

@@ -8,6 +8,7 @@ import time
 import unittest
 
 import json
+import sqlite3
 import urllib.error
 import urllib.request
 
@@ -232,6 +233,64 @@ class FleetTest(unittest.TestCase):
         [after] = f.submit([stream_job("h3")])
         self.wait_jobs([after])
 
+
+    def test_an_acked_result_the_agent_cannot_delete_is_sent_once_not_in_a_loop(self):
+        """A spool that refuses the delete after the ack (here an immutable directory, which
+        stops root too) had the agent resend the result with every poll and the coordinator
+        answer each at once: thousands of polls a second."""
+        f = self.f
+        if subprocess.run(["which", "chattr"], capture_output=True).returncode != 0:
+            self.skipTest("needs chattr")
+        [job] = f.submit([stream_job("h1", count=None, duration_ms=1500)])
+        wait_for("the job to run", lambda: f.job(job)["state"] == "running", 10)
+        spool = f.spool("h1")
+        f.coord.send_signal(signal.SIGSTOP)
+        try:
+            wait_for("the result in h1's spool",
+                     lambda: any(n.endswith(".res") for n in os.listdir(spool)), 15)
+            r = subprocess.run(["chattr", "+i", spool], capture_output=True, text=True)
+            if r.returncode != 0:
+                self.skipTest(f"chattr +i is not supported here: {r.stderr.strip()}")
+            self.addCleanup(subprocess.run, ["chattr", "-i", spool], capture_output=True)
+        finally:
+            f.coord.send_signal(signal.SIGCONT)
+        self.wait_jobs([job], timeout=30)
+        before = f.get("/healthz")["counters"]["polls"]
+        time.sleep(5)
+        polls = f.get("/healthz")["counters"]["polls"] - before
+        # Three agents, each held hold_ms (1 s) per poll: about 15 in 5 s. The loop made
+        # thousands.
+        self.assertLess(polls, 40, f"{polls} polls in 5 s")
+        self.assertEqual(f.stored([job]), (1, 1))
+        self.assertEqual(f.log("agent-h1").count("SM-SPOOL-UNLINK"), 1, f.log("agent-h1"))
+        self.assertEqual(len([n for n in os.listdir(spool) if n.endswith(".res")]), 1)
+
+    def test_healthz_says_the_store_is_failing_while_its_file_is_corrupt(self):
+        f = self.f
+        status, health = f.get_status("/healthz")
+        self.assertEqual((status, health["ok"]), (200, True), health)
+        self.assertNotIn("store_error", health)
+        # Everything into the main file, then garbage over every page but the schema's.
+        db = sqlite3.connect(f.db, timeout=10)
+        try:
+            page = db.execute("PRAGMA page_size").fetchone()[0]
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+        finally:
+            db.close()
+        self.assertGreater(pages, 2)
+        with open(f.db, "r+b") as fh:
+            fh.seek(page)
+            fh.write(b"\x5a" * (page * (pages - 1)))
+
+        def failing():
+            f.post("/api/jobs", [stream_job("h1")])  # a write: refused, or it fails inside
+            st, h = f.get_status("/healthz")
+            return (st, h) if not h.get("ok", True) else None
+        status, health = wait_for("/healthz to say the store fails", failing, 15, 0.5)
+        self.assertEqual(status, 503, health)
+        self.assertIn("malformed", health["store_error"])
+        self.assertGreater(health["store_error_at_ms"], 0)
 
 class CliTest(unittest.TestCase):
     """Both daemons refuse bad options and unsafe keys in one line, before doing anything."""
