@@ -465,8 +465,19 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     sm_facts_collect(&d.facts);
     if ((rc = sm_http_global_init(err)))
         return rc;
-    if ((rc = sm_spool_open(&d.spool, cfg->spool_dir, err)))
+    /* An agent whose spool cannot take a result would measure and then drop every result while
+     * looking healthy to the coordinator: it refuses to start instead, saying why. */
+    if ((rc = sm_spool_open(&d.spool, cfg->spool_dir, err))) {
+        if (rc == SM_ESYS)
+            sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
         return rc;
+    }
+    if ((rc = sm_spool_probe(d.spool, err))) {
+        sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
+        sm_spool_close(d.spool);
+        d.spool = NULL;
+        return rc;
+    }
     /* Without an identity the agent still runs every other job; tls jobs then fail saying so. */
     sm_error te = {0};
     if (sm_tls_id_new(&d.tls, &te) != 0)
