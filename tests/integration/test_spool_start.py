@@ -1,4 +1,5 @@
-"""sockmatrix-agent refuses to start on a spool it cannot write: exit 1 and one clear line."""
+"""An unwritable spool is said, not hidden: the agent refuses to start on one (exit 1 and one
+clear line), and a result the spool refuses mid-run fails its job with the spool's reason."""
 import os
 import shutil
 import socket
@@ -7,7 +8,7 @@ import tempfile
 import time
 import unittest
 
-from smtest import AGENT, COORDINATOR
+from smtest import AGENT, COORDINATOR, Fleet, stream_job, wait_for
 
 # Start-up fails before the agent ever polls; a hang past this is the bug the test guards.
 START_LIMIT_S = 10
@@ -78,14 +79,46 @@ class UnwritableSpoolTest(unittest.TestCase):
                 with open(log) as f:
                     if "SM-AGENT-START" in f.read():
                         break
-                self.assertIsNone(p.poll(), open(log).read())
+                if p.poll() is not None:
+                    with open(log) as f:
+                        self.fail(f"the agent exited {p.returncode}: {f.read()}")
                 time.sleep(0.05)
             else:
-                self.fail(f"no SM-AGENT-START within {deadline} s: {open(log).read()}")
+                with open(log) as f:
+                    self.fail(f"no SM-AGENT-START within {deadline} s: {f.read()}")
             self.assertEqual(os.listdir(spool), [])
         finally:
             p.terminate()
             p.wait(timeout=START_LIMIT_S)
+
+
+class SpoolFailsMidRunTest(unittest.TestCase):
+    def test_a_result_the_spool_refuses_fails_its_job_with_the_spool_error(self):
+        f = Fleet(n=1, hold_ms=1000, lab=False)
+        self.addCleanup(f.stop)
+        f.start()
+        wait_for("h1 online", lambda: "h1" in f.online(), 15)
+        # The put writes .tmp-JOB-ATTEMPT first; a directory of that name makes it fail with
+        # EISDIR for every user, root included. Job ids of a new store start at 1.
+        spool = f.spool("h1")
+        for attempt in range(0, 4):
+            os.mkdir(os.path.join(spool, f".tmp-1-{attempt}"))
+        [jid] = f.submit([stream_job("h1")])
+        self.assertEqual(jid, 1)
+        job = wait_for("the job to end",
+                       lambda: (j := f.job(jid))["state"] in ("done", "failed") and j, 30, 0.2)
+        self.assertEqual(job["state"], "failed", job)
+        self.assertIn("result not spooled", job["reason"], job)
+        self.assertIn(os.strerror(21), job["reason"], job)  # EISDIR
+        self.assertNotIn("idle", job["reason"], job)
+        self.assertEqual(f.stored([jid]), (1, 1))  # the failure, stored once
+        self.assertIn("h1", f.online())
+        # Acked once: the agent stops sending the failure, and a later job runs normally.
+        [nxt] = f.submit([stream_job("h1")])
+        job = wait_for("the next job to end",
+                       lambda: (j := f.job(nxt))["state"] in ("done", "failed") and j, 30, 0.2)
+        self.assertEqual(job["state"], "done", job)
+        self.assertEqual(f.stored([nxt]), (1, 1))
 
 
 if __name__ == "__main__":
