@@ -66,6 +66,10 @@ typedef struct agentd {
     sm_rejects *rejects;
     sm_tls_id *tls; /* the built-in source's identity; NULL when it could not be made */
     worker w;
+    /* A job whose result the spool refused: a failure saying so, sent in every poll (not
+     * durable) until acked. Under w.mu. */
+    bool has_unspooled;
+    sm_result_msg unspooled;
 } agentd;
 
 static uint64_t wall_ms(void)
@@ -90,10 +94,19 @@ static void spool_result(agentd *d, uint64_t job, uint32_t attempt, sm_role role
     sm_error err = {0};
     size_t len;
     char *json = sm_msg_result_encode(&m, &len, &err);
-    if (!json || sm_spool_put(d->spool, job, attempt, json, len, &err) != 0)
-        /* Nothing else can hold the result: say so loudly; the coordinator will fail the job
-         * when the agent reports idle without it. */
+    if (!json || sm_spool_put(d->spool, job, attempt, json, len, &err) != 0) {
+        /* The measurement is lost, but not why: the next polls carry a failed result naming
+         * the spool error, so the job fails for its true reason instead of "went idle without
+         * delivering a result". Set before the worker reports idle (the caller's order). */
         sm_log(LOG_ERR, "SM-SPOOL-FAIL", "job %" PRIu64 ": result not spooled: %s", job, err.msg);
+        pthread_mutex_lock(&d->w.mu);
+        d->unspooled = (sm_result_msg){.job = job, .attempt = attempt, .role = role};
+        sm_result_init(&d->unspooled.result);
+        snprintf(d->unspooled.result.reason, sizeof d->unspooled.result.reason,
+                 "result not spooled: %.200s", err.msg);
+        d->has_unspooled = true;
+        pthread_mutex_unlock(&d->w.mu);
+    }
     free(json);
 }
 
@@ -336,10 +349,15 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
                    attempts[i], e.msg);
         free(data);
     }
+    const size_t n_spooled = nr;
+    pthread_mutex_lock(&d->w.mu);
+    if (d->has_unspooled && nr < SM_POLL_RESULTS_MAX)
+        results[nr++] = d->unspooled; /* no histogram: the copy owns nothing to free */
+    pthread_mutex_unlock(&d->w.mu);
     p.results = results;
     p.n_results = nr;
     char *text = sm_msg_poll_encode(&p, len, err);
-    for (size_t i = 0; i < nr; i++)
+    for (size_t i = 0; i < n_spooled; i++)
         sm_result_fini(&results[i].result);
     return text;
 }
@@ -388,6 +406,11 @@ static int take_reply(agentd *d, const char *buf, size_t len)
     d->n_acks = 0;
     d->send_facts = r.want_facts;
     for (size_t i = 0; i < r.n_acks; i++) {
+        pthread_mutex_lock(&d->w.mu);
+        if (d->has_unspooled && d->unspooled.job == r.ack_job[i] &&
+            d->unspooled.attempt == r.ack_attempt[i])
+            d->has_unspooled = false;
+        pthread_mutex_unlock(&d->w.mu);
         /* Logged once per result: the spool stops listing it, so it is not acked again. */
         if (sm_spool_remove(d->spool, r.ack_job[i], r.ack_attempt[i], &err) != 0)
             sm_log(LOG_ERR, "SM-SPOOL-UNLINK",
@@ -465,8 +488,19 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     sm_facts_collect(&d.facts);
     if ((rc = sm_http_global_init(err)))
         return rc;
-    if ((rc = sm_spool_open(&d.spool, cfg->spool_dir, err)))
+    /* An agent whose spool cannot take a result would measure and then drop every result while
+     * looking healthy to the coordinator: it refuses to start instead, saying why. */
+    if ((rc = sm_spool_open(&d.spool, cfg->spool_dir, err))) {
+        if (rc == SM_ESYS)
+            sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
         return rc;
+    }
+    if ((rc = sm_spool_probe(d.spool, err))) {
+        sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
+        sm_spool_close(d.spool);
+        d.spool = NULL;
+        return rc;
+    }
     /* Without an identity the agent still runs every other job; tls jobs then fail saying so. */
     sm_error te = {0};
     if (sm_tls_id_new(&d.tls, &te) != 0)

@@ -441,6 +441,38 @@ out:
     return 0;
 }
 
+int sm_spool_probe(sm_spool *sp, sm_error *err)
+{
+    if (!sp)
+        return sm_error_set(err, SM_EINVAL, "spool: no handle");
+    static const char bytes[] = "sockmatrix spool write probe\n";
+    /* O_TRUNC, not O_EXCL: a probe file a crash left behind is simply reused. O_NOFOLLOW keeps
+     * a planted link from sending the write elsewhere. */
+    int fd = open_retry(sp->dirfd, SM_SPOOL_PROBE_NAME,
+                        O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return sm_error_sys(err, errno, "spool directory %s is not writable: create %s", sp->path,
+                            SM_SPOOL_PROBE_NAME);
+    const char *step = NULL;
+    if (write_all(fd, bytes, sizeof bytes - 1) != 0)
+        step = "write";
+    else if (fsync_retry(fd) != 0)
+        step = "fsync";
+    int e = errno;
+    close(fd);
+    if (step) {
+        unlinkat(sp->dirfd, SM_SPOOL_PROBE_NAME, 0); /* best effort: the error below matters */
+        return sm_error_sys(err, e, "spool directory %s is not writable: %s %s", sp->path, step,
+                            SM_SPOOL_PROBE_NAME);
+    }
+    if (unlinkat(sp->dirfd, SM_SPOOL_PROBE_NAME, 0) != 0)
+        return sm_error_sys(err, errno, "spool directory %s is not writable: remove %s",
+                            sp->path, SM_SPOOL_PROBE_NAME);
+    if (fsync_retry(sp->dirfd) != 0)
+        return sm_error_sys(err, errno, "spool directory %s is not writable: fsync", sp->path);
+    return 0;
+}
+
 void sm_spool_close(sm_spool *sp)
 {
     if (!sp)

@@ -17,6 +17,13 @@ typedef struct sm_spool sm_spool;
 /* Opens (creating with mode 0700 when missing) the spool directory, removes temporary files a
  * crash left behind, and indexes the complete entries. */
 int sm_spool_open(sm_spool **sp, const char *dir, sm_error *err);
+/* Proves the directory takes a durable write: creates PROBE_NAME (".probe", a name no entry or
+ * temporary file has), writes and fsyncs a few bytes, removes it and fsyncs the directory. A
+ * read-only, full or otherwise unwritable spool fails here (SM_ESYS, err naming the directory,
+ * the step and errno) rather than at the first result, which would be measured and then lost.
+ * A real write, not access(2): root passes permission checks that a read-only mount still fails. */
+int sm_spool_probe(sm_spool *sp, sm_error *err);
+#define SM_SPOOL_PROBE_NAME ".probe"
 /* NULL is ignored. Entries stay on disk. */
 void sm_spool_close(sm_spool *sp);
 

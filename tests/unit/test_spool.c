@@ -201,6 +201,39 @@ static void test_spool_open_does_not_create_missing_parents(void **state)
     assert_int_equal(count_files(f->root, "missing"), 0);
 }
 
+static void test_spool_probe_of_a_writable_directory_leaves_nothing_behind(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_probe(f->sp, &err), 0);
+    assert_int_equal(count_files(f->dir, SM_SPOOL_PROBE_NAME), 0);
+    assert_int_equal(sm_spool_count(f->sp), 0);
+}
+
+/* Root ignores permission bits, so the unwritable spool is one where the probe's own name is
+ * taken by a directory: creating the probe file fails with EISDIR for every user. */
+static void test_spool_probe_fails_when_the_probe_file_cannot_be_created(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    char blocker[PATH_MAX + 16];
+    snprintf(blocker, sizeof blocker, "%s/%s", f->dir, SM_SPOOL_PROBE_NAME);
+    assert_int_equal(mkdir(blocker, 0700), 0);
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_probe(f->sp, &err), SM_ESYS);
+    assert_int_equal(err.code, SM_ESYS);
+    assert_non_null(strstr(err.msg, f->dir));
+    assert_non_null(strstr(err.msg, "not writable"));
+    assert_non_null(strstr(err.msg, strerror(EISDIR)));
+    struct stat st;
+    assert_int_equal(stat(blocker, &st), 0); /* the probe removes only what it made */
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(sm_spool_probe(NULL, &err), SM_EINVAL);
+}
+
 static void test_spool_put_get_list_remove_round_trip(void **state)
 {
     fixture *f = *state;
@@ -665,6 +698,8 @@ int main(void)
         fixture_test(test_spool_open_creates_missing_directory_with_mode_0700),
         fixture_test(test_spool_open_refuses_a_regular_file_path),
         fixture_test(test_spool_open_does_not_create_missing_parents),
+        fixture_test(test_spool_probe_of_a_writable_directory_leaves_nothing_behind),
+        fixture_test(test_spool_probe_fails_when_the_probe_file_cannot_be_created),
         fixture_test(test_spool_put_get_list_remove_round_trip),
         fixture_test(test_spool_empty_entry_round_trips),
         fixture_test(test_spool_remove_of_absent_entry_is_zero),
