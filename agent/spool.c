@@ -466,8 +466,8 @@ int sm_spool_probe(sm_spool *sp, sm_error *err)
                             SM_SPOOL_PROBE_NAME);
     }
     if (unlinkat(sp->dirfd, SM_SPOOL_PROBE_NAME, 0) != 0)
-        return sm_error_sys(err, errno, "spool directory %s is not writable: remove %s",
-                            sp->path, SM_SPOOL_PROBE_NAME);
+        return sm_error_sys(err, errno, "spool directory %s is not writable: remove %s", sp->path,
+                            SM_SPOOL_PROBE_NAME);
     if (fsync_retry(sp->dirfd) != 0)
         return sm_error_sys(err, errno, "spool directory %s is not writable: fsync", sp->path);
     return 0;

@@ -84,12 +84,12 @@ typedef struct sm_anomaly {
     char rule[64];    /* the rule that fired, e.g. "|z| > 3.5 and >= 15%", "MAD 0, >= 15%",
                        * "CIs apart and >= 15%" */
     sm_anomaly_dir dir;
-    bool at_limit;   /* fleet: the cell's jobs failed on their time limit (value is a bound) */
-    uint32_t moved;  /* fleet move: how many hosts (rows) the move was the median of */
+    bool at_limit;     /* fleet: the cell's jobs failed on their time limit (value is a bound) */
+    uint32_t moved;    /* fleet move: how many hosts (rows) the move was the median of */
     double fleet_move; /* regression: the fleet's move it was judged against (0: none) */
-    size_t row; /* the table row (for a slow host: the first row it is in; SIZE_MAX for a
-                 * fleet move, which is on no row) */
-    size_t col; /* the column, in cols or, when ratio, in ratio_cols */
+    size_t row;        /* the table row (for a slow host: the first row it is in; SIZE_MAX for a
+                        * fleet move, which is on no row) */
+    size_t col;        /* the column, in cols or, when ratio, in ratio_cols */
 } sm_anomaly;
 
 typedef struct sm_anomalies {

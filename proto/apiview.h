@@ -31,8 +31,8 @@ typedef struct sm_apiview_run {
     char state[SM_APIVIEW_STATE];
     char reason[SM_APIVIEW_PROSE]; /* "" when none */
     uint32_t done, failed, total;
-    int64_t created_ms, finished_ms; /* finished_ms 0 while running */
-    bool parallel;                   /* false: its jobs go one at a time */
+    int64_t created_ms, finished_ms;      /* finished_ms 0 while running */
+    bool parallel;                        /* false: its jobs go one at a time */
     char parallel_note[SM_APIVIEW_PROSE]; /* serial_reason, or parallel_warning; "" when none */
 } sm_apiview_run;
 
