@@ -201,9 +201,7 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
     /* A store whose commits fail loses every result it is sent: a monitor must see it. */
     char store_error[256];
     int64_t store_error_at = 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    const int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    const int64_t now = now_ms();
     bool failing = sm_store_failing(a->st, now, store_error, sizeof store_error, &store_error_at);
     if (unreadable) {
         failing = true;
