@@ -19,8 +19,10 @@ typedef struct cjob {
     sm_params params;
     sm_job_state state;
     uint32_t attempt;
-    int64_t started_ms; /* when the agent reported it busy with it (0 = not yet) */
-    int64_t assigned_ms;
+    /* On the liveness clock (live_now): when the agent reported it busy with it (0 = not yet),
+     * and when it was assigned. */
+    int64_t started_at;
+    int64_t assigned_at;
     bool assign_acked;
     uint64_t run_id;   /* 0: a job queued alone */
     uint32_t cell;     /* run jobs: the cell's index in its run */
@@ -55,10 +57,13 @@ typedef struct cagent {
     char name[SM_NAME_MAX + 1];
     char boot[SM_BOOT_HEX + 1];
     int64_t last_seen_ms; /* wall clock of its last poll, as stored and shown */
-    /* Time since last_seen_ms during which the coordinator itself was away (stopped, or its
-     * clock stepped): not counted as the agent's silence. Reset by each poll. */
+    int64_t heard_at;     /* its last poll on the liveness clock (live_now) */
+    /* Time since heard_at during which the coordinator itself was away (stopped): not counted
+     * as the agent's silence. Reset by each poll. */
     int64_t forgiven_ms;
     sm_agent_status status;
+    int64_t lost_at;   /* when it was declared lost, on the liveness clock */
+    bool queue_failed; /* its queued run jobs failed: it stayed away lost_grace_ms */
     bool facts_known;
     /* The machine it runs on, from its facts ("" unknown): hosts of one machine share CPUs. */
     char boot_id[SM_FACTS_ID_MAX + 1];
@@ -90,10 +95,25 @@ struct sm_control {
     sm_map *jobs;   /* decimal id -> cjob, unfinished jobs only */
     sm_map *runs;   /* decimal id -> crun, running runs only */
     sm_control_stats stats;
-    /* now_ms of its previous poll or tick: how long the coordinator was away. */
+    /* Its previous poll or tick on the liveness clock: how long the coordinator was away. */
     bool served;
-    int64_t last_service_ms;
+    int64_t last_service_at;
 };
+
+/* The clock silences and time limits are measured on (see sm_control_cfg.clock_ms). */
+static int64_t live_now(const sm_control *c, int64_t now_ms)
+{
+    return c->cfg.clock_ms ? c->cfg.clock_ms(c->cfg.clock_arg) : now_ms;
+}
+
+/* A wall time from the store on the liveness clock: as long ago as it was then. */
+static int64_t live_of_wall(const sm_control *c, int64_t wall_ms, int64_t now_ms)
+{
+    if (wall_ms <= 0)
+        return 0;
+    const int64_t ago = now_ms > wall_ms ? now_ms - wall_ms : 0;
+    return live_now(c, now_ms) - ago;
+}
 
 static cjob **link_of(const cagent *a, cjob *j);
 static cagent *next_of_run(sm_control *c, uint64_t run_id);
@@ -303,11 +323,15 @@ static void job_forget(sm_control *c, cjob *j)
 }
 
 /* Whether a failed run job gets its one retry: not when it was cancelled or its agent is
- * gone (the run goes on without that host), and only once. */
-static bool retryable(const cjob *j, const char *reason)
+ * gone (the run goes on without that host), and only once. The job a host was lost in waits
+ * with its queued ones for it to come back, when lost hosts get a grace. */
+static bool retryable(const sm_control *c, const cjob *j, const char *reason)
 {
+    static const char died[] = "agent-lost: the agent stopped polling";
+    const bool lost = strncmp(reason, "agent-lost", 10) == 0;
     return j->run_id && j->attempt == 1 && strncmp(reason, "cancelled", 9) != 0 &&
-           strncmp(reason, "agent-lost", 10) != 0 && strstr(reason, "cancelled") == NULL;
+           (!lost || (c->cfg.lost_grace_ms && strncmp(reason, died, sizeof died - 1) == 0)) &&
+           strstr(reason, "cancelled") == NULL;
 }
 
 /* Ends a job (done or failed) in the store and in memory; a failed run job is queued again
@@ -341,7 +365,7 @@ static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *re
         if (next)
             next->news = true;
     }
-    if (state == SM_JOB_FAILED && r && retryable(j, reason)) {
+    if (state == SM_JOB_FAILED && r && retryable(c, j, reason)) {
         char why[256];
         snprintf(why, sizeof why, "retry after: %.200s", reason);
         int rc = sm_store_job_set_state(c->st, j->id, 2, SM_JOB_QUEUED, why, now_ms, err);
@@ -411,9 +435,12 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         if (a->facts_known && sm_codec_facts_decode(rows[i].facts_json, strlen(rows[i].facts_json),
                                                     &facts, NULL) == 0)
             machine_of(a, &facts);
-        /* Nobody has heard from it since the restart: it gets 3 x hold_ms from now to poll. */
+        /* Nobody has heard from it since the restart: it gets 3 x hold_ms from now to poll,
+         * and a host lost before gets its grace from now. */
         a->last_seen_ms = now_ms;
+        a->heard_at = live_now(c, now_ms);
         a->status = rows[i].status == SM_AGENT_LOST ? SM_AGENT_LOST : SM_AGENT_ONLINE;
+        a->lost_at = a->heard_at;
     }
     sm_run_row *runs = NULL;
     size_t nr = 0;
@@ -473,8 +500,8 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         snprintf(j->host, sizeof j->host, "%s", jobs[i].host);
         j->state = jobs[i].state;
         j->attempt = jobs[i].attempt;
-        j->started_ms = jobs[i].started_ms;
-        j->assigned_ms = jobs[i].assigned_ms;
+        j->started_at = live_of_wall(c, jobs[i].started_ms, now_ms);
+        j->assigned_at = live_of_wall(c, jobs[i].assigned_ms, now_ms);
         j->run_id = jobs[i].run_id;
         j->cell = jobs[i].cell;
         j->ord = (uint32_t)i; /* the order the queues are rebuilt in, below */
@@ -512,7 +539,7 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
                    "runs it again",
                    j->id, j->host, j->peer, (j->attempt ? j->attempt : 1) + 1);
             j->attempt = (j->attempt ? j->attempt : 1) + 1;
-            j->started_ms = j->assigned_ms = 0;
+            j->started_at = j->assigned_at = 0;
         }
         if (srv)
             j->state = SM_JOB_QUEUED;
@@ -668,7 +695,7 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
         dequeue(a);
         j->attempt = attempt;
         j->state = SM_JOB_ASSIGNED;
-        j->assigned_ms = now_ms;
+        j->assigned_at = live_now(c, now_ms);
         j->assign_acked = false;
         a->current = j;
         if (other) {
@@ -925,7 +952,7 @@ static int take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted
             if (rc)
                 return rc;
             j->state = SM_JOB_RUNNING;
-            j->started_ms = now_ms;
+            j->started_at = live_now(c, now_ms);
             j->assign_acked = true;
         }
         return 0;
@@ -939,19 +966,20 @@ static int take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted
     return 0;
 }
 
-/* Liveness counts only time the coordinator served the bus. It ticks every 250 ms and takes
- * polls in between; a gap between two of these longer than hold_ms means the coordinator itself
- * was away (stopped, starved, or its wall clock stepped forward), and no agent could have been
- * heard: the part of the gap beyond hold_ms is forgiven to every agent that had not polled
- * since. A gap that goes backwards (the clock stepped back) is forgiven whole, so silence keeps
+/* Liveness counts only time the coordinator served the bus, on the liveness clock (monotonic in
+ * the server: a step of the wall clock moves nothing). The coordinator ticks every 250 ms and
+ * takes polls in between; a gap between two of these longer than hold_ms means it was away
+ * itself (stopped or starved), and no agent could have been heard: the part of the gap beyond
+ * hold_ms is forgiven to every agent that had not polled since. A gap that goes backwards (a
+ * wall clock stepped back, where that is the clock) is forgiven whole, so silence keeps
  * counting from where it was. Called first by every poll and tick. */
-static void forgive_away(sm_control *c, int64_t now_ms)
+static void forgive_away(sm_control *c, int64_t now)
 {
     const int64_t hold = (int64_t)c->cfg.hold_ms;
-    const int64_t gap = now_ms - c->last_service_ms;
+    const int64_t gap = now - c->last_service_at;
     const bool first = !c->served;
     c->served = true;
-    c->last_service_ms = now_ms;
+    c->last_service_at = now;
     if (first || (gap >= 0 && gap <= hold))
         return;
     if (gap > hold)
@@ -967,11 +995,14 @@ static void forgive_away(sm_control *c, int64_t now_ms)
             continue;
         }
         /* The away time began hold_ms after the previous service; only its part after the
-         * agent's last poll was the agent's silence to forgive. */
-        const int64_t away_from = now_ms - gap + hold;
-        const int64_t from = a->last_seen_ms > away_from ? a->last_seen_ms : away_from;
-        if (now_ms > from)
-            a->forgiven_ms += now_ms - from;
+         * agent's last poll was the agent's silence to forgive. A lost host's grace does not
+         * run while nobody could hear it either. */
+        const int64_t away_from = now - gap + hold;
+        const int64_t from = a->heard_at > away_from ? a->heard_at : away_from;
+        if (now > from)
+            a->forgiven_ms += now - from;
+        if (a->status == SM_AGENT_LOST)
+            a->lost_at += now - away_from;
     }
 }
 
@@ -1037,7 +1068,7 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
     memset(reply, 0, sizeof *reply);
     *reply_now = false;
     c->stats.polls++;
-    forgive_away(c, now_ms);
+    forgive_away(c, live_now(c, now_ms));
     cagent *a = sm_map_get(c->agents, p->agent);
     if (!a && !(a = agent_new(c, p->agent)))
         return sm_error_set(err, SM_ENOMEM, "out of memory");
@@ -1047,7 +1078,9 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
         sm_log(LOG_NOTICE, "SM-AGENT-UP", "agent %s is up (boot %s)", p->agent, p->boot);
     a->status = p->state == SM_AGENT_BUSY ? SM_AGENT_STATUS_BUSY : SM_AGENT_ONLINE;
     a->last_seen_ms = now_ms;
+    a->heard_at = live_now(c, now_ms);
     a->forgiven_ms = 0;
+    a->queue_failed = false;
     snprintf(a->boot, sizeof a->boot, "%s", p->boot);
     memcpy(a->labels, p->labels, sizeof a->labels);
     a->n_labels = p->n_labels;
@@ -1081,7 +1114,7 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
         j->ready_port = p->ready[i].port;
         memcpy(j->ready_pin, p->ready[i].pin, sizeof j->ready_pin);
         j->state = SM_JOB_RUNNING;
-        j->started_ms = now_ms;
+        j->started_at = live_now(c, now_ms);
         cagent *cl = sm_map_get(c->agents, j->host);
         if (cl)
             cl->news = true;
@@ -1122,36 +1155,76 @@ int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_
     return rc;
 }
 
+/* A host lost for lost_grace_ms: its queued run jobs fail, and its runs go on without it. Jobs
+ * queued alone wait for it to come back. */
+static int fail_lost_queue(sm_control *c, cagent *a, int64_t now_ms, sm_error *err)
+{
+    a->queue_failed = true;
+    size_t n = 0;
+    int rc = 0;
+    char why[160];
+    snprintf(why, sizeof why,
+             "agent-lost: the host was lost before the job ran and did not come back within "
+             "%" PRIu32 " ms",
+             c->cfg.lost_grace_ms);
+    for (cjob *j = a->qhead, *next; !rc && j; j = next) {
+        next = *link_of(a, j);
+        if (!j->run_id)
+            continue;
+        unqueue_all(c, j);
+        rc = job_finish(c, j, SM_JOB_FAILED, why, now_ms, err);
+        n++;
+    }
+    if (!rc && n)
+        sm_log(LOG_WARNING, "SM-AGENT-GONE",
+               "agent %s did not come back within %" PRIu32 " ms: its %zu queued run jobs fail",
+               a->name, c->cfg.lost_grace_ms, n);
+    return rc;
+}
+
+static size_t run_jobs_queued(const cagent *a)
+{
+    size_t n = 0;
+    for (cjob *j = a->qhead; j; j = *link_of(a, j))
+        n += j->run_id != 0;
+    return n;
+}
+
 int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
 {
     const int64_t lost_after = 3 * (int64_t)c->cfg.hold_ms;
-    forgive_away(c, now_ms);
+    const int64_t now = live_now(c, now_ms);
+    forgive_away(c, now);
     size_t cur = 0;
     const char *key;
     void *val;
     while (sm_map_next(c->agents, &cur, &key, &val)) {
         cagent *a = val;
-        const int64_t silent = now_ms - a->last_seen_ms - a->forgiven_ms;
-        if (a->status == SM_AGENT_LOST || silent <= lost_after)
+        if (a->status == SM_AGENT_LOST) {
+            /* Its queued run jobs waited one grace period for it. */
+            int rc = a->queue_failed || now - a->lost_at <= (int64_t)c->cfg.lost_grace_ms
+                         ? 0
+                         : fail_lost_queue(c, a, now_ms, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        const int64_t silent = now - a->heard_at - a->forgiven_ms;
+        if (silent <= lost_after)
             continue;
         a->status = SM_AGENT_LOST;
+        a->lost_at = now;
+        a->queue_failed = false;
         sm_log(LOG_WARNING, "SM-AGENT-LOST",
-               "agent %s lost: no poll for %" PRId64 " ms of the coordinator's service", a->name,
-               silent);
+               "agent %s lost: no poll for %" PRId64 " ms of the coordinator's service; its %zu "
+               "queued run jobs wait %" PRIu32 " ms for it",
+               a->name, silent, run_jobs_queued(a), c->cfg.lost_grace_ms);
         int rc = sm_store_agent_set_status(c->st, a->name, SM_AGENT_LOST, now_ms, err);
         if (!rc && a->current)
             rc = job_finish(c, a->current, SM_JOB_FAILED,
                             "agent-lost: the agent stopped polling during the job", now_ms, err);
-        /* Its queued run jobs fail now: the run goes on without this host. Jobs queued alone
-         * wait for it to come back. */
-        for (cjob *j = a->qhead, *next; !rc && j; j = next) {
-            next = *link_of(a, j);
-            if (!j->run_id)
-                continue;
-            unqueue_all(c, j);
-            rc = job_finish(c, j, SM_JOB_FAILED, "agent-lost: the host was lost before the job ran",
-                            now_ms, err);
-        }
+        if (!rc && c->cfg.lost_grace_ms == 0)
+            rc = fail_lost_queue(c, a, now_ms, err);
         if (rc)
             return rc;
     }
@@ -1162,7 +1235,7 @@ int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
         cagent *a = val;
         cjob *j = a->current;
         if (!j || !j->peer[0] || strcmp(j->peer, a->name) != 0 || j->ready_port ||
-            now_ms - j->assigned_ms <= 30000)
+            now - j->assigned_at <= 30000)
             continue;
         int rc = job_finish(c, j, SM_JOB_FAILED,
                             "prepare: the server did not report ready within 30 s", now_ms, err);
@@ -1176,14 +1249,14 @@ int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
         if (!j || j->state != SM_JOB_RUNNING)
             continue;
         int64_t limit = (int64_t)j->params.time_limit_ms + c->cfg.job_grace_ms;
-        if (now_ms - j->started_ms <= limit)
+        if (now - j->started_at <= limit)
             continue;
         a->cancel_pending = true;
         a->cancel_job = j->id;
         a->cancel_attempt = j->attempt;
         char why[128];
         snprintf(why, sizeof why, "timeout: still running %" PRId64 " ms after it started",
-                 now_ms - j->started_ms);
+                 now - j->started_at);
         int rc = job_finish(c, j, SM_JOB_FAILED, why, now_ms, err);
         if (rc)
             return rc;

@@ -18,6 +18,13 @@ typedef struct sm_control sm_control;
 typedef struct sm_control_cfg {
     uint32_t hold_ms;      /* how long a poll is held; an agent silent for 3x this is lost */
     uint32_t job_grace_ms; /* a running job past its time limit plus this fails "timeout" */
+    /* A lost host's queued run jobs wait this long for it to come back before they fail. */
+    uint32_t lost_grace_ms;
+    /* The clock that silences and time limits are measured on, in ms: the server gives
+     * CLOCK_MONOTONIC, which a step of the wall clock does not move. NULL: the now_ms each call
+     * is given (wall time, as stored). */
+    int64_t (*clock_ms)(void *arg);
+    void *clock_arg;
 } sm_control_cfg;
 
 /* Loads the registered agents and the unfinished jobs from the store. */
@@ -45,10 +52,10 @@ int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_
                       sm_error *err);
 
 /* Every tick (250 ms): agents silent for 3 x hold_ms become lost and their job fails
- * "agent-lost" -- silent while the coordinator ran: a gap beyond hold_ms between two polls or ticks
- * (the coordinator stopped, or its clock stepped) is not the agents' silence;
- * running jobs past their limit fail "timeout" (and a cancel goes out). Returns 0 or the
- * store's error. */
+ * "agent-lost" -- silent while the coordinator ran, on cfg's clock: a gap beyond hold_ms between
+ * two polls or ticks (the coordinator was stopped) is not the agents' silence; a lost host's
+ * queued run jobs fail when it stayed away lost_grace_ms; running jobs past their limit fail
+ * "timeout" (and a cancel goes out). Returns 0 or the store's error. */
 int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err);
 
 /* Queues a job; host must be a registered agent (SM_EINVAL naming it otherwise). */

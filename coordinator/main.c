@@ -37,6 +37,8 @@ static const char usage[] =
     "                            (default: the credential \"token\" under systemd, if given)\n"
     "  --hold-ms N               how long a poll is held (default 5000; an agent silent for\n"
     "                            3 x this is lost)\n"
+    "  --lost-grace-ms N         how long a lost host's queued run jobs wait for it to come\n"
+    "                            back before they fail (default 60000; 0: at once)\n"
     "  --log-level LEVEL         error, warning, notice (default), info, debug\n"
     "  --ready-fd N              write \"ready ...\" to descriptor N once listening\n"
     "  --web-dir DIR             the dashboard's files, served at / (default: the build's or\n"
@@ -151,16 +153,24 @@ int main(int argc, char **argv)
         return 0;
     }
     static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'l'},     {"http", required_argument, NULL, 'H'},
-        {"db", required_argument, NULL, 'd'},         {"key-file", required_argument, NULL, 'k'},
-        {"token-file", required_argument, NULL, 't'}, {"hold-ms", required_argument, NULL, 'o'},
-        {"log-level", required_argument, NULL, 'L'},  {"ready-fd", required_argument, NULL, 'r'},
-        {"web-dir", required_argument, NULL, 'w'},    {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0},
+        {"listen", required_argument, NULL, 'l'},
+        {"http", required_argument, NULL, 'H'},
+        {"db", required_argument, NULL, 'd'},
+        {"key-file", required_argument, NULL, 'k'},
+        {"token-file", required_argument, NULL, 't'},
+        {"hold-ms", required_argument, NULL, 'o'},
+        {"log-level", required_argument, NULL, 'L'},
+        {"ready-fd", required_argument, NULL, 'r'},
+        {"web-dir", required_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"lost-grace-ms", required_argument, NULL, 'g'},
+        {NULL, 0, NULL, 0},
     };
     sm_server_cfg cfg = {.listen_url = "tcp://0.0.0.0:7100",
                          .db_path = "sockmatrix.db",
                          .hold_ms = 5000,
+                         .lost_grace_ms = 60000,
                          .ready_fd = -1};
     const char *http = "127.0.0.1:8080", *key_file = NULL, *token_file = NULL;
     char http_addr[64], token[256];
@@ -192,6 +202,12 @@ int main(int argc, char **argv)
             if (!*optarg || *end || v < 100 || v > 60000)
                 return fail("--hold-ms: '%s' is not a number from 100 to 60000", optarg);
             cfg.hold_ms = (uint32_t)v;
+            break;
+        case 'g':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 0 || v > 86400000)
+                return fail("--lost-grace-ms: '%s' is not a number from 0 to 86400000", optarg);
+            cfg.lost_grace_ms = (uint32_t)v;
             break;
         case 'L':
             if ((sm_log_level = sm_log_parse_level(optarg)) < 0)

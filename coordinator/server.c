@@ -25,7 +25,7 @@
 /* A poll held open until there is something to say or hold_ms passed. */
 typedef struct held {
     sm_bus_msg msg;
-    int64_t since_ms;
+    int64_t since_ms; /* monotonic */
 } held;
 
 typedef struct server {
@@ -50,6 +50,16 @@ static int64_t now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Monotonic milliseconds: how long things take, which a step of the wall clock must not
+ * change (held polls, silences, time limits). */
+static int64_t mono_ms(void *arg)
+{
+    (void)arg;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -150,7 +160,7 @@ static void drain_bus(server *s)
             held *h = malloc(sizeof *h);
             if (h && sm_map_put(s->held, poll.agent, h) == 0) {
                 h->msg = m;
-                h->since_ms = (int64_t)now;
+                h->since_ms = mono_ms(NULL);
             } else {
                 free(h);
                 sm_bus_msg_fini(&m);
@@ -248,7 +258,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
     const char *key;
     void *val;
     while (n < 64 && sm_map_next(s->held, &cur, &key, &val))
-        if (now - ((held *)val)->since_ms >= (int64_t)s->cfg->hold_ms)
+        if (mono_ms(NULL) - ((held *)val)->since_ms >= (int64_t)s->cfg->hold_ms)
             snprintf(names[n++], sizeof names[0], "%s", key);
     if (n && sm_store_begin(s->st, &err) == 0) {
         sm_poll_reply replies[64];
@@ -465,7 +475,10 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
     const int64_t t0 = now_ms();
     if ((rc = sm_store_open(&s.st, cfg->db_path, err)))
         goto out;
-    sm_control_cfg ccfg = {.hold_ms = cfg->hold_ms, .job_grace_ms = 30000};
+    sm_control_cfg ccfg = {.hold_ms = cfg->hold_ms,
+                           .job_grace_ms = 30000,
+                           .lost_grace_ms = cfg->lost_grace_ms,
+                           .clock_ms = mono_ms};
     if ((rc = sm_control_open(&s.ctl, s.st, &ccfg, t0, err)))
         goto out;
     s.replay = sm_replay_new(2ull * SM_SKEW_MS);

@@ -4,6 +4,7 @@ interleaving, no host in two jobs at once, retries, cancel, a lost host, a resta
 import csv
 import io
 import json
+import os
 import signal
 import unittest
 import urllib.error
@@ -27,9 +28,14 @@ def stream(**p):
     return {k: v for k, v in t.items() if v is not None}
 
 
+# How long a lost host's queued run jobs wait for it (the default is 60 s).
+LOST_GRACE_MS = 5000
+
+
 class RunTest(unittest.TestCase):
     def setUp(self):
         self.f = Fleet(n=3, hold_ms=1000)
+        self.f.extra_args = ["--lost-grace-ms", str(LOST_GRACE_MS)]
         self.addCleanup(self.f.stop)
         self.f.start()
 
@@ -44,6 +50,10 @@ class RunTest(unittest.TestCase):
     def jobs(self, rid):
         return self.f.query("SELECT id, host, cell, rep, warmup, state, attempt, assigned_ms, "
                             "finished_ms, reason FROM jobs WHERE run_id = ? ORDER BY ord", rid)
+
+    def coordinator_log(self):
+        with open(os.path.join(self.f.dir, "coordinator.log")) as log:
+            return log.read()
 
     def assert_no_overlap(self, intervals, what):
         intervals = sorted(i for i in intervals if i[0])
@@ -185,8 +195,26 @@ class RunTest(unittest.TestCase):
         jobs = self.jobs(rid)
         h3 = [j for j in jobs if j[1] == "h3"]
         self.assertTrue(h3 and all(j[5] == "failed" and "agent-lost" in j[9] for j in h3), h3)
+        # The one it ran died with it; the queued ones waited the grace for it first.
+        waited = [j for j in h3 if f"did not come back within {LOST_GRACE_MS} ms" in j[9]]
+        self.assertGreaterEqual(len(waited), len(h3) - 2, h3)
         self.assertTrue(all(j[5] == "done" for j in jobs if j[1] != "h3"))
         self.assertEqual(r["progress"]["failed"], len(h3))
+        self.assertIn("SM-AGENT-GONE", self.coordinator_log())
+
+    def test_a_lost_host_back_within_the_grace_runs_its_queued_jobs(self):
+        rid = self.start(spec([stream(count=None, duration_ms=1000)], repetitions=3))
+        wait_for("h3 to run a job",
+                 lambda: any(j[1] == "h3" and j[5] == "running" for j in self.jobs(rid)), 15)
+        self.f.kill(self.f.agents["h3"])
+        wait_for("h3 to be lost", lambda: "h3" not in self.f.online(), 15)
+        self.f.start_agent("h3")  # back well within the grace
+        r = self.wait_run(rid, timeout=90)
+        # The job it died in was retried; the queued ones waited for it and ran.
+        self.assertEqual(r["progress"]["failed"], 0, r)
+        jobs = self.jobs(rid)
+        self.assertTrue(all(j[5] == "done" for j in jobs), jobs)
+        self.assertNotIn("SM-AGENT-GONE", self.coordinator_log())
 
     def test_a_coordinator_restarted_mid_run_resumes_and_finishes_it(self):
         rid = self.start(spec([stream(count=None, duration_ms=300)], repetitions=4))

@@ -24,6 +24,7 @@ typedef struct fixture {
     sm_store *st;
     sm_control *c;
     int64_t now;
+    int64_t mono; /* the liveness clock, for the tests that reopen with one */
 } fixture;
 
 static int setup(void **state)
@@ -823,6 +824,124 @@ static void test_control_a_lost_host_fails_its_queued_run_jobs_and_the_run_ends(
     sm_run_row_fini(&row);
 }
 
+/* The liveness clock of the tests that give one: f->mono, moved by hand. */
+static int64_t fixture_clock(void *arg)
+{
+    return ((fixture *)arg)->mono;
+}
+
+/* Opens the control plane again on the same store with cfg, reading f->mono as its clock. */
+static void reopen(fixture *f, sm_control_cfg cfg)
+{
+    sm_error err = {0};
+    sm_control_close(f->c);
+    cfg.clock_ms = fixture_clock;
+    cfg.clock_arg = f;
+    f->mono = 5000;
+    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, f->now, &err), 0);
+}
+
+/* Ticks every 250 ms of both clocks for ms. */
+static void tick_both(fixture *f, int64_t ms)
+{
+    sm_error err = {0};
+    for (int64_t t = 0; t < ms; t += 250) {
+        f->now += 250;
+        f->mono += 250;
+        assert_int_equal(sm_store_begin(f->st, &err), 0);
+        assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
+        assert_int_equal(sm_store_commit(f->st, &err), 0);
+    }
+}
+
+static void test_control_a_wall_clock_step_neither_times_out_a_job_nor_loses_its_agent(void **state)
+{
+    fixture *f = *state;
+    reopen(f, (sm_control_cfg){.hold_ms = HOLD, .job_grace_ms = 1000});
+    sm_poll p;
+    sm_poll_reply r;
+    bool now;
+    uint64_t id = dispatch_one(f, &p, &r);
+    p.state = SM_AGENT_BUSY;
+    p.job = id;
+    p.attempt = 1;
+    poll_once(f, &p, &r, &now);
+    assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
+    /* The wall clock steps an hour forward (an NTP correction) between two ticks 250 ms apart:
+     * the job has run 250 ms, not an hour, and its agent was silent as long. */
+    f->now += 3600 * 1000;
+    tick_both(f, 250);
+    assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_STATUS_BUSY);
+    poll_once(f, &p, &r, &now);
+    /* Silence on the monotonic clock still counts: 3 x hold_ms, then a tick more. */
+    tick_both(f, 3 * HOLD);
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_STATUS_BUSY);
+    tick_both(f, 250);
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_LOST);
+}
+
+/* A host lost for hold x 3 whose run jobs wait lost_grace_ms: h1 ends its two jobs, h2 is
+ * silent long enough to be lost. Returns the run. */
+static uint64_t run_with_h2_lost(fixture *f, uint32_t grace_ms, sm_poll *p1, sm_poll *p2)
+{
+    reopen(f, (sm_control_cfg){.hold_ms = HOLD, .job_grace_ms = 1000, .lost_grace_ms = grace_ms});
+    uint64_t id = start_run(f, 1, true, p1, p2);
+    take_and_finish(f, p1, true, "");
+    take_and_finish(f, p1, true, "");
+    sm_poll_reply r;
+    bool now;
+    /* h1 keeps polling; h2 does not, and is lost after 3 x hold_ms: the grace starts then. */
+    for (int k = 0; k < 40 && agent_status(f, "h2") != SM_AGENT_LOST; k++) {
+        tick_both(f, 250);
+        poll_once(f, p1, &r, &now);
+    }
+    assert_int_equal(agent_status(f, "h2"), SM_AGENT_LOST);
+    return id;
+}
+
+static void test_control_a_lost_host_back_within_the_grace_runs_its_queued_run_jobs(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = run_with_h2_lost(f, 10000, &p1, &p2);
+    tick_both(f, 5000);
+    sm_run_row row = run_row(f, id);
+    assert_int_equal(row.state, SM_RUN_RUNNING);
+    assert_int_equal(row.failed, 0);
+    sm_run_row_fini(&row);
+    /* h2 is back after 5 s of its 10 s grace: its two jobs run and the run ends done. */
+    take_and_finish(f, &p2, true, "");
+    take_and_finish(f, &p2, true, "");
+    assert_int_equal(agent_status(f, "h2"), SM_AGENT_ONLINE);
+    row = run_row(f, id);
+    assert_int_equal(row.state, SM_RUN_DONE);
+    assert_int_equal(row.done, 4);
+    assert_int_equal(row.failed, 0);
+    sm_run_row_fini(&row);
+}
+
+static void test_control_a_lost_host_away_past_the_grace_fails_its_run_jobs_saying_so(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = run_with_h2_lost(f, 10000, &p1, &p2);
+    tick_both(f, 9500);
+    sm_run_row row = run_row(f, id);
+    assert_int_equal(row.state, SM_RUN_RUNNING);
+    sm_run_row_fini(&row);
+    tick_both(f, 750);
+    row = run_row(f, id);
+    assert_int_equal(row.state, SM_RUN_FAILED);
+    assert_int_equal(row.done, 2);
+    assert_int_equal(row.failed, 2);
+    sm_run_row_fini(&row);
+    char reason[256];
+    assert_int_equal(job_state(f, 3, reason, sizeof reason), SM_JOB_FAILED);
+    assert_string_equal(reason, "agent-lost: the host was lost before the job ran and did not "
+                                "come back within 10000 ms");
+}
+
 static void test_control_parallel_false_holds_other_hosts_until_the_running_job_ends(void **state)
 {
     fixture *f = *state;
@@ -1594,6 +1713,15 @@ int main(void)
             test_control_cancel_fails_queued_jobs_and_cancels_the_running_one, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_a_lost_host_fails_its_queued_run_jobs_and_the_run_ends, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_wall_clock_step_neither_times_out_a_job_nor_loses_its_agent, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_lost_host_back_within_the_grace_runs_its_queued_run_jobs, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_lost_host_away_past_the_grace_fails_its_run_jobs_saying_so, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(
             test_control_parallel_false_holds_other_hosts_until_the_running_job_ends, setup,
             teardown),
