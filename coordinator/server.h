@@ -18,8 +18,8 @@ typedef struct sm_server_cfg {
     const char *token; /* NULL when the HTTP listener is loopback and no token was given */
     uint32_t hold_ms;
     uint32_t lost_grace_ms; /* a lost host's queued run jobs wait this long for it */
-    int ready_fd;        /* -1: none */
-    const char *web_dir; /* the dashboard's files, served at /; NULL: none */
+    int ready_fd;           /* -1: none */
+    const char *web_dir;    /* the dashboard's files, served at /; NULL: none */
 } sm_server_cfg;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). Returns 0 after a clean stop,
