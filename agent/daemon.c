@@ -375,7 +375,10 @@ static void take_store_id(agentd *d, const char *store)
     snprintf(d->store, sizeof d->store, "%s", store);
     worker *w = &d->w;
     pthread_mutex_lock(&w->mu);
-    d->n_seen = 0;
+    /* The first id this process hears (it started, or its coordinator gained store ids) says
+     * nothing of the ids it took before: a coordinator upgraded in place keeps its store. */
+    if (changed)
+        d->n_seen = 0;
     /* The failure that stands in for a result the spool refused belongs to its store too. */
     if (d->has_unspooled && d->unspooled.store[0] && strcmp(d->unspooled.store, store) != 0)
         d->has_unspooled = false;
