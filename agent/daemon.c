@@ -23,7 +23,8 @@
 #include "agent/workloads/http.h"
 #include "proto/log.h"
 
-/* Job ids this process has already taken, so a resent assign is acked, not run twice. */
+/* Job ids this process has already taken from the coordinator's current store, so a resent
+ * assign is acked, not run twice. */
 #define SEEN_MAX 256
 
 typedef struct worker {
@@ -38,7 +39,8 @@ typedef struct worker {
     sm_params params;
     char addr[SM_ADDR_MAX + 1]; /* start: the server's address and port */
     uint16_t port;
-    char pin[SM_PIN_MAX + 1]; /* start with tls: the server's key */
+    char pin[SM_PIN_MAX + 1];        /* start with tls: the server's key */
+    char store[SM_STORE_ID_HEX + 1]; /* the store the job was assigned under; "" unknown */
     /* A pair server listens on ready_port: every poll says so until its result is spooled. */
     bool ready;
     uint16_t ready_port;
@@ -62,6 +64,9 @@ typedef struct agentd {
     uint64_t seen_job[SEEN_MAX];
     uint32_t seen_attempt[SEEN_MAX];
     size_t n_seen;
+    /* The coordinator's store as its last reply named it; "" until one did. Job ids belong to
+     * a store: when it changes, seen_* is cleared. Control thread only. */
+    char store[SM_STORE_ID_HEX + 1];
     sm_replay *replay;
     sm_rejects *rejects;
     sm_tls_id *tls; /* the built-in source's identity; NULL when it could not be made */
@@ -88,9 +93,11 @@ static void wake(agentd *d)
 
 /* ---- the worker: one job at a time ---- */
 
-static void spool_result(agentd *d, uint64_t job, uint32_t attempt, sm_role role, sm_result *r)
+static void spool_result(agentd *d, uint64_t job, uint32_t attempt, sm_role role, const char *store,
+                         sm_result *r)
 {
     sm_result_msg m = {.job = job, .attempt = attempt, .role = role, .result = *r};
+    snprintf(m.store, sizeof m.store, "%s", store);
     sm_error err = {0};
     size_t len;
     char *json = sm_msg_result_encode(&m, &len, &err);
@@ -101,6 +108,7 @@ static void spool_result(agentd *d, uint64_t job, uint32_t attempt, sm_role role
         sm_log(LOG_ERR, "SM-SPOOL-FAIL", "job %" PRIu64 ": result not spooled: %s", job, err.msg);
         pthread_mutex_lock(&d->w.mu);
         d->unspooled = (sm_result_msg){.job = job, .attempt = attempt, .role = role};
+        snprintf(d->unspooled.store, sizeof d->unspooled.store, "%s", store);
         sm_result_init(&d->unspooled.result);
         snprintf(d->unspooled.result.reason, sizeof d->unspooled.result.reason,
                  "result not spooled: %.200s", err.msg);
@@ -178,9 +186,10 @@ static void *worker_main(void *arg)
         const uint32_t attempt = w->attempt;
         const sm_role role = w->role;
         const uint16_t port = w->port;
-        char addr[SM_ADDR_MAX + 1], pin[SM_PIN_MAX + 1];
+        char addr[SM_ADDR_MAX + 1], pin[SM_PIN_MAX + 1], store[SM_STORE_ID_HEX + 1];
         memcpy(addr, w->addr, sizeof addr);
         memcpy(pin, w->pin, sizeof pin);
+        memcpy(store, w->store, sizeof store);
         sm_params p = w->params;
         pthread_mutex_unlock(&w->mu);
 
@@ -198,7 +207,7 @@ static void *worker_main(void *arg)
         }
         sm_log(LOG_INFO, "SM-JOB-END", "job %" PRIu64 ".%u: %s", job, attempt,
                r.ok ? "ok" : r.reason);
-        spool_result(d, job, attempt, role, &r);
+        spool_result(d, job, attempt, role, store, &r);
         sm_result_fini(&r);
 
         /* Only now: until the result is in the spool, the ready entry is what tells the
@@ -265,6 +274,7 @@ static void take_job(agentd *d, const sm_command *c, sm_role role)
         memcpy(w->addr, c->addr, sizeof w->addr);
         w->port = c->port;
         memcpy(w->pin, c->pin, sizeof w->pin);
+        memcpy(w->store, d->store, sizeof w->store);
         w->ready = false;
         remember(d, c->job, c->attempt);
         pthread_cond_signal(&w->cv);
@@ -295,6 +305,89 @@ static void take_command(agentd *d, const sm_command *c)
         ack(d, c->id);
         break;
     }
+}
+
+/* ---- the coordinator's store ---- */
+
+/* A spooled result of a job that another store assigned: the coordinator would refuse it (its
+ * job id may name another job now), and keeping it would also make that id look taken. It is
+ * moved aside, never deleted: the measurement is the user's. Returns whether it was. */
+static bool set_aside_if_foreign(agentd *d, const sm_result_msg *m)
+{
+    if (!m->store[0] || !d->store[0] || strcmp(m->store, d->store) == 0)
+        return false;
+    sm_error err = {0};
+    if (sm_spool_set_aside(d->spool, m->job, m->attempt, m->store, &err) != 0) {
+        /* Still in the spool: sent again, refused again, moved at the next try. */
+        sm_log(LOG_ERR, "SM-SPOOL-ASIDE", "result %" PRIu64 ".%u of store %s: %s", m->job,
+               m->attempt, m->store, err.msg);
+        return false;
+    }
+    sm_log(LOG_WARNING, "SM-SPOOL-ASIDE",
+           "result %" PRIu64 ".%u was measured for store %s, not the coordinator's store %s: "
+           "kept in %s/%s/%s, not sent",
+           m->job, m->attempt, m->store, d->store, d->cfg->spool_dir, SM_SPOOL_ASIDE_DIR, m->store);
+    return true;
+}
+
+/* Every spooled result of another store than the current one goes aside, before the reply's
+ * commands are taken: a job id it holds must not look taken in the new store. */
+static void set_aside_foreign(agentd *d)
+{
+    size_t n = sm_spool_count(d->spool);
+    if (n == 0)
+        return;
+    uint64_t *jobs = malloc(n * sizeof *jobs);
+    uint32_t *attempts = malloc(n * sizeof *attempts);
+    if (jobs && attempts)
+        n = sm_spool_list(d->spool, jobs, attempts, n);
+    else
+        n = 0; /* build_poll still moves them, a batch at a time */
+    for (size_t i = 0; i < n; i++) {
+        char *data = NULL;
+        size_t len;
+        sm_error e = {0};
+        sm_result_msg m;
+        if (sm_spool_get(d->spool, jobs[i], attempts[i], &data, &len, &e) != 0)
+            continue;
+        if (sm_msg_result_decode(data, len, &m, &e) == 0) {
+            set_aside_if_foreign(d, &m);
+            sm_result_fini(&m.result);
+        }
+        free(data);
+    }
+    free(jobs);
+    free(attempts);
+}
+
+/* The reply names the coordinator's store. Another one than before (a store deleted or
+ * replaced, or rolled back by a cut WAL) counts job ids from 1 again: the ids this agent took
+ * from the old one mean nothing there, and treating the new job 1 as a resend of the old job 1
+ * would ack it without running it. */
+static void take_store_id(agentd *d, const char *store)
+{
+    if (!store[0] || strcmp(store, d->store) == 0)
+        return; /* a coordinator from before store ids says nothing */
+    const bool changed = d->store[0] != '\0';
+    if (changed)
+        sm_log(LOG_WARNING, "SM-STORE-CHANGED",
+               "the coordinator's store changed (%s -> %s): job ids start over", d->store, store);
+    snprintf(d->store, sizeof d->store, "%s", store);
+    worker *w = &d->w;
+    pthread_mutex_lock(&w->mu);
+    /* The first id this process hears (it started, or its coordinator gained store ids) says
+     * nothing of the ids it took before: a coordinator upgraded in place keeps its store. */
+    if (changed)
+        d->n_seen = 0;
+    /* The failure that stands in for a result the spool refused belongs to its store too. */
+    if (d->has_unspooled && d->unspooled.store[0] && strcmp(d->unspooled.store, store) != 0)
+        d->has_unspooled = false;
+    /* A job of the old store still running could only be set aside: the new store's jobs
+     * should not wait for it. */
+    if (w->has_job && w->store[0] && strcmp(w->store, store) != 0)
+        atomic_store(&w->abort, 1);
+    pthread_mutex_unlock(&w->mu);
+    set_aside_foreign(d);
 }
 
 /* ---- the poll ---- */
@@ -342,9 +435,12 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
         sm_error e = {0};
         if (sm_spool_get(d->spool, jobs[i], attempts[i], &data, &dlen, &e) != 0)
             continue;
-        if (sm_msg_result_decode(data, dlen, &results[nr], &e) == 0)
-            nr++;
-        else
+        if (sm_msg_result_decode(data, dlen, &results[nr], &e) == 0) {
+            if (set_aside_if_foreign(d, &results[nr]))
+                sm_result_fini(&results[nr].result);
+            else
+                nr++;
+        } else
             sm_log(LOG_ERR, "SM-SPOOL-BAD", "spooled result %" PRIu64 ".%u unreadable: %s", jobs[i],
                    attempts[i], e.msg);
         free(data);
@@ -402,6 +498,7 @@ static int take_reply(agentd *d, const char *buf, size_t len)
         sm_rejects_note(d->rejects, why, "coordinator", now, err.msg);
         return SM_EPROTO;
     }
+    take_store_id(d, r.store);
     /* The acks rode on the poll this reply answers: the coordinator has them. */
     d->n_acks = 0;
     d->send_facts = r.want_facts;

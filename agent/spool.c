@@ -602,3 +602,72 @@ int sm_spool_remove(sm_spool *sp, uint64_t job, uint32_t attempt, sm_error *err)
         return sm_error_sys(err, errno, "spool %s: fsync of the directory", sp->path);
     return 0;
 }
+
+/* mkdirat that takes an existing directory as success. */
+static int mkdir_at(int dirfd, const char *name)
+{
+    if (mkdirat(dirfd, name, 0700) == 0 || errno == EEXIST)
+        return 0;
+    return -1;
+}
+
+static bool valid_tag(const char *tag)
+{
+    size_t n = tag ? strlen(tag) : 0;
+    if (n == 0 || n > 64 || strcmp(tag, ".") == 0 || strcmp(tag, "..") == 0)
+        return false;
+    return strspn(tag, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+int sm_spool_set_aside(sm_spool *sp, uint64_t job, uint32_t attempt, const char *tag, sm_error *err)
+{
+    if (!sp)
+        return sm_error_set(err, SM_EINVAL, "spool set aside: no spool");
+    if (!valid_tag(tag))
+        return sm_error_set(err, SM_EINVAL, "spool %s: set aside: '%.70s' is no directory name",
+                            sp->path, tag ? tag : "");
+    char sub[sizeof SM_SPOOL_ASIDE_DIR + 66], name[NAME_SIZE], to[sizeof sub + NAME_SIZE];
+    snprintf(sub, sizeof sub, "%s/%s", SM_SPOOL_ASIDE_DIR, tag);
+    /* Made before taking mu: listing and removing need not wait on two mkdirs. */
+    if (mkdir_at(sp->dirfd, SM_SPOOL_ASIDE_DIR) != 0 || mkdir_at(sp->dirfd, sub) != 0)
+        return sm_error_sys(err, errno, "spool %s: mkdir %s", sp->path, sub);
+
+    pthread_mutex_lock(&sp->mu);
+    size_t i = find(sp, job, attempt);
+    if (i == NOT_FOUND) {
+        pthread_mutex_unlock(&sp->mu);
+        return sm_error_set(err, SM_EINVAL, "spool %s: no entry for job %llu attempt %u", sp->path,
+                            (unsigned long long)job, attempt);
+    }
+    entry_name(name, sp->v[i].seq, job, attempt);
+    snprintf(to, sizeof to, "%s/%s", sub, name);
+    /* The sequence number in the name keeps two results of one job id (from two stores that
+     * both had it) apart in one directory; renameat would replace the older silently. */
+    struct stat st;
+    if (fstatat(sp->dirfd, to, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        pthread_mutex_unlock(&sp->mu);
+        return sm_error_set(err, SM_EINVAL, "spool %s: %s is already there", sp->path, to);
+    }
+    if (renameat(sp->dirfd, name, sp->dirfd, to) != 0) {
+        int rc = sm_error_sys(err, errno, "spool %s: move %s to %s", sp->path, name, sub);
+        pthread_mutex_unlock(&sp->mu);
+        return rc;
+    }
+    memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof *sp->v);
+    sp->n--;
+    pthread_mutex_unlock(&sp->mu);
+
+    /* The new name first: a crash between the two syncs leaves the file in both places at
+     * worst, never in neither. */
+    int fd = open_retry(sp->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (fd < 0 || fsync_retry(fd) != 0) {
+        int rc = sm_error_sys(err, errno, "spool %s: fsync of %s", sp->path, sub);
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    close(fd);
+    if (fsync_retry(sp->dirfd) != 0)
+        return sm_error_sys(err, errno, "spool %s: fsync of the directory", sp->path);
+    return 0;
+}

@@ -53,4 +53,14 @@ int sm_spool_get(sm_spool *sp, uint64_t job, uint32_t attempt, char **data, size
 int sm_spool_remove(sm_spool *sp, uint64_t job, uint32_t attempt, sm_error *err);
 size_t sm_spool_count(sm_spool *sp);
 
+/* Moves an entry out of the spool, never deleting it, into SM_SPOOL_ASIDE_DIR/tag/ (both made
+ * 0700 when missing) under its own file name: a result measured for a job that the coordinator
+ * will not take any more (its store was replaced), which stays the user's measurement. The
+ * entry leaves the index (not listed, not found by get); the rename and both directories are
+ * fsynced. tag is 1..64 of [A-Za-z0-9._-], not "." or "..". An absent entry is SM_EINVAL; a
+ * failed move (SM_ESYS) leaves the entry where it was. */
+#define SM_SPOOL_ASIDE_DIR "aside"
+int sm_spool_set_aside(sm_spool *sp, uint64_t job, uint32_t attempt, const char *tag,
+                       sm_error *err);
+
 #endif

@@ -186,11 +186,13 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
     sm_store_agents_free(rows, n);
     static const char *const names[] = {"polls",          "results_stored",  "results_duplicate",
                                         "results_orphan", "jobs_dispatched", "ws_clients",
-                                        "ws_rejected",    "ws_cut_slow"};
+                                        "ws_rejected",    "ws_cut_slow",     "results_foreign"};
     const uint64_t *w = a->ws_counters;
     const uint64_t values[] = {s.polls,          s.results_stored,  s.results_duplicate,
                                s.results_orphan, s.jobs_dispatched, w ? w[0] : 0,
-                               w ? w[1] : 0,     w ? w[2] : 0};
+                               w ? w[1] : 0,     w ? w[2] : 0,      s.results_foreign};
+    _Static_assert(sizeof names / sizeof names[0] == sizeof values / sizeof values[0],
+                   "one value per counter name");
     const char *rej_names[SM_REJ__COUNT];
     uint64_t rej_values[SM_REJ__COUNT];
     size_t nr = 0;
@@ -209,8 +211,9 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
         store_error_at = now;
     }
     return reply(resp, len, failing ? 503 : 200,
-                 sm_api_health(n, online, results, names, values, 8, rej_names, rej_values, nr,
-                               failing ? store_error : NULL, store_error_at));
+                 sm_api_health(n, online, results, names, values, sizeof values / sizeof values[0],
+                               rej_names, rej_values, nr, failing ? store_error : NULL,
+                               store_error_at, sm_store_warning(a->st)));
 }
 
 /* ---- runs ---- */

@@ -725,6 +725,21 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
     return 0;
 }
 
+/* A result measured for a job of another store (one this store replaced, or the store before
+ * a cut WAL rolled it back): its job id names another job here, if any. An agent that does not
+ * say (from before store ids) is taken at its word, as before. */
+static bool foreign(const sm_control *c, const sm_result_msg *m)
+{
+    return m->store[0] != '\0' && strcmp(m->store, sm_store_id(c->st)) != 0;
+}
+
+/* Every reply says which store it comes from: when that changes, job ids start over. */
+static void reply_init(const sm_control *c, sm_poll_reply *reply)
+{
+    memset(reply, 0, sizeof *reply);
+    snprintf(reply->store, sizeof reply->store, "%s", sm_store_id(c->st));
+}
+
 static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t now_ms,
                        sm_poll_reply *reply, sm_error *err);
 
@@ -836,6 +851,15 @@ static int take_side(sm_control *c, cagent *a, const sm_result_msg *m, int64_t n
 static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t now_ms,
                        sm_poll_reply *reply, sm_error *err)
 {
+    if (foreign(c, m)) {
+        /* Neither stored nor acked: the reply's store id tells the agent to set it aside, and
+         * it stays the agent's, on its disk. */
+        c->stats.results_foreign++;
+        sm_log(LOG_WARNING, "SM-RESULT-FOREIGN",
+               "%s sent a result for job %" PRIu64 ".%u of store %s, not this store %s: not stored",
+               a->name, m->job, m->attempt, m->store, sm_store_id(c->st));
+        return 0;
+    }
     if (m->role != SM_ROLE_BOTH)
         return take_side(c, a, m, now_ms, reply, err);
     char *json = sm_msg_result_json(&m->result, err);
@@ -1025,21 +1049,26 @@ static bool result_known(sm_control *c, uint64_t job, uint32_t attempt, sm_role 
 
 /* How many of the poll's results the store does not hold yet. An agent that cannot delete an
  * acked result (a spool gone read-only) sends it again with every poll; answering such a poll
- * at once made a loop of thousands of polls a second, so only news is answered at once. */
+ * at once made a loop of thousands of polls a second, so only news is answered at once. A
+ * result of another store is no news either: an agent that cannot move it aside would send it
+ * again at once, and any reply, held or not, tells it the store's id. */
 static size_t results_fresh(sm_control *c, const sm_poll *p)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->n_results; i++)
-        if (!result_known(c, p->results[i].job, p->results[i].attempt, p->results[i].role))
+        if (!foreign(c, &p->results[i]) &&
+            !result_known(c, p->results[i].job, p->results[i].attempt, p->results[i].role))
             n++;
     return n;
 }
 
 /* The poll is held: the acks of the results it resent wait for whatever answers it. */
-static void owed_acks_keep(cagent *a, const sm_poll *p)
+static void owed_acks_keep(sm_control *c, cagent *a, const sm_poll *p)
 {
     a->n_owed = 0;
     for (size_t i = 0; i < p->n_results && a->n_owed < SM_POLL_RESULTS_MAX; i++) {
+        if (foreign(c, &p->results[i]))
+            continue; /* never acked: its job id may name another job here */
         a->owed[a->n_owed].job = p->results[i].job;
         a->owed[a->n_owed].attempt = p->results[i].attempt;
         a->owed[a->n_owed].role = p->results[i].role;
@@ -1065,7 +1094,7 @@ static void owed_acks_pay(sm_control *c, cagent *a, sm_poll_reply *reply)
 int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,
                     bool *reply_now, sm_error *err)
 {
-    memset(reply, 0, sizeof *reply);
+    reply_init(c, reply);
     *reply_now = false;
     c->stats.polls++;
     forgive_away(c, live_now(c, now_ms));
@@ -1125,14 +1154,14 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
         return rc;
     *reply_now = fresh || reply->n_commands || reply->want_facts;
     if (!*reply_now)
-        owed_acks_keep(a, p);
+        owed_acks_keep(c, a, p);
     return 0;
 }
 
 bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
                      sm_error *err)
 {
-    memset(reply, 0, sizeof *reply);
+    reply_init(c, reply);
     cagent *a = sm_map_get(c->agents, agent);
     if (!a)
         return false;
@@ -1145,7 +1174,7 @@ bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_r
 int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
                       sm_error *err)
 {
-    memset(reply, 0, sizeof *reply);
+    reply_init(c, reply);
     cagent *a = sm_map_get(c->agents, agent);
     if (!a)
         return 0;

@@ -94,6 +94,7 @@ bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *sta
 /* Counters for /healthz. */
 typedef struct sm_control_stats {
     uint64_t polls, results_stored, results_duplicate, results_orphan, jobs_dispatched;
+    uint64_t results_foreign; /* measured for another store's job: neither stored nor acked */
 } sm_control_stats;
 void sm_control_get_stats(const sm_control *c, sm_control_stats *out);
 

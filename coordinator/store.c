@@ -2,13 +2,21 @@
 #include "coordinator/store.h"
 
 #include "proto/log.h"
+#include "proto/msg.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+_Static_assert(SM_STORE_ID_SIZE == SM_STORE_ID_HEX + 1, "a store id is what the reply carries");
 
 /* Each script takes the schema from version i to i + 1 and sets user_version itself, inside the
  * transaction that runs it, so that a crash leaves either the old schema or the new one. Append
@@ -111,6 +119,13 @@ static const char *const migrations[] = {
     "UPDATE runs SET parallel = 0 WHERE CASE WHEN json_valid(spec_json)"
     " THEN json_type(spec_json, '$.parallel') END = 'false';"
     "PRAGMA user_version = 5;",
+    /* 6: the store's identity. Job ids count from 1 in every store, so an agent that outlives
+     * its coordinator's store tells the new one from the old by this id. randomblob draws on
+     * SQLite's generator, which the operating system seeds; made inside the migration's own
+     * transaction, so no store at version 6 is without one. */
+    "CREATE TABLE store_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+    "INSERT INTO store_meta(key, value) VALUES ('store_id', lower(hex(randomblob(16))));"
+    "PRAGMA user_version = 6;",
 };
 
 #define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
@@ -148,6 +163,7 @@ enum {
     Q_RUN_SET_TOTAL,
     Q_CELL_SET_STOPPED,
     Q_CELL_RESULTS,
+    Q_STORE_ID,
     Q_COUNT
 };
 
@@ -235,6 +251,7 @@ static const char *const queries[Q_COUNT] = {
                        " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                        " WHERE j.run_id = ?1 AND j.cell = ?2 AND j.warmup = 0 ORDER BY j.ord",
     [Q_CELL_SET_STOPPED] = "UPDATE cells SET stopped = ?3 WHERE run_id = ?1 AND idx = ?2",
+    [Q_STORE_ID] = "SELECT value FROM store_meta WHERE key = 'store_id'",
     [Q_RUN_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
                       " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                       " WHERE j.run_id = ?1 ORDER BY j.ord",
@@ -248,6 +265,8 @@ struct sm_store {
     char fail_msg[256];
     int64_t fail_ms;   /* 0: none */
     bool commit_since; /* a commit succeeded after it */
+    char id[SM_STORE_ID_SIZE];
+    char warning[SM_STORE_WARNING_MAX]; /* "" when none */
 };
 
 static const char *const agent_status_names[] = {
@@ -436,12 +455,194 @@ static int migrate(sqlite3 *db, const char *path, int *version, sm_error *err)
     }
 }
 
+/* ---- the WAL, as SQLite lays it out (https://sqlite.org/fileformat2.html#walformat) ---- */
+
+#define WAL_HEADER       32
+#define WAL_FRAME_HEADER 24
+#define WAL_MAGIC_LE     0x377f0682u /* checksums over little-endian words */
+#define WAL_MAGIC_BE     0x377f0683u
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/* SQLite's WAL checksum, continued from s[0], s[1] over n bytes (a multiple of 8). */
+static void wal_cksum(bool big, const uint8_t *p, size_t n, uint32_t s[2])
+{
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        s[0] += (big ? be32(p + i) : le32(p + i)) + s[1];
+        s[1] += (big ? be32(p + i + 4) : le32(p + i + 4)) + s[0];
+    }
+}
+
+static int pread_all(int fd, uint8_t *buf, size_t n, off_t at)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, buf + got, n - got, at + (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+/* Walks the frames of the log the header starts, as SQLite's recovery does: a frame counts
+ * while its salts are the header's and its checksum continues the chain. */
+static int wal_walk(int fd, const uint8_t hdr[WAL_HEADER], sm_wal_check *c, const char *name,
+                    sm_error *err)
+{
+    const bool big = be32(hdr) == WAL_MAGIC_BE;
+    uint32_t sum[2] = {0, 0};
+    wal_cksum(big, hdr, 24, sum);
+    if (sum[0] != be32(hdr + 24) || sum[1] != be32(hdr + 28))
+        return 0; /* SQLite ignores such a log: no frame of it is valid */
+    const size_t fsize = WAL_FRAME_HEADER + (size_t)c->page_size;
+    uint8_t *frame = malloc(fsize);
+    if (!frame)
+        return sm_error_set(err, SM_ENOMEM, "%s: out of memory", name);
+    int rc = 0;
+    for (uint64_t i = 0; i < c->frames; i++) {
+        if (pread_all(fd, frame, fsize, (off_t)(WAL_HEADER + i * fsize)) != 0) {
+            rc = sm_error_set(err, SM_ESYS, "%s: read frame %" PRIu64 ": %s", name, i + 1,
+                              errno ? strerror(errno) : "short read");
+            break;
+        }
+        if (memcmp(frame + 8, hdr + 16, 8) != 0)
+            break;
+        wal_cksum(big, frame, 8, sum);
+        wal_cksum(big, frame + WAL_FRAME_HEADER, c->page_size, sum);
+        if (sum[0] != be32(frame + 16) || sum[1] != be32(frame + 20))
+            break;
+        c->valid = i + 1;
+        if (be32(frame + 4) != 0) /* the database size after a commit: this frame ends one */
+            c->kept = i + 1;
+    }
+    free(frame);
+    return rc;
+}
+
+int sm_store_wal_check(const char *db_path, sm_wal_check *out, sm_error *err)
+{
+    sm_wal_check c;
+    memset(&c, 0, sizeof c);
+    char name[4096];
+    if ((size_t)snprintf(name, sizeof name, "%s-wal", db_path) >= sizeof name)
+        return sm_error_set(err, SM_EINVAL, "%s: path too long", db_path);
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            *out = c;
+            return 0;
+        }
+        return sm_error_set(err, SM_ESYS, "%s: open: %s", name, strerror(errno));
+    }
+    struct stat sb;
+    uint8_t hdr[WAL_HEADER];
+    int rc = 0;
+    if (fstat(fd, &sb) != 0) {
+        rc = sm_error_set(err, SM_ESYS, "%s: stat: %s", name, strerror(errno));
+        goto out;
+    }
+    c.size = (uint64_t)sb.st_size;
+    c.present = c.size > 0;
+    if (!c.present)
+        goto out;
+    if (c.size < WAL_HEADER) {
+        /* Not even the header: SQLite ignores the whole log. */
+        c.cut = true;
+        c.partial = c.size;
+        goto out;
+    }
+    if (pread_all(fd, hdr, sizeof hdr, 0) != 0) {
+        rc = sm_error_set(err, SM_ESYS, "%s: read header: %s", name,
+                          errno ? strerror(errno) : "short read");
+        goto out;
+    }
+    const uint32_t magic = be32(hdr), ps = be32(hdr + 8);
+    const uint32_t page = ps == 1 ? 65536u : ps;
+    if ((magic != WAL_MAGIC_LE && magic != WAL_MAGIC_BE) || page < 512 || page > 65536 ||
+        (page & (page - 1)) != 0)
+        goto out; /* not a log SQLite would read */
+    c.page_size = page;
+    c.frames = (c.size - WAL_HEADER) / (WAL_FRAME_HEADER + page);
+    c.partial = (c.size - WAL_HEADER) % (WAL_FRAME_HEADER + page);
+    rc = wal_walk(fd, hdr, &c, name, err);
+    /* Bytes past the whole frames are a cut only where the current log reached them: after a
+     * checkpoint SQLite writes the next log from the start, over an older and longer one. */
+    c.cut = rc == 0 && c.partial > 0 && c.valid == c.frames;
+out:
+    close(fd);
+    if (rc == 0)
+        *out = c;
+    return rc;
+}
+
+/* Logs a cut WAL and keeps what it lost as the store's warning. */
+static void note_wal_cut(sm_store *st, const char *path, const sm_wal_check *c)
+{
+    char what[320];
+    if (c->page_size == 0)
+        snprintf(what, sizeof what,
+                 "%s-wal was cut inside its header (%" PRIu64 " bytes): every transaction in it "
+                 "is lost",
+                 path, c->size);
+    else
+        snprintf(what, sizeof what,
+                 "%s-wal was cut: %" PRIu64 " bytes beyond its last whole frame (%" PRIu64
+                 " frames of %u-byte pages); %" PRIu64 " frames after its last whole commit are "
+                 "dropped, %" PRIu64 " kept",
+                 path, c->partial, c->frames, c->page_size, c->valid - c->kept, c->kept);
+    sm_log(LOG_WARNING, "SM-STORE-WAL-CUT", "%s; transactions committed after the cut are lost",
+           what);
+    snprintf(st->warning, sizeof st->warning,
+             "%s: transactions committed after the cut are lost (results already acked among "
+             "them too); the store got a new id",
+             what);
+}
+
+/* A new id for a store that lost transactions: its job ids may now repeat ones agents took. */
+static int renew_id(sqlite3 *db, sm_error *err)
+{
+    return exec(
+        db, "UPDATE store_meta SET value = lower(hex(randomblob(16))) WHERE key = 'store_id'", err);
+}
+
+static int column_copy(sqlite3_stmt *s, int col, char *dst, size_t size, sm_error *err);
+
+static int read_id(sm_store *st, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_STORE_ID];
+    int ret = 0;
+    if (sqlite3_step(s) != SQLITE_ROW)
+        ret = sm_error_set(err, SM_ESYS, "store: no store id: %s", sqlite3_errmsg(st->db));
+    else if (column_copy(s, 0, st->id, sizeof st->id, err) != 0 || !sm_msg_store_id_valid(st->id))
+        ret = sm_error_set(err, SM_EINVAL, "store: the store id is not %d hex digits",
+                           SM_STORE_ID_HEX);
+    done_with(s);
+    return ret;
+}
+
 int sm_store_open(sm_store **pst, const char *path, sm_error *err)
 {
     sm_store *st = calloc(1, sizeof *st);
     if (st == NULL)
         return sm_error_set(err, SM_ENOMEM, "store: out of memory");
     int ret = 0;
+    /* Now, before SQLite opens the file: its recovery drops a cut log's tail without a word. */
+    sm_wal_check wal;
+    if ((ret = sm_store_wal_check(path, &wal, err)) != 0)
+        goto out;
+    if (wal.cut)
+        note_wal_cut(st, path, &wal);
     int rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         if (st->db == NULL)
@@ -457,6 +658,23 @@ int sm_store_open(sm_store **pst, const char *path, sm_error *err)
     ret = migrate(st->db, path, &st->version, err);
     if (ret != 0)
         goto out;
+    if (wal.cut) {
+        char old[SM_STORE_ID_SIZE] = "";
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(st->db, queries[Q_STORE_ID], -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+            snprintf(old, sizeof old, "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        if ((ret = renew_id(st->db, err)) != 0)
+            goto out;
+        /* Leaves an empty log: the cut one's leftover bytes would otherwise stay past the end of
+         * every later log and be taken for a new cut. */
+        if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) !=
+            SQLITE_OK)
+            sm_log(LOG_WARNING, "SM-STORE-CHECKPOINT", "%s: %s", path, sqlite3_errmsg(st->db));
+        sm_log(LOG_NOTICE, "SM-STORE-ID-NEW", "%s: store id %s replaced after the cut WAL", path,
+               old[0] ? old : "(none)");
+    }
     for (int i = 0; i < Q_COUNT; i++) {
         if (sqlite3_prepare_v3(st->db, queries[i], -1, SQLITE_PREPARE_PERSISTENT, &st->stmts[i],
                                NULL) != SQLITE_OK) {
@@ -464,6 +682,9 @@ int sm_store_open(sm_store **pst, const char *path, sm_error *err)
             goto out;
         }
     }
+    if ((ret = read_id(st, err)) != 0)
+        goto out;
+    sm_log(LOG_INFO, "SM-STORE-ID", "%s: store id %s", path, st->id);
 out:
     if (ret != 0) {
         sm_store_close(st);
@@ -487,6 +708,16 @@ void sm_store_close(sm_store *st)
 int sm_store_schema_version(sm_store *st)
 {
     return st->version;
+}
+
+const char *sm_store_id(const sm_store *st)
+{
+    return st->id;
+}
+
+const char *sm_store_warning(const sm_store *st)
+{
+    return st->warning;
 }
 
 /* Runs a statement that returns no rows. */

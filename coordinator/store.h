@@ -15,10 +15,47 @@ typedef struct sm_store sm_store;
 
 /* Opens or creates the database at path (journal_mode=WAL, synchronous=FULL so that a commit
  * survives power loss before the coordinator acks, foreign_keys=ON, busy_timeout 5 s) and runs
- * the migrations up to the current schema version. A database from a newer version is refused. */
+ * the migrations up to the current schema version. A database from a newer version is refused.
+ *
+ * Before SQLite sees it, the path's -wal file is read (sm_store_wal_check). When it was cut,
+ * SQLite will drop every transaction after its last whole commit, silently: the open logs
+ * SM-STORE-WAL-CUT saying what was beyond the cut, keeps it as the store's warning, gives the
+ * store a new id (its job ids may now repeat ids that agents already took) and checkpoints the
+ * WAL to empty, so its leftover bytes are not taken for a new cut at the next open. */
 int sm_store_open(sm_store **st, const char *path, sm_error *err);
 void sm_store_close(sm_store *st); /* NULL is ignored */
 int sm_store_schema_version(sm_store *st);
+
+/* The store's identity: 32 lowercase hex digits (128 random bits), made when the store is
+ * created (or when a store from before identities is migrated) and kept in it. Agents forget
+ * the job ids they took when it changes. Valid until sm_store_close. */
+#define SM_STORE_ID_SIZE 33 /* with its NUL */
+const char *sm_store_id(const sm_store *st);
+
+/* What a monitor should know about a store that works: "" when nothing, else why transactions
+ * were lost when it was opened ("the WAL was cut: ..."). Valid until sm_store_close. */
+#define SM_STORE_WARNING_MAX 512
+const char *sm_store_warning(const sm_store *st);
+
+/* What a database's -wal file holds, read with plain file I/O (SQLite would repair it
+ * silently). A WAL is a 32-byte header and frames of 24 + page size bytes, each checksummed
+ * over all before it; SQLite replays the valid frames up to the last one that ends a commit. */
+typedef struct sm_wal_check {
+    bool present;       /* the -wal file exists and is not empty */
+    bool cut;           /* truncated mid-frame (or mid-header) inside its valid frames: the
+                         * commits that were past the cut are lost */
+    uint32_t page_size; /* 0 when the header is short or not a WAL header */
+    uint64_t size;      /* bytes */
+    uint64_t frames;    /* whole frames */
+    uint64_t partial;   /* bytes beyond the last whole frame */
+    uint64_t valid;     /* frames of the current log whose checksums hold, from the first */
+    uint64_t kept;      /* valid frames up to the last commit: what SQLite replays */
+} sm_wal_check;
+/* Reads db_path's "-wal". A missing file is no error (present false). A file that ends inside
+ * a frame, after valid frames that reach that frame, is cut; one whose tail is an older log's
+ * leftover (the valid frames end before it) is not, since nothing of the current log is lost.
+ * SM_ESYS when the file cannot be read. */
+int sm_store_wal_check(const char *db_path, sm_wal_check *out, sm_error *err);
 
 /* Explicit transactions, so a burst of results commits once before any of them is acked. */
 int sm_store_begin(sm_store *st, sm_error *err);

@@ -178,7 +178,7 @@ out:
 char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,
                     const uint64_t *values, size_t n, const char *const *rej_names,
                     const uint64_t *rej_values, size_t n_rej, const char *store_error,
-                    int64_t store_error_at_ms)
+                    int64_t store_error_at_ms, const char *store_warning)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -188,6 +188,8 @@ char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const ch
         cJSON_AddStringToObject(o, "store_error", store_error);
         cJSON_AddNumberToObject(o, "store_error_at_ms", (double)store_error_at_ms);
     }
+    if (store_warning && store_warning[0])
+        cJSON_AddStringToObject(o, "store_warning", store_warning);
     cJSON_AddNumberToObject(o, "agents", (double)agents);
     cJSON_AddNumberToObject(o, "agents_online", (double)online);
     cJSON_AddNumberToObject(o, "results", (double)results);

@@ -89,10 +89,12 @@ char *sm_api_run_created(uint64_t id);
 
 /* GET /healthz: {"ok":true,"agents":N,"agents_online":N,"results":N,"counters":{...},
  * "rejected":{"mac":N,...,"total":N}}. names/values are parallel arrays. A store_error (NULL:
- * none) makes it {"ok":false,"store_error":"...","store_error_at_ms":N,...}. */
+ * none) makes it {"ok":false,"store_error":"...","store_error_at_ms":N,...}. A store_warning
+ * (NULL or "": none) adds "store_warning":"..." and leaves "ok" as it is: the store works, but
+ * lost something when it was opened (a cut WAL). */
 char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,
                     const uint64_t *values, size_t n, const char *const *rej_names,
                     const uint64_t *rej_values, size_t n_rej, const char *store_error,
-                    int64_t store_error_at_ms);
+                    int64_t store_error_at_ms, const char *store_warning);
 
 #endif

@@ -41,6 +41,26 @@ static bool valid_cmd_id(const char *s)
     return valid_span(s, strlen(s), 1, SM_CMD_ID_MAX, ID_EXTRA);
 }
 
+bool sm_msg_store_id_valid(const char *s)
+{
+    return s != NULL && strlen(s) == SM_STORE_ID_HEX &&
+           strspn(s, "0123456789abcdef") == SM_STORE_ID_HEX;
+}
+
+/* An optional "store" field: a valid store id when present. */
+static int get_store_id(const cJSON *o, const char *where, char out[SM_STORE_ID_HEX + 1],
+                        sm_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "store");
+    if (!cJSON_IsString(item))
+        return sm_error_set(err, SM_EPARSE, "%s: store: expected a string", where);
+    if (!sm_msg_store_id_valid(item->valuestring))
+        return sm_error_set(err, SM_EINVAL, "%s: store: '%.*s' is not %d lowercase hex digits",
+                            where, SM_STORE_ID_HEX + 8, item->valuestring, SM_STORE_ID_HEX);
+    memcpy(out, item->valuestring, SM_STORE_ID_HEX + 1);
+    return 0;
+}
+
 /* A nested decoder's failure, re-raised under the path of the message around it. */
 static int nested_error(sm_error *err, const char *where, const sm_error *inner)
 {
@@ -268,6 +288,9 @@ static cJSON *result_msg_json(const sm_result_msg *m)
     /* A local job's result keeps the shape it had before pair jobs existed. */
     if (ok && m->role != SM_ROLE_BOTH)
         ok = sm_codec_put_item(o, "role", cJSON_CreateString(sm_role_name(m->role)));
+    /* Left out when unknown, so that a result spooled before store ids reads as it did. */
+    if (ok && m->store[0] != '\0')
+        ok = sm_codec_put_fixed(o, "store", m->store, sizeof m->store);
     ok = ok && sm_codec_put_item(o, "result", sm_codec_result_to_cjson(&m->result));
     if (!ok) {
         cJSON_Delete(o);
@@ -276,8 +299,8 @@ static cJSON *result_msg_json(const sm_result_msg *m)
     return o;
 }
 
-enum { RK_JOB, RK_ATTEMPT, RK_ROLE, RK_RESULT, RK__COUNT };
-static const char *const result_msg_keys[RK__COUNT] = {"job", "attempt", "role", "result"};
+enum { RK_JOB, RK_ATTEMPT, RK_ROLE, RK_STORE, RK_RESULT, RK__COUNT };
+static const char *const result_msg_keys[RK__COUNT] = {"job", "attempt", "role", "store", "result"};
 
 /* "both" is what a missing role means, so it is never written out and not accepted either:
  * one result has one spelling. */
@@ -311,6 +334,8 @@ static int result_msg_from_json(const cJSON *o, const char *where, sm_result_msg
         rc = get_attempt(o, where, &m.attempt, err);
     if (rc == 0 && (seen & BIT(RK_ROLE)))
         rc = get_role(o, where, &m.role, err);
+    if (rc == 0 && (seen & BIT(RK_STORE)))
+        rc = get_store_id(o, where, m.store, err);
     if (rc != 0)
         return rc;
     rc = sm_codec_result_from_cjson(cJSON_GetObjectItemCaseSensitive(o, "result"), &m.result,
@@ -329,6 +354,10 @@ char *sm_msg_result_encode(const sm_result_msg *m, size_t *len, sm_error *err)
     }
     if ((unsigned)m->role >= N_ROLES) {
         sm_error_set(err, SM_EINVAL, "spooled result: role: %d is no role", (int)m->role);
+        return refused(len);
+    }
+    if (m->store[0] != '\0' && !sm_msg_store_id_valid(m->store)) {
+        sm_error_set(err, SM_EINVAL, "spooled result: store: not a store id");
         return refused(len);
     }
     return finish(result_msg_json(m), "spooled result", len, err);
@@ -760,6 +789,8 @@ static cJSON *reply_json(const sm_poll_reply *r)
     for (size_t i = 0; ok && i < r->n_commands; i++)
         ok = sm_codec_append(commands, command_json(&r->commands[i]));
     ok = ok && cJSON_AddBoolToObject(o, "want_facts", r->want_facts) != NULL;
+    if (ok && r->store[0] != '\0')
+        ok = sm_codec_put_fixed(o, "store", r->store, sizeof r->store);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -782,6 +813,8 @@ static int reply_encodable(const sm_poll_reply *r, sm_error *err)
         if ((unsigned)r->commands[i].kind >= N_CMD_KINDS)
             return sm_error_set(err, SM_EINVAL, "reply: commands[%zu]: type: %d is no command", i,
                                 (int)r->commands[i].kind);
+    if (r->store[0] != '\0' && !sm_msg_store_id_valid(r->store))
+        return sm_error_set(err, SM_EINVAL, "reply: store: not a store id");
     return 0;
 }
 
@@ -898,13 +931,13 @@ static int command_from_json(const cJSON *o, const char *where, sm_command *c, s
     return 0;
 }
 
-static const char *const reply_keys[] = {"acks", "commands", "want_facts"};
+static const char *const reply_keys[] = {"acks", "commands", "want_facts", "store"};
 
 static int reply_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
 {
     uint32_t seen = 0;
     const cJSON *commands, *item;
-    int rc = sm_codec_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 3, BIT(0) | BIT(1),
+    int rc = sm_codec_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 4, BIT(0) | BIT(1),
                                  &seen, err);
     if (rc == 0)
         rc = reply_acks_from_json(o, r, err);
@@ -926,6 +959,9 @@ static int reply_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
             return sm_error_set(err, SM_EPARSE, "reply: want_facts: expected true or false");
         r->want_facts = cJSON_IsTrue(item);
     }
+    /* Optional: a coordinator from before store ids sends none. */
+    if (seen & BIT(3))
+        return get_store_id(o, "reply", r->store, err);
     return 0;
 }
 

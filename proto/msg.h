@@ -25,6 +25,10 @@
 #define SM_ADDR_MAX           64 /* an IPv4 or IPv6 literal */
 #define SM_BOOT_HEX           32 /* random per agent process start */
 #define SM_CMD_ID_MAX         40
+#define SM_STORE_ID_HEX       32 /* random per coordinator store: 128 bits, lowercase hex */
+
+/* Whether s is a store id: SM_STORE_ID_HEX lowercase hex digits. */
+bool sm_msg_store_id_valid(const char *s);
 
 typedef struct sm_label {
     char key[SM_LABEL_KEY_MAX + 1];
@@ -37,11 +41,14 @@ const char *sm_role_name(sm_role r); /* "both", "server", "client" */
 
 /* A result the agent measured: job id + attempt identify it (the store's unique key; the two
  * sides of a pair job come from two agents and carry their role). JSON "role" is left out for
- * SM_ROLE_BOTH. */
+ * SM_ROLE_BOTH. "store" is the id of the coordinator's store the job was assigned under: job
+ * ids count from 1 in every store, so a result of another store's job 3 must not become this
+ * store's job 3. Left out when "" (an agent that did not know it); optional when decoding. */
 typedef struct sm_result_msg {
     uint64_t job;
     uint32_t attempt;
     sm_role role;
+    char store[SM_STORE_ID_HEX + 1];
     sm_result result; /* owns its histogram */
 } sm_result_msg;
 
@@ -108,7 +115,9 @@ typedef struct sm_command {
 } sm_command;
 
 /* The coordinator's answer: {"acks":[{"job":"11","attempt":1}],"commands":[...],
- * "want_facts":false} */
+ * "want_facts":false,"store":"hex"}. "store" is the id of the coordinator's store: when it
+ * changes, job ids start over. Left out when "" and optional when decoding (a coordinator from
+ * before store ids); when present it must be a valid store id. */
 typedef struct sm_poll_reply {
     uint64_t ack_job[SM_REPLY_ACKS_MAX];
     uint32_t ack_attempt[SM_REPLY_ACKS_MAX];
@@ -116,6 +125,7 @@ typedef struct sm_poll_reply {
     sm_command commands[SM_REPLY_COMMANDS_MAX];
     size_t n_commands;
     bool want_facts;
+    char store[SM_STORE_ID_HEX + 1];
 } sm_poll_reply;
 
 const char *sm_cmd_kind_name(sm_cmd_kind k); /* "assign", "prepare", "start", "cancel" */
@@ -130,7 +140,7 @@ char *sm_msg_reply_encode(const sm_poll_reply *r, size_t *len, sm_error *err);
 int sm_msg_reply_decode(const char *json, size_t len, sm_poll_reply *out, sm_error *err);
 
 /* One result as it sits in the spool and travels in a poll:
- * {"job":"11","attempt":1,"result":{...}} */
+ * {"job":"11","attempt":1,"store":"hex","result":{...}} */
 char *sm_msg_result_encode(const sm_result_msg *m, size_t *len, sm_error *err);
 int sm_msg_result_decode(const char *json, size_t len, sm_result_msg *out, sm_error *err);
 

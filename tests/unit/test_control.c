@@ -1666,9 +1666,77 @@ static void test_control_a_late_result_after_its_run_ended_corrects_the_runs_cou
     sm_run_row_fini(&row);
 }
 
+/* Job ids start over in every store: a result the agent measured for another store's job of
+ * the same id is neither stored nor acked, and every reply names this store so the agent can
+ * tell. A result that names this store, or none (an agent from before store ids), counts. */
+static void test_control_a_result_of_another_store_is_neither_stored_nor_acked(void **state)
+{
+    fixture *f = *state;
+    sm_poll p;
+    sm_poll_reply r;
+    bool now;
+    uint64_t id = dispatch_one(f, &p, &r);
+    assert_string_equal(r.store, sm_store_id(f->st));
+    assert_int_equal(strlen(r.store), 32);
+    snprintf(p.acks[0], sizeof p.acks[0], "%s", r.commands[0].id);
+    p.n_acks = 1;
+    p.state = SM_AGENT_BUSY;
+    p.job = id;
+    p.attempt = 1;
+    poll_once(f, &p, &r, &now);
+    p.n_acks = 0;
+
+    sm_result_msg m = {.job = id, .attempt = 1};
+    snprintf(m.store, sizeof m.store, "%s", "00000000000000000000000000000000");
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    p.results = &m;
+    p.n_results = 1;
+    poll_once(f, &p, &r, &now);
+    /* Held like an empty poll: an agent that cannot move the result aside would otherwise
+     * send it again at once, without end. */
+    assert_false(now);
+    assert_int_equal(r.n_acks, 0);
+    assert_string_equal(r.store, sm_store_id(f->st));
+    assert_int_equal(results(f), 0);
+    assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
+    sm_control_stats s;
+    sm_control_get_stats(f->c, &s);
+    assert_int_equal(s.results_foreign, 1);
+    assert_int_equal(s.results_stored, 0);
+    /* Nor acked when the held poll is answered. */
+    f->now += HOLD;
+    assert_int_equal(sm_control_expire(f->c, "h1", f->now, &r, &(sm_error){0}), 0);
+    assert_int_equal(r.n_acks, 0);
+    assert_string_equal(r.store, sm_store_id(f->st));
+
+    /* This store's own result for the job, and one that names no store: stored and acked. */
+    snprintf(m.store, sizeof m.store, "%s", sm_store_id(f->st));
+    p.state = SM_AGENT_IDLE;
+    poll_once(f, &p, &r, &now);
+    assert_true(now);
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(results(f), 1);
+    assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_DONE);
+    uint64_t id2 = submit(f, "h1");
+    p.n_results = 0;
+    poll_once(f, &p, &r, &now);
+    assert_int_equal(r.n_commands, 1);
+    sm_result_msg m2 = {.job = id2, .attempt = 1};
+    sm_result_init(&m2.result);
+    m2.result.ok = true;
+    p.results = &m2;
+    p.n_results = 1;
+    poll_once(f, &p, &r, &now);
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(results(f), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_control_a_result_of_another_store_is_neither_stored_nor_acked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_first_poll_registers_and_an_idle_poll_is_held,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_an_agent_without_known_facts_is_asked_for_them,

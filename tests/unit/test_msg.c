@@ -838,7 +838,7 @@ static void test_msg_reply_rejects_bad_acks_and_too_many(void **state)
 static void test_msg_spooled_result_round_trips(void **state)
 {
     (void)state;
-    sm_result_msg m, back;
+    sm_result_msg m = {0}, back;
     sm_error err;
     m.job = UINT64_MAX;
     m.attempt = 2;
@@ -929,6 +929,85 @@ static void test_msg_poll_results_carry_their_role(void **state)
     assert_null(sm_msg_result_encode(&results[0], &len, &err));
     assert_int_equal(err.code, SM_EINVAL);
     assert_contains(err.msg, "spooled result: role");
+}
+
+#define STORE_ID "0123456789abcdef0123456789abcdef"
+
+static void test_msg_reply_carries_the_store_id_and_decodes_without_it(void **state)
+{
+    (void)state;
+    static sm_poll_reply r, back;
+    sm_error err;
+    memset(&r, 0, sizeof r);
+    snprintf(r.store, sizeof r.store, STORE_ID);
+    size_t len;
+    char *json = sm_msg_reply_encode(&r, &len, &err);
+    assert_string_equal(json, "{\"acks\":[],\"commands\":[],\"want_facts\":false,"
+                              "\"store\":\"" STORE_ID "\"}");
+    memset(&back, 0xff, sizeof back);
+    assert_int_equal(sm_msg_reply_decode(json, len, &back, &err), 0);
+    assert_string_equal(back.store, STORE_ID);
+    free(json);
+
+    /* A coordinator from before store ids: the reply still decodes, with no id. */
+    static const char old[] = "{\"acks\":[],\"commands\":[],\"want_facts\":true}";
+    memset(&back, 0xff, sizeof back);
+    assert_int_equal(sm_msg_reply_decode(old, sizeof old - 1, &back, &err), 0);
+    assert_string_equal(back.store, "");
+    assert_true(back.want_facts);
+
+    assert_reply_error("{\"acks\":[],\"commands\":[],\"store\":\"0123\"}", SM_EINVAL,
+                       "reply: store: '0123' is not 32 lowercase hex digits");
+    assert_reply_error("{\"acks\":[],\"commands\":[],\"store\":"
+                       "\"0123456789ABCDEF0123456789abcdef\"}",
+                       SM_EINVAL, "reply: store: ");
+    assert_reply_error("{\"acks\":[],\"commands\":[],\"store\":7}", SM_EPARSE,
+                       "reply: store: expected a string");
+
+    snprintf(r.store, sizeof r.store, "not-hex");
+    assert_null(sm_msg_reply_encode(&r, &len, &err));
+    assert_int_equal(err.code, SM_EINVAL);
+    assert_contains(err.msg, "reply: store");
+}
+
+static void test_msg_spooled_result_carries_its_store_id_when_known(void **state)
+{
+    (void)state;
+    sm_result_msg m = {.job = 3, .attempt = 1, .role = SM_ROLE_SERVER}, back;
+    sm_error err;
+    snprintf(m.store, sizeof m.store, STORE_ID);
+    fill_ok_result(&m.result);
+    size_t len;
+    char *json = sm_msg_result_encode(&m, &len, &err);
+    assert_non_null(json);
+    assert_contains(json, "{\"job\":\"3\",\"attempt\":1,\"role\":\"server\",\"store\":\"" STORE_ID
+                          "\",\"result\":{");
+    memset(&back, 0xff, sizeof back);
+    if (sm_msg_result_decode(json, len, &back, &err) != 0)
+        fail_msg("%s: %s", json, err.msg);
+    assert_string_equal(back.store, STORE_ID);
+    assert_int_equal(back.role, SM_ROLE_SERVER);
+    free(json);
+    sm_result_fini(&back.result);
+
+    /* Unknown: left out, and a result spooled before store ids reads with none. */
+    m.store[0] = '\0';
+    json = sm_msg_result_encode(&m, &len, &err);
+    assert_non_null(json);
+    assert_null(strstr(json, "store"));
+    memset(&back, 0xff, sizeof back);
+    assert_int_equal(sm_msg_result_decode(json, len, &back, &err), 0);
+    assert_string_equal(back.store, "");
+    free(json);
+    sm_result_fini(&back.result);
+    sm_result_fini(&m.result);
+
+    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"store\":\"xyz\",\"result\":"
+                            "{\"ok\":true}}",
+                            SM_EINVAL, "spooled result: store: 'xyz'");
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[{\"job\":\"2\",\"attempt\":1,"
+                           "\"store\":\"\",\"result\":{\"ok\":true}}]}",
+                      SM_EINVAL, "poll: results[0]: store: ");
 }
 
 static void test_msg_spooled_result_rejects_bad_role(void **state)
@@ -1060,6 +1139,8 @@ int main(void)
         cmocka_unit_test(test_msg_poll_results_carry_their_role),
         cmocka_unit_test(test_msg_spooled_result_rejects_bad_role),
         cmocka_unit_test(test_msg_spooled_result_rejects_bad_entries),
+        cmocka_unit_test(test_msg_reply_carries_the_store_id_and_decodes_without_it),
+        cmocka_unit_test(test_msg_spooled_result_carries_its_store_id_when_known),
         cmocka_unit_test(test_msg_facts_json_is_the_bare_facts_object),
         cmocka_unit_test(test_msg_labels_parse_accepts_pairs),
         cmocka_unit_test(test_msg_labels_parse_names_the_bad_pair),

@@ -691,6 +691,58 @@ static void test_spool_a_second_open_of_the_same_directory_is_refused(void **sta
     assert_int_equal(rmdir(dir), 0);
 }
 
+static void test_spool_set_aside_moves_an_entry_out_of_the_spool_and_keeps_its_bytes(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    sm_error_clear(&err);
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 5, 1, "{\"job\":\"5\",\"old\":true}");
+    put_str(f->sp, 6, 1, "{\"job\":\"6\"}");
+    assert_int_equal(sm_spool_set_aside(f->sp, 5, 1, "0123abcd", &err), 0);
+    assert_int_equal(sm_spool_count(f->sp), 1);
+    assert_absent(f->sp, 5, 1);
+    uint64_t jobs[4];
+    uint32_t attempts[4];
+    assert_int_equal(sm_spool_list(f->sp, jobs, attempts, 4), 1);
+    assert_int_equal(jobs[0], 6);
+
+    /* Where it went: aside/TAG/, same name, same bytes, the directories 0700. */
+    char sub[PATH_MAX + 32], path[PATH_MAX + 32 + 260];
+    snprintf(sub, sizeof sub, "%s/aside/0123abcd", f->dir);
+    assert_int_equal(count_files(sub, "0"), 1);
+    DIR *d = opendir(sub);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)) && de->d_name[0] == '.')
+        ;
+    assert_non_null(de);
+    snprintf(path, sizeof path, "%s/%s", sub, de->d_name);
+    closedir(d);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char buf[64] = {0};
+    assert_int_equal(fread(buf, 1, sizeof buf - 1, fp), 22);
+    fclose(fp);
+    assert_string_equal(buf, "{\"job\":\"5\",\"old\":true}");
+    struct stat st;
+    assert_int_equal(stat(sub, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+
+    /* A new store's job 5 is a new entry; the one set aside stays out of the index. */
+    put_str(f->sp, 5, 1, "{\"job\":\"5\",\"new\":true}");
+    reopen(f);
+    assert_int_equal(sm_spool_count(f->sp), 2);
+    assert_entry(f->sp, 5, 1, "{\"job\":\"5\",\"new\":true}", 22);
+    assert_int_equal(count_files(sub, "0"), 1);
+
+    assert_int_equal(sm_spool_set_aside(f->sp, 99, 1, "0123abcd", &err), SM_EINVAL);
+    assert_int_equal(sm_spool_set_aside(f->sp, 5, 1, "..", &err), SM_EINVAL);
+    assert_int_equal(sm_spool_set_aside(f->sp, 5, 1, "a/b", &err), SM_EINVAL);
+    assert_int_equal(sm_spool_set_aside(f->sp, 5, 1, "", &err), SM_EINVAL);
+    assert_int_equal(sm_spool_count(f->sp), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -715,6 +767,7 @@ int main(void)
         fixture_test(test_spool_thousand_entries_drain_oldest_first_in_batches_of_32),
         fixture_test(test_spool_concurrent_put_and_remove_loses_and_duplicates_nothing),
         fixture_test(test_spool_refuses_entries_over_1_mib),
+        fixture_test(test_spool_set_aside_moves_an_entry_out_of_the_spool_and_keeps_its_bytes),
         cmocka_unit_test(test_spool_null_handles_are_harmless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -144,17 +144,22 @@ static uint64_t result_count(sm_store *st)
     return n;
 }
 
+static bool is_store_id(const char *s)
+{
+    return strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
+}
+
 static void test_store_open_creates_the_current_schema_in_wal_mode(void **state)
 {
     fixture *f = *state;
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 5);
+    assert_int_equal(sm_store_schema_version(f->st), 6);
 
     sqlite3 *db = raw_open(f->path);
     char mode[16];
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     assert_string_equal(mode, "wal");
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 5);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 6);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
                                  " name IN ('agents', 'jobs', 'results', 'events', 'runs',"
                                  " 'cells')"),
@@ -175,7 +180,7 @@ static void test_store_reopen_keeps_data_and_version(void **state)
     assert_ok(sm_store_agent_upsert(f->st, &a, &err));
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 5);
+    assert_int_equal(sm_store_schema_version(f->st), 6);
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, id, &j, &err));
     assert_string_equal(j.host, "h1");
@@ -201,7 +206,7 @@ static void test_store_refuses_a_newer_schema_version(void **state)
     assert_int_equal(sm_store_open(&st, f->path, &err), SM_EINVAL);
     assert_null(st);
     assert_int_equal(err.code, SM_EINVAL);
-    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (5)");
+    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (6)");
 
     db = raw_open(f->path);
     assert_int_equal(raw_int(db, "PRAGMA user_version"), 99);
@@ -714,7 +719,7 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 5);
+    assert_int_equal(sm_store_schema_version(f->st), 6);
 
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, 7, &j, &err));
@@ -748,9 +753,11 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
 
     /* AUTOINCREMENT goes on after the migrated jobs. */
     assert_int_equal(insert_job(f->st, "h3", 5000), 9);
+    /* A store from before identities gets one when migrated. */
+    assert_true(is_store_id(sm_store_id(f->st)));
 
     db = raw_open(f->path);
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 5);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 6);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE name IN"
                                  " ('run_id', 'cell', 'rep', 'warmup', 'round', 'ord', 'peer')"),
                      7);
@@ -935,6 +942,7 @@ static void test_store_migration_to_version_5_takes_parallel_from_the_stored_spe
     sqlite3 *db = raw_open(f->path);
     assert_int_equal(
         sqlite3_exec(db,
+                     "DROP TABLE store_meta;"
                      "ALTER TABLE runs DROP COLUMN parallel;"
                      "ALTER TABLE runs DROP COLUMN parallel_note;"
                      "INSERT INTO runs(name, spec_json, state, created_ms, total) VALUES"
@@ -948,7 +956,7 @@ static void test_store_migration_to_version_5_takes_parallel_from_the_stored_spe
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 5);
+    assert_int_equal(sm_store_schema_version(f->st), 6);
     static const bool want[] = {false, true, true, true};
     for (uint64_t id = 1; id <= 4; id++) {
         sm_run_row r;
@@ -1097,17 +1105,19 @@ static void test_store_migrates_version_3_cells_to_no_stop_and_records_stops(voi
     f->st = NULL;
     /* Back to the version 3 schema: cells without the stopped column. */
     sqlite3 *db = raw_open(f->path);
-    assert_int_equal(sqlite3_exec(db,
-                                  "DROP INDEX jobs_run_cell; ALTER TABLE cells DROP COLUMN stopped;"
-                                  " ALTER TABLE runs DROP COLUMN parallel;"
-                                  " ALTER TABLE runs DROP COLUMN parallel_note;"
-                                  " PRAGMA user_version = 3;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "DROP TABLE store_meta;"
+                     " DROP INDEX jobs_run_cell; ALTER TABLE cells DROP COLUMN stopped;"
+                     " ALTER TABLE runs DROP COLUMN parallel;"
+                     " ALTER TABLE runs DROP COLUMN parallel_note;"
+                     " PRAGMA user_version = 3;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 5);
+    assert_int_equal(sm_store_schema_version(f->st), 6);
     sm_cell_row *rows = NULL;
     size_t n = 0;
     assert_ok(sm_store_cells_list(f->st, run, &rows, &n, &err));
@@ -1563,6 +1573,205 @@ static void test_store_a_rejected_insert_does_not_make_the_store_failing(void **
     assert_false(sm_store_failing(f->st, wall_ms(), NULL, 0, NULL));
 }
 
+/* ---- the store's identity and a cut WAL ---- */
+
+static void test_store_id_is_made_once_and_kept_across_reopen(void **state)
+{
+    fixture *f = *state;
+    open_store(f);
+    char id[SM_STORE_ID_SIZE];
+    snprintf(id, sizeof id, "%s", sm_store_id(f->st));
+    assert_true(is_store_id(id));
+    assert_string_equal(sm_store_warning(f->st), "");
+    open_store(f);
+    assert_string_equal(sm_store_id(f->st), id);
+    sqlite3 *db = raw_open(f->path);
+    char stored[64];
+    raw_text(db, "SELECT value FROM store_meta WHERE key = 'store_id'", stored, sizeof stored);
+    assert_string_equal(stored, id);
+    sqlite3_close(db);
+
+    /* Another store, another id: what tells an agent that job ids started over. */
+    char other[160];
+    snprintf(other, sizeof other, "%s/other.db", f->dir);
+    sm_store *st2 = NULL;
+    sm_error err;
+    assert_ok(sm_store_open(&st2, other, &err));
+    assert_true(is_store_id(sm_store_id(st2)));
+    assert_string_not_equal(sm_store_id(st2), id);
+    sm_store_close(st2);
+    for (const char *sfx = ""; sfx; sfx = *sfx ? NULL : "-wal") {
+        char p[170];
+        snprintf(p, sizeof p, "%s%s", other, sfx);
+        unlink(p);
+    }
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    assert_non_null(in);
+    FILE *out = fopen(to, "wb");
+    assert_non_null(out);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+static long file_size(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return -1;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fclose(fp);
+    return n;
+}
+
+/* A copy of the open store's database and WAL, as a kill -9 would leave them: the frames not
+ * yet checkpointed are in the WAL only. Returns the copy's path in out. */
+static void copy_open_store(fixture *f, const char *name, char *out, size_t size)
+{
+    snprintf(out, size, "%s/%s", f->dir, name);
+    char from[200], to[200];
+    copy_file(f->path, out);
+    snprintf(from, sizeof from, "%s-wal", f->path);
+    snprintf(to, sizeof to, "%s-wal", out);
+    copy_file(from, to);
+}
+
+static void remove_db(const char *path)
+{
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        char p[200];
+        snprintf(p, sizeof p, "%s%s", path, suffixes[i]);
+        unlink(p);
+    }
+}
+
+static void test_store_wal_check_finds_a_wal_cut_mid_frame_and_not_an_intact_one(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    char id[SM_STORE_ID_SIZE];
+    snprintf(id, sizeof id, "%s", sm_store_id(f->st));
+    uint64_t last = 0;
+    for (int i = 0; i < 5; i++)
+        last = insert_job(f->st, "h1", 1000 + i); /* one commit each */
+
+    char intact[160], cut[160], wal[200];
+    copy_open_store(f, "intact.db", intact, sizeof intact);
+    copy_open_store(f, "cut.db", cut, sizeof cut);
+    sm_wal_check c;
+    memset(&c, 0xff, sizeof c);
+    assert_ok(sm_store_wal_check(intact, &c, &err));
+    assert_true(c.present);
+    assert_false(c.cut);
+    assert_int_equal(c.page_size, 4096);
+    assert_int_equal(c.partial, 0);
+    assert_true(c.frames > 5);
+    assert_int_equal(c.valid, c.frames);
+    assert_int_equal(c.kept, c.frames); /* the last frame ends the last commit */
+    const uint64_t frames = c.frames;
+
+    /* Into the last frame: the last commit (job `last`) is lost. */
+    snprintf(wal, sizeof wal, "%s-wal", cut);
+    long size = file_size(wal);
+    assert_int_equal(truncate(wal, size - 100), 0);
+    assert_ok(sm_store_wal_check(cut, &c, &err));
+    assert_true(c.present);
+    assert_true(c.cut);
+    assert_int_equal(c.frames, frames - 1);
+    assert_int_equal(c.partial, 4096 + 24 - 100);
+    assert_int_equal(c.valid, frames - 1);
+    assert_true(c.kept > 0 && c.kept <= c.valid);
+
+    /* Opening it says so, and the store that lost transactions is a new store for agents. */
+    sm_store *st = NULL;
+    assert_ok(sm_store_open(&st, cut, &err));
+    assert_non_null(strstr(sm_store_warning(st), "-wal was cut: 4020 bytes beyond its last whole"
+                                                 " frame"));
+    assert_true(is_store_id(sm_store_id(st)));
+    assert_string_not_equal(sm_store_id(st), id);
+    char renewed[SM_STORE_ID_SIZE];
+    snprintf(renewed, sizeof renewed, "%s", sm_store_id(st));
+    sm_job_row j;
+    assert_int_equal(sm_store_job_get(st, last, &j, &err), SM_EINVAL); /* lost with the cut */
+    assert_ok(sm_store_job_get(st, last - 1, &j, &err));
+    sm_job_row_fini(&j);
+    sm_store_close(st);
+    /* Checkpointed to empty at that open: the next open finds nothing cut. */
+    assert_ok(sm_store_wal_check(cut, &c, &err));
+    assert_false(c.cut);
+    st = NULL;
+    assert_ok(sm_store_open(&st, cut, &err));
+    assert_string_equal(sm_store_warning(st), "");
+    assert_string_equal(sm_store_id(st), renewed);
+    sm_store_close(st);
+
+    /* The intact copy opens without a word, as the same store. */
+    st = NULL;
+    assert_ok(sm_store_open(&st, intact, &err));
+    assert_string_equal(sm_store_warning(st), "");
+    assert_string_equal(sm_store_id(st), id);
+    assert_ok(sm_store_job_get(st, last, &j, &err));
+    sm_job_row_fini(&j);
+    sm_store_close(st);
+    remove_db(intact);
+    remove_db(cut);
+}
+
+static void test_store_wal_check_ignores_an_older_logs_leftover_tail(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    open_store(f);
+    for (int i = 0; i < 3; i++)
+        insert_job(f->st, "h1", 1000 + i);
+    char copy[160], wal[200];
+    copy_open_store(f, "old.db", copy, sizeof copy);
+    snprintf(wal, sizeof wal, "%s-wal", copy);
+    sm_wal_check c;
+    assert_ok(sm_store_wal_check(copy, &c, &err));
+    const uint64_t frames = c.frames;
+
+    /* The last frame belongs to an older log (other salts), and a partial frame follows it: a
+     * log written from the start over a longer one; nothing of the current log is past it. */
+    FILE *fp = fopen(wal, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 32 + (long)(frames - 1) * (4096 + 24) + 8, SEEK_SET), 0);
+    assert_int_equal(fputc(0x5a, fp) != EOF, 1);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    for (int i = 0; i < 100; i++)
+        fputc(0, fp);
+    assert_int_equal(fclose(fp), 0);
+    assert_ok(sm_store_wal_check(copy, &c, &err));
+    assert_int_equal(c.frames, frames);
+    assert_int_equal(c.partial, 100);
+    assert_int_equal(c.valid, frames - 1);
+    assert_false(c.cut);
+
+    /* A header cut short is a cut: SQLite ignores the whole log. */
+    assert_int_equal(truncate(wal, 20), 0);
+    assert_ok(sm_store_wal_check(copy, &c, &err));
+    assert_true(c.cut);
+    assert_int_equal(c.partial, 20);
+    assert_int_equal(c.page_size, 0);
+
+    /* No WAL at all: nothing to say. */
+    unlink(wal);
+    assert_ok(sm_store_wal_check(copy, &c, &err));
+    assert_false(c.present);
+    assert_false(c.cut);
+    remove_db(copy);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 static void test_store_pair_sides_are_stored_once_per_role(void **state)
@@ -1597,6 +1806,9 @@ int main(void)
     sm_log_level = LOG_WARNING;
     const struct CMUnitTest tests[] = {
         T(test_store_open_creates_the_current_schema_in_wal_mode),
+        T(test_store_id_is_made_once_and_kept_across_reopen),
+        T(test_store_wal_check_finds_a_wal_cut_mid_frame_and_not_an_intact_one),
+        T(test_store_wal_check_ignores_an_older_logs_leftover_tail),
         T(test_store_reopen_keeps_data_and_version),
         T(test_store_refuses_a_newer_schema_version),
         T(test_store_a_corrupted_file_makes_the_store_failing_with_sqlites_words),
