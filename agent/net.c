@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+/* Not <netinet/tcp.h>: glibc's struct tcp_info stops before the segment counts. */
+#include <linux/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -255,15 +257,24 @@ void sm_net_get_bufs(int fd, uint32_t *sndbuf, uint32_t *rcvbuf)
     *rcvbuf = getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len) == 0 && v > 0 ? (uint32_t)v : 0;
 }
 
-int sm_net_tcp_info(int fd, uint32_t *retrans, uint32_t *rtt_us, sm_error *err)
+/* The kernel copies as much of its struct tcp_info as both it and we know: a field beyond the
+ * returned length is one this kernel does not have. */
+#define TI_HAS(len, field) ((len) >= offsetof(struct tcp_info, field) + sizeof(uint32_t))
+
+int sm_net_tcp_info(int fd, sm_net_tcp_stats *st, sm_error *err)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
     memset(&ti, 0, sizeof ti);
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
         return sm_error_sys(err, errno, "getsockopt TCP_INFO");
-    *retrans = ti.tcpi_total_retrans;
-    *rtt_us = ti.tcpi_rtt;
+    st->retrans = ti.tcpi_total_retrans;
+    st->rtt_us = ti.tcpi_rtt;
+    /* Data segments are what a retransmit repeats; the count of all segments adds the pure
+     * ACKs, which a bulk sender hardly sends. */
+    st->segs_out = TI_HAS(len, tcpi_data_segs_out) ? (int64_t)ti.tcpi_data_segs_out
+                   : TI_HAS(len, tcpi_segs_out)    ? (int64_t)ti.tcpi_segs_out
+                                                   : -1;
     return 0;
 }
 

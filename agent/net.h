@@ -45,8 +45,17 @@ int sm_net_set_io_tick(int fd, int tick_ms, sm_error *err);
 /* Effective SO_SNDBUF / SO_RCVBUF as the kernel reports them (0 when unknown). */
 void sm_net_get_bufs(int fd, uint32_t *sndbuf, uint32_t *rcvbuf);
 
-/* TCP_INFO: total retransmits and smoothed RTT in microseconds. */
-int sm_net_tcp_info(int fd, uint32_t *retrans, uint32_t *rtt_us, sm_error *err);
+/* TCP_INFO of a connected socket, as far as this kernel fills it. */
+typedef struct sm_net_tcp_stats {
+    uint32_t retrans; /* tcpi_total_retrans: segments retransmitted over the connection */
+    uint32_t rtt_us;  /* tcpi_rtt: smoothed round-trip time */
+    /* Data segments sent, retransmits included: tcpi_data_segs_out (Linux 4.6), else every
+     * segment sent, tcpi_segs_out (4.2); -1 on an older kernel. */
+    int64_t segs_out;
+} sm_net_tcp_stats;
+
+/* Fills *st from TCP_INFO; 0 or SM_ESYS with err set. */
+int sm_net_tcp_info(int fd, sm_net_tcp_stats *st, sm_error *err);
 
 /* shutdown(SHUT_WR): flushes corked data and tells the peer no more bytes follow. */
 int sm_net_shutdown_write(int fd, sm_error *err);
