@@ -240,3 +240,56 @@ void sm_disturb_judge(sm_host_state *h, const sm_disturb_rule *rule)
         h->disturbed = true;
     }
 }
+
+/* A duration-bound sender stops on its own clock, within one write of its end (0.5 s for
+ * 64 KiB at 1 Mbit/s) and a wake-up: half the job again plus a second is far beyond that, and
+ * a link cut that holds its writes is not. Loopback retransmits nothing, the lab's veth under
+ * 0.2% of its segments, a healthy link a fraction of a percent; a loss episode costs a handful
+ * of segments (a fast retransmit, a tail-loss probe), so a short job is marked only for more
+ * than that. docs/analysis.md has the measurements. */
+const sm_disturb_net_rule sm_disturb_net_default_rule = {
+    .wall_factor = 1.5,
+    .wall_slack_ms = 1000,
+    .retrans_pct = 1.0,
+    .retrans_min = 10,
+};
+
+/* "13.6 s" or "250 ms": a job's times in the unit that reads best. */
+static void fmt_ms(char *buf, size_t cap, double ms)
+{
+    if (ms >= 1000)
+        snprintf(buf, cap, "%.1f s", ms / 1e3);
+    else
+        snprintf(buf, cap, "%.0f ms", ms);
+}
+
+bool sm_disturb_net_judge(sm_host_state *h, const sm_disturb_net *in,
+                          const sm_disturb_net_rule *rule)
+{
+    char wall[160] = "", retrans[160] = "";
+    if (in->duration_ms > 0 && isfinite(in->wall_ms) && in->wall_ms >= 0) {
+        double limit = rule->wall_factor * in->duration_ms + rule->wall_slack_ms;
+        if (in->wall_ms > limit) {
+            char took[32], asked[32], lim[32];
+            fmt_ms(took, sizeof took, in->wall_ms);
+            fmt_ms(asked, sizeof asked, in->duration_ms);
+            fmt_ms(lim, sizeof lim, limit);
+            snprintf(wall, sizeof wall, "%s wall time for a %s job (limit %s)", took, asked, lim);
+        }
+    }
+    if (in->retrans >= 0 && in->segs_out > 0 && in->retrans >= rule->retrans_min) {
+        double pct = 100.0 * (double)in->retrans / (double)in->segs_out;
+        if (pct > rule->retrans_pct)
+            snprintf(retrans, sizeof retrans,
+                     "%" PRId64 " retransmits (%.1f%% of %" PRId64 " segments sent, limit %g%%)",
+                     in->retrans, pct, in->segs_out, rule->retrans_pct);
+    }
+    if (!wall[0] && !retrans[0])
+        return false;
+    /* The host's own reason stays first: both are kept, joined. */
+    size_t at = strlen(h->reason);
+    snprintf(h->reason + at, sizeof h->reason - at, "%snetwork: %s%s%s", at ? "; " : "", wall,
+             wall[0] && retrans[0] ? ", " : "", retrans);
+    h->disturbed = true;
+    return true;
+}

@@ -1,9 +1,13 @@
 """Disturbed samples on the lab (network namespaces, root): a CPU hog on the CPU where one host
 measures makes that host's samples disturbed, and the table says so per cell, while the hosts
-measuring on the other CPU stay clean. The real coordinator, agents, store and API."""
+measuring on the other CPU stay clean; a link cut in the middle of a pair job marks that job
+disturbed by the network, and the next, uncut one not. The real coordinator, agents, store and
+API."""
 import csv
 import io
+import json
 import os
+import subprocess
 import time
 import unittest
 import urllib.request
@@ -128,6 +132,68 @@ class DisturbedLabTest(unittest.TestCase):
         self.assertEqual(f.get(f"/api/runs/{rid}/anomalies?disturbed=include")["version"], 1)
         if busy:
             self.skipTest(busy + "; h2's cells checked, the others' cleanness not")
+
+
+@unittest.skipUnless(can_lab(), "needs root for the lab's network namespaces")
+class NetworkDisturbedLabTest(unittest.TestCase):
+    def test_a_link_cut_in_a_pair_job_marks_it_disturbed_by_the_network(self):
+        # hold_ms 5000: an agent is lost after 15 s without a poll, so a 4 s cut leaves the
+        # receiver online and its job running (a lost host's job would fail instead).
+        f = Fleet(n=2, hold_ms=5000)
+        self.addCleanup(f.stop)
+        f.start()
+        test = {"workload": "stream", "scope": "pair", "transport": "tcp", "msg_size": 65536,
+                "duration_ms": 3000, "time_limit_ms": 20000}
+        rid = f.start_run({"name": "cut", "hosts": ["h1", "h2"], "pairs": [["h1", "h2"]],
+                           "repetitions": 2, "warmup": 0, "parallel": False, "tests": [test]})
+
+        def running():
+            rows = f.query("SELECT id FROM jobs WHERE run_id = ? AND state = 'running'", rid)
+            return rows[0][0] if rows else None
+        cut = wait_for("a job of the run running", running, 20, 0.05)
+        # The server listens and its client is starting: a second later the stream is in its
+        # middle. The receiver's link goes down for 4 s, longer than the whole job.
+        time.sleep(1.0)
+        veth = f.hosts["h2"]["veth"]
+        subprocess.run(["ip", "link", "set", veth, "down"], check=True)
+        try:
+            time.sleep(4.0)
+        finally:
+            subprocess.run(["ip", "link", "set", veth, "up"], check=True)
+        r = f.wait_run(rid, 60)
+        self.assertEqual(r["state"], "done", r)
+
+        stored = f.query("SELECT j.id, r.ok, r.seconds, r.result_json FROM jobs j JOIN results r "
+                         "ON r.job_id = j.id AND r.attempt = j.attempt WHERE j.run_id = ? "
+                         "ORDER BY j.id", rid)
+        self.assertEqual(len(stored), 2, stored)
+        by_id = {jid: (ok, secs, json.loads(res)) for jid, ok, secs, res in stored}
+        self.assertIn(cut, by_id)
+        ok, secs, res = by_id.pop(cut)
+        host = res["host"]
+        # Stored ok, as it was measured to the end, but marked: the network held it up.
+        self.assertEqual(ok, 1, res)
+        self.assertGreater(secs, 5.5, res)
+        self.assertTrue(host["disturbed"], res)
+        self.assertIn("network: ", host["disturbed_reason"])
+        self.assertRegex(host["disturbed_reason"],
+                         r"network: (\d+\.\d s wall time for a 3\.0 s job \(limit 5\.5 s\)"
+                         r"|\d+ retransmits)")
+        [(ok, secs, res)] = by_id.values()
+        self.assertEqual(ok, 1, res)
+        self.assertLess(secs, 5.5, res)
+        self.assertNotIn("network", res["host"]["disturbed_reason"], res)
+        # The uncut job may still be disturbed by its host, on a machine busy with other work;
+        # the table must then count both out.
+        clean = 0 if res["host"]["disturbed"] else 1
+
+        t = f.get(f"/api/runs/{rid}/table?format=json")
+        self.assertEqual(t["disturbed"], "exclude")
+        [cell] = t["cells"]
+        self.assertEqual((cell["n"], cell["disturbed"]), (clean, 2 - clean), cell)
+        t = f.get(f"/api/runs/{rid}/table?format=json&disturbed=include")
+        [cell] = t["cells"]
+        self.assertEqual((cell["n"], cell["disturbed"]), (2, 2 - clean), cell)
 
 
 if __name__ == "__main__":
