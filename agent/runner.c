@@ -2,6 +2,7 @@
  * job alone: CPU per thread, the time limit, and a verdict that names the side that failed. */
 #include "agent/runner.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -130,8 +131,13 @@ static void judge_network(sm_result *out, const sm_params *p, const side_thread 
         return;
     sm_disturb_net in = {(double)tx->ran_ns / 1e6, p->duration_ms, -1, -1};
     if (tx->side.have_tcp_info) {
-        in.retrans = tx->side.tcp.retrans;
-        in.segs_out = tx->side.tcp.segs_out;
+        in.rto = tx->side.tcp.rto;
+        in.rto_time_ms = tx->side.tcp.rto_time_ms;
+        /* The numbers the rule reads, each job: what an operator calibrating it needs. */
+        sm_log(LOG_DEBUG, "SM-JOB-NET",
+               "sender %.0f ms (asked %" PRIu32 " ms): %" PRIu32 " retransmits, %" PRId64
+               " RTO timeouts, %" PRId64 " ms in RTO recovery",
+               in.wall_ms, p->duration_ms, tx->side.tcp.retrans, in.rto, in.rto_time_ms);
     }
     sm_disturb_net_judge(&out->host, &in, &sm_disturb_net_default_rule);
 }

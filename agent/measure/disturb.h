@@ -1,6 +1,6 @@
 /* How the host was while a job ran: machine-wide counters (/proc/stat, /proc/loadavg) and the
  * measuring threads' own (involuntary switches, run-queue wait) read before and after the job,
- * how the network treated it (wall time, TCP retransmits), and the rules that call a sample
+ * how the network treated it (wall time, TCP's RTO recovery), and the rules that call a sample
  * disturbed (docs/analysis.md, "Disturbed samples"). */
 #ifndef SM_AGENT_DISTURB_H
 #define SM_AGENT_DISTURB_H
@@ -65,8 +65,8 @@ void sm_disturb_judge(sm_host_state *h, const sm_disturb_rule *rule);
 typedef struct sm_disturb_net {
     double wall_ms;       /* the sender's time on the job (CLOCK_MONOTONIC), ms; NaN unknown */
     uint32_t duration_ms; /* the time it was asked to run; 0: it was bound by a count */
-    int64_t retrans;      /* segments the sender retransmitted (tcpi_total_retrans); -1 unknown */
-    int64_t segs_out;     /* data segments it sent, retransmits included; -1 unknown */
+    int64_t rto;          /* RTO timeouts of its connection (tcpi_total_rto); -1 unknown */
+    int64_t rto_time_ms;  /* time its connection spent in RTO recovery, ms; -1 unknown */
 } sm_disturb_net;
 
 /* The cuts of the network rule. */
@@ -75,10 +75,10 @@ typedef struct sm_disturb_net_rule {
      * wall_slack_ms, */
     double wall_factor;
     uint32_t wall_slack_ms;
-    /* or whose sender retransmitted more than retrans_pct of the data segments it sent and at
-     * least retrans_min segments. */
-    double retrans_pct;
-    int64_t retrans_min;
+    /* or whose connection spent at least rto_min_ms in RTO recovery and at least rto_pct of
+     * the sender's wall time (the minimum alone when the wall time is unknown). */
+    int64_t rto_min_ms;
+    double rto_pct;
 } sm_disturb_net_rule;
 
 /* The rule as docs/analysis.md gives it. */
