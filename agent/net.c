@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+/* Not <netinet/tcp.h>: glibc's struct tcp_info stops at tcpi_total_retrans. */
+#include <linux/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -255,15 +257,58 @@ void sm_net_get_bufs(int fd, uint32_t *sndbuf, uint32_t *rcvbuf)
     *rcvbuf = getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len) == 0 && v > 0 ? (uint32_t)v : 0;
 }
 
-int sm_net_tcp_info(int fd, uint32_t *retrans, uint32_t *rtt_us, sm_error *err)
+/* Linux 6.7 (commit 3868ab0f1925) appended, after tcpi_snd_wnd (offset 228, Linux 5.4):
+ *   __u32 tcpi_rcv_wnd; __u32 tcpi_rehash; __u16 tcpi_total_rto;
+ *   __u16 tcpi_total_rto_recoveries; __u32 tcpi_total_rto_time;   (ms)
+ * The C library's kernel headers may predate them (linux-libc-dev 6.1 stops at tcpi_snd_wnd),
+ * so they are read from the buffer at their fixed offsets. The layout is the kernel's ABI: it
+ * only ever grows at the end, and the kernel copies as much of it as both it and the caller
+ * know: a field beyond the returned length is one this kernel does not have. */
+enum {
+    TI_SND_WND_END = 232,
+    TI_TOTAL_RTO = TI_SND_WND_END + 8,       /* __u16 */
+    TI_TOTAL_RTO_TIME = TI_SND_WND_END + 12, /* __u32, ms */
+    TI_RTO_END = TI_TOTAL_RTO_TIME + 4,
+};
+_Static_assert(offsetof(struct tcp_info, tcpi_snd_wnd) + sizeof(uint32_t) == TI_SND_WND_END,
+               "struct tcp_info's layout differs from the kernel's ABI");
+
+void sm_net_tcp_info_parse(const void *buf, size_t len, sm_net_tcp_stats *st)
 {
-    struct tcp_info ti;
-    socklen_t len = sizeof ti;
-    memset(&ti, 0, sizeof ti);
-    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+    const unsigned char *raw = buf;
+    uint32_t v;
+    memset(st, 0, sizeof *st);
+    if (len >= offsetof(struct tcp_info, tcpi_total_retrans) + sizeof v) {
+        memcpy(&v, raw + offsetof(struct tcp_info, tcpi_total_retrans), sizeof v);
+        st->retrans = v;
+    }
+    if (len >= offsetof(struct tcp_info, tcpi_rtt) + sizeof v) {
+        memcpy(&v, raw + offsetof(struct tcp_info, tcpi_rtt), sizeof v);
+        st->rtt_us = v;
+    }
+    st->rto = -1;
+    st->rto_time_ms = -1;
+    if (len >= TI_RTO_END) {
+        uint16_t n;
+        memcpy(&n, raw + TI_TOTAL_RTO, sizeof n);
+        memcpy(&v, raw + TI_TOTAL_RTO_TIME, sizeof v);
+        st->rto = n;
+        st->rto_time_ms = v;
+    }
+}
+
+int sm_net_tcp_info(int fd, sm_net_tcp_stats *st, sm_error *err)
+{
+    /* Room for the 6.7 fields whatever the headers declare. */
+    union {
+        struct tcp_info ti;
+        unsigned char raw[TI_RTO_END];
+    } u;
+    socklen_t len = sizeof u;
+    memset(&u, 0, sizeof u);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &u, &len) != 0)
         return sm_error_sys(err, errno, "getsockopt TCP_INFO");
-    *retrans = ti.tcpi_total_retrans;
-    *rtt_us = ti.tcpi_rtt;
+    sm_net_tcp_info_parse(&u, len, st);
     return 0;
 }
 

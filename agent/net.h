@@ -4,6 +4,7 @@
 #define SM_AGENT_NET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "proto/err.h"
@@ -45,8 +46,22 @@ int sm_net_set_io_tick(int fd, int tick_ms, sm_error *err);
 /* Effective SO_SNDBUF / SO_RCVBUF as the kernel reports them (0 when unknown). */
 void sm_net_get_bufs(int fd, uint32_t *sndbuf, uint32_t *rcvbuf);
 
-/* TCP_INFO: total retransmits and smoothed RTT in microseconds. */
-int sm_net_tcp_info(int fd, uint32_t *retrans, uint32_t *rtt_us, sm_error *err);
+/* TCP_INFO of a connected socket, as far as this kernel fills it. */
+typedef struct sm_net_tcp_stats {
+    uint32_t retrans; /* tcpi_total_retrans: segments retransmitted over the connection */
+    uint32_t rtt_us;  /* tcpi_rtt: smoothed round-trip time */
+    /* Linux 6.7: the RTO timeouts (tcpi_total_rto, SYN's and repeated ones included) and the
+     * time spent in RTO recovery (tcpi_total_rto_time, ms, one still under way included); -1
+     * on an older kernel. */
+    int32_t rto;
+    int64_t rto_time_ms;
+} sm_net_tcp_stats;
+
+/* Fills *st from TCP_INFO; 0 or SM_ESYS with err set. */
+int sm_net_tcp_info(int fd, sm_net_tcp_stats *st, sm_error *err);
+/* Fills *st from the first len bytes of a struct tcp_info as the kernel copied it: a field
+ * beyond len is unknown (the RTO fields -1, the others 0). Pure; sm_net_tcp_info's reader. */
+void sm_net_tcp_info_parse(const void *buf, size_t len, sm_net_tcp_stats *st);
 
 /* shutdown(SHUT_WR): flushes corked data and tells the peer no more bytes follow. */
 int sm_net_shutdown_write(int fd, sm_error *err);

@@ -2,6 +2,7 @@
  * job alone: CPU per thread, the time limit, and a verdict that names the side that failed. */
 #include "agent/runner.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -21,6 +22,7 @@ typedef struct side_thread {
     int pin_cpu;              /* -1: leave the thread where the scheduler puts it */
     atomic_int *first_failed; /* 0 none, 1 server, 2 client */
     sm_disturb_thread dist_before, dist_after; /* this thread's preemptions, run-queue wait */
+    uint64_t ran_ns; /* CLOCK_MONOTONIC time the workload's side took on this thread */
 } side_thread;
 
 static void *side_main(void *arg)
@@ -41,7 +43,9 @@ static void *side_main(void *arg)
     /* Outside the timed region, which the workload opens and closes itself. */
     sm_disturb_thread_read(&t->dist_before);
     sm_cpu_thread(&before);
+    uint64_t t0 = sm_now_ns();
     t->side.rc = t->is_server ? t->wl->server(&t->side, t->lfd) : t->wl->client(&t->side);
+    t->ran_ns = sm_now_ns() - t0;
     sm_cpu_thread(&after);
     sm_disturb_thread_read(&t->dist_after);
     t->side.cpu = sm_cpu_diff(&after, &before);
@@ -113,6 +117,29 @@ static void judge_host(sm_result *out, const sm_disturb_snap *before, const side
     if (rx)
         out->host.mhz_rx = sm_disturb_cpu_mhz(rx->side.cpu_id, NULL);
     sm_disturb_judge(&out->host, &sm_disturb_default_rule);
+}
+
+/* Whether the network disturbed a job that succeeded, judged on its sender (the client in
+ * every workload; tx NULL: it ran on the other host, which judges it). The wall time is the
+ * sender's: a duration-bound sender stops on its own clock, and only a path that will not
+ * take its bytes holds it longer. The receiver's clock is no measure of that: it also runs
+ * while the sender's socket drains, for seconds on a link shaped to 1 Mbit/s, and a server's
+ * thread waits for its client to start. */
+static void judge_network(sm_result *out, const sm_params *p, const side_thread *tx)
+{
+    if (!out->ok || !tx)
+        return;
+    sm_disturb_net in = {(double)tx->ran_ns / 1e6, p->duration_ms, -1, -1};
+    if (tx->side.have_tcp_info) {
+        in.rto = tx->side.tcp.rto;
+        in.rto_time_ms = tx->side.tcp.rto_time_ms;
+        /* The numbers the rule reads, each job: what an operator calibrating it needs. */
+        sm_log(LOG_DEBUG, "SM-JOB-NET",
+               "sender %.0f ms (asked %" PRIu32 " ms): %" PRIu32 " retransmits, %" PRId64
+               " RTO timeouts, %" PRId64 " ms in RTO recovery",
+               in.wall_ms, p->duration_ms, tx->side.tcp.retrans, in.rto, in.rto_time_ms);
+    }
+    sm_disturb_net_judge(&out->host, &in, &sm_disturb_net_default_rule);
 }
 
 /* What every way of running a job sets up alike: the workload's table, the record both sides
@@ -251,6 +278,7 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
         }
     }
     judge_host(out, &host_before, &client, serve ? &server : NULL);
+    judge_network(out, p, &client);
 out:
     if (lfd >= 0)
         job.tr->unlisten(&job.ep, &lfd);
@@ -302,6 +330,7 @@ static int run_alone(side_thread *t, sm_result *out, sm_error *err)
         out->hist = t->side.hist;
         t->side.hist = NULL;
     }
+    judge_network(out, t->side.job->p, t->is_server ? NULL : t);
     return 0;
 }
 

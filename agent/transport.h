@@ -27,9 +27,9 @@ typedef struct sm_transport_ops {
     int (*accept)(int lfd, const sm_sockopts *o, int timeout_ms, int *fd, sm_error *err);
     /* Closes the listener and removes what listen() created. */
     void (*unlisten)(const sm_endpoint *ep, int *lfd);
-    /* Kernel counters of a connected socket: retransmits and smoothed RTT; NULL where the
-     * transport has none. */
-    int (*info)(int fd, uint32_t *retrans, uint32_t *rtt_us, sm_error *err);
+    /* Kernel counters of a connected socket: retransmits, smoothed RTT, RTO timeouts
+     * and time in RTO recovery; NULL where the transport has none. */
+    int (*info)(int fd, sm_net_tcp_stats *st, sm_error *err);
 } sm_transport_ops;
 
 /* The table for a transport; never NULL for a valid kind. */

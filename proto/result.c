@@ -227,10 +227,10 @@ static void merge_host(const sm_host_state *server, const sm_host_state *client,
     out->disturbed = server->disturbed || client->disturbed;
     out->reason[0] = '\0';
     if (server->disturbed && client->disturbed)
-        snprintf(out->reason, sizeof out->reason, "client: %.70s; server: %.70s", client->reason,
+        snprintf(out->reason, sizeof out->reason, "client: %.240s; server: %.240s", client->reason,
                  server->reason);
     else if (out->disturbed)
-        snprintf(out->reason, sizeof out->reason, "%s: %.140s",
+        snprintf(out->reason, sizeof out->reason, "%s: %.480s",
                  server->disturbed ? "server" : "client",
                  server->disturbed ? server->reason : client->reason);
 }

@@ -56,7 +56,7 @@ int sm_metric_lookup(const char *name, sm_metric *out);
  * samples"). Every input may be unknown (a /proc file this kernel lacks, an older agent): a
  * flag says so, or a negative value, or NaN, as each field states, and an unknown input never
  * makes a sample disturbed. */
-#define SM_HOST_REASON_MAX 160
+#define SM_HOST_REASON_MAX 512
 typedef struct sm_host_state {
     bool known;    /* recorded at all; false in a result of an agent that did not */
     double job_ms; /* wall time the before/after pairs span (the job's threads), ms */

@@ -240,3 +240,70 @@ void sm_disturb_judge(sm_host_state *h, const sm_disturb_rule *rule)
         h->disturbed = true;
     }
 }
+
+/* A duration-bound sender stops on its own clock, within one write of its end (0.5 s for
+ * 64 KiB at 1 Mbit/s) and a wake-up: half the job again plus a second is far beyond that, and
+ * a link cut that holds its writes is not. A cut also makes TCP wait for its retransmission
+ * timer, doubled at each timeout, until the link is back: the time in RTO recovery grows
+ * with the cut. A saturated link loses segments too, by design, but TCP recovers them by fast
+ * retransmit and RACK without a timeout, and the rare timeout there lasts one RTO. The
+ * retransmit count cannot tell them apart (a link shaped to 10 Mbit/s retransmits 2.6-5.1%
+ * of its segments, a 4 s cut 0.4%) and is not judged. docs/analysis.md has the
+ * measurements. */
+const sm_disturb_net_rule sm_disturb_net_default_rule = {
+    .wall_factor = 1.5,
+    .wall_slack_ms = 1000,
+    .rto_min_ms = 1000,
+    .rto_pct = 25.0,
+};
+
+/* "13.6 s" or "250 ms": a job's times in the unit that reads best. */
+static void fmt_ms(char *buf, size_t cap, double ms)
+{
+    if (ms >= 1000)
+        snprintf(buf, cap, "%.1f s", ms / 1e3);
+    else
+        snprintf(buf, cap, "%.0f ms", ms);
+}
+
+bool sm_disturb_net_judge(sm_host_state *h, const sm_disturb_net *in,
+                          const sm_disturb_net_rule *rule)
+{
+    char wall[160] = "", rto[160] = "";
+    bool wall_known = isfinite(in->wall_ms) && in->wall_ms >= 0;
+    if (in->duration_ms > 0 && wall_known) {
+        double limit = rule->wall_factor * in->duration_ms + rule->wall_slack_ms;
+        if (in->wall_ms > limit) {
+            char took[32], asked[32], lim[32];
+            fmt_ms(took, sizeof took, in->wall_ms);
+            fmt_ms(asked, sizeof asked, in->duration_ms);
+            fmt_ms(lim, sizeof lim, limit);
+            snprintf(wall, sizeof wall, "%s wall time for a %s job (limit %s)", took, asked, lim);
+        }
+    }
+    if (in->rto_time_ms >= 0) {
+        double limit = (double)rule->rto_min_ms;
+        if (wall_known && rule->rto_pct / 100.0 * in->wall_ms > limit)
+            limit = rule->rto_pct / 100.0 * in->wall_ms;
+        if ((double)in->rto_time_ms >= limit) {
+            char spent[32], lim[32], of[64] = "";
+            fmt_ms(spent, sizeof spent, (double)in->rto_time_ms);
+            fmt_ms(lim, sizeof lim, limit);
+            if (wall_known) {
+                char took[32];
+                fmt_ms(took, sizeof took, in->wall_ms);
+                snprintf(of, sizeof of, " of %s", took);
+            }
+            snprintf(rto, sizeof rto, "%s in RTO recovery%s (%" PRId64 " timeouts, limit %s)",
+                     spent, of, in->rto, lim);
+        }
+    }
+    if (!wall[0] && !rto[0])
+        return false;
+    /* The host's own reason stays first: both are kept, joined. */
+    size_t at = strlen(h->reason);
+    snprintf(h->reason + at, sizeof h->reason - at, "%snetwork: %s%s%s", at ? "; " : "", wall,
+             wall[0] && rto[0] ? ", " : "", rto);
+    h->disturbed = true;
+    return true;
+}

@@ -1,6 +1,7 @@
 /* How the host was while a job ran: machine-wide counters (/proc/stat, /proc/loadavg) and the
  * measuring threads' own (involuntary switches, run-queue wait) read before and after the job,
- * and the rule that calls a sample disturbed (docs/analysis.md, "Disturbed samples"). */
+ * how the network treated it (wall time, TCP's RTO recovery), and the rules that call a sample
+ * disturbed (docs/analysis.md, "Disturbed samples"). */
 #ifndef SM_AGENT_DISTURB_H
 #define SM_AGENT_DISTURB_H
 
@@ -59,5 +60,34 @@ void sm_disturb_fill(sm_host_state *h, const sm_disturb_snap *before, const sm_d
 /* Applies rule to h's inputs: sets h->disturbed and h->reason (the first clause that fired,
  * with its numbers; "" when clean). An unknown input never fires its clause. Pure. */
 void sm_disturb_judge(sm_host_state *h, const sm_disturb_rule *rule);
+
+/* What the network did to one job, as its sender saw it. */
+typedef struct sm_disturb_net {
+    double wall_ms;       /* the sender's time on the job (CLOCK_MONOTONIC), ms; NaN unknown */
+    uint32_t duration_ms; /* the time it was asked to run; 0: it was bound by a count */
+    int64_t rto;          /* RTO timeouts of its connection (tcpi_total_rto); -1 unknown */
+    int64_t rto_time_ms;  /* time its connection spent in RTO recovery, ms; -1 unknown */
+} sm_disturb_net;
+
+/* The cuts of the network rule. */
+typedef struct sm_disturb_net_rule {
+    /* A duration-bound job whose wall time is above wall_factor x its duration plus
+     * wall_slack_ms, */
+    double wall_factor;
+    uint32_t wall_slack_ms;
+    /* or whose connection spent at least rto_min_ms in RTO recovery and at least rto_pct of
+     * the sender's wall time (the minimum alone when the wall time is unknown). */
+    int64_t rto_min_ms;
+    double rto_pct;
+} sm_disturb_net_rule;
+
+/* The rule as docs/analysis.md gives it. */
+extern const sm_disturb_net_rule sm_disturb_net_default_rule;
+
+/* Applies rule to in. When a clause fires, h is disturbed and its reason gains "network: "
+ * and the numbers of every clause that fired, after the host's own reason ("; ") when it
+ * had one; returns whether one fired. An unknown input never fires its clause. Pure. */
+bool sm_disturb_net_judge(sm_host_state *h, const sm_disturb_net *in,
+                          const sm_disturb_net_rule *rule);
 
 #endif

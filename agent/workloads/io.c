@@ -179,7 +179,7 @@ int sm_io_prepare(sm_side *s, int fd)
 void sm_io_record_info(sm_side *s, int fd)
 {
     sm_error e;
-    if (s->job->tr->info && s->job->tr->info(fd, &s->tcp_retrans, &s->tcp_rtt_us, &e) == 0)
+    if (s->job->tr->info && s->job->tr->info(fd, &s->tcp, &e) == 0)
         s->have_tcp_info = 1;
 }
 
@@ -198,7 +198,7 @@ void sm_io_put_cpu_side(const sm_side *s, int is_server, sm_result *r)
 void sm_io_put_tcp_info(const sm_side *client, sm_result *r)
 {
     if (client->have_tcp_info) {
-        sm_result_set(r, SM_M_TCP_RETRANS, client->tcp_retrans);
-        sm_result_set(r, SM_M_TCP_RTT_US, client->tcp_rtt_us);
+        sm_result_set(r, SM_M_TCP_RETRANS, client->tcp.retrans);
+        sm_result_set(r, SM_M_TCP_RTT_US, client->tcp.rtt_us);
     }
 }

@@ -15,8 +15,12 @@
 #define END_LEN   (sizeof SM_LINES_END - 1)
 
 /* How many writes go between two looks at the clock in a duration run: the look is cheap
- * (vDSO) but not free next to a 128-byte write. */
-#define CLOCK_EVERY 16
+ * (vDSO) but not free next to a 128-byte write. A write of CLOCK_EACH_BYTES or more looks
+ * every time: the look is then a fraction of a percent of the write, and a slow link would
+ * otherwise hold the sender 16 writes past its duration (8 s for 64 KiB writes at 1 Mbit/s),
+ * which the network rule would read as a disturbance. */
+#define CLOCK_EVERY      16
+#define CLOCK_EACH_BYTES 4096u
 
 static int is_lines(const sm_params *p)
 {
@@ -63,8 +67,9 @@ static int send_payload(sm_side *s, int fd)
     }
     if (p->duration_ms) {
         uint64_t end = sm_now_ns() + (uint64_t)p->duration_ms * 1000000u;
+        const bool each = p->msg_size >= CLOCK_EACH_BYTES;
         for (uint64_t i = 0; !rc; i++) {
-            if (i % CLOCK_EVERY == 0 && sm_now_ns() >= end)
+            if ((each || i % CLOCK_EVERY == 0) && sm_now_ns() >= end)
                 break;
             rc = sm_io_write_all(s, fd, sm_pattern_at(s->job->pat, s->bytes), p->msg_size);
             if (!rc) {

@@ -87,7 +87,7 @@ typedef struct sm_side {
     uint64_t t1_ns; /* end of the timed interval */
     sm_hist *hist;  /* latency in ns (rr, connect); owned by the runner */
     int have_tcp_info;
-    uint32_t tcp_retrans, tcp_rtt_us;
+    sm_net_tcp_stats tcp; /* when have_tcp_info */
     uint32_t sndbuf_eff, rcvbuf_eff;
     int cpu_id;        /* the CPU this side's thread ran on when it finished, -1 if unknown */
     uint32_t io_calls; /* successful I/O calls, to look at the clock every SM_IO_CHECK_EVERY */

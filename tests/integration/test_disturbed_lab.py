@@ -1,9 +1,14 @@
 """Disturbed samples on the lab (network namespaces, root): a CPU hog on the CPU where one host
 measures makes that host's samples disturbed, and the table says so per cell, while the hosts
-measuring on the other CPU stay clean. The real coordinator, agents, store and API."""
+measuring on the other CPU stay clean; a link cut in the middle of a pair job marks that job
+disturbed by the network, duration-bound or count-bound, and the next, uncut one not; a link
+shaped to 10 Mbit/s for a whole job, which retransmits as TCP finds its rate, does not. The real
+coordinator, agents, store and API."""
 import csv
 import io
+import json
 import os
+import subprocess
 import time
 import unittest
 import urllib.request
@@ -128,6 +133,133 @@ class DisturbedLabTest(unittest.TestCase):
         self.assertEqual(f.get(f"/api/runs/{rid}/anomalies?disturbed=include")["version"], 1)
         if busy:
             self.skipTest(busy + "; h2's cells checked, the others' cleanness not")
+
+
+def cut_link(f, host, seconds):
+    """Takes host's root-side veth down for seconds, then up again."""
+    veth = f.hosts[host]["veth"]
+    subprocess.run(["ip", "link", "set", veth, "down"], check=True)
+    try:
+        time.sleep(seconds)
+    finally:
+        subprocess.run(["ip", "link", "set", veth, "up"], check=True)
+
+
+def stored_results(f, rid):
+    """{job id: (ok, seconds, result)} of the run's stored results."""
+    rows = f.query("SELECT j.id, r.ok, r.seconds, r.result_json FROM jobs j JOIN results r "
+                   "ON r.job_id = j.id AND r.attempt = j.attempt WHERE j.run_id = ? "
+                   "ORDER BY j.id", rid)
+    return {jid: (ok, secs, json.loads(res)) for jid, ok, secs, res in rows}
+
+
+def pair_run(f, name, test, reps):
+    return f.start_run({"name": name, "hosts": ["h1", "h2"], "pairs": [["h1", "h2"]],
+                        "repetitions": reps, "warmup": 0, "parallel": False, "tests": [test]})
+
+
+def running_job(f, rid):
+    def running():
+        rows = f.query("SELECT id FROM jobs WHERE run_id = ? AND state = 'running'", rid)
+        return rows[0][0] if rows else None
+    return wait_for("a job of the run running", running, 20, 0.05)
+
+
+@unittest.skipUnless(can_lab(), "needs root for the lab's network namespaces")
+class NetworkDisturbedLabTest(unittest.TestCase):
+    def cut_fleet(self):
+        # hold_ms 5000: an agent is lost after 15 s without a poll, so a 4 s cut leaves the
+        # receiver online and its job running (a lost host's job would fail instead).
+        f = Fleet(n=2, hold_ms=5000)
+        self.addCleanup(f.stop)
+        return f.start()
+
+    def test_a_link_cut_in_a_pair_job_marks_it_disturbed_by_the_network(self):
+        f = self.cut_fleet()
+        test = {"workload": "stream", "scope": "pair", "transport": "tcp", "msg_size": 65536,
+                "duration_ms": 3000, "time_limit_ms": 20000}
+        rid = pair_run(f, "cut", test, 2)
+        cut = running_job(f, rid)
+        # The server listens and its client is starting: a second later the stream is in its
+        # middle. The receiver's link goes down for 4 s, longer than the whole job.
+        time.sleep(1.0)
+        cut_link(f, "h2", 4.0)
+        r = f.wait_run(rid, 60)
+        self.assertEqual(r["state"], "done", r)
+
+        by_id = stored_results(f, rid)
+        self.assertEqual(len(by_id), 2, by_id)
+        self.assertIn(cut, by_id)
+        ok, secs, res = by_id.pop(cut)
+        host = res["host"]
+        # Stored ok, as it was measured to the end, but marked: the network held it up, and
+        # TCP waited on its retransmission timer most of that time (6.3 s of 7.6 s here).
+        self.assertEqual(ok, 1, res)
+        self.assertGreater(secs, 5.5, res)
+        self.assertTrue(host["disturbed"], res)
+        self.assertRegex(host["disturbed_reason"],
+                         r"network: \d+\.\d s wall time for a 3\.0 s job \(limit 5\.5 s\), "
+                         r"\d+\.\d s in RTO recovery of \d+\.\d s \(\d+ timeouts, limit")
+        [(ok, secs, res)] = by_id.values()
+        self.assertEqual(ok, 1, res)
+        self.assertLess(secs, 5.5, res)
+        self.assertNotIn("network", res["host"]["disturbed_reason"], res)
+        # The uncut job may still be disturbed by its host, on a machine busy with other work;
+        # the table must then count both out.
+        clean = 0 if res["host"]["disturbed"] else 1
+
+        t = f.get(f"/api/runs/{rid}/table?format=json")
+        self.assertEqual(t["disturbed"], "exclude")
+        [cell] = t["cells"]
+        self.assertEqual((cell["n"], cell["disturbed"]), (clean, 2 - clean), cell)
+        t = f.get(f"/api/runs/{rid}/table?format=json&disturbed=include")
+        [cell] = t["cells"]
+        self.assertEqual((cell["n"], cell["disturbed"]), (2, 2 - clean), cell)
+
+    def test_a_link_cut_in_a_count_bound_pair_job_marks_it_by_its_time_in_rto_recovery(self):
+        # No duration, so no wall-time limit: only the time TCP spent in RTO recovery can tell
+        # the cut. 6.5 GB: 5-9 s on this machine, long enough to be cut on a faster one.
+        f = self.cut_fleet()
+        test = {"workload": "stream", "scope": "pair", "transport": "tcp", "msg_size": 65536,
+                "count": 100000, "time_limit_ms": 60000}
+        rid = pair_run(f, "cut-count", test, 1)
+        cut = running_job(f, rid)
+        time.sleep(1.0)
+        cut_link(f, "h2", 4.0)
+        r = f.wait_run(rid, 90)
+        self.assertEqual(r["state"], "done", r)
+        ok, secs, res = stored_results(f, rid)[cut]
+        self.assertEqual(ok, 1, res)
+        self.assertEqual(res["metrics"]["bytes"], 100000 * 65536, res)
+        reason = res["host"]["disturbed_reason"]
+        self.assertTrue(res["host"]["disturbed"], res)
+        self.assertRegex(reason, r"network: \d+\.\d s in RTO recovery of \d+\.\d s "
+                                 r"\(\d+ timeouts, limit \d+\.\d s\)")
+        self.assertNotIn("wall time", reason)
+
+    def test_a_link_shaped_to_10_mbit_is_slow_not_disturbed_by_the_network(self):
+        # tbf at 10 Mbit/s on the receiver's link for the whole job: its 50 ms queue drops the
+        # stream's segments as TCP probes for the rate, 2.6-17% of them retransmitted here. That
+        # is how TCP runs on a slow link, not a disturbance: the slow host's samples must stay
+        # in the verdict. TCP recovers them without a retransmission timeout.
+        f = Fleet(n=2, hold_ms=5000, lab_args=("--slow-link", "h2:10mbit"))
+        self.addCleanup(f.stop)
+        f.start()
+        test = {"workload": "stream", "scope": "pair", "transport": "tcp", "msg_size": 65536,
+                "duration_ms": 3000, "time_limit_ms": 20000}
+        rid = pair_run(f, "shaped", test, 2)
+        r = f.wait_run(rid, 60)
+        self.assertEqual(r["state"], "done", r)
+        by_id = stored_results(f, rid)
+        self.assertEqual(len(by_id), 2, by_id)
+        for ok, secs, res in by_id.values():
+            self.assertEqual(ok, 1, res)
+            # The link was the bottleneck (10 Mbit/s is 1.25 MB/s) and lost segments.
+            self.assertLess(res["metrics"]["bytes"] / secs, 1.5e6, res)
+            self.assertGreater(res["metrics"]["tcp_retrans"], 0, res)
+            # Marked neither by the network rule (the host rule may still mark it on a machine
+            # busy with other work: that is not what this test is about).
+            self.assertNotIn("network", res["host"]["disturbed_reason"], res)
 
 
 if __name__ == "__main__":

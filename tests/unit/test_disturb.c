@@ -1,6 +1,7 @@
-/* Unit tests of the disturbed-sample rule: synthetic before/after counters through
- * sm_disturb_fill and sm_disturb_judge, /proc files that lack fields, a real runner job, and
- * sm_result_merge_pair joining two hosts' verdicts. */
+/* Unit tests of the disturbed-sample rules: synthetic before/after counters through
+ * sm_disturb_fill and sm_disturb_judge, /proc files that lack fields, a real runner job, the
+ * network rule (sm_disturb_net_judge) and the TCP_INFO it reads, and sm_result_merge_pair
+ * joining two hosts' verdicts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "agent/measure/disturb.h"
+#include "agent/net.h"
 #include "agent/runner.h"
+#include "agent/transport.h"
 #include "proto/params.h"
 #include "proto/result.h"
 #include "testutil.h"
@@ -331,6 +335,213 @@ static void test_disturb_runner_records_the_host_around_a_local_job(void **state
     sm_result_fini(&r);
 }
 
+/* ---- the network rule ---- */
+
+static sm_host_state clean_host(void)
+{
+    sm_host_state h;
+    sm_host_state_init(&h);
+    h.known = true;
+    return h;
+}
+
+static bool net_judge(sm_host_state *h, double wall_ms, uint32_t duration_ms, int64_t rto,
+                      int64_t rto_time_ms)
+{
+    sm_disturb_net in = {wall_ms, duration_ms, rto, rto_time_ms};
+    return sm_disturb_net_judge(h, &in, &sm_disturb_net_default_rule);
+}
+
+/* The lab's finding: a 3 s pair job held up by a 10 s link cut. */
+static void
+test_disturb_net_a_duration_job_far_over_its_time_is_disturbed_by_the_network(void **state)
+{
+    (void)state;
+    sm_host_state h = clean_host();
+    assert_true(net_judge(&h, 13600, 3000, -1, -1));
+    assert_true(h.disturbed);
+    assert_string_equal(h.reason, "network: 13.6 s wall time for a 3.0 s job (limit 5.5 s)");
+    /* Short jobs in milliseconds: 1.5 x 200 ms + 1 s. */
+    h = clean_host();
+    assert_true(net_judge(&h, 1400, 200, 0, 0));
+    assert_string_equal(h.reason, "network: 1.4 s wall time for a 200 ms job (limit 1.3 s)");
+}
+
+static void test_disturb_net_wall_time_within_the_limit_or_unknown_is_clean(void **state)
+{
+    (void)state;
+    sm_host_state h = clean_host();
+    assert_false(net_judge(&h, 5500, 3000, 0, 0)); /* at the limit, not above it */
+    assert_false(net_judge(&h, 3100, 3000, 0, 0));
+    /* Bound by a count: no time was asked for, however long it took. */
+    assert_false(net_judge(&h, 60000, 0, 0, 0));
+    assert_false(net_judge(&h, NAN, 3000, 0, 0));
+    assert_false(h.disturbed);
+    assert_string_equal(h.reason, "");
+}
+
+/* The sender's own link down 4 s in a 3 s job: 5.1 s, under the wall-time limit, but 3.9 s
+ * of it waiting on the retransmission timer. */
+static void test_disturb_net_time_in_rto_recovery_over_the_limit_is_disturbed(void **state)
+{
+    (void)state;
+    sm_host_state h = clean_host();
+    assert_true(net_judge(&h, 5146, 3000, 4, 3869));
+    assert_true(h.disturbed);
+    assert_string_equal(h.reason,
+                        "network: 3.9 s in RTO recovery of 5.1 s (4 timeouts, limit 1.3 s)");
+    /* A count-bound job has no duration: only this clause can see its cut. */
+    h = clean_host();
+    assert_true(net_judge(&h, 60000, 0, 7, 55000));
+    assert_string_equal(h.reason,
+                        "network: 55.0 s in RTO recovery of 60.0 s (7 timeouts, limit 15.0 s)");
+    /* At the minimum on a short job; the minimum alone when the wall time is unknown. */
+    h = clean_host();
+    assert_true(net_judge(&h, 2000, 0, 2, 1000));
+    assert_string_equal(h.reason,
+                        "network: 1.0 s in RTO recovery of 2.0 s (2 timeouts, limit 1.0 s)");
+    h = clean_host();
+    assert_true(net_judge(&h, NAN, 0, 3, 1500));
+    assert_string_equal(h.reason, "network: 1.5 s in RTO recovery (3 timeouts, limit 1.0 s)");
+}
+
+static void test_disturb_net_time_in_rto_recovery_under_the_limit_or_unknown_is_clean(void **state)
+{
+    (void)state;
+    sm_host_state h = clean_host();
+    /* A link shaped to 1 Mbit/s: tbf drops, TCP recovers mostly without a timeout. */
+    assert_false(net_judge(&h, 3000, 3000, 1, 400));
+    /* Under the minimum, however large a share of a short job. */
+    assert_false(net_judge(&h, 1200, 0, 2, 999));
+    /* Over the minimum but under a quarter of a long job. */
+    assert_false(net_judge(&h, 30000, 0, 3, 7400));
+    /* Unknown: a kernel before 6.7. */
+    assert_false(net_judge(&h, 60000, 0, -1, -1));
+    assert_false(h.disturbed);
+    assert_string_equal(h.reason, "");
+}
+
+/* The host's own reason stays, the network's joins it; both clauses give their numbers. */
+static void test_disturb_net_keeps_the_hosts_reason_and_joins_both_clauses(void **state)
+{
+    (void)state;
+    sm_host_state h = clean_host();
+    h.disturbed = true;
+    snprintf(h.reason, sizeof h.reason, "%s",
+             "tx thread waited for a CPU 45% of the job > 10% (9.1 of 20.2 ms)");
+    assert_true(net_judge(&h, 13600, 3000, 6, 12900));
+    assert_true(h.disturbed);
+    assert_string_equal(h.reason,
+                        "tx thread waited for a CPU 45% of the job > 10% (9.1 of 20.2 ms); "
+                        "network: 13.6 s wall time for a 3.0 s job (limit 5.5 s), 12.9 s in RTO "
+                        "recovery of 13.6 s (6 timeouts, limit 3.4 s)");
+    /* A clean network leaves a host verdict as it was. */
+    sm_host_state before = h;
+    assert_false(net_judge(&h, 3000, 3000, 0, 0));
+    assert_true(h.disturbed);
+    assert_string_equal(h.reason, before.reason);
+}
+
+/* Linux 6.7 put the RTO counters after tcpi_snd_wnd (offset 228): tcpi_total_rto at 240,
+ * tcpi_total_rto_time at 244, the struct 248 bytes long. A shorter copy is an older kernel. */
+static void
+test_disturb_tcp_info_reads_the_rto_fields_only_when_the_kernel_copied_them(void **state)
+{
+    (void)state;
+    unsigned char buf[256];
+    memset(buf, 0, sizeof buf);
+    uint16_t rto = 5;
+    uint32_t rto_ms = 6256, retrans = 1823;
+    memcpy(buf + 240, &rto, sizeof rto);
+    memcpy(buf + 244, &rto_ms, sizeof rto_ms);
+    memcpy(buf + 100, &retrans, sizeof retrans); /* tcpi_total_retrans, Linux 2.6 */
+    sm_net_tcp_stats st;
+    sm_net_tcp_info_parse(buf, 248, &st);
+    assert_int_equal(st.retrans, 1823);
+    assert_int_equal(st.rto, 5);
+    assert_int_equal(st.rto_time_ms, 6256);
+    sm_net_tcp_info_parse(buf, sizeof buf, &st); /* a later kernel's longer struct */
+    assert_int_equal(st.rto_time_ms, 6256);
+    /* Linux 6.2-6.6 (up to tcpi_rehash), 5.4 (up to tcpi_snd_wnd): unknown, not 0. */
+    sm_net_tcp_info_parse(buf, 240, &st);
+    assert_int_equal(st.retrans, 1823);
+    assert_int_equal(st.rto, -1);
+    assert_int_equal(st.rto_time_ms, -1);
+    sm_net_tcp_info_parse(buf, 232, &st);
+    assert_int_equal(st.rto_time_ms, -1);
+    sm_net_tcp_info_parse(buf, 246, &st);
+    assert_int_equal(st.rto_time_ms, -1);
+}
+
+/* From the kernel: a quiet loopback connection spent no time in RTO recovery, on a kernel
+ * that says so. */
+static void test_disturb_tcp_info_of_a_quiet_connection_has_no_rto_time(void **state)
+{
+    (void)state;
+    sm_sockopts o = {0};
+    sm_error err = {0};
+    int lfd = -1, cfd = -1, sfd = -1;
+    uint16_t port = 0;
+    assert_int_equal(sm_net_tcp_listen("127.0.0.1", 0, &o, &lfd, &port, &err), 0);
+    sm_endpoint ep = {.port = port};
+    snprintf(ep.host, sizeof ep.host, "127.0.0.1");
+    assert_int_equal(sm_transport_get(SM_TR_TCP)->connect(&ep, &o, 5000, &cfd, &err), 0);
+    assert_int_equal(sm_transport_get(SM_TR_TCP)->accept(lfd, &o, 5000, &sfd, &err), 0);
+    static char buf[64 * 1024];
+    memset(buf, 'x', sizeof buf);
+    size_t sent = 0;
+    while (sent < sizeof buf) {
+        ssize_t n = write(cfd, buf + sent, sizeof buf - sent);
+        assert_true(n > 0);
+        sent += (size_t)n;
+    }
+    size_t got = 0;
+    while (got < sizeof buf) {
+        ssize_t n = read(sfd, buf, sizeof buf);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    sm_net_tcp_stats st;
+    assert_int_equal(sm_net_tcp_info(cfd, &st, &err), 0);
+    assert_int_equal(st.retrans, 0);
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+        (major > 6 || (major == 6 && minor >= 7))) {
+        assert_int_equal(st.rto, 0);
+        assert_int_equal(st.rto_time_ms, 0);
+    } else {
+        /* Known only if backported; never faked. */
+        assert_true(st.rto_time_ms == -1 || st.rto_time_ms == 0);
+    }
+    sm_net_close(&sfd);
+    sm_net_close(&cfd);
+    sm_net_close(&lfd);
+}
+
+/* A duration job on loopback takes the time asked for: the network rule stays quiet. */
+static void test_disturb_runner_judges_a_quiet_duration_job_clean_of_the_network(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_RR);
+    p.transport = SM_TR_TCP;
+    p.req_size = 1;
+    p.resp_size = 1;
+    p.count = 0;
+    p.duration_ms = 200;
+    sm_error err = {0};
+    assert_int_equal(sm_params_validate(&p, &err), 0);
+    sm_runner_opts o = {.sock_dir = "/tmp"};
+    sm_result r;
+    sm_result_init(&r);
+    assert_int_equal(sm_runner_run(&p, &o, &r, &err), 0);
+    assert_true(r.ok);
+    assert_true(sm_result_get(&r, SM_M_SECONDS) < 1.3);
+    assert_null(strstr(r.host.reason, "network"));
+    sm_result_fini(&r);
+}
+
 static void side(sm_result *r, bool disturbed, const char *reason, int64_t nivcsw_tx,
                  int64_t nivcsw_rx)
 {
@@ -387,6 +598,37 @@ static void test_disturb_pair_is_disturbed_when_either_side_is(void **state)
     sm_result_fini(&m);
 }
 
+/* Each side judged the network by what it saw; the merged result keeps every mark in full. */
+static void test_disturb_pair_keeps_a_network_mark_through_the_merge(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_STREAM);
+    p.scope = SM_SCOPE_PAIR;
+    p.duration_ms = 3000;
+    sm_result srv, cli, m;
+    side(&srv, false, "", -1, 4);
+    assert_true(net_judge(&srv.host, 13600, 3000, -1, -1));
+    side(&cli, false, "", 2, -1);
+    assert_int_equal(sm_result_merge_pair(&p, &srv, &cli, &m), 0);
+    assert_true(m.ok);
+    assert_true(m.host.disturbed);
+    assert_string_equal(m.host.reason,
+                        "server: network: 13.6 s wall time for a 3.0 s job (limit 5.5 s)");
+    sm_result_fini(&m);
+    /* Both sides, one with a host reason as well: nothing cut off. */
+    side(&cli, true, "tx thread waited for a CPU 27% of the job > 10% (822.0 of 3002.4 ms)", 2, -1);
+    assert_true(net_judge(&cli.host, 13600, 3000, 6, 12900));
+    assert_int_equal(sm_result_merge_pair(&p, &srv, &cli, &m), 0);
+    assert_true(m.host.disturbed);
+    assert_string_equal(m.host.reason,
+                        "client: tx thread waited for a CPU 27% of the job > 10% (822.0 of 3002.4 "
+                        "ms); network: 13.6 s wall time for a 3.0 s job (limit 5.5 s), 12.9 s in "
+                        "RTO recovery of 13.6 s (6 timeouts, limit 3.4 s); server: network: "
+                        "13.6 s wall time for a 3.0 s job (limit 5.5 s)");
+    sm_result_fini(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +645,17 @@ int main(void)
         cmocka_unit_test(test_disturb_snap_without_steal_or_files_is_unknown),
         cmocka_unit_test(test_disturb_runner_records_the_host_around_a_local_job),
         cmocka_unit_test(test_disturb_pair_is_disturbed_when_either_side_is),
+        cmocka_unit_test(
+            test_disturb_net_a_duration_job_far_over_its_time_is_disturbed_by_the_network),
+        cmocka_unit_test(test_disturb_net_wall_time_within_the_limit_or_unknown_is_clean),
+        cmocka_unit_test(test_disturb_net_time_in_rto_recovery_over_the_limit_is_disturbed),
+        cmocka_unit_test(test_disturb_net_time_in_rto_recovery_under_the_limit_or_unknown_is_clean),
+        cmocka_unit_test(test_disturb_net_keeps_the_hosts_reason_and_joins_both_clauses),
+        cmocka_unit_test(
+            test_disturb_tcp_info_reads_the_rto_fields_only_when_the_kernel_copied_them),
+        cmocka_unit_test(test_disturb_tcp_info_of_a_quiet_connection_has_no_rto_time),
+        cmocka_unit_test(test_disturb_runner_judges_a_quiet_duration_job_clean_of_the_network),
+        cmocka_unit_test(test_disturb_pair_keeps_a_network_mark_through_the_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
