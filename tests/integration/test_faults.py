@@ -405,9 +405,6 @@ class StoreCommitsFailTest(FaultTest):
         f.wait_run(rid, 30)
         self.assert_no_sanitizer_report(f)
 
-    # The control state in memory is not rolled back with the store: jobs dispatched or
-    # ended in a transaction that failed stay so in memory, and the run counts them.
-    @unittest.expectedFailure
     def test_a_run_whose_commits_failed_for_a_while_ends_with_counts_equal_to_its_jobs(self):
         f = self.fleet()
         rid, _ = self.fail_commits_mid_run(f)
