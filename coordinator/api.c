@@ -141,7 +141,7 @@ static int post_jobs(sm_api_ctx *a, const char *body, size_t blen, char **resp, 
     if (!status && sm_store_commit(a->st, &err) != 0)
         status = error(resp, len, 500, err.msg, NULL);
     if (status && status >= 500)
-        sm_store_rollback(a->st);
+        sm_control_rollback(&a->ctl, now_ms(), NULL);
     if (!status && a->jobs_queued) {
         /* Each host once; the lookup is linear, but only over hosts already listed. */
         const char **hosts = calloc(n, sizeof *hosts);
@@ -240,6 +240,17 @@ static sm_api_run api_run(const sm_run_row *r)
                         !r->parallel, r->parallel_note};
 }
 
+/* Rolls back a request's transaction after its control call failed with code. A refusal
+ * (SM_EINVAL: a bad spec, a run that is not running) comes before the control state changes;
+ * any other failure may come after, and the control state is rolled back with the store. */
+static void undo(sm_api_ctx *a, int code)
+{
+    if (code == SM_EINVAL)
+        sm_store_rollback(a->st);
+    else
+        sm_control_rollback(&a->ctl, now_ms(), NULL);
+}
+
 static int post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
 {
     char field[96] = "", *spec_json = NULL;
@@ -257,10 +268,10 @@ static int post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, s
         status = error(resp, len, 500, err.msg, NULL);
     } else if (sm_control_run_start(a->ctl, spec_json, &spec, now_ms(), &id, field, sizeof field,
                                     &err) != 0) {
-        sm_store_rollback(a->st);
+        undo(a, err.code);
         status = error(resp, len, err.code == SM_EINVAL ? 400 : 500, err.msg, field);
     } else if (sm_store_commit(a->st, &err) != 0) {
-        sm_store_rollback(a->st);
+        sm_control_rollback(&a->ctl, now_ms(), NULL);
         status = error(resp, len, 500, err.msg, NULL);
     }
     sm_spec_fini(&spec);
@@ -352,11 +363,11 @@ static int cancel_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
     if (sm_store_begin(a->st, &err) != 0)
         return error(resp, len, 500, err.msg, NULL);
     if (sm_control_run_cancel(a->ctl, id, now_ms(), &err) != 0) {
-        sm_store_rollback(a->st);
+        undo(a, err.code);
         return error(resp, len, err.code == SM_EINVAL ? 409 : 500, err.msg, "id");
     }
     if (sm_store_commit(a->st, &err) != 0) {
-        sm_store_rollback(a->st);
+        sm_control_rollback(&a->ctl, now_ms(), NULL);
         return error(resp, len, 500, err.msg, NULL);
     }
     if (a->jobs_queued)

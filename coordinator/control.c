@@ -576,6 +576,50 @@ void sm_control_close(sm_control *c)
     free(c);
 }
 
+int sm_control_rollback(sm_control **cp, int64_t now_ms, sm_error *err)
+{
+    sm_control *old = *cp, *c = NULL;
+    sm_error local = {0};
+    if (!err)
+        err = &local;
+    sm_store_rollback(old->st);
+    int rc = sm_control_open(&c, old->st, &old->cfg, now_ms, err);
+    if (rc) {
+        sm_log(LOG_ERR, "SM-CONTROL-KEEP",
+               "cannot reload the jobs from the store after a rollback: %s", err->msg);
+        return rc;
+    }
+    c->stats = old->stats;
+    c->served = old->served;
+    c->last_service_at = old->last_service_at;
+    /* The agents' own words are in no table: their next polls would say them again, but
+     * liveness (and a lost host's grace) would restart from now and an idle agent wait a hold
+     * for its next job. */
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        const cagent *was = sm_map_get(old->agents, a->name);
+        if (!was)
+            continue;
+        a->last_seen_ms = was->last_seen_ms;
+        a->heard_at = was->heard_at;
+        a->forgiven_ms = was->forgiven_ms;
+        if (a->status == SM_AGENT_LOST && was->status == SM_AGENT_LOST) {
+            a->lost_at = was->lost_at;
+            a->queue_failed = was->queue_failed;
+        }
+        a->idle = was->idle;
+        memcpy(a->labels, was->labels, sizeof a->labels);
+        a->n_labels = was->n_labels;
+        memcpy(a->data_addr, was->data_addr, sizeof a->data_addr);
+    }
+    sm_control_close(old);
+    *cp = c;
+    return 0;
+}
+
 /* Registers or refreshes the agent row when something about it changed. */
 static int upsert_agent(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err)
 {
@@ -1898,8 +1942,8 @@ int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_err
         return rc;
     /* job_finish ended the run as failed when its last job went; say cancelled instead. */
     sm_run_row row;
-    if (sm_store_run_get(c->st, run_id, &row, err) != 0)
-        return SM_EINVAL;
+    if ((rc = sm_store_run_get(c->st, run_id, &row, err)) != 0)
+        return rc;
     rc = sm_store_run_update(c->st, run_id, SM_RUN_CANCELLED, "cancelled", row.done, row.failed,
                              now_ms, err);
     sm_run_row_fini(&row);

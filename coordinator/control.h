@@ -32,6 +32,15 @@ int sm_control_open(sm_control **c, sm_store *st, const sm_control_cfg *cfg, int
                     sm_error *err);
 void sm_control_close(sm_control *c);
 
+/* Rolls back the store's open transaction and the control state with it. The store's rollback
+ * undoes nothing in memory: a job dispatched or ended, a run counted, in a transaction that
+ * failed would stay so, and a run could end "done" over jobs its table still has queued. So *c
+ * is reopened from the store, as after a restart (an unacked result is sent again by its agent;
+ * a pair job in flight runs again as a new attempt), keeping its statistics and what the agents'
+ * last polls said (idle, address, labels, when they were heard). When the store cannot be read
+ * to reopen, *c is kept as it was and the error returned. */
+int sm_control_rollback(sm_control **c, int64_t now_ms, sm_error *err);
+
 /* Handles one verified poll: stores its results (the caller has begun a transaction and
  * commits before sending), notes acks and status, dispatches the next job, and fills *reply.
  * *reply_now says whether to answer at once (a command, results the store did not hold yet, or

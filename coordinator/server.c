@@ -33,11 +33,10 @@ typedef struct server {
     struct lws_context *ctx;
     sm_bus *bus;
     sm_store *st;
-    sm_control *ctl;
     sm_replay *replay;
     sm_rejects *rejects;
-    sm_map *held; /* agent name -> held */
-    sm_api_ctx api;
+    sm_map *held;   /* agent name -> held */
+    sm_api_ctx api; /* its ctl is the control state, which a rollback replaces */
     sm_ws_hub *hub;
     uint64_t ws_counters[3];
     unsigned ticks;
@@ -145,8 +144,8 @@ static void drain_bus(server *s)
                 in_tx = true;
         }
         bool now_reply = false;
-        if (!failed &&
-            sm_control_poll(s->ctl, &poll, (int64_t)now, &out[n_out].reply, &now_reply, &err) != 0)
+        if (!failed && sm_control_poll(s->api.ctl, &poll, (int64_t)now, &out[n_out].reply,
+                                       &now_reply, &err) != 0)
             failed = true;
         /* A newer poll supersedes the held one: the agent's REQ socket has moved on. */
         held *old = sm_map_del(s->held, poll.agent);
@@ -173,10 +172,11 @@ static void drain_bus(server *s)
     if (in_tx && !failed && sm_store_commit(s->st, &err) != 0)
         failed = true;
     if (failed) {
-        /* Nothing is acked: the agents send the same results again with their next poll. */
+        /* Nothing is acked: the agents send the same results again with their next poll, and
+         * what the batch changed in memory goes back to what the store holds. */
         sm_log(LOG_ERR, "SM-STORE-FAIL", "store failed, %zu replies withheld: %s", n_out, err.msg);
         if (in_tx)
-            sm_store_rollback(s->st);
+            sm_control_rollback(&s->api.ctl, now_ms(), NULL);
         for (size_t i = 0; i < n_out; i++)
             sm_bus_msg_fini(&out[i].msg);
         return;
@@ -211,7 +211,7 @@ static void answer_news(server *s)
     sm_error err = {0};
     size_t n;
     do {
-        n = sm_control_take_news(s->ctl, names, MAX);
+        n = sm_control_take_news(s->api.ctl, names, MAX);
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
             if (sm_map_get(s->held, names[i]))
@@ -222,10 +222,10 @@ static void answer_news(server *s)
             return;
         const int64_t now = now_ms();
         for (size_t i = 0; i < k; i++)
-            news[i] = sm_control_news(s->ctl, names[i], now, &replies[i], &err);
+            news[i] = sm_control_news(s->api.ctl, names[i], now, &replies[i], &err);
         if (sm_store_commit(s->st, &err) != 0) {
             sm_log(LOG_ERR, "SM-STORE-FAIL", "cannot dispatch queued jobs: %s", err.msg);
-            sm_store_rollback(s->st);
+            sm_control_rollback(&s->api.ctl, now, NULL);
             return; /* the jobs stay queued; the agents' next polls take them */
         }
         for (size_t i = 0; i < k; i++)
@@ -247,9 +247,9 @@ static void on_tick(lws_sorted_usec_list_t *sul)
     const int64_t now = now_ms();
     sm_error err = {0};
     if (sm_store_begin(s->st, &err) == 0) {
-        if (sm_control_tick(s->ctl, now, &err) != 0 || sm_store_commit(s->st, &err) != 0) {
+        if (sm_control_tick(s->api.ctl, now, &err) != 0 || sm_store_commit(s->st, &err) != 0) {
             sm_log(LOG_ERR, "SM-TICK-FAIL", "%s", err.msg);
-            sm_store_rollback(s->st);
+            sm_control_rollback(&s->api.ctl, now, NULL);
         }
     }
     /* Expired holds are answered with whatever there is (often nothing). */
@@ -264,12 +264,12 @@ static void on_tick(lws_sorted_usec_list_t *sul)
         sm_poll_reply replies[64];
         bool ok = true;
         for (size_t i = 0; i < n && ok; i++)
-            ok = sm_control_expire(s->ctl, names[i], now, &replies[i], &err) == 0;
+            ok = sm_control_expire(s->api.ctl, names[i], now, &replies[i], &err) == 0;
         if (ok && sm_store_commit(s->st, &err) == 0) {
             for (size_t i = 0; i < n; i++)
                 answer_held(s, names[i], &replies[i]);
         } else {
-            sm_store_rollback(s->st);
+            sm_control_rollback(&s->api.ctl, now, NULL);
         }
     }
     answer_news(s);
@@ -479,7 +479,7 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
                            .job_grace_ms = 30000,
                            .lost_grace_ms = cfg->lost_grace_ms,
                            .clock_ms = mono_ms};
-    if ((rc = sm_control_open(&s.ctl, s.st, &ccfg, t0, err)))
+    if ((rc = sm_control_open(&s.api.ctl, s.st, &ccfg, t0, err)))
         goto out;
     s.replay = sm_replay_new(2ull * SM_SKEW_MS);
     s.rejects = sm_rejects_new();
@@ -488,7 +488,7 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
     }
-    s.api = (sm_api_ctx){s.st, s.ctl, s.rejects, cfg->token, jobs_queued, &s, s.ws_counters};
+    s.api = (sm_api_ctx){s.st, s.api.ctl, s.rejects, cfg->token, jobs_queued, &s, s.ws_counters};
     if (!(s.hub = sm_ws_hub_new(&s.api, s.st, s.ws_counters))) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
@@ -544,7 +544,7 @@ out:
     sm_bus_close(s.bus);
     sm_rejects_free(s.rejects);
     sm_replay_free(s.replay);
-    sm_control_close(s.ctl);
+    sm_control_close(s.api.ctl);
     sm_store_close(s.st);
     return rc;
 }

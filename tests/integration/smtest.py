@@ -82,9 +82,7 @@ class Fleet:
         self.prefix = f"t{_os.getpid() % 10000}{random.randint(0, 99)}-"
         subprocess.run([COORDINATOR, "keygen", self.key], check=True, capture_output=True)
         if self.lab:
-            self.subnet = f"10.213.{random.randint(100, 200)}"
-            subprocess.run(["bash", LAB, "up", str(n), "--prefix", self.prefix, "--subnet",
-                            self.subnet, *lab_args], check=True, capture_output=True, timeout=60)
+            self.lab_up(n, lab_args)
             st = json.loads(subprocess.run(["bash", LAB, "status", "--json", "--prefix",
                                             self.prefix], check=True, capture_output=True,
                                            text=True).stdout)
@@ -100,6 +98,26 @@ class Fleet:
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.extra_args = []  # more coordinator options (later ones win)
         self.agent_args = []  # more options for every agent
+
+    def lab_up(self, n, lab_args):
+        """lab.sh up on a subnet no address of this machine is on. Other labs (other tests, on
+        this machine at the same time) come and go: one that took the subnet or prefix between
+        the look and the up makes lab.sh refuse, and the next try picks another."""
+        for attempt in range(5):
+            used = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True,
+                                  text=True).stdout
+            free = [x for x in range(100, 201) if f" 10.213.{x}.1/" not in used]
+            self.subnet = f"10.213.{random.choice(free)}"
+            r = subprocess.run(["bash", LAB, "up", str(n), "--prefix", self.prefix, "--subnet",
+                                self.subnet, *lab_args], capture_output=True, text=True,
+                               timeout=60)
+            if r.returncode == 0:
+                return
+            if "already in use" not in r.stderr and "exists" not in r.stderr:
+                break
+            self.prefix = f"t{_os.getpid() % 10000}{random.randint(0, 99)}-"
+        raise AssertionError(f"lab.sh up {n} --prefix {self.prefix} --subnet {self.subnet}: "
+                             f"{r.stderr.strip()}")
 
     # -- processes --
     def start_coordinator(self):

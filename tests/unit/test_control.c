@@ -307,6 +307,78 @@ static void test_control_assign_is_resent_until_acked(void **state)
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_ASSIGNED);
 }
 
+/* A transaction that fails takes the control state back with it. Before, a result taken in
+ * one ended its job in memory only: resent, it was stored, but the job's row stayed "running"
+ * for good and its run counted it done; a job dispatched in one stayed "queued" in the store. */
+static void test_control_a_rollback_takes_the_control_state_back_to_the_store(void **state)
+{
+    fixture *f = *state;
+    sm_poll p;
+    sm_poll_reply r;
+    bool now;
+    sm_error err = {0};
+    uint64_t id = dispatch_one(f, &p, &r);
+    snprintf(p.acks[0], sizeof p.acks[0], "%s", r.commands[0].id);
+    p.n_acks = 1;
+    p.state = SM_AGENT_BUSY;
+    p.job = id;
+    p.attempt = 1;
+    poll_once(f, &p, &r, &now);
+    assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
+
+    /* The result comes in a transaction whose commit fails: no ack goes out. */
+    sm_result_msg m = {.job = id, .attempt = 1};
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    sm_result_set(&m.result, SM_M_BYTES, 1000);
+    p.n_acks = 0;
+    p.state = SM_AGENT_IDLE;
+    p.results = &m;
+    p.n_results = 1;
+    f->now += 10;
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    assert_int_equal(sm_control_poll(f->c, &p, f->now, &r, &now, &err), 0);
+    assert_int_equal(sm_control_rollback(&f->c, f->now, &err), 0);
+    assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
+    assert_int_equal(results(f), 0);
+    /* Sent again, it is stored once and ends its job. */
+    f->now += 10;
+    poll_once(f, &p, &r, &now);
+    assert_true(now);
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_DONE);
+    assert_int_equal(results(f), 1);
+
+    /* A job dispatched in a failed transaction is queued again, and dispatched by the next
+     * poll: the agent never heard of it. */
+    uint64_t id2 = submit(f, "h1");
+    p.results = NULL;
+    p.n_results = 0;
+    f->now += 10;
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    assert_int_equal(sm_control_poll(f->c, &p, f->now, &r, &now, &err), 0);
+    assert_int_equal(r.n_commands, 1);
+    assert_int_equal(sm_control_rollback(&f->c, f->now, &err), 0);
+    assert_int_equal(job_state(f, id2, NULL, 0), SM_JOB_QUEUED);
+    f->now += 10;
+    poll_once(f, &p, &r, &now);
+    assert_int_equal(r.n_commands, 1);
+    assert_int_equal(r.commands[0].kind, SM_CMD_ASSIGN);
+    assert_int_equal(r.commands[0].job, id2);
+    assert_int_equal(r.commands[0].attempt, 1);
+    assert_int_equal(job_state(f, id2, NULL, 0), SM_JOB_ASSIGNED);
+    /* The counters go on across the rollbacks; the agent is still online, heard just now. */
+    sm_control_stats s;
+    sm_control_get_stats(f->c, &s);
+    assert_int_equal(s.polls, 7);
+    sm_agent_status st;
+    int64_t seen;
+    assert_true(sm_control_agent_live(f->c, "h1", &st, &seen));
+    assert_int_not_equal(st, SM_AGENT_LOST);
+    assert_int_equal(seen, f->now);
+    sm_result_fini(&m.result);
+}
+
 /* Ticks every 250 ms from f->now up to and including until, as the server does: time that
  * passes without a poll or a tick is time the coordinator was away, and is forgiven. */
 static void tick_until(fixture *f, int64_t until)
@@ -1753,6 +1825,8 @@ int main(void)
             test_control_a_poll_with_one_new_result_among_stored_ones_is_answered_at_once, setup,
             teardown),
         cmocka_unit_test_setup_teardown(test_control_assign_is_resent_until_acked, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_rollback_takes_the_control_state_back_to_the_store, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_adaptive_run_adds_rounds_to_the_wide_group_until_max, setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_adaptive_run_does_not_count_disturbed_samples,
