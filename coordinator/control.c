@@ -918,7 +918,7 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
         .connects_per_s = sm_result_get(r, SM_M_CONNECTS_PER_S),
         .ok = r->ok,
     };
-    bool inserted = false, late = false;
+    bool inserted = false, late = false, retry_waits = false;
     uint64_t late_run = 0;
     sm_job_row row;
     memset(&row, 0, sizeof row);
@@ -928,6 +928,10 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
          * turns up from the spool was measured after all: the result completes it. */
         late = row.state == SM_JOB_FAILED && row.attempt == m->attempt &&
                strncmp(row.reason, "agent-", 6) == 0;
+        /* Or it was queued again for its retry, which has not started: the late result
+         * completes it all the same, and the retry is not run. */
+        retry_waits = row.state == SM_JOB_QUEUED && row.attempt == m->attempt + 1 &&
+                      strncmp(row.reason, "retry after: agent-", 19) == 0;
         late_run = row.run_id;
         sm_job_row_fini(&row);
         rc = sm_store_result_insert(c->st, m->job, m->attempt, a->name, json, &cols, now_ms,
@@ -955,6 +959,15 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
     if (late && inserted && r->ok && late_run && (rc = run_late_done(c, late_run, now_ms, err)))
         return rc;
     cjob *j = job_get(c, m->job);
+    if (retry_waits && inserted && r->ok && j && j->state == SM_JOB_QUEUED &&
+        j->attempt == m->attempt + 1) {
+        sm_log(LOG_NOTICE, "SM-JOB-LATE",
+               "job %" PRIu64 ": attempt %u's result arrived late and completes it; its retry "
+               "does not run",
+               j->id, m->attempt);
+        unqueue_all(c, j);
+        j->attempt = m->attempt;
+    }
     if (j && j->attempt == m->attempt) {
         rc = r->ok ? job_finish(c, j, SM_JOB_DONE, "", now_ms, err)
                    : job_finish(c, j, SM_JOB_FAILED, r->reason, now_ms, err);

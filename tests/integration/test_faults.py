@@ -325,9 +325,10 @@ class LateResultTest(FaultTest):
     coordinator had failed it agent-lost; the store had it done, but the run still counted it
     failed (24 done / 24 failed in the run, 25 / 23 in the jobs table).
 
-    The coordinator gives the attempt up when the host is lost: it fails the job, or (since
-    the grace period of item 8) queues its one retry. The late result of the attempt is then
-    stored once either way, and completes the job or is kept beside the retry's."""
+    The coordinator gives the attempt up when the host is lost: it queues its one retry, which
+    waits for the host (the grace period of item 8). The late result of the attempt comes with
+    the host's first poll after the cut, before the retry could start: it is stored once and
+    completes the job, and the retry does not run."""
 
     def test_a_result_that_arrives_after_its_host_was_lost_is_counted_done_once(self):
         f = self.fleet(lab=True)
@@ -358,8 +359,9 @@ class LateResultTest(FaultTest):
         self.assertEqual(f.query("SELECT ok FROM results WHERE job_id = ? AND attempt = ?",
                                  jid, attempt), [(1,)])
         self.assertEqual(jobs[jid][3], "done", jobs[jid])
-        how = ("completed by its late result" if jobs[jid][4] == attempt else
-               f"retried as attempt {jobs[jid][4]}, the late result stored beside it")
+        self.assertEqual(jobs[jid][4], attempt, jobs[jid])
+        self.assertEqual(f.query("SELECT COUNT(*) FROM results WHERE job_id = ?", jid), [(1,)])
+        how = "completed by its late result"
         self.assert_no_sanitizer_report(f)
         note(f"link of {host} cut during job {jid}: given up at attempt {attempt}, then {how}; "
              f"run {run['state']} {run['progress']} = jobs table")

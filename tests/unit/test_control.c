@@ -1014,6 +1014,59 @@ static void test_control_a_lost_host_away_past_the_grace_fails_its_run_jobs_sayi
                                 "come back within 10000 ms");
 }
 
+static void test_control_a_late_result_completes_a_job_whose_retry_waits_for_its_host(void **state)
+{
+    fixture *f = *state;
+    reopen(f, (sm_control_cfg){.hold_ms = HOLD, .job_grace_ms = 1000, .lost_grace_ms = 60000});
+    sm_poll p1, p2;
+    uint64_t run = start_run(f, 1, true, &p1, &p2);
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, &p1, &r, &now);
+    assert_int_equal(r.n_commands, 1);
+    const uint64_t job = r.commands[0].job;
+    p1.state = SM_AGENT_BUSY;
+    p1.job = job;
+    p1.attempt = 1;
+    poll_once(f, &p1, &r, &now);
+    /* h1's link is cut: it is lost, and the job it ran waits as its retry (attempt 2). */
+    for (int k = 0; k < 40 && agent_status(f, "h1") != SM_AGENT_LOST; k++) {
+        tick_both(f, 250);
+        poll_once(f, &p2, &r, &now);
+    }
+    assert_int_equal(agent_status(f, "h1"), SM_AGENT_LOST);
+    char reason[256];
+    assert_int_equal(job_state(f, job, reason, sizeof reason), SM_JOB_QUEUED);
+    assert_non_null(strstr(reason, "retry after: agent-lost"));
+    /* It comes back with attempt 1's result, measured while it was away. */
+    sm_result_msg m = {.job = job, .attempt = 1};
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    sm_result_set(&m.result, SM_M_SECONDS, 0.01);
+    p1.state = SM_AGENT_IDLE;
+    p1.job = 0;
+    p1.attempt = 0;
+    p1.results = &m;
+    p1.n_results = 1;
+    poll_once(f, &p1, &r, &now);
+    p1.results = NULL;
+    p1.n_results = 0;
+    assert_int_equal(job_state(f, job, NULL, 0), SM_JOB_DONE);
+    assert_int_equal(r.n_acks, 1);
+    /* Its retry is not run: the host's next job is another one. */
+    for (size_t i = 0; i < r.n_commands; i++)
+        assert_true(r.commands[i].job != job);
+    sm_job_row row;
+    sm_error err = {0};
+    assert_int_equal(sm_store_job_get(f->st, job, &row, &err), 0);
+    assert_int_equal(row.attempt, 1);
+    sm_job_row_fini(&row);
+    sm_run_row rr = run_row(f, run);
+    assert_int_equal(rr.done, 1);
+    assert_int_equal(rr.failed, 0);
+    sm_run_row_fini(&rr);
+}
+
 static void test_control_parallel_false_holds_other_hosts_until_the_running_job_ends(void **state)
 {
     fixture *f = *state;
@@ -1857,6 +1910,9 @@ int main(void)
             test_control_a_lost_host_fails_its_queued_run_jobs_and_the_run_ends, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_a_wall_clock_step_neither_times_out_a_job_nor_loses_its_agent, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_late_result_completes_a_job_whose_retry_waits_for_its_host, setup,
             teardown),
         cmocka_unit_test_setup_teardown(
             test_control_a_lost_host_back_within_the_grace_runs_its_queued_run_jobs, setup,
