@@ -21,6 +21,13 @@ SEED = {"workload": "stream", "scope": "local", "transport": ["tcp", "unix"], "f
 REPS = 4
 
 
+def rto_known():
+    """Whether this kernel reports the time TCP spent in RTO recovery (Linux 6.7 and later):
+    before it, only the wall-time clause can mark a cut."""
+    major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    return (major, minor) >= (6, 7)
+
+
 def cpu1_busy_s():
     """Seconds CPU 1 spent busy since boot (/proc/stat's cpu1 line)."""
     with open("/proc/stat") as f:
@@ -197,9 +204,9 @@ class NetworkDisturbedLabTest(unittest.TestCase):
         self.assertEqual(ok, 1, res)
         self.assertGreater(secs, 5.5, res)
         self.assertTrue(host["disturbed"], res)
-        self.assertRegex(host["disturbed_reason"],
-                         r"network: \d+\.\d s wall time for a 3\.0 s job \(limit 5\.5 s\), "
-                         r"\d+\.\d s in RTO recovery of \d+\.\d s \(\d+ timeouts, limit")
+        wall = r"network: \d+\.\d s wall time for a 3\.0 s job \(limit 5\.5 s\)"
+        rto = r", \d+\.\d s in RTO recovery of \d+\.\d s \(\d+ timeouts, limit"
+        self.assertRegex(host["disturbed_reason"], wall + (rto if rto_known() else ""))
         [(ok, secs, res)] = by_id.values()
         self.assertEqual(ok, 1, res)
         self.assertLess(secs, 5.5, res)
@@ -216,6 +223,7 @@ class NetworkDisturbedLabTest(unittest.TestCase):
         [cell] = t["cells"]
         self.assertEqual((cell["n"], cell["disturbed"]), (2, 2 - clean), cell)
 
+    @unittest.skipUnless(rto_known(), "the kernel reports no time in RTO recovery (before 6.7)")
     def test_a_link_cut_in_a_count_bound_pair_job_marks_it_by_its_time_in_rto_recovery(self):
         # No duration, so no wall-time limit: only the time TCP spent in RTO recovery can tell
         # the cut. 6.5 GB: 5-9 s on this machine, long enough to be cut on a faster one.
