@@ -386,16 +386,18 @@ static bool ci_clears(const sm_summary *s, double reference, double rel, limits 
     return rel > 0 ? r >= l.floor : r <= -l.floor;
 }
 
-/* Whether a cell's own 95% CI leaves out the reference on rel's side: its difference from the
- * fleet is beyond its own sampling error. Three hosts give a MAD from one gap, so a z of 5 can
- * come from medians 15% apart that each host's spread covers (an unshaped lab under ASan:
- * 19.8 ms against 17.2, its repetitions 16 to 20 ms). A cell with n < 3 has no interval and is
- * judged on z and the floor alone. */
-static bool ci_excludes(const sm_summary *s, double reference, double rel)
+/* Whether a cell is the floor off the fleet even at the near end of its own 95% CI: the
+ * difference is at least the floor with 95% confidence, not only at its median. Three hosts
+ * give a MAD from one gap, so a z of 5 can come from medians 15% apart that each host's spread
+ * covers (an unshaped lab under ASan: 19.8 ms against 17.2, its repetitions 16 to 20 ms), and
+ * a shared machine has moved one lab host's TCP/UDS ratio 16% for a whole run (0.903 against
+ * 1.075, all five repetitions below the others' median). A cell with n < 3 has no interval and
+ * is judged on z and the floor alone. */
+static bool ci_beyond_floor(const sm_summary *s, double reference, double rel, limits l)
 {
     if (s->n < SM_ANALYSIS_NOISY_MIN_N)
         return true;
-    return rel > 0 ? s->ci95_low > reference : s->ci95_high < reference;
+    return ci_clears(s, reference, rel, l);
 }
 
 static void noisy_rule(sm_anomaly *a, limits l)
@@ -567,7 +569,7 @@ static int fleet_column(const sm_table *t, const column *k, limits l, sm_anomali
         const sm_summary *s = &cell_at(k, r)->s;
         bool noisy = sm_analysis_noisy(s);
         bool by_z = stands_apart(z[r], mad, rel, l) &&
-                    (noisy ? ci_clears(s, med, rel, l) : ci_excludes(s, med, rel));
+                    (noisy ? ci_clears(s, med, rel, l) : ci_beyond_floor(s, med, rel, l));
         bool by_gap = !by_z && fabs(rel) >= l.floor && interval_apart(k, n, r, rel, l);
         if (!by_z && !by_gap)
             continue;

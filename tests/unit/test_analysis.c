@@ -397,8 +397,10 @@ static void test_analysis_a_noisy_cell_flags_only_when_its_whole_ci_clears_the_f
 
 /* Three hosts make a MAD of one gap: medians 15% apart give a z of 5 though each host's own
  * repetitions cover the fleet's median (an unshaped lab's 2010 test under ASan, 19.8 ms against
- * 17.2 and 17.1 ms). The difference must lie beyond the host's own interval. */
-static void test_analysis_a_host_whose_interval_covers_the_fleet_median_does_not_flag(void **state)
+ * 17.2 and 17.1 ms), and one host of an unshaped lab read a TCP/UDS ratio 16% off for a whole
+ * run with every repetition on one side. A host flags when even the near end of its own
+ * interval lies the floor beyond the fleet's median. */
+static void test_analysis_a_host_flags_only_with_its_interval_the_floor_beyond_the_median(void **state)
 {
     (void)state;
     sm_anomalies a = {0};
@@ -415,8 +417,15 @@ static void test_analysis_a_host_whose_interval_covers_the_fleet_median_does_not
     h1->s.ci95_high = 0.0205;
     assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
     assert_int_equal(a.n, 0);
-    /* Every repetition above the fleet's median: the same medians flag. */
+    /* Every repetition above the fleet's median, but the near end of the interval only 10.4%
+     * above it: the difference is not the floor with confidence, and does not flag. */
     h1->s.ci95_low = 0.0190;
+    assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
+    assert_int_equal(a.n, 0);
+    /* The whole interval the floor beyond the median (+16.2% at its near end) flags. */
+    h1->s.median = 0.0215;
+    h1->s.ci95_low = 0.0200;
+    h1->s.ci95_high = 0.0230;
     assert_int_equal(sm_analysis_table(&t, NULL, &a, NULL), 0);
     assert_int_equal(a.n, 1);
     assert_int_equal(a.v[0].row, 0);
@@ -1190,7 +1199,7 @@ int main(void)
         cmocka_unit_test(test_analysis_noisy_is_cv_above_10_percent_or_n_below_3),
         cmocka_unit_test(test_analysis_noisy_fleet_never_flags_a_host_twice_off),
         cmocka_unit_test(test_analysis_a_noisy_cell_flags_only_when_its_whole_ci_clears_the_floor),
-        cmocka_unit_test(test_analysis_a_host_whose_interval_covers_the_fleet_median_does_not_flag),
+        cmocka_unit_test(test_analysis_a_host_flags_only_with_its_interval_the_floor_beyond_the_median),
         cmocka_unit_test(test_analysis_a_cell_with_two_samples_never_flags),
         cmocka_unit_test(test_analysis_fleet_of_fewer_than_three_cells_raises_nothing),
         cmocka_unit_test(test_analysis_floor_keeps_a_10_percent_outlier_unless_lowered),
