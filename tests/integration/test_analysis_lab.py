@@ -152,12 +152,16 @@ class AnalysisLabTest(unittest.TestCase):
         self.assertGreaterEqual(cells["h2"]["limited"], 5, why)
         self.assertEqual(cells["h2"]["limit_bound"], limit_ms / 1000, why)
         self.assertEqual((cells["h1"]["limited"], cells["h3"]["limited"]), (0, 0), why)
-        found = self.anomalies(f, rid)["anomalies"]
+        # Judged with disturbed samples in: on a virtual machine whose host takes CPU time
+        # (steal 10-30% of these 100 ms jobs was seen), h1's and h3's samples are rightly set
+        # aside by default, which leaves h2 no reference; the limit is this test's matter.
+        found = self.anomalies(f, rid, "?disturbed=include")["anomalies"]
         self.assertEqual([(a["host"], a["kind"], a["direction"], a["at_limit"]) for a in found],
                          [("h2", "fleet", "slower", True)], why)
         self.assertEqual(found[0]["value"], limit_ms / 1000)
         self.assertRegex(found[0]["rule"], r"^\d+ of \d+ jobs at the time limit$")
-        with urllib.request.urlopen(f.url + f"/api/runs/{rid}/table?format=md") as resp:
+        md_url = f.url + f"/api/runs/{rid}/table?format=md&disturbed=include"
+        with urllib.request.urlopen(md_url) as resp:
             md = resp.read().decode()
         h2 = next(line for line in md.splitlines() if line.startswith("| h2 "))
         self.assertIn(f"> {limit_ms / 1000:g} (", h2)
