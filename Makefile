@@ -57,6 +57,7 @@ build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -L 'unit|integration|web|system'
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L 'unit|integration|fuzz'
 
 test-unit: build
