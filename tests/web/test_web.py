@@ -234,7 +234,9 @@ class AnomalyTest(WebCase):
         rid = self.start_run(f, SLOW)
         self.assertEqual(self.wait_run(f, rid, timeout=300)["state"], "done")
         found = f.get(f"/api/runs/{rid}/anomalies")["anomalies"]
-        self.assertEqual({a["host"] for a in found}, {"h2"}, "the analysis itself (API)")
+        table = self.raw(f, f"/api/runs/{rid}/table?format=md").decode()
+        self.assertEqual({a["host"] for a in found}, {"h2"},
+                         f"the analysis itself (API)\n{table}\n{found}")
         os.makedirs(SHOTS, exist_ok=True)
         shot = os.path.join(SHOTS, "compare.png")
         res = self.drive(f, "anomaly", run=rid, hosts=sorted(f.hosts), shot=shot, width=1600,
