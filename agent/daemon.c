@@ -162,6 +162,8 @@ static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr
     sm_error why;
     switch (role) {
     case SM_ROLE_SERVER:
+        /* addr is the client's data address from prepare: the port takes that peer alone. */
+        ro.client_addr = addr;
         return sm_runner_serve(p, d->cfg->data_addr[0] ? d->cfg->data_addr : "0.0.0.0", &ro,
                                on_ready, d, r, err);
     case SM_ROLE_CLIENT:
@@ -169,6 +171,7 @@ static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr
          * decides where it sends data: a coordinator (or a key) is not trusted to aim it. */
         if (sm_addr_policy_check(&d->cfg->data_addr_allow, addr, &why) != 0)
             return sm_error_set(err, SM_EINVAL, "server address: %s", why.msg);
+        ro.source_addr = d->cfg->data_addr;
         return sm_runner_connect(p, addr, port, &ro, r, err);
     case SM_ROLE_BOTH:
         break;

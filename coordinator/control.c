@@ -661,8 +661,9 @@ static void assign_command(const cjob *j, sm_command *cmd)
     cmd->params = j->params;
 }
 
-/* prepare (to the server) and start (to the client, with the server's registered address:
- * agents connect only to addresses the coordinator took from registered agents). */
+/* prepare (to the server, with the client's registered address: the server accepts that
+ * address alone) and start (to the client, with the server's registered address: agents
+ * connect only to addresses the coordinator took from registered agents). */
 static void pair_command(const cjob *j, sm_cmd_kind kind, const char *addr, sm_command *cmd)
 {
     memset(cmd, 0, sizeof *cmd);
@@ -672,8 +673,8 @@ static void pair_command(const cjob *j, sm_cmd_kind kind, const char *addr, sm_c
     cmd->job = j->id;
     cmd->attempt = j->attempt;
     cmd->params = j->params;
+    snprintf(cmd->addr, sizeof cmd->addr, "%s", addr);
     if (kind == SM_CMD_START) {
-        snprintf(cmd->addr, sizeof cmd->addr, "%s", addr);
         cmd->port = j->ready_port;
         if (j->params.workload == SM_WL_HTTP && j->params.tls)
             memcpy(cmd->pin, j->ready_pin, sizeof cmd->pin);
@@ -764,8 +765,11 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
             if (cur->state == SM_JOB_ASSIGNED && !cur->assign_acked)
                 assign_command(cur, &reply->commands[reply->n_commands++]);
         } else if (strcmp(cur->peer, a->name) == 0) {
-            if (!cur->prepare_acked)
-                pair_command(cur, SM_CMD_PREPARE, NULL, &reply->commands[reply->n_commands++]);
+            if (!cur->prepare_acked) {
+                const cagent *cl = sm_map_get(c->agents, cur->host);
+                pair_command(cur, SM_CMD_PREPARE, cl ? cl->data_addr : "",
+                             &reply->commands[reply->n_commands++]);
+            }
         } else if (cur->ready_port && !cur->start_acked) {
             cagent *srv = sm_map_get(c->agents, cur->peer);
             pair_command(cur, SM_CMD_START, srv ? srv->data_addr : "",

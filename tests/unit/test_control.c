@@ -1551,6 +1551,8 @@ static void pair_handshake(fixture *f, sm_poll *ps[2], uint64_t *job, uint32_t *
             poll_once(f, ps[i], &r, &now);
             for (size_t k = 0; k < r.n_commands; k++)
                 if (r.commands[k].kind == SM_CMD_PREPARE) {
+                    /* The server learns its client's address: it accepts that one alone. */
+                    assert_string_equal(r.commands[k].addr, ps[1 - i]->data_addr);
                     *server = i;
                     *job = r.commands[k].job;
                     *attempt = r.commands[k].attempt;
