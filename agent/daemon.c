@@ -144,6 +144,11 @@ bool sm_daemon_url_allowed(const sm_daemon_cfg *cfg, const char *url)
     return false;
 }
 
+static bool same_family(const char *a, const char *b)
+{
+    return a[0] && b[0] && (strchr(a, ':') == NULL) == (strchr(b, ':') == NULL);
+}
+
 static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr, uint16_t port,
                    const char *pin, sm_result *r, sm_error *err)
 {
@@ -162,8 +167,11 @@ static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr
     sm_error why;
     switch (role) {
     case SM_ROLE_SERVER:
-        /* addr is the client's data address from prepare: the port takes that peer alone. */
-        ro.client_addr = addr;
+        /* addr is the client's data address from prepare: the port takes that peer alone. A
+         * client of the other address family reaches this listener from an address of this
+         * family, not from its data address, so it is not held to it. */
+        if (same_family(addr, d->cfg->data_addr))
+            ro.client_addr = addr;
         return sm_runner_serve(p, d->cfg->data_addr[0] ? d->cfg->data_addr : "0.0.0.0", &ro,
                                on_ready, d, r, err);
     case SM_ROLE_CLIENT:

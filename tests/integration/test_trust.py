@@ -4,6 +4,9 @@ policy, no agent named "coordinator"; and agents connect a pair job only to a se
 inside their own policy. Loopback fleet: no root needed."""
 import json
 import os
+import re
+import signal
+import socket
 import subprocess
 import unittest
 
@@ -162,6 +165,40 @@ class DataAddrPolicyTest(unittest.TestCase):
                                       "msg_size": 1000, "count": 50}]})
         run = f.wait_run(rid, timeout=60)
         self.assertEqual((run["state"], run["progress"]["done"]), ("done", 1), run)
+
+
+class PairPortTest(unittest.TestCase):
+    def test_a_pair_port_closes_a_stranger_and_serves_the_jobs_client(self):
+        f = Fleet(n=2, hold_ms=1000, lab=False)
+        self.addCleanup(f.stop)
+        f.start()
+        # The client is held back, so that the stranger is the first to reach the server's port.
+        h1 = f.agents["h1"]
+        h1.send_signal(signal.SIGSTOP)
+        self.addCleanup(lambda: h1.poll() is None and h1.send_signal(signal.SIGCONT))
+        rid = f.start_run({"name": "pair", "hosts": ["h1", "h2"], "pairs": [["h1", "h2"]],
+                           "repetitions": 1, "warmup": 0,
+                           "tests": [{"workload": "stream", "scope": "pair", "transport": "tcp",
+                                      "msg_size": 1000, "count": 50}]})
+        m = wait_for("h2 to listen", lambda: re.search(
+            r"server listening on 127\.0\.0\.1 port (\d+)", log_of(f, "agent-h2")), 10, 0.02)
+        # All of 127/8 is loopback: 127.0.0.3 is another host as far as h2 can tell.
+        with socket.socket() as s:
+            s.bind(("127.0.0.3", 0))
+            s.settimeout(5)
+            s.connect(("127.0.0.1", int(m.group(1))))
+            try:
+                got = s.recv(1)
+            except ConnectionResetError:
+                got = b""
+        self.assertEqual(got, b"", "the stranger was served as the job's client")
+        h1.send_signal(signal.SIGCONT)
+        run = f.wait_run(rid, timeout=60)
+        self.assertEqual((run["state"], run["progress"]["done"]), ("done", 1), run)
+        log = log_of(f, "agent-h2")
+        self.assertIn("SM-PAIR-PEER-REFUSED", log)
+        self.assertIn("closed a connection from 127.0.0.3 to a pair job's port: only the job's "
+                      "client 127.0.0.1 may connect (1 refused so far)", log)
 
 
 if __name__ == "__main__":
