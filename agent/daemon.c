@@ -144,6 +144,11 @@ bool sm_daemon_url_allowed(const sm_daemon_cfg *cfg, const char *url)
     return false;
 }
 
+static bool same_family(const char *a, const char *b)
+{
+    return a[0] && b[0] && (strchr(a, ':') == NULL) == (strchr(b, ':') == NULL);
+}
+
 static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr, uint16_t port,
                    const char *pin, sm_result *r, sm_error *err)
 {
@@ -159,11 +164,22 @@ static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr
                             p->url);
     if (role == SM_ROLE_CLIENT && pin[0])
         ro.tls_pin = pin;
+    sm_error why;
     switch (role) {
     case SM_ROLE_SERVER:
+        /* addr is the client's data address from prepare: the port takes that peer alone. A
+         * client of the other address family reaches this listener from an address of this
+         * family, not from its data address, so it is not held to it. */
+        if (same_family(addr, d->cfg->data_addr))
+            ro.client_addr = addr;
         return sm_runner_serve(p, d->cfg->data_addr[0] ? d->cfg->data_addr : "0.0.0.0", &ro,
                                on_ready, d, r, err);
     case SM_ROLE_CLIENT:
+        /* The coordinator took addr from a registered agent, but this agent's own policy
+         * decides where it sends data: a coordinator (or a key) is not trusted to aim it. */
+        if (sm_addr_policy_check(&d->cfg->data_addr_allow, addr, &why) != 0)
+            return sm_error_set(err, SM_EINVAL, "server address: %s", why.msg);
+        ro.source_addr = d->cfg->data_addr;
         return sm_runner_connect(p, addr, port, &ro, r, err);
     case SM_ROLE_BOTH:
         break;
@@ -201,9 +217,10 @@ static void *worker_main(void *arg)
         if (run_job(d, &p, role, addr, port, pin, &r, &err) != 0) {
             r.ok = false;
             /* A refusal by policy is the reason itself, not a failure to start. */
-            snprintf(
-                r.reason, sizeof r.reason, "%s%.200s",
-                strncmp(err.msg, "url: ", 5) == 0 ? "refused: " : "could not start: ", err.msg);
+            const bool refused =
+                strncmp(err.msg, "url: ", 5) == 0 || strncmp(err.msg, "server address: ", 16) == 0;
+            snprintf(r.reason, sizeof r.reason, "%s%.200s",
+                     refused ? "refused: " : "could not start: ", err.msg);
         }
         sm_log(LOG_INFO, "SM-JOB-END", "job %" PRIu64 ".%u: %s", job, attempt,
                r.ok ? "ok" : r.reason);
@@ -620,6 +637,14 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     }
     sm_log(LOG_NOTICE, "SM-AGENT-START", "agent %s (boot %s) polling %s, %zu results in the spool",
            cfg->name, d.boot, cfg->coordinator, sm_spool_count(d.spool));
+    /* The coordinator checks an announced data address against its own policy and, if it is
+     * outside, drops the polls unanswered: its reply cannot say why, so this line does. */
+    sm_error pe;
+    if (cfg->data_addr[0] && sm_addr_policy_check(&cfg->data_addr_allow, cfg->data_addr, &pe))
+        sm_log(LOG_WARNING, "SM-DATA-ADDR-POLICY",
+               "--data-addr %s: a coordinator with the default policy refuses this agent "
+               "(its polls go unanswered) unless it allows it with --data-addr-allow",
+               pe.msg);
     while (!*stop) {
         sm_error e = {0};
         if (send_poll(&d, &e) != 0) {

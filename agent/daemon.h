@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/addrpolicy.h"
 #include "proto/envelope.h"
 #include "proto/err.h"
 #include "proto/msg.h"
@@ -31,6 +32,8 @@ typedef struct sm_daemon_cfg {
     /* --affinity: pin every job's client and server threads to these CPUs. */
     bool pin;
     int client_cpu, server_cpu;
+    /* --data-addr-allow: the server addresses a pair job's client may connect to. */
+    sm_addr_policy data_addr_allow;
 } sm_daemon_cfg;
 
 /* Whether url is under one of the prefixes: it starts with one, and a prefix that does not end

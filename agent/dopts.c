@@ -23,6 +23,10 @@ const char *sm_dopts_usage(void)
            "  --name NAME            this agent's name (default: the hostname)\n"
            "  --labels k=v,...       labels the coordinator can select hosts by\n"
            "  --data-addr IP         the address peers reach this host on for pair jobs\n"
+           "  --data-addr-allow LIST server addresses a pair job may connect to besides\n"
+           "                         public and private unicast: comma-separated loopback,\n"
+           "                         link-local, multicast, any, or ADDR/PREFIX (default:\n"
+           "                         none of them); the coordinator has the same option\n"
            "  --spool-dir DIR        results not yet stored (default "
            "/var/lib/sockmatrix-agent/spool)\n"
            "  --sock-dir DIR         where Unix sockets of jobs are made (default /tmp)\n"
@@ -58,6 +62,7 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
         {"allow-http", required_argument, NULL, 'H'},
         {"affinity", required_argument, NULL, 'A'},
         {"log-level", required_argument, NULL, 'L'},
+        {"data-addr-allow", required_argument, NULL, 'D'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -145,6 +150,10 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
             if ((sm_log_level = sm_log_parse_level(optarg)) < 0)
                 return sm_error_set(err, SM_EINVAL, "--log-level: '%s' is not a level", optarg);
             break;
+        case 'D':
+            if (sm_addr_policy_parse(&cfg->data_addr_allow, optarg, err) != 0)
+                return SM_EINVAL;
+            break;
         case 'h':
             *help = true;
             return 0;
@@ -160,6 +169,11 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
     if (!sm_name_valid(cfg->name))
         return sm_error_set(err, SM_EINVAL,
                             "the hostname '%s' is not a valid agent name: give --name", cfg->name);
+    /* The coordinator signs as "coordinator" and refuses an agent of that name. */
+    if (strcmp(cfg->name, "coordinator") == 0)
+        return sm_error_set(err, SM_EINVAL,
+                            "the agent name 'coordinator' is reserved for the coordinator: give "
+                            "another --name");
     if (!key_file)
         return sm_error_set(err, SM_EINVAL, "--key-file is required");
     if (sm_key_load(key_file, cfg->key, err) != 0) {

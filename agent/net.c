@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 /* Not <netinet/tcp.h>: glibc's struct tcp_info stops at tcpi_total_retrans. */
 #include <linux/tcp.h>
@@ -15,6 +16,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "proto/log.h"
 
 static int set_int(int fd, int level, int name, int value, const char *what, sm_error *err)
 {
@@ -129,6 +132,20 @@ static int connect_timed(int s, const struct sockaddr *sa, socklen_t len, int ti
     return 0;
 }
 
+static int bind_source(int s, int family, const sm_sockopts *o, sm_error *err)
+{
+    struct sockaddr_storage src;
+    socklen_t len = 0;
+    if (!o->bind_from || !o->bind_from[0])
+        return 0;
+    int rc = parse_inet(o->bind_from, 0, &src, &len, err);
+    if (rc || src.ss_family != family)
+        return rc;
+    if (bind(s, (struct sockaddr *)&src, len) != 0)
+        return sm_error_sys(err, errno, "bind to the source address %s", o->bind_from);
+    return 0;
+}
+
 int sm_net_tcp_connect(const char *addr, uint16_t port, const sm_sockopts *o, int timeout_ms,
                        int *fd, sm_error *err)
 {
@@ -142,7 +159,7 @@ int sm_net_tcp_connect(const char *addr, uint16_t port, const sm_sockopts *o, in
     int s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s < 0)
         return sm_error_sys(err, errno, "socket");
-    if ((rc = apply_bufs(s, o, err)) ||
+    if ((rc = apply_bufs(s, o, err)) || (rc = bind_source(s, ss.ss_family, o, err)) ||
         (rc = connect_timed(s, (struct sockaddr *)&ss, len, timeout_ms, what, err)) ||
         (rc = apply_tcp(s, o, err))) {
         close(s);
@@ -216,6 +233,38 @@ int sm_net_unix_connect(const char *path, const sm_sockopts *o, int timeout_ms, 
     return 0;
 }
 
+/* Whether an accepted peer is the address text names (an IPv4 peer on an IPv6 socket comes
+ * as ::ffff:a.b.c.d and matches a.b.c.d). */
+static bool peer_is(const struct sockaddr_storage *peer, const char *text)
+{
+    uint8_t want[16], got[16];
+    int fam;
+    if (inet_pton(AF_INET, text, want) == 1)
+        fam = AF_INET;
+    else if (inet_pton(AF_INET6, text, want) == 1)
+        fam = AF_INET6;
+    else
+        return false;
+    if (peer->ss_family == AF_INET) {
+        memcpy(got, &((const struct sockaddr_in *)peer)->sin_addr, 4);
+        return fam == AF_INET && memcmp(got, want, 4) == 0;
+    }
+    if (peer->ss_family != AF_INET6)
+        return false;
+    const struct in6_addr *a6 = &((const struct sockaddr_in6 *)peer)->sin6_addr;
+    if (fam == AF_INET6)
+        return memcmp(a6, want, 16) == 0;
+    return IN6_IS_ADDR_V4MAPPED(a6) && memcmp(a6->s6_addr + 12, want, 4) == 0;
+}
+
+static void peer_text(const struct sockaddr_storage *peer, char *buf, size_t len)
+{
+    if (peer->ss_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)peer)->sin_addr, buf, (socklen_t)len);
+    else if (peer->ss_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)peer)->sin6_addr, buf, (socklen_t)len);
+}
+
 int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *fd, sm_error *err)
 {
     struct pollfd pfd = {.fd = lfd, .events = POLLIN};
@@ -227,11 +276,27 @@ int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *
         return sm_error_sys(err, errno, "poll on listener");
     if (n == 0)
         return sm_error_set(err, SM_ETIMEDOUT, "no connection within %d ms", timeout_ms);
-    int s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof peer;
+    int s = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC);
     if (s < 0) {
         if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
             return sm_error_set(err, SM_ETIMEDOUT, "connection went away before accept");
         return sm_error_sys(err, errno, "accept");
+    }
+    if (tcp && o->only_from && o->only_from[0] && !peer_is(&peer, o->only_from)) {
+        /* A pair job's port is for its client alone: anyone else reaching it would be measured
+         * as the job's traffic, or hold the port until the job's time limit. */
+        char who[INET6_ADDRSTRLEN] = "?";
+        peer_text(&peer, who, sizeof who);
+        close(s);
+        uint64_t k = o->refused ? ++*o->refused : 1;
+        if ((k & (k - 1)) == 0)
+            sm_log(LOG_WARNING, "SM-PAIR-PEER-REFUSED",
+                   "closed a connection from %s to a pair job's port: only the job's client %s "
+                   "may connect (%" PRIu64 " refused so far)",
+                   who, o->only_from, k);
+        return sm_error_set(err, SM_ETIMEDOUT, "closed a connection from %s", who);
     }
     /* TCP_CORK is a sender's option; on an accepted (receiving) socket only nodelay applies. */
     if (tcp && o->nodelay && set_int(s, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY", err)) {

@@ -15,6 +15,13 @@ typedef struct sm_sockopts {
     bool cork;
     uint32_t sndbuf;
     uint32_t rcvbuf;
+    /* Accepting: a connection from another address than this IPv4/IPv6 literal is closed at
+     * once and counted in *refused (NULL or "": any peer). */
+    const char *only_from;
+    uint64_t *refused;
+    /* Connecting over tcp: the source address to bind first, so that the server sees the
+     * address it expects (NULL or "": the kernel's choice; ignored for another family). */
+    const char *bind_from;
 } sm_sockopts;
 
 /* Listens on addr:port (IPv4 or IPv6 literal, port 0 = any) with SO_REUSEADDR; buffer sizes
@@ -35,7 +42,9 @@ int sm_net_unix_connect(const char *path, const sm_sockopts *o, int timeout_ms, 
                         sm_error *err);
 
 /* Waits at most timeout_ms for a connection on lfd and accepts it (close-on-exec).
- * Returns SM_ETIMEDOUT when none came. `tcp` says whether nodelay applies. */
+ * Returns SM_ETIMEDOUT when none came, or when the one that came was from another address than
+ * o->only_from and was closed (logged at the 1st, 2nd, 4th, 8th... such). `tcp` says whether
+ * nodelay and only_from apply. */
 int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *fd, sm_error *err);
 
 /* Sets SO_RCVTIMEO and SO_SNDTIMEO so that blocking reads and writes return EAGAIN every

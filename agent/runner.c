@@ -175,8 +175,10 @@ static int job_init(sm_job *job, sm_pattern *pat, const sm_params *p, const sm_r
         if (o->fault == SM_FAULT_WRONG_PIN && strlen(job->pin) > 10)
             job->pin[10] = job->pin[10] == 'A' ? 'B' : 'A';
     }
-    job->client_opts = (sm_sockopts){p->nodelay, p->cork, p->sndbuf, p->rcvbuf};
-    job->server_opts = (sm_sockopts){p->nodelay, false, p->sndbuf, p->rcvbuf};
+    job->client_opts = (sm_sockopts){
+        .nodelay = p->nodelay, .cork = p->cork, .sndbuf = p->sndbuf, .rcvbuf = p->rcvbuf};
+    job->server_opts =
+        (sm_sockopts){.nodelay = p->nodelay, .sndbuf = p->sndbuf, .rcvbuf = p->rcvbuf};
     if (make_pattern(p, pat))
         return sm_error_set(err, SM_ENOMEM, "out of memory for the payload pattern");
     return 0;
@@ -356,6 +358,9 @@ int sm_runner_serve(const sm_params *p, const char *bind_addr, const sm_runner_o
     if ((rc = job_init(&job, &pat, p, o, true, &wl, err)))
         goto out;
     snprintf(job.ep.host, sizeof job.ep.host, "%s", bind_addr);
+    uint64_t refused = 0;
+    job.server_opts.only_from = o->client_addr;
+    job.server_opts.refused = &refused;
     if ((rc = job.tr->listen(&job.ep, &job.server_opts, &lfd, err)))
         goto out;
     start_clock(&job);
@@ -398,6 +403,7 @@ int sm_runner_connect(const sm_params *p, const char *addr, uint16_t port, const
     }
     snprintf(job.ep.host, sizeof job.ep.host, "%s", addr);
     job.ep.port = port;
+    job.client_opts.bind_from = o->source_addr;
     side_init(&client, &job, wl, 0, &first_failed);
     if (o->pin)
         client.pin_cpu = o->client_cpu;

@@ -25,6 +25,10 @@ typedef struct sm_runner_opts {
      * the pin of the server's key that the coordinator passed on. NULL when none. */
     const struct sm_tls_id *tls;
     const char *tls_pin;
+    /* Pair jobs over tcp: the server accepts its client from client_addr alone, closing
+     * connections from anywhere else; the client connects from source_addr. NULL or "": any. */
+    const char *client_addr;
+    const char *source_addr;
 } sm_runner_opts;
 
 /* Runs one job with validated params p (scope local); an http job with a url runs its client

@@ -67,7 +67,7 @@ def raise_nofile():
 class Coordinator:
     """A coordinator we start and stop ourselves, by PID."""
 
-    def __init__(self, bin_dir, tmp):
+    def __init__(self, bin_dir, tmp, agents):
         coord = os.path.join(bin_dir, "sockmatrix-coordinator")
         self.key = os.path.join(tmp, "key")
         self.log_path = os.path.join(tmp, "coordinator.log")
@@ -78,7 +78,9 @@ class Coordinator:
             self.proc = subprocess.Popen(
                 [coord, "--listen", self.bus, "--http", "127.0.0.1:0", "--db",
                  os.path.join(tmp, "coordinator.db"), "--key-file", self.key, "--hold-ms",
-                 str(HOLD_MS), "--ready-fd", str(w)],
+                 str(HOLD_MS), "--ready-fd", str(w),
+                 # A swarm larger than the default registration cap is still all admitted.
+                 "--max-agents", str(max(4096, agents))],
                 pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         os.close(w)
         with os.fdopen(r) as f:
@@ -157,7 +159,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="sm-swarm-")
     coord = None
     try:
-        coord = Coordinator(a.bin_dir, tmp)
+        coord = Coordinator(a.bin_dir, tmp, a.agents)
         cmd = [os.path.join(a.bin_dir, "sm-swarm"), "--coordinator", coord.bus, "--http",
                coord.http, "--key-file", coord.key, "--agents", str(a.agents), "--coord-pid",
                str(coord.proc.pid), "--jobs-per-agent", str(a.jobs_per_agent), "--idle-s",

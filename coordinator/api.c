@@ -193,12 +193,20 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
                                w ? w[1] : 0,     w ? w[2] : 0,      s.results_foreign};
     _Static_assert(sizeof names / sizeof names[0] == sizeof values / sizeof values[0],
                    "one value per counter name");
-    const char *rej_names[SM_REJ__COUNT];
-    uint64_t rej_values[SM_REJ__COUNT];
+    const char *rej_names[SM_REJ__COUNT + 4];
+    uint64_t rej_values[SM_REJ__COUNT + 4];
     size_t nr = 0;
     for (int r = 1; r < SM_REJ__COUNT; r++) {
         rej_names[nr] = sm_reject_name((sm_reject)r);
         rej_values[nr++] = a->rejects ? sm_rejects_count(a->rejects, (sm_reject)r) : 0;
+    }
+    /* Signed and fresh, but refused by the fleet's policy (coordinator/control.h). */
+    const char *pol_names[] = {"wrong-host", "agents-cap", "data-addr", "reserved-name"};
+    const uint64_t pol_values[] = {s.results_wrong_host, s.refused_agents_cap, s.refused_data_addr,
+                                   s.refused_name};
+    for (size_t i = 0; i < 4; i++) {
+        rej_names[nr] = pol_names[i];
+        rej_values[nr++] = pol_values[i];
     }
     /* A store whose commits fail loses every result it is sent: a monitor must see it. */
     char store_error[256];

@@ -95,6 +95,11 @@ struct sm_control {
     sm_map *jobs;   /* decimal id -> cjob, unfinished jobs only */
     sm_map *runs;   /* decimal id -> crun, running runs only */
     sm_control_stats stats;
+    /* Log lines of refused results and polls: at most one a minute per kind. */
+    struct quiet {
+        int64_t at;
+        uint64_t held_back;
+    } quiet_wrong_host, quiet_cap, quiet_data_addr, quiet_name;
     /* Its previous poll or tick on the liveness clock: how long the coordinator was away. */
     bool served;
     int64_t last_service_at;
@@ -421,6 +426,8 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
     }
     c->st = st;
     c->cfg = *cfg;
+    if (c->cfg.max_agents == 0)
+        c->cfg.max_agents = SM_AGENTS_MAX_DEFAULT;
     if ((rc = sm_store_agents_list(st, &rows, &n, err)))
         goto fail;
     for (size_t i = 0; i < n; i++) {
@@ -654,8 +661,9 @@ static void assign_command(const cjob *j, sm_command *cmd)
     cmd->params = j->params;
 }
 
-/* prepare (to the server) and start (to the client, with the server's registered address:
- * agents connect only to addresses the coordinator took from registered agents). */
+/* prepare (to the server, with the client's registered address: the server accepts that
+ * address alone) and start (to the client, with the server's registered address: agents
+ * connect only to addresses the coordinator took from registered agents). */
 static void pair_command(const cjob *j, sm_cmd_kind kind, const char *addr, sm_command *cmd)
 {
     memset(cmd, 0, sizeof *cmd);
@@ -665,8 +673,8 @@ static void pair_command(const cjob *j, sm_cmd_kind kind, const char *addr, sm_c
     cmd->job = j->id;
     cmd->attempt = j->attempt;
     cmd->params = j->params;
+    snprintf(cmd->addr, sizeof cmd->addr, "%s", addr);
     if (kind == SM_CMD_START) {
-        snprintf(cmd->addr, sizeof cmd->addr, "%s", addr);
         cmd->port = j->ready_port;
         if (j->params.workload == SM_WL_HTTP && j->params.tls)
             memcpy(cmd->pin, j->ready_pin, sizeof cmd->pin);
@@ -757,8 +765,11 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
             if (cur->state == SM_JOB_ASSIGNED && !cur->assign_acked)
                 assign_command(cur, &reply->commands[reply->n_commands++]);
         } else if (strcmp(cur->peer, a->name) == 0) {
-            if (!cur->prepare_acked)
-                pair_command(cur, SM_CMD_PREPARE, NULL, &reply->commands[reply->n_commands++]);
+            if (!cur->prepare_acked) {
+                const cagent *cl = sm_map_get(c->agents, cur->host);
+                pair_command(cur, SM_CMD_PREPARE, cl ? cl->data_addr : "",
+                             &reply->commands[reply->n_commands++]);
+            }
         } else if (cur->ready_port && !cur->start_acked) {
             cagent *srv = sm_map_get(c->agents, cur->peer);
             pair_command(cur, SM_CMD_START, srv ? srv->data_addr : "",
@@ -786,6 +797,50 @@ static void reply_init(const sm_control *c, sm_poll_reply *reply)
 
 static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t now_ms,
                        sm_poll_reply *reply, sm_error *err);
+
+/* Whether a refusal of this kind is logged now: one line a minute, saying how many were not. */
+static bool quiet_log(struct quiet *q, int64_t now_ms, uint64_t *held_back)
+{
+    if (q->at && now_ms - q->at < 60000 && now_ms >= q->at) {
+        q->held_back++;
+        return false;
+    }
+    q->at = now_ms;
+    *held_back = q->held_back;
+    q->held_back = 0;
+    return true;
+}
+
+static void ack_result(sm_poll_reply *reply, const sm_result_msg *m)
+{
+    if (reply->n_acks < SM_REPLY_ACKS_MAX) {
+        reply->ack_job[reply->n_acks] = m->job;
+        reply->ack_attempt[reply->n_acks] = m->attempt;
+        reply->n_acks++;
+    }
+}
+
+/* A result (or a side of a pair job) is taken only from the host that ran it: the job's host,
+ * or its peer for the server side. From anyone else it is counted, logged and acked, never
+ * stored, and the job goes on waiting for its own host. The ack only stops the sender's
+ * resends: the result can never be stored, and unacked it would come back with every poll. */
+static bool wrong_host(sm_control *c, const cagent *a, const sm_result_msg *m,
+                       const sm_job_row *row, int64_t now_ms, sm_poll_reply *reply)
+{
+    const char *owner = m->role == SM_ROLE_SERVER ? row->peer : row->host;
+    if (strcmp(owner, a->name) == 0)
+        return false;
+    c->stats.results_wrong_host++;
+    uint64_t held_back;
+    if (quiet_log(&c->quiet_wrong_host, now_ms, &held_back))
+        sm_log(LOG_WARNING, "SM-RESULT-WRONG-HOST",
+               "%s sent a result for job %" PRIu64 ".%u (role %s), which belongs to %s: not stored "
+               "(%" PRIu64 " more like it in the last minute not logged)",
+               a->name, m->job, m->attempt, sm_role_name(m->role), owner[0] ? owner : "no host",
+               held_back);
+    ack_result(reply, m);
+    return true;
+}
 
 static void put_cols(const sm_result *r, sm_result_cols *cols)
 {
@@ -852,6 +907,11 @@ static int take_side(sm_control *c, cagent *a, const sm_result_msg *m, int64_t n
     bool inserted = false;
     sm_job_row row;
     int rc = sm_store_job_get(c->st, m->job, &row, NULL);
+    if (rc == 0 && wrong_host(c, a, m, &row, now_ms, reply)) {
+        sm_job_row_fini(&row);
+        free(json);
+        return 0;
+    }
     if (rc == 0) {
         sm_job_row_fini(&row);
         rc = sm_store_side_insert(c->st, m->job, m->attempt, sm_role_name(m->role), a->name, json,
@@ -923,6 +983,11 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
     sm_job_row row;
     memset(&row, 0, sizeof row);
     int rc = sm_store_job_get(c->st, m->job, &row, NULL);
+    if (rc == 0 && wrong_host(c, a, m, &row, now_ms, reply)) {
+        sm_job_row_fini(&row);
+        free(json);
+        return 0;
+    }
     if (rc == 0) {
         /* A job failed for the agent's absence ("agent-lost", "agent-restarted") whose result
          * turns up from the spool was measured after all: the result completes it. */
@@ -1146,6 +1211,44 @@ static void owed_acks_pay(sm_control *c, cagent *a, sm_poll_reply *reply)
         reply->n_acks++;
     }
     a->n_owed = 0;
+}
+
+bool sm_control_admit(sm_control *c, const sm_poll *p, int64_t now_ms)
+{
+    uint64_t held_back;
+    /* The coordinator signs its replies with this name: an agent of that name would be
+     * confused with it in every log line and in the store. */
+    if (strcmp(p->agent, "coordinator") == 0) {
+        c->stats.refused_name++;
+        if (quiet_log(&c->quiet_name, now_ms, &held_back))
+            sm_log(LOG_WARNING, "SM-AGENT-NAME-RESERVED",
+                   "refused a poll from an agent named \"coordinator\": the name is reserved "
+                   "for the coordinator; give the agent another --name (%" PRIu64
+                   " more in the last minute not logged)",
+                   held_back);
+        return false;
+    }
+    sm_error why;
+    if (p->data_addr[0] && sm_addr_policy_check(&c->cfg.data_addr, p->data_addr, &why) != 0) {
+        c->stats.refused_data_addr++;
+        if (quiet_log(&c->quiet_data_addr, now_ms, &held_back))
+            sm_log(LOG_WARNING, "SM-AGENT-DATA-ADDR",
+                   "refused agent %s: its --data-addr %s; partners would send their data there "
+                   "(%" PRIu64 " more refusals in the last minute not logged)",
+                   p->agent, why.msg, held_back);
+        return false;
+    }
+    if (!sm_map_get(c->agents, p->agent) && sm_map_size(c->agents) >= c->cfg.max_agents) {
+        c->stats.refused_agents_cap++;
+        if (quiet_log(&c->quiet_cap, now_ms, &held_back))
+            sm_log(LOG_WARNING, "SM-AGENT-CAP",
+                   "refused new agent %s: %u agents are registered, the most --max-agents allows; "
+                   "known agents keep working (%" PRIu64
+                   " more refusals in the last minute not logged)",
+                   p->agent, c->cfg.max_agents, held_back);
+        return false;
+    }
+    return true;
 }
 
 int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "coordinator/store.h"
+#include "proto/addrpolicy.h"
 #include "proto/err.h"
 #include "proto/msg.h"
 #include "proto/spec.h"
@@ -25,7 +26,14 @@ typedef struct sm_control_cfg {
      * is given (wall time, as stored). */
     int64_t (*clock_ms)(void *arg);
     void *clock_arg;
+    /* Registrations: a poll from a new name when this many agents are known is refused
+     * (0: SM_AGENTS_MAX_DEFAULT). */
+    uint32_t max_agents;
+    /* What an agent may announce as its data_addr (a zeroed policy: the default). */
+    sm_addr_policy data_addr;
 } sm_control_cfg;
+
+#define SM_AGENTS_MAX_DEFAULT 4096u
 
 /* Loads the registered agents and the unfinished jobs from the store. */
 int sm_control_open(sm_control **c, sm_store *st, const sm_control_cfg *cfg, int64_t now_ms,
@@ -40,6 +48,12 @@ void sm_control_close(sm_control *c);
  * last polls said (idle, address, labels, when they were heard). When the store cannot be read
  * to reopen, *c is kept as it was and the error returned. */
 int sm_control_rollback(sm_control **c, int64_t now_ms, sm_error *err);
+
+/* Whether a verified poll may register or refresh its agent: its name is not reserved
+ * ("coordinator"), its data_addr is inside cfg.data_addr, and it is a known agent or there is
+ * room under cfg.max_agents. A refused poll is counted, logged (at most once a minute per
+ * reason) and must be dropped unanswered, before sm_control_poll. */
+bool sm_control_admit(sm_control *c, const sm_poll *p, int64_t now_ms);
 
 /* Handles one verified poll: stores its results (the caller has begun a transaction and
  * commits before sending), notes acks and status, dispatches the next job, and fills *reply.
@@ -104,6 +118,12 @@ bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *sta
 typedef struct sm_control_stats {
     uint64_t polls, results_stored, results_duplicate, results_orphan, jobs_dispatched;
     uint64_t results_foreign; /* measured for another store's job: neither stored nor acked */
+    /* A result or a pair side sent by another agent than the job's host (or peer, for the
+     * server side): acked, never stored. */
+    uint64_t results_wrong_host;
+    /* Polls refused by sm_control_admit: a new agent over the cap, a data_addr outside the
+     * policy, a reserved name. */
+    uint64_t refused_agents_cap, refused_data_addr, refused_name;
 } sm_control_stats;
 void sm_control_get_stats(const sm_control *c, sm_control_stats *out);
 

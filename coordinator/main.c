@@ -39,6 +39,11 @@ static const char usage[] =
     "                            3 x this is lost)\n"
     "  --lost-grace-ms N         how long a lost host's queued run jobs wait for it to come\n"
     "                            back before they fail (default 60000; 0: at once)\n"
+    "  --max-agents N            agents that may register (default 4096); a poll from a\n"
+    "                            new name beyond it is refused, known agents keep working\n"
+    "  --data-addr-allow LIST    data addresses agents may announce besides public and\n"
+    "                            private unicast: comma-separated loopback, link-local,\n"
+    "                            multicast, any, or ADDR/PREFIX (default: none of them)\n"
     "  --log-level LEVEL         error, warning, notice (default), info, debug\n"
     "  --ready-fd N              write \"ready ...\" to descriptor N once listening\n"
     "  --web-dir DIR             the dashboard's files, served at / (default: the build's or\n"
@@ -165,13 +170,16 @@ int main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {"lost-grace-ms", required_argument, NULL, 'g'},
+        {"max-agents", required_argument, NULL, 'M'},
+        {"data-addr-allow", required_argument, NULL, 'A'},
         {NULL, 0, NULL, 0},
     };
     sm_server_cfg cfg = {.listen_url = "tcp://0.0.0.0:7100",
                          .db_path = "sockmatrix.db",
                          .hold_ms = 5000,
                          .lost_grace_ms = 60000,
-                         .ready_fd = -1};
+                         .ready_fd = -1,
+                         .max_agents = 4096};
     const char *http = "127.0.0.1:8080", *key_file = NULL, *token_file = NULL;
     char http_addr[64], token[256];
     int c;
@@ -209,6 +217,18 @@ int main(int argc, char **argv)
                 return fail("--lost-grace-ms: '%s' is not a number from 0 to 86400000", optarg);
             cfg.lost_grace_ms = (uint32_t)v;
             break;
+        case 'M':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 1000000)
+                return fail("--max-agents: '%s' is not a number from 1 to 1000000", optarg);
+            cfg.max_agents = (uint32_t)v;
+            break;
+        case 'A': {
+            sm_error perr = {0};
+            if (sm_addr_policy_parse(&cfg.data_addr, optarg, &perr) != 0)
+                return fail("%s", perr.msg);
+            break;
+        }
         case 'L':
             if ((sm_log_level = sm_log_parse_level(optarg)) < 0)
                 return fail("--log-level: '%s' is not error, warning, notice, info or debug",

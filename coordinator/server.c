@@ -137,6 +137,12 @@ static void drain_bus(server *s)
             reject(s, &m, SM_REJ_FIELD, env.name, "the poll names another agent than its sender");
             continue;
         }
+        if (!sm_control_admit(s->api.ctl, &poll, (int64_t)now)) {
+            /* Refused registration: dropped unanswered, logged and counted by the control. */
+            sm_msg_poll_fini(&poll);
+            sm_bus_msg_fini(&m);
+            continue;
+        }
         if (!failed && !in_tx) {
             if (sm_store_begin(s->st, &err) != 0)
                 failed = true;
@@ -478,7 +484,9 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
     sm_control_cfg ccfg = {.hold_ms = cfg->hold_ms,
                            .job_grace_ms = 30000,
                            .lost_grace_ms = cfg->lost_grace_ms,
-                           .clock_ms = mono_ms};
+                           .clock_ms = mono_ms,
+                           .max_agents = cfg->max_agents,
+                           .data_addr = cfg->data_addr};
     if ((rc = sm_control_open(&s.api.ctl, s.st, &ccfg, t0, err)))
         goto out;
     s.replay = sm_replay_new(2ull * SM_SKEW_MS);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "proto/addrpolicy.h"
 #include "proto/envelope.h"
 #include "proto/err.h"
 
@@ -20,6 +21,8 @@ typedef struct sm_server_cfg {
     uint32_t lost_grace_ms; /* a lost host's queued run jobs wait this long for it */
     int ready_fd;           /* -1: none */
     const char *web_dir;    /* the dashboard's files, served at /; NULL: none */
+    uint32_t max_agents;    /* registrations beyond this are refused (0: the default) */
+    sm_addr_policy data_addr; /* what agents may announce as their data_addr */
 } sm_server_cfg;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). Returns 0 after a clean stop,

@@ -762,6 +762,8 @@ static cJSON *command_json(const sm_command *c)
               sm_codec_put_item(o, "attempt", sm_codec_u64_item(c->attempt));
     if (ok && c->kind != SM_CMD_CANCEL)
         ok = sm_codec_put_item(o, "params", sm_codec_params_to_cjson(&c->params));
+    if (ok && c->kind == SM_CMD_PREPARE && c->addr[0] != '\0')
+        ok = sm_codec_put_fixed(o, "addr", c->addr, sizeof c->addr);
     if (ok && c->kind == SM_CMD_START)
         ok = sm_codec_put_fixed(o, "addr", c->addr, sizeof c->addr) &&
              sm_codec_put_item(o, "port", sm_codec_u64_item(c->port));
@@ -868,6 +870,13 @@ static uint32_t cmd_fields(sm_cmd_kind k)
     return 0;
 }
 
+/* Fields a kind may carry or leave out: prepare names its client's address when the client
+ * announced one (the server then accepts that address alone). */
+static uint32_t cmd_optional(sm_cmd_kind k)
+{
+    return k == SM_CMD_PREPARE ? BIT(CK_ADDR) : 0;
+}
+
 static int command_from_json(const cJSON *o, const char *where, sm_command *c, sm_error *err)
 {
     uint32_t seen = 0;
@@ -899,7 +908,7 @@ static int command_from_json(const cJSON *o, const char *where, sm_command *c, s
         if ((takes & BIT(f)) && !(seen & BIT(f)))
             return sm_error_set(err, SM_EPARSE, "%s: missing field '%s' (required by %s)", where,
                                 cmd_keys[f], cmd_names[k]);
-        if (!(takes & BIT(f)) && (seen & BIT(f)))
+        if (!(takes & BIT(f)) && !(cmd_optional(c->kind) & BIT(f)) && (seen & BIT(f)))
             return sm_error_set(err, SM_EPARSE, "%s: %s: not allowed in %s", where, cmd_keys[f],
                                 cmd_names[k]);
     }
@@ -909,6 +918,9 @@ static int command_from_json(const cJSON *o, const char *where, sm_command *c, s
                                              &c->params, &inner)) != 0)
             return nested_error(err, where, &inner);
     }
+    if ((cmd_optional(c->kind) & BIT(CK_ADDR)) && (seen & BIT(CK_ADDR)) &&
+        (rc = get_addr(o, where, "addr", c->addr, err)) != 0)
+        return rc;
     if (takes & BIT(CK_PORT)) {
         uint64_t port;
         if ((rc = get_addr(o, where, "addr", c->addr, err)) != 0 ||

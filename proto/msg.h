@@ -101,7 +101,8 @@ typedef enum sm_cmd_kind {
 
 /* {"id":"c12.1","type":"assign","job":"12","attempt":1,"params":{...}}
  * {"id":"x12.1","type":"cancel","job":"12","attempt":1}
- * start adds "addr" and "port", and "pin" (the server's key) when params ask for tls. The id is
+ * start adds "addr" and "port", and "pin" (the server's key) when params ask for tls; prepare
+ * adds "addr", the client's data address, when the client has one. The id is
  * the coordinator's; the agent acks it once acted on. */
 typedef struct sm_command {
     char id[SM_CMD_ID_MAX + 1];
@@ -109,7 +110,7 @@ typedef struct sm_command {
     uint64_t job;
     uint32_t attempt;
     sm_params params; /* assign, prepare, start */
-    char addr[SM_ADDR_MAX + 1];
+    char addr[SM_ADDR_MAX + 1]; /* start: the server's; prepare: the client's ("" none) */
     uint16_t port;
     char pin[SM_PIN_MAX + 1]; /* start with tls: the server's key pin; else "" */
 } sm_command;

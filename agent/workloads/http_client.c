@@ -167,6 +167,12 @@ static int lane_open(sm_http_run *run, sm_http_lane *l, const char *url)
     if (!p->url[0]) {
         /* The peer agent is measured, not a proxy that http_proxy may name. */
         SETOPT(CURLOPT_PROXY, "");
+        /* From the agent's data address: the peer accepts its client from there alone. */
+        if (job->client_opts.bind_from && job->client_opts.bind_from[0]) {
+            char iface[80];
+            snprintf(iface, sizeof iface, "host!%s", job->client_opts.bind_from);
+            SETOPT(CURLOPT_INTERFACE, iface);
+        }
     }
     if (p->tls) {
         /* The source's certificate is self-signed and names no host: its key, pinned, is the

@@ -46,6 +46,7 @@ rm -rf "$STATE"/spool-* "$STATE/coordinator.db"*
 [[ -e $STATE/fleet.key ]] || "$BIN/sockmatrix-coordinator" keygen "$STATE/fleet.key" >/dev/null
 
 declare -A ADDR NETNS
+POLICY=()
 if [[ $(id -u) -eq 0 ]] && ip netns list >/dev/null 2>&1; then
   say "lab: 3 hosts in network namespaces; measuring h2's loopback TCP before slowing it ($SLOW)"
   out=$(bash "$HERE/lab.sh" up 3 --prefix "$PREFIX" --subnet "$SUBNET" --slow-tcp "h2:$SLOW" \
@@ -58,6 +59,9 @@ if [[ $(id -u) -eq 0 ]] && ip netns list >/dev/null 2>&1; then
 else
   BUS_ADDR=127.0.0.1
   for h in "${HOSTS[@]}"; do ADDR[$h]=127.0.0.1; NETNS[$h]=""; done
+  # Every host's data address is loopback then, which the coordinator and agents refuse unless
+  # told otherwise (the lab's 10.213.7.x are private addresses: allowed as they are).
+  POLICY=(--data-addr-allow loopback)
   say "not root, so no network namespaces: three agents on this machine's loopback instead,"
   say "and no host is made slow (run as root for the lab with h2's TCP slowed)"
 fi
@@ -65,7 +69,7 @@ fi
 exec 3<> <(:)
 "$BIN/sockmatrix-coordinator" --listen "tcp://$BUS_ADDR:$BUS_PORT" --http "$HTTP" \
   --db "$STATE/coordinator.db" --key-file "$STATE/fleet.key" --hold-ms 2000 --ready-fd 3 \
-  >/dev/null 2>"$STATE/coordinator.log" &
+  "${POLICY[@]}" >/dev/null 2>"$STATE/coordinator.log" &
 echo $! >"$STATE/coordinator.pid"
 read -r -t 10 ready <&3 || { say "the coordinator did not start: $(tail -3 "$STATE/coordinator.log")"; stop_all; exit 1; }
 exec 3<&-
@@ -75,7 +79,8 @@ exec 3<&-
 PIN=(); [[ $(nproc) -ge 2 ]] && PIN=(--affinity 0,1)
 for h in "${HOSTS[@]}"; do
   cmd=("$BIN/sockmatrix-agent" --coordinator "tcp://$BUS_ADDR:$BUS_PORT" --key-file "$STATE/fleet.key"
-       --name "$h" --data-addr "${ADDR[$h]}" --spool-dir "$STATE/spool-$h" --sock-dir "$STATE" "${PIN[@]}")
+       --name "$h" --data-addr "${ADDR[$h]}" --spool-dir "$STATE/spool-$h" --sock-dir "$STATE" "${PIN[@]}"
+       "${POLICY[@]}")
   if [[ -n ${NETNS[$h]} ]]; then cmd=(ip netns exec "${NETNS[$h]}" "${cmd[@]}"); fi
   "${cmd[@]}" >/dev/null 2>"$STATE/agent-$h.log" &
   echo $! >"$STATE/agent-$h.pid"

@@ -98,6 +98,9 @@ class Fleet:
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.extra_args = []  # more coordinator options (later ones win)
         self.agent_args = []  # more options for every agent
+        # A loopback fleet announces 127.0.0.1 as every agent's data address, which the default
+        # data address policy refuses (the lab's 10.213.x.y are private addresses: allowed).
+        self.policy_args = [] if self.lab else ["--data-addr-allow", "loopback"]
 
     def lab_up(self, n, lab_args):
         """lab.sh up on a subnet no address of this machine is on. Other labs (other tests, on
@@ -127,7 +130,7 @@ class Fleet:
                 [COORDINATOR, "--listen", f"tcp://{self.bus_addr}:{self.bus_port}", "--http",
                  f"127.0.0.1:{self.http_port}", "--db", self.db, "--key-file", self.key,
                  "--hold-ms", str(self.hold_ms), "--ready-fd", str(w), "--log-level", "info",
-                 *self.extra_args],
+                 *self.policy_args, *self.extra_args],
                 pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=log)
         _os.close(w)
         with _os.fdopen(r) as f:
@@ -140,7 +143,7 @@ class Fleet:
         cmd = [AGENT, "--coordinator", f"tcp://{self.bus_addr}:{self.bus_port}", "--key-file",
                self.key, "--name", name, "--spool-dir", self.spool(name), "--sock-dir", self.dir,
                "--data-addr", h["addr"], "--reply-wait-ms", "3000", "--log-level", "info",
-               "--labels", f"rack={name[1:]},role=test", *self.agent_args]
+               "--labels", f"rack={name[1:]},role=test", *self.policy_args, *self.agent_args]
         if h.get("netns"):
             cmd = ["ip", "netns", "exec", h["netns"]] + cmd  # ip execs the agent: same PID
         with open(_os.path.join(self.dir, f"agent-{name}.log"), "a") as log:

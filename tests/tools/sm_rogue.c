@@ -1,6 +1,7 @@
 /* sm-rogue: sends the coordinator messages it must refuse (tests only).
- *   sm-rogue URL KEYFILE wrong-key|replay|oversize|deep|garbage
- * wrong-key: a well-formed poll sealed with a random key. replay: a valid poll (agent
+ *   sm-rogue URL KEYFILE wrong-key|replay|oversize|deep|garbage|reserved
+ * wrong-key: a well-formed poll sealed with a random key. reserved: a valid poll from an agent
+ * named "coordinator". replay: a valid poll (agent
  * "rogue-replay"), then the same bytes again. oversize: 300 KiB. deep: valid MAC around a body
  * nested 40 deep. garbage: not JSON. Prints what it sent; exits 0 when everything was sent. */
 #include <nanomsg/nn.h>
@@ -57,7 +58,8 @@ static char *poll_body(const char *agent, size_t *len)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: sm-rogue URL KEYFILE wrong-key|replay|oversize|deep|garbage\n");
+        fprintf(stderr,
+                "usage: sm-rogue URL KEYFILE wrong-key|replay|oversize|deep|garbage|reserved\n");
         return 2;
     }
     const char *url = argv[1], *what = argv[3];
@@ -95,6 +97,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++)
             deep[n + i] = ']';
         env = sm_env_seal(key, "rogue-deep", wall_ms(), deep, 2 * (size_t)n, &elen, &err);
+        rc = send_raw(url, env, elen, 0);
+    } else if (strcmp(what, "reserved") == 0) {
+        body = poll_body("coordinator", &blen);
+        env = sm_env_seal(key, "coordinator", wall_ms(), body, blen, &elen, &err);
         rc = send_raw(url, env, elen, 0);
     } else if (strcmp(what, "garbage") == 0) {
         rc = send_raw(url, "hello", 5, 0);

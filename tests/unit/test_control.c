@@ -1551,6 +1551,8 @@ static void pair_handshake(fixture *f, sm_poll *ps[2], uint64_t *job, uint32_t *
             poll_once(f, ps[i], &r, &now);
             for (size_t k = 0; k < r.n_commands; k++)
                 if (r.commands[k].kind == SM_CMD_PREPARE) {
+                    /* The server learns its client's address: it accepts that one alone. */
+                    assert_string_equal(r.commands[k].addr, ps[1 - i]->data_addr);
                     *server = i;
                     *job = r.commands[k].job;
                     *attempt = r.commands[k].attempt;
@@ -1668,6 +1670,106 @@ static void test_control_a_pair_job_in_flight_at_a_restart_runs_again_as_a_new_a
     assert_int_equal(row.done, 2);
     assert_int_equal(row.failed, 0);
     sm_run_row_fini(&row);
+}
+
+static void test_control_a_pair_side_from_another_host_is_acked_but_never_stored(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2, p3;
+    sm_poll *ps[2] = {&p1, &p2};
+    start_pair_run(f, &p1, &p2);
+    uint64_t job;
+    uint32_t attempt;
+    int server;
+    pair_handshake(f, ps, &job, &attempt, &server);
+    sm_poll_reply r;
+    bool now;
+    base_poll(&p3, "h3", "33333333333333333333333333333333");
+    poll_once(f, &p3, &r, &now);
+    p3.have_facts = false;
+    /* h3 holds the fleet key but ran neither side: each is acked, so that it stops sending
+     * them, and neither is stored nor ends the job. */
+    deliver_side(f, &p3, job, attempt, SM_ROLE_SERVER);
+    deliver_side(f, &p3, job, attempt, SM_ROLE_CLIENT);
+    sm_control_stats st;
+    sm_control_get_stats(f->c, &st);
+    assert_int_equal(st.results_wrong_host, 2);
+    char *json = NULL;
+    sm_error err = {0};
+    assert_int_equal(sm_store_side_get(f->st, job, attempt, "server", &json, &err), 0);
+    assert_null(json);
+    assert_int_equal(sm_store_side_get(f->st, job, attempt, "client", &json, &err), 0);
+    assert_null(json);
+    assert_int_equal(job_state(f, job, NULL, 0), SM_JOB_RUNNING);
+    /* Its own hosts complete it. */
+    deliver_side(f, ps[server], job, attempt, SM_ROLE_SERVER);
+    deliver_side(f, ps[1 - server], job, attempt, SM_ROLE_CLIENT);
+    assert_int_equal(job_state(f, job, NULL, 0), SM_JOB_DONE);
+    assert_int_equal(results(f), 1);
+    sm_control_get_stats(f->c, &st);
+    assert_int_equal(st.results_wrong_host, 2);
+}
+
+static void test_control_a_local_result_from_another_host_is_acked_but_never_stored(void **state)
+{
+    fixture *f = *state;
+    sm_poll p, q;
+    sm_poll_reply r;
+    bool now;
+    uint64_t id = dispatch_one(f, &p, &r);
+    base_poll(&q, "h9", "99999999999999999999999999999999");
+    sm_result_msg m = {.job = id, .attempt = 1, .role = SM_ROLE_BOTH};
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    sm_result_set(&m.result, SM_M_THROUGHPUT, 99999);
+    q.results = &m;
+    q.n_results = 1;
+    poll_once(f, &q, &r, &now);
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(results(f), 0);
+    assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_ASSIGNED);
+    sm_control_stats st;
+    sm_control_get_stats(f->c, &st);
+    assert_int_equal(st.results_wrong_host, 1);
+    assert_int_equal(st.results_stored, 0);
+    sm_result_fini(&m.result);
+}
+
+static void
+test_control_admit_refuses_a_reserved_name_a_bad_data_addr_and_agents_over_the_cap(void **state)
+{
+    fixture *f = *state;
+    sm_control_close(f->c);
+    sm_control_cfg cfg = {.hold_ms = HOLD, .job_grace_ms = 1000, .max_agents = 1};
+    sm_error err = {0};
+    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, f->now, &err), 0);
+    sm_poll p;
+    sm_poll_reply r;
+    bool now;
+    base_poll(&p, "coordinator", "0123456789abcdef0123456789abcdef");
+    assert_false(sm_control_admit(f->c, &p, f->now));
+    base_poll(&p, "h1", "0123456789abcdef0123456789abcdef");
+    static const char *const refused[] = {
+        "127.0.0.1", "::1",     "169.254.0.5", "fe80::1",
+        "224.0.0.1", "0.0.0.0", "::",          "::ffff:127.0.0.2"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        snprintf(p.data_addr, sizeof p.data_addr, "%s", refused[i]);
+        if (sm_control_admit(f->c, &p, f->now))
+            fail_msg("data_addr %s was admitted", refused[i]);
+    }
+    snprintf(p.data_addr, sizeof p.data_addr, "10.213.0.11");
+    assert_true(sm_control_admit(f->c, &p, f->now));
+    poll_once(f, &p, &r, &now);
+    /* The cap is one agent: a new name is refused, the known one keeps polling. */
+    sm_poll q;
+    base_poll(&q, "h2", "0123456789abcdef0123456789abcdef");
+    assert_false(sm_control_admit(f->c, &q, f->now));
+    assert_true(sm_control_admit(f->c, &p, f->now));
+    sm_control_stats st;
+    sm_control_get_stats(f->c, &st);
+    assert_int_equal(st.refused_name, 1);
+    assert_int_equal(st.refused_data_addr, 8);
+    assert_int_equal(st.refused_agents_cap, 1);
 }
 
 /* The run's counts against its jobs in the store. */
@@ -1941,6 +2043,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_control_a_pair_job_in_flight_at_a_restart_runs_again_as_a_new_attempt, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_pair_side_from_another_host_is_acked_but_never_stored, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_local_result_from_another_host_is_acked_but_never_stored, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_admit_refuses_a_reserved_name_a_bad_data_addr_and_agents_over_the_cap,
+            setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_a_late_result_moves_its_job_to_done_in_the_running_runs_counts, setup,
             teardown),

@@ -701,6 +701,7 @@ static void test_msg_reply_with_each_command_kind_round_trips(void **state)
             assert_int_equal(sm_params_validate(&c->params, &err), 0);
         }
     }
+    snprintf(r.commands[1].addr, sizeof r.commands[1].addr, "10.0.0.11");
     snprintf(r.commands[2].addr, sizeof r.commands[2].addr, "fd00::12");
     r.commands[2].port = 65535;
     r.n_commands = 4;
@@ -801,6 +802,25 @@ static void test_msg_reply_start_needs_addr_and_port_1_to_65535(void **state)
     assert_reply_error(CMD_HEAD START ",\"addr\":\"h2.lab\",\"port\":80}" CMD_TAIL, SM_EINVAL,
                        "reply: commands[0]: addr");
 #undef START
+}
+
+static void test_msg_reply_prepare_may_name_the_client_address_and_nothing_else(void **state)
+{
+    (void)state;
+#define PREPARE "{\"id\":\"p1\",\"type\":\"prepare\",\"job\":\"1\",\"attempt\":1," PARAMS
+    static sm_poll_reply r;
+    sm_error err;
+    static const char with[] = CMD_HEAD PREPARE ",\"addr\":\"10.0.0.1\"}" CMD_TAIL;
+    assert_int_equal(sm_msg_reply_decode(with, sizeof with - 1, &r, &err), 0);
+    assert_string_equal(r.commands[0].addr, "10.0.0.1");
+    static const char without[] = CMD_HEAD PREPARE "}" CMD_TAIL;
+    assert_int_equal(sm_msg_reply_decode(without, sizeof without - 1, &r, &err), 0);
+    assert_string_equal(r.commands[0].addr, "");
+    assert_reply_error(CMD_HEAD PREPARE ",\"addr\":\"h1.lab\"}" CMD_TAIL, SM_EINVAL,
+                       "reply: commands[0]: addr");
+    assert_reply_error(CMD_HEAD PREPARE ",\"addr\":\"10.0.0.1\",\"port\":1}" CMD_TAIL, SM_EPARSE,
+                       "reply: commands[0]: port: not allowed in prepare");
+#undef PREPARE
 }
 
 static void test_msg_reply_rejects_bad_acks_and_too_many(void **state)
@@ -1133,6 +1153,7 @@ int main(void)
         cmocka_unit_test(test_msg_reply_command_ids_are_short_and_plain),
         cmocka_unit_test(test_msg_reply_start_needs_addr_and_port_1_to_65535),
         cmocka_unit_test(test_msg_ready_and_start_carry_the_key_pin),
+        cmocka_unit_test(test_msg_reply_prepare_may_name_the_client_address_and_nothing_else),
         cmocka_unit_test(test_msg_reply_rejects_bad_acks_and_too_many),
         cmocka_unit_test(test_msg_spooled_result_round_trips),
         cmocka_unit_test(test_msg_spooled_result_role_is_omitted_for_both),

@@ -320,6 +320,20 @@ static void test_dopts_allow_http_matches_prefixes_at_a_boundary(void **state)
     assert_non_null(strstr(err.msg, "with a host"));
 }
 
+static void test_dopts_refuse_the_reserved_name_and_a_bad_data_addr_allow(void **state)
+{
+    (void)state;
+    static sm_daemon_cfg parsed;
+    sm_error err;
+    bool help;
+    char *name[] = {"a", "--coordinator", "tcp://c:1", "--name", "coordinator", NULL};
+    assert_int_equal(sm_dopts_parse(ARGC(name), name, &parsed, &help, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "'coordinator' is reserved for the coordinator"));
+    char *allow[] = {"a", "--coordinator", "tcp://c:1", "--data-addr-allow", "loopback,lan", NULL};
+    assert_int_equal(sm_dopts_parse(ARGC(allow), allow, &parsed, &help, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "--data-addr-allow: 'lan'"));
+}
+
 static void test_opts_parse_can_run_twice_in_one_process(void **state)
 {
     (void)state;
@@ -348,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_opts_seed_http_preset_is_the_2009_test),
         cmocka_unit_test(test_opts_http_bad_options_are_named),
         cmocka_unit_test(test_dopts_allow_http_matches_prefixes_at_a_boundary),
+        cmocka_unit_test(test_dopts_refuse_the_reserved_name_and_a_bad_data_addr_allow),
         cmocka_unit_test(test_opts_parse_can_run_twice_in_one_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,7 +7,13 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -54,6 +60,17 @@ static void *server_main(void *arg)
     pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
     return NULL;
+}
+
+static void server_start_with(server_run *s, const sm_params *p, const sm_runner_opts *o)
+{
+    memset(s, 0, sizeof *s);
+    s->p = p;
+    s->opts = *o;
+    sm_result_init(&s->out);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    assert_int_equal(pthread_create(&s->thread, NULL, server_main, s), 0);
 }
 
 static void server_start(server_run *s, const sm_params *p)
@@ -148,6 +165,61 @@ static void merge_ok(const sm_params *p, const sm_result *server, const sm_resul
     assert_int_equal(sm_result_merge_pair(p, server, client, out), 0);
     if (!out->ok)
         fail_msg("merge failed: %s", out->reason);
+}
+
+/* ---- who may connect ---- */
+
+/* A connection to 127.0.0.1:port from src (all of 127/8 is loopback on Linux): what it reads
+ * first, 0 when the server closed it, -1 on a reset or after 5 s of nothing. */
+static ssize_t stranger_reads(const char *src, uint16_t port, char *b)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    assert_int_equal(inet_pton(AF_INET, src, &a.sin_addr), 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    struct sockaddr_in d = {.sin_family = AF_INET, .sin_port = htons(port)};
+    assert_int_equal(inet_pton(AF_INET, "127.0.0.1", &d.sin_addr), 1);
+    assert_int_equal(connect(fd, (struct sockaddr *)&d, sizeof d), 0);
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ssize_t n = recv(fd, b, 1, 0);
+    close(fd);
+    return n < 0 ? -1 : n;
+}
+
+static void test_pair_server_closes_a_stranger_and_serves_the_jobs_client(void **state)
+{
+    (void)state;
+    sm_params p = pair_params(SM_WL_STREAM);
+    p.msg_size = 4096;
+    p.count = 64;
+    validate(&p);
+    static server_run s;
+    sm_runner_opts so = {.client_addr = "127.0.0.5"};
+    server_start_with(&s, &p, &so);
+    uint16_t port = server_port(&s);
+    assert_int_not_equal(port, 0);
+    /* Another host reaching the port: closed at once, never taken for the job's client. */
+    char b;
+    ssize_t n = stranger_reads("127.0.0.3", port, &b);
+    if (n != 0)
+        fail_msg("the stranger's connection was not closed: read %zd", n);
+    /* The job's client, from its data address, is served as ever. */
+    sm_runner_opts co = {.source_addr = "127.0.0.5"};
+    sm_result client;
+    sm_error err = {0};
+    sm_result_init(&client);
+    int rc = sm_runner_connect(&p, "127.0.0.1", port, &co, &client, &err);
+    server_join(&s);
+    if (rc != 0 || s.rc != 0)
+        fail_msg("connect rc %d (%s), serve rc %d (%s)", rc, err.msg, s.rc, s.err.msg);
+    if (!client.ok || !s.out.ok)
+        fail_msg("client: %s / server: %s", client.ok ? "ok" : client.reason,
+                 s.out.ok ? "ok" : s.out.reason);
+    assert_double_near(sm_result_get(&s.out, SM_M_BYTES), 64 * 4096, 0);
+    sm_result_fini(&client);
+    sm_result_fini(&s.out);
 }
 
 /* ---- stream ---- */
@@ -449,6 +521,7 @@ static void test_pair_sides_refuse_local_scope_unix_and_no_address(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pair_server_closes_a_stranger_and_serves_the_jobs_client),
         cmocka_unit_test(test_pair_stream_raw_merges_the_receivers_bytes_and_both_cpus),
         cmocka_unit_test(test_pair_stream_lines_counts_markers_on_both_sides),
         cmocka_unit_test(test_pair_stream_sides_disagreeing_on_bytes_fail_the_merge),
