@@ -269,7 +269,7 @@ static void fmt_ms(char *buf, size_t cap, double ms)
 bool sm_disturb_net_judge(sm_host_state *h, const sm_disturb_net *in,
                           const sm_disturb_net_rule *rule)
 {
-    char wall[160] = "", rto[160] = "";
+    char wall[160] = "", rto[256] = "";
     bool wall_known = isfinite(in->wall_ms) && in->wall_ms >= 0;
     if (in->duration_ms > 0 && wall_known) {
         double limit = rule->wall_factor * in->duration_ms + rule->wall_slack_ms;

@@ -298,7 +298,7 @@ static void test_spool_an_acked_entry_that_cannot_be_removed_is_no_longer_listed
     put_str(f->sp, 7, 0, "seven");
     put_str(f->sp, 8, 0, "eight");
 
-    char name[64] = "";
+    char name[sizeof ((struct dirent *)0)->d_name] = "";
     DIR *d = opendir(f->dir);
     assert_non_null(d);
     for (struct dirent *de; (de = readdir(d));) {
@@ -308,7 +308,7 @@ static void test_spool_an_acked_entry_that_cannot_be_removed_is_no_longer_listed
     }
     closedir(d);
     assert_true(name[0] != '\0');
-    char path[PATH_MAX + 80];
+    char path[PATH_MAX + 300];
     snprintf(path, sizeof path, "%s/%s", f->dir, name);
     assert_int_equal(unlink(path), 0);
     assert_int_equal(mkdir(path, 0700), 0);
