@@ -26,6 +26,10 @@
 /* Job ids this process has already taken from the coordinator's current store, so a resent
  * assign is acked, not run twice. */
 #define SEEN_MAX 256
+/* Bytes of spooled results one poll carries: the rest of SM_MSG_MAX is ample for what else a
+ * poll holds (facts, labels, acks, ready: a few KiB) and the envelope's header. A result alone
+ * larger than this could never be sent. */
+#define POLL_RESULTS_BYTES (SM_MSG_MAX - 64u * 1024u)
 
 typedef struct worker {
     pthread_mutex_t mu;
@@ -392,6 +396,78 @@ static void take_store_id(agentd *d, const char *store)
 
 /* ---- the poll ---- */
 
+/* Reads one spooled result for the poll into *m (1), or says why it cannot be sent: 0 for
+ * now (a shortage, or the entry went meanwhile), -1 for ever (written into why). */
+static int read_spooled(agentd *d, uint64_t job, uint32_t attempt, size_t *size, sm_result_msg *m,
+                        char *why, size_t why_len)
+{
+    char *data = NULL;
+    size_t len = 0;
+    sm_error e = {0};
+    int rc = sm_spool_get(d->spool, job, attempt, &data, &len, &e);
+    if (rc == SM_EPARSE)
+        snprintf(why, why_len, "%s", e.msg);
+    if (rc != 0)
+        return rc == SM_EPARSE ? -1 : 0;
+    int got = -1;
+    if (len > POLL_RESULTS_BYTES)
+        snprintf(why, why_len, "%zu bytes, more than the %u a poll carries", len,
+                 POLL_RESULTS_BYTES);
+    else if (sm_msg_result_decode(data, len, m, &e) != 0)
+        snprintf(why, why_len, "not a result: %s", e.msg);
+    else
+        got = 1;
+    free(data);
+    *size = len;
+    return got;
+}
+
+/* The oldest spooled results, as many as a poll carries by count and by size, into results[];
+ * returns how many. An entry that can never be sent is quarantined (moved aside, logged once,
+ * counted) on the way, so it holds back nothing behind it. */
+static size_t take_spooled(agentd *d, sm_result_msg results[SM_POLL_RESULTS_MAX])
+{
+    /* The whole index, not a window of SM_POLL_RESULTS_MAX: a window full of entries that
+     * turn out bad would carry nothing this time. Normally a handful of keys. */
+    size_t n = sm_spool_count(d->spool);
+    if (n == 0)
+        return 0;
+    uint64_t *jobs = malloc(n * sizeof *jobs);
+    uint32_t *attempts = malloc(n * sizeof *attempts);
+    if (!jobs || !attempts)
+        n = 0; /* the next poll tries again */
+    else
+        n = sm_spool_list(d->spool, jobs, attempts, n);
+    size_t nr = 0, bytes = 0;
+    for (size_t i = 0; i < n && nr < SM_POLL_RESULTS_MAX; i++) {
+        char why[SM_ERR_MSG_MAX + 64] = "";
+        size_t size = 0;
+        int got = read_spooled(d, jobs[i], attempts[i], &size, &results[nr], why, sizeof why);
+        if (got < 0) {
+            sm_error e = {0};
+            sm_spool_quarantine(d->spool, jobs[i], attempts[i], why, &e); /* logs once */
+            continue;
+        }
+        if (got == 0)
+            continue;
+        if (set_aside_if_foreign(d, &results[nr])) {
+            sm_result_fini(&results[nr].result);
+            continue;
+        }
+        /* Age order: one that does not fit now goes first in a later poll, once the results
+         * ahead of it are acked. */
+        if (bytes + size > POLL_RESULTS_BYTES) {
+            sm_result_fini(&results[nr].result);
+            break;
+        }
+        bytes += size;
+        nr++;
+    }
+    free(jobs);
+    free(attempts);
+    return nr;
+}
+
 static char *build_poll(agentd *d, size_t *len, sm_error *err)
 {
     sm_poll p;
@@ -423,28 +499,8 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
     memcpy(p.acks, d->acks, sizeof p.acks);
     p.n_acks = d->n_acks;
 
-    /* Oldest spooled results first, as many as a poll carries. */
-    uint64_t jobs[SM_POLL_RESULTS_MAX];
-    uint32_t attempts[SM_POLL_RESULTS_MAX];
-    size_t n = sm_spool_list(d->spool, jobs, attempts, SM_POLL_RESULTS_MAX);
     sm_result_msg results[SM_POLL_RESULTS_MAX];
-    size_t nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        char *data = NULL;
-        size_t dlen;
-        sm_error e = {0};
-        if (sm_spool_get(d->spool, jobs[i], attempts[i], &data, &dlen, &e) != 0)
-            continue;
-        if (sm_msg_result_decode(data, dlen, &results[nr], &e) == 0) {
-            if (set_aside_if_foreign(d, &results[nr]))
-                sm_result_fini(&results[nr].result);
-            else
-                nr++;
-        } else
-            sm_log(LOG_ERR, "SM-SPOOL-BAD", "spooled result %" PRIu64 ".%u unreadable: %s", jobs[i],
-                   attempts[i], e.msg);
-        free(data);
-    }
+    size_t nr = take_spooled(d, results);
     const size_t n_spooled = nr;
     pthread_mutex_lock(&d->w.mu);
     if (d->has_unspooled && nr < SM_POLL_RESULTS_MAX)
@@ -452,6 +508,7 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
     pthread_mutex_unlock(&d->w.mu);
     p.results = results;
     p.n_results = nr;
+    p.quarantined = sm_spool_quarantined(d->spool);
     char *text = sm_msg_poll_encode(&p, len, err);
     for (size_t i = 0; i < n_spooled; i++)
         sm_result_fini(&results[i].result);
