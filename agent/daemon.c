@@ -56,6 +56,10 @@ typedef struct agentd {
     const sm_daemon_cfg *cfg;
     volatile sig_atomic_t *stop;
     sm_spool *spool;
+    /* Where jobs make their Unix sockets: cfg->sock_dir, or the private folder made at start
+     * (own_sock_dir), removed at exit. */
+    const char *sock_dir;
+    char own_sock_dir[256];
     int sock;
     int rcvfd;
     int wakefd;
@@ -151,7 +155,7 @@ bool sm_daemon_url_allowed(const sm_daemon_cfg *cfg, const char *url)
 static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr, uint16_t port,
                    const char *pin, sm_result *r, sm_error *err)
 {
-    sm_runner_opts ro = {.sock_dir = d->cfg->sock_dir,
+    sm_runner_opts ro = {.sock_dir = d->sock_dir,
                          .abort = &d->w.abort,
                          .tls = d->tls,
                          .pin = d->cfg->pin,
@@ -624,6 +628,35 @@ static int open_socket(agentd *d, sm_error *err)
     return 0;
 }
 
+/* Without --sock-dir, jobs make their sockets in a folder of this process alone: fixed names
+ * in a shared /tmp could be taken first (a link, a socket of someone else's) by any local user.
+ * mkdtemp makes it 0700, under a name nobody can guess, and fails rather than reuse one. */
+static int make_sock_dir(agentd *d, sm_error *err)
+{
+    if (d->cfg->sock_dir) {
+        d->sock_dir = d->cfg->sock_dir;
+        return 0;
+    }
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    int n = snprintf(d->own_sock_dir, sizeof d->own_sock_dir, "%s/sockmatrix-agent-XXXXXX", base);
+    if (n < 0 || (size_t)n >= sizeof d->own_sock_dir)
+        return sm_error_set(err, SM_EINVAL, "TMPDIR '%.100s' is too long for Unix sockets", base);
+    if (!mkdtemp(d->own_sock_dir))
+        return sm_error_sys(err, errno, "cannot make a folder for Unix sockets in %s", base);
+    d->sock_dir = d->own_sock_dir;
+    return 0;
+}
+
+/* Removes the folder make_sock_dir made, if it is empty: a socket a killed job left there is
+ * not this function's to delete, and keeping the folder says where it is. */
+static void remove_sock_dir(agentd *d)
+{
+    if (d->own_sock_dir[0] && rmdir(d->own_sock_dir) != 0)
+        sm_log(LOG_WARNING, "SM-SOCKDIR-KEPT", "%s is kept: %s", d->own_sock_dir, strerror(errno));
+}
+
 int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wake_fd,
                   sm_error *err)
 {
@@ -642,17 +675,21 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     sm_facts_collect(&d.facts);
     if ((rc = sm_http_global_init(err)))
         return rc;
+    if ((rc = make_sock_dir(&d, err)))
+        return rc;
     /* An agent whose spool cannot take a result would measure and then drop every result while
      * looking healthy to the coordinator: it refuses to start instead, saying why. */
     if ((rc = sm_spool_open(&d.spool, cfg->spool_dir, err))) {
         if (rc == SM_ESYS)
             sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
+        remove_sock_dir(&d);
         return rc;
     }
     if ((rc = sm_spool_probe(d.spool, err))) {
         sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
         sm_spool_close(d.spool);
         d.spool = NULL;
+        remove_sock_dir(&d);
         return rc;
     }
     /* Without an identity the agent still runs every other job; tls jobs then fail saying so. */
@@ -675,8 +712,9 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
         rc = sm_error_set(err, SM_ESYS, "cannot start the worker: %s", strerror(rc));
         goto out;
     }
-    sm_log(LOG_NOTICE, "SM-AGENT-START", "agent %s (boot %s) polling %s, %zu results in the spool",
-           cfg->name, d.boot, cfg->coordinator, sm_spool_count(d.spool));
+    sm_log(LOG_NOTICE, "SM-AGENT-START",
+           "agent %s (boot %s) polling %s, %zu results in the spool, Unix sockets in %s", cfg->name,
+           d.boot, cfg->coordinator, sm_spool_count(d.spool), d.sock_dir);
     while (!*stop) {
         sm_error e = {0};
         if (send_poll(&d, &e) != 0) {
@@ -707,5 +745,6 @@ out:
     sm_rejects_free(d.rejects);
     sm_spool_close(d.spool);
     sm_tls_id_free(d.tls);
+    remove_sock_dir(&d);
     return rc;
 }
