@@ -511,6 +511,26 @@ static void test_spool_open_quarantines_files_not_named_as_entries(void **state)
     assert_int_equal(sm_spool_count(f->sp), 2);
 }
 
+/* A spool filled with junk (a broken disk, a script run in the wrong folder) is moved and
+ * counted in full, but logs 100 lines and one more saying the rest are only counted. */
+static void test_spool_quarantine_lines_are_bounded(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    for (int i = 0; i < 150; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "junk-%03d", i);
+        write_file(f->dir, name, "junk");
+    }
+    int lines = log_lines_during(reopen_cb, f, "SM-SPOOL-QUARANTINE");
+    assert_int_equal(lines, 101);
+    assert_int_equal(sm_spool_quarantined(f->sp), 150);
+    char qdir[PATH_MAX + 64];
+    snprintf(qdir, sizeof qdir, "%s/quarantine", f->dir);
+    assert_int_equal(count_files(qdir, "junk-"), 150);
+    assert_int_equal(count_files(f->dir, "junk-"), 0);
+}
+
 typedef struct quarantine_call {
     sm_spool *sp;
     uint64_t job;
@@ -936,6 +956,7 @@ int main(void)
         fixture_test(test_spool_lists_oldest_first_across_reopen),
         fixture_test(test_spool_names_files_by_sequence_and_continues_after_the_largest),
         fixture_test(test_spool_open_quarantines_files_not_named_as_entries),
+        fixture_test(test_spool_quarantine_lines_are_bounded),
         fixture_test(test_spool_quarantine_moves_an_entry_aside_once_and_unblocks_the_ones_behind),
         fixture_test(test_spool_quarantine_that_cannot_move_skips_the_entry_until_the_next_open),
         fixture_test(test_spool_get_of_a_file_that_is_no_entry_is_eparse_and_never_blocks),
