@@ -332,9 +332,10 @@ static int move_to_quarantine(sm_spool *sp, const char *name, const char *why, s
 {
     char to[sizeof SM_SPOOL_QUARANTINE_DIR + NAME_MAX + 8];
     struct stat st;
+    sm_error e = {0}; /* the log line needs the reason even when the caller wants none */
     int rc = 0;
     if (mkdir_at(sp->dirfd, SM_SPOOL_QUARANTINE_DIR) != 0) {
-        rc = sm_error_sys(err, errno, "mkdir %s", SM_SPOOL_QUARANTINE_DIR);
+        rc = sm_error_sys(&e, errno, "mkdir %s", SM_SPOOL_QUARANTINE_DIR);
         goto out;
     }
     /* renameat would replace a file of the same name (a sequence number used again after the
@@ -347,18 +348,21 @@ static int move_to_quarantine(sm_spool *sp, const char *name, const char *why, s
         if (fstatat(sp->dirfd, to, &st, AT_SYMLINK_NOFOLLOW) != 0)
             break;
         if (k == 100) {
-            rc = sm_error_set(err, SM_ESYS, "%s and 100 more names are taken", to);
+            rc = sm_error_set(&e, SM_ESYS, "%s/%s and its 100 suffixed names are taken",
+                              SM_SPOOL_QUARANTINE_DIR, name);
             goto out;
         }
     }
     if (renameat(sp->dirfd, name, sp->dirfd, to) != 0) {
         if (errno == ENOENT)
             return sm_error_set(err, SM_EINVAL, "spool %s: %s is gone", sp->path, name);
-        rc = sm_error_sys(err, errno, "rename");
+        rc = sm_error_sys(&e, errno, "rename");
     }
 out:
     sp->quarantined++;
-    log_quarantine(sp, name, why, rc ? err->msg : NULL);
+    log_quarantine(sp, name, why, rc ? e.msg : NULL);
+    if (rc && err)
+        *err = e;
     return rc;
 }
 

@@ -606,6 +606,10 @@ static void test_spool_quarantine_that_cannot_move_skips_the_entry_until_the_nex
     assert_int_equal(jobs[0], 2);
     /* Skipped, not lost, and not tried again by this process. */
     assert_int_equal(file_size(f->dir, "0000000000000001-1-1.res"), 7);
+    /* A caller that wants no reason gets the code all the same. */
+    put_str(f->sp, 3, 1, "{x");
+    assert_int_equal(sm_spool_quarantine(f->sp, 3, 1, "test", NULL), SM_ESYS);
+    assert_int_equal(sm_spool_quarantined(f->sp), 2);
     assert_int_equal(log_lines_during(quarantine_cb, &q, "SM-SPOOL-QUARANTINE"), 0);
     assert_int_equal(q.rc, SM_EINVAL);
 
@@ -613,7 +617,7 @@ static void test_spool_quarantine_that_cannot_move_skips_the_entry_until_the_nex
      * the spool's own name and stays where it is. */
     int lines = log_lines_during(reopen_cb, f, "SM-SPOOL-QUARANTINE");
     assert_int_equal(lines, 0);
-    assert_int_equal(sm_spool_count(f->sp), 2);
+    assert_int_equal(sm_spool_count(f->sp), 3);
     assert_int_equal(sm_spool_quarantined(f->sp), 0);
     assert_int_equal(file_size(f->dir, "quarantine"), 10);
 }
