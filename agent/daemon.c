@@ -26,6 +26,10 @@
 /* Job ids this process has already taken from the coordinator's current store, so a resent
  * assign is acked, not run twice. */
 #define SEEN_MAX 256
+/* Bytes of spooled results one poll carries: the rest of SM_MSG_MAX is ample for what else a
+ * poll holds (facts, labels, acks, ready: a few KiB) and the envelope's header. A result alone
+ * larger than this could never be sent. */
+#define POLL_RESULTS_BYTES (SM_MSG_MAX - 64u * 1024u)
 
 typedef struct worker {
     pthread_mutex_t mu;
@@ -52,6 +56,10 @@ typedef struct agentd {
     const sm_daemon_cfg *cfg;
     volatile sig_atomic_t *stop;
     sm_spool *spool;
+    /* Where jobs make their Unix sockets: cfg->sock_dir, or the private folder made at start
+     * (own_sock_dir), removed at exit. */
+    const char *sock_dir;
+    char own_sock_dir[256];
     int sock;
     int rcvfd;
     int wakefd;
@@ -152,7 +160,7 @@ static bool same_family(const char *a, const char *b)
 static int run_job(agentd *d, const sm_params *p, sm_role role, const char *addr, uint16_t port,
                    const char *pin, sm_result *r, sm_error *err)
 {
-    sm_runner_opts ro = {.sock_dir = d->cfg->sock_dir,
+    sm_runner_opts ro = {.sock_dir = d->sock_dir,
                          .abort = &d->w.abort,
                          .tls = d->tls,
                          .pin = d->cfg->pin,
@@ -409,6 +417,78 @@ static void take_store_id(agentd *d, const char *store)
 
 /* ---- the poll ---- */
 
+/* Reads one spooled result for the poll into *m (1), or says why it cannot be sent: 0 for
+ * now (a shortage, or the entry went meanwhile), -1 for ever (written into why). */
+static int read_spooled(agentd *d, uint64_t job, uint32_t attempt, size_t *size, sm_result_msg *m,
+                        char *why, size_t why_len)
+{
+    char *data = NULL;
+    size_t len = 0;
+    sm_error e = {0};
+    int rc = sm_spool_get(d->spool, job, attempt, &data, &len, &e);
+    if (rc == SM_EPARSE)
+        snprintf(why, why_len, "%s", e.msg);
+    if (rc != 0)
+        return rc == SM_EPARSE ? -1 : 0;
+    int got = -1;
+    if (len > POLL_RESULTS_BYTES)
+        snprintf(why, why_len, "%zu bytes, more than the %u a poll carries", len,
+                 POLL_RESULTS_BYTES);
+    else if (sm_msg_result_decode(data, len, m, &e) != 0)
+        snprintf(why, why_len, "not a result: %s", e.msg);
+    else
+        got = 1;
+    free(data);
+    *size = len;
+    return got;
+}
+
+/* The oldest spooled results, as many as a poll carries by count and by size, into results[];
+ * returns how many. An entry that can never be sent is quarantined (moved aside, logged once,
+ * counted) on the way, so it holds back nothing behind it. */
+static size_t take_spooled(agentd *d, sm_result_msg results[SM_POLL_RESULTS_MAX])
+{
+    /* The whole index, not a window of SM_POLL_RESULTS_MAX: a window full of entries that
+     * turn out bad would carry nothing this time. Normally a handful of keys. */
+    size_t n = sm_spool_count(d->spool);
+    if (n == 0)
+        return 0;
+    uint64_t *jobs = malloc(n * sizeof *jobs);
+    uint32_t *attempts = malloc(n * sizeof *attempts);
+    if (!jobs || !attempts)
+        n = 0; /* the next poll tries again */
+    else
+        n = sm_spool_list(d->spool, jobs, attempts, n);
+    size_t nr = 0, bytes = 0;
+    for (size_t i = 0; i < n && nr < SM_POLL_RESULTS_MAX; i++) {
+        char why[SM_ERR_MSG_MAX + 64] = "";
+        size_t size = 0;
+        int got = read_spooled(d, jobs[i], attempts[i], &size, &results[nr], why, sizeof why);
+        if (got < 0) {
+            sm_error e = {0};
+            sm_spool_quarantine(d->spool, jobs[i], attempts[i], why, &e); /* logs once */
+            continue;
+        }
+        if (got == 0)
+            continue;
+        if (set_aside_if_foreign(d, &results[nr])) {
+            sm_result_fini(&results[nr].result);
+            continue;
+        }
+        /* Age order: one that does not fit now goes first in a later poll, once the results
+         * ahead of it are acked. */
+        if (bytes + size > POLL_RESULTS_BYTES) {
+            sm_result_fini(&results[nr].result);
+            break;
+        }
+        bytes += size;
+        nr++;
+    }
+    free(jobs);
+    free(attempts);
+    return nr;
+}
+
 static char *build_poll(agentd *d, size_t *len, sm_error *err)
 {
     sm_poll p;
@@ -440,28 +520,8 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
     memcpy(p.acks, d->acks, sizeof p.acks);
     p.n_acks = d->n_acks;
 
-    /* Oldest spooled results first, as many as a poll carries. */
-    uint64_t jobs[SM_POLL_RESULTS_MAX];
-    uint32_t attempts[SM_POLL_RESULTS_MAX];
-    size_t n = sm_spool_list(d->spool, jobs, attempts, SM_POLL_RESULTS_MAX);
     sm_result_msg results[SM_POLL_RESULTS_MAX];
-    size_t nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        char *data = NULL;
-        size_t dlen;
-        sm_error e = {0};
-        if (sm_spool_get(d->spool, jobs[i], attempts[i], &data, &dlen, &e) != 0)
-            continue;
-        if (sm_msg_result_decode(data, dlen, &results[nr], &e) == 0) {
-            if (set_aside_if_foreign(d, &results[nr]))
-                sm_result_fini(&results[nr].result);
-            else
-                nr++;
-        } else
-            sm_log(LOG_ERR, "SM-SPOOL-BAD", "spooled result %" PRIu64 ".%u unreadable: %s", jobs[i],
-                   attempts[i], e.msg);
-        free(data);
-    }
+    size_t nr = take_spooled(d, results);
     const size_t n_spooled = nr;
     pthread_mutex_lock(&d->w.mu);
     if (d->has_unspooled && nr < SM_POLL_RESULTS_MAX)
@@ -469,6 +529,7 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
     pthread_mutex_unlock(&d->w.mu);
     p.results = results;
     p.n_results = nr;
+    p.quarantined = sm_spool_quarantined(d->spool);
     char *text = sm_msg_poll_encode(&p, len, err);
     for (size_t i = 0; i < n_spooled; i++)
         sm_result_fini(&results[i].result);
@@ -584,6 +645,35 @@ static int open_socket(agentd *d, sm_error *err)
     return 0;
 }
 
+/* Without --sock-dir, jobs make their sockets in a folder of this process alone: fixed names
+ * in a shared /tmp could be taken first (a link, a socket of someone else's) by any local user.
+ * mkdtemp makes it 0700, under a name nobody can guess, and fails rather than reuse one. */
+static int make_sock_dir(agentd *d, sm_error *err)
+{
+    if (d->cfg->sock_dir) {
+        d->sock_dir = d->cfg->sock_dir;
+        return 0;
+    }
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    int n = snprintf(d->own_sock_dir, sizeof d->own_sock_dir, "%s/sockmatrix-agent-XXXXXX", base);
+    if (n < 0 || (size_t)n >= sizeof d->own_sock_dir)
+        return sm_error_set(err, SM_EINVAL, "TMPDIR '%.100s' is too long for Unix sockets", base);
+    if (!mkdtemp(d->own_sock_dir))
+        return sm_error_sys(err, errno, "cannot make a folder for Unix sockets in %s", base);
+    d->sock_dir = d->own_sock_dir;
+    return 0;
+}
+
+/* Removes the folder make_sock_dir made, if it is empty: a socket a killed job left there is
+ * not this function's to delete, and keeping the folder says where it is. */
+static void remove_sock_dir(agentd *d)
+{
+    if (d->own_sock_dir[0] && rmdir(d->own_sock_dir) != 0)
+        sm_log(LOG_WARNING, "SM-SOCKDIR-KEPT", "%s is kept: %s", d->own_sock_dir, strerror(errno));
+}
+
 int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wake_fd,
                   sm_error *err)
 {
@@ -602,17 +692,21 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     sm_facts_collect(&d.facts);
     if ((rc = sm_http_global_init(err)))
         return rc;
+    if ((rc = make_sock_dir(&d, err)))
+        return rc;
     /* An agent whose spool cannot take a result would measure and then drop every result while
      * looking healthy to the coordinator: it refuses to start instead, saying why. */
     if ((rc = sm_spool_open(&d.spool, cfg->spool_dir, err))) {
         if (rc == SM_ESYS)
             sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
+        remove_sock_dir(&d);
         return rc;
     }
     if ((rc = sm_spool_probe(d.spool, err))) {
         sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
         sm_spool_close(d.spool);
         d.spool = NULL;
+        remove_sock_dir(&d);
         return rc;
     }
     /* Without an identity the agent still runs every other job; tls jobs then fail saying so. */
@@ -635,8 +729,9 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
         rc = sm_error_set(err, SM_ESYS, "cannot start the worker: %s", strerror(rc));
         goto out;
     }
-    sm_log(LOG_NOTICE, "SM-AGENT-START", "agent %s (boot %s) polling %s, %zu results in the spool",
-           cfg->name, d.boot, cfg->coordinator, sm_spool_count(d.spool));
+    sm_log(LOG_NOTICE, "SM-AGENT-START",
+           "agent %s (boot %s) polling %s, %zu results in the spool, Unix sockets in %s", cfg->name,
+           d.boot, cfg->coordinator, sm_spool_count(d.spool), d.sock_dir);
     /* The coordinator checks an announced data address against its own policy and, if it is
      * outside, drops the polls unanswered: its reply cannot say why, so this line does. */
     sm_error pe;
@@ -675,5 +770,6 @@ out:
     sm_rejects_free(d.rejects);
     sm_spool_close(d.spool);
     sm_tls_id_free(d.tls);
+    remove_sock_dir(&d);
     return rc;
 }

@@ -23,7 +23,9 @@ typedef struct sm_daemon_cfg {
     size_t n_labels;
     char data_addr[SM_ADDR_MAX + 1];
     const char *spool_dir;
-    const char *sock_dir;   /* Unix sockets of local jobs */
+    /* Unix sockets of local jobs; NULL: a private folder sm_daemon_run makes under $TMPDIR
+     * (or /tmp) with mkdtemp, mode 0700, and removes at exit when empty. */
+    const char *sock_dir;
     uint32_t reply_wait_ms; /* a poll with no answer in this long is sent again (new nonce) */
     /* --allow-http: the url prefixes an http job may fetch from (the built-in source of a
      * peer is always allowed: the coordinator took its address from a registered agent). */

@@ -29,7 +29,9 @@ const char *sm_dopts_usage(void)
            "                         none of them); the coordinator has the same option\n"
            "  --spool-dir DIR        results not yet stored (default "
            "/var/lib/sockmatrix-agent/spool)\n"
-           "  --sock-dir DIR         where Unix sockets of jobs are made (default /tmp)\n"
+           "  --sock-dir DIR         where Unix sockets of jobs are made (default: a private\n"
+           "                         folder made at start under $TMPDIR or /tmp, mode 0700,\n"
+           "                         removed at exit)\n"
            "  --reply-wait-ms N      resend a poll not answered in N ms (default 10000)\n"
            "  --affinity C,S         pin every job's client thread to CPU C and its server\n"
            "                         thread to CPU S (where the two ends run can change a\n"
@@ -69,7 +71,7 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
     const char *key_file = NULL;
     memset(cfg, 0, sizeof *cfg);
     cfg->spool_dir = "/var/lib/sockmatrix-agent/spool";
-    cfg->sock_dir = "/tmp";
+    cfg->sock_dir = NULL; /* the daemon makes a private one */
     cfg->reply_wait_ms = 10000;
     *help = false;
     if (gethostname(cfg->name, sizeof cfg->name - 1) != 0)

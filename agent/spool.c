@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,11 +15,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proto/log.h"
+
 /* A result is a JSON document of a few KiB; anything near this is a bug, not a measurement. */
 #define MAX_ENTRY ((size_t)1 << 20)
 /* "%016llx-%llu-%u.res" is at most 16 + 1 + 20 + 1 + 10 + 4 + 1 = 53 bytes. */
 #define NAME_SIZE 64
 #define NOT_FOUND ((size_t)-1)
+/* Quarantine lines one process logs before it only counts: a spool filled with junk by a
+ * broken disk or script must not turn into an endless log. */
+#define QUARANTINE_LOG_MAX 100
 
 typedef struct entry {
     uint64_t seq;
@@ -40,6 +46,8 @@ struct sm_spool {
     pthread_mutex_t mu;
     entry *v; /* guarded by mu: sorted by seq, oldest first */
     size_t n, cap;
+    uint64_t quarantined; /* guarded by mu (or open, before the handle is shared) */
+    unsigned quarantine_logged;
 };
 
 static void entry_name(char *buf, uint64_t seq, uint64_t job, uint32_t attempt)
@@ -281,6 +289,103 @@ int sm_spool_put(sm_spool *sp, uint64_t job, uint32_t attempt, const char *data,
     return sm_spool_put_until(sp, job, attempt, data, len, 6, err);
 }
 
+/* mkdirat that takes an existing directory as success. */
+static int mkdir_at(int dirfd, const char *name)
+{
+    if (mkdirat(dirfd, name, 0700) == 0 || errno == EEXIST)
+        return 0;
+    return -1;
+}
+
+/* Whether errno says the system is short of something (descriptors, memory) rather than that
+ * the file is bad: such an entry is tried again at the next poll, not quarantined. */
+static bool shortage(int e)
+{
+    return e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN || e == ENOBUFS;
+}
+
+static void log_quarantine(sm_spool *sp, const char *name, const char *why, const char *failed)
+{
+    if (sp->quarantine_logged > QUARANTINE_LOG_MAX)
+        return;
+    if (sp->quarantine_logged++ == QUARANTINE_LOG_MAX) {
+        sm_log(LOG_WARNING, "SM-SPOOL-QUARANTINE",
+               "spool %s: more than %d entries quarantined; further ones are only counted",
+               sp->path, QUARANTINE_LOG_MAX);
+        return;
+    }
+    if (failed)
+        sm_log(LOG_ERR, "SM-SPOOL-QUARANTINE",
+               "spool entry %s/%s cannot be moved to %s/ (%s); skipped until the agent restarts: "
+               "%s",
+               sp->path, name, SM_SPOOL_QUARANTINE_DIR, failed, why);
+    else
+        sm_log(LOG_WARNING, "SM-SPOOL-QUARANTINE", "spool entry %s/%s moved to %s/: %s", sp->path,
+               name, SM_SPOOL_QUARANTINE_DIR, why);
+}
+
+/* Moves the file name of the spool folder into quarantine/, logs it once and counts it. The
+ * caller holds mu, or is sm_spool_open. No fsync: a crash that undoes the rename only brings the
+ * file back to be quarantined again. Returns 0, SM_ESYS (err says why; logged as well), or
+ * SM_EINVAL when the file is gone (removed by hand: nothing to count). */
+static int move_to_quarantine(sm_spool *sp, const char *name, const char *why, sm_error *err)
+{
+    char to[sizeof SM_SPOOL_QUARANTINE_DIR + NAME_MAX + 8];
+    struct stat st;
+    sm_error e = {0}; /* the log line needs the reason even when the caller wants none */
+    int rc = 0;
+    if (mkdir_at(sp->dirfd, SM_SPOOL_QUARANTINE_DIR) != 0) {
+        rc = sm_error_sys(&e, errno, "mkdir %s", SM_SPOOL_QUARANTINE_DIR);
+        goto out;
+    }
+    /* renameat would replace a file of the same name (a sequence number used again after the
+     * spool was emptied) and lose it. Only this process writes here (the spool's lock). */
+    for (int k = 0;; k++) {
+        if (k == 0)
+            snprintf(to, sizeof to, "%s/%s", SM_SPOOL_QUARANTINE_DIR, name);
+        else
+            snprintf(to, sizeof to, "%s/%s.%d", SM_SPOOL_QUARANTINE_DIR, name, k);
+        if (fstatat(sp->dirfd, to, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            break;
+        if (k == 100) {
+            rc = sm_error_set(&e, SM_ESYS, "%s/%s and its 100 suffixed names are taken",
+                              SM_SPOOL_QUARANTINE_DIR, name);
+            goto out;
+        }
+    }
+    if (renameat(sp->dirfd, name, sp->dirfd, to) != 0) {
+        if (errno == ENOENT)
+            return sm_error_set(err, SM_EINVAL, "spool %s: %s is gone", sp->path, name);
+        rc = sm_error_sys(&e, errno, "rename");
+    }
+out:
+    sp->quarantined++;
+    log_quarantine(sp, name, why, rc ? e.msg : NULL);
+    if (rc && err)
+        *err = e;
+    return rc;
+}
+
+/* Files in quarantine/ now; 0 when there is no such folder. */
+static uint64_t count_quarantined(sm_spool *sp)
+{
+    int fd = open_retry(sp->dirfd, SM_SPOOL_QUARANTINE_DIR,
+                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return 0;
+    }
+    uint64_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
 /* Sorts the entries by key, keeps the oldest of each key, and sorts what is left by age. Two
  * files for one key only come from outside the spool (put never writes a key it holds); the
  * newer stays on disk, unindexed, and is sent after the older is acked and the spool reopened:
@@ -316,6 +421,8 @@ static int scan(sm_spool *sp, sm_error *err)
 
     int rc = 0;
     uint64_t max_seq = 0;
+    /* Before the loop, whose moves count themselves: a failed one is counted too. */
+    sp->quarantined = count_quarantined(sp);
     for (;;) {
         errno = 0;
         struct dirent *de = readdir(d);
@@ -339,10 +446,21 @@ static int scan(sm_spool *sp, sm_error *err)
             }
             continue;
         }
-        if (parse_entry_name(name, &e.seq, &e.job, &e.attempt) != 0)
+        /* Hidden names are the probe's, an editor's or NFS's; the two folder names are ours
+         * even when something else took them. Not ours to move. */
+        if (name[0] == '.' || strcmp(name, SM_SPOOL_QUARANTINE_DIR) == 0 ||
+            strcmp(name, SM_SPOOL_ASIDE_DIR) == 0 ||
+            fstatat(sp->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
             continue;
-        if (fstatat(sp->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        const bool named = parse_entry_name(name, &e.seq, &e.job, &e.attempt) == 0;
+        if (!named || !S_ISREG(st.st_mode)) {
+            /* Nothing would ever read or remove it; the count and the log line say it is
+             * there. A failed move (logged) leaves it where it is, harmless. */
+            sm_error qe = {0};
+            move_to_quarantine(sp, name,
+                               named ? "not a regular file" : "not named as a spool entry", &qe);
             continue;
+        }
         if ((rc = reserve(sp, sp->n + 1, err)) != 0)
             break;
         sp->v[sp->n++] = e;
@@ -512,14 +630,25 @@ size_t sm_spool_count(sm_spool *sp)
     return n;
 }
 
-static int read_entry(int fd, const char *name, char **data, size_t *len, sm_error *err)
+/* An open or read of an entry failed with e: a shortage that may pass is SM_ESYS, anything
+ * else means the file itself is bad (SM_EPARSE), for the caller to quarantine. */
+static int entry_error(sm_error *err, int e, const char *path, const char *step, const char *name)
+{
+    if (shortage(e))
+        return sm_error_sys(err, e, "spool %s: %s %s", path, step, name);
+    return sm_error_set(err, SM_EPARSE, "spool %s: %s %s: %s", path, step, name, strerror(e));
+}
+
+static int read_entry(int fd, const char *path, const char *name, char **data, size_t *len,
+                      sm_error *err)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
-        return sm_error_sys(err, errno, "spool: stat %s", name);
+        return entry_error(err, errno, path, "stat", name);
     if (!S_ISREG(st.st_mode) || (uintmax_t)st.st_size > MAX_ENTRY)
-        return sm_error_set(err, SM_EINVAL, "spool: %s is not a regular file of at most %zu bytes",
-                            name, MAX_ENTRY);
+        return sm_error_set(err, SM_EPARSE,
+                            "spool %s: %s is not a regular file of at most %zu bytes", path, name,
+                            MAX_ENTRY);
     size_t size = (size_t)st.st_size, got = 0;
     char *buf = malloc(size + 1);
     if (!buf)
@@ -529,7 +658,7 @@ static int read_entry(int fd, const char *name, char **data, size_t *len, sm_err
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            int rc = sm_error_sys(err, errno, "spool: read %s", name);
+            int rc = entry_error(err, errno, path, "read", name);
             free(buf);
             return rc;
         }
@@ -559,13 +688,14 @@ int sm_spool_get(sm_spool *sp, uint64_t job, uint32_t attempt, char **data, size
     }
     entry_name(name, sp->v[i].seq, job, attempt);
     /* Opened under the lock, so a remove cannot unlink the file between the lookup and the
-     * open; an open descriptor reads the whole file even if it is unlinked meanwhile. */
-    int fd = open_retry(sp->dirfd, name, O_RDONLY | O_CLOEXEC, 0);
+     * open; an open descriptor reads the whole file even if it is unlinked meanwhile. A link
+     * or a FIFO put in the entry's place fails here or at the fstat, and never blocks. */
+    int fd = open_retry(sp->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
     int open_errno = errno;
     pthread_mutex_unlock(&sp->mu);
     if (fd < 0)
-        return sm_error_sys(err, open_errno, "spool %s: open %s", sp->path, name);
-    int rc = read_entry(fd, name, data, len, err);
+        return entry_error(err, open_errno, sp->path, "open", name);
+    int rc = read_entry(fd, sp->path, name, data, len, err);
     close(fd);
     return rc;
 }
@@ -601,14 +731,6 @@ int sm_spool_remove(sm_spool *sp, uint64_t job, uint32_t attempt, sm_error *err)
     if (fsync_retry(sp->dirfd) != 0)
         return sm_error_sys(err, errno, "spool %s: fsync of the directory", sp->path);
     return 0;
-}
-
-/* mkdirat that takes an existing directory as success. */
-static int mkdir_at(int dirfd, const char *name)
-{
-    if (mkdirat(dirfd, name, 0700) == 0 || errno == EEXIST)
-        return 0;
-    return -1;
 }
 
 static bool valid_tag(const char *tag)
@@ -670,4 +792,37 @@ int sm_spool_set_aside(sm_spool *sp, uint64_t job, uint32_t attempt, const char 
     if (fsync_retry(sp->dirfd) != 0)
         return sm_error_sys(err, errno, "spool %s: fsync of the directory", sp->path);
     return 0;
+}
+
+int sm_spool_quarantine(sm_spool *sp, uint64_t job, uint32_t attempt, const char *why,
+                        sm_error *err)
+{
+    char name[NAME_SIZE];
+    if (!sp)
+        return sm_error_set(err, SM_EINVAL, "spool quarantine: no spool");
+    pthread_mutex_lock(&sp->mu);
+    size_t i = find(sp, job, attempt);
+    if (i == NOT_FOUND) {
+        pthread_mutex_unlock(&sp->mu);
+        return sm_error_set(err, SM_EINVAL, "spool %s: no entry for job %llu attempt %u", sp->path,
+                            (unsigned long long)job, attempt);
+    }
+    entry_name(name, sp->v[i].seq, job, attempt);
+    int rc = move_to_quarantine(sp, name, why ? why : "unreadable", err);
+    /* Out of the index whatever became of the move: listed again, an entry that failed to move
+     * would be read, judged, and fail to move at every poll. */
+    memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof *sp->v);
+    sp->n--;
+    pthread_mutex_unlock(&sp->mu);
+    return rc;
+}
+
+uint64_t sm_spool_quarantined(sm_spool *sp)
+{
+    if (!sp)
+        return 0;
+    pthread_mutex_lock(&sp->mu);
+    uint64_t n = sp->quarantined;
+    pthread_mutex_unlock(&sp->mu);
+    return n;
 }

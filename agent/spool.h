@@ -43,7 +43,10 @@ int sm_spool_put_until(sm_spool *sp, uint64_t job, uint32_t attempt, const char 
  * An entry whose removal after its ack failed is not listed. */
 size_t sm_spool_list(sm_spool *sp, uint64_t *jobs, uint32_t *attempts, size_t max);
 /* Reads one entry into a malloc'd buffer (NUL-terminated; *len excludes the NUL).
- * SM_EINVAL when there is no such entry. */
+ * SM_EINVAL when there is no such entry; SM_EPARSE when its file is no entry any more (not a
+ * regular file, over the 1 MiB limit, or failing to open or read for a reason other than a
+ * shortage of descriptors or memory): sm_spool_quarantine is then its way out; SM_ESYS or
+ * SM_ENOMEM for a shortage that may pass. */
 int sm_spool_get(sm_spool *sp, uint64_t job, uint32_t attempt, char **data, size_t *len,
                  sm_error *err);
 /* Removes an entry after its ack (unlink, fsync of the directory). An absent entry is 0.
@@ -62,5 +65,21 @@ size_t sm_spool_count(sm_spool *sp);
 #define SM_SPOOL_ASIDE_DIR "aside"
 int sm_spool_set_aside(sm_spool *sp, uint64_t job, uint32_t attempt, const char *tag,
                        sm_error *err);
+
+/* Moves an entry that can never be sent (its file unreadable, not a result, too large for a
+ * poll: the caller's judgement, given as why) into SM_SPOOL_QUARANTINE_DIR/ (made 0700 when
+ * missing) under its own file name (".1", ".2", ... appended when the name is taken), so that it
+ * no longer holds back the entries behind it, and logs it once (SM-SPOOL-QUARANTINE, naming the
+ * file and why). The entry leaves the index either way and is counted (sm_spool_quarantined).
+ * When the move fails (a read-only spool; SM_ESYS, logged once as well) the file stays where it
+ * is, skipped until the next open tries again. An absent entry is SM_EINVAL. Control thread. */
+#define SM_SPOOL_QUARANTINE_DIR "quarantine"
+int sm_spool_quarantine(sm_spool *sp, uint64_t job, uint32_t attempt, const char *why,
+                        sm_error *err);
+/* Entries out of service: the files in SM_SPOOL_QUARANTINE_DIR/ when the spool was opened,
+ * plus every file quarantined (or skipped, when its move failed) since. sm_spool_open
+ * quarantines, besides, every file of the spool folder that is not a directory, not hidden
+ * (".name") and not named as an entry: a name put never writes, so nothing that reads it. */
+uint64_t sm_spool_quarantined(sm_spool *sp);
 
 #endif

@@ -74,10 +74,15 @@ static int get_agents(sm_api_ctx *a, char **resp, size_t *len)
         int64_t seen = rows[i].last_seen_ms;
         /* The live view is in memory; the store is written only when something changes. */
         sm_control_agent_live(a->ctl, rows[i].name, &st, &seen);
-        out[i] = (sm_api_agent){rows[i].name,          rows[i].boot,
-                                rows[i].data_addr,     sm_agent_status_name(st),
-                                rows[i].labels_json,   rows[i].facts_json,
-                                rows[i].first_seen_ms, seen};
+        out[i] = (sm_api_agent){rows[i].name,
+                                rows[i].boot,
+                                rows[i].data_addr,
+                                sm_agent_status_name(st),
+                                rows[i].labels_json,
+                                rows[i].facts_json,
+                                rows[i].first_seen_ms,
+                                seen,
+                                sm_control_agent_quarantined(a->ctl, rows[i].name)};
     }
     int status = reply(resp, len, 200, sm_api_agents(out, n));
     free(out);
@@ -173,17 +178,24 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
     uint64_t results = 0;
     sm_error err = {0};
     sm_agent_row *rows = NULL;
-    size_t n = 0, online = 0;
+    size_t n = 0, online = 0, nq = 0;
     /* A store that cannot even be read is the failing store /healthz is there to report. */
     const bool unreadable = sm_store_result_count(a->st, &results, &err) != 0 ||
                             sm_store_agents_list(a->st, &rows, &n, &err) != 0;
+    /* The agents with spool entries in quarantine: a result of theirs may be stuck there. */
+    const char **q_names = calloc(n ? n : 1, sizeof *q_names);
+    uint64_t *q_values = calloc(n ? n : 1, sizeof *q_values);
     for (size_t i = 0; i < n; i++) {
         sm_agent_status st = rows[i].status;
         int64_t seen;
         sm_control_agent_live(a->ctl, rows[i].name, &st, &seen);
         online += st != SM_AGENT_LOST;
+        const uint64_t q = sm_control_agent_quarantined(a->ctl, rows[i].name);
+        if (q && q_names && q_values) {
+            q_names[nq] = rows[i].name;
+            q_values[nq++] = q;
+        }
     }
-    sm_store_agents_free(rows, n);
     static const char *const names[] = {"polls",          "results_stored",  "results_duplicate",
                                         "results_orphan", "jobs_dispatched", "ws_clients",
                                         "ws_rejected",    "ws_cut_slow",     "results_foreign"};
@@ -218,10 +230,15 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
         snprintf(store_error, sizeof store_error, "%s", err.msg);
         store_error_at = now;
     }
-    return reply(resp, len, failing ? 503 : 200,
-                 sm_api_health(n, online, results, names, values, sizeof values / sizeof values[0],
-                               rej_names, rej_values, nr, failing ? store_error : NULL,
-                               store_error_at, sm_store_warning(a->st)));
+    int status =
+        reply(resp, len, failing ? 503 : 200,
+              sm_api_health(n, online, results, names, values, sizeof values / sizeof values[0],
+                            rej_names, rej_values, nr, q_names, q_values, nq,
+                            failing ? store_error : NULL, store_error_at, sm_store_warning(a->st)));
+    free(q_names);
+    free(q_values);
+    sm_store_agents_free(rows, n); /* after the encoding: q_names point into rows */
+    return status;
 }
 
 /* ---- runs ---- */

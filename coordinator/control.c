@@ -86,6 +86,7 @@ typedef struct cagent {
         sm_role role;
     } owed[SM_POLL_RESULTS_MAX];
     size_t n_owed;
+    uint64_t quarantined; /* its spool's entries out of service, as its last poll said */
 } cagent;
 
 struct sm_control {
@@ -1276,6 +1277,11 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
     snprintf(a->data_addr, sizeof a->data_addr, "%s", p->data_addr);
     a->news = false;
     a->n_owed = 0;
+    if (p->quarantined > a->quarantined)
+        sm_log(LOG_WARNING, "SM-AGENT-QUARANTINE",
+               "agent %s has %" PRIu64 " spool entries in quarantine (it had %" PRIu64 ")",
+               p->agent, p->quarantined, a->quarantined);
+    a->quarantined = p->quarantined;
     int rc = 0;
     if (changed && (rc = upsert_agent(c, a, p, now_ms, err)))
         return rc;
@@ -1495,6 +1501,12 @@ bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *sta
     *status = a->status;
     *last_seen_ms = a->last_seen_ms;
     return true;
+}
+
+uint64_t sm_control_agent_quarantined(sm_control *c, const char *name)
+{
+    cagent *a = sm_map_get(c->agents, name);
+    return a ? a->quarantined : 0;
 }
 
 void sm_control_get_stats(const sm_control *c, sm_control_stats *out)

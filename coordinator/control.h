@@ -114,6 +114,10 @@ size_t sm_control_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_
 bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *status,
                            int64_t *last_seen_ms);
 
+/* The spool entries the agent's last poll said are out of service (moved to its spool's
+ * quarantine/ folder); 0 for an unknown agent or one that said nothing since this start. */
+uint64_t sm_control_agent_quarantined(sm_control *c, const char *name);
+
 /* Counters for /healthz. */
 typedef struct sm_control_stats {
     uint64_t polls, results_stored, results_duplicate, results_orphan, jobs_dispatched;

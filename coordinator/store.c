@@ -631,6 +631,31 @@ static int read_id(sm_store *st, sm_error *err)
     return ret;
 }
 
+/* The store holds every result and the fleet's addresses. SQLite creates a database with
+ * 0644 less the umask, and its -wal, -shm and -journal files with the database file's mode: a
+ * database made here 0600 (no umask change, which would race other threads) keeps all of them
+ * the coordinator's alone. A database that exists keeps its mode, the operator's choice, but
+ * one others may read is said. A failure is left for SQLite's open to report in its words. */
+static void make_private(const char *path)
+{
+    if (!path[0] || strcmp(path, ":memory:") == 0)
+        return; /* SQLite's names for a database with no file */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        /* A umask such as 0277 takes bits from 0600 too; SQLite needs both. */
+        if (fchmod(fd, 0600) != 0)
+            sm_log(LOG_WARNING, "SM-STORE-MODE", "%s: chmod 600: %s", path, strerror(errno));
+        close(fd);
+        return;
+    }
+    struct stat sb;
+    if (errno == EEXIST && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 077))
+        sm_log(LOG_WARNING, "SM-STORE-MODE",
+               "%s is mode %04o: others may read the results; chmod 600 it and its -wal and -shm "
+               "files",
+               path, (unsigned)(sb.st_mode & 07777));
+}
+
 int sm_store_open(sm_store **pst, const char *path, sm_error *err)
 {
     sm_store *st = calloc(1, sizeof *st);
@@ -643,6 +668,7 @@ int sm_store_open(sm_store **pst, const char *path, sm_error *err)
         goto out;
     if (wal.cut)
         note_wal_cut(st, path, &wal);
+    make_private(path);
     int rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         if (st->db == NULL)

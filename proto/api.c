@@ -63,6 +63,7 @@ char *sm_api_agents(const sm_api_agent *a, size_t n)
         add_raw(o, "facts", a[i].facts_json);
         cJSON_AddNumberToObject(o, "first_seen_ms", (double)a[i].first_seen_ms);
         cJSON_AddNumberToObject(o, "last_seen_ms", (double)a[i].last_seen_ms);
+        cJSON_AddNumberToObject(o, "spool_quarantined", (double)a[i].spool_quarantined);
         cJSON_AddItemToArray(arr, o);
     }
     return finish(root);
@@ -177,7 +178,8 @@ out:
 
 char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,
                     const uint64_t *values, size_t n, const char *const *rej_names,
-                    const uint64_t *rej_values, size_t n_rej, const char *store_error,
+                    const uint64_t *rej_values, size_t n_rej, const char *const *q_names,
+                    const uint64_t *q_values, size_t n_q, const char *store_error,
                     int64_t store_error_at_ms, const char *store_warning)
 {
     cJSON *o = cJSON_CreateObject();
@@ -204,6 +206,9 @@ char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const ch
     }
     if (rej)
         cJSON_AddNumberToObject(rej, "total", (double)total);
+    cJSON *q = cJSON_AddObjectToObject(o, "spool_quarantined");
+    for (size_t i = 0; q && i < n_q; i++)
+        cJSON_AddNumberToObject(q, q_names[i], (double)q_values[i]);
     return finish(o);
 }
 

@@ -21,9 +21,10 @@ typedef struct sm_api_agent {
     const char *labels_json; /* may be NULL */
     const char *facts_json;  /* may be NULL */
     int64_t first_seen_ms, last_seen_ms;
+    uint64_t spool_quarantined; /* entries out of service in its spool, as it last said */
 } sm_api_agent;
 /* {"agents":[{"name","status","boot","data_addr","labels","facts","first_seen_ms",
- *  "last_seen_ms"}]} */
+ *  "last_seen_ms","spool_quarantined"}]} */
 char *sm_api_agents(const sm_api_agent *a, size_t n);
 
 typedef struct sm_api_job {
@@ -88,13 +89,16 @@ char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n)
 char *sm_api_run_created(uint64_t id);
 
 /* GET /healthz: {"ok":true,"agents":N,"agents_online":N,"results":N,"counters":{...},
- * "rejected":{"mac":N,...,"total":N}}. names/values are parallel arrays. A store_error (NULL:
+ * "rejected":{"mac":N,...,"total":N},"spool_quarantined":{"h1":N,...}}. names/values are
+ * parallel arrays, and so are q_names/q_values (the agents whose spools have entries in
+ * quarantine, and how many; "spool_quarantined" is {} when none). A store_error (NULL:
  * none) makes it {"ok":false,"store_error":"...","store_error_at_ms":N,...}. A store_warning
  * (NULL or "": none) adds "store_warning":"..." and leaves "ok" as it is: the store works, but
  * lost something when it was opened (a cut WAL). */
 char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,
                     const uint64_t *values, size_t n, const char *const *rej_names,
-                    const uint64_t *rej_values, size_t n_rej, const char *store_error,
+                    const uint64_t *rej_values, size_t n_rej, const char *const *q_names,
+                    const uint64_t *q_values, size_t n_q, const char *store_error,
                     int64_t store_error_at_ms, const char *store_warning);
 
 #endif

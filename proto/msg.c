@@ -524,6 +524,9 @@ static cJSON *poll_json(const sm_poll *p)
         ok = (ready = cJSON_AddArrayToObject(o, "ready")) != NULL;
     for (size_t i = 0; ok && i < p->n_ready; i++)
         ok = sm_codec_append(ready, ready_json(&p->ready[i]));
+    /* Optional too: a coordinator from before it refuses unknown keys. */
+    if (ok && p->quarantined > 0)
+        ok = sm_codec_put_item(o, "quarantined", u64_string(p->quarantined));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -580,11 +583,12 @@ enum {
     PK_ACKS,
     PK_RESULTS,
     PK_READY,
+    PK_QUARANTINED,
     PK__COUNT
 };
-static const char *const poll_keys[PK__COUNT] = {"agent", "boot",    "seq",       "state",
-                                                 "job",   "attempt", "data_addr", "labels",
-                                                 "facts", "acks",    "results",   "ready"};
+static const char *const poll_keys[PK__COUNT] = {
+    "agent",  "boot",  "seq",  "state",   "job",   "attempt",    "data_addr",
+    "labels", "facts", "acks", "results", "ready", "quarantined"};
 
 static int poll_identity_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
@@ -721,6 +725,8 @@ static int poll_from_json(const cJSON *o, sm_poll *p, sm_error *err)
         rc = poll_results_from_json(o, p, err);
     if (rc == 0 && (seen & BIT(PK_READY)))
         rc = poll_ready_from_json(o, p, err);
+    if (rc == 0 && (seen & BIT(PK_QUARANTINED)))
+        rc = get_u64_string(o, "poll", "quarantined", &p->quarantined, err);
     return rc;
 }
 

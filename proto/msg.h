@@ -71,7 +71,10 @@ typedef enum sm_agent_state { SM_AGENT_IDLE = 0, SM_AGENT_BUSY } sm_agent_state;
  * {"agent":"h1","boot":"hex","seq":"7","state":"busy","job":"12","attempt":1,
  *  "data_addr":"10.213.0.11","labels":{"rack":"2"},"facts":{...},"acks":["c12.1"],
  *  "results":[{"job":"11","attempt":1,"result":{...}}]}
- * job/attempt only when busy; facts only when have_facts; data_addr, labels optional. */
+ * job/attempt only when busy; facts only when have_facts; data_addr, labels optional.
+ * "quarantined":"3" (optional, left out when 0): the agent's spool entries out of service,
+ * that is, files in its spool's quarantine/ folder at its start plus those it quarantined
+ * since (docs/protocol.md, "Spool"): a level, not a delta, so every poll carries it whole. */
 typedef struct sm_poll {
     char agent[SM_NAME_MAX + 1];
     char boot[SM_BOOT_HEX + 1];
@@ -90,6 +93,7 @@ typedef struct sm_poll {
     size_t n_results;
     sm_ready ready[SM_POLL_READY_MAX]; /* "ready", optional: listening pair servers */
     size_t n_ready;
+    uint64_t quarantined; /* "quarantined", optional */
 } sm_poll;
 
 typedef enum sm_cmd_kind {

@@ -1,13 +1,15 @@
 """The roll-out onto hosts that run systemd: Debian 12 containers (debootstrap, booted by
 systemd-nspawn, each in a lab namespace) with Debian's sshd. deploy/fleet.sh and the Ansible
 playbook install into their real / with apt, and systemd starts the services under their
-hardened units (DynamicUser, LoadCredential, ProtectSystem=strict, ...). Every agent registers;
-a second roll-out changes nothing and restarts nothing; a changed setting restarts that one
-service; a rotated key reaches every host and they register again; an agent comes back by
-itself after its host reboots.
+hardened units (DynamicUser, LoadCredential, ProtectSystem=strict, a system call filter, ...).
+Every agent registers, and runs jobs of every workload under that filter; a second roll-out
+changes nothing and restarts nothing; a changed setting restarts that one service; a rotated key
+reaches every host and they register again; an agent comes back by itself after its host
+reboots.
 
 The container root is made once per package list and kept in the build folder."""
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -127,6 +129,52 @@ class SystemdFleetTest(unittest.TestCase):
     def main_pid(self, host, unit):
         return int(self.ssh(host, f"systemctl show -p MainPID --value {unit}"))
 
+    def post(self, host, path, body, port=8080):
+        """POST body as JSON to the coordinator's HTTP API on host's loopback."""
+        r = run("ip", "netns", "exec", self.lab.hosts[host]["netns"], "curl", "-sS", "--max-time",
+                "10", "-H", "Content-Type: application/json", "--data-binary", json.dumps(body),
+                f"http://127.0.0.1:{port}{path}", timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def assert_hardened(self, host, unit, memory_max, tasks_max):
+        """The unit's hardening as systemd holds it, and as its running process has it."""
+        props = ("MemoryDenyWriteExecute", "ProtectKernelLogs", "ProtectClock", "UMask",
+                 "MemoryMax", "TasksMax", "SystemCallErrorNumber", "SystemCallFilter")
+        out = self.ssh(host, f"systemctl show {unit} " + " ".join(f"-p {p}" for p in props))
+        shown = dict(line.split("=", 1) for line in out.splitlines())
+        self.assertEqual({p: shown[p] for p in props[:6]},
+                         {"MemoryDenyWriteExecute": "yes", "ProtectKernelLogs": "yes",
+                          "ProtectClock": "yes", "UMask": "0077", "MemoryMax": str(memory_max),
+                          "TasksMax": str(tasks_max)}, (host, unit))
+        self.assertIn(shown["SystemCallErrorNumber"], ("EPERM", "1"), (host, unit))
+        # An allow-list: what @system-service has (the agent pins threads), not what it lacks.
+        allowed = set(shown["SystemCallFilter"].split())
+        self.assertIn("sched_setaffinity", allowed, (host, unit))
+        for call in ("reboot", "kexec_load", "init_module", "settimeofday", "syslog"):
+            self.assertNotIn(call, allowed, (host, unit, call))
+        status = self.ssh(host, f"cat /proc/{self.main_pid(host, unit)}/status")
+        self.assertRegex(status, r"(?m)^Seccomp:\s+2$", (host, unit))  # a filter in force
+        self.assertRegex(status, r"(?m)^Umask:\s+0077$", (host, unit))
+        self.assertRegex(status, r"(?m)^NoNewPrivs:\s+1$", (host, unit))
+
+    def run_every_workload(self, host):
+        """One local job of each workload on host's agent, run by its service: all done."""
+        jobs = [{"host": host, "params": p} for p in (
+            {"workload": "stream", "transport": "tcp", "count": 200},
+            {"workload": "stream", "transport": "unix", "count": 200, "framing": "lines",
+             "msg_size": 100},
+            {"workload": "rr", "transport": "unix", "count": 200},
+            {"workload": "connect", "transport": "tcp", "count": 20},
+            {"workload": "http", "tls": True, "bytes": 1000000, "connections": 4},
+            {"workload": "http", "client": "multi", "bytes": 1000000})]
+        ids = self.post("h1", "/api/jobs", jobs)["jobs"]
+        for jid, job in zip(ids, jobs):
+            done = wait_for(f"job {jid} on {host}",
+                            lambda: (j := self.lab.api("h1", f"/api/jobs/{jid}"))
+                            and j["state"] in ("done", "failed") and j, 90, 0.5)
+            self.assertEqual(done["state"], "done", (job, done))
+
     def fleet(self, inventory, key=None):
         return run("bash", FLEET, "--inventory", inventory, "--key", key or self.key,
                    "--coordinator", f"tcp://{self.lab.hosts['h1']['addr']}:7100", "--debs",
@@ -161,6 +209,16 @@ class SystemdFleetTest(unittest.TestCase):
             self.assertIn(f"/run/credentials/{unit}.service/fleet.key",
                           self.ssh(h, f"tr '\\0' ' ' </proc/{pid}/cmdline"))
         self.assertEqual(self.ssh("h1", "stat -c %a /etc/sockmatrix/fleet.key"), "600")
+        # The system call filter, W^X, the kernel log and clock, the umask and the limits are
+        # in force, and no workload needs more than they allow.
+        self.assert_hardened("h1", "sockmatrix-coordinator", 2 << 30, 256)
+        for h in ("h1", "h2"):
+            self.assert_hardened(h, "sockmatrix-agent", 1 << 30, 512)
+            self.run_every_workload(h)
+        # The store's files are the coordinator's alone, -wal and -shm included.
+        self.assertEqual(
+            self.ssh("h1", "stat -c %a /var/lib/sockmatrix-coordinator/sockmatrix.db*").split(),
+            ["600"] * 3)
 
         # Again: nothing changes, nothing restarts.
         pids = {h: self.main_pid(h, "sockmatrix-agent") for h in ("h1", "h2")}

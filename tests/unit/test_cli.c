@@ -728,8 +728,8 @@ static void test_apiview_agents_reads_facts_labels_and_an_agent_without_facts(vo
          "{\"rack\":\"1\",\"role\":\"test\"}",
          "{\"hostname\":\"box\",\"kernel\":\"6.1.0-13-amd64\",\"cpu_model\":\"Xeon\","
          "\"cores\":8,\"mem_bytes\":17179869184,\"congestion\":\"cubic\"}",
-         1000, 1700000000000},
-        {"h2", "b", "127.0.0.2", "lost", NULL, NULL, 5, 6},
+         1000, 1700000000000, 0},
+        {"h2", "b", "127.0.0.2", "lost", NULL, NULL, 5, 6, 3},
     };
     char *json = sm_api_agents(a, 2);
     sm_apiview_agent *v = NULL;

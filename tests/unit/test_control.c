@@ -141,6 +141,27 @@ static void test_control_first_poll_registers_and_an_idle_poll_is_held(void **st
     assert_int_equal(seen, f->now);
 }
 
+static void test_control_keeps_the_quarantine_count_each_agent_last_reported(void **state)
+{
+    fixture *f = *state;
+    sm_poll p;
+    sm_poll_reply r;
+    bool now;
+    base_poll(&p, "h1", "0123456789abcdef0123456789abcdef");
+    p.quarantined = 32;
+    poll_once(f, &p, &r, &now);
+    assert_int_equal(sm_control_agent_quarantined(f->c, "h1"), 32);
+    assert_int_equal(sm_control_agent_quarantined(f->c, "h2"), 0); /* unknown */
+    /* A level, not a delta: a poll that says 32 again keeps 32, and one that says nothing
+     * (the operator emptied quarantine/ and restarted the agent) clears it. */
+    p.have_facts = false;
+    poll_once(f, &p, &r, &now);
+    assert_int_equal(sm_control_agent_quarantined(f->c, "h1"), 32);
+    p.quarantined = 0;
+    poll_once(f, &p, &r, &now);
+    assert_int_equal(sm_control_agent_quarantined(f->c, "h1"), 0);
+}
+
 static void test_control_an_agent_without_known_facts_is_asked_for_them(void **state)
 {
     fixture *f = *state;
@@ -1964,6 +1985,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_control_a_result_of_another_store_is_neither_stored_nor_acked, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_keeps_the_quarantine_count_each_agent_last_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_first_poll_registers_and_an_idle_poll_is_held,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_an_agent_without_known_facts_is_asked_for_them,

@@ -520,6 +520,46 @@ static void test_msg_poll_ready_encodes_exactly_and_round_trips(void **state)
     free(json);
 }
 
+/* ---- quarantined: the agent's spool entries out of service ---- */
+
+static void test_msg_poll_quarantined_count_is_optional_and_round_trips(void **state)
+{
+    (void)state;
+    static sm_poll p, back;
+    sm_error err;
+    memset(&p, 0, sizeof p);
+    snprintf(p.agent, sizeof p.agent, "h1");
+    snprintf(p.boot, sizeof p.boot, "%s", BOOT);
+    p.seq = 7;
+    p.quarantined = 32;
+    size_t len;
+    char *json = sm_msg_poll_encode(&p, &len, &err);
+    assert_string_equal(json, IDLE "\"acks\":[],\"results\":[],\"quarantined\":\"32\"}");
+    memset(&back, 0xff, sizeof back);
+    if (sm_msg_poll_decode(json, len, &back, &err) != 0)
+        fail_msg("%s: %s", json, err.msg);
+    assert_int_equal(back.quarantined, 32);
+    free(json);
+    sm_msg_poll_fini(&back);
+
+    /* 0 is left out, so a poll keeps the shape a coordinator from before the field takes;
+     * absent decodes as 0. */
+    p.quarantined = 0;
+    json = sm_msg_poll_encode(&p, &len, &err);
+    assert_string_equal(json, IDLE EMPTY);
+    memset(&back, 0xff, sizeof back);
+    assert_int_equal(sm_msg_poll_decode(json, len, &back, &err), 0);
+    assert_int_equal(back.quarantined, 0);
+    free(json);
+    sm_msg_poll_fini(&back);
+
+    /* A counter travels as a decimal string, like every 64-bit number here. */
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[],\"quarantined\":32}", SM_EPARSE,
+                      "poll: quarantined: expected a decimal string");
+    assert_poll_error(IDLE "\"acks\":[],\"results\":[],\"quarantined\":\"-1\"}", SM_EPARSE,
+                      "poll: quarantined: '-1' is not an unsigned decimal");
+}
+
 #define PIN "sha256//47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
 
 static void test_msg_ready_and_start_carry_the_key_pin(void **state)
@@ -1154,6 +1194,7 @@ int main(void)
         cmocka_unit_test(test_msg_reply_start_needs_addr_and_port_1_to_65535),
         cmocka_unit_test(test_msg_ready_and_start_carry_the_key_pin),
         cmocka_unit_test(test_msg_reply_prepare_may_name_the_client_address_and_nothing_else),
+        cmocka_unit_test(test_msg_poll_quarantined_count_is_optional_and_round_trips),
         cmocka_unit_test(test_msg_reply_rejects_bad_acks_and_too_many),
         cmocka_unit_test(test_msg_spooled_result_round_trips),
         cmocka_unit_test(test_msg_spooled_result_role_is_omitted_for_both),

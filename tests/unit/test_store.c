@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -245,6 +247,51 @@ static void test_store_open_of_an_unreachable_path_fails_with_reason(void **stat
     assert_int_equal(sm_store_open(&st, path, &err), SM_ESYS);
     assert_null(st);
     assert_non_null(strstr(err.msg, "unable to open database file"));
+}
+
+static mode_t mode_of(const char *path, const char *suffix)
+{
+    char p[192];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    if (stat(p, &sb) != 0)
+        fail_msg("stat %s: %s", p, strerror(errno));
+    return sb.st_mode & 07777;
+}
+
+/* The store holds every result and the fleet's addresses: its files are the coordinator's
+ * alone whatever umask it was started with (0644 under the usual 022 before). */
+static void test_store_files_are_0600_under_any_umask(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    const mode_t masks[] = {022, 0, 0277};
+    for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++) {
+        const mode_t old = umask(masks[i]);
+        open_store(f);
+        /* A write makes the -wal and -shm files next to the database. */
+        sm_agent_row a = agent("h1", 1000, "{\"cores\":4}");
+        assert_ok(sm_store_agent_upsert(f->st, &a, &err));
+        umask(old);
+        assert_int_equal(mode_of(f->path, ""), 0600);
+        assert_int_equal(mode_of(f->path, "-wal"), 0600);
+        assert_int_equal(mode_of(f->path, "-shm"), 0600);
+        sm_store_close(f->st);
+        f->st = NULL;
+        const char *suffixes[] = {"", "-wal", "-shm"};
+        for (size_t k = 0; k < 3; k++) {
+            char p[192];
+            snprintf(p, sizeof p, "%s%s", f->path, suffixes[k]);
+            unlink(p);
+        }
+    }
+    /* A store made before keeps the mode it has (the operator's to change), and opens. */
+    FILE *fp = fopen(f->path, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(chmod(f->path, 0640), 0);
+    open_store(f);
+    assert_int_equal(mode_of(f->path, ""), 0640);
 }
 
 static void test_store_agent_upsert_keeps_first_seen_and_null_facts_keep_old(void **state)
@@ -1805,6 +1852,7 @@ int main(void)
     /* Every open of a fresh file logs its migration; the tests check the schema directly. */
     sm_log_level = LOG_WARNING;
     const struct CMUnitTest tests[] = {
+        T(test_store_files_are_0600_under_any_umask),
         T(test_store_open_creates_the_current_schema_in_wal_mode),
         T(test_store_id_is_made_once_and_kept_across_reopen),
         T(test_store_wal_check_finds_a_wal_cut_mid_frame_and_not_an_intact_one),
