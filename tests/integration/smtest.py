@@ -145,11 +145,12 @@ class Fleet:
                            check=True, capture_output=True)
         return path
 
-    def start_agent(self, name, fleet_key=None):
+    def start_agent(self, name, fleet_key=None, coordinator=None):
         """Starts agent `name` with its own key, derived from fleet_key (default: the fleet's
-        key)."""
+        key), polling coordinator (default: the fleet's; another URL puts something between)."""
         h = self.hosts[name]
-        cmd = [AGENT, "--coordinator", f"tcp://{self.bus_addr}:{self.bus_port}", "--key-file",
+        cmd = [AGENT, "--coordinator", coordinator or f"tcp://{self.bus_addr}:{self.bus_port}",
+               "--key-file",
                self.agent_key(name, fleet_key), "--name", name, "--spool-dir", self.spool(name), "--sock-dir", self.dir,
                "--data-addr", h["addr"], "--reply-wait-ms", "3000", "--log-level", "info",
                "--labels", f"rack={name[1:]},role=test", *self.agent_args]
