@@ -163,6 +163,7 @@ static sm_reject verify_poll(server *s, const sm_env *env, uint64_t now, bool *f
 static void reject(server *s, sm_bus_msg *m, sm_reject why, const char *peer, const char *detail)
 {
     sm_rejects_note(s->rejects, why, peer, (uint64_t)now_ms(), detail);
+    sm_bus_note_reject(s->bus, m);
     sm_bus_msg_fini(m);
 }
 
@@ -211,6 +212,7 @@ static void drain_bus(server *s)
                        "`sockmatrix-coordinator keygen --agent %s --key-file FLEET_KEY OUT` and "
                        "give it that; its messages are refused until then",
                        env.name, env.name);
+            sm_bus_note_reject(s->bus, &m);
             sm_bus_msg_fini(&m);
             continue;
         }
@@ -263,6 +265,7 @@ static void drain_bus(server *s)
     }
     if (got < 0)
         sm_log(LOG_ERR, "SM-BUS-RECV", "%s", err.msg);
+    sm_rejects_add(s->rejects, SM_REJ_THROTTLED, sm_bus_take_dropped(s->bus));
     if (in_tx && !failed && sm_store_commit(s->st, &err) != 0)
         failed = true;
     if (failed) {

@@ -645,6 +645,14 @@ uint64_t sm_rejects_count(const sm_rejects *r, sm_reject why)
     return r->counts[why];
 }
 
+void sm_rejects_add(sm_rejects *r, sm_reject why, uint64_t n)
+{
+    if (r == NULL || (int)why < 0 || why >= SM_REJ__COUNT)
+        return;
+    r->counts[why] += n;
+    r->total += n;
+}
+
 uint64_t sm_rejects_total(const sm_rejects *r)
 {
     return r ? r->total : 0;

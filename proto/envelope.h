@@ -128,6 +128,8 @@ void sm_rejects_free(sm_rejects *r);
  * it logged, 0 when it only counted. peer may be NULL ("unknown"). */
 int sm_rejects_note(sm_rejects *r, sm_reject why, const char *peer, uint64_t now_ms,
                     const char *detail);
+/* Counts n rejections without logging (a caller that logs them its own way). */
+void sm_rejects_add(sm_rejects *r, sm_reject why, uint64_t n);
 uint64_t sm_rejects_count(const sm_rejects *r, sm_reject why);
 uint64_t sm_rejects_total(const sm_rejects *r);
 

@@ -1,11 +1,12 @@
 /* sm-rogue: sends the coordinator messages it must refuse, and plays a man in the middle
  * without the key (tests only).
- *   sm-rogue URL FLEET_KEYFILE wrong-key|replay|oversize|deep|garbage|fleet-key|reserved
+ *   sm-rogue URL FLEET_KEYFILE wrong-key|replay|oversize|deep|garbage|fleet-key|reserved|flood
  * wrong-key: a well-formed poll sealed with a random key. replay: a valid poll (agent
  * "rogue-replay", under its own derived key), then the same bytes again. oversize: 300 KiB.
  * deep: valid MAC around a body nested 40 deep. garbage: not JSON. fleet-key: a poll of
  * "rogue-fleet" sealed with the fleet key itself instead of its own. reserved: a poll from
- * "coordinator". Prints what it sent; exits 0 when everything was sent.
+ * "coordinator". flood: 200 polls with a wrong MAC on one connection. Prints what it sent;
+ * exits 0 when everything was sent.
  *   sm-rogue relay LISTEN_URL UPSTREAM_URL CAPTURE_FILE
  * Stands between one agent and the coordinator with no key: passes each poll up and each
  * reply down unchanged, and writes the first reply that carries an "assign" to CAPTURE_FILE.
@@ -26,6 +27,8 @@
 
 #include "proto/envelope.h"
 #include "proto/msg.h"
+
+#define FLOOD_N 200
 
 static uint64_t wall_ms(void)
 {
@@ -169,7 +172,7 @@ int main(int argc, char **argv)
         return answer(argv[2], argv[3]);
     if (argc != 4) {
         fprintf(stderr, "usage: sm-rogue URL FLEET_KEYFILE "
-                        "wrong-key|replay|oversize|deep|garbage|fleet-key|reserved\n"
+                        "wrong-key|replay|oversize|deep|garbage|fleet-key|reserved|flood\n"
                         "       sm-rogue relay LISTEN_URL UPSTREAM_URL CAPTURE_FILE\n"
                         "       sm-rogue answer LISTEN_URL CAPTURE_FILE\n");
         return 2;
@@ -217,6 +220,27 @@ int main(int argc, char **argv)
             env = sm_env_seal(key, SM_DIR_TO_COORDINATOR, "rogue-deep", wall_ms(), deep,
                               2 * (size_t)n, &elen, NULL, &err);
         rc = env ? send_raw(url, env, elen, 0) : 1;
+    } else if (strcmp(what, "flood") == 0) {
+        /* One connection, many wrong MACs: each send on a REQ socket drops the last request
+         * and sends the next on the same pipe. */
+        RAND_bytes(key, sizeof key);
+        int s = nn_socket(AF_SP, NN_REQ);
+        int ms = 2000;
+        nn_setsockopt(s, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+        rc = s < 0 || nn_connect(s, url) < 0;
+        /* A REQ socket keeps only the newest request until it is connected. */
+        usleep(300 * 1000);
+        for (int i = 0; rc == 0 && i < FLOOD_N; i++) {
+            free(env);
+            env = sealed_poll(key, "rogue-flood", &elen, &err);
+            rc = !env || nn_send(s, env, elen, 0) < 0;
+            usleep(5 * 1000); /* each is written out before the next replaces it */
+        }
+        if (rc == 0) {
+            usleep(500 * 1000); /* let nanomsg write them out before the socket closes */
+            printf("sent %d polls with a wrong MAC on one connection\n", FLOOD_N);
+        }
+        nn_close(s);
     } else if (strcmp(what, "garbage") == 0) {
         rc = send_raw(url, "hello", 5, 0);
     } else {
