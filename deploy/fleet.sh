@@ -118,6 +118,8 @@ while IFS= read -r line || [[ -n $line ]]; do
   ((${#f[@]} >= 3)) || bad "$INVENTORY:$lineno: expected NAME DESTINATION ROLES [key=value ...]"
   name=${f[0]} dest=${f[1]} roles=${f[2]}
   [[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$ ]] || bad "$INVENTORY:$lineno: bad host name '$name'"
+  [[ $name != coordinator || $roles != *agent* ]] ||
+    bad "$INVENTORY:$lineno: 'coordinator' is reserved and cannot be an agent's name"
   [[ $dest =~ $DEST_RE && $dest != -* ]] || bad "$INVENTORY:$lineno: bad destination '$dest'"
   [[ $roles =~ ^(agent|coordinator|agent,coordinator|coordinator,agent)$ ]] ||
     bad "$INVENTORY:$lineno: roles must be agent, coordinator or agent,coordinator (got '$roles')"

@@ -181,7 +181,8 @@ class FleetScriptTest(unittest.TestCase):
                            ("h1 h1 agent labels=a b\n", "bad setting 'b'"),
                            ("h1 h1 agent lables=a=1\n", "bad setting"),
                            ("h1 h1 agent root=$(reboot)\n", "bad setting"),
-                           ("h1 h1 coordinator\nh2 h2 coordinator\n", "a second coordinator")):
+                           ("h1 h1 coordinator\nh2 h2 coordinator\n", "a second coordinator"),
+                           ("coordinator h1 agent\n", "'coordinator' is reserved")):
             with open(inv, "w") as f:
                 f.write(text)
             before = tree(self.roots["h1"])
