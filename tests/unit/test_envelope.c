@@ -798,6 +798,20 @@ static void test_rejects_log_once_per_peer_per_minute_and_count_all(void **state
     sm_rejects_free(NULL);
 }
 
+static void test_rejects_add_counts_in_bulk_and_ignores_bad_reasons(void **state)
+{
+    (void)state;
+    sm_rejects *r = sm_rejects_new();
+    assert_non_null(r);
+    sm_rejects_add(r, SM_REJ_THROTTLED, 184);
+    sm_rejects_add(r, SM_REJ_THROTTLED, 0);
+    sm_rejects_add(r, SM_REJ__COUNT, 5);
+    assert_int_equal(sm_rejects_count(r, SM_REJ_THROTTLED), 184);
+    assert_int_equal(sm_rejects_total(r), 184);
+    sm_rejects_add(NULL, SM_REJ_MAC, 1); /* no handle: nothing to count */
+    sm_rejects_free(r);
+}
+
 static void test_rejects_peer_map_evicts_the_oldest_beyond_4096(void **state)
 {
     (void)state;
@@ -1001,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_replay_clock_stepping_back_does_not_forget_early),
         cmocka_unit_test(test_rejects_log_once_per_peer_per_minute_and_count_all),
         cmocka_unit_test(test_rejects_peer_map_evicts_the_oldest_beyond_4096),
+        cmocka_unit_test(test_rejects_add_counts_in_bulk_and_ignores_bad_reasons),
         cmocka_unit_test(test_reject_names_are_the_documented_words),
         cmocka_unit_test(test_name_valid_accepts_only_1_to_64_safe_characters),
         cmocka_unit_test(test_key_load_reads_64_hex_digits_with_optional_newline),
