@@ -77,6 +77,8 @@ typedef struct agentd {
     char store[SM_STORE_ID_HEX + 1];
     sm_replay *replay;
     sm_rejects *rejects;
+    /* The nonce of the last poll sent: the only reply taken is one that names it. */
+    char poll_nonce[SM_NONCE_HEX + 1];
     sm_tls_id *tls; /* the built-in source's identity; NULL when it could not be made */
     worker w;
     /* A job whose result the spool refused: a failure saying so, sent in every poll (not
@@ -542,7 +544,8 @@ static int send_poll(agentd *d, sm_error *err)
     char *body = build_poll(d, &len, err);
     if (!body)
         return err->code ? err->code : SM_ENOMEM;
-    char *env = sm_env_seal(d->cfg->key, d->cfg->name, wall_ms(), body, len, &elen, err);
+    char *env = sm_env_seal(d->cfg->key, SM_DIR_TO_COORDINATOR, d->cfg->name, wall_ms(), body, len,
+                            &elen, d->poll_nonce, err);
     free(body);
     if (!env)
         return err->code ? err->code : SM_ENOMEM;
@@ -562,8 +565,8 @@ static int take_reply(agentd *d, const char *buf, size_t len)
     sm_env env;
     memset(&env, 0, sizeof env);
     const uint64_t now = wall_ms();
-    sm_reject why = sm_env_open(d->cfg->key, buf, len, now, &env, &err);
-    if (why == SM_REJ_NONE && strcmp(env.name, "coordinator") != 0) {
+    sm_reject why = sm_env_open(d->cfg->key, SM_DIR_TO_AGENT, buf, len, now, &env, &err);
+    if (why == SM_REJ_NONE && strcmp(env.name, SM_COORDINATOR) != 0) {
         why = SM_REJ_FIELD;
         snprintf(err.msg, sizeof err.msg, "a reply from '%s', not the coordinator", env.name);
     }
@@ -572,8 +575,18 @@ static int take_reply(agentd *d, const char *buf, size_t len)
     sm_poll_reply r;
     if (why == SM_REJ_NONE && sm_msg_reply_decode(env.body, env.body_len, &r, &err) != 0)
         why = SM_REJ_BODY;
+    /* Signed by the coordinator, but maybe for another agent or an earlier poll: replayed by
+     * whoever sits between us, it would run a job that is not ours. */
+    if (why == SM_REJ_NONE && strcmp(r.to, d->cfg->name) != 0) {
+        why = SM_REJ_MISDIRECTED;
+        snprintf(err.msg, sizeof err.msg, "a reply for agent '%s', not for %s", r.to, d->cfg->name);
+    } else if (why == SM_REJ_NONE && strcmp(r.poll, d->poll_nonce) != 0) {
+        why = SM_REJ_MISDIRECTED;
+        snprintf(err.msg, sizeof err.msg, "a reply to poll %.8s..., not to the last poll %.8s...",
+                 r.poll, d->poll_nonce);
+    }
     if (why != SM_REJ_NONE) {
-        sm_rejects_note(d->rejects, why, "coordinator", now, err.msg);
+        sm_rejects_note(d->rejects, why, SM_COORDINATOR, now, err.msg);
         return SM_EPROTO;
     }
     take_store_id(d, r.store);
@@ -631,7 +644,8 @@ static int open_socket(agentd *d, sm_error *err)
     /* The agent resends by itself with a fresh nonce; nanomsg's own resend would repeat the
      * old nonce, which the coordinator drops as a replay. */
     int resend = 3600 * 1000, ivl = 100, ivl_max = 5000, sndtimeo = 1000;
-    int max = 1024 * 1024;
+    /* A reply is an envelope: nanomsg need not hold more of one before it is refused. */
+    int max = SM_MSG_MAX;
     size_t sz = sizeof d->rcvfd;
     if (nn_setsockopt(d->sock, NN_REQ, NN_REQ_RESEND_IVL, &resend, sizeof resend) < 0 ||
         nn_setsockopt(d->sock, NN_SOL_SOCKET, NN_RECONNECT_IVL, &ivl, sizeof ivl) < 0 ||

@@ -19,7 +19,9 @@ const char *sm_dopts_usage(void)
            "time, and keeps every result in its spool until the coordinator has stored it.\n"
            "\n"
            "  --coordinator tcp://HOST:PORT  the coordinator's --listen address\n"
-           "  --key-file PATH        the fleet key (64 hex digits, mode 0600)\n"
+           "  --key-file PATH        this agent's own key (64 hex digits, mode 0600), made on\n"
+           "                         the coordinator with: sockmatrix-coordinator keygen\n"
+           "                         --agent NAME --key-file FLEET_KEY OUT\n"
            "  --name NAME            this agent's name (default: the hostname)\n"
            "  --labels k=v,...       labels the coordinator can select hosts by\n"
            "  --data-addr IP         the address peers reach this host on for pair jobs\n"
@@ -98,6 +100,10 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
                 return sm_error_set(err, SM_EINVAL,
                                     "--name: '%s' is not 1 to %d of A-Z a-z 0-9 . _ -", optarg,
                                     SM_NAME_MAX);
+            if (sm_name_reserved(optarg))
+                return sm_error_set(err, SM_EINVAL,
+                                    "--name: '%s' is reserved for the coordinator's replies",
+                                    optarg);
             snprintf(cfg->name, sizeof cfg->name, "%s", optarg);
             break;
         case 'l':
@@ -168,7 +174,7 @@ int sm_dopts_parse(int argc, char **argv, sm_daemon_cfg *cfg, bool *help, sm_err
     }
     if (optind < argc)
         return sm_error_set(err, SM_EINVAL, "unexpected argument '%s'", argv[optind]);
-    if (!sm_name_valid(cfg->name))
+    if (!sm_name_valid(cfg->name) || sm_name_reserved(cfg->name))
         return sm_error_set(err, SM_EINVAL,
                             "the hostname '%s' is not a valid agent name: give --name", cfg->name);
     /* The coordinator signs as "coordinator" and refuses an agent of that name. */

@@ -77,7 +77,8 @@ typedef struct shared {
     atomic_int stop;
     _Atomic uint64_t registered; /* agents that had at least one valid reply */
     _Atomic uint64_t replies;
-    _Atomic uint64_t bad_replies; /* failed sm_env_open, not from "coordinator", or undecodable */
+    _Atomic uint64_t bad_replies; /* failed sm_env_open, not from "coordinator", undecodable,
+                                   * or not for this agent's last poll */
     _Atomic uint64_t assigns;     /* first arrivals of an assign */
     _Atomic uint64_t resends;     /* polls sent again after hold + RESEND_SLACK_MS */
     _Atomic uint64_t send_again;  /* nn_send said EAGAIN; tried again SCAN_MS later */
@@ -169,6 +170,10 @@ typedef struct agent {
     int sock;
     char name[SM_NAME_MAX + 1];
     char boot[SM_BOOT_HEX + 1];
+    /* Its own key, derived from the fleet key as the coordinator does (a bench tool may hold
+     * the fleet key; a real agent holds only its own). */
+    uint8_t key[SM_KEY_LEN];
+    char poll_nonce[SM_NONCE_HEX + 1]; /* of the last poll: the reply must name it */
     uint64_t seq;
     bool send_facts;
     bool registered;
@@ -257,7 +262,9 @@ static int send_poll(shard *s, agent *a, int64_t now_ns)
     p->n_results = nr;
     size_t blen, elen;
     char *body = sm_msg_poll_encode(p, &blen, &err);
-    char *env = body ? sm_env_seal(s->key, a->name, wall_ms(), body, blen, &elen, &err) : NULL;
+    char *env = body ? sm_env_seal(a->key, SM_DIR_TO_COORDINATOR, a->name, wall_ms(), body, blen,
+                                   &elen, a->poll_nonce, &err)
+                     : NULL;
     free(body);
     if (!env) {
         say("shard %d: %s: cannot build a poll: %s", s->index, a->name, err.msg);
@@ -321,13 +328,17 @@ static int take_reply(shard *s, agent *a)
     sm_env env;
     sm_poll_reply r;
     memset(&env, 0, sizeof env);
-    sm_reject why = sm_env_open(s->key, buf, (size_t)len, wall_ms(), &env, &err);
-    if (why == SM_REJ_NONE && strcmp(env.name, "coordinator") != 0) {
+    sm_reject why = sm_env_open(a->key, SM_DIR_TO_AGENT, buf, (size_t)len, wall_ms(), &env, &err);
+    if (why == SM_REJ_NONE && strcmp(env.name, SM_COORDINATOR) != 0) {
         why = SM_REJ_FIELD;
         snprintf(err.msg, sizeof err.msg, "a reply from '%s', not the coordinator", env.name);
     }
     if (why == SM_REJ_NONE && sm_msg_reply_decode(env.body, env.body_len, &r, &err) != 0)
         why = SM_REJ_BODY;
+    if (why == SM_REJ_NONE && (strcmp(r.to, a->name) != 0 || strcmp(r.poll, a->poll_nonce) != 0)) {
+        why = SM_REJ_MISDIRECTED;
+        snprintf(err.msg, sizeof err.msg, "a reply for %s's poll %.8s...", r.to, r.poll);
+    }
     nn_freemsg(buf);
     a->awaiting = false;
     if (why != SM_REJ_NONE) {
@@ -366,6 +377,11 @@ static int take_reply(shard *s, agent *a)
 static int open_agent(shard *s, agent *a, size_t global_index)
 {
     snprintf(a->name, sizeof a->name, "swarm-%05zu", global_index);
+    sm_error err = {0};
+    if (sm_key_derive(s->key, a->name, a->key, &err) != 0) {
+        say("shard %d: %s", s->index, err.msg);
+        return SM_ESYS;
+    }
     if (random_hex(a->boot, SM_BOOT_HEX) != 0) {
         say("shard %d: RAND_bytes failed", s->index);
         return SM_ESYS;

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "coordinator/server.h"
 #include "proto/envelope.h"
 #include "proto/log.h"
@@ -25,6 +27,7 @@ static void on_signal(int sig)
 static const char usage[] =
     "Usage: sockmatrix-coordinator --key-file PATH [options]\n"
     "       sockmatrix-coordinator keygen [--token] PATH\n"
+    "       sockmatrix-coordinator keygen --agent NAME --key-file FLEET_KEY PATH\n"
     "\n"
     "Runs the lab's coordinator: agents long-poll it over nanomsg with signed messages; it\n"
     "queues jobs, stores every result exactly once in SQLite, and serves the HTTP API.\n"
@@ -32,7 +35,14 @@ static const char usage[] =
     "  --listen tcp://ADDR:PORT  where agents connect (default tcp://0.0.0.0:7100)\n"
     "  --http ADDR:PORT          HTTP API (default 127.0.0.1:8080; port 0 picks one)\n"
     "  --db PATH                 SQLite store (default sockmatrix.db)\n"
-    "  --key-file PATH           the fleet key (64 hex digits, mode 0600); required\n"
+    "  --key-file PATH           the fleet key (64 hex digits, mode 0600); required. Each\n"
+    "                            agent signs with its own key derived from it (keygen --agent)\n"
+    "  --previous-key-file PATH  the fleet key before a rotation: agents still on their key\n"
+    "                            derived from it are accepted, and logged, for a grace period\n"
+    "                            (default: the credential \"fleet.key.previous\" under\n"
+    "                            systemd, if given)\n"
+    "  --previous-key-grace-ms N how long the previous key is accepted after the start\n"
+    "                            (default 86400000: 24 h)\n"
     "  --token-file PATH         the dashboard token; required when --http is not loopback\n"
     "                            (default: the credential \"token\" under systemd, if given)\n"
     "  --hold-ms N               how long a poll is held (default 5000; an agent silent for\n"
@@ -51,7 +61,10 @@ static const char usage[] =
     "  --help, --version\n"
     "\n"
     "keygen PATH writes a new fleet key: 32 random bytes as hex, mode 0600. keygen --token\n"
-    "PATH writes a new dashboard token (for --token-file) the same way. Neither overwrites.\n";
+    "PATH writes a new dashboard token (for --token-file) the same way. keygen --agent NAME\n"
+    "--key-file FLEET_KEY PATH writes agent NAME's own key (HKDF-SHA256 of the fleet key and\n"
+    "the name), the one its --key-file takes; the fleet key stays on the coordinator. None\n"
+    "overwrites a file.\n";
 
 static bool has_index(const char *dir)
 {
@@ -140,9 +153,52 @@ static int load_token(const char *path, char *out, size_t len)
     return 0;
 }
 
+/* keygen --agent NAME --key-file FLEET PATH (the options in any order, PATH last). */
+static int keygen_agent(int argc, char **argv)
+{
+    const char *name = NULL, *fleet = NULL, *path = NULL;
+    static const char use[] =
+        "usage: sockmatrix-coordinator keygen --agent NAME --key-file FLEET_KEY PATH";
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc && !name)
+            name = argv[++i];
+        else if (strcmp(argv[i], "--key-file") == 0 && i + 1 < argc && !fleet)
+            fleet = argv[++i];
+        else if (argv[i][0] != '-' && !path)
+            path = argv[i];
+        else
+            return fail("%s", use);
+    }
+    if (!name || !fleet || !path)
+        return fail("%s", use);
+    if (!sm_name_valid(name) || sm_name_reserved(name))
+        return fail("--agent: '%s' is not an agent name (1 to %d of A-Z a-z 0-9 . _ -, not "
+                    "\"%s\")",
+                    name, SM_NAME_MAX, SM_COORDINATOR);
+    sm_error err = {0};
+    uint8_t key[SM_KEY_LEN], own[SM_KEY_LEN];
+    if (sm_key_load(fleet, key, &err) != 0)
+        return fail("--key-file: %s", err.msg);
+    int rc = sm_key_derive(key, name, own, &err);
+    if (rc == 0)
+        rc = sm_key_write(path, own, &err);
+    OPENSSL_cleanse(key, sizeof key);
+    OPENSSL_cleanse(own, sizeof own);
+    if (rc != 0) {
+        fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
+        return 1;
+    }
+    printf("wrote agent %s's key to %s (mode 0600): give it to that agent's --key-file\n", name,
+           path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "keygen") == 0) {
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--agent") == 0)
+                return keygen_agent(argc, argv);
         /* A token is made like a key: 256 random bits as hex are past guessing, and one line
          * of 64 characters is what --token-file reads. */
         bool token = argc == 4 && strcmp(argv[2], "--token") == 0;
@@ -172,15 +228,19 @@ int main(int argc, char **argv)
         {"lost-grace-ms", required_argument, NULL, 'g'},
         {"max-agents", required_argument, NULL, 'M'},
         {"data-addr-allow", required_argument, NULL, 'A'},
+        {"previous-key-file", required_argument, NULL, 'p'},
+        {"previous-key-grace-ms", required_argument, NULL, 'G'},
         {NULL, 0, NULL, 0},
     };
     sm_server_cfg cfg = {.listen_url = "tcp://0.0.0.0:7100",
                          .db_path = "sockmatrix.db",
                          .hold_ms = 5000,
                          .lost_grace_ms = 60000,
+                         .prev_grace_ms = 86400000,
                          .ready_fd = -1,
                          .max_agents = 4096};
-    const char *http = "127.0.0.1:8080", *key_file = NULL, *token_file = NULL;
+    const char *http = "127.0.0.1:8080", *key_file = NULL, *token_file = NULL,
+               *prev_key_file = NULL;
     char http_addr[64], token[256];
     int c;
     opterr = 0;
@@ -229,6 +289,17 @@ int main(int argc, char **argv)
                 return fail("%s", perr.msg);
             break;
         }
+        case 'p':
+            prev_key_file = optarg;
+            break;
+        case 'G': {
+            unsigned long long g = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || optarg[0] == '-' || g > 31ull * 86400000)
+                return fail("--previous-key-grace-ms: '%s' is not a number from 0 to 2678400000",
+                            optarg);
+            cfg.prev_grace_ms = g;
+            break;
+        }
         case 'L':
             if ((sm_log_level = sm_log_parse_level(optarg)) < 0)
                 return fail("--log-level: '%s' is not error, warning, notice, info or debug",
@@ -272,6 +343,25 @@ int main(int argc, char **argv)
     if (sm_key_load(key_file, cfg.key, &err) != 0) {
         fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
         return 2;
+    }
+    /* Under systemd the previous key of a rotation comes as the credential
+     * "fleet.key.previous" (the roll-out adds it with a drop-in), as the token does. */
+    char cred_prev[4200];
+    const char *cdir = getenv("CREDENTIALS_DIRECTORY");
+    if (!prev_key_file && cdir && *cdir) {
+        int n = snprintf(cred_prev, sizeof cred_prev, "%s/fleet.key.previous", cdir);
+        if (n > 0 && (size_t)n < sizeof cred_prev && access(cred_prev, F_OK) == 0)
+            prev_key_file = cred_prev;
+    }
+    if (prev_key_file) {
+        if (sm_key_load(prev_key_file, cfg.prev_key, &err) != 0)
+            return fail("--previous-key-file: %s", err.msg);
+        if (CRYPTO_memcmp(cfg.prev_key, cfg.key, SM_KEY_LEN) == 0)
+            return fail("--previous-key-file %s holds the same key as --key-file", prev_key_file);
+        cfg.have_prev_key = true;
+        sm_log(LOG_NOTICE, "SM-KEY-ROTATION",
+               "accepting agents on the previous fleet key for %llu ms after this start",
+               (unsigned long long)cfg.prev_grace_ms);
     }
     /* Under systemd a token handed over as the credential "token" (LoadCredential=token:...)
      * needs no option: the unit's command line stays the same with or without one. */

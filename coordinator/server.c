@@ -2,6 +2,7 @@
 #include "coordinator/server.h"
 
 #include <libwebsockets.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@
 /* A poll held open until there is something to say or hold_ms passed. */
 typedef struct held {
     sm_bus_msg msg;
-    int64_t since_ms; /* monotonic */
+    int64_t since_ms;             /* monotonic */
+    char nonce[SM_NONCE_HEX + 1]; /* of the poll: its answer names it */
 } held;
 
 typedef struct server {
@@ -35,8 +37,12 @@ typedef struct server {
     sm_store *st;
     sm_replay *replay;
     sm_rejects *rejects;
-    sm_map *held;   /* agent name -> held */
-    sm_api_ctx api; /* its ctl is the control state, which a rollback replaces */
+    sm_map *held; /* agent name -> held */
+    /* Agents whose last message verified only under the previous fleet key (name -> a marker):
+     * their replies are sealed with it too. Only names that proved that key get in. */
+    sm_map *on_prev_key;
+    int64_t started_ms; /* monotonic: the previous key's grace runs from here */
+    sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
     sm_ws_hub *hub;
     uint64_t ws_counters[3];
     unsigned ticks;
@@ -69,17 +75,34 @@ static void held_free(void *p)
     free(h);
 }
 
-/* Seals a reply and sends it on m (which is consumed either way). */
-static void send_reply(server *s, sm_bus_msg *m, const sm_poll_reply *r)
+static char on_prev_marker; /* the value stored in on_prev_key: only its presence matters */
+
+/* The key agent `name` signs with: its own, derived from the fleet key, or from the previous
+ * fleet key while it has not been given its new one. */
+static int agent_key(const server *s, const char *name, uint8_t key[SM_KEY_LEN], sm_error *err)
+{
+    const bool prev = s->cfg->have_prev_key && sm_map_get(s->on_prev_key, name) != NULL;
+    return sm_key_derive(prev ? s->cfg->prev_key : s->cfg->key, name, key, err);
+}
+
+/* Seals reply r to agent `to`, answering its poll `nonce`, and sends it on m (which is consumed
+ * either way). The reply names both, under that agent's own key: a copy replayed to another
+ * agent or to a later poll is dropped there. */
+static void send_reply(server *s, sm_bus_msg *m, sm_poll_reply *r, const char *to,
+                       const char *nonce)
 {
     sm_error err = {0};
-    size_t len, elen;
-    char *body = sm_msg_reply_encode(r, &len, &err);
-    char *env =
-        body ? sm_env_seal(s->cfg->key, "coordinator", (uint64_t)now_ms(), body, len, &elen, &err)
-             : NULL;
+    size_t len = 0, elen = 0;
+    uint8_t key[SM_KEY_LEN];
+    snprintf(r->to, sizeof r->to, "%s", to);
+    snprintf(r->poll, sizeof r->poll, "%s", nonce);
+    char *body = NULL, *env = NULL;
+    if (agent_key(s, to, key, &err) == 0 && (body = sm_msg_reply_encode(r, &len, &err)) != NULL)
+        env = sm_env_seal(key, SM_DIR_TO_AGENT, SM_COORDINATOR, (uint64_t)now_ms(), body, len,
+                          &elen, NULL, &err);
+    OPENSSL_cleanse(key, sizeof key);
     if (!env || sm_bus_reply(s->bus, m, env, elen, &err) != 0) {
-        sm_log(LOG_WARNING, "SM-REPLY-FAIL", "cannot answer a poll: %s", err.msg);
+        sm_log(LOG_WARNING, "SM-REPLY-FAIL", "cannot answer a poll of %s: %s", to, err.msg);
         if (!env)
             sm_bus_msg_fini(m);
     }
@@ -87,10 +110,60 @@ static void send_reply(server *s, sm_bus_msg *m, const sm_poll_reply *r)
     free(env);
 }
 
+/* Verifies a scanned poll under the key its claimed sender should hold. A MAC that fails under
+ * the agent's own key is tried under the previous fleet key (a rotation in progress) and under
+ * the fleet key itself (an agent given the fleet key: told to the operator, still refused). */
+static sm_reject verify_poll(server *s, const sm_env *env, uint64_t now, bool *fleet_key,
+                             sm_error *err)
+{
+    *fleet_key = false;
+    if (sm_name_reserved(env->name)) {
+        sm_error_set(err, SM_EVERIFY, "'%s' is reserved and cannot be an agent's name", env->name);
+        return SM_REJ_FIELD;
+    }
+    uint8_t key[SM_KEY_LEN];
+    if (sm_key_derive(s->cfg->key, env->name, key, err) != 0)
+        return SM_REJ_FIELD;
+    sm_reject why = sm_env_verify(key, SM_DIR_TO_COORDINATOR, env, now, err);
+    OPENSSL_cleanse(key, sizeof key);
+    if (why != SM_REJ_MAC) {
+        if (why == SM_REJ_NONE)
+            sm_map_del(s->on_prev_key, env->name); /* it has its new key now */
+        return why;
+    }
+    sm_error other = {0};
+    if (s->cfg->have_prev_key &&
+        (uint64_t)(mono_ms(NULL) - s->started_ms) < s->cfg->prev_grace_ms &&
+        sm_key_derive(s->cfg->prev_key, env->name, key, &other) == 0) {
+        sm_reject again = sm_env_verify(key, SM_DIR_TO_COORDINATOR, env, now, &other);
+        OPENSSL_cleanse(key, sizeof key);
+        if (again != SM_REJ_MAC) {
+            if (again == SM_REJ_NONE && sm_map_get(s->on_prev_key, env->name) == NULL &&
+                sm_map_put(s->on_prev_key, env->name, &on_prev_marker) == 0)
+                sm_log(LOG_WARNING, "SM-KEY-PREVIOUS",
+                       "agent %s signed with the previous key: give it its new key "
+                       "(sockmatrix-coordinator keygen --agent %s) before the grace period ends",
+                       env->name, env->name);
+            if (again != SM_REJ_NONE)
+                sm_error_set(err, other.code, "%s", other.msg);
+            return again;
+        }
+    }
+    if (sm_env_verify(s->cfg->key, SM_DIR_TO_COORDINATOR, env, now, &other) != SM_REJ_MAC &&
+        (*fleet_key = true))
+        sm_error_set(err, SM_EVERIFY,
+                     "signed with the fleet key itself, not agent %s's own key: give the agent "
+                     "its own key (sockmatrix-coordinator keygen --agent %s --key-file FLEET_KEY "
+                     "OUT) and keep the fleet key on the coordinator",
+                     env->name, env->name);
+    return SM_REJ_MAC;
+}
+
 /* A rejected message: counted, logged at most once a minute per peer, dropped unanswered. */
 static void reject(server *s, sm_bus_msg *m, sm_reject why, const char *peer, const char *detail)
 {
     sm_rejects_note(s->rejects, why, peer, (uint64_t)now_ms(), detail);
+    sm_bus_note_reject(s->bus, m);
     sm_bus_msg_fini(m);
 }
 
@@ -99,6 +172,8 @@ static void answer_news(server *s);
 typedef struct pending {
     sm_bus_msg msg;
     sm_poll_reply reply;
+    char name[SM_NAME_MAX + 1];
+    char nonce[SM_NONCE_HEX + 1];
 } pending;
 
 /* Drains every waiting request in one store transaction; replies go out only after the commit,
@@ -115,12 +190,30 @@ static void drain_bus(server *s)
     while (n_out < BATCH && (got = sm_bus_recv(s->bus, &m, &err)) == 1) {
         const uint64_t now = (uint64_t)now_ms();
         sm_env env;
-        memset(&env, 0, sizeof env);
-        sm_reject why = sm_env_open(s->cfg->key, m.body, m.len, now, &env, &err);
+        bool fleet_key = false;
+        /* The header is read by hand and the MAC checked before anything parses the body: a
+         * message without the key costs one HMAC. */
+        sm_reject why = sm_env_scan(m.body, m.len, &env, &err);
+        if (why == SM_REJ_NONE)
+            why = verify_poll(s, &env, now, &fleet_key, &err);
         if (why != SM_REJ_NONE) {
             /* The claimed name, when the header got that far: unverified, but it is only used
              * to rate-limit the log line. */
-            reject(s, &m, why, env.name[0] ? env.name : NULL, err.msg);
+            const char *claimed = env.name[0] ? env.name : NULL;
+            char detail[SM_ERR_MSG_MAX + 96];
+            /* Before the MAC, a name is only what the message claims: the log says so. */
+            if (claimed && why != SM_REJ_SKEW && why != SM_REJ_DEPTH)
+                snprintf(detail, sizeof detail, "claimed \"%s\", unverified: %s", claimed, err.msg);
+            else
+                snprintf(detail, sizeof detail, "%s", err.msg);
+            if (sm_rejects_note(s->rejects, why, claimed, now, detail) && fleet_key)
+                sm_log(LOG_ERR, "SM-KEY-FLEET",
+                       "agent %s signs with the fleet key: make its own key with "
+                       "`sockmatrix-coordinator keygen --agent %s --key-file FLEET_KEY OUT` and "
+                       "give it that; its messages are refused until then",
+                       env.name, env.name);
+            sm_bus_note_reject(s->bus, &m);
+            sm_bus_msg_fini(&m);
             continue;
         }
         if ((why = sm_replay_check(s->replay, env.name, env.nonce, now)) != SM_REJ_NONE) {
@@ -153,6 +246,8 @@ static void drain_bus(server *s)
         if (!failed && sm_control_poll(s->api.ctl, &poll, (int64_t)now, &out[n_out].reply,
                                        &now_reply, &err) != 0)
             failed = true;
+        memcpy(out[n_out].name, env.name, sizeof env.name);
+        memcpy(out[n_out].nonce, env.nonce, sizeof env.nonce);
         /* A newer poll supersedes the held one: the agent's REQ socket has moved on. */
         held *old = sm_map_del(s->held, poll.agent);
         if (old)
@@ -166,6 +261,7 @@ static void drain_bus(server *s)
             if (h && sm_map_put(s->held, poll.agent, h) == 0) {
                 h->msg = m;
                 h->since_ms = mono_ms(NULL);
+                memcpy(h->nonce, env.nonce, sizeof h->nonce);
             } else {
                 free(h);
                 sm_bus_msg_fini(&m);
@@ -175,6 +271,7 @@ static void drain_bus(server *s)
     }
     if (got < 0)
         sm_log(LOG_ERR, "SM-BUS-RECV", "%s", err.msg);
+    sm_rejects_add(s->rejects, SM_REJ_THROTTLED, sm_bus_take_dropped(s->bus));
     if (in_tx && !failed && sm_store_commit(s->st, &err) != 0)
         failed = true;
     if (failed) {
@@ -188,7 +285,7 @@ static void drain_bus(server *s)
         return;
     }
     for (size_t i = 0; i < n_out; i++)
-        send_reply(s, &out[i].msg, &out[i].reply);
+        send_reply(s, &out[i].msg, &out[i].reply, out[i].name, out[i].nonce);
     answer_news(s);
     /* More may be waiting than one batch took: come back through the loop. */
     if (n_out == BATCH)
@@ -196,12 +293,12 @@ static void drain_bus(server *s)
 }
 
 /* Answers a held poll now with reply r. */
-static void answer_held(server *s, const char *name, const sm_poll_reply *r)
+static void answer_held(server *s, const char *name, sm_poll_reply *r)
 {
     held *h = sm_map_del(s->held, name);
     if (!h)
         return;
-    send_reply(s, &h->msg, r);
+    send_reply(s, &h->msg, r, name, h->nonce);
     free(h);
 }
 
@@ -492,7 +589,9 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
     s.replay = sm_replay_new(2ull * SM_SKEW_MS);
     s.rejects = sm_rejects_new();
     s.held = sm_map_new();
-    if (!s.replay || !s.rejects || !s.held) {
+    s.on_prev_key = sm_map_new();
+    s.started_ms = mono_ms(NULL);
+    if (!s.replay || !s.rejects || !s.held || !s.on_prev_key) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
     }
@@ -548,6 +647,7 @@ out:
     if (s.ctx)
         lws_context_destroy(s.ctx);
     sm_map_free(s.held, held_free);
+    sm_map_free(s.on_prev_key, NULL);
     sm_ws_hub_free(s.hub);
     sm_bus_close(s.bus);
     sm_rejects_free(s.rejects);

@@ -4,6 +4,7 @@
 #define SM_COORD_SERVER_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "proto/addrpolicy.h"
@@ -15,7 +16,12 @@ typedef struct sm_server_cfg {
     const char *http_addr;  /* IPv4/IPv6 literal */
     int http_port;
     const char *db_path;
-    uint8_t key[SM_KEY_LEN];
+    uint8_t key[SM_KEY_LEN]; /* the fleet key: each agent's own key is derived from it */
+    /* The fleet key before a rotation, accepted from agents not yet given their new key until
+     * prev_grace_ms after the start; have_prev_key says whether there is one. */
+    bool have_prev_key;
+    uint8_t prev_key[SM_KEY_LEN];
+    uint64_t prev_grace_ms;
     const char *token; /* NULL when the HTTP listener is loopback and no token was given */
     uint32_t hold_ms;
     uint32_t lost_grace_ms; /* a lost host's queued run jobs wait this long for it */

@@ -8,6 +8,7 @@ CHECK=0
 INVENTORY=
 KEY=
 TOKEN=
+PREV_KEY=
 COORD=
 DEBS=.
 SSH_CONFIG=
@@ -18,21 +19,26 @@ WAIT=60
 usage() {
   cat <<'EOF'
 usage: fleet.sh --inventory FILE --key FILE --coordinator tcp://ADDR:PORT [--check]
-                [--debs DIR] [--token FILE] [--ssh-config FILE] [--sudo] [--parallel N]
+                [--debs DIR] [--token FILE] [--previous-key FILE] [--ssh-config FILE] [--sudo] [--parallel N]
                 [--wait SECONDS]
 
 Installs the sockmatrix packages on every host of the inventory over ssh, writes each host's
-/etc/default settings, the fleet key (and the dashboard token), enables and starts the
-services, and then asks the coordinator whether every agent has registered. Only what differs
+/etc/default settings, the keys (the fleet key on the coordinator, each agent's own key,
+derived from it, on that agent; see docs/deploy.md) and the dashboard token, enables and
+starts the services, and then asks the coordinator whether every agent has registered. Only what differs
 is touched: a second run reports every item "ok" and changes nothing.
 
   --inventory FILE     the hosts (below)
-  --key FILE           the fleet key (sockmatrix-coordinator keygen FILE)
+  --key FILE           the fleet key (sockmatrix-coordinator keygen FILE); agents get
+                       their own keys derived from it (needs python3 here)
   --coordinator URL    where agents reach the coordinator: its --listen as they see it
   --check              report what would change; change nothing
   --debs DIR           where sockmatrix-agent_*.deb and sockmatrix-coordinator_*.deb are
                        (default .; `make package` leaves them in build/)
   --token FILE         the dashboard token (keygen --token FILE), for the coordinator
+  --previous-key FILE  the fleet key before a rotation: the coordinator also accepts agents
+                       on keys derived from it, for 24 h after its restart (docs/deploy.md);
+                       a roll-out without it removes it from the coordinator
   --ssh-config FILE    passed to ssh as -F FILE
   --sudo               run the remote side with sudo -n (log in as a user, not root)
   --parallel N         hosts worked on at once (default 8)
@@ -65,11 +71,11 @@ while [[ $# -gt 0 ]]; do
     -h | --help) usage; exit 0 ;;
     --check) CHECK=1 ;;
     --sudo) SUDO="sudo -n" ;;
-    --inventory | --key | --token | --coordinator | --debs | --ssh-config | --parallel | --wait)
+    --inventory | --key | --token | --previous-key | --coordinator | --debs | --ssh-config | --parallel | --wait)
       [[ $# -gt 0 ]] || bad "option $a needs a value"
       v=$1; shift
       case $a in
-        --inventory) INVENTORY=$v ;; --key) KEY=$v ;; --token) TOKEN=$v ;;
+        --inventory) INVENTORY=$v ;; --key) KEY=$v ;; --token) TOKEN=$v ;; --previous-key) PREV_KEY=$v ;;
         --coordinator) COORD=$v ;; --debs) DEBS=$v ;; --ssh-config) SSH_CONFIG=$v ;;
         --parallel) PARALLEL=$v ;; --wait) WAIT=$v ;;
       esac ;;
@@ -83,6 +89,13 @@ done
 [[ -r $KEY ]] || bad "cannot read the key file $KEY"
 if ! grep -Eq '^[0-9a-f]{64}$' "$KEY" || [[ $(wc -l <"$KEY") -gt 1 ]]; then
   bad "$KEY is not a fleet key (64 hex digits; sockmatrix-coordinator keygen makes one)"
+fi
+if [[ -n $PREV_KEY ]]; then
+  [[ -r $PREV_KEY ]] || bad "cannot read the key file $PREV_KEY"
+  if ! grep -Eq '^[0-9a-f]{64}$' "$PREV_KEY" || [[ $(wc -l <"$PREV_KEY") -gt 1 ]]; then
+    bad "$PREV_KEY is not a fleet key (64 hex digits)"
+  fi
+  cmp -s "$KEY" "$PREV_KEY" && bad "--previous-key $PREV_KEY is the same key as --key"
 fi
 if [[ -n $TOKEN ]]; then
   [[ -r $TOKEN ]] || bad "cannot read the token file $TOKEN"
@@ -105,6 +118,8 @@ while IFS= read -r line || [[ -n $line ]]; do
   ((${#f[@]} >= 3)) || bad "$INVENTORY:$lineno: expected NAME DESTINATION ROLES [key=value ...]"
   name=${f[0]} dest=${f[1]} roles=${f[2]}
   [[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$ ]] || bad "$INVENTORY:$lineno: bad host name '$name'"
+  [[ $name != coordinator || $roles != *agent* ]] ||
+    bad "$INVENTORY:$lineno: 'coordinator' is reserved and cannot be an agent's name"
   [[ $dest =~ $DEST_RE && $dest != -* ]] || bad "$INVENTORY:$lineno: bad destination '$dest'"
   [[ $roles =~ ^(agent|coordinator|agent,coordinator|coordinator,agent)$ ]] ||
     bad "$INVENTORY:$lineno: roles must be agent, coordinator or agent,coordinator (got '$roles')"
@@ -147,12 +162,32 @@ setting() { # VARS KEY DEFAULT
 
 b64() { base64 -w0 "$@"; }
 
+# The agent NAME's own key as a key file's text: HKDF-SHA256 of the fleet key (salt
+# "sockmatrix/2 agent key", info NAME), what `sockmatrix-coordinator keygen --agent NAME` writes.
+# Computed here so that the fleet key itself never leaves for an agent host; python3 reads the
+# key file itself, so the key is on no command line.
+agent_key() { # NAME
+  python3 - "$KEY" "$1" <<'PY'
+import hashlib, hmac, sys
+fleet = bytes.fromhex(open(sys.argv[1]).read().strip())
+prk = hmac.new(b"sockmatrix/2 agent key", fleet, hashlib.sha256).digest()
+print(hmac.new(prk, sys.argv[2].encode() + b"\x01", hashlib.sha256).hexdigest())
+PY
+}
+
 # ---- the remote side: runs on each host as root, reads everything from its stdin ----
 # shellcheck disable=SC2317,SC2153  # sent to the host with declare -f; its variables come first
 remote_main() {
   set -euo pipefail
   say() { printf '%s\n' "$*"; }
   sha_of() { if [[ -f $1 ]]; then sha256sum "$1" | cut -d' ' -f1; else echo none; fi; }
+  # remove_file PATH: removes PATH if it is there (a change), else nothing to say.
+  remove_file() {
+    [[ -e $1 ]] || return 1
+    if ((CHECK)); then say "would-change file ${1#"$R"}: remove"; return 0; fi
+    rm -f "$1"
+    say "changed file ${1#"$R"}: removed"
+  }
   # put_file PATH MODE BASE64: writes PATH atomically when its bytes or mode differ.
   put_file() {
     local path=$1 mode=$2 want have tmp
@@ -218,13 +253,31 @@ remote_main() {
       say "ok service $unit"
     fi
   }
-  # The key first: a host that is both coordinator and agent has one, and both restart on it.
-  local c key=0
-  put_file "$R/etc/sockmatrix/fleet.key" 600 "$KEY_B64" && key=1
+  # The keys first: the fleet key only where the coordinator runs, the agent's own key where an
+  # agent runs; each service restarts on its key. A fleet key left on an agent-only host by an
+  # earlier roll-out would let that host speak for any agent: it goes.
+  local c key=0 akey=0
+  if [[ -n $KEY_B64 ]]; then
+    put_file "$R/etc/sockmatrix/fleet.key" 600 "$KEY_B64" && key=1
+  else
+    remove_file "$R/etc/sockmatrix/fleet.key" || true
+  fi
+  if [[ -n $AGENT_KEY_B64 ]]; then
+    put_file "$R/etc/sockmatrix/agent.key" 600 "$AGENT_KEY_B64" && akey=1
+  fi
   if [[ $ROLES == *coordinator* ]]; then
     c=$key
     package sockmatrix-coordinator "$C_VER" "$C_SHA" "$C_DEB" && c=1
     put_file "$R/etc/default/sockmatrix-coordinator" 644 "$C_ENV" && c=1
+    # The previous fleet key, during a rotation: the coordinator takes it as the credential
+    # "fleet.key.previous". Gone again once a roll-out no longer names it.
+    if [[ -n $PREV_B64 ]]; then
+      put_file "$R/etc/sockmatrix/fleet.key.previous" 600 "$PREV_B64" && c=1
+      put_file "$R/etc/systemd/system/sockmatrix-coordinator.service.d/previous-key.conf" 644 "$PREV_DROPIN_B64" && c=1
+    else
+      remove_file "$R/etc/sockmatrix/fleet.key.previous" && c=1
+      remove_file "$R/etc/systemd/system/sockmatrix-coordinator.service.d/previous-key.conf" && c=1
+    fi
     if [[ -n $TOKEN_B64 ]]; then
       put_file "$R/etc/sockmatrix/token" 600 "$TOKEN_B64" && c=1
       put_file "$R/etc/systemd/system/sockmatrix-coordinator.service.d/token.conf" 644 "$DROPIN_B64" && c=1
@@ -232,7 +285,7 @@ remote_main() {
     service sockmatrix-coordinator.service "$c"
   fi
   if [[ $ROLES == *agent* ]]; then
-    c=$key
+    c=$akey
     package sockmatrix-agent "$A_VER" "$A_SHA" "$A_DEB" && c=1
     put_file "$R/etc/default/sockmatrix-agent" 644 "$A_ENV" && c=1
     service sockmatrix-agent.service "$c"
@@ -244,7 +297,12 @@ host_script() { # INDEX
   local i=$1 name=${NAMES[$1]} vars=${VARSS[$1]} env opts v
   printf 'set -euo pipefail\n'
   printf 'R=%q CHECK=%q ROLES=%q\n' "$(setting "$vars" root /)" "$CHECK" "${ROLESS[$i]}"
-  printf 'KEY_B64=%q\n' "$(b64 "$KEY")"
+  if [[ ${ROLESS[$i]} == *coordinator* ]]; then printf 'KEY_B64=%q\n' "$(b64 "$KEY")"; else printf 'KEY_B64=\n'; fi
+  if [[ ${ROLESS[$i]} == *agent* ]]; then
+    printf 'AGENT_KEY_B64=%q\n' "$(agent_key "$name" | b64)"
+  else
+    printf 'AGENT_KEY_B64=\n'
+  fi
   if [[ ${ROLESS[$i]} == *agent* ]]; then
     opts="--name $name"
     v=$(setting "$vars" data_addr ""); [[ -z $v ]] || opts+=" --data-addr $v"
@@ -264,6 +322,12 @@ host_script() { # INDEX
       "SM_HTTP=$(setting "$vars" http 127.0.0.1:8080)" "SM_COORDINATOR_OPTS=")
     printf 'C_VER=%q C_SHA=%q C_ENV=%q\n' "${VER[sockmatrix-coordinator]}" "${SHA[sockmatrix-coordinator]}" "$(printf '%s\n' "$env" | b64)"
     if ((CHECK)); then printf 'C_DEB=\n'; else printf 'C_DEB=%q\n' "$(b64 "${DEB[sockmatrix-coordinator]}")"; fi
+    if [[ -n $PREV_KEY ]]; then
+      printf 'PREV_B64=%q PREV_DROPIN_B64=%q\n' "$(b64 "$PREV_KEY")" \
+        "$(printf '[Service]\nLoadCredential=fleet.key.previous:/etc/sockmatrix/fleet.key.previous\n' | b64)"
+    else
+      printf 'PREV_B64=\n'
+    fi
     if [[ -n $TOKEN ]]; then
       printf 'TOKEN_B64=%q DROPIN_B64=%q\n' "$(head -n1 "$TOKEN" | b64)" \
         "$(printf '[Service]\nLoadCredential=token:/etc/sockmatrix/token\n' | b64)"

@@ -1,9 +1,8 @@
 /* The signed envelope: sealing, the ordered checks of an incoming message, replay window,
- * rejection accounting and the fleet key file. */
+ * rejection accounting, key files and the agents' derived keys. */
 #include "proto/envelope.h"
 #include "proto/log.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,20 +17,23 @@
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
 #include <openssl/params.h>
 #include <openssl/rand.h>
 
 #define MAC_LEN     32
-#define MAC_HEX     (2 * MAC_LEN)
+#define MAC_HEX     SM_MAC_HEX
 #define NONCE_BYTES (SM_NONCE_HEX / 2)
 #define KEY_HEX     (2 * SM_KEY_LEN)
-#define MAC_CONTEXT "sockmatrix/1\n"
+#define MAC_CONTEXT "sockmatrix/2\n"
 
 /* The opener rebuilds ts in decimal and requires the text to match, so a number that a double
  * rounded (2^53 + 1 reads as 2^53) fails the layout check; 2^53 itself is therefore safe. */
 #define TS_MAX (1ull << 53)
 
-/* {"v":1,"agent":"<64>","ts":<16>,"nonce":"<32>","mac":"<64>","body": is under 220 bytes. */
+_Static_assert(MAC_HEX == 2 * MAC_LEN, "SM_MAC_HEX is the hex of an HMAC-SHA256");
+
+/* {"v":2,"agent":"<64>","ts":<16>,"nonce":"<32>","mac":"<64>","body": is under 220 bytes. */
 #define PREFIX_MAX 256
 
 /* Attacker-chosen text quoted in a reason is cut to this and limited to printable ASCII. */
@@ -43,7 +45,8 @@
 #define PEER_NAME_MAX          63
 
 static const char *const reject_names[SM_REJ__COUNT] = {
-    "none", "size", "depth", "json", "version", "field", "mac", "skew", "replay", "body",
+    "none", "size", "depth",  "json", "version",     "field",
+    "mac",  "skew", "replay", "body", "misdirected", "throttled",
 };
 
 const char *sm_reject_name(sm_reject r)
@@ -68,6 +71,16 @@ int sm_name_valid(const char *name)
         if (i >= SM_NAME_MAX || !name_char((unsigned char)name[i]))
             return 0;
     return i > 0;
+}
+
+int sm_name_reserved(const char *name)
+{
+    return name != NULL && strcmp(name, SM_COORDINATOR) == 0;
+}
+
+static const char *dir_tag(sm_dir dir)
+{
+    return dir == SM_DIR_TO_AGENT ? "coordinator->agent" : "agent->coordinator";
 }
 
 static bool json_space(char c)
@@ -97,16 +110,6 @@ static int hex_value(char c)
     return -1;
 }
 
-/* The wire is lowercase only: one spelling per value keeps the layout check exact. */
-static bool lower_hex(const char *s, size_t want)
-{
-    size_t i = 0;
-    for (; s[i] != '\0'; i++)
-        if (i >= want || !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return i == want;
-}
-
 /* A short, printable copy of untrusted text for a reason or a log line. */
 static void excerpt(char *dst, size_t cap, const char *src)
 {
@@ -120,10 +123,10 @@ static void excerpt(char *dst, size_t cap, const char *src)
         memcpy(dst + cap - 4, "...", 4);
 }
 
-/* HMAC-SHA256 over MAC_CONTEXT NAME "\n" TS "\n" NONCE "\n" BODY, as lowercase hex.
+/* HMAC-SHA256 over MAC_CONTEXT DIR "\n" NAME "\n" TS "\n" NONCE "\n" BODY, as lowercase hex.
  * Streamed through EVP_MAC so the body is never copied. */
-static bool compute_mac(const uint8_t key[SM_KEY_LEN], const char *name, const char *ts_dec,
-                        const char *nonce, const char *body, size_t body_len,
+static bool compute_mac(const uint8_t key[SM_KEY_LEN], sm_dir dir, const char *name,
+                        const char *ts_dec, const char *nonce, const char *body, size_t body_len,
                         char out_hex[MAC_HEX + 1])
 {
     bool ok = false;
@@ -143,6 +146,8 @@ static bool compute_mac(const uint8_t key[SM_KEY_LEN], const char *name, const c
         size_t n;
     } parts[] = {
         {MAC_CONTEXT, strlen(MAC_CONTEXT)},
+        {dir_tag(dir), strlen(dir_tag(dir))},
+        {"\n", 1},
         {name, strlen(name)},
         {"\n", 1},
         {ts_dec, strlen(ts_dec)},
@@ -174,8 +179,9 @@ static int build_prefix(char out[PREFIX_MAX], const char *name, const char *ts_d
         SM_ENV_VERSION, name, ts_dec, nonce, mac_hex);
 }
 
-char *sm_env_seal(const uint8_t key[SM_KEY_LEN], const char *name, uint64_t ts_ms, const char *body,
-                  size_t body_len, size_t *out_len, sm_error *err)
+char *sm_env_seal(const uint8_t key[SM_KEY_LEN], sm_dir dir, const char *name, uint64_t ts_ms,
+                  const char *body, size_t body_len, size_t *out_len,
+                  char nonce_out[SM_NONCE_HEX + 1], sm_error *err)
 {
     if (!sm_name_valid(name)) {
         sm_error_set(err, SM_EINVAL, "sender name must be 1..%d characters of [A-Za-z0-9._-]",
@@ -205,7 +211,7 @@ char *sm_env_seal(const uint8_t key[SM_KEY_LEN], const char *name, uint64_t ts_m
     }
     hex_encode(raw, sizeof raw, nonce);
     snprintf(ts_dec, sizeof ts_dec, "%" PRIu64, ts_ms);
-    if (!compute_mac(key, name, ts_dec, nonce, body, body_len, mac_hex)) {
+    if (!compute_mac(key, dir, name, ts_dec, nonce, body, body_len, mac_hex)) {
         sm_error_set(err, SM_ENOMEM, "HMAC-SHA256 failed");
         return NULL;
     }
@@ -227,6 +233,8 @@ char *sm_env_seal(const uint8_t key[SM_KEY_LEN], const char *name, uint64_t ts_m
     out[total] = '\0';
     if (out_len)
         *out_len = total;
+    if (nonce_out)
+        memcpy(nonce_out, nonce, SM_NONCE_HEX + 1);
     sm_error_clear(err);
     return out;
 }
@@ -269,6 +277,7 @@ static int reject_code(sm_reject why)
     case SM_REJ_MAC:
     case SM_REJ_SKEW:
     case SM_REJ_REPLAY:
+    case SM_REJ_MISDIRECTED:
         return SM_EVERIFY;
     default:
         return SM_EPARSE;
@@ -289,143 +298,149 @@ __attribute__((format(printf, 3, 4))) static sm_reject reject(sm_error *err, sm_
     return why;
 }
 
-static const char *const header_keys[] = {"v", "agent", "ts", "nonce", "mac", "body"};
-#define N_HEADER_KEYS (sizeof header_keys / sizeof header_keys[0])
-
-/* Each member must be one of the six, once: cJSON keeps duplicates and answers the first. */
-static sm_reject check_keys(const cJSON *root, sm_error *err)
+/* The literal text at *p, or false leaving *p alone. */
+static bool take(const char **p, const char *end, const char *lit)
 {
-    bool seen[N_HEADER_KEYS] = {false};
-    for (const cJSON *it = root->child; it != NULL; it = it->next) {
-        size_t k = 0;
-        while (k < N_HEADER_KEYS && strcmp(it->string, header_keys[k]) != 0)
-            k++;
-        if (k == N_HEADER_KEYS) {
-            char ex[EXCERPT_MAX];
-            excerpt(ex, sizeof ex, it->string);
-            return reject(err, SM_REJ_JSON, "envelope has an unknown key \"%s\"", ex);
-        }
-        if (seen[k])
-            return reject(err, SM_REJ_JSON, "envelope repeats the key \"%s\"", header_keys[k]);
-        seen[k] = true;
-    }
-    return SM_REJ_NONE;
+    size_t n = strlen(lit);
+    if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0)
+        return false;
+    *p += n;
+    return true;
 }
 
-static sm_reject check_fields(const cJSON *root, uint64_t *ts_out, sm_error *err)
+/* Reads up to max+1 characters that pass ok() (so that a count above max tells "too long"),
+ * copying the first max of them to dst, which has room for max and the NUL. */
+static size_t take_run(const char **p, const char *end, size_t max, bool (*ok)(unsigned char),
+                       char *dst)
 {
-    const cJSON *agent = cJSON_GetObjectItemCaseSensitive(root, "agent");
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "ts");
-    const cJSON *nonce = cJSON_GetObjectItemCaseSensitive(root, "nonce");
-    const cJSON *mac = cJSON_GetObjectItemCaseSensitive(root, "mac");
-    if (!cJSON_IsString(agent))
-        return reject(err, SM_REJ_FIELD, "agent is missing or not a string");
-    if (!sm_name_valid(agent->valuestring)) {
-        char ex[EXCERPT_MAX];
-        excerpt(ex, sizeof ex, agent->valuestring);
-        return reject(err, SM_REJ_FIELD, "agent \"%s\" is not 1..%d characters of [A-Za-z0-9._-]",
-                      ex, SM_NAME_MAX);
+    size_t n = 0;
+    while (*p < end && n <= max && ok((unsigned char)**p)) {
+        if (n < max)
+            dst[n] = **p;
+        n++;
+        (*p)++;
     }
-    if (!cJSON_IsNumber(ts))
-        return reject(err, SM_REJ_FIELD, "ts is missing or not a number");
-    double d = ts->valuedouble;
-    if (!(d >= 0 && d <= (double)TS_MAX) || (double)(uint64_t)d != d)
-        return reject(err, SM_REJ_FIELD, "ts is not an integer in 0..2^53");
-    if (!cJSON_IsString(nonce) || !lower_hex(nonce->valuestring, SM_NONCE_HEX))
-        return reject(err, SM_REJ_FIELD, "nonce is not %d lowercase hex digits", SM_NONCE_HEX);
-    if (!cJSON_IsString(mac) || !lower_hex(mac->valuestring, MAC_HEX))
-        return reject(err, SM_REJ_FIELD, "mac is not %d lowercase hex digits", MAC_HEX);
-    if (cJSON_GetObjectItemCaseSensitive(root, "body") == NULL)
-        return reject(err, SM_REJ_FIELD, "body is missing");
-    *ts_out = (uint64_t)d;
-    return SM_REJ_NONE;
+    dst[n < max ? n : max] = '\0';
+    return n;
 }
 
-sm_reject sm_env_open(const uint8_t key[SM_KEY_LEN], const char *text, size_t len, uint64_t now_ms,
-                      sm_env *out, sm_error *err)
+static bool is_digit(unsigned char c)
 {
+    return c >= '0' && c <= '9';
+}
+
+static bool is_lower_hex(unsigned char c)
+{
+    return is_digit(c) || (c >= 'a' && c <= 'f');
+}
+
+static bool is_name_char(unsigned char c)
+{
+    return name_char(c);
+}
+
+/* Anything up to the closing quote, for quoting a bad name in the reason. */
+static bool not_quote(unsigned char c)
+{
+    return c != '"';
+}
+
+sm_reject sm_env_scan(const char *text, size_t len, sm_env *out, sm_error *err)
+{
+    memset(out, 0, sizeof *out);
     if (len > SM_MSG_MAX)
         return reject(err, SM_REJ_SIZE, "message of %zu bytes exceeds the %u-byte limit", len,
                       SM_MSG_MAX);
-    /* The envelope's own object is one level; the limit is on the message inside it. */
-    if (json_depth(text, len, SM_JSON_DEPTH_MAX + 1) > SM_JSON_DEPTH_MAX + 1)
-        return reject(err, SM_REJ_DEPTH, "body nests deeper than %d levels", SM_JSON_DEPTH_MAX);
+    /* Every field has a fixed place and spelling, so reading them is a bounded walk: one pass
+     * over at most PREFIX_MAX bytes, no allocation, no JSON parser. */
+    const char *p = text, *end = text + len;
+    char buf[24];
+    if (!take(&p, end, "{\"v\":"))
+        return reject(err, SM_REJ_JSON, "not a sockmatrix envelope (it must begin {\"v\":)");
+    size_t n = take_run(&p, end, 3, is_digit, buf);
+    if (n == 0)
+        return reject(err, SM_REJ_VERSION, "v is missing or not a number");
+    if (n > 3 || atoi(buf) != SM_ENV_VERSION || buf[0] == '0')
+        return reject(err, SM_REJ_VERSION, "version %.4s is not %d", buf, SM_ENV_VERSION);
+    if (!take(&p, end, ",\"agent\":\""))
+        return reject(err, SM_REJ_JSON, "envelope is not in the canonical layout (agent)");
+    const char *name_at = p;
+    n = take_run(&p, end, SM_NAME_MAX, is_name_char, out->name);
+    if (n == 0 || n > SM_NAME_MAX || p == end || *p != '"') {
+        char raw[EXCERPT_MAX + 1], ex[EXCERPT_MAX];
+        p = name_at;
+        take_run(&p, end, EXCERPT_MAX, not_quote, raw);
+        excerpt(ex, sizeof ex, raw);
+        out->name[0] = '\0';
+        return reject(err, SM_REJ_FIELD, "agent \"%s\" is not 1..%d characters of [A-Za-z0-9._-]",
+                      ex, SM_NAME_MAX);
+    }
+    if (!take(&p, end, "\",\"ts\":"))
+        return reject(err, SM_REJ_JSON, "envelope is not in the canonical layout (ts)");
+    /* One spelling per value: no leading zeros, no sign, no fraction, at most 2^53. */
+    n = take_run(&p, end, 16, is_digit, buf);
+    uint64_t ts = strtoull(buf, NULL, 10);
+    if (n == 0 || n > 16 || (n > 1 && buf[0] == '0') || ts > TS_MAX || p == end || *p != ',')
+        return reject(err, SM_REJ_FIELD, "ts is not an integer in 0..2^53");
+    if (!take(&p, end, ",\"nonce\":\""))
+        return reject(err, SM_REJ_JSON, "envelope is not in the canonical layout (nonce)");
+    if (take_run(&p, end, SM_NONCE_HEX, is_lower_hex, out->nonce) != SM_NONCE_HEX || p == end ||
+        *p != '"') {
+        out->nonce[0] = '\0';
+        return reject(err, SM_REJ_FIELD, "nonce is not %d lowercase hex digits", SM_NONCE_HEX);
+    }
+    if (!take(&p, end, "\",\"mac\":\""))
+        return reject(err, SM_REJ_JSON, "envelope is not in the canonical layout (mac)");
+    if (take_run(&p, end, MAC_HEX, is_lower_hex, out->mac) != MAC_HEX || p == end || *p != '"') {
+        out->mac[0] = '\0';
+        return reject(err, SM_REJ_FIELD, "mac is not %d lowercase hex digits", MAC_HEX);
+    }
+    if (!take(&p, end, "\",\"body\":"))
+        return reject(err, SM_REJ_JSON, "envelope is not in the canonical layout (body)");
+    /* The body is everything between the header and the final brace; the MAC covers exactly
+     * those bytes, and the decoder that parses them after the MAC rejects what is not JSON. */
+    if (end - p < 2 || end[-1] != '}')
+        return reject(err, SM_REJ_JSON, "envelope is not in the canonical layout (no body)");
+    out->ts_ms = ts;
+    out->body = p;
+    out->body_len = (size_t)(end - p) - 1;
+    if (json_space(out->body[0]) || json_space(out->body[out->body_len - 1]))
+        return reject(err, SM_REJ_JSON, "whitespace around the body breaks the canonical layout");
+    sm_error_clear(err);
+    return SM_REJ_NONE;
+}
 
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    sm_reject why = SM_REJ_NONE;
-    if (root == NULL) {
-        why = reject(err, SM_REJ_JSON, "not valid JSON (stopped at byte %td)",
-                     end ? end - text : (ptrdiff_t)0);
-        goto out;
-    }
-    if (end != text + len) {
-        why = reject(err, SM_REJ_JSON, "%td bytes follow the envelope", (text + len) - end);
-        goto out;
-    }
-    if (!cJSON_IsObject(root)) {
-        why = reject(err, SM_REJ_JSON, "not a JSON object");
-        goto out;
-    }
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "v");
-    if (!cJSON_IsNumber(v) || !(v->valuedouble == SM_ENV_VERSION)) {
-        why = cJSON_IsNumber(v) ? reject(err, SM_REJ_VERSION, "version %g is not %d",
-                                         v->valuedouble, SM_ENV_VERSION)
-                                : reject(err, SM_REJ_VERSION, "v is missing or not a number");
-        goto out;
-    }
-    uint64_t ts = 0;
-    if ((why = check_fields(root, &ts, err)) != SM_REJ_NONE)
-        goto out;
-    if ((why = check_keys(root, err)) != SM_REJ_NONE)
-        goto out;
-
-    /* Rebuilding the header from the parsed values and demanding it byte for byte leaves the
-     * body as the only free text, and the MAC covers exactly that: no unsigned byte survives. */
-    const char *name = cJSON_GetObjectItemCaseSensitive(root, "agent")->valuestring;
-    const char *nonce = cJSON_GetObjectItemCaseSensitive(root, "nonce")->valuestring;
-    const char *mac = cJSON_GetObjectItemCaseSensitive(root, "mac")->valuestring;
-    char ts_dec[24], prefix[PREFIX_MAX];
-    snprintf(ts_dec, sizeof ts_dec, "%" PRIu64, ts);
-    size_t plen = (size_t)build_prefix(prefix, name, ts_dec, nonce, mac);
-    if (len < plen + 2 || memcmp(text, prefix, plen) != 0 || text[len - 1] != '}') {
-        why = reject(err, SM_REJ_JSON, "envelope is not in the canonical layout");
-        goto out;
-    }
-    const char *body = text + plen;
-    size_t body_len = len - plen - 1;
-    if (json_space(body[0]) || json_space(body[body_len - 1])) {
-        why = reject(err, SM_REJ_JSON, "whitespace around the body breaks the canonical layout");
-        goto out;
-    }
-
-    char want[MAC_HEX + 1];
-    if (!compute_mac(key, name, ts_dec, nonce, body, body_len, want)) {
-        why = reject(err, SM_REJ_MAC, "HMAC-SHA256 failed");
-        goto out;
-    }
-    if (CRYPTO_memcmp(want, mac, MAC_HEX) != 0) {
-        why = reject(err, SM_REJ_MAC, "MAC does not match (wrong key or altered message)");
-        goto out;
-    }
+sm_reject sm_env_verify(const uint8_t key[SM_KEY_LEN], sm_dir dir, const sm_env *env,
+                        uint64_t now_ms, sm_error *err)
+{
+    char ts_dec[24], want[MAC_HEX + 1];
+    snprintf(ts_dec, sizeof ts_dec, "%" PRIu64, env->ts_ms);
+    if (!compute_mac(key, dir, env->name, ts_dec, env->nonce, env->body, env->body_len, want))
+        return reject(err, SM_REJ_MAC, "HMAC-SHA256 failed");
+    if (CRYPTO_memcmp(want, env->mac, MAC_HEX) != 0)
+        return reject(err, SM_REJ_MAC, "MAC does not match (wrong key or altered message)");
+    const uint64_t ts = env->ts_ms;
     if (ts > now_ms + SM_SKEW_MS || now_ms > ts + SM_SKEW_MS) {
         bool ahead = ts > now_ms;
-        why = reject(err, SM_REJ_SKEW, "timestamp is %" PRIu64 " ms %s the local clock",
-                     ahead ? ts - now_ms : now_ms - ts, ahead ? "ahead of" : "behind");
-        goto out;
+        return reject(err, SM_REJ_SKEW, "timestamp is %" PRIu64 " ms %s the local clock",
+                      ahead ? ts - now_ms : now_ms - ts, ahead ? "ahead of" : "behind");
     }
-
-    if (out) {
-        memset(out, 0, sizeof *out);
-        memcpy(out->name, name, strlen(name) + 1);
-        memcpy(out->nonce, nonce, SM_NONCE_HEX + 1);
-        out->ts_ms = ts;
-        out->body = body;
-        out->body_len = body_len;
-    }
+    /* Checked before any decoder sees the body: cJSON recurses once per level. */
+    if (json_depth(env->body, env->body_len, SM_JSON_DEPTH_MAX) > SM_JSON_DEPTH_MAX)
+        return reject(err, SM_REJ_DEPTH, "body nests deeper than %d levels", SM_JSON_DEPTH_MAX);
     sm_error_clear(err);
-out:
-    cJSON_Delete(root);
+    return SM_REJ_NONE;
+}
+
+sm_reject sm_env_open(const uint8_t key[SM_KEY_LEN], sm_dir dir, const char *text, size_t len,
+                      uint64_t now_ms, sm_env *out, sm_error *err)
+{
+    sm_env env;
+    sm_reject why = sm_env_scan(text, len, &env, err);
+    if (why == SM_REJ_NONE)
+        why = sm_env_verify(key, dir, &env, now_ms, err);
+    if (out && why == SM_REJ_NONE)
+        *out = env;
     return why;
 }
 
@@ -630,6 +645,14 @@ uint64_t sm_rejects_count(const sm_rejects *r, sm_reject why)
     return r->counts[why];
 }
 
+void sm_rejects_add(sm_rejects *r, sm_reject why, uint64_t n)
+{
+    if (r == NULL || (int)why < 0 || why >= SM_REJ__COUNT)
+        return;
+    r->counts[why] += n;
+    r->total += n;
+}
+
 uint64_t sm_rejects_total(const sm_rejects *r)
 {
     return r ? r->total : 0;
@@ -826,11 +849,44 @@ static int write_all(int fd, const char *p, size_t n)
 int sm_key_generate(const char *path, sm_error *err)
 {
     uint8_t raw[SM_KEY_LEN];
-    char text[KEY_HEX + 2];
     if (RAND_bytes(raw, sizeof raw) != 1)
         return sm_error_set(err, SM_ESYS, "RAND_bytes failed to make a key");
-    hex_encode(raw, sizeof raw, text);
+    int rc = sm_key_write(path, raw, err);
     OPENSSL_cleanse(raw, sizeof raw);
+    return rc;
+}
+
+int sm_key_derive(const uint8_t fleet[SM_KEY_LEN], const char *name, uint8_t out[SM_KEY_LEN],
+                  sm_error *err)
+{
+    if (!sm_name_valid(name) || sm_name_reserved(name))
+        return sm_error_set(err, SM_EINVAL,
+                            "'%.80s' is not an agent name (1..%d characters of [A-Za-z0-9._-], "
+                            "not \"%s\")",
+                            name ? name : "", SM_NAME_MAX, SM_COORDINATOR);
+    char digest[] = "SHA256", salt[] = SM_KEY_SALT;
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)fleet, SM_KEY_LEN),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt, strlen(salt)),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)name, strlen(name)),
+        OSSL_PARAM_construct_end(),
+    };
+    EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+    EVP_KDF_CTX *ctx = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+    int ok = ctx != NULL && EVP_KDF_derive(ctx, out, SM_KEY_LEN, params) == 1;
+    EVP_KDF_CTX_free(ctx);
+    EVP_KDF_free(kdf);
+    if (!ok)
+        return sm_error_set(err, SM_ESYS, "HKDF-SHA256 failed to derive the key of %s", name);
+    sm_error_clear(err);
+    return SM_OK;
+}
+
+int sm_key_write(const char *path, const uint8_t key[SM_KEY_LEN], sm_error *err)
+{
+    char text[KEY_HEX + 2];
+    hex_encode(key, SM_KEY_LEN, text);
     text[KEY_HEX] = '\n';
 
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

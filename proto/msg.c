@@ -41,6 +41,11 @@ static bool valid_cmd_id(const char *s)
     return valid_span(s, strlen(s), 1, SM_CMD_ID_MAX, ID_EXTRA);
 }
 
+static bool nonce_valid(const char *s)
+{
+    return strlen(s) == SM_NONCE_HEX && strspn(s, "0123456789abcdef") == SM_NONCE_HEX;
+}
+
 bool sm_msg_store_id_valid(const char *s)
 {
     return s != NULL && strlen(s) == SM_STORE_ID_HEX &&
@@ -786,7 +791,9 @@ static cJSON *reply_json(const sm_poll_reply *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *acks = NULL, *commands = NULL;
-    bool ok = o != NULL && (acks = cJSON_AddArrayToObject(o, "acks")) != NULL;
+    bool ok = o != NULL && sm_codec_put_fixed(o, "to", r->to, sizeof r->to) &&
+              sm_codec_put_fixed(o, "poll", r->poll, sizeof r->poll) &&
+              (acks = cJSON_AddArrayToObject(o, "acks")) != NULL;
     for (size_t i = 0; ok && i < r->n_acks; i++) {
         cJSON *ack = cJSON_CreateObject();
         ok = sm_codec_append(acks, ack) &&
@@ -811,6 +818,11 @@ static int reply_encodable(const sm_poll_reply *r, sm_error *err)
 {
     if (r == NULL)
         return sm_error_set(err, SM_EINVAL, "reply: nothing to encode");
+    if (!sm_name_valid(r->to) || sm_name_reserved(r->to))
+        return sm_error_set(err, SM_EINVAL, "reply: to: not an agent name");
+    if (!nonce_valid(r->poll))
+        return sm_error_set(err, SM_EINVAL, "reply: poll: not %d lowercase hex digits",
+                            SM_NONCE_HEX);
     if (r->n_acks > SM_REPLY_ACKS_MAX)
         return sm_error_set(err, SM_EINVAL, "reply: acks: %zu is above the maximum %d", r->n_acks,
                             SM_REPLY_ACKS_MAX);
@@ -949,14 +961,27 @@ static int command_from_json(const cJSON *o, const char *where, sm_command *c, s
     return 0;
 }
 
-static const char *const reply_keys[] = {"acks", "commands", "want_facts", "store"};
+static const char *const reply_keys[] = {"acks", "commands", "want_facts", "store", "to", "poll"};
 
 static int reply_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
 {
     uint32_t seen = 0;
     const cJSON *commands, *item;
-    int rc = sm_codec_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 4, BIT(0) | BIT(1),
-                                 &seen, err);
+    const char *s = NULL;
+    int rc = sm_codec_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 6,
+                                 BIT(0) | BIT(1) | BIT(4) | BIT(5), &seen, err);
+    if (rc == 0 && (rc = get_string(o, "reply", "to", &s, err)) == 0) {
+        if (!sm_name_valid(s) || sm_name_reserved(s))
+            return sm_error_set(err, SM_EINVAL, "reply: to: '%.*s' is not an agent name",
+                                SM_NAME_MAX, s);
+        memcpy(r->to, s, strlen(s) + 1);
+    }
+    if (rc == 0 && (rc = get_string(o, "reply", "poll", &s, err)) == 0) {
+        if (!nonce_valid(s))
+            return sm_error_set(err, SM_EINVAL, "reply: poll: not %d lowercase hex digits",
+                                SM_NONCE_HEX);
+        memcpy(r->poll, s, SM_NONCE_HEX + 1);
+    }
     if (rc == 0)
         rc = reply_acks_from_json(o, r, err);
     if (rc == 0)

@@ -119,11 +119,16 @@ typedef struct sm_command {
     char pin[SM_PIN_MAX + 1]; /* start with tls: the server's key pin; else "" */
 } sm_command;
 
-/* The coordinator's answer: {"acks":[{"job":"11","attempt":1}],"commands":[...],
- * "want_facts":false,"store":"hex"}. "store" is the id of the coordinator's store: when it
- * changes, job ids start over. Left out when "" and optional when decoding (a coordinator from
- * before store ids); when present it must be a valid store id. */
+/* The coordinator's answer: {"to":"h1","poll":"NONCE","acks":[{"job":"11","attempt":1}],
+ * "commands":[...],"want_facts":false,"store":"hex"}. "to" is the agent it answers and "poll"
+ * the envelope nonce of the poll it answers, both required: the agent drops a reply that is not
+ * for its name and its last poll, so a captured reply cannot be replayed to another agent or
+ * to a later poll. "store" is the id of the coordinator's store: when it changes, job ids start
+ * over. Left out when "" and optional when decoding (a coordinator from before store ids); when
+ * present it must be a valid store id. */
 typedef struct sm_poll_reply {
+    char to[SM_NAME_MAX + 1];
+    char poll[SM_NONCE_HEX + 1];
     uint64_t ack_job[SM_REPLY_ACKS_MAX];
     uint32_t ack_attempt[SM_REPLY_ACKS_MAX];
     size_t n_acks;

@@ -78,7 +78,11 @@ exec 3<&-
 # where they happen to run is not what tells one host from another.
 PIN=(); [[ $(nproc) -ge 2 ]] && PIN=(--affinity 0,1)
 for h in "${HOSTS[@]}"; do
-  cmd=("$BIN/sockmatrix-agent" --coordinator "tcp://$BUS_ADDR:$BUS_PORT" --key-file "$STATE/fleet.key"
+  # Each agent has its own key, derived from the fleet key; the fleet key stays with the
+  # coordinator.
+  [[ -e $STATE/agent-$h.key ]] ||
+    "$BIN/sockmatrix-coordinator" keygen --agent "$h" --key-file "$STATE/fleet.key" "$STATE/agent-$h.key" >/dev/null
+  cmd=("$BIN/sockmatrix-agent" --coordinator "tcp://$BUS_ADDR:$BUS_PORT" --key-file "$STATE/agent-$h.key"
        --name "$h" --data-addr "${ADDR[$h]}" --spool-dir "$STATE/spool-$h" --sock-dir "$STATE" "${PIN[@]}"
        "${POLICY[@]}")
   if [[ -n ${NETNS[$h]} ]]; then cmd=(ip netns exec "${NETNS[$h]}" "${cmd[@]}"); fi

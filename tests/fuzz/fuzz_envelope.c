@@ -1,6 +1,8 @@
 /* libFuzzer target: the signed envelope, the first thing that reads bytes from the network.
- * Whatever the input, sm_env_open returns a verdict without crashing or reading past len;
- * what it accepts (only possible with the fixed test key) goes on to the body decoders. */
+ * Whatever the input, the header scan returns a verdict without crashing or reading past len,
+ * and what it accepts is consistent: a valid name, the body inside the text, the final brace
+ * right after it. What then verifies (only possible with the fixed test key) goes on to the
+ * body decoders. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +22,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data, size);
     sm_env env;
     sm_error err;
-    if (sm_env_open(key, text, size, 1700000000000ull, &env, &err) == SM_REJ_NONE) {
-        sm_poll p;
-        if (sm_msg_poll_decode(env.body, env.body_len, &p, &err) == 0)
-            sm_msg_poll_fini(&p);
+    if (sm_env_scan(text, size, &env, &err) == SM_REJ_NONE) {
+        if (!sm_name_valid(env.name) || strlen(env.nonce) != SM_NONCE_HEX ||
+            strlen(env.mac) != SM_MAC_HEX || env.body < text || env.body_len == 0 ||
+            env.body + env.body_len + 1 != text + size || env.body[env.body_len] != '}')
+            abort();
+        if (sm_env_verify(key, SM_DIR_TO_COORDINATOR, &env, 1700000000000ull, &err) ==
+            SM_REJ_NONE) {
+            sm_poll p;
+            if (sm_msg_poll_decode(env.body, env.body_len, &p, &err) == 0)
+                sm_msg_poll_fini(&p);
+        }
     }
+    /* The one-call form must agree with the two steps. */
+    sm_env_open(key, SM_DIR_TO_AGENT, text, size, 1700000000000ull, &env, &err);
     free(text);
     return 0;
 }

@@ -138,10 +138,23 @@ class Fleet:
         if not line.startswith("ready"):
             raise AssertionError(f"coordinator did not start: {self.log('coordinator')}")
 
-    def start_agent(self, name):
+    def agent_key(self, name, fleet=None):
+        """The path of agent `name`'s own key, derived from the fleet key (self.key unless
+        given) with `keygen --agent`, as an operator would make it."""
+        fleet = fleet or self.key
+        path = _os.path.join(self.dir, f"agent-{name}-{_os.path.basename(fleet)}.key")
+        if not _os.path.exists(path):
+            subprocess.run([COORDINATOR, "keygen", "--agent", name, "--key-file", fleet, path],
+                           check=True, capture_output=True)
+        return path
+
+    def start_agent(self, name, fleet_key=None, coordinator=None):
+        """Starts agent `name` with its own key, derived from fleet_key (default: the fleet's
+        key), polling coordinator (default: the fleet's; another URL puts something between)."""
         h = self.hosts[name]
-        cmd = [AGENT, "--coordinator", f"tcp://{self.bus_addr}:{self.bus_port}", "--key-file",
-               self.key, "--name", name, "--spool-dir", self.spool(name), "--sock-dir", self.dir,
+        cmd = [AGENT, "--coordinator", coordinator or f"tcp://{self.bus_addr}:{self.bus_port}",
+               "--key-file",
+               self.agent_key(name, fleet_key), "--name", name, "--spool-dir", self.spool(name), "--sock-dir", self.dir,
                "--data-addr", h["addr"], "--reply-wait-ms", "3000", "--log-level", "info",
                "--labels", f"rack={name[1:]},role=test", *self.policy_args, *self.agent_args]
         if h.get("netns"):

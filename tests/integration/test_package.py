@@ -115,7 +115,7 @@ class PackageTest(unittest.TestCase):
                      "ProtectHome=yes", "NoNewPrivileges=yes", "PrivateTmp=yes",
                      "CapabilityBoundingSet=\n",
                      "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK",
-                     "Restart=on-failure", "LoadCredential=fleet.key:/etc/sockmatrix/fleet.key",
+                     "Restart=on-failure", "LoadCredential=agent.key:/etc/sockmatrix/agent.key",
                      "EnvironmentFile=/etc/default/sockmatrix-agent"):
             self.assertIn(line, unit)
 

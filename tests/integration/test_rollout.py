@@ -85,7 +85,7 @@ class FleetScriptTest(unittest.TestCase):
         r = self.fleet("--check")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h4 is down
         rows = self.recap(r.stdout)
-        self.assertEqual(rows["h1"], ("done", 0, 5, 2), r.stdout)
+        self.assertEqual(rows["h1"], ("done", 0, 6, 2), r.stdout)
         self.assertEqual(rows["h2"], ("done", 0, 3, 1), r.stdout)
         self.assertEqual(rows["h4"][0], "unreachable", r.stdout)
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
@@ -97,15 +97,23 @@ class FleetScriptTest(unittest.TestCase):
         self.assertEqual({h: rows[h][0] for h in rows},
                          {"h1": "done", "h2": "done", "h3": "done", "h4": "unreachable"})
         self.assertRegex(r.stdout, r"h4: unreachable: .*(refused|timed out|No route)")
-        self.assertEqual(rows["h1"][2], 5, r.stdout)  # the key, 2 packages, 2 settings files
+        self.assertEqual(rows["h1"][2], 6, r.stdout)  # 2 keys, 2 packages, 2 settings files
         for h in AGENTS:
             root = self.roots[h]
             self.assertIn("Status: install ok installed",
                           run("dpkg", f"--root={root}", "--status", "sockmatrix-agent").stdout)
-            key = os.path.join(root, "etc/sockmatrix/fleet.key")
+            # Each agent has its own key, the one keygen --agent makes; the fleet key is on
+            # the coordinator's host alone.
+            key = os.path.join(root, "etc/sockmatrix/agent.key")
             self.assertEqual(os.stat(key).st_mode & 0o777, 0o600)
-            with open(key) as a, open(self.key) as b:
+            want = os.path.join(self.work, f"want-{h}.key")
+            if not os.path.exists(want):
+                run(COORDINATOR, "keygen", "--agent", h, "--key-file", self.key,
+                    want).check_returncode()
+            with open(key) as a, open(want) as b:
                 self.assertEqual(a.read(), b.read())
+            self.assertEqual(os.path.exists(os.path.join(root, "etc/sockmatrix/fleet.key")),
+                             h == "h1")
             with open(os.path.join(root, "etc/default/sockmatrix-agent")) as f:
                 settings = f.read()
             self.assertIn(f"SM_COORDINATOR=tcp://{self.coord_addr}:7100\n", settings)
@@ -131,7 +139,7 @@ class FleetScriptTest(unittest.TestCase):
         r = self.fleet()
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h4 is still down
         rows = self.recap(r.stdout)
-        self.assertEqual(rows["h1"], ("done", 5, 0, 2), r.stdout)
+        self.assertEqual(rows["h1"], ("done", 6, 0, 2), r.stdout)
         for h in ("h2", "h3"):
             self.assertEqual(rows[h], ("done", 3, 0, 1), r.stdout)
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
@@ -173,7 +181,8 @@ class FleetScriptTest(unittest.TestCase):
                            ("h1 h1 agent labels=a b\n", "bad setting 'b'"),
                            ("h1 h1 agent lables=a=1\n", "bad setting"),
                            ("h1 h1 agent root=$(reboot)\n", "bad setting"),
-                           ("h1 h1 coordinator\nh2 h2 coordinator\n", "a second coordinator")):
+                           ("h1 h1 coordinator\nh2 h2 coordinator\n", "a second coordinator"),
+                           ("coordinator h1 agent\n", "'coordinator' is reserved")):
             with open(inv, "w") as f:
                 f.write(text)
             before = tree(self.roots["h1"])

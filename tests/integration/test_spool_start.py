@@ -25,7 +25,10 @@ class UnwritableSpoolTest(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="sm-spool-start-")
         self.addCleanup(shutil.rmtree, self.dir, True)
         self.key = os.path.join(self.dir, "key")
-        subprocess.run([COORDINATOR, "keygen", self.key], check=True, capture_output=True)
+        fleet = os.path.join(self.dir, "fleet.key")
+        subprocess.run([COORDINATOR, "keygen", fleet], check=True, capture_output=True)
+        subprocess.run([COORDINATOR, "keygen", "--agent", "h1", "--key-file", fleet, self.key],
+                       check=True, capture_output=True)
 
     def start_agent(self, spool):
         # No coordinator listens on the port: an agent that got past its spool would keep

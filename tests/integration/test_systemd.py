@@ -206,7 +206,8 @@ class SystemdFleetTest(unittest.TestCase):
             pid = self.main_pid(h, unit)
             uid = int(self.ssh(h, f"stat -c %u /proc/{pid}"))
             self.assertTrue(61184 <= uid <= 65519, (h, unit, uid))  # DynamicUser's range
-            self.assertIn(f"/run/credentials/{unit}.service/fleet.key",
+            key = "fleet.key" if unit == "sockmatrix-coordinator" else "agent.key"
+            self.assertIn(f"/run/credentials/{unit}.service/{key}",
                           self.ssh(h, f"tr '\\0' ' ' </proc/{pid}/cmdline"))
         self.assertEqual(self.ssh("h1", "stat -c %a /etc/sockmatrix/fleet.key"), "600")
         # The system call filter, W^X, the kernel log and clock, the umask and the limits are
@@ -224,7 +225,7 @@ class SystemdFleetTest(unittest.TestCase):
         pids = {h: self.main_pid(h, "sockmatrix-agent") for h in ("h1", "h2")}
         r = self.fleet(inv)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertRegex(r.stdout, r"(?m)^h1\s+done\s+ok=7 changed=0 skipped=0$")
+        self.assertRegex(r.stdout, r"(?m)^h1\s+done\s+ok=8 changed=0 skipped=0$")
         self.assertRegex(r.stdout, r"(?m)^h2\s+done\s+ok=4 changed=0 skipped=0$")
         self.assertEqual({h: self.main_pid(h, "sockmatrix-agent") for h in pids}, pids)
 
@@ -244,9 +245,15 @@ class SystemdFleetTest(unittest.TestCase):
         run(COORDINATOR, "keygen", new_key).check_returncode()
         r = self.fleet(inv, key=new_key)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual(r.stdout.count("changed file /etc/sockmatrix/fleet.key"), 2, r.stdout)
-        with open(new_key) as f:
-            self.assertEqual(self.ssh("h2", "cat /etc/sockmatrix/fleet.key"), f.read().strip())
+        self.assertEqual(r.stdout.count("changed file /etc/sockmatrix/fleet.key"), 1, r.stdout)
+        self.assertEqual(r.stdout.count("changed file /etc/sockmatrix/agent.key"), 2, r.stdout)
+        h2_key = os.path.join(self.work, "h2.key.new")
+        run(COORDINATOR, "keygen", "--agent", "h2", "--key-file", new_key,
+            h2_key).check_returncode()
+        with open(h2_key) as f:
+            self.assertEqual(self.ssh("h2", "cat /etc/sockmatrix/agent.key"), f.read().strip())
+        self.assertEqual(self.ssh("h2", "test -e /etc/sockmatrix/fleet.key && echo yes || echo no"),
+                         "no")
         for h in boots:
             wait_for(f"{h}'s agent on the new key",
                      lambda h=h: (a := self.agent(h)).get("status") not in (None, "lost")

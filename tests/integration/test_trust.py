@@ -10,7 +10,7 @@ import socket
 import subprocess
 import unittest
 
-from smtest import ROGUE, Fleet, stream_job, wait_for
+from smtest import AGENT, ROGUE, Fleet, stream_job, wait_for
 
 FORGED_MBPS = 99999
 
@@ -102,14 +102,17 @@ class RegistrationTest(unittest.TestCase):
                            capture_output=True, text=True, timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("no answer", r.stdout)
-        self.assertEqual(rejected(f)["reserved-name"], 1)
+        # The envelope's header check refuses the name before the registration would.
+        self.assertEqual(rejected(f)["field"], 1)
         self.assertNotIn("coordinator", {a["name"] for a in f.get("/api/agents")["agents"]})
-        self.assertIn("SM-AGENT-NAME-RESERVED", log_of(f, "coordinator"))
-        # The agent itself will not take the name.
-        f.hosts["coordinator"] = dict(f.hosts["h1"], name="coordinator")
-        f.start_agent("coordinator")
-        self.assertEqual(f.agents.pop("coordinator").wait(10), 2)
-        self.assertIn("reserved for the coordinator", log_of(f, "agent-coordinator"))
+        self.assertIn("'coordinator' is reserved", log_of(f, "coordinator"))
+        # The agent itself will not take the name (keygen makes no key for it either, so it is
+        # given the fleet key: the name is refused before any key is used).
+        r = subprocess.run([AGENT, "--coordinator", f"tcp://127.0.0.1:{f.bus_port}", "--key-file",
+                            f.key, "--name", "coordinator", "--spool-dir", f.spool("h1")],
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("reserved for the coordinator", r.stderr)
 
 
 class DataAddrPolicyTest(unittest.TestCase):

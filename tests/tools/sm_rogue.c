@@ -1,12 +1,24 @@
-/* sm-rogue: sends the coordinator messages it must refuse (tests only).
- *   sm-rogue URL KEYFILE wrong-key|replay|oversize|deep|garbage|reserved
- * wrong-key: a well-formed poll sealed with a random key. reserved: a valid poll from an agent
- * named "coordinator". replay: a valid poll (agent
- * "rogue-replay"), then the same bytes again. oversize: 300 KiB. deep: valid MAC around a body
- * nested 40 deep. garbage: not JSON. Prints what it sent; exits 0 when everything was sent. */
+/* sm-rogue: sends the coordinator messages it must refuse, and plays a man in the middle
+ * without the key (tests only).
+ *   sm-rogue URL FLEET_KEYFILE wrong-key|replay|oversize|deep|garbage|fleet-key|reserved|flood
+ * wrong-key: a well-formed poll sealed with a random key. replay: a valid poll (agent
+ * "rogue-replay", under its own derived key), then the same bytes again. oversize: 300 KiB.
+ * deep: valid MAC around a body nested 40 deep. garbage: not JSON. fleet-key: a poll of
+ * "rogue-fleet" sealed with the fleet key itself instead of its own. reserved: a poll from
+ * "coordinator". flood: 200 polls with a wrong MAC on one connection. Prints what it sent;
+ * exits 0 when everything was sent.
+ *   sm-rogue relay LISTEN_URL UPSTREAM_URL CAPTURE_FILE
+ * Stands between one agent and the coordinator with no key: passes each poll up and each
+ * reply down unchanged, and writes the first reply that carries an "assign" to CAPTURE_FILE.
+ * Runs until killed.
+ *   sm-rogue answer LISTEN_URL CAPTURE_FILE
+ * A fake coordinator with no key: answers every poll with the captured bytes. Runs until
+ * killed. */
+#include <errno.h>
 #include <nanomsg/nn.h>
 #include <nanomsg/reqrep.h>
 #include <openssl/rand.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +27,8 @@
 
 #include "proto/envelope.h"
 #include "proto/msg.h"
+
+#define FLOOD_N 200
 
 static uint64_t wall_ms(void)
 {
@@ -55,33 +69,139 @@ static char *poll_body(const char *agent, size_t *len)
     return sm_msg_poll_encode(&p, len, &err);
 }
 
+/* A poll from `name`, sealed with `key` as an agent seals it. */
+static char *sealed_poll(const uint8_t key[SM_KEY_LEN], const char *name, size_t *elen,
+                         sm_error *err)
+{
+    size_t blen;
+    char *body = poll_body(name, &blen);
+    char *env =
+        body ? sm_env_seal(key, SM_DIR_TO_COORDINATOR, name, wall_ms(), body, blen, elen, NULL, err)
+             : NULL;
+    free(body);
+    return env;
+}
+
+static int rep_socket(const char *url)
+{
+    int s = nn_socket(AF_SP, NN_REP);
+    if (s < 0 || nn_bind(s, url) < 0) {
+        fprintf(stderr, "sm-rogue: cannot listen on %s: %s\n", url, nn_strerror(nn_errno()));
+        return -1;
+    }
+    return s;
+}
+
+/* relay: one request at a time, in order; replies the agent no longer waits for are dropped by
+ * its REQ socket, as they would be on the wire. */
+static int relay(const char *listen, const char *upstream, const char *capture)
+{
+    int down = rep_socket(listen);
+    int up = nn_socket(AF_SP, NN_REQ);
+    int resend = 3600 * 1000, rcv = 15000;
+    if (down < 0 || up < 0 ||
+        nn_setsockopt(up, NN_REQ, NN_REQ_RESEND_IVL, &resend, sizeof resend) < 0 ||
+        nn_setsockopt(up, NN_SOL_SOCKET, NN_RCVTIMEO, &rcv, sizeof rcv) < 0 ||
+        nn_connect(up, upstream) < 0) {
+        fprintf(stderr, "sm-rogue: relay: %s\n", nn_strerror(nn_errno()));
+        return 1;
+    }
+    printf("relaying %s -> %s\n", listen, upstream);
+    fflush(stdout);
+    bool captured = false;
+    for (;;) {
+        char *req = NULL, *rep = NULL;
+        int n = nn_recv(down, &req, NN_MSG, 0);
+        if (n < 0)
+            continue;
+        int sent = nn_send(up, req, (size_t)n, 0);
+        nn_freemsg(req);
+        if (sent < 0)
+            continue;
+        int m = nn_recv(up, &rep, NN_MSG, 0);
+        if (m < 0)
+            continue;
+        if (!captured && memmem(rep, (size_t)m, "\"type\":\"assign\"", 15) != NULL) {
+            char tmp[4096];
+            snprintf(tmp, sizeof tmp, "%s.tmp", capture);
+            FILE *f = fopen(tmp, "wb");
+            if (f && fwrite(rep, 1, (size_t)m, f) == (size_t)m && fclose(f) == 0 &&
+                rename(tmp, capture) == 0) {
+                captured = true;
+                printf("captured an assign reply of %d bytes\n", m);
+                fflush(stdout);
+            }
+        }
+        nn_send(down, rep, (size_t)m, 0);
+        nn_freemsg(rep);
+    }
+}
+
+static int answer(const char *listen, const char *capture)
+{
+    FILE *f = fopen(capture, "rb");
+    if (!f) {
+        fprintf(stderr, "sm-rogue: cannot read %s: %s\n", capture, strerror(errno));
+        return 1;
+    }
+    static char buf[SM_MSG_MAX];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    int s = rep_socket(listen);
+    if (s < 0)
+        return 1;
+    printf("answering every poll on %s with %zu captured bytes\n", listen, len);
+    fflush(stdout);
+    for (unsigned n = 1;; n++) {
+        char *req = NULL;
+        if (nn_recv(s, &req, NN_MSG, 0) < 0)
+            continue;
+        nn_freemsg(req);
+        if (nn_send(s, buf, len, 0) >= 0) {
+            printf("answered poll %u\n", n);
+            fflush(stdout);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "relay") == 0)
+        return relay(argv[2], argv[3], argv[4]);
+    if (argc == 4 && strcmp(argv[1], "answer") == 0)
+        return answer(argv[2], argv[3]);
     if (argc != 4) {
-        fprintf(stderr,
-                "usage: sm-rogue URL KEYFILE wrong-key|replay|oversize|deep|garbage|reserved\n");
+        fprintf(stderr, "usage: sm-rogue URL FLEET_KEYFILE "
+                        "wrong-key|replay|oversize|deep|garbage|fleet-key|reserved|flood\n"
+                        "       sm-rogue relay LISTEN_URL UPSTREAM_URL CAPTURE_FILE\n"
+                        "       sm-rogue answer LISTEN_URL CAPTURE_FILE\n");
         return 2;
     }
     const char *url = argv[1], *what = argv[3];
-    uint8_t key[SM_KEY_LEN];
+    uint8_t fleet[SM_KEY_LEN], key[SM_KEY_LEN];
     sm_error err = {0};
-    if (sm_key_load(argv[2], key, &err) != 0) {
+    if (sm_key_load(argv[2], fleet, &err) != 0) {
         fprintf(stderr, "sm-rogue: %s\n", err.msg);
         return 2;
     }
-    size_t blen, elen;
-    char *body = NULL, *env = NULL;
+    size_t elen;
+    char *env = NULL;
     int rc = 0;
     if (strcmp(what, "wrong-key") == 0) {
-        uint8_t bad[SM_KEY_LEN];
-        RAND_bytes(bad, sizeof bad);
-        body = poll_body("rogue-key", &blen);
-        env = sm_env_seal(bad, "rogue-key", wall_ms(), body, blen, &elen, &err);
-        rc = send_raw(url, env, elen, 0);
+        RAND_bytes(key, sizeof key);
+        env = sealed_poll(key, "rogue-key", &elen, &err);
+        rc = env ? send_raw(url, env, elen, 0) : 1;
     } else if (strcmp(what, "replay") == 0) {
-        body = poll_body("rogue-replay", &blen);
-        env = sm_env_seal(key, "rogue-replay", wall_ms(), body, blen, &elen, &err);
-        rc = send_raw(url, env, elen, 1) || send_raw(url, env, elen, 0);
+        if (sm_key_derive(fleet, "rogue-replay", key, &err) == 0)
+            env = sealed_poll(key, "rogue-replay", &elen, &err);
+        rc = env ? send_raw(url, env, elen, 1) || send_raw(url, env, elen, 0) : 1;
+    } else if (strcmp(what, "fleet-key") == 0) {
+        env = sealed_poll(fleet, "rogue-fleet", &elen, &err);
+        rc = env ? send_raw(url, env, elen, 0) : 1;
+    } else if (strcmp(what, "reserved") == 0) {
+        /* No agent key exists for the name: the fleet key is what a rogue would try. */
+        env = sealed_poll(fleet, SM_COORDINATOR, &elen, &err);
+        rc = env ? send_raw(url, env, elen, 0) : 1;
     } else if (strcmp(what, "oversize") == 0) {
         elen = 300 * 1024;
         env = malloc(elen + 1);
@@ -96,23 +216,39 @@ int main(int argc, char **argv)
             deep[i] = '[';
         for (int i = 0; i < n; i++)
             deep[n + i] = ']';
-        env = sm_env_seal(key, "rogue-deep", wall_ms(), deep, 2 * (size_t)n, &elen, &err);
-        rc = send_raw(url, env, elen, 0);
-    } else if (strcmp(what, "reserved") == 0) {
-        body = poll_body("coordinator", &blen);
-        env = sm_env_seal(key, "coordinator", wall_ms(), body, blen, &elen, &err);
-        rc = send_raw(url, env, elen, 0);
+        if (sm_key_derive(fleet, "rogue-deep", key, &err) == 0)
+            env = sm_env_seal(key, SM_DIR_TO_COORDINATOR, "rogue-deep", wall_ms(), deep,
+                              2 * (size_t)n, &elen, NULL, &err);
+        rc = env ? send_raw(url, env, elen, 0) : 1;
+    } else if (strcmp(what, "flood") == 0) {
+        /* One connection, many wrong MACs: each send on a REQ socket drops the last request
+         * and sends the next on the same pipe. */
+        RAND_bytes(key, sizeof key);
+        int s = nn_socket(AF_SP, NN_REQ);
+        int ms = 2000;
+        nn_setsockopt(s, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+        rc = s < 0 || nn_connect(s, url) < 0;
+        /* A REQ socket keeps only the newest request until it is connected. */
+        usleep(300 * 1000);
+        for (int i = 0; rc == 0 && i < FLOOD_N; i++) {
+            free(env);
+            env = sealed_poll(key, "rogue-flood", &elen, &err);
+            rc = !env || nn_send(s, env, elen, 0) < 0;
+            usleep(5 * 1000); /* each is written out before the next replaces it */
+        }
+        if (rc == 0) {
+            usleep(500 * 1000); /* let nanomsg write them out before the socket closes */
+            printf("sent %d polls with a wrong MAC on one connection\n", FLOOD_N);
+        }
+        nn_close(s);
     } else if (strcmp(what, "garbage") == 0) {
         rc = send_raw(url, "hello", 5, 0);
     } else {
         fprintf(stderr, "sm-rogue: unknown case '%s'\n", what);
-        rc = 2;
+        return 2;
     }
-    if (!env && rc == 0 && strcmp(what, "garbage") != 0) {
+    if (!env && rc != 0 && strcmp(what, "garbage") != 0 && err.msg[0])
         fprintf(stderr, "sm-rogue: %s\n", err.msg);
-        rc = 1;
-    }
-    free(body);
     free(env);
     return rc;
 }

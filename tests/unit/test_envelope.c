@@ -42,7 +42,8 @@ static void check_contains(const char *text, const char *part, const char *file,
 static char *seal(const char *name, uint64_t ts, const char *body, size_t *len)
 {
     sm_error err;
-    char *env = sm_env_seal(KEY, name, ts, body, strlen(body), len, &err);
+    char *env =
+        sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, name, ts, body, strlen(body), len, NULL, &err);
     if (env == NULL)
         fail_msg("seal failed: %s", err.msg);
     return env;
@@ -56,7 +57,7 @@ static sm_reject open_copy(const uint8_t *key, const char *text, size_t len, uin
     char *copy = malloc(len ? len : 1);
     assert_non_null(copy);
     memcpy(copy, text, len);
-    sm_reject r = sm_env_open(key, copy, len, now, out, err);
+    sm_reject r = sm_env_open(key, SM_DIR_TO_COORDINATOR, copy, len, now, out, err);
     if (out && r == SM_REJ_NONE)
         out->body = NULL; /* it pointed into copy */
     free(copy);
@@ -117,7 +118,8 @@ static char *forge(const char *v, const char *agent, const char *ts, const char 
                    const char *body)
 {
     char input[1024];
-    int n = snprintf(input, sizeof input, "sockmatrix/1\n%s\n%s\n%s\n%s", agent, ts, nonce, body);
+    int n = snprintf(input, sizeof input, "sockmatrix/2\nagent->coordinator\n%s\n%s\n%s\n%s", agent,
+                     ts, nonce, body);
     assert_true(n > 0 && (size_t)n < sizeof input);
     uint8_t mac[32];
     unsigned mac_len = 0;
@@ -147,7 +149,7 @@ static void test_env_seal_then_open_returns_the_same_body_bytes(void **state)
 
     sm_env e;
     sm_error err;
-    assert_int_equal(sm_env_open(KEY, env, len, T0, &e, &err), SM_REJ_NONE);
+    assert_int_equal(sm_env_open(KEY, SM_DIR_TO_COORDINATOR, env, len, T0, &e, &err), SM_REJ_NONE);
     assert_string_equal(e.name, "agent-01.rack_2");
     assert_int_equal(e.ts_ms, T0);
     assert_int_equal(strlen(e.nonce), SM_NONCE_HEX);
@@ -173,7 +175,7 @@ static void test_env_seal_writes_the_documented_bytes_and_mac(void **state)
 
     char ts[24];
     snprintf(ts, sizeof ts, "%" PRIu64, (uint64_t)T0);
-    char *want = forge("1", "h1", ts, nonce, "[1,2]");
+    char *want = forge("2", "h1", ts, nonce, "[1,2]");
     assert_string_equal(env, want);
     free(want);
     free(env);
@@ -196,16 +198,17 @@ static void test_env_seal_refuses_bad_name_bad_body_and_oversize(void **state)
     (void)state;
     sm_error err;
     size_t len = 77;
-    assert_null(sm_env_seal(KEY, "bad name", T0, "{}", 2, &len, &err));
+    assert_null(sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, "bad name", T0, "{}", 2, &len, NULL, &err));
     assert_int_equal(err.code, SM_EINVAL);
     assert_int_equal(len, 77);
-    assert_null(sm_env_seal(KEY, "", T0, "{}", 2, &len, &err));
+    assert_null(sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, "", T0, "{}", 2, &len, NULL, &err));
     assert_int_equal(err.code, SM_EINVAL);
-    assert_null(sm_env_seal(KEY, "h1", T0, " {}", 3, &len, &err));
+    assert_null(sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, "h1", T0, " {}", 3, &len, NULL, &err));
     assert_int_equal(err.code, SM_EINVAL);
-    assert_null(sm_env_seal(KEY, "h1", T0, "", 0, &len, &err));
+    assert_null(sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, "h1", T0, "", 0, &len, NULL, &err));
     assert_int_equal(err.code, SM_EINVAL);
-    assert_null(sm_env_seal(KEY, "h1", (1ull << 53) + 1, "{}", 2, &len, &err));
+    assert_null(
+        sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, "h1", (1ull << 53) + 1, "{}", 2, &len, NULL, &err));
     assert_int_equal(err.code, SM_EINVAL);
 
     /* A string body sized so the envelope is exactly SM_MSG_MAX, then one byte more. */
@@ -218,13 +221,14 @@ static void test_env_seal_refuses_bad_name_bad_body_and_oversize(void **state)
     memset(body, 'x', body_len + 1);
     body[0] = '"';
     body[body_len - 1] = '"';
-    char *env = sm_env_seal(KEY, "h1", T0, body, body_len, &len, &err);
+    char *env = sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, "h1", T0, body, body_len, &len, NULL, &err);
     assert_non_null(env);
     assert_int_equal(len, SM_MSG_MAX);
     free(env);
     body[body_len] = '"';
     body[body_len - 1] = 'x';
-    assert_null(sm_env_seal(KEY, "h1", T0, body, body_len + 1, &len, &err));
+    assert_null(
+        sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, "h1", T0, body, body_len + 1, &len, NULL, &err));
     assert_int_equal(err.code, SM_EINVAL);
     assert_contains(err.msg, "limit");
     free(body);
@@ -288,11 +292,11 @@ static void test_env_malformed_header_fields_are_field_errors(void **state)
         {"h1", "1700000000000", "0123456789abcdef0123456789abcdeg"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *t = forge("1", cases[i].agent, cases[i].ts, cases[i].nonce, "{}");
+        char *t = forge("2", cases[i].agent, cases[i].ts, cases[i].nonce, "{}");
         assert_open(t, T0, SM_REJ_FIELD);
         free(t);
     }
-    char *ok = forge("1", "h1", "1700000000000", NONCE, "{}");
+    char *ok = forge("2", "h1", "1700000000000", NONCE, "{}");
     assert_open(ok, T0, SM_REJ_NONE);
 
     char mac[128];
@@ -312,16 +316,17 @@ static void test_env_malformed_header_fields_are_field_errors(void **state)
     char *t = replace(ok, mac, shortmac);
     assert_open(t, T0, SM_REJ_FIELD);
     free(t);
+    /* A missing member breaks the fixed layout before any field is read. */
     t = replace(ok, ",\"body\":{}", "");
-    assert_open(t, T0, SM_REJ_FIELD);
+    assert_open(t, T0, SM_REJ_JSON);
     free(t);
     t = replace(ok, "\"agent\":\"h1\",", "");
-    assert_open(t, T0, SM_REJ_FIELD);
+    assert_open(t, T0, SM_REJ_JSON);
     free(t);
     free(ok);
 
     /* The reason quotes only a short, printable excerpt of a hostile name. */
-    char *hostile = forge("1", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\u0007\\n",
+    char *hostile = forge("2", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\u0007\\n",
                           "1700000000000", NONCE, "{}");
     sm_error err;
     assert_int_equal(open_copy(KEY, hostile, strlen(hostile), T0, NULL, &err), SM_REJ_FIELD);
@@ -371,7 +376,8 @@ static void test_env_over_256_kib_is_rejected_before_parsing(void **state)
     assert_non_null(big);
     memset(big, '[', len);
     sm_error err;
-    assert_int_equal(sm_env_open(KEY, big, len, T0, NULL, &err), SM_REJ_SIZE);
+    assert_int_equal(sm_env_open(KEY, SM_DIR_TO_COORDINATOR, big, len, T0, NULL, &err),
+                     SM_REJ_SIZE);
     assert_int_equal(err.code, SM_EINVAL);
     free(big);
 }
@@ -418,11 +424,18 @@ static void test_env_100000_open_brackets_are_rejected_without_recursion(void **
 {
     (void)state;
     size_t len = 100000;
-    char *text = malloc(len);
+    char *text = malloc(len + 1);
     assert_non_null(text);
     memset(text, '[', len);
+    text[len] = '\0';
     sm_error err;
-    assert_int_equal(sm_env_open(KEY, text, len, T0, NULL, &err), SM_REJ_DEPTH);
+    /* Unsigned: refused by the header scan, no parser involved. */
+    assert_int_equal(sm_env_open(KEY, SM_DIR_TO_COORDINATOR, text, len, T0, NULL, &err),
+                     SM_REJ_JSON);
+    /* Signed: refused by the depth scan after the MAC, before any decoder could recurse. */
+    char *env = seal("h1", T0, text, NULL);
+    assert_open(env, T0, SM_REJ_DEPTH);
+    free(env);
     free(text);
 }
 
@@ -441,15 +454,24 @@ static void test_env_brackets_inside_strings_do_not_count_as_depth(void **state)
 static void test_env_other_version_is_rejected(void **state)
 {
     (void)state;
-    char *v2 = forge("2", "h1", "1700000000000", NONCE, "{}");
-    assert_open(v2, T0, SM_REJ_VERSION);
-    char *vs = forge("\"1\"", "h1", "1700000000000", NONCE, "{}");
+    /* A version 1 envelope (an agent not yet upgraded) is told apart from garbage. */
+    char *v1 = forge("1", "h1", "1700000000000", NONCE, "{}");
+    sm_error err;
+    assert_int_equal(open_copy(KEY, v1, strlen(v1), T0, NULL, &err), SM_REJ_VERSION);
+    assert_contains(err.msg, "version 1 is not 2");
+    char *v3 = forge("3", "h1", "1700000000000", NONCE, "{}");
+    assert_open(v3, T0, SM_REJ_VERSION);
+    char *v02 = forge("02", "h1", "1700000000000", NONCE, "{}");
+    assert_open(v02, T0, SM_REJ_VERSION);
+    char *v1000 = forge("2000", "h1", "1700000000000", NONCE, "{}");
+    assert_open(v1000, T0, SM_REJ_VERSION);
+    char *vs = forge("\"2\"", "h1", "1700000000000", NONCE, "{}");
     assert_open(vs, T0, SM_REJ_VERSION);
-    char *none = replace(v2, "\"v\":2,", "");
-    assert_open(none, T0, SM_REJ_VERSION);
-    free(v2);
+    free(v1);
+    free(v3);
+    free(v02);
+    free(v1000);
     free(vs);
-    free(none);
 }
 
 static void test_env_anything_but_the_exact_layout_is_a_json_error(void **state)
@@ -465,12 +487,10 @@ static void test_env_anything_but_the_exact_layout_is_a_json_error(void **state)
         {"1}}", "1} }"},                    /* space after the body */
         {"1}}", "1}} "},                    /* trailing space */
         {"1}}", "1}}x"},                    /* trailing garbage */
-        {"{\"v\":1,", "{\"v\":1.0,"},       /* same number, other spelling */
-        {"{\"v\":1,", "{\"v\":1,\"x\":0,"}, /* unknown key */
-        {"{\"v\":1,", "{\"v\":1,\"v\":1,"}, /* duplicate key */
-        {"\"body\":{\"a\":1}", "\"body\":{\"a\":1},\"extra\":true"},
-        {"\"agent\":\"h1\"", "\"agent\":\"\\u0068\\u0031\""}, /* escaped spelling */
-        {"1}}", "1}"},                                        /* truncated */
+        {"{\"v\":2,", "{\"v\":2.0,"},       /* same number, other spelling */
+        {"{\"v\":2,", "{\"v\":2,\"x\":0,"}, /* unknown key */
+        {"{\"v\":2,", "{\"v\":2,\"v\":2,"}, /* duplicate key */
+        {"{\"v\":2,", "{\"v\" :2,"},        /* space in a member */
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         char *t = replace(env, edits[i].from, edits[i].to);
@@ -482,24 +502,185 @@ static void test_env_anything_but_the_exact_layout_is_a_json_error(void **state)
     field(env, "nonce", nonce, sizeof nonce);
     field(env, "mac", mac, sizeof mac);
     snprintf(reordered, sizeof reordered,
-             "{\"agent\":\"h1\",\"v\":1,\"ts\":%" PRIu64
+             "{\"agent\":\"h1\",\"v\":2,\"ts\":%" PRIu64
              ",\"nonce\":\"%s\",\"mac\":\"%s\",\"body\":{\"a\":1}}",
              (uint64_t)T0, nonce, mac);
     assert_open(reordered, T0, SM_REJ_JSON);
 
-    /* Correctly signed, yet not one envelope: a "body" smuggling a second body member, and
-     * one that closes the envelope early and leaves bytes after it. */
-    static const char *const smuggled[] = {"{},\"body\":{\"x\":1}", "{}}x", "{}} {\"a\":1"};
-    for (size_t i = 0; i < sizeof smuggled / sizeof smuggled[0]; i++) {
-        char *t = forge("1", "h1", "1700000000000", NONCE, smuggled[i]);
-        assert_open(t, T0, SM_REJ_JSON);
+    /* Bytes added after the body or cut from it are body bytes to the MAC: it fails. */
+    static const struct {
+        const char *from, *to;
+    } altered[] = {
+        {"\"body\":{\"a\":1}", "\"body\":{\"a\":1},\"extra\":true"},
+        {"1}}", "1}"},
+    };
+    for (size_t i = 0; i < sizeof altered / sizeof altered[0]; i++) {
+        char *t = replace(env, altered[i].from, altered[i].to);
+        assert_open(t, T0, SM_REJ_MAC);
         free(t);
     }
+    /* An escaped spelling of the name is not a name: refused before any MAC work. */
+    char *t = replace(env, "\"agent\":\"h1\"", "\"agent\":\"\\u0068\\u0031\"");
+    assert_open(t, T0, SM_REJ_FIELD);
+    free(t);
 
     assert_open("[1,2]", T0, SM_REJ_JSON);
     assert_open("not json", T0, SM_REJ_JSON);
     assert_open("", T0, SM_REJ_JSON);
     free(env);
+}
+
+static void test_env_sealed_for_one_direction_never_opens_in_the_other(void **state)
+{
+    (void)state;
+    sm_error err;
+    size_t len;
+    sm_env e;
+    char *up = sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, "h1", T0, "{}", 2, &len, NULL, &err);
+    assert_non_null(up);
+    assert_int_equal(sm_env_open(KEY, SM_DIR_TO_COORDINATOR, up, len, T0, &e, &err), SM_REJ_NONE);
+    assert_int_equal(sm_env_open(KEY, SM_DIR_TO_AGENT, up, len, T0, &e, &err), SM_REJ_MAC);
+    char *down = sm_env_seal(KEY, SM_DIR_TO_AGENT, "coordinator", T0, "{}", 2, &len, NULL, &err);
+    assert_non_null(down);
+    assert_int_equal(sm_env_open(KEY, SM_DIR_TO_AGENT, down, len, T0, &e, &err), SM_REJ_NONE);
+    assert_int_equal(sm_env_open(KEY, SM_DIR_TO_COORDINATOR, down, len, T0, &e, &err), SM_REJ_MAC);
+    free(up);
+    free(down);
+}
+
+static void test_env_seal_hands_back_the_nonce_it_wrote(void **state)
+{
+    (void)state;
+    sm_error err;
+    size_t len;
+    char nonce[SM_NONCE_HEX + 1], in_text[64];
+    char *env = sm_env_seal(KEY, SM_DIR_TO_COORDINATOR, "h1", T0, "{}", 2, &len, nonce, &err);
+    assert_non_null(env);
+    field(env, "nonce", in_text, sizeof in_text);
+    assert_string_equal(nonce, in_text);
+    free(env);
+}
+
+static void test_env_scan_reads_the_header_without_the_key(void **state)
+{
+    (void)state;
+    size_t len;
+    char *env = seal("h7", T0, "{\"a\":[1]}", &len);
+    sm_env e;
+    sm_error err;
+    assert_int_equal(sm_env_scan(env, len, &e, &err), SM_REJ_NONE);
+    assert_string_equal(e.name, "h7");
+    assert_int_equal(e.ts_ms, T0);
+    assert_int_equal(strlen(e.mac), SM_MAC_HEX);
+    assert_int_equal(e.body_len, 9);
+    assert_memory_equal(e.body, "{\"a\":[1]}", 9);
+    /* A body that is not JSON passes the scan and the MAC: only the decoder, after the MAC,
+     * parses it. */
+    free(env);
+    env = seal("h7", T0, "{x", &len);
+    assert_int_equal(sm_env_open(KEY, SM_DIR_TO_COORDINATOR, env, len, T0, &e, &err), SM_REJ_NONE);
+    assert_int_equal(e.body_len, 2);
+    free(env);
+    /* The claimed name is kept when a later field is bad, for the log line. */
+    char *bad = forge("2", "h9", "1700000000000", "nothex", "{}");
+    assert_int_equal(sm_env_scan(bad, strlen(bad), &e, &err), SM_REJ_FIELD);
+    assert_string_equal(e.name, "h9");
+    free(bad);
+}
+
+static void test_env_header_fields_one_past_their_bounds_are_refused(void **state)
+{
+    (void)state;
+    char n65[70];
+    memset(n65, 'a', 65);
+    n65[65] = '\0';
+    char *t = forge("2", n65, "1700000000000", NONCE, "{}");
+    assert_open(t, T0, SM_REJ_FIELD);
+    free(t);
+    n65[64] = '\0';
+    t = forge("2", n65, "1700000000000", NONCE, "{}");
+    assert_open(t, T0, SM_REJ_NONE); /* 64 characters: the longest name */
+    free(t);
+    t = forge("2", "h1", "9007199254740992", NONCE, "{}"); /* 2^53: the largest allowed */
+    assert_open(t, T0, SM_REJ_SKEW);
+    free(t);
+    t = forge("2", "h1", "01700000000000", NONCE, "{}"); /* leading zero: another spelling */
+    assert_open(t, T0, SM_REJ_FIELD);
+    free(t);
+    t = forge("2", "h1", "1700000000000", NONCE "0", "{}");
+    assert_open(t, T0, SM_REJ_FIELD);
+    free(t);
+}
+
+static void test_key_derive_matches_hkdf_sha256_computed_by_openssl_kdf(void **state)
+{
+    (void)state;
+    /* Expected values from the OpenSSL command line, independent of this code:
+     * openssl kdf -keylen 32 -kdfopt digest:SHA256 -kdfopt hexkey:000102...1f
+     *   -kdfopt salt:"sockmatrix/2 agent key" -kdfopt info:h1 HKDF */
+    static const uint8_t h1[SM_KEY_LEN] = {
+        0xDA, 0xC8, 0xEC, 0x4F, 0x75, 0x7E, 0x83, 0x06, 0xE2, 0xBE, 0x2B,
+        0xF0, 0xF3, 0x87, 0x7F, 0x3B, 0x4C, 0x15, 0x10, 0x96, 0xEE, 0x7E,
+        0x95, 0x87, 0x69, 0x5F, 0x77, 0x14, 0x36, 0xC6, 0x7F, 0xA7,
+    };
+    static const uint8_t h2[SM_KEY_LEN] = {
+        0x1B, 0x98, 0xE6, 0xA3, 0x1E, 0xE6, 0x01, 0x40, 0xCB, 0x47, 0xBF,
+        0x9A, 0xFE, 0x31, 0x8C, 0xA6, 0xE4, 0x29, 0x21, 0x52, 0x55, 0xC6,
+        0x26, 0x3A, 0x47, 0x62, 0xC1, 0xFB, 0x69, 0x1C, 0x18, 0x76,
+    };
+    uint8_t out[SM_KEY_LEN];
+    sm_error err;
+    assert_int_equal(sm_key_derive(KEY, "h1", out, &err), 0);
+    assert_memory_equal(out, h1, SM_KEY_LEN);
+    assert_int_equal(sm_key_derive(KEY, "h2", out, &err), 0);
+    assert_memory_equal(out, h2, SM_KEY_LEN);
+    /* One agent's key does not open another's messages, nor does the fleet key. */
+    uint8_t k1[SM_KEY_LEN];
+    assert_int_equal(sm_key_derive(KEY, "h1", k1, &err), 0);
+    size_t len;
+    char *env = sm_env_seal(k1, SM_DIR_TO_COORDINATOR, "h1", T0, "{}", 2, &len, NULL, &err);
+    assert_non_null(env);
+    assert_int_equal(open_copy(k1, env, len, T0, NULL, &err), SM_REJ_NONE);
+    assert_int_equal(open_copy(out, env, len, T0, NULL, &err), SM_REJ_MAC);
+    assert_int_equal(open_copy(KEY, env, len, T0, NULL, &err), SM_REJ_MAC);
+    free(env);
+}
+
+static void test_key_derive_refuses_reserved_and_invalid_names(void **state)
+{
+    (void)state;
+    uint8_t out[SM_KEY_LEN];
+    sm_error err;
+    assert_int_equal(sm_key_derive(KEY, "coordinator", out, &err), SM_EINVAL);
+    assert_contains(err.msg, "coordinator");
+    assert_int_equal(sm_key_derive(KEY, "bad name", out, &err), SM_EINVAL);
+    assert_int_equal(sm_key_derive(KEY, "", out, &err), SM_EINVAL);
+    assert_true(sm_name_reserved("coordinator"));
+    assert_false(sm_name_reserved("coordinator2"));
+    assert_false(sm_name_reserved("h1"));
+}
+
+static void test_key_write_round_trips_through_key_load(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sm-keywrite-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/k", dir);
+    uint8_t k1[SM_KEY_LEN], back[SM_KEY_LEN];
+    sm_error err;
+    assert_int_equal(sm_key_derive(KEY, "h1", k1, &err), 0);
+    assert_int_equal(sm_key_write(path, k1, &err), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(sm_key_load(path, back, &err), 0);
+    assert_memory_equal(back, k1, SM_KEY_LEN);
+    assert_int_equal(sm_key_write(path, KEY, &err), SM_EINVAL); /* never overwrites */
+    assert_int_equal(sm_key_load(path, back, &err), 0);
+    assert_memory_equal(back, k1, SM_KEY_LEN);
+    unlink(path);
+    rmdir(dir);
 }
 
 static void test_replay_same_nonce_twice_is_rejected_until_the_window_passes(void **state)
@@ -617,6 +798,20 @@ static void test_rejects_log_once_per_peer_per_minute_and_count_all(void **state
     sm_rejects_free(NULL);
 }
 
+static void test_rejects_add_counts_in_bulk_and_ignores_bad_reasons(void **state)
+{
+    (void)state;
+    sm_rejects *r = sm_rejects_new();
+    assert_non_null(r);
+    sm_rejects_add(r, SM_REJ_THROTTLED, 184);
+    sm_rejects_add(r, SM_REJ_THROTTLED, 0);
+    sm_rejects_add(r, SM_REJ__COUNT, 5);
+    assert_int_equal(sm_rejects_count(r, SM_REJ_THROTTLED), 184);
+    assert_int_equal(sm_rejects_total(r), 184);
+    sm_rejects_add(NULL, SM_REJ_MAC, 1); /* no handle: nothing to count */
+    sm_rejects_free(r);
+}
+
 static void test_rejects_peer_map_evicts_the_oldest_beyond_4096(void **state)
 {
     (void)state;
@@ -640,8 +835,10 @@ static void test_rejects_peer_map_evicts_the_oldest_beyond_4096(void **state)
 static void test_reject_names_are_the_documented_words(void **state)
 {
     (void)state;
-    static const char *const want[] = {"none",  "size", "depth", "json",   "version",
-                                       "field", "mac",  "skew",  "replay", "body"};
+    static const char *const want[] = {"none",    "size",  "depth",       "json",
+                                       "version", "field", "mac",         "skew",
+                                       "replay",  "body",  "misdirected", "throttled"};
+    assert_int_equal(SM_REJ__COUNT, sizeof want / sizeof want[0]);
     for (int i = 0; i < SM_REJ__COUNT; i++)
         assert_string_equal(sm_reject_name((sm_reject)i), want[i]);
     assert_string_equal(sm_reject_name(SM_REJ__COUNT), "unknown");
@@ -806,11 +1003,19 @@ int main(void)
         cmocka_unit_test(test_env_brackets_inside_strings_do_not_count_as_depth),
         cmocka_unit_test(test_env_other_version_is_rejected),
         cmocka_unit_test(test_env_anything_but_the_exact_layout_is_a_json_error),
+        cmocka_unit_test(test_env_sealed_for_one_direction_never_opens_in_the_other),
+        cmocka_unit_test(test_env_seal_hands_back_the_nonce_it_wrote),
+        cmocka_unit_test(test_env_scan_reads_the_header_without_the_key),
+        cmocka_unit_test(test_env_header_fields_one_past_their_bounds_are_refused),
+        cmocka_unit_test(test_key_derive_matches_hkdf_sha256_computed_by_openssl_kdf),
+        cmocka_unit_test(test_key_derive_refuses_reserved_and_invalid_names),
+        cmocka_unit_test(test_key_write_round_trips_through_key_load),
         cmocka_unit_test(test_replay_same_nonce_twice_is_rejected_until_the_window_passes),
         cmocka_unit_test(test_replay_stays_bounded_by_the_window_under_steady_traffic),
         cmocka_unit_test(test_replay_clock_stepping_back_does_not_forget_early),
         cmocka_unit_test(test_rejects_log_once_per_peer_per_minute_and_count_all),
         cmocka_unit_test(test_rejects_peer_map_evicts_the_oldest_beyond_4096),
+        cmocka_unit_test(test_rejects_add_counts_in_bulk_and_ignores_bad_reasons),
         cmocka_unit_test(test_reject_names_are_the_documented_words),
         cmocka_unit_test(test_name_valid_accepts_only_1_to_64_safe_characters),
         cmocka_unit_test(test_key_load_reads_64_hex_digits_with_optional_newline),

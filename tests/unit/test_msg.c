@@ -12,14 +12,24 @@
 #include "proto/msg.h"
 #include "testutil.h"
 
-#define BOOT     "0123456789abcdef0123456789abcdef"
-#define HEAD     "{\"agent\":\"h1\",\"boot\":\"" BOOT "\",\"seq\":\"7\","
-#define IDLE     HEAD "\"state\":\"idle\","
-#define BUSY     HEAD "\"state\":\"busy\",\"job\":\"12\",\"attempt\":1,"
-#define EMPTY    "\"acks\":[],\"results\":[]}"
-#define CMD_HEAD "{\"acks\":[],\"commands\":["
-#define CMD_TAIL "]}"
-#define PARAMS   "\"params\":{\"workload\":\"rr\"}"
+#define BOOT        "0123456789abcdef0123456789abcdef"
+#define HEAD        "{\"agent\":\"h1\",\"boot\":\"" BOOT "\",\"seq\":\"7\","
+#define IDLE        HEAD "\"state\":\"idle\","
+#define BUSY        HEAD "\"state\":\"busy\",\"job\":\"12\",\"attempt\":1,"
+#define EMPTY       "\"acks\":[],\"results\":[]}"
+#define REPLY_NONCE "0123456789abcdef0123456789abcdef"
+#define REPLY_TO    "\"to\":\"h1\",\"poll\":\"" REPLY_NONCE "\","
+#define CMD_HEAD    "{" REPLY_TO "\"acks\":[],\"commands\":["
+#define CMD_TAIL    "]}"
+
+/* An empty reply to h1's poll REPLY_NONCE: every reply names both. */
+static void reply_init(sm_poll_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->to, sizeof r->to, "h1");
+    snprintf(r->poll, sizeof r->poll, REPLY_NONCE);
+}
+#define PARAMS "\"params\":{\"workload\":\"rr\"}"
 
 #define assert_contains(text, part) check_contains((text), (part), __FILE__, __LINE__)
 
@@ -586,7 +596,7 @@ static void test_msg_ready_and_start_carry_the_key_pin(void **state)
 
     /* A start of a tls job needs the pin, and nothing else may carry one. */
     static sm_poll_reply r, rb;
-    memset(&r, 0, sizeof r);
+    reply_init(&r);
     sm_command *c = &r.commands[0];
     snprintf(c->id, sizeof c->id, "s1");
     c->kind = SM_CMD_START;
@@ -679,7 +689,7 @@ static void test_msg_reply_small_encodes_exactly(void **state)
     (void)state;
     static sm_poll_reply r;
     sm_error err;
-    memset(&r, 0, sizeof r);
+    reply_init(&r);
     r.ack_job[0] = 11;
     r.ack_attempt[0] = 1;
     r.n_acks = 1;
@@ -699,19 +709,20 @@ static void test_msg_reply_small_encodes_exactly(void **state)
     r.want_facts = true;
     size_t len;
     char *json = sm_msg_reply_encode(&r, &len, &err);
-    assert_string_equal(json, "{\"acks\":[{\"job\":\"11\",\"attempt\":1}],\"commands\":["
-                              "{\"id\":\"x12.1\",\"type\":\"cancel\",\"job\":\"12\",\"attempt\":2},"
-                              "{\"id\":\"s13.1\",\"type\":\"start\",\"job\":\"13\",\"attempt\":1,"
-                              "\"params\":{\"workload\":\"rr\",\"transport\":\"tcp\","
-                              "\"scope\":\"pair\",\"req_size\":1,\"resp_size\":1,\"count\":10000,"
-                              "\"nodelay\":false,\"sndbuf\":0,\"rcvbuf\":0,\"time_limit_ms\":0},"
-                              "\"addr\":\"10.213.0.12\",\"port\":40000}],\"want_facts\":true}");
+    assert_string_equal(json,
+                        "{" REPLY_TO "\"acks\":[{\"job\":\"11\",\"attempt\":1}],\"commands\":["
+                        "{\"id\":\"x12.1\",\"type\":\"cancel\",\"job\":\"12\",\"attempt\":2},"
+                        "{\"id\":\"s13.1\",\"type\":\"start\",\"job\":\"13\",\"attempt\":1,"
+                        "\"params\":{\"workload\":\"rr\",\"transport\":\"tcp\","
+                        "\"scope\":\"pair\",\"req_size\":1,\"resp_size\":1,\"count\":10000,"
+                        "\"nodelay\":false,\"sndbuf\":0,\"rcvbuf\":0,\"time_limit_ms\":0},"
+                        "\"addr\":\"10.213.0.12\",\"port\":40000}],\"want_facts\":true}");
     assert_int_equal(len, strlen(json));
     free(json);
 
-    memset(&r, 0, sizeof r);
+    reply_init(&r);
     json = sm_msg_reply_encode(&r, &len, &err);
-    assert_string_equal(json, "{\"acks\":[],\"commands\":[],\"want_facts\":false}");
+    assert_string_equal(json, "{" REPLY_TO "\"acks\":[],\"commands\":[],\"want_facts\":false}");
     free(json);
 }
 
@@ -720,7 +731,7 @@ static void test_msg_reply_with_each_command_kind_round_trips(void **state)
     (void)state;
     static sm_poll_reply r, back;
     sm_error err;
-    memset(&r, 0, sizeof r);
+    reply_init(&r);
     for (size_t i = 0; i < 3; i++) {
         r.ack_job[i] = (1ull << 62) + i;
         r.ack_attempt[i] = (uint32_t)(i + 1);
@@ -866,18 +877,18 @@ static void test_msg_reply_prepare_may_name_the_client_address_and_nothing_else(
 static void test_msg_reply_rejects_bad_acks_and_too_many(void **state)
 {
     (void)state;
-    assert_reply_error("{\"acks\":[{\"job\":11,\"attempt\":1}],\"commands\":[]}", SM_EPARSE,
-                       "reply: acks[0]: job: expected a decimal string");
-    assert_reply_error("{\"acks\":[{\"job\":\"11\"}],\"commands\":[]}", SM_EPARSE,
+    assert_reply_error("{" REPLY_TO "\"acks\":[{\"job\":11,\"attempt\":1}],\"commands\":[]}",
+                       SM_EPARSE, "reply: acks[0]: job: expected a decimal string");
+    assert_reply_error("{" REPLY_TO "\"acks\":[{\"job\":\"11\"}],\"commands\":[]}", SM_EPARSE,
                        "reply: acks[0]: missing field 'attempt'");
-    assert_reply_error("{\"acks\":[],\"commands\":[],\"want_facts\":1}", SM_EPARSE,
+    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"want_facts\":1}", SM_EPARSE,
                        "reply: want_facts");
-    assert_reply_error("{\"acks\":[],\"commands\":[],\"hold\":1}", SM_EPARSE,
+    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"hold\":1}", SM_EPARSE,
                        "reply: unknown field 'hold'");
-    assert_reply_error("{\"acks\":[]}", SM_EPARSE, "reply: missing field 'commands'");
+    assert_reply_error("{" REPLY_TO "\"acks\":[]}", SM_EPARSE, "reply: missing field 'commands'");
 
     char json[4096];
-    size_t at = (size_t)snprintf(json, sizeof json, "{\"acks\":[");
+    size_t at = (size_t)snprintf(json, sizeof json, "{" REPLY_TO "\"acks\":[");
     for (int i = 0; i <= SM_REPLY_ACKS_MAX; i++)
         at += (size_t)snprintf(json + at, sizeof json - at, "%s{\"job\":\"%d\",\"attempt\":1}",
                                i ? "," : "", i);
@@ -993,16 +1004,51 @@ static void test_msg_poll_results_carry_their_role(void **state)
 
 #define STORE_ID "0123456789abcdef0123456789abcdef"
 
+static void test_msg_reply_must_name_its_agent_and_poll(void **state)
+{
+    (void)state;
+    static sm_poll_reply r, back;
+    sm_error err;
+    reply_init(&r);
+    size_t len;
+    char *json = sm_msg_reply_encode(&r, &len, &err);
+    assert_non_null(json);
+    assert_int_equal(sm_msg_reply_decode(json, len, &back, &err), 0);
+    assert_string_equal(back.to, "h1");
+    assert_string_equal(back.poll, REPLY_NONCE);
+    free(json);
+
+    assert_reply_error("{\"poll\":\"" REPLY_NONCE "\",\"acks\":[],\"commands\":[]}", SM_EPARSE,
+                       "reply: missing field 'to'");
+    assert_reply_error("{\"to\":\"h1\",\"acks\":[],\"commands\":[]}", SM_EPARSE,
+                       "reply: missing field 'poll'");
+    assert_reply_error("{\"to\":\"coordinator\",\"poll\":\"" REPLY_NONCE
+                       "\",\"acks\":[],\"commands\":[]}",
+                       SM_EINVAL, "reply: to: 'coordinator' is not an agent name");
+    assert_reply_error("{\"to\":\"h 1\",\"poll\":\"" REPLY_NONCE "\",\"acks\":[],\"commands\":[]}",
+                       SM_EINVAL, "reply: to:");
+    assert_reply_error("{\"to\":\"h1\",\"poll\":\"0123\",\"acks\":[],\"commands\":[]}", SM_EINVAL,
+                       "reply: poll: not 32 lowercase hex digits");
+
+    r.to[0] = '\0';
+    assert_null(sm_msg_reply_encode(&r, &len, &err));
+    assert_contains(err.msg, "reply: to");
+    reply_init(&r);
+    r.poll[3] = 'X';
+    assert_null(sm_msg_reply_encode(&r, &len, &err));
+    assert_contains(err.msg, "reply: poll");
+}
+
 static void test_msg_reply_carries_the_store_id_and_decodes_without_it(void **state)
 {
     (void)state;
     static sm_poll_reply r, back;
     sm_error err;
-    memset(&r, 0, sizeof r);
+    reply_init(&r);
     snprintf(r.store, sizeof r.store, STORE_ID);
     size_t len;
     char *json = sm_msg_reply_encode(&r, &len, &err);
-    assert_string_equal(json, "{\"acks\":[],\"commands\":[],\"want_facts\":false,"
+    assert_string_equal(json, "{" REPLY_TO "\"acks\":[],\"commands\":[],\"want_facts\":false,"
                               "\"store\":\"" STORE_ID "\"}");
     memset(&back, 0xff, sizeof back);
     assert_int_equal(sm_msg_reply_decode(json, len, &back, &err), 0);
@@ -1010,18 +1056,18 @@ static void test_msg_reply_carries_the_store_id_and_decodes_without_it(void **st
     free(json);
 
     /* A coordinator from before store ids: the reply still decodes, with no id. */
-    static const char old[] = "{\"acks\":[],\"commands\":[],\"want_facts\":true}";
+    static const char old[] = "{" REPLY_TO "\"acks\":[],\"commands\":[],\"want_facts\":true}";
     memset(&back, 0xff, sizeof back);
     assert_int_equal(sm_msg_reply_decode(old, sizeof old - 1, &back, &err), 0);
     assert_string_equal(back.store, "");
     assert_true(back.want_facts);
 
-    assert_reply_error("{\"acks\":[],\"commands\":[],\"store\":\"0123\"}", SM_EINVAL,
+    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"store\":\"0123\"}", SM_EINVAL,
                        "reply: store: '0123' is not 32 lowercase hex digits");
-    assert_reply_error("{\"acks\":[],\"commands\":[],\"store\":"
+    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"store\":"
                        "\"0123456789ABCDEF0123456789abcdef\"}",
                        SM_EINVAL, "reply: store: ");
-    assert_reply_error("{\"acks\":[],\"commands\":[],\"store\":7}", SM_EPARSE,
+    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"store\":7}", SM_EPARSE,
                        "reply: store: expected a string");
 
     snprintf(r.store, sizeof r.store, "not-hex");
@@ -1202,6 +1248,7 @@ int main(void)
         cmocka_unit_test(test_msg_spooled_result_rejects_bad_role),
         cmocka_unit_test(test_msg_spooled_result_rejects_bad_entries),
         cmocka_unit_test(test_msg_reply_carries_the_store_id_and_decodes_without_it),
+        cmocka_unit_test(test_msg_reply_must_name_its_agent_and_poll),
         cmocka_unit_test(test_msg_spooled_result_carries_its_store_id_when_known),
         cmocka_unit_test(test_msg_facts_json_is_the_bare_facts_object),
         cmocka_unit_test(test_msg_labels_parse_accepts_pairs),
