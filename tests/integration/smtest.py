@@ -153,9 +153,8 @@ class Fleet:
         key), polling coordinator (default: the fleet's; another URL puts something between)."""
         h = self.hosts[name]
         cmd = [AGENT, "--coordinator", coordinator or f"tcp://{self.bus_addr}:{self.bus_port}",
-               "--key-file",
-               self.agent_key(name, fleet_key), "--name", name, "--spool-dir", self.spool(name), "--sock-dir", self.dir,
-               "--data-addr", h["addr"], "--reply-wait-ms", "3000", "--log-level", "info",
+               "--key-file", self.agent_key(name, fleet_key), "--name", name, "--spool-dir",
+               self.spool(name), "--sock-dir", self.dir, "--data-addr", h["addr"], "--reply-wait-ms", "3000", "--log-level", "info",
                "--labels", f"rack={name[1:]},role=test", *self.policy_args, *self.agent_args]
         if h.get("netns"):
             cmd = ["ip", "netns", "exec", h["netns"]] + cmd  # ip execs the agent: same PID

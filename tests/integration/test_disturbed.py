@@ -52,9 +52,12 @@ class DisturbedOnceTest(unittest.TestCase):
             h = s["host"]
             self.assertTrue(h["disturbed"], (variant, h))
             # The first clause that fires names it: the sender's wait for its CPU, or, where
-            # the hog also delays the receiver's wake-ups, a thread's preemptions.
+            # the hog also delays the receiver's wake-ups, a thread's preemptions. On a virtual
+            # machine whose host is busy, steal (clause 1) can fire first ("steal 50.0% of the
+            # CPU time > 5% (2 of 4 ticks)" was seen); the sender's wait is asserted below
+            # whichever clause is named.
             self.assertRegex(h["disturbed_reason"],
-                             r"^(tx|rx) thread (waited for a CPU|preempted) ")
+                             r"^(steal |(tx|rx) thread (waited for a CPU|preempted) )")
             # The inputs the verdict came from are in the result.
             self.assertGreater(h["runq_us_tx"] / 1000, 0.10 * h["job_ms"], h)
             self.assertIsNotNone(h["nivcsw_tx"])

@@ -28,9 +28,10 @@ class SockDirTest(unittest.TestCase):
 
     def start_agent(self, *extra):
         f = self.f
-        cmd = [AGENT, "--coordinator", f"tcp://{f.bus_addr}:{f.bus_port}", "--key-file", f.key,
-               "--name", "h1", "--spool-dir", f.spool("h1"), "--data-addr", "127.0.0.1",
-               "--reply-wait-ms", "3000", "--log-level", "info", *extra]
+        cmd = [AGENT, "--coordinator", f"tcp://{f.bus_addr}:{f.bus_port}", "--key-file",
+               f.agent_key("h1"), "--name", "h1", "--spool-dir", f.spool("h1"), "--data-addr",
+               "127.0.0.1", "--reply-wait-ms", "3000", "--log-level", "info", *f.policy_args,
+               *extra]
         env = dict(os.environ, TMPDIR=self.base)
         with open(os.path.join(f.dir, "agent-h1.log"), "a") as log:
             f.agents["h1"] = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
