@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coordinator/guard.h"
 #include "coordinator/server.h"
 #include "proto/envelope.h"
 #include "proto/log.h"
@@ -33,8 +34,13 @@ static const char usage[] =
     "  --http ADDR:PORT          HTTP API (default 127.0.0.1:8080; port 0 picks one)\n"
     "  --db PATH                 SQLite store (default sockmatrix.db)\n"
     "  --key-file PATH           the fleet key (64 hex digits, mode 0600); required\n"
-    "  --token-file PATH         the dashboard token; required when --http is not loopback\n"
-    "                            (default: the credential \"token\" under systemd, if given)\n"
+    "  --token-file PATH         the dashboard token (16 to 255 characters); required when\n"
+    "                            --http is not loopback, where it guards reading the API and\n"
+    "                            /ws too (default: the credential \"token\" under systemd)\n"
+    "  --http-host NAME          another name browsers reach the HTTP API by (a DNS name, a\n"
+    "                            proxy's); repeatable. The listen address, localhost on\n"
+    "                            loopback and any IP literal on 0.0.0.0/:: need none\n"
+    "  --http-max-conns N        open HTTP and WebSocket connections at most (default 256)\n"
     "  --hold-ms N               how long a poll is held (default 5000; an agent silent for\n"
     "                            3 x this is lost)\n"
     "  --lost-grace-ms N         how long a lost host's queued run jobs wait for it to come\n"
@@ -109,12 +115,8 @@ static int split_hostport(const char *s, char *addr, size_t alen, int *port)
     return 0;
 }
 
-static int is_loopback(const char *addr)
-{
-    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
-}
-
-/* The token file: one line, mode 0600 like the key. */
+/* The token file: one line of 16 to SM_TOKEN_MAX characters, mode 0600 like the key. A longer
+ * line is refused, not cut: a cut token would differ from the one its holders send. */
 static int load_token(const char *path, char *out, size_t len)
 {
     struct stat st;
@@ -126,10 +128,15 @@ static int load_token(const char *path, char *out, size_t len)
         return fail("token file %s is readable by group or others: chmod 600 it", path);
     }
     char *ok = fgets(out, (int)len, f);
-    fclose(f);
-    if (!ok)
+    if (!ok) {
+        fclose(f);
         return fail("token file %s is empty", path);
+    }
+    const bool whole = strchr(out, '\n') != NULL || feof(f);
+    fclose(f);
     out[strcspn(out, "\r\n")] = '\0';
+    if (!whole || strlen(out) > SM_TOKEN_MAX)
+        return fail("token in %s is longer than %d characters", path, SM_TOKEN_MAX);
     if (strlen(out) < 16)
         return fail("token in %s is shorter than 16 characters", path);
     return 0;
@@ -165,15 +172,20 @@ int main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {"lost-grace-ms", required_argument, NULL, 'g'},
+        {"http-host", required_argument, NULL, 'N'},
+        {"http-max-conns", required_argument, NULL, 'C'},
         {NULL, 0, NULL, 0},
     };
     sm_server_cfg cfg = {.listen_url = "tcp://0.0.0.0:7100",
                          .db_path = "sockmatrix.db",
                          .hold_ms = 5000,
                          .lost_grace_ms = 60000,
-                         .ready_fd = -1};
+                         .ready_fd = -1,
+                         .http_max_conns = 256};
+    enum { HOSTS_MAX = 32 };
+    const char *http_hosts[HOSTS_MAX];
     const char *http = "127.0.0.1:8080", *key_file = NULL, *token_file = NULL;
-    char http_addr[64], token[256];
+    char http_addr[64], token[SM_TOKEN_MAX + 2];
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -208,6 +220,20 @@ int main(int argc, char **argv)
             if (!*optarg || *end || v < 0 || v > 86400000)
                 return fail("--lost-grace-ms: '%s' is not a number from 0 to 86400000", optarg);
             cfg.lost_grace_ms = (uint32_t)v;
+            break;
+        case 'N':
+            if (cfg.n_http_hosts == HOSTS_MAX)
+                return fail("--http-host: at most %d names", HOSTS_MAX);
+            if (!*optarg || strlen(optarg) > 253 || strpbrk(optarg, ":/[] "))
+                return fail("--http-host: '%s' is not a host name (no port, no scheme)", optarg);
+            http_hosts[cfg.n_http_hosts++] = optarg;
+            cfg.http_hosts = http_hosts;
+            break;
+        case 'C':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 65536)
+                return fail("--http-max-conns: '%s' is not a number from 1 to 65536", optarg);
+            cfg.http_max_conns = (unsigned)v;
             break;
         case 'L':
             if ((sm_log_level = sm_log_parse_level(optarg)) < 0)
@@ -267,7 +293,7 @@ int main(int argc, char **argv)
         if (rc)
             return rc;
         cfg.token = token;
-    } else if (!is_loopback(http_addr)) {
+    } else if (!sm_guard_is_loopback(http_addr)) {
         return fail("--http %s is not a loopback address: give --token-file so that only "
                     "holders of the token can change state",
                     http);
