@@ -46,9 +46,9 @@ typedef struct server {
     sm_ws_hub *hub;
     uint64_t ws_counters[3];
     sm_guard guard;
-    bool loopback;      /* the HTTP listener's address is loopback: reading needs no token */
-    unsigned http_live; /* open HTTP and WebSocket connections */
-    uint64_t http_refused[HR_N];
+    bool loopback; /* the HTTP listener's address is loopback: reading needs no token */
+    /* http[0]: open HTTP and WebSocket connections; http[1 + HR_x]: requests refused */
+    uint64_t http[1 + HR_N];
     int64_t http_logged[HR_N]; /* monotonic ms of each kind's last log line */
     unsigned ticks;
     lws_sorted_usec_list_t tick;
@@ -365,7 +365,7 @@ __attribute__((format(printf, 3, 4))) static void http_refused(server *s, int ki
     static const char *const ids[HR_N] = {"SM-HTTP-HOST",  "SM-HTTP-ORIGIN", "SM-HTTP-TYPE",
                                           "SM-HTTP-TOKEN", "SM-HTTP-METHOD", "SM-HTTP-SIZE",
                                           "SM-HTTP-SLOW",  "SM-HTTP-FULL"};
-    s->http_refused[kind]++;
+    s->http[1 + kind]++;
     const int64_t now = mono_ms(NULL);
     if (s->http_logged[kind] && now - s->http_logged[kind] < 60000)
         return;
@@ -376,7 +376,7 @@ __attribute__((format(printf, 3, 4))) static void http_refused(server *s, int ki
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     sm_log(LOG_WARNING, ids[kind], "refused an HTTP request: %s (%" PRIu64 " so far)", what,
-           s->http_refused[kind]);
+           s->http[1 + kind]);
 }
 
 /* Answers the request now with an error, the body (if any) left unread. */
@@ -603,18 +603,18 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
         /* A connection just accepted (HTTP, perhaps later a WebSocket): counted until its wsi
          * goes, and refused past the cap rather than left to take memory. */
         if (s && !lws_get_opaque_user_data(wsi) && lws_get_socket_fd(wsi) >= 0) {
-            if (s->http_live >= s->cfg->http_max_conns) {
+            if (s->http[0] >= s->cfg->http_max_conns) {
                 http_refused(s, HR_FULL, "%s", "too many connections");
                 return -1;
             }
-            lws_set_opaque_user_data(wsi, &s->http_live);
-            s->http_live++;
+            lws_set_opaque_user_data(wsi, &s->http[0]);
+            s->http[0]++;
         }
         return 0;
     case LWS_CALLBACK_WSI_DESTROY:
-        if (s && lws_get_opaque_user_data(wsi) == &s->http_live) {
+        if (s && lws_get_opaque_user_data(wsi) == &s->http[0]) {
             lws_set_opaque_user_data(wsi, NULL);
-            s->http_live--;
+            s->http[0]--;
         }
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
@@ -753,7 +753,8 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
     }
-    s.api = (sm_api_ctx){s.st, s.api.ctl, s.rejects, cfg->token, jobs_queued, &s, s.ws_counters};
+    s.api = (sm_api_ctx){s.st,        s.api.ctl, s.rejects,     cfg->token,
+                         jobs_queued, &s,        s.ws_counters, s.http};
     if (!(s.hub = sm_ws_hub_new(&s.api, s.st, s.ws_counters))) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;

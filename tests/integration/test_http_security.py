@@ -122,6 +122,7 @@ class LoopbackTest(unittest.TestCase):
         status, _, _ = self.post("/api/jobs", body, host="attacker.example")
         self.assertEqual(status, 421)
         self.assertEqual(self.jobs(), 0)
+        self.assertEqual(self.f.get("/healthz")["counters"]["http_refused_host"], 5)
         # The listener's own names are fine: its address, and localhost on loopback.
         for host in (self.host, f"localhost:{self.port}", "LOCALHOST"):
             status, _, resp = raw(self.port, f"GET /api/agents HTTP/1.1\r\nHost: {host}\r\n"
@@ -273,6 +274,9 @@ class ConnectionCapTest(unittest.TestCase):
         wait_for("a freed connection to count again", answered, 10, 0.2)
         with open(os.path.join(f.dir, "coordinator.log")) as log:
             self.assertIn("SM-HTTP-FULL", log.read())
+        health = f.get("/healthz")["counters"]
+        self.assertGreaterEqual(health["http_refused_full"], 1)
+        self.assertEqual(health["http_clients"], 1)  # this request's own
 
 
 class PublicTest(unittest.TestCase):
