@@ -447,6 +447,15 @@ static int handle(struct lws *wsi, http_pss *p)
     if (p->handled)
         return 0;
     p->handled = true;
+    /* The query's fragments ("format=csv", ...) joined back with '&'. */
+    for (int i = 0; i < 16; i++) {
+        char frag[128];
+        int n = lws_hdr_copy_fragment(wsi, frag, sizeof frag, WSI_TOKEN_HTTP_URI_ARGS, i);
+        if (n <= 0)
+            break;
+        size_t used = strlen(p->query);
+        snprintf(p->query + used, sizeof p->query - used, "%s%s", used ? "&" : "", frag);
+    }
     if (strncmp(p->path, "/api/", 5) != 0 && strcmp(p->path, "/healthz") != 0) {
         /* Everything else a browser asks for is the dashboard's. */
         p->status = sm_web_file(s->cfg->web_dir, p->path, &p->resp, &p->resp_len, &p->ctype);
@@ -532,14 +541,6 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
         return 0;
     }
     p->close_after = false;
-    for (int i = 0; i < 16; i++) {
-        char frag[128];
-        int n = lws_hdr_copy_fragment(wsi, frag, sizeof frag, WSI_TOKEN_HTTP_URI_ARGS, i);
-        if (n <= 0)
-            break;
-        size_t used = strlen(p->query);
-        snprintf(p->query + used, sizeof p->query - used, "%s%s", used ? "&" : "", frag);
-    }
     return handle(wsi, p);
 }
 
@@ -656,14 +657,6 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
         if (p->handled)
             return 0;
         p->close_after = false;
-        for (int i = 0; i < 16; i++) {
-            char frag[128];
-            int n = lws_hdr_copy_fragment(wsi, frag, sizeof frag, WSI_TOKEN_HTTP_URI_ARGS, i);
-            if (n <= 0)
-                break;
-            size_t used = strlen(p->query);
-            snprintf(p->query + used, sizeof p->query - used, "%s%s", used ? "&" : "", frag);
-        }
         return handle(wsi, p);
     case LWS_CALLBACK_HTTP_WRITEABLE: {
         if (!p->resp)
