@@ -205,6 +205,25 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
                                w ? w[1] : 0,     w ? w[2] : 0,      s.results_foreign};
     _Static_assert(sizeof names / sizeof names[0] == sizeof values / sizeof values[0],
                    "one value per counter name");
+    /* The HTTP listener's counters follow, under their own names. */
+    static const char *const http_names[] = {
+        "http_clients",      "http_refused_host",  "http_refused_origin",
+        "http_refused_type", "http_refused_token", "http_refused_method",
+        "http_refused_size", "http_refused_slow",  "http_refused_full"};
+    enum {
+        N_BASE = sizeof names / sizeof names[0],
+        N_HTTP = sizeof http_names / sizeof http_names[0]
+    };
+    const char *all_names[N_BASE + N_HTTP];
+    uint64_t all_values[N_BASE + N_HTTP];
+    for (size_t i = 0; i < N_BASE; i++) {
+        all_names[i] = names[i];
+        all_values[i] = values[i];
+    }
+    for (size_t i = 0; i < N_HTTP; i++) {
+        all_names[N_BASE + i] = http_names[i];
+        all_values[N_BASE + i] = a->http_counters ? a->http_counters[i] : 0;
+    }
     const char *rej_names[SM_REJ__COUNT + 4];
     uint64_t rej_values[SM_REJ__COUNT + 4];
     size_t nr = 0;
@@ -232,7 +251,7 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
     }
     int status =
         reply(resp, len, failing ? 503 : 200,
-              sm_api_health(n, online, results, names, values, sizeof values / sizeof values[0],
+              sm_api_health(n, online, results, all_names, all_values, N_BASE + N_HTTP,
                             rej_names, rej_values, nr, q_names, q_values, nq,
                             failing ? store_error : NULL, store_error_at, sm_store_warning(a->st)));
     free(q_names);

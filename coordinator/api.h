@@ -21,6 +21,9 @@ typedef struct sm_api_ctx {
     /* The live-event hub's counters for /healthz (ws_clients, ws_rejected, ws_cut_slow); NULL
      * when there is none. */
     const uint64_t *ws_counters;
+    /* The HTTP listener's: open connections, then requests refused for their Host, Origin,
+     * media type, token, method, size, slowness and for a full listener; NULL when none. */
+    const uint64_t *http_counters;
 } sm_api_ctx;
 
 /* One request: method "GET"/"POST", path without query, query ("format=csv&x=y", may be

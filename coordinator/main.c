@@ -12,6 +12,7 @@
 
 #include <openssl/crypto.h>
 
+#include "coordinator/guard.h"
 #include "coordinator/server.h"
 #include "proto/envelope.h"
 #include "proto/log.h"
@@ -43,8 +44,13 @@ static const char usage[] =
     "                            systemd, if given)\n"
     "  --previous-key-grace-ms N how long the previous key is accepted after the start\n"
     "                            (default 86400000: 24 h)\n"
-    "  --token-file PATH         the dashboard token; required when --http is not loopback\n"
-    "                            (default: the credential \"token\" under systemd, if given)\n"
+    "  --token-file PATH         the dashboard token (16 to 255 characters); required when\n"
+    "                            --http is not loopback, where it guards reading the API and\n"
+    "                            /ws too (default: the credential \"token\" under systemd)\n"
+    "  --http-host NAME          another name browsers reach the HTTP API by (a DNS name, a\n"
+    "                            proxy's); repeatable. The listen address, localhost on\n"
+    "                            loopback and any IP literal on 0.0.0.0/:: need none\n"
+    "  --http-max-conns N        open HTTP and WebSocket connections at most (default 256)\n"
     "  --hold-ms N               how long a poll is held (default 5000; an agent silent for\n"
     "                            3 x this is lost)\n"
     "  --lost-grace-ms N         how long a lost host's queued run jobs wait for it to come\n"
@@ -127,12 +133,8 @@ static int split_hostport(const char *s, char *addr, size_t alen, int *port)
     return 0;
 }
 
-static int is_loopback(const char *addr)
-{
-    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
-}
-
-/* The token file: one line, mode 0600 like the key. */
+/* The token file: one line of 16 to SM_TOKEN_MAX characters, mode 0600 like the key. A longer
+ * line is refused, not cut: a cut token would differ from the one its holders send. */
 static int load_token(const char *path, char *out, size_t len)
 {
     struct stat st;
@@ -144,10 +146,15 @@ static int load_token(const char *path, char *out, size_t len)
         return fail("token file %s is readable by group or others: chmod 600 it", path);
     }
     char *ok = fgets(out, (int)len, f);
-    fclose(f);
-    if (!ok)
+    if (!ok) {
+        fclose(f);
         return fail("token file %s is empty", path);
+    }
+    const bool whole = strchr(out, '\n') != NULL || feof(f);
+    fclose(f);
     out[strcspn(out, "\r\n")] = '\0';
+    if (!whole || strlen(out) > SM_TOKEN_MAX)
+        return fail("token in %s is longer than %d characters", path, SM_TOKEN_MAX);
     if (strlen(out) < 16)
         return fail("token in %s is shorter than 16 characters", path);
     return 0;
@@ -230,6 +237,8 @@ int main(int argc, char **argv)
         {"data-addr-allow", required_argument, NULL, 'A'},
         {"previous-key-file", required_argument, NULL, 'p'},
         {"previous-key-grace-ms", required_argument, NULL, 'G'},
+        {"http-host", required_argument, NULL, 'N'},
+        {"http-max-conns", required_argument, NULL, 'C'},
         {NULL, 0, NULL, 0},
     };
     sm_server_cfg cfg = {.listen_url = "tcp://0.0.0.0:7100",
@@ -238,10 +247,13 @@ int main(int argc, char **argv)
                          .lost_grace_ms = 60000,
                          .prev_grace_ms = 86400000,
                          .ready_fd = -1,
-                         .max_agents = 4096};
+                         .max_agents = 4096,
+                         .http_max_conns = 256};
+    enum { HOSTS_MAX = 32 };
+    const char *http_hosts[HOSTS_MAX];
     const char *http = "127.0.0.1:8080", *key_file = NULL, *token_file = NULL,
                *prev_key_file = NULL;
-    char http_addr[64], token[256];
+    char http_addr[64], token[SM_TOKEN_MAX + 2];
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -300,6 +312,20 @@ int main(int argc, char **argv)
             cfg.prev_grace_ms = g;
             break;
         }
+        case 'N':
+            if (cfg.n_http_hosts == HOSTS_MAX)
+                return fail("--http-host: at most %d names", HOSTS_MAX);
+            if (!*optarg || strlen(optarg) > 253 || strpbrk(optarg, ":/[] "))
+                return fail("--http-host: '%s' is not a host name (no port, no scheme)", optarg);
+            http_hosts[cfg.n_http_hosts++] = optarg;
+            cfg.http_hosts = http_hosts;
+            break;
+        case 'C':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 65536)
+                return fail("--http-max-conns: '%s' is not a number from 1 to 65536", optarg);
+            cfg.http_max_conns = (unsigned)v;
+            break;
         case 'L':
             if ((sm_log_level = sm_log_parse_level(optarg)) < 0)
                 return fail("--log-level: '%s' is not error, warning, notice, info or debug",
@@ -377,7 +403,7 @@ int main(int argc, char **argv)
         if (rc)
             return rc;
         cfg.token = token;
-    } else if (!is_loopback(http_addr)) {
+    } else if (!sm_guard_is_loopback(http_addr)) {
         return fail("--http %s is not a loopback address: give --token-file so that only "
                     "holders of the token can change state",
                     http);

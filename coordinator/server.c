@@ -1,8 +1,10 @@
 /* The coordinator's single event loop: bus, HTTP and timers on one libwebsockets context. */
 #include "coordinator/server.h"
 
+#include <inttypes.h>
 #include <libwebsockets.h>
 #include <openssl/crypto.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "coordinator/api.h"
 #include "coordinator/bus.h"
 #include "coordinator/control.h"
+#include "coordinator/guard.h"
 #include "coordinator/map.h"
 #include "coordinator/store.h"
 #include "coordinator/web.h"
@@ -19,9 +22,11 @@
 #include "proto/log.h"
 #include "proto/msg.h"
 
-#define TICK_US       (250 * LWS_US_PER_MS)
-#define HTTP_BODY_MAX (8u * 1024 * 1024)
-#define HTTP_CHUNK    16384
+#define TICK_US    (250 * LWS_US_PER_MS)
+#define HTTP_CHUNK 16384
+
+/* The kinds of refused HTTP request, each counted and logged at most once a minute. */
+enum { HR_HOST, HR_ORIGIN, HR_TYPE, HR_TOKEN, HR_METHOD, HR_SIZE, HR_SLOW, HR_FULL, HR_N };
 
 /* A poll held open until there is something to say or hold_ms passed. */
 typedef struct held {
@@ -45,6 +50,11 @@ typedef struct server {
     sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
     sm_ws_hub *hub;
     uint64_t ws_counters[3];
+    sm_guard guard;
+    bool loopback; /* the HTTP listener's address is loopback: reading needs no token */
+    /* http[0]: open HTTP and WebSocket connections; http[1 + HR_x]: requests refused */
+    uint64_t http[1 + HR_N];
+    int64_t http_logged[HR_N]; /* monotonic ms of each kind's last log line */
     unsigned ticks;
     lws_sorted_usec_list_t tick;
     volatile sig_atomic_t *stop;
@@ -388,32 +398,149 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 
 /* ---- HTTP ---- */
 
+/* Every answer's headers: the dashboard loads its own scripts, styles and WebSocket only, is
+ * never framed, and names nobody in a Referer. */
+#define CSP                                                                                        \
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "              \
+    "connect-src 'self' ws: wss:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+/* A body that has not all come this long after its head is a slow client holding memory. */
+#define BODY_DEADLINE_MS 10000
+/* Seconds lws lets a connection sit silent (head, body or keep-alive) before it drops it. */
+#define IDLE_SECS 10
+
 typedef struct http_pss {
     char path[256];
     char query[512];
     const char *ctype;
     char method[8];
-    char auth[256];
+    char auth[SM_TOKEN_MAX + 8];
     char *body;
     size_t len, cap;
-    int too_big;
+    size_t body_max;    /* the route's cap */
+    int64_t body_since; /* monotonic ms of the head, for BODY_DEADLINE_MS */
     char *resp;
     size_t resp_len, sent;
     int status;
-    bool handled; /* answered: later body callbacks (lws sends one even for an empty body) are
-                   * ignored rather than answered twice */
+    const char *allow; /* for a 405 */
+    bool close_after;  /* a body was left unread: the connection cannot carry another */
+    bool handled;      /* answered: later body callbacks (lws sends one even for an empty body) are
+                        * ignored rather than answered twice */
 } http_pss;
+
+static bool add_header(struct lws *wsi, const char *name, const char *value, uint8_t **q,
+                       uint8_t *end)
+{
+    return lws_add_http_header_by_name(wsi, (const unsigned char *)name,
+                                       (const unsigned char *)value, (int)strlen(value), q,
+                                       end) == 0;
+}
+
+static int add_security_headers(struct lws *wsi, const char *allow, uint8_t **q, uint8_t *end)
+{
+    bool ok = add_header(wsi, "content-security-policy:", CSP, q, end) &&
+              add_header(wsi, "x-content-type-options:", "nosniff", q, end) &&
+              add_header(wsi, "x-frame-options:", "DENY", q, end) &&
+              add_header(wsi, "referrer-policy:", "no-referrer", q, end) &&
+              add_header(wsi, "cache-control:", "no-store", q, end);
+    if (ok && allow)
+        ok = add_header(wsi, "allow:", allow, q, end);
+    return ok ? 0 : 1;
+}
 
 static int respond(struct lws *wsi, http_pss *p)
 {
-    uint8_t buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *q = start, *end = buf + sizeof buf - 1;
+    uint8_t buf[LWS_PRE + 2048], *start = buf + LWS_PRE, *q = start, *end = buf + sizeof buf - 1;
     if (lws_add_http_common_headers(wsi, (unsigned)p->status,
                                     p->ctype ? p->ctype : "application/json", p->resp_len, &q,
                                     end) ||
+        add_security_headers(wsi, p->status == 405 ? p->allow : NULL, &q, end) ||
         lws_finalize_write_http_header(wsi, start, &q, end))
         return 1;
     lws_callback_on_writable(wsi);
     return 0;
+}
+
+__attribute__((format(printf, 3, 4))) static void http_refused(server *s, int kind, const char *fmt,
+                                                               ...)
+{
+    static const char *const ids[HR_N] = {"SM-HTTP-HOST",  "SM-HTTP-ORIGIN", "SM-HTTP-TYPE",
+                                          "SM-HTTP-TOKEN", "SM-HTTP-METHOD", "SM-HTTP-SIZE",
+                                          "SM-HTTP-SLOW",  "SM-HTTP-FULL"};
+    s->http[1 + kind]++;
+    const int64_t now = mono_ms(NULL);
+    if (s->http_logged[kind] && now - s->http_logged[kind] < 60000)
+        return;
+    s->http_logged[kind] = now;
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    sm_log(LOG_WARNING, ids[kind], "refused an HTTP request: %s (%" PRIu64 " so far)", what,
+           s->http[1 + kind]);
+}
+
+/* Answers the request now with an error, the body (if any) left unread. */
+static int refuse(struct lws *wsi, http_pss *p, int status, const char *msg, const char *field)
+{
+    p->handled = true;
+    p->status = status;
+    p->resp = sm_api_error(msg, field);
+    p->resp_len = p->resp ? strlen(p->resp) : 0;
+    p->ctype = "application/json";
+    return respond(wsi, p);
+}
+
+static const char *method_name(int m)
+{
+    static const char *const names[] = {"GET",   "POST",   "OPTIONS", "PUT",
+                                        "PATCH", "DELETE", "CONNECT", "HEAD"};
+    return m >= 0 && m < (int)(sizeof names / sizeof names[0]) ? names[m] : "?";
+}
+
+/* A header's value into out (cap bytes); "" when absent, NULL when longer than out. */
+static const char *header(struct lws *wsi, enum lws_token_indexes h, char *out, size_t cap)
+{
+    int n = lws_hdr_total_length(wsi, h);
+    out[0] = '\0';
+    if (n <= 0)
+        return out;
+    if ((size_t)n >= cap || lws_hdr_copy(wsi, out, (int)cap, h) < 0)
+        return NULL;
+    return out;
+}
+
+/* The checks every request and every WebSocket upgrade passes first: Host, then Origin when
+ * the browser sent one (always on POST and on /ws). Returns 0, or the status to answer with its
+ * message in *msg. */
+static int check_site(server *s, struct lws *wsi, bool need_origin_ok, const char **msg)
+{
+    char host[256], origin[300];
+    const char *h = header(wsi, WSI_TOKEN_HOST, host, sizeof host);
+    if (!h || !sm_guard_host_ok(&s->guard, h)) {
+        http_refused(s, HR_HOST, "Host '%.100s' does not name this coordinator", h ? h : "?");
+        *msg = "the Host header does not name this coordinator (add its name with --http-host)";
+        return 421;
+    }
+    const char *o = header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof origin);
+    if (need_origin_ok && (!o || (*o && !sm_guard_origin_ok(o, h)))) {
+        http_refused(s, HR_ORIGIN, "Origin '%.100s' is another site", o ? o : "?");
+        *msg = "the Origin is another site than this coordinator's";
+        return 403;
+    }
+    return 0;
+}
+
+/* Whether the request's Authorization carries the token; *msg says why not. */
+static bool token_ok(server *s, const char *auth, const char **msg)
+{
+    if (!auth) {
+        *msg = "the token is longer than 255 characters";
+        return false;
+    }
+    *msg = "this call needs the dashboard token (Authorization: Bearer ...)";
+    return sm_api_token_ok(s->cfg->token, auth);
 }
 
 static int handle(struct lws *wsi, http_pss *p)
@@ -422,12 +549,16 @@ static int handle(struct lws *wsi, http_pss *p)
     if (p->handled)
         return 0;
     p->handled = true;
-    if (p->too_big) {
-        p->resp = sm_api_error("the request body is over 8 MiB", NULL);
-        p->resp_len = p->resp ? strlen(p->resp) : 0;
-        p->status = 413;
-    } else if (strcmp(p->method, "GET") == 0 && s->cfg->web_dir &&
-               strncmp(p->path, "/api/", 5) != 0 && strcmp(p->path, "/healthz") != 0) {
+    /* The query's fragments ("format=csv", ...) joined back with '&'. */
+    for (int i = 0; i < 16; i++) {
+        char frag[128];
+        int n = lws_hdr_copy_fragment(wsi, frag, sizeof frag, WSI_TOKEN_HTTP_URI_ARGS, i);
+        if (n <= 0)
+            break;
+        size_t used = strlen(p->query);
+        snprintf(p->query + used, sizeof p->query - used, "%s%s", used ? "&" : "", frag);
+    }
+    if (strncmp(p->path, "/api/", 5) != 0 && strcmp(p->path, "/healthz") != 0) {
         /* Everything else a browser asks for is the dashboard's. */
         p->status = sm_web_file(s->cfg->web_dir, p->path, &p->resp, &p->resp_len, &p->ctype);
         if (p->status != 200) {
@@ -444,6 +575,119 @@ static int handle(struct lws *wsi, http_pss *p)
     return respond(wsi, p);
 }
 
+/* The request head: route, method, site, media type, token and size are all decided here,
+ * before a byte of the body is read. Returns as an lws callback does. */
+static int on_head(struct lws *wsi, http_pss *p, const char *uri)
+{
+    server *s = lws_context_user(lws_get_context(wsi));
+    memset(p, 0, sizeof *p);
+    snprintf(p->path, sizeof p->path, "%s", uri);
+    char *muri;
+    int mlen;
+    snprintf(p->method, sizeof p->method, "%s",
+             method_name(lws_http_get_uri_and_method(wsi, &muri, &mlen)));
+    const bool post = strcmp(p->method, "POST") == 0;
+    char num[32];
+    const char *cl = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, num, sizeof num);
+    const unsigned long long clen = cl && *cl ? strtoull(cl, NULL, 10) : 0;
+    const bool body_follows =
+        clen > 0 || lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0;
+    p->close_after = body_follows;
+
+    const char *msg;
+    int status = check_site(s, wsi, post, &msg);
+    if (status)
+        return refuse(wsi, p, status, msg, status == 421 ? "Host" : "Origin");
+    sm_route route;
+    if (!sm_guard_route(p->path, s->cfg->web_dir != NULL, &route))
+        return refuse(wsi, p, 404,
+                      strncmp(p->path, "/api", 4) == 0 ? "no such endpoint" : "no such file", NULL);
+    if (!sm_guard_method_ok(&route, p->method)) {
+        http_refused(s, HR_METHOD, "method %s", p->method);
+        char why[64];
+        snprintf(why, sizeof why, "%s: use %s", p->method, route.allow);
+        p->allow = route.allow;
+        return refuse(wsi, p, 405, why, NULL);
+    }
+    if (post) {
+        char ctype[128];
+        if (!sm_guard_is_json(header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, ctype, sizeof ctype))) {
+            http_refused(s, HR_TYPE, "a POST of %s", "another type than JSON");
+            return refuse(wsi, p, 415, "a POST body must be Content-Type: application/json",
+                          "Content-Type");
+        }
+    }
+    const char *auth = header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, p->auth, sizeof p->auth);
+    /* The token guards every state change, and on a listener off loopback every read of the
+     * API too; the dashboard's files hold no data and stay public. */
+    const bool need_token = s->cfg->token && route.api && (post || !s->loopback);
+    if (need_token && !token_ok(s, auth, &msg)) {
+        http_refused(s, HR_TOKEN, "%s", "no or a wrong dashboard token");
+        return refuse(wsi, p, 401, msg, "Authorization");
+    }
+    if (!auth)
+        p->auth[0] = '\0';
+    if (!cl || clen > route.body_max || (body_follows && route.body_max == 0)) {
+        char why[96];
+        if (route.body_max == 0)
+            snprintf(why, sizeof why, "a %s of this path takes no body", p->method);
+        else
+            snprintf(why, sizeof why, "the request body is over %zu KiB", route.body_max >> 10);
+        http_refused(s, HR_SIZE, "%s", why);
+        return refuse(wsi, p, 413, why, NULL);
+    }
+    if (body_follows) {
+        /* Content-Length within the cap, or a chunked body, capped as it comes. */
+        p->body_max = route.body_max;
+        p->body_since = mono_ms(NULL);
+        return 0;
+    }
+    p->close_after = false;
+    return handle(wsi, p);
+}
+
+/* A WebSocket upgrade passes the same checks as a request, its token in the subprotocol list
+ * ("sm-token.<token>", percent-encoded) since a browser cannot set headers on one. Answers a
+ * refusal itself; returns as the HTTP_CONFIRM_UPGRADE callback does. */
+static int on_upgrade(struct lws *wsi)
+{
+    server *s = lws_context_user(lws_get_context(wsi));
+    const char *msg = NULL;
+    int status = check_site(s, wsi, true, &msg);
+    if (!status && s->cfg->token && !s->loopback) {
+        char protos[512], tok[SM_TOKEN_MAX + 1];
+        const char *list = header(wsi, WSI_TOKEN_PROTOCOL, protos, sizeof protos);
+        int got = list ? sm_guard_ws_token(list, tok, sizeof tok) : -1;
+        char auth[SM_TOKEN_MAX + 8];
+        snprintf(auth, sizeof auth, "Bearer %s", got == 1 ? tok : "");
+        if (got != 1 || !sm_api_token_ok(s->cfg->token, auth)) {
+            http_refused(s, HR_TOKEN, "%s", "a WebSocket without the dashboard token");
+            msg = got < 0 ? "the token is longer than 255 characters or malformed"
+                          : "/ws needs the dashboard token (subprotocol sm-token.TOKEN)";
+            status = 401;
+        }
+        OPENSSL_cleanse(tok, sizeof tok);
+        OPENSSL_cleanse(auth, sizeof auth);
+    }
+    if (!status)
+        return 0;
+    char *json = sm_api_error(msg, NULL);
+    size_t n = json ? strlen(json) : 0;
+    uint8_t buf[LWS_PRE + 2048], *start = buf + LWS_PRE, *q = start, *end = buf + sizeof buf - 1;
+    int rc = 1;
+    if (json && n < 512 &&
+        !lws_add_http_common_headers(wsi, (unsigned)status, "application/json", n, &q, end) &&
+        !add_security_headers(wsi, NULL, &q, end) &&
+        !lws_finalize_write_http_header(wsi, start, &q, end)) {
+        memcpy(buf + LWS_PRE, json, n);
+        lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_HTTP_FINAL);
+    } else {
+        rc = -1;
+    }
+    free(json);
+    return rc;
+}
+
 static void pss_fini(http_pss *p)
 {
     free(p->body);
@@ -456,42 +700,51 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
                          size_t len)
 {
     http_pss *p = user;
+    server *s = lws_context_user(lws_get_context(wsi));
     switch (reason) {
-    case LWS_CALLBACK_HTTP: {
-        memset(p, 0, sizeof *p);
-        snprintf(p->path, sizeof p->path, "%s", (const char *)in);
-        const bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
-        snprintf(p->method, sizeof p->method, "%s", post ? "POST" : "GET");
-        /* The query's fragments ("format=csv", ...) joined back with '&'. */
-        for (int i = 0; i < 16; i++) {
-            char frag[128];
-            int n = lws_hdr_copy_fragment(wsi, frag, sizeof frag, WSI_TOKEN_HTTP_URI_ARGS, i);
-            if (n <= 0)
-                break;
-            size_t used = strlen(p->query);
-            snprintf(p->query + used, sizeof p->query - used, "%s%s", used ? "&" : "", frag);
+    case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+        /* A connection just accepted (HTTP, perhaps later a WebSocket): counted until its wsi
+         * goes, and refused past the cap rather than left to take memory. */
+        if (s && !lws_get_opaque_user_data(wsi) && lws_get_socket_fd(wsi) >= 0) {
+            if (s->http[0] >= s->cfg->http_max_conns) {
+                http_refused(s, HR_FULL, "%s", "too many connections");
+                return -1;
+            }
+            lws_set_opaque_user_data(wsi, &s->http[0]);
+            s->http[0]++;
         }
-        if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
-            lws_hdr_copy(wsi, p->auth, sizeof p->auth, WSI_TOKEN_HTTP_AUTHORIZATION);
-        if (post && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
-            char cl[32];
-            lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH);
-            if (strtoull(cl, NULL, 10) > 0)
-                return 0; /* the body follows */
+        return 0;
+    case LWS_CALLBACK_WSI_DESTROY:
+        if (s && lws_get_opaque_user_data(wsi) == &s->http[0]) {
+            lws_set_opaque_user_data(wsi, NULL);
+            s->http[0]--;
         }
-        return handle(wsi, p);
-    }
+        return 0;
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        return on_upgrade(wsi);
+    case LWS_CALLBACK_HTTP:
+        return on_head(wsi, p, in);
     case LWS_CALLBACK_HTTP_BODY:
         if (p->handled || !in || len == 0)
             return 0;
-        if (p->too_big || p->len + len > HTTP_BODY_MAX) {
-            p->too_big = 1;
-            return 0;
+        if (mono_ms(NULL) - p->body_since > BODY_DEADLINE_MS) {
+            http_refused(s, HR_SLOW, "%s", "a body still coming 10 s after its head");
+            return -1;
+        }
+        if (p->len + len > p->body_max) {
+            char why[96];
+            snprintf(why, sizeof why, "the request body is over %zu KiB", p->body_max >> 10);
+            http_refused(s, HR_SIZE, "%s", why);
+            pss_fini(p);
+            p->len = p->cap = 0;
+            return refuse(wsi, p, 413, why, NULL);
         }
         if (p->len + len > p->cap) {
             size_t cap = p->cap ? p->cap : 4096;
             while (cap < p->len + len)
                 cap *= 2;
+            if (cap > p->body_max)
+                cap = p->body_max;
             char *b = realloc(p->body, cap + 1);
             if (!b)
                 return 1;
@@ -503,6 +756,9 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
         p->body[p->len] = '\0';
         return 0;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        if (p->handled)
+            return 0;
+        p->close_after = false;
         return handle(wsi, p);
     case LWS_CALLBACK_HTTP_WRITEABLE: {
         if (!p->resp)
@@ -519,8 +775,9 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
             lws_callback_on_writable(wsi);
             return 0;
         }
+        const bool close_after = p->close_after;
         pss_fini(p);
-        if (lws_http_transaction_completed(wsi))
+        if (close_after || lws_http_transaction_completed(wsi))
             return -1;
         return 0;
     }
@@ -595,7 +852,8 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
     }
-    s.api = (sm_api_ctx){s.st, s.api.ctl, s.rejects, cfg->token, jobs_queued, &s, s.ws_counters};
+    s.api = (sm_api_ctx){s.st,        s.api.ctl, s.rejects,     cfg->token,
+                         jobs_queued, &s,        s.ws_counters, s.http};
     if (!(s.hub = sm_ws_hub_new(&s.api, s.st, s.ws_counters))) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
@@ -613,6 +871,12 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
     info.protocols = protocols;
     info.user = &s;
     info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * (strchr(cfg->http_addr, ':') == NULL);
+    /* A client silent this long (in its head, its body or between requests) is dropped. */
+    info.timeout_secs = IDLE_SECS;
+    info.timeout_secs_ah_idle = IDLE_SECS;
+    s.loopback = sm_guard_is_loopback(cfg->http_addr);
+    s.guard = (sm_guard){cfg->http_addr, s.loopback, sm_guard_is_wildcard(cfg->http_addr),
+                         cfg->http_hosts, cfg->n_http_hosts};
     s.ctx = lws_create_context(&info);
     if (!s.ctx) {
         rc = sm_error_set(err, SM_ESYS, "cannot listen for HTTP on %s:%d", cfg->http_addr,

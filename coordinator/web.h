@@ -13,7 +13,9 @@
 
 /* The file for GET path under dir ("/" is /index.html): 200 with a malloc'd *body and its media
  * type, or 404 for a path that is not a plain name under dir (only [A-Za-z0-9._-/], no "..",
- * no hidden names) or no such regular file, or 500 when it cannot be read. */
+ * no hidden names), a symbolic link anywhere below dir, or no such regular file, or 500 when it
+ * cannot be read. SM_WEB_NO_OPENAT2 in the environment tests the walk kernels without openat2
+ * take. */
 int sm_web_file(const char *dir, const char *path, char **body, size_t *len, const char **ctype);
 
 typedef struct sm_ws_hub sm_ws_hub;

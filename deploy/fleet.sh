@@ -100,6 +100,7 @@ fi
 if [[ -n $TOKEN ]]; then
   [[ -r $TOKEN ]] || bad "cannot read the token file $TOKEN"
   [[ $(head -n1 "$TOKEN" | tr -d '\r\n' | wc -c) -ge 16 ]] || bad "the token in $TOKEN is shorter than 16 characters"
+  [[ $(head -n1 "$TOKEN" | tr -d '\r\n' | wc -c) -le 255 ]] || bad "the token in $TOKEN is longer than 255 characters"
 fi
 [[ $PARALLEL =~ ^[1-9][0-9]{0,2}$ ]] || bad "--parallel: '$PARALLEL' is not a number from 1 to 999"
 [[ $WAIT =~ ^[0-9]{1,4}$ ]] || bad "--wait: '$WAIT' is not a number of seconds"
@@ -387,14 +388,16 @@ if ((HAS_AGENT)) && ((COORD_I >= 0)) && { ((WAIT > 0)) || ((CHECK)); }; then
   croot=$(setting "$cvars" root /)
   http=$(setting "$cvars" http 127.0.0.1:8080)
   [[ $http != 0.0.0.0:* ]] || http=127.0.0.1:${http#0.0.0.0:}
-  cli="${croot%/}/usr/bin/sockmatrix"
+  cli=$(printf '%q' "${croot%/}/usr/bin/sockmatrix")
+  # A listener off loopback answers reads only with the token, which the roll-out put there.
+  [[ -z $TOKEN ]] || cli+=" --token-file $(printf '%q' "${croot%/}/etc/sockmatrix/token")"
   want=()
   for i in "${!NAMES[@]}"; do
     [[ ${ROLESS[$i]} == *agent* && $(cat "$OUT/$i.rc") == 0 ]] && want+=("${NAMES[$i]}")
   done
   deadline=$((SECONDS + WAIT))
   while :; do
-    table=$("${SSH[@]}" "${DESTS[$COORD_I]}" "$SUDO $(printf '%q' "$cli") --coordinator http://$http agents" 2>&1) || true
+    table=$("${SSH[@]}" "${DESTS[$COORD_I]}" "$SUDO $cli --coordinator http://$http agents" 2>&1) || true
     missing=()
     for n in "${want[@]}"; do
       st=$(awk -v n="$n" '$1 == n { print $2 }' <<<"$table")

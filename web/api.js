@@ -2,8 +2,9 @@
 
 const TOKEN_KEY = 'sockmatrix.token';
 
-// sessionStorage, not localStorage: the token opens state-changing calls, and a tab's
-// lifetime is as long as it should outlive the form it was typed into.
+// sessionStorage, not localStorage: the token opens state-changing calls (and, on a
+// coordinator off loopback, every read), and a tab's lifetime is as long as it should outlive
+// the form it was typed into.
 export function getToken() {
     try {
         return sessionStorage.getItem(TOKEN_KEY) || '';
@@ -32,15 +33,33 @@ export class ApiError extends Error {
     }
 }
 
+// The WebSocket's subprotocols: a browser cannot set headers on one, so the token rides as
+// "sm-token.<token>", percent-encoded into the characters a subprotocol may hold. The
+// coordinator answers with "sm-events" and never logs the list.
+export function wsProtocols() {
+    const token = getToken();
+    if (!token)
+        return ['sm-events'];
+    const enc = encodeURIComponent(token).replace(/[!'()*]/g,
+        (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+    return ['sm-events', 'sm-token.' + enc];
+}
+
+// A read refused for want of the token (a coordinator off loopback): the page asks for it
+// once, whichever view made the request.
+function tokenNeeded() {
+    window.dispatchEvent(new CustomEvent('sm-token-needed'));
+}
+
 async function request(method, path, body) {
     const headers = {Accept: 'application/json'};
     const init = {method, headers, cache: 'no-store'};
+    const token = getToken();
+    if (token)
+        headers.Authorization = 'Bearer ' + token;
     if (body !== undefined) {
         headers['Content-Type'] = 'application/json';
         init.body = typeof body === 'string' ? body : JSON.stringify(body);
-        const token = getToken();
-        if (token)
-            headers.Authorization = 'Bearer ' + token;
     }
     let resp;
     try {
@@ -56,6 +75,8 @@ async function request(method, path, body) {
         // A proxy's HTML error page, say: keep the status as the message.
     }
     if (!resp.ok) {
+        if (resp.status === 401 && method === 'GET')
+            tokenNeeded();
         const msg = json && json.error ? json.error : `${resp.status} ${resp.statusText}`;
         throw new ApiError(resp.status, msg, json && json.field);
     }
@@ -82,4 +103,21 @@ export const api = {
 // The export links' targets: the API's own bytes, so a download equals `sockmatrix export`.
 export function tableUrl(id, format, scope) {
     return `/api/runs/${enc(id)}/table?format=${format}` + (scope ? `&scope=${scope}` : '');
+}
+
+// A download of url under name. With a token the link cannot simply be followed (a navigation
+// carries no Authorization), so the bytes are fetched with it and saved from a blob.
+export async function download(url, name) {
+    const token = getToken();
+    const resp = await fetch(url, {headers: {Authorization: 'Bearer ' + token}, cache: 'no-store'});
+    if (!resp.ok)
+        throw new ApiError(resp.status, `${resp.status} ${resp.statusText}`, '');
+    const blob = URL.createObjectURL(await resp.blob());
+    const a = document.createElement('a');
+    a.href = blob;
+    a.download = name;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(blob), 10000);
 }

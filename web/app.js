@@ -1,6 +1,7 @@
 // The dashboard's entry: the live connection, and a hash router that mounts one view at a time.
 
 import {Live} from './live.js';
+import {getToken, setToken} from './api.js';
 import {h, clear} from './dom.js';
 import * as fleet from './fleet.js';
 import * as launch from './launch.js';
@@ -45,6 +46,28 @@ function route() {
     }
 }
 
+// A coordinator off loopback answers reads only with its token: the first refused read shows
+// a field for it in the header, and the token typed there serves every request of this tab.
+function askToken() {
+    if (document.getElementById('token-ask'))
+        return;
+    const input = h('input', {id: 'token-ask-input', type: 'password', autocomplete: 'off',
+        'aria-label': 'dashboard token', placeholder: 'dashboard token', value: getToken()});
+    const form = h('form', {id: 'token-ask', class: 'token-ask',
+        onsubmit: (ev) => {
+            ev.preventDefault();
+            setToken(input.value.trim());
+            form.remove();
+            live.connect();
+            route();
+        }},
+    h('span', {role: 'alert'}, 'This coordinator needs its dashboard token to be read.'),
+    input, h('button', {type: 'submit'}, 'Use'));
+    document.querySelector('header.top').append(form);
+    input.focus();
+}
+
+window.addEventListener('sm-token-needed', askToken);
 window.addEventListener('hashchange', route);
 live.start();
 route();

@@ -2,7 +2,7 @@
 // evidence, and the exports. Everything here is drawn from the API's JSON table and anomalies;
 // no statistic is recomputed in the browser, so the page and `sockmatrix export` agree.
 
-import {api, tableUrl} from './api.js';
+import {api, tableUrl, getToken, download} from './api.js';
 import {h, clear, scrollBox, fmtNum, anomalyItem} from './dom.js';
 import {whiskerBars, viridis, viridisGradient} from './charts.js';
 
@@ -189,10 +189,19 @@ function heatmap(t, which, anomalies) {
 
 function downloads(id, scope) {
     const tag = scope ? `${scope}-` : '';
-    return ['csv', 'md', 'json'].map((f) => h('a', {
-        id: `dl-${tag}${f}`, class: 'button', href: tableUrl(id, f, scope),
-        download: `sockmatrix-run-${id}${scope ? '-' + scope : ''}.${f}`,
-    }, f === 'md' ? 'Markdown' : f.toUpperCase()));
+    return ['csv', 'md', 'json'].map((f) => {
+        const url = tableUrl(id, f, scope);
+        const name = `sockmatrix-run-${id}${scope ? '-' + scope : ''}.${f}`;
+        return h('a', {
+            id: `dl-${tag}${f}`, class: 'button', href: url, download: name,
+            onclick: (ev) => {
+                if (!getToken())
+                    return;
+                ev.preventDefault();
+                download(url, name).catch(() => {});
+            },
+        }, f === 'md' ? 'Markdown' : f.toUpperCase());
+    });
 }
 
 export function mount(root, args, {live}) {

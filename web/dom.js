@@ -2,7 +2,9 @@
 
 // h('td', {class: 'state', 'data-agent': name}, text, child...): attributes go through
 // setAttribute so that the test hooks (ids, data-*) read back exactly as written; on* keys
-// take listeners; value and checked are properties because the attribute is only the default.
+// take listeners; value and checked are properties because the attribute is only the default;
+// style goes through the CSSOM, which the Content-Security-Policy allows (a style attribute
+// it does not).
 export function h(tag, attrs, ...children) {
     const el = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -12,6 +14,8 @@ export function h(tag, attrs, ...children) {
             el.addEventListener(k.slice(2), v);
         else if (k === 'value' || k === 'checked')
             el[k] = v;
+        else if (k === 'style')
+            el.style.cssText = String(v);
         else
             el.setAttribute(k, v === true ? '' : String(v));
     }

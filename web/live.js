@@ -1,7 +1,7 @@
 // The live view of the fleet and its runs: one WebSocket to /ws, reconnected with backoff,
 // and the latest agents and runs it told us of. Views listen for its events.
 
-import {api} from './api.js';
+import {api, wsProtocols} from './api.js';
 
 const BACKOFF_MIN_MS = 1000;
 const BACKOFF_MAX_MS = 10000;
@@ -47,7 +47,7 @@ export class Live extends EventTarget {
         const url = (location.protocol === 'https:' ? 'wss' : 'ws') + '://' + location.host + '/ws';
         let ws;
         try {
-            ws = new WebSocket(url, 'sm-events');
+            ws = new WebSocket(url, wsProtocols());
         } catch {
             this.retry();
             return;

@@ -101,6 +101,7 @@ class Fleet:
         # A loopback fleet announces 127.0.0.1 as every agent's data address, which the default
         # data address policy refuses (the lab's 10.213.x.y are private addresses: allowed).
         self.policy_args = [] if self.lab else ["--data-addr-allow", "loopback"]
+        self.headers = {}  # sent with every request of get/post (an Authorization, say)
 
     def lab_up(self, n, lab_args):
         """lab.sh up on a subnet no address of this machine is on. Other labs (other tests, on
@@ -217,20 +218,23 @@ class Fleet:
 
     # -- the HTTP API and the store --
     def get(self, path):
-        with urllib.request.urlopen(self.url + path, timeout=10) as r:
+        req = urllib.request.Request(self.url + path, headers=self.headers)
+        with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read())
 
     def get_status(self, path):
         """(status, JSON body) of a GET, errors included."""
         try:
-            with urllib.request.urlopen(self.url + path, timeout=10) as r:
+            req = urllib.request.Request(self.url + path, headers=self.headers)
+            with urllib.request.urlopen(req, timeout=10) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
 
     def post(self, path, body):
         req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json",
+                                              **self.headers})
         try:
             with urllib.request.urlopen(req, timeout=10) as r:
                 return r.status, json.loads(r.read())
@@ -292,11 +296,13 @@ class WsClient:
     """A minimal WebSocket client (RFC 6455) for the coordinator's /ws: text frames only, masked
     as a client must, every read bounded by a timeout."""
 
-    def __init__(self, port, protocol="sm-events", timeout=10):
+    def __init__(self, port, protocol="sm-events", timeout=10, host=None, origin=None):
         import base64
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         key = base64.b64encode(_os.urandom(16)).decode()
-        self.sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        extra = f"Origin: {origin}\r\n" if origin else ""
+        self.sock.sendall(f"GET /ws HTTP/1.1\r\nHost: {host or f'127.0.0.1:{port}'}\r\n"
+                          f"Upgrade: websocket\r\n{extra}"
                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
                           f"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: {protocol}"
                           f"\r\n\r\n".encode())

@@ -412,7 +412,7 @@ class CliTest(unittest.TestCase):
 
 def post(url, data, auth=None):
     """POSTs data with an optional Authorization header; returns (status, body)."""
-    req = urllib.request.Request(url, data=data)
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     if auth:
         req.add_header("Authorization", auth)
     try:
@@ -423,7 +423,7 @@ def post(url, data, auth=None):
 
 
 class TokenTest(unittest.TestCase):
-    """A listener off loopback changes state only for holders of the token."""
+    """A listener off loopback is used only by holders of the token."""
 
     def setUp(self):
         self.f = Fleet(n=1, lab=False)
@@ -436,7 +436,7 @@ class TokenTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("--token-file", r.stderr)
 
-    def test_post_needs_the_bearer_token_and_get_does_not(self):
+    def test_post_and_get_need_the_bearer_token(self):
         f = self.f
         token = os.path.join(f.dir, "token")
         r = subprocess.run([COORDINATOR, "keygen", "--token", token], capture_output=True,
@@ -449,6 +449,7 @@ class TokenTest(unittest.TestCase):
         with open(f.key) as k:
             self.assertNotEqual(secret, k.read().strip())
         f.extra_args = ["--http", f"0.0.0.0:{f.http_port}", "--token-file", token]
+        f.headers = {"Authorization": f"Bearer {secret}"}
         f.start()
         jobs = json.dumps([stream_job("h1")]).encode()
         for auth, want in ((None, 401), ("Bearer wrong", 401), (f"Bearer {secret}", 201)):
@@ -458,6 +459,8 @@ class TokenTest(unittest.TestCase):
                 self.assertEqual(json.loads(body)["field"], "Authorization")
         self.assertEqual(f.query("SELECT COUNT(*) FROM jobs")[0][0], 1)
         self.assertIn("agents", f.get("/api/agents"))
+        f.headers = {}
+        self.assertEqual(f.get_status("/api/agents")[0], 401)
 
     def test_under_systemd_the_token_credential_is_used_without_an_option(self):
         f = self.f
@@ -470,6 +473,7 @@ class TokenTest(unittest.TestCase):
         os.environ["CREDENTIALS_DIRECTORY"] = creds
         self.addCleanup(os.environ.pop, "CREDENTIALS_DIRECTORY")
         f.extra_args = ["--http", f"0.0.0.0:{f.http_port}"]
+        f.headers = {"Authorization": f"Bearer {secret}"}
         f.start()  # a public listener with no --token-file would refuse to start
         jobs = json.dumps([stream_job("h1")]).encode()
         for auth, want in ((None, 401), (f"Bearer {secret}", 201)):

@@ -162,6 +162,26 @@ function watchPosts() {
 }
 
 const scenarios = {
+  // A coordinator off loopback: the page asks for the token, then reads and follows the fleet
+  // with it. Violations of the Content-Security-Policy are reported, for the test to assert.
+  async public(a) {
+    await view('/fleet');
+    await page.waitForSelector('#token-ask-input', { state: 'visible', timeout: STEP_MS });
+    const asked = await page.$eval('#token-ask', (f) => f.innerText);
+    await page.fill('#token-ask-input', a.token);
+    await page.click('#token-ask button[type=submit]');
+    const rows = await until(`a row for each of ${a.agents}`,
+      () => page.$$eval('table#fleet-table tr[data-agent]', (trs) => trs.map((tr) => tr.dataset.agent)),
+      (r) => a.agents.every((n) => r.includes(n)));
+    const ws = await until('the live connection', () => page.$eval('#ws-status', (e) => e.dataset.state),
+      (st) => st === 'live');
+    const still = await page.$('#token-ask');
+    return {
+      asked, rows, ws, form_gone: still === null,
+      csp_errors: consoleErrors.filter((e) => /Content.Security.Policy/i.test(e)),
+    };
+  },
+
   // #/fleet: one row per agent, with its state.
   async fleet(a) {
     await view('/fleet');

@@ -278,6 +278,25 @@ class TokenTest(WebCase):
         self.assertEqual(res["posts"], [{"auth": f"Bearer {token}", "status": 201}])
         self.check_launch(f, res)
 
+    def test_off_loopback_the_page_asks_for_the_token_then_reads_and_follows_the_fleet(self):
+        f = web_fleet()
+        self.addCleanup(f.stop)
+        token = "dashboard-" + os.urandom(12).hex()
+        path = os.path.join(f.dir, "token")
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as fh:
+            fh.write(token + "\n")
+        f.extra_args += ["--http", f"0.0.0.0:{f.http_port}", "--token-file", path]
+        f.headers = {"Authorization": f"Bearer {token}"}
+        f.start()
+        res = self.drive(f, "public", token=token, agents=sorted(f.hosts))
+        self.assertIn("token", res["asked"])
+        self.assertEqual(sorted(res["rows"]), sorted(f.hosts))
+        self.assertEqual(res["ws"], "live")  # /ws took the token as its subprotocol
+        self.assertTrue(res["form_gone"])
+        self.assertEqual(res["csp_errors"], [])
+        with open(os.path.join(f.dir, "coordinator.log")) as log:
+            self.assertNotIn(token, log.read())
+
 
 if __name__ == "__main__":
     unittest.main()
