@@ -14,7 +14,7 @@ import subprocess
 import unittest
 import urllib.request
 
-from smtest import BIN_DIR, CpuHog, Fleet, can_lab
+from smtest import BIN_DIR, CpuHog, Fleet, can_lab, unless_stolen
 
 CLI = f"{BIN_DIR}/sockmatrix"
 
@@ -100,12 +100,14 @@ class AnalysisLabTest(unittest.TestCase):
         self.assertTrue(all(" h2" in line or "h2:" in line for line in lines[1:]), lines)
         return rid
 
+    @unless_stolen
     def test_a_host_with_slow_tcp_stands_apart_on_tcp_unix_and_nobody_else(self):
         f = self.fleet(3, *SLOW_TCP)
         cal = f.hosts["h2"]["slow_tcp"]
         self.assertEqual(cal["factor"], 8, cal)  # measured, then shaped to an eighth
         self.check_slow_tcp_flags_h2_alone(f)
 
+    @unless_stolen
     def test_a_host_with_slow_tcp_stands_apart_with_the_machine_made_slower(self):
         # A busy loop on CPU 0, where every agent's client (sender) runs, from before lab.sh
         # measures h2 until the run's verdict: the machine is slower for the calibration and for
@@ -122,6 +124,7 @@ class AnalysisLabTest(unittest.TestCase):
         self.assertEqual(t["disturbed"], "exclude")
         self.assertGreater(sum(c["disturbed"] for c in t["cells"]), 0, t)
 
+    @unless_stolen
     def test_a_host_at_its_time_limit_is_flagged_slower_not_dropped(self):
         # The limit is set between what this machine measured for the unshaped hosts and for
         # h2 in a first run (their geometric mean), so that only h2 runs into it, on a machine
@@ -131,6 +134,8 @@ class AnalysisLabTest(unittest.TestCase):
         first = self.run_spec(f, spec("limit-probe", [tcp]))
         t = f.get(f"/api/runs/{first}/table?format=json")
         cells = {t["rows"][c["row"]]: c for c in t["cells"]}
+        for h in ("h1", "h2", "h3"):
+            self.assertIsNotNone(cells[h]["ci95_high"], t)
         others = max(cells[h]["ci95_high"] for h in ("h1", "h3"))
         slow = cells["h2"]["ci95_low"]
         self.assertGreater(slow, 3 * others, t)  # x8 leaves room for a limit between them
@@ -168,6 +173,7 @@ class AnalysisLabTest(unittest.TestCase):
         self.assertIn("at time limit)", h2)
         self.assertIn("(time limit)", h2)  # the flags column
 
+    @unless_stolen
     def test_a_host_with_a_slow_link_is_a_slow_host_of_the_pair_matrix(self):
         f = self.fleet(4, *SLOW_LINK)
         body = spec("slow-link", [{"workload": "stream", "scope": "pair", "transport": "tcp",
@@ -186,6 +192,7 @@ class AnalysisLabTest(unittest.TestCase):
         out = self.cli(f, "anomalies", str(rid))
         self.assertIn("slow-host", out.stdout)
 
+    @unless_stolen
     def test_an_unshaped_lab_raises_no_flag_across_three_runs(self):
         f = self.fleet(3)
         body = spec("steady", [SEED])
@@ -209,6 +216,7 @@ class AnalysisLabTest(unittest.TestCase):
         self.assertEqual(self.anomalies(f, rids[2])["baseline"], {"id": str(rids[1])})
         self.assertIsNone(self.anomalies(f, rids[0])["baseline"])
 
+    @unless_stolen
     def test_a_host_slowed_between_two_runs_regresses_against_the_first(self):
         f = self.fleet(3)
         # 10 repetitions: with 5 a cell's interval is [min, max], and one job this shared machine

@@ -7,7 +7,7 @@ import time
 import unittest
 
 from hog import CpuHog
-from smtest import agent
+from smtest import agent, unless_stolen
 
 TEST_2010 = ["--workload", "stream", "--framing", "lines", "--msg-size", "128",
              "--count", "8192"]
@@ -40,6 +40,7 @@ def samples(doc):
 @unittest.skipUnless((os.cpu_count() or 1) >= 2 and hasattr(os, "sched_setaffinity"),
                      "needs two CPUs to pin the sender apart from the receiver")
 class DisturbedOnceTest(unittest.TestCase):
+    @unless_stolen
     def test_a_hog_on_the_senders_cpu_makes_every_sample_disturbed_with_the_reason(self):
         args = [*TEST_2010, "--repetitions", str(REPS), "--warmup", "1", "--affinity", "0,1"]
         with CpuHog(cpu=0, seconds=120):

@@ -14,7 +14,7 @@ import unittest
 import urllib.request
 
 from hog import CpuHog
-from smtest import Fleet, can_lab, wait_for
+from smtest import Fleet, can_lab, unless_stolen, wait_for
 
 SEED = {"workload": "stream", "scope": "local", "transport": ["tcp", "unix"], "framing": "lines",
         "msg_size": 128, "count": 8192}
@@ -68,6 +68,7 @@ class DisturbedLabTest(unittest.TestCase):
         self.assertEqual(r["state"], "done", r)
         return rid
 
+    @unless_stolen
     def test_a_hog_on_one_hosts_cpu_makes_its_cells_disturbed_in_the_table(self):
         f = self.fleet()
         body = {"name": "hogged", "hosts": "all", "repetitions": REPS, "warmup": 1,
