@@ -251,9 +251,9 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
     }
     int status =
         reply(resp, len, failing ? 503 : 200,
-              sm_api_health(n, online, results, all_names, all_values, N_BASE + N_HTTP,
-                            rej_names, rej_values, nr, q_names, q_values, nq,
-                            failing ? store_error : NULL, store_error_at, sm_store_warning(a->st)));
+              sm_api_health(n, online, results, all_names, all_values, N_BASE + N_HTTP, rej_names,
+                            rej_values, nr, q_names, q_values, nq, failing ? store_error : NULL,
+                            store_error_at, sm_store_warning(a->st)));
     free(q_names);
     free(q_values);
     sm_store_agents_free(rows, n); /* after the encoding: q_names point into rows */

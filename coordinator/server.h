@@ -25,11 +25,11 @@ typedef struct sm_server_cfg {
     const char *token; /* NULL when the HTTP listener is loopback and no token was given; on a
                         * listener off loopback it guards reading the API and /ws too */
     uint32_t hold_ms;
-    uint32_t lost_grace_ms; /* a lost host's queued run jobs wait this long for it */
-    int ready_fd;           /* -1: none */
-    const char *web_dir;    /* the dashboard's files, served at /; NULL: none */
-    uint32_t max_agents;    /* registrations beyond this are refused (0: the default) */
-    sm_addr_policy data_addr; /* what agents may announce as their data_addr */
+    uint32_t lost_grace_ms;        /* a lost host's queued run jobs wait this long for it */
+    int ready_fd;                  /* -1: none */
+    const char *web_dir;           /* the dashboard's files, served at /; NULL: none */
+    uint32_t max_agents;           /* registrations beyond this are refused (0: the default) */
+    sm_addr_policy data_addr;      /* what agents may announce as their data_addr */
     const char *const *http_hosts; /* more names the HTTP listener answers to (Host) */
     size_t n_http_hosts;
     unsigned http_max_conns; /* open HTTP and WebSocket connections at most */

@@ -113,7 +113,7 @@ typedef struct sm_command {
     sm_cmd_kind kind;
     uint64_t job;
     uint32_t attempt;
-    sm_params params; /* assign, prepare, start */
+    sm_params params;           /* assign, prepare, start */
     char addr[SM_ADDR_MAX + 1]; /* start: the server's; prepare: the client's ("" none) */
     uint16_t port;
     char pin[SM_PIN_MAX + 1]; /* start with tls: the server's key pin; else "" */

@@ -400,7 +400,8 @@ static void test_analysis_a_noisy_cell_flags_only_when_its_whole_ci_clears_the_f
  * 17.2 and 17.1 ms), and one host of an unshaped lab read a TCP/UDS ratio 16% off for a whole
  * run with every repetition on one side. A host flags when even the near end of its own
  * interval lies the floor beyond the fleet's median. */
-static void test_analysis_a_host_flags_only_with_its_interval_the_floor_beyond_the_median(void **state)
+static void
+test_analysis_a_host_flags_only_with_its_interval_the_floor_beyond_the_median(void **state)
 {
     (void)state;
     sm_anomalies a = {0};
@@ -1199,7 +1200,8 @@ int main(void)
         cmocka_unit_test(test_analysis_noisy_is_cv_above_10_percent_or_n_below_3),
         cmocka_unit_test(test_analysis_noisy_fleet_never_flags_a_host_twice_off),
         cmocka_unit_test(test_analysis_a_noisy_cell_flags_only_when_its_whole_ci_clears_the_floor),
-        cmocka_unit_test(test_analysis_a_host_flags_only_with_its_interval_the_floor_beyond_the_median),
+        cmocka_unit_test(
+            test_analysis_a_host_flags_only_with_its_interval_the_floor_beyond_the_median),
         cmocka_unit_test(test_analysis_a_cell_with_two_samples_never_flags),
         cmocka_unit_test(test_analysis_fleet_of_fewer_than_three_cells_raises_nothing),
         cmocka_unit_test(test_analysis_floor_keeps_a_10_percent_outlier_unless_lowered),

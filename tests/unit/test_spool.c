@@ -298,7 +298,7 @@ static void test_spool_an_acked_entry_that_cannot_be_removed_is_no_longer_listed
     put_str(f->sp, 7, 0, "seven");
     put_str(f->sp, 8, 0, "eight");
 
-    char name[sizeof ((struct dirent *)0)->d_name] = "";
+    char name[sizeof((struct dirent *)0)->d_name] = "";
     DIR *d = opendir(f->dir);
     assert_non_null(d);
     for (struct dirent *de; (de = readdir(d));) {
