@@ -9,6 +9,7 @@ import signal
 import socket
 import struct
 import subprocess
+import threading
 import time
 import unittest
 
@@ -195,6 +196,55 @@ class ThrottleTest(unittest.TestCase):
         # The agent on its own connection is untouched.
         [job] = f.submit([stream_job("h1")])
         wait_for("h1's job done", lambda: f.job(job)["state"] == "done", 30)
+
+
+class FloodStarvationTest(unittest.TestCase):
+    """Forged 250 KiB messages on fresh connections (so that the per-connection throttle never
+    starts) cost one HMAC each, and the coordinator takes at most 1 MiB of them per pass of its
+    loop: the HTTP API it serves from the same loop still answers while they pour in. Before
+    that bound, one pass took them for as long as they came: a GET of /api/agents waited 13 s
+    behind 4 connections' worth. The bound here is 100 times the GET's quiet time and more, a
+    liveness check, not a speed one."""
+
+    def test_the_api_answers_during_a_flood_of_forged_messages(self):
+        f = Fleet(n=1, hold_ms=1000, lab=False)
+        self.addCleanup(f.stop)
+        f.start_coordinator()
+        env = ('{"v":2,"agent":"h1","ts":%d,"nonce":"%s","mac":"%s","body":{"pad":"%s"}}' %
+               (int(time.time() * 1000), "0" * 32, "0" * 64, "a" * (250 * 1024 - 300))).encode()
+        frame = struct.pack(">Q", 4 + len(env)) + b"\x80\x00\x00\x01" + env  # REQ's request id
+        end = time.monotonic() + 5
+        sent = [0]
+
+        def flood():
+            while time.monotonic() < end:
+                with socket.create_connection((f.bus_addr, f.bus_port), timeout=10) as s:
+                    s.sendall(SP_REQ_HEADER)
+                    s.recv(8)
+                    try:
+                        for _ in range(10):
+                            s.sendall(frame)
+                            sent[0] += 1
+                    except OSError:
+                        pass
+        threads = [threading.Thread(target=flood) for _ in range(4)]
+        for t in threads:
+            t.start()
+        took = []
+        try:
+            while time.monotonic() < end:
+                t0 = time.monotonic()
+                f.get("/api/agents")
+                took.append(time.monotonic() - t0)
+        finally:
+            for t in threads:
+                t.join()
+        rej = f.get("/healthz")["rejected"]
+        print(f"  [figure] {sent[0]} forged 250 KiB messages in 5 s ({rej['mac']} refused on "
+              f"their MAC): {len(took)} GETs of /api/agents, slowest {max(took) * 1000:.0f} ms")
+        self.assertGreater(rej["mac"], 100, rej)  # the flood reached the coordinator's loop
+        self.assertGreaterEqual(len(took), 5, took)
+        self.assertLess(max(took), 3.0, took)
 
 
 if __name__ == "__main__":
