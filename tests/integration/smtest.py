@@ -187,9 +187,10 @@ class Fleet:
                            check=True, capture_output=True)
         return path
 
-    def start_agent(self, name, fleet_key=None, coordinator=None):
+    def start_agent(self, name, fleet_key=None, coordinator=None, env=None):
         """Starts agent `name` with its own key, derived from fleet_key (default: the fleet's
-        key), polling coordinator (default: the fleet's; another URL puts something between)."""
+        key), polling coordinator (default: the fleet's; another URL puts something between),
+        with more environment variables from env."""
         h = self.hosts[name]
         cmd = [AGENT, "--coordinator", coordinator or f"tcp://{self.bus_addr}:{self.bus_port}",
                "--key-file", self.agent_key(name, fleet_key), "--name", name, "--spool-dir",
@@ -199,7 +200,8 @@ class Fleet:
             cmd = ["ip", "netns", "exec", h["netns"]] + cmd  # ip execs the agent: same PID
         with open(_os.path.join(self.dir, f"agent-{name}.log"), "a") as log:
             self.agents[name] = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                                                 stdin=subprocess.DEVNULL, stderr=log)
+                                                 stdin=subprocess.DEVNULL, stderr=log,
+                                                 env={**_os.environ, **(env or {})})
 
     def start(self):
         self.start_coordinator()

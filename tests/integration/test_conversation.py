@@ -97,6 +97,42 @@ class ReplayedReplyTest(unittest.TestCase):
         self.assertEqual(f.stored([job]), (1, 1))
 
 
+class LateReplyTest(unittest.TestCase):
+    """A coordinator slower than the agent's --reply-wait-ms: the answer comes after the agent
+    polled again, and the agent's REQ socket drops it. nanomsg 1.1.5 frees that message and
+    keeps a pointer to it, which its nn_close frees a second time (nanomsg/req.c, nn_req_in and
+    nn_req_term): the agent aborted on SIGTERM. MALLOC_PERTURB_ makes glibc overwrite freed
+    memory, so the second free is caught every time rather than when the memory was reused."""
+
+    def setUp(self):
+        self.f = Fleet(n=1, lab=False)
+        self.addCleanup(self.f.stop)
+        self.out = os.path.join(self.f.dir, "late.out")
+        self.url = f"tcp://127.0.0.1:{free_port()}"
+        with open(self.out, "w") as fh:
+            # The agent polls again after 3000 ms without an answer (smtest's --reply-wait-ms).
+            self.late = subprocess.Popen([ROGUE, "late", self.url, "4000"], stdout=fh,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.addCleanup(self.late.wait, 10)
+        self.addCleanup(self.late.kill)
+
+    def test_an_agent_that_dropped_a_late_answer_stops_cleanly(self):
+        f = self.f
+        text = lambda: ReplayedReplyTest.text(self.out)
+        wait_for("the slow coordinator to listen", lambda: "answering" in text(), 10)
+        f.start_agent("h1", coordinator=self.url, env={"MALLOC_PERTURB_": "165"})
+        # Poll 3 goes out when poll 2 has gone 3 s unanswered: the late answer to poll 1 was
+        # on the agent's socket long before.
+        wait_for("the late answer and the poll after it",
+                 lambda: "answered poll 1 late" in text() and "received poll 3" in text(), 20)
+        a = f.agents["h1"]
+        f.kill(a, signal.SIGTERM)
+        log = f.log("agent-h1")
+        self.assertEqual(a.returncode, 0, log)
+        self.assertIn("SM-AGENT-STOP", log)
+        self.assertNotIn("Assertion failed", log)
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:

@@ -13,7 +13,11 @@
  * Runs until killed.
  *   sm-rogue answer LISTEN_URL CAPTURE_FILE
  * A fake coordinator with no key: answers every poll with the captured bytes. Runs until
- * killed. */
+ * killed.
+ *   sm-rogue late LISTEN_URL DELAY_MS
+ * A coordinator too slow for its agent: answers the first poll DELAY_MS after it came (by then
+ * the agent has given up on it and polled again), then takes polls and never answers. Prints
+ * "received poll N" for each. Runs until killed. */
 #include <errno.h>
 #include <nanomsg/nn.h>
 #include <nanomsg/reqrep.h>
@@ -164,12 +168,44 @@ static int answer(const char *listen, const char *capture)
     }
 }
 
+/* late: the agent's REQ socket drops the first answer (it answers a cancelled request), and
+ * nothing answers the polls after it. */
+static int late(const char *listen, const char *delay_ms)
+{
+    int s = rep_socket(listen);
+    if (s < 0)
+        return 1;
+    printf("answering the first poll %s ms late on %s\n", delay_ms, listen);
+    fflush(stdout);
+    struct timespec delay = {.tv_sec = atoi(delay_ms) / 1000,
+                             .tv_nsec = (long)(atoi(delay_ms) % 1000) * 1000000L};
+    for (unsigned n = 1;; n++) {
+        char *req = NULL;
+        if (nn_recv(s, &req, NN_MSG, 0) < 0)
+            continue;
+        nn_freemsg(req);
+        printf("received poll %u\n", n);
+        fflush(stdout);
+        if (n != 1)
+            continue; /* the next nn_recv drops it unanswered */
+        nanosleep(&delay, NULL);
+        /* Longer than nanomsg keeps inside its message header: the body is a chunk of its own. */
+        static const char junk[256] = "a late answer";
+        if (nn_send(s, junk, sizeof junk, 0) >= 0) {
+            printf("answered poll 1 late\n");
+            fflush(stdout);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "relay") == 0)
         return relay(argv[2], argv[3], argv[4]);
     if (argc == 4 && strcmp(argv[1], "answer") == 0)
         return answer(argv[2], argv[3]);
+    if (argc == 4 && strcmp(argv[1], "late") == 0)
+        return late(argv[2], argv[3]);
     if (argc != 4) {
         fprintf(stderr, "usage: sm-rogue URL FLEET_KEYFILE "
                         "wrong-key|replay|oversize|deep|garbage|fleet-key|reserved|flood\n"
