@@ -228,6 +228,8 @@ class AnalysisLabTest(unittest.TestCase):
         row = table["rows"].index("h2")
         col = [c["label"] for c in table["columns"]].index("stream tcp lines 128 B x 8192")
         seconds = next(c["median"] for c in table["cells"] if (c["row"], c["column"]) == (row, col))
+        # Every sample of the cell set aside as disturbed leaves no median to slow down from.
+        self.assertIsNotNone(seconds, f"h2's first run has no undisturbed sample: {table}")
         rate = int(SEED_BYTES * 8 / seconds / 8)
         subprocess.run(["ip", "netns", "exec", f.hosts["h2"]["netns"], "tc", "qdisc", "add", "dev",
                         "lo", "root", "tbf", "rate", f"{rate}bit", "burst", "131072", "latency",
