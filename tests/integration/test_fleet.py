@@ -12,7 +12,7 @@ import sqlite3
 import urllib.error
 import urllib.request
 
-from smtest import AGENT, COORDINATOR, ROGUE, Fleet, stream_job, wait_for
+from smtest import AGENT, COORDINATOR, ROGUE, Fleet, skip_root, stream_job, wait_for
 
 
 class FleetTest(unittest.TestCase):
@@ -258,7 +258,7 @@ class FleetTest(unittest.TestCase):
     def test_a_host_cut_off_for_ten_seconds_comes_back_and_loses_nothing(self):
         f = self.f
         if not f.lab:
-            self.skipTest("needs the namespace lab (run as root)")
+            skip_root(self, "needs the namespace lab (run as root)")
         [job] = f.submit([stream_job("h3", count=None, duration_ms=3000)])
         wait_for("h3's job to run", lambda: f.job(job)["state"] == "running", 10)
         veth = f.hosts["h3"]["veth"]
