@@ -1,5 +1,5 @@
 /* The coordinator's single event loop: bus, HTTP and timers on one libwebsockets context. */
-#include "coordinator/server.h"
+#include "coordinator/server_internal.h"
 
 #include <inttypes.h>
 #include <libwebsockets.h>
@@ -24,41 +24,6 @@
 
 #define TICK_US    (250 * LWS_US_PER_MS)
 #define HTTP_CHUNK 16384
-
-/* The kinds of refused HTTP request, each counted and logged at most once a minute. */
-enum { HR_HOST, HR_ORIGIN, HR_TYPE, HR_TOKEN, HR_METHOD, HR_SIZE, HR_SLOW, HR_FULL, HR_N };
-
-/* A poll held open until there is something to say or hold_ms passed. */
-typedef struct held {
-    sm_bus_msg msg;
-    int64_t since_ms;             /* monotonic */
-    char nonce[SM_NONCE_HEX + 1]; /* of the poll: its answer names it */
-} held;
-
-typedef struct server {
-    const sm_server_cfg *cfg;
-    struct lws_context *ctx;
-    sm_bus *bus;
-    sm_store *st;
-    sm_replay *replay;
-    sm_rejects *rejects;
-    sm_map *held; /* agent name -> held */
-    /* Agents whose last message verified only under the previous fleet key (name -> a marker):
-     * their replies are sealed with it too. Only names that proved that key get in. */
-    sm_map *on_prev_key;
-    int64_t started_ms; /* monotonic: the previous key's grace runs from here */
-    sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
-    sm_ws_hub *hub;
-    uint64_t ws_counters[3];
-    sm_guard guard;
-    bool loopback; /* the HTTP listener's address is loopback: reading needs no token */
-    /* http[0]: open HTTP and WebSocket connections; http[1 + HR_x]: requests refused */
-    uint64_t http[1 + HR_N];
-    int64_t http_logged[HR_N]; /* monotonic ms of each kind's last log line */
-    unsigned ticks;
-    lws_sorted_usec_list_t tick;
-    volatile sig_atomic_t *stop;
-} server;
 
 /* Wall-clock milliseconds: envelopes carry Unix time, so skew is checked against it. */
 static int64_t now_ms(void)
@@ -188,14 +153,14 @@ typedef struct pending {
 
 /* Drains every waiting request in one store transaction; replies go out only after the commit,
  * so an ack never precedes the durable copy of what it acknowledges. */
-static void drain_bus(server *s)
+void sm_server_drain_bus(server *s)
 {
-    enum { BATCH = 256 };
+    enum { BATCH = SM_BUS_PASS_REPLIES };
     /* Bytes taken per pass, refused messages included: a flood of messages that fail their MAC
      * makes no replies, and without this bound one pass would take them for as long as they came
      * while HTTP waited (250 KiB forgeries kept /api/agents waiting 13 s). 1 MiB is a few ms of
      * HMAC; the bus's fd stays readable, so the loop comes back after serving the others. */
-    const size_t pass_bytes = 1u << 20;
+    const size_t pass_bytes = SM_BUS_PASS_BYTES;
     static pending out[BATCH];
     size_t n_out = 0, taken = 0;
     sm_error err = {0};
@@ -808,7 +773,7 @@ static int callback_bus(struct lws *wsi, enum lws_callback_reasons reason, void 
     server *s = lws_context_user(lws_get_context(wsi));
     switch (reason) {
     case LWS_CALLBACK_RAW_RX_FILE:
-        drain_bus(s);
+        sm_server_drain_bus(s);
         return 0;
     case LWS_CALLBACK_RAW_CLOSE_FILE:
         return 0;

@@ -1,4 +1,5 @@
 """Shared helpers for the integration tests: where the binaries are, and how to run them."""
+import functools
 import json
 import os
 import subprocess
@@ -26,9 +27,52 @@ def agent(*args, timeout=120, raw=False):
     return Run(proc)
 
 
-# ---- steal: the CPU time a virtual machine's host takes from it ----
+# ---- root-only tests: a skip without root, a failure under `make test` as root ----
 
-import functools
+import unittest
+
+# Set to 1 by the Makefile's test targets when they run as root: there the lab can be made, and
+# a root-only test that skips says it could not be (no `ip netns`, no tc, a stale namespace),
+# which is a failure, not a green run.
+REQUIRE_ROOT = os.environ.get("SM_REQUIRE_ROOT_TESTS") == "1"
+
+
+def _root_failure(reason):
+    return f"a root-only test could not run (SM_REQUIRE_ROOT_TESTS=1): {reason}"
+
+
+def unless_root(ok, reason):
+    """Decorates a test or a TestCase class that needs root (the lab's namespaces, tc,
+    systemd-nspawn...): skipped, saying `reason`, when `ok` is false. Under
+    SM_REQUIRE_ROOT_TESTS=1 it fails instead: the class's setUpClass, or the test, raises."""
+    if ok:
+        return lambda t: t
+    if not REQUIRE_ROOT:
+        return unittest.skip(reason)
+
+    def fail(t):
+        if isinstance(t, type):
+            def setUpClass(cls):
+                raise AssertionError(_root_failure(reason))
+            t.setUpClass = classmethod(setUpClass)
+            return t
+
+        @functools.wraps(t)
+        def run(self, *args, **kwargs):
+            self.fail(_root_failure(reason))
+        return run
+    return fail
+
+
+def skip_root(test, reason):
+    """In a test: skips it for lack of root (or of what root makes), saying `reason`; a failure
+    under SM_REQUIRE_ROOT_TESTS=1."""
+    if REQUIRE_ROOT:
+        test.fail(_root_failure(reason))
+    test.skipTest(reason)
+
+
+# ---- steal: the CPU time a virtual machine's host takes from it ----
 
 # The agent's own limit (docs/analysis.md, clause 1 of "disturbed"): above it, samples are
 # rightly set aside or stretched, and a test that judges them has nothing clean to judge.

@@ -14,7 +14,7 @@ import subprocess
 import unittest
 import urllib.request
 
-from smtest import BIN_DIR, CpuHog, Fleet, can_lab, unless_stolen
+from smtest import BIN_DIR, CpuHog, Fleet, can_lab, unless_root, unless_stolen
 
 CLI = f"{BIN_DIR}/sockmatrix"
 
@@ -39,7 +39,7 @@ def spec(name, tests, **top):
     return s
 
 
-@unittest.skipUnless(can_lab(), "needs root for the lab's network namespaces")
+@unless_root(can_lab(), "needs root for the lab's network namespaces")
 class AnalysisLabTest(unittest.TestCase):
     def fleet(self, n, *lab_args):
         f = Fleet(n=n, hold_ms=1000, lab_args=lab_args)

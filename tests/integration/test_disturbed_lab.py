@@ -14,7 +14,7 @@ import unittest
 import urllib.request
 
 from hog import CpuHog
-from smtest import Fleet, can_lab, unless_stolen, wait_for
+from smtest import Fleet, can_lab, unless_root, unless_stolen, wait_for
 
 SEED = {"workload": "stream", "scope": "local", "transport": ["tcp", "unix"], "framing": "lines",
         "msg_size": 128, "count": 8192}
@@ -48,7 +48,7 @@ def cpu_s(pids):
     return total / os.sysconf("SC_CLK_TCK")
 
 
-@unittest.skipUnless(can_lab(), "needs root for the lab's network namespaces")
+@unless_root(can_lab(), "needs root for the lab's network namespaces")
 class DisturbedLabTest(unittest.TestCase):
     def fleet(self):
         f = Fleet(n=3, hold_ms=1000)
@@ -173,7 +173,7 @@ def running_job(f, rid):
     return wait_for("a job of the run running", running, 20, 0.05)
 
 
-@unittest.skipUnless(can_lab(), "needs root for the lab's network namespaces")
+@unless_root(can_lab(), "needs root for the lab's network namespaces")
 class NetworkDisturbedLabTest(unittest.TestCase):
     def cut_fleet(self):
         # hold_ms 5000: an agent is lost after 15 s without a poll, so a 4 s cut leaves the

@@ -26,7 +26,7 @@ import sys
 import time
 import unittest
 
-from smtest import Fleet, can_lab, wait_for
+from smtest import Fleet, can_lab, unless_root, wait_for
 
 # The lab's agents poll a coordinator that holds each poll this long; one silent for 3 x this
 # is lost.
@@ -133,7 +133,7 @@ class FaultTest(unittest.TestCase):
         return run, jobs
 
 
-@unittest.skipUnless(can_lab(), "needs root for the lab's network namespaces")
+@unless_root(can_lab(), "needs root for the lab's network namespaces")
 class CoordinatorKillDuringPairJobTest(FaultTest):
     """Item 1: a coordinator killed while a pair job runs put the job back in both hosts'
     queues with the same attempt; its two sides then completed it and freed it while a queue
@@ -319,7 +319,7 @@ class CoordinatorPauseTest(FaultTest):
              f"{rate:.1f} polls/s after; {away[0].split('SM-COORD-AWAY ')[-1]}")
 
 
-@unittest.skipUnless(can_lab(), "needs root for the lab's network namespaces")
+@unless_root(can_lab(), "needs root for the lab's network namespaces")
 class LateResultTest(FaultTest):
     """Item 4: after a link cut during a local job, the job's result arrived after the
     coordinator had failed it agent-lost; the store had it done, but the run still counted it
@@ -367,8 +367,8 @@ class LateResultTest(FaultTest):
              f"run {run['state']} {run['progress']} = jobs table")
 
 
-@unittest.skipUnless(os.geteuid() == 0 and shutil.which("chattr"),
-                     "needs root and chattr to make the store's files refuse writes")
+@unless_root(os.geteuid() == 0, "needs root to make the store's files refuse writes")
+@unittest.skipUnless(shutil.which("chattr"), "needs chattr to make the store's files refuse writes")
 class StoreCommitsFailTest(FaultTest):
     """Item 7: /healthz said ok while every commit failed. The campaign corrupted the store
     ("database disk image is malformed"; test_fleet.py does that too); here its WAL and main

@@ -17,6 +17,8 @@ import tempfile
 import time
 import unittest
 
+from smtest import unless_root
+
 LAB = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "lab", "lab.sh"))
 BIN_DIR = os.environ.get("SM_BIN_DIR") or os.path.join(os.path.dirname(__file__), "..", "..",
                                                        "build", "bin")
@@ -78,7 +80,7 @@ SKIP = _why_skip()
 _letters = iter(string.ascii_lowercase * 4)
 
 
-@unittest.skipIf(SKIP, SKIP or "")
+@unless_root(not SKIP, SKIP or "")
 class LabTest(unittest.TestCase):
     def setUp(self):
         self.prefix = f"t{os.getpid() % 100000}{next(_letters)}-"   # <= 8 chars: names fit in 15

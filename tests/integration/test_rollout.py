@@ -12,7 +12,7 @@ import shutil
 import tempfile
 import unittest
 
-from smtest import COORDINATOR
+from smtest import COORDINATOR, unless_root
 from rollout import (CONFINE, DYNAMIC_UID, SRC, SshLab, can_roll_out, play, registered, run,
                      tree, wait_registered)
 
@@ -20,7 +20,7 @@ FLEET = os.path.join(SRC, "deploy", "fleet.sh")
 AGENTS = ("h1", "h2", "h3")
 
 
-@unittest.skipUnless(can_roll_out(), "needs root, ip netns, Debian's openssh-server and cpack")
+@unless_root(can_roll_out(), "needs root, ip netns, Debian's openssh-server and cpack")
 class FleetScriptTest(unittest.TestCase):
     """deploy/fleet.sh over plain ssh: h1 is the coordinator and an agent, h2 and h3 agents,
     h4 is down."""
@@ -198,8 +198,8 @@ class FleetScriptTest(unittest.TestCase):
         self.assertIn("is not a fleet key", r.stderr)
 
 
-@unittest.skipUnless(can_roll_out() and shutil.which("ansible-playbook"),
-                     "needs root, ip netns, Debian's openssh-server, cpack and ansible-playbook")
+@unless_root(can_roll_out(), "needs root, ip netns, Debian's openssh-server and cpack")
+@unittest.skipUnless(shutil.which("ansible-playbook"), "needs ansible-playbook")
 class PlaybookTest(FleetScriptTest):
     """deploy/ansible/site.yml on the same kind of fleet: h1 coordinator and agent, h2 and h3
     agents, h4 down."""
@@ -273,7 +273,8 @@ class PlaybookTest(FleetScriptTest):
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
 
 
-@unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv")
+@unless_root(os.geteuid() == 0, "needs root")
+@unittest.skipUnless(shutil.which("setpriv"), "needs setpriv")
 class ConfineTest(unittest.TestCase):
     """confine.sh, the units' confinement where systemd does not run, can refuse."""
 

@@ -18,7 +18,7 @@ import tempfile
 import unittest
 
 from rollout import BUILD, SRC, SshLab, play, run
-from smtest import COORDINATOR, wait_for
+from smtest import COORDINATOR, unless_root, wait_for
 
 FLEET = os.path.join(SRC, "deploy", "fleet.sh")
 MIRROR = os.environ.get("SM_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -93,7 +93,7 @@ class Containers:
             self.shut_down(host)
 
 
-@unittest.skipUnless(can_boot(), "needs root, systemd-nspawn, debootstrap and cpack")
+@unless_root(can_boot(), "needs root, systemd-nspawn, debootstrap and cpack")
 class SystemdFleetTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -384,10 +384,27 @@ static void test_hist_set_bucket_replaces_counts_and_rebuilds_a_decoded_histogra
     sm_hist_free(dst);
 }
 
-static void test_hist_free_null_is_a_no_op(void **state)
+/* A new histogram is empty by every accessor, and sm_hist_free takes NULL (the error paths
+ * free what they may not have made) without touching the histograms that exist. */
+static void test_hist_new_is_empty_and_free_null_is_a_no_op(void **state)
 {
     (void)state;
+    sm_hist *h = sm_hist_new();
+    assert_non_null(h);
     sm_hist_free(NULL);
+    assert_int_equal(sm_hist_count(h), 0);
+    assert_int_equal(sm_hist_min(h), 0);
+    assert_int_equal(sm_hist_max(h), 0);
+    assert_double_near(sm_hist_mean(h), 0.0, 0.0);
+    assert_int_equal(sm_hist_percentile(h, 50), 0);
+    size_t cursor = 0, index;
+    uint64_t count;
+    assert_int_equal(sm_hist_next(h, &cursor, &index, &count), SM_EINVAL);
+    sm_hist_record(h, 42);
+    sm_hist_free(NULL);
+    assert_int_equal(sm_hist_count(h), 1);
+    assert_int_equal(sm_hist_percentile(h, 50), 42);
+    sm_hist_free(h);
 }
 
 int main(void)
@@ -406,7 +423,7 @@ int main(void)
         cmocka_unit_test(test_hist_overflow_values_clamp_into_top_bucket_with_exact_max),
         cmocka_unit_test(test_hist_set_bucket_rejects_out_of_range_index),
         cmocka_unit_test(test_hist_set_bucket_replaces_counts_and_rebuilds_a_decoded_histogram),
-        cmocka_unit_test(test_hist_free_null_is_a_no_op),
+        cmocka_unit_test(test_hist_new_is_empty_and_free_null_is_a_no_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -58,6 +61,77 @@ typedef struct run_opts {
     uint32_t connections, repeat;
     const sm_tls_id *tls;
 } run_opts;
+
+/* The inode of the TCP socket from local port lport to remote port rport (here, the source's
+ * end of the test client's connection), from /proc/net/tcp; 0 when there is none yet (an
+ * accept queue's sockets have no inode until accepted). */
+static unsigned long tcp_inode(unsigned lport, unsigned rport)
+{
+    FILE *f = fopen("/proc/net/tcp", "r");
+    assert_non_null(f);
+    char line[512];
+    unsigned long inode = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned lp, rp;
+        unsigned long ino;
+        if (sscanf(line, " %*u: %*x:%x %*x:%x %*x %*x:%*x %*x:%*x %*x %*u %*u %lu", &lp, &rp,
+                   &ino) == 3 &&
+            lp == lport && rp == rport) {
+            inode = ino;
+            break;
+        }
+    }
+    fclose(f);
+    return inode;
+}
+
+/* Whether a file descriptor of this process holds the socket with this inode. */
+static bool socket_open(unsigned long inode)
+{
+    char want[64], path[300], link[64];
+    snprintf(want, sizeof want, "socket:[%lu]", inode);
+    DIR *dir = opendir("/proc/self/fd");
+    assert_non_null(dir);
+    bool open = false;
+    struct dirent *e;
+    while (!open && (e = readdir(dir))) {
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, link, sizeof link - 1);
+        if (n > 0) {
+            link[n] = '\0';
+            open = strcmp(link, want) == 0;
+        }
+    }
+    closedir(dir);
+    return open;
+}
+
+/* The source's end of the client's connection fd: its socket's inode, waited for (bounded) until
+ * the source has accepted it. */
+static unsigned long source_end(const source_run *r, int fd)
+{
+    struct sockaddr_in me;
+    socklen_t len = sizeof me;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &len), 0);
+    unsigned long inode = 0;
+    for (int i = 0; i < CLIENT_S / 10 && !inode; i++) {
+        inode = tcp_inode(r->job.ep.port, ntohs(me.sin_port));
+        if (!inode)
+            nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
+    }
+    assert_int_not_equal(inode, 0);
+    return inode;
+}
+
+/* Waits (bounded by CLIENT_S ms) until the source has closed the socket with this inode. */
+static void wait_source_closed(unsigned long inode)
+{
+    for (int i = 0; i < CLIENT_S / 10 && socket_open(inode); i++)
+        nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
+    if (socket_open(inode))
+        fail_msg("the source kept socket %lu open for %d ms after the client left", inode,
+                 CLIENT_S);
+}
 
 static source_run *source_start(const run_opts *o)
 {
@@ -520,12 +594,14 @@ static void test_http_source_stalled_tls_connection_survives_a_reset(void **stat
     assert_int_equal(sm_pattern_check(&r->pat, 0, body, 50000), -1);
     free(body);
     SSL_free(ssl);
+    const unsigned long source_fd = source_end(r, fd);
     /* Every byte of the half body is in; now a reset rather than a FIN. */
     struct linger lg = {.l_onoff = 1, .l_linger = 0};
     assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
     close(fd);
-    /* Room for the stalled connection to see the reset and close (3 ticks). */
-    usleep(3 * SM_IO_TICK_MS * 1000);
+    /* The stalled connection sees the reset and closes (within a few ticks) before the join,
+     * which would otherwise end it first. */
+    wait_source_closed(source_fd);
     SSL_CTX_free(ctx);
     assert_int_equal(source_join(r), 0);
     assert_int_equal(r->side.msgs, 0);

@@ -349,13 +349,21 @@ static void test_spec_has_scope_looks_at_every_variant(void **state)
     assert_false(sm_spec_has_scope(&s, SM_SCOPE_LOCAL));
 }
 
-static void test_spec_fini_of_empty_or_null_does_nothing(void **state)
+/* sm_spec_fini leaves a zeroed spec (its lists freed, their pointers and counts cleared), so a
+ * second fini, or a fini of a spec never decoded, frees nothing twice; NULL is ignored. */
+static void test_spec_fini_zeroes_the_spec_so_a_second_fini_does_nothing(void **state)
 {
     (void)state;
-    sm_spec s;
-    memset(&s, 0, sizeof s);
+    sm_spec zero, s;
+    memset(&zero, 0, sizeof zero);
+    decode_ok("{'name':'m','hosts':['h1','h2'],'tests':[{'workload':'stream','count':[1,2]}]}", &s);
+    assert_non_null(s.tests);
+    assert_non_null(s.host_names);
+    assert_int_equal(s.n_host_names, 2);
     sm_spec_fini(&s);
+    assert_memory_equal(&s, &zero, sizeof s);
     sm_spec_fini(&s);
+    assert_memory_equal(&s, &zero, sizeof s);
     sm_spec_fini(NULL);
 }
 
@@ -769,7 +777,7 @@ int main(void)
         cmocka_unit_test(test_spec_64_variants_are_accepted),
         cmocka_unit_test(test_spec_host_and_pair_forms_are_read),
         cmocka_unit_test(test_spec_has_scope_looks_at_every_variant),
-        cmocka_unit_test(test_spec_fini_of_empty_or_null_does_nothing),
+        cmocka_unit_test(test_spec_fini_zeroes_the_spec_so_a_second_fini_does_nothing),
         cmocka_unit_test(test_spec_null_text_and_null_field_buffer),
         cmocka_unit_test(test_spec_every_preset_decodes),
         cmocka_unit_test(test_spec_seed_http_alternates_the_client_models),

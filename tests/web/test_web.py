@@ -14,7 +14,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from smtest import Fleet, can_lab, unless_stolen  # noqa: E402
+from smtest import Fleet, can_lab, unless_root, unless_stolen  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 WEB_DIR = os.environ.get("SM_WEB_DIR") or os.path.join(ROOT, "web")
@@ -223,7 +223,7 @@ class DashboardTest(WebCase):
         self.assertTrue(res["history_mentions_run"], "the history view does not list the run")
 
 
-@unittest.skipUnless(can_lab(), "needs root: h2's TCP is slowed by tc in its network namespace")
+@unless_root(can_lab(), "needs root: h2's TCP is slowed by tc in its network namespace")
 class AnomalyTest(WebCase):
     @unless_stolen
     def test_the_host_with_slow_tcp_is_marked_on_the_compare_view(self):

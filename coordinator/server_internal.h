@@ -1,0 +1,65 @@
+/* The coordinator loop's state and one pass over the bus, shared by server.c and its unit
+ * test alone: everything else goes through server.h. Not thread-safe: the loop's thread only. */
+#ifndef SM_COORD_SERVER_INTERNAL_H
+#define SM_COORD_SERVER_INTERNAL_H
+
+#include <libwebsockets.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "coordinator/api.h"
+#include "coordinator/bus.h"
+#include "coordinator/guard.h"
+#include "coordinator/map.h"
+#include "coordinator/server.h"
+#include "coordinator/store.h"
+#include "coordinator/web.h"
+
+/* Bytes one pass over the bus takes at most (plus the message that crosses it), refused
+ * messages included; replies one pass makes at most. */
+#define SM_BUS_PASS_BYTES   (1u << 20)
+#define SM_BUS_PASS_REPLIES 256
+
+/* The kinds of refused HTTP request, each counted and logged at most once a minute. */
+enum { HR_HOST, HR_ORIGIN, HR_TYPE, HR_TOKEN, HR_METHOD, HR_SIZE, HR_SLOW, HR_FULL, HR_N };
+
+/* A poll held open until there is something to say or hold_ms passed. */
+typedef struct held {
+    sm_bus_msg msg;
+    int64_t since_ms;             /* monotonic */
+    char nonce[SM_NONCE_HEX + 1]; /* of the poll: its answer names it */
+} held;
+
+typedef struct server {
+    const sm_server_cfg *cfg;
+    struct lws_context *ctx;
+    sm_bus *bus;
+    sm_store *st;
+    sm_replay *replay;
+    sm_rejects *rejects;
+    sm_map *held; /* agent name -> held */
+    /* Agents whose last message verified only under the previous fleet key (name -> a marker):
+     * their replies are sealed with it too. Only names that proved that key get in. */
+    sm_map *on_prev_key;
+    int64_t started_ms; /* monotonic: the previous key's grace runs from here */
+    sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
+    sm_ws_hub *hub;
+    uint64_t ws_counters[3];
+    sm_guard guard;
+    bool loopback; /* the HTTP listener's address is loopback: reading needs no token */
+    /* http[0]: open HTTP and WebSocket connections; http[1 + HR_x]: requests refused */
+    uint64_t http[1 + HR_N];
+    int64_t http_logged[HR_N]; /* monotonic ms of each kind's last log line */
+    unsigned ticks;
+    lws_sorted_usec_list_t tick;
+    volatile sig_atomic_t *stop;
+} server;
+
+/* One pass over the bus: takes waiting requests (at most SM_BUS_PASS_REPLIES answered now, at
+ * most about SM_BUS_PASS_BYTES read) in one store transaction; a message that fails its checks
+ * is dropped unanswered and counted in s->rejects; a valid poll is answered or held in
+ * s->held. When a bound stopped the pass, lws_cancel_service(s->ctx) brings the loop back. */
+void sm_server_drain_bus(server *s);
+
+#endif

@@ -1,0 +1,267 @@
+/* Unit tests of the coordinator's HTTP routes (sm_api_handle) over a real SQLite store and a
+ * real control: each route's methods and statuses, the token on state-changing calls, and the
+ * query arguments of a run's table. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coordinator/api.h"
+#include "coordinator/control.h"
+#include "coordinator/store.h"
+
+typedef struct fixture {
+    char dir[64];
+    char db[96];
+    sm_store *st;
+    sm_control *c;
+    sm_rejects *rejects;
+    sm_api_ctx api;
+    /* What the jobs_queued callback was given. */
+    int queued_calls;
+    size_t queued_n;
+    char queued_host[32];
+} fixture;
+
+/* A response, freed by the test. */
+typedef struct response {
+    int status;
+    char *body;
+    size_t len;
+    const char *ctype;
+} response;
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_jobs_queued(void *arg, const char *const *hosts, size_t n)
+{
+    fixture *f = arg;
+    f->queued_calls++;
+    f->queued_n = n;
+    snprintf(f->queued_host, sizeof f->queued_host, "%s", n ? hosts[0] : "");
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/sm-api-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->db, sizeof f->db, "%s/c.db", f->dir);
+    sm_error err = {0};
+    assert_int_equal(sm_store_open(&f->st, f->db, &err), 0);
+    sm_control_cfg cfg = {.hold_ms = 1000, .job_grace_ms = 1000};
+    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, wall_ms(), &err), 0);
+    f->rejects = sm_rejects_new();
+    assert_non_null(f->rejects);
+    f->api = (sm_api_ctx){
+        .st = f->st, .ctl = f->c, .rejects = f->rejects, .jobs_queued = on_jobs_queued, .arg = f};
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    sm_control_close(f->api.ctl);
+    sm_store_close(f->st);
+    sm_rejects_free(f->rejects);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
+    assert_int_equal(system(cmd), 0);
+    free(f);
+    return 0;
+}
+
+static response call(fixture *f, const char *method, const char *path, const char *query,
+                     const char *auth, const char *body)
+{
+    response r = {0};
+    r.status = sm_api_handle(&f->api, method, path, query, auth, body ? body : "",
+                             body ? strlen(body) : 0, &r.body, &r.len, &r.ctype);
+    assert_non_null(r.body);
+    assert_int_equal(r.len, strlen(r.body));
+    return r;
+}
+
+/* Calls and checks the status; a 4xx must be {"error":...} in JSON. */
+static void expect(fixture *f, const char *method, const char *path, const char *query,
+                   const char *auth, const char *body, int status, const char *has)
+{
+    response r = call(f, method, path, query, auth, body);
+    if (r.status != status)
+        fail_msg("%s %s%s%s: %d, want %d: %s", method, path, query ? "?" : "", query ? query : "",
+                 r.status, status, r.body);
+    if (status >= 400) {
+        assert_string_equal(r.ctype, "application/json");
+        assert_non_null(strstr(r.body, "{\"error\":\""));
+    }
+    if (has && !strstr(r.body, has))
+        fail_msg("%s %s: %s lacks %s", method, path, r.body, has);
+    free(r.body);
+}
+
+/* Registers agent `name` the way its first poll does. */
+static void register_agent(fixture *f, const char *name)
+{
+    sm_poll p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.agent, sizeof p.agent, "%s", name);
+    snprintf(p.boot, sizeof p.boot, "0123456789abcdef0123456789abcdef");
+    p.have_facts = true;
+    snprintf(p.facts.hostname, sizeof p.facts.hostname, "%s", name);
+    sm_poll_reply r;
+    bool now;
+    sm_error err = {0};
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    if (sm_control_poll(f->api.ctl, &p, wall_ms(), &r, &now, &err) != 0)
+        fail_msg("poll: %s", err.msg);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+}
+
+#define JOB_H1   "[{\"host\":\"h1\",\"params\":{\"workload\":\"stream\",\"count\":5}}]"
+#define RUN_SPEC "{\"name\":\"r\",\"tests\":[{\"workload\":\"stream\",\"count\":5}]}"
+
+static void test_api_each_route_answers_its_methods_and_405_to_others(void **state)
+{
+    fixture *f = *state;
+    expect(f, "GET", "/healthz", NULL, NULL, NULL, 200, "\"ok\":true");
+    expect(f, "POST", "/healthz", NULL, NULL, NULL, 405, "use GET");
+    expect(f, "GET", "/api/agents", NULL, NULL, NULL, 200, NULL);
+    expect(f, "POST", "/api/agents", NULL, NULL, NULL, 405, "use GET");
+    expect(f, "GET", "/api/jobs", NULL, NULL, NULL, 405, "use POST");
+    expect(f, "GET", "/api/presets", NULL, NULL, NULL, 200, "seed-tcp-unix");
+    expect(f, "POST", "/api/presets", NULL, NULL, NULL, 405, "use GET");
+    expect(f, "GET", "/api/runs", NULL, NULL, NULL, 200, NULL);
+    expect(f, "PUT", "/api/runs", NULL, NULL, NULL, 405, "use GET or POST");
+    expect(f, "POST", "/api/runs/1", NULL, NULL, NULL, 405, "use GET");
+    expect(f, "POST", "/api/runs/1/table", NULL, NULL, NULL, 405, "use GET");
+    expect(f, "POST", "/api/runs/1/anomalies", NULL, NULL, NULL, 405, "use GET");
+    expect(f, "GET", "/api/runs/1/cancel", NULL, NULL, NULL, 405, "use POST");
+    expect(f, "POST", "/api/jobs/1", NULL, NULL, NULL, 405, "use GET");
+}
+
+static void test_api_unknown_paths_are_404_and_bad_ids_400(void **state)
+{
+    fixture *f = *state;
+    expect(f, "GET", "/", NULL, NULL, NULL, 404, "no such endpoint");
+    expect(f, "GET", "/api", NULL, NULL, NULL, 404, "no such endpoint");
+    expect(f, "GET", "/api/runs/1/nope", NULL, NULL, NULL, 404, "no such endpoint");
+    expect(f, "GET", "/api/runs/x", NULL, NULL, NULL, 400, "\"field\":\"id\"");
+    expect(f, "GET", "/api/runs/", NULL, NULL, NULL, 400, "\"field\":\"id\"");
+    expect(f, "GET", "/api/jobs/-1", NULL, NULL, NULL, 400, "\"field\":\"id\"");
+    expect(f, "GET", "/api/jobs/abc", NULL, NULL, NULL, 400, "\"field\":\"id\"");
+    expect(f, "GET", "/api/jobs/999", NULL, NULL, NULL, 404, "no such job");
+    expect(f, "GET", "/api/runs/999", NULL, NULL, NULL, 404, NULL);
+}
+
+static void test_api_post_jobs_queues_for_a_registered_agent_only(void **state)
+{
+    fixture *f = *state;
+    /* Unknown host: nothing queued, nobody woken. */
+    expect(f, "POST", "/api/jobs", NULL, NULL, JOB_H1, 400, "\"field\":\"jobs[0].host\"");
+    assert_int_equal(f->queued_calls, 0);
+    expect(f, "POST", "/api/jobs", NULL, NULL, "{not json", 400, NULL);
+    register_agent(f, "h1");
+    expect(f, "POST", "/api/jobs", NULL, NULL, JOB_H1, 201, "{\"jobs\":[\"1\"]}");
+    assert_int_equal(f->queued_calls, 1);
+    assert_int_equal(f->queued_n, 1);
+    assert_string_equal(f->queued_host, "h1");
+    expect(f, "GET", "/api/jobs/1", NULL, NULL, NULL, 200, "\"host\":\"h1\"");
+    expect(f, "GET", "/api/jobs/1", NULL, NULL, NULL, 200, "\"state\":\"queued\"");
+    expect(f, "GET", "/api/agents", NULL, NULL, NULL, 200, "\"h1\"");
+}
+
+static void test_api_token_guards_every_state_changing_call_when_set(void **state)
+{
+    fixture *f = *state;
+    register_agent(f, "h1");
+    f->api.token = "s3cret";
+    static const char need[] = "\"field\":\"Authorization\"";
+    expect(f, "POST", "/api/jobs", NULL, NULL, JOB_H1, 401, need);
+    expect(f, "POST", "/api/jobs", NULL, "Bearer nope", JOB_H1, 401, need);
+    expect(f, "POST", "/api/jobs", NULL, "s3cret", JOB_H1, 401, need);
+    expect(f, "POST", "/api/runs", NULL, NULL, RUN_SPEC, 401, need);
+    expect(f, "POST", "/api/runs/1/cancel", NULL, "Bearer s3cre", NULL, 401, need);
+    assert_int_equal(f->queued_calls, 0);
+    /* Reads are the listener's to guard (server.c), not the routes'. */
+    expect(f, "GET", "/api/agents", NULL, NULL, NULL, 200, NULL);
+    expect(f, "POST", "/api/jobs", NULL, "Bearer s3cret", JOB_H1, 201, NULL);
+    assert_int_equal(f->queued_calls, 1);
+    expect(f, "POST", "/api/runs", NULL, "Bearer s3cret", RUN_SPEC, 201, "\"run\":");
+    expect(f, "POST", "/api/runs/1/cancel", NULL, "Bearer s3cret", NULL, 200, NULL);
+    /* No token (the loopback listener): the same calls need none. */
+    f->api.token = NULL;
+    expect(f, "POST", "/api/jobs", NULL, NULL, JOB_H1, 201, NULL);
+}
+
+static void test_api_token_comparison_takes_the_exact_bearer_token_only(void **state)
+{
+    (void)state;
+    assert_true(sm_api_token_ok("s3cret", "Bearer s3cret"));
+    assert_false(sm_api_token_ok("s3cret", NULL));
+    assert_false(sm_api_token_ok("s3cret", ""));
+    assert_false(sm_api_token_ok("s3cret", "s3cret"));
+    assert_false(sm_api_token_ok("s3cret", "bearer s3cret"));
+    assert_false(sm_api_token_ok("s3cret", "Bearer s3cre"));
+    assert_false(sm_api_token_ok("s3cret", "Bearer s3cretX"));
+    assert_false(sm_api_token_ok("s3cret", "Bearer "));
+}
+
+static void test_api_table_query_arguments_are_parsed(void **state)
+{
+    fixture *f = *state;
+    /* Checked before the run is looked up. */
+    expect(f, "GET", "/api/runs/999/table", "format=xml", NULL, NULL, 400, "\"field\":\"format\"");
+    expect(f, "GET", "/api/runs/999/table", "format=csvx", NULL, NULL, 400, "\"field\":\"format\"");
+    expect(f, "GET", "/api/runs/999/table", "x=1&floor=abc", NULL, NULL, 400,
+           "\"field\":\"floor\"");
+    expect(f, "GET", "/api/runs/999/table", "floor=12", NULL, NULL, 400, "\"field\":\"floor\"");
+    expect(f, "GET", "/api/runs/999/table", "floor=0.2&disturbed=maybe", NULL, NULL, 400,
+           "\"field\":\"disturbed\"");
+    expect(f, "GET", "/api/runs/999/table", "format=csv&floor=0.2&disturbed=include", NULL, NULL,
+           404, "\"field\":\"id\"");
+    register_agent(f, "h1");
+    expect(f, "POST", "/api/runs", NULL, NULL, RUN_SPEC, 201, "\"run\":");
+    response r = call(f, "GET", "/api/runs/1/table", "format=csv", NULL, NULL);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.ctype, "text/csv; charset=utf-8");
+    free(r.body);
+    r = call(f, "GET", "/api/runs/1/table", "disturbed=exclude&format=md", NULL, NULL);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.ctype, "text/markdown; charset=utf-8");
+    free(r.body);
+    r = call(f, "GET", "/api/runs/1/table", NULL, NULL, NULL);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.ctype, "application/json");
+    free(r.body);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_api_each_route_answers_its_methods_and_405_to_others,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_unknown_paths_are_404_and_bad_ids_400, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_api_post_jobs_queues_for_a_registered_agent_only,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_token_guards_every_state_changing_call_when_set,
+                                        setup, teardown),
+        cmocka_unit_test(test_api_token_comparison_takes_the_exact_bearer_token_only),
+        cmocka_unit_test_setup_teardown(test_api_table_query_arguments_are_parsed, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
