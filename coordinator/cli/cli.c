@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "coordinator/cli/http.h"
-#include "proto/apiview.h"
+#include "coordinator/cli/apiview.h"
 #include "proto/spec.h"
 
 /* ---- option parsing ---- */

@@ -13,7 +13,7 @@
 
 #include "coordinator/cli/cli.h"
 #include "proto/api.h"
-#include "proto/apiview.h"
+#include "coordinator/cli/apiview.h"
 #include "proto/spec.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof *(a)) - 1)
