@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "proto/api.h"
-#include "proto/apiview.h"
+#include "coordinator/cli/apiview.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

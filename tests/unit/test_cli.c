@@ -1,4 +1,5 @@
-/* Unit tests of the sockmatrix CLI: its option parsing, token file, and the API decoders. */
+/* Unit tests of the sockmatrix CLI: its option parsing, token file, text grid, and the API
+ * decoders. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,8 +13,9 @@
 #include <unistd.h>
 
 #include "coordinator/cli/cli.h"
+#include "coordinator/cli/grid.h"
 #include "proto/api.h"
-#include "proto/apiview.h"
+#include "coordinator/cli/apiview.h"
 #include "proto/spec.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof *(a)) - 1)
@@ -447,6 +449,73 @@ static void test_cli_bad_commands_and_options_are_named(void **state)
     assert_fails_naming(url2, ARGC(url2), "--coordinator");
     char *url3[] = {"sockmatrix", "--coordinator", "http://a b", "agents", NULL};
     assert_fails_naming(url3, ARGC(url3), "space or control character");
+}
+
+static void test_cli_takes_whole_option_names_and_ends_options_at_a_double_dash(void **state)
+{
+    (void)state;
+    sm_cli_opts o;
+    sm_error err;
+    /* getopt_long would take a unique prefix; the command line takes whole names only. */
+    char *prefix[] = {"sockmatrix", "run", "--pre", "quick", NULL};
+    assert_fails_naming(prefix, ARGC(prefix), "run: unknown option '--pre' (see --help)");
+    char *global[] = {"sockmatrix", "--coord=http://a:1", "agents", NULL};
+    assert_fails_naming(global, ARGC(global), "unknown option '--coord'");
+    char *cluster[] = {"sockmatrix", "export", "5", "--format", "csv", "-ofile", NULL};
+    assert_fails_naming(cluster, ARGC(cluster), "export: unknown option '-ofile'");
+    char *early_o[] = {"sockmatrix", "-o", "x", "export", NULL};
+    assert_fails_naming(early_o, ARGC(early_o), "-o: put it after the command");
+    char *help_eq[] = {"sockmatrix", "--help=x", NULL};
+    assert_fails_naming(help_eq, ARGC(help_eq), "--help takes no value");
+
+    /* A value is the next argument whatever it looks like. */
+    char *dash_value[] = {"sockmatrix", "run", "--preset", "--wait", NULL};
+    assert_int_equal(parse(dash_value, ARGC(dash_value), &o, &err), 0);
+    assert_string_equal(o.preset, "--wait");
+    assert_false(o.wait);
+
+    /* "--" ends the options, before the command or after it. */
+    char *before[] = {"sockmatrix", "--", "show", "--wait", NULL};
+    assert_fails_naming(before, ARGC(before), "show: '--wait' is not a run id");
+    char *after[] = {"sockmatrix", "show", "--", "5", NULL};
+    assert_int_equal(parse(after, ARGC(after), &o, &err), 0);
+    assert_int_equal(o.run_id, 5);
+    char *two[] = {"sockmatrix", "show", "5", "--", "--help", NULL};
+    assert_fails_naming(two, ARGC(two), "show: unexpected argument '--help'");
+    /* A token file named "--" is a value, not the end of the options. */
+    char *token[] = {"sockmatrix", "--token-file", "--", "show", "--wait", NULL};
+    assert_fails_naming(token, ARGC(token), "--wait: not an option of show");
+
+    /* The same line parses the same twice: getopt_long's state starts afresh. */
+    char *again[] = {"sockmatrix", "export", "--output=x.json", "--format=json", "5", NULL};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(parse(again, ARGC(again), &o, &err), 0);
+        assert_int_equal(o.run_id, 5);
+        assert_string_equal(o.output, "x.json");
+    }
+}
+
+/* ---- the text grid ---- */
+
+static void test_cli_grid_aligns_columns_without_trailing_blanks(void **state)
+{
+    (void)state;
+    sm_grid g = {3, 0, "rll", NULL};
+    static const char *const head[] = {"ID", "NAME", "STATE"};
+    static const char *const row1[] = {"7", "seed-tcp-unix", "done"};
+    static const char *const row2[] = {"12", NULL, "running"};
+    assert_int_equal(sm_grid_row(&g, head), 0);
+    assert_int_equal(sm_grid_row(&g, row1), 0);
+    assert_int_equal(sm_grid_row(&g, row2), 0);
+    char buf[256] = {0};
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    assert_non_null(f);
+    sm_grid_print(&g, f);
+    fclose(f);
+    sm_grid_fini(&g);
+    assert_string_equal(buf, "ID  NAME           STATE\n"
+                             " 7  seed-tcp-unix  done\n"
+                             "12                 running\n");
 }
 
 static void test_cli_help_and_version(void **state)
@@ -900,6 +969,8 @@ int main(void)
         cmocka_unit_test(test_cli_export_needs_a_file_format_and_takes_an_output),
         cmocka_unit_test(test_cli_bad_commands_and_options_are_named),
         cmocka_unit_test(test_cli_help_and_version),
+        cmocka_unit_test(test_cli_takes_whole_option_names_and_ends_options_at_a_double_dash),
+        cmocka_unit_test(test_cli_grid_aligns_columns_without_trailing_blanks),
         cmocka_unit_test(test_cli_token_file_is_one_line_and_private),
         cmocka_unit_test(test_apiview_run_reads_the_coordinators_run_with_its_cells),
         cmocka_unit_test(test_apiview_run_rejects_what_it_cannot_read),

@@ -1,6 +1,6 @@
 /* The coordinator's HTTP API as a client reads it: fixed-size views of its JSON answers. */
-#ifndef SM_PROTO_APIVIEW_H
-#define SM_PROTO_APIVIEW_H
+#ifndef SM_CLI_APIVIEW_H
+#define SM_CLI_APIVIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* Decoders of the coordinator's HTTP answers for clients (the CLI), and its run request. */
-#include "proto/apiview.h"
+#include "coordinator/cli/apiview.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>

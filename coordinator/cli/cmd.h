@@ -1,0 +1,28 @@
+/* The CLI's commands, one function each: they print results on stdout and one line per error
+ * on stderr, and return the exit status (0 ok, 1 a failure of the coordinator, of the run, or
+ * of a file). */
+#ifndef SM_CLI_CMD_H
+#define SM_CLI_CMD_H
+
+#include <stdint.h>
+
+#include "coordinator/cli/cli.h"
+#include "coordinator/cli/http.h"
+
+/* cmd_list.c: the fleet, the presets and the latest runs, as grids. */
+int sm_cli_cmd_agents(sm_http *h);
+int sm_cli_cmd_presets(sm_http *h);
+int sm_cli_cmd_runs(sm_http *h);
+
+/* cmd_show.c: one run's state and cells; cancelling one. */
+int sm_cli_cmd_show(sm_http *h, uint64_t id);
+int sm_cli_cmd_cancel(sm_http *h, uint64_t id);
+
+/* cmd_export.c: a run's comparison table and its anomalies. */
+int sm_cli_cmd_export(sm_http *h, const sm_cli_opts *o);
+int sm_cli_cmd_anomalies(sm_http *h, const sm_cli_opts *o);
+
+/* cmd_run.c: start a run, and with --wait follow it to its table and anomalies. */
+int sm_cli_cmd_run(sm_http *h, const sm_cli_opts *o);
+
+#endif

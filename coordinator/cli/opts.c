@@ -1,0 +1,543 @@
+/* sockmatrix's command line: getopt_long over the global options, then over the command's own. */
+#include "coordinator/cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/spec.h"
+
+static const char usage[] =
+    "Usage: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ...\n"
+    "\n"
+    "Drives a sockmatrix coordinator over its HTTP API.\n"
+    "\n"
+    "Commands:\n"
+    "  agents                   the fleet: status, cores, memory, kernel, labels, last seen\n"
+    "  presets                  the run specs that ship with sockmatrix\n"
+    "  run (--preset NAME | --spec FILE) [--hosts a,b|all] [--repetitions N|auto]\n"
+    "      [--max-repetitions N] [--ci-rel F]\n"
+    "      [--wait] [--format table|csv|md|json] [--timeout-s N]\n"
+    "                           start a run and print its id; with --wait, follow it and\n"
+    "                           print its comparison table (give up after --timeout-s,\n"
+    "                           default 3600). --hosts and --repetitions go with --preset;\n"
+    "                           a --spec file is sent as it is. --repetitions auto: 5 or\n"
+    "                           more per cell, one interleaved round more until the 95%%\n"
+    "                           CI of the median is within +-F of it (--ci-rel, default\n"
+    "                           0.05) or N repetitions ran (--max-repetitions, default 30)\n"
+    "  runs                     the latest runs and their progress\n"
+    "  show RUN                 one run: state, reason, progress and per-cell counts\n"
+    "  cancel RUN               cancel a run and print its new state\n"
+    "  export RUN --format csv|md|json [-o FILE]\n"
+    "                           the run's comparison table, to FILE (replaced atomically)\n"
+    "                           or stdout\n"
+    "  anomalies RUN [--baseline RUN] [--floor F] [--format table|json]\n"
+    "                           the hosts that stand apart from the fleet, slow hosts and\n"
+    "                           slow links of pair tests, and the cells that moved since\n"
+    "                           the baseline (default: the previous run of the same name),\n"
+    "                           each with its evidence; --floor is the relative difference\n"
+    "                           a flag needs (default 0.15). run --wait ends with them too\n"
+    "  --disturbed include|exclude  (export, anomalies, run --wait) samples measured while\n"
+    "                           the host was disturbed are counted per cell and left out of\n"
+    "                           the statistics (exclude, the default); include puts them back\n"
+    "\n"
+    "Options:\n"
+    "  --coordinator URL        the coordinator (default $SOCKMATRIX_COORDINATOR, else\n"
+    "                           " SM_CLI_URL_DEFAULT ")\n"
+    "  --token-file PATH        the dashboard token: one line, mode 0600; needed for run and\n"
+    "                           cancel, and for every command when the coordinator's HTTP\n"
+    "                           listener is not on loopback\n"
+    "  --help, --version\n"
+    "\n"
+    "Exit status: 0 success; 1 the coordinator refused or could not be reached, the run\n"
+    "failed or was cancelled, or --wait gave up; 2 a bad option or argument.\n";
+
+const char *sm_cli_usage(void)
+{
+    return usage;
+}
+
+/* getopt_long's return values: the short options' letters, the others above any letter. */
+enum {
+    O_HELP = 'h',
+    O_OUTPUT = 'o',
+    O_COORD = 256,
+    O_TOKEN,
+    O_VERSION,
+    O_PRESET,
+    O_SPEC,
+    O_HOSTS,
+    O_REPS,
+    O_MAX_REPS,
+    O_CI_REL,
+    O_WAIT,
+    O_FORMAT,
+    O_TIMEOUT,
+    O_BASELINE,
+    O_FLOOR,
+    O_DISTURBED,
+};
+
+#define BEFORE_CMD (1u << 31) /* allowed before the command word */
+#define ON(c)      (1u << (c))
+#define ANYWHERE   0xffffffffu
+
+typedef struct opt {
+    const char *name, *alias; /* "--output", "-o" */
+    int id;
+    bool value;
+    uint32_t where;
+} opt;
+
+static const opt options[] = {
+    {"--coordinator", NULL, O_COORD, true, ANYWHERE},
+    {"--token-file", NULL, O_TOKEN, true, ANYWHERE},
+    {"--help", "-h", O_HELP, false, ANYWHERE},
+    {"--version", NULL, O_VERSION, false, ANYWHERE},
+    {"--preset", NULL, O_PRESET, true, ON(SM_CLI_RUN)},
+    {"--spec", NULL, O_SPEC, true, ON(SM_CLI_RUN)},
+    {"--hosts", NULL, O_HOSTS, true, ON(SM_CLI_RUN)},
+    {"--repetitions", NULL, O_REPS, true, ON(SM_CLI_RUN)},
+    {"--max-repetitions", NULL, O_MAX_REPS, true, ON(SM_CLI_RUN)},
+    {"--ci-rel", NULL, O_CI_REL, true, ON(SM_CLI_RUN)},
+    {"--wait", NULL, O_WAIT, false, ON(SM_CLI_RUN)},
+    {"--format", NULL, O_FORMAT, true, ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES)},
+    {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN)},
+    {"--output", "-o", O_OUTPUT, true, ON(SM_CLI_EXPORT)},
+    {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
+    {"--floor", NULL, O_FLOOR, true, ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN)},
+    {"--disturbed", NULL, O_DISTURBED, true,
+     ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT)},
+};
+
+#define N_OPTIONS (sizeof options / sizeof *options)
+
+typedef struct command {
+    const char *name;
+    sm_cli_cmd cmd;
+    bool takes_run; /* one positional argument: RUN */
+} command;
+
+static const command commands[] = {
+    {"agents", SM_CLI_AGENTS, false}, {"presets", SM_CLI_PRESETS, false},
+    {"run", SM_CLI_RUN, false},       {"runs", SM_CLI_RUNS, false},
+    {"show", SM_CLI_SHOW, true},      {"cancel", SM_CLI_CANCEL, true},
+    {"export", SM_CLI_EXPORT, true},  {"anomalies", SM_CLI_ANOMALIES, true},
+};
+
+/* The parse so far: what the line asked for, and what the final checks need. */
+typedef struct parse {
+    sm_cli_opts r;
+    const command *cmd; /* NULL before the command word */
+    const char *run_arg;
+    bool format_given, timeout_given, version, help;
+} parse;
+
+/* The option an element of argv names, by its whole name (getopt_long would take a prefix:
+ * the command line takes none). Long names end at '='; a short one is the whole element.
+ * *name_len is what the messages quote. */
+static const opt *find_option(const char *arg, int *name_len)
+{
+    const char *eq = arg[1] == '-' ? strchr(arg, '=') : NULL;
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    *name_len = (int)len;
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const opt *o = &options[i];
+        if ((strlen(o->name) == len && strncmp(arg, o->name, len) == 0) ||
+            (o->alias && strlen(o->alias) == len && strncmp(arg, o->alias, len) == 0))
+            return o;
+    }
+    return NULL;
+}
+
+static int check_url(const char *url, const char *what, sm_error *err)
+{
+    const char *rest = strncmp(url, "http://", 7) == 0    ? url + 7
+                       : strncmp(url, "https://", 8) == 0 ? url + 8
+                                                          : NULL;
+    if (!rest || !*rest || *rest == '/')
+        return sm_error_set(err, SM_EINVAL, "%s: '%s' is not an http:// or https:// URL", what,
+                            url);
+    for (const char *p = url; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f)
+            return sm_error_set(err, SM_EINVAL, "%s: '%s' has a space or control character", what,
+                                url);
+    return 0;
+}
+
+/* An unsigned decimal from lo to hi, nothing else. */
+static bool parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Agent names are [A-Za-z0-9._-], 1..64 (proto/envelope.h): checked here so that a typo is a
+ * usage error, before anything is sent. */
+static int check_hosts(const char *hosts, sm_error *err)
+{
+    if (strcmp(hosts, "all") == 0)
+        return 0;
+    for (const char *p = hosts;; p++) {
+        size_t n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+        if (p[n] != ',' && p[n] != '\0')
+            return sm_error_set(err, SM_EINVAL,
+                                "--hosts: '%s': '%c' cannot be in an agent name (give names "
+                                "separated by commas, or all)",
+                                hosts, p[n]);
+        if (n == 0)
+            return sm_error_set(err, SM_EINVAL, "--hosts: '%s' has an empty name", hosts);
+        if (n > SM_NAME_MAX)
+            return sm_error_set(err, SM_EINVAL, "--hosts: a name is longer than %d characters",
+                                SM_NAME_MAX);
+        p += n;
+        if (*p == '\0')
+            return 0;
+    }
+}
+
+static int parse_format(const char *v, sm_cli_cmd cmd, sm_cli_format *out, sm_error *err)
+{
+    if (cmd == SM_CLI_ANOMALIES) {
+        if (strcmp(v, "table") == 0 || strcmp(v, "json") == 0) {
+            *out = v[0] == 't' ? SM_CLI_FMT_TABLE : SM_CLI_FMT_JSON;
+            return 0;
+        }
+        return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table or json", v);
+    }
+    static const char *const names[] = {"table", "csv", "md", "json"};
+    for (size_t i = cmd == SM_CLI_EXPORT ? 1 : 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = (sm_cli_format)i;
+            return 0;
+        }
+    if (cmd == SM_CLI_EXPORT)
+        return sm_error_set(err, SM_EINVAL, "--format: '%s' is not csv, md or json", v);
+    return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table, csv, md or json", v);
+}
+
+/* A fraction as --floor takes it: checked here, sent as written, since the coordinator reads
+ * the same decimal. */
+static bool floor_ok(const char *v)
+{
+    char *end;
+    double f = strtod(v, &end);
+    return !*end && f > 0 && f < 10 && strlen(v) <= 16 && strspn(v, "0123456789.") == strlen(v);
+}
+
+/* Applies one of run's repetition options. */
+static int apply_reps(sm_cli_opts *o, int id, const char *v, sm_error *err)
+{
+    uint64_t n;
+    if (id == O_REPS && strcmp(v, "auto") == 0) {
+        o->reps_auto = true;
+        return 0;
+    }
+    if (id == O_REPS || id == O_MAX_REPS) {
+        if (!parse_uint(v, 1, SM_SPEC_REPS_MAX, &n))
+            return sm_error_set(err, SM_EINVAL, "%s: '%s' is not a number from 1 to %d%s",
+                                id == O_REPS ? "--repetitions" : "--max-repetitions", v,
+                                SM_SPEC_REPS_MAX, id == O_REPS ? " or auto" : "");
+        if (id == O_REPS)
+            o->repetitions = (uint32_t)n;
+        else
+            o->reps.max = (uint32_t)n;
+        return 0;
+    }
+    char *end;
+    double f = strtod(v, &end);
+    if (*end || end == v || !(f > 0 && f < 1))
+        return sm_error_set(err, SM_EINVAL,
+                            "--ci-rel: '%s' is not a fraction between 0 and 1 (0.05 is +-5%%)", v);
+    o->reps.ci_rel = f;
+    return 0;
+}
+
+/* Applies one option with a value that is a number or a word from a list. */
+static int apply_checked(parse *s, int id, const char *v, sm_error *err)
+{
+    sm_cli_opts *o = &s->r;
+    uint64_t n;
+    switch (id) {
+    case O_FORMAT:
+        s->format_given = true;
+        return parse_format(v, o->cmd, &o->format, err);
+    case O_TIMEOUT:
+        if (!parse_uint(v, 1, SM_CLI_TIMEOUT_S_MAX, &n))
+            return sm_error_set(err, SM_EINVAL, "--timeout-s: '%s' is not a number from 1 to %u", v,
+                                SM_CLI_TIMEOUT_S_MAX);
+        o->timeout_s = (uint32_t)n;
+        s->timeout_given = true;
+        return 0;
+    case O_BASELINE:
+        if (!parse_uint(v, 1, UINT64_MAX, &n))
+            return sm_error_set(err, SM_EINVAL, "--baseline: '%s' is not a run id", v);
+        o->baseline = n;
+        return 0;
+    case O_FLOOR:
+        if (!floor_ok(v))
+            return sm_error_set(err, SM_EINVAL,
+                                "--floor: '%s' is not a fraction above 0 (0.15 is 15%%)", v);
+        o->floor = v;
+        return 0;
+    case O_DISTURBED:
+        if (strcmp(v, "include") != 0 && strcmp(v, "exclude") != 0)
+            return sm_error_set(err, SM_EINVAL, "--disturbed: '%s' is not include or exclude", v);
+        o->include_disturbed = strcmp(v, "include") == 0;
+        return 0;
+    default:
+        return apply_reps(o, id, v, err);
+    }
+}
+
+/* Applies one option with its value (NULL for a flag). */
+static int apply(parse *s, const opt *op, const char *v, sm_error *err)
+{
+    sm_cli_opts *o = &s->r;
+    if (op->value && !*v)
+        return sm_error_set(err, SM_EINVAL, "%s: the value is empty", op->name);
+    switch (op->id) {
+    case O_COORD:
+        o->coordinator = v;
+        return check_url(v, "--coordinator", err);
+    case O_TOKEN:
+        o->token_file = v;
+        return 0;
+    case O_HELP:
+        s->help = true;
+        return 0;
+    case O_VERSION:
+        s->version = true;
+        return 0;
+    case O_PRESET:
+        o->preset = v;
+        return 0;
+    case O_SPEC:
+        o->spec_file = v;
+        return 0;
+    case O_HOSTS:
+        o->hosts = v;
+        return check_hosts(v, err);
+    case O_WAIT:
+        o->wait = true;
+        return 0;
+    case O_OUTPUT:
+        o->output = v;
+        return 0;
+    default:
+        return apply_checked(s, op->id, v, err);
+    }
+}
+
+/* The command's positional argument: its run id, and nothing else. */
+static int positional(parse *s, const char *arg, sm_error *err)
+{
+    if (!s->cmd->takes_run || s->run_arg)
+        return sm_error_set(err, SM_EINVAL, "%s: unexpected argument '%s' (see --help)",
+                            s->cmd->name, arg);
+    if (!parse_uint(arg, 1, UINT64_MAX, &s->r.run_id))
+        return sm_error_set(err, SM_EINVAL,
+                            "%s: '%s' is not a run id (a number; sockmatrix runs lists them)",
+                            s->cmd->name, arg);
+    s->run_arg = arg;
+    return 0;
+}
+
+/* What getopt_long returned (c) for the option element arg, checked against this project's
+ * rules: whole names only, each option where it belongs. */
+static int take_option(parse *s, const char *arg, int c, const char *value, sm_error *err)
+{
+    const command *cmd = s->cmd;
+    int len;
+    const opt *op = find_option(arg, &len);
+    if (!op)
+        return sm_error_set(err, SM_EINVAL, "%s%sunknown option '%.*s' (see --help)",
+                            cmd ? cmd->name : "", cmd ? ": " : "", len, arg);
+    if (!(op->where & (cmd ? ON(cmd->cmd) : BEFORE_CMD))) {
+        if (!cmd)
+            return sm_error_set(err, SM_EINVAL,
+                                "%.*s: put it after the command it belongs to (see --help)", len,
+                                arg);
+        return sm_error_set(err, SM_EINVAL, "%.*s: not an option of %s (see --help)", len, arg,
+                            cmd->name);
+    }
+    if (c == ':')
+        return sm_error_set(err, SM_EINVAL, "%s needs a value", op->name);
+    if (c == '?') /* a whole name allowed here: getopt_long refused its "=value" */
+        return sm_error_set(err, SM_EINVAL, "%s takes no value", op->name);
+    return apply(s, op, value, err);
+}
+
+/* getopt_long's table of the options allowed at `where`, and its short options after
+ * `prefix` ("+:" stops at the command word, "-:" hands over the arguments in order). */
+static void build_table(uint32_t where, const char *prefix, struct option *lo, char *shorts)
+{
+    size_t n = 0;
+    strcpy(shorts, prefix);
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        if (!(options[i].where & where))
+            continue;
+        lo[n++] =
+            (struct option){options[i].name + 2, options[i].value ? required_argument : no_argument,
+                            NULL, options[i].id};
+        if (options[i].alias) {
+            const char letter[] = {options[i].alias[1], options[i].value ? ':' : '\0', '\0'};
+            strcat(shorts, letter);
+        }
+    }
+    lo[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* Scans argv[1..argc) with getopt_long: before the command word (s->cmd NULL) up to it, after
+ * it to the end. *next is the index of the first argument getopt_long left: the command word,
+ * or what follows a "--" (which *dashdash then says). Stops early when --help is seen. */
+static int scan(parse *s, int argc, char **argv, int *next, bool *dashdash, sm_error *err)
+{
+    struct option lo[N_OPTIONS + 1];
+    char shorts[16];
+    build_table(s->cmd ? ON(s->cmd->cmd) : BEFORE_CMD, s->cmd ? "-:" : "+:", lo, shorts);
+    opterr = 0;
+    optind = 0; /* glibc: start afresh on this argv */
+    for (;;) {
+        int at = optind ? optind : 1;
+        int c = getopt_long(argc, argv, shorts, lo, NULL);
+        if (c == -1) {
+            *next = optind;
+            *dashdash = optind == at + 1; /* only "--" is passed over without a return */
+            return 0;
+        }
+        int rc = c == 1 ? positional(s, optarg, err) : take_option(s, argv[at], c, optarg, err);
+        if (rc || s->help)
+            return rc;
+    }
+}
+
+static const command *find_command(const char *word, sm_error *err)
+{
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
+        if (strcmp(word, commands[k].name) == 0)
+            return &commands[k];
+    sm_error_set(err, SM_EINVAL, "unknown command '%s' (see --help)", word);
+    return NULL;
+}
+
+/* The global options, the command word, the command's options and arguments, in order. */
+static int scan_line(parse *s, int argc, char **argv, sm_error *err)
+{
+    int next, rc;
+    bool dashdash;
+    if ((rc = scan(s, argc, argv, &next, &dashdash, err)) || s->help || next >= argc)
+        return rc;
+    if (!(s->cmd = find_command(argv[next], err)))
+        return SM_EINVAL;
+    s->r.cmd = s->cmd->cmd;
+    argc -= next;
+    argv += next;  /* argv[0] is the command word, as getopt_long wants a program name */
+    int first = 1; /* after a "--", everything is an argument */
+    if (!dashdash) {
+        if ((rc = scan(s, argc, argv, &next, &dashdash, err)) || s->help)
+            return rc;
+        first = dashdash ? next : argc;
+    }
+    for (int i = first; i < argc; i++)
+        if ((rc = positional(s, argv[i], err)))
+            return rc;
+    return 0;
+}
+
+/* The checks of run that need the whole command line. */
+static int check_run(const parse *s, sm_error *err)
+{
+    const sm_cli_opts *o = &s->r;
+    if (o->preset && o->spec_file)
+        return sm_error_set(err, SM_EINVAL, "run: give --preset or --spec, not both");
+    if (!o->preset && !o->spec_file)
+        return sm_error_set(err, SM_EINVAL, "run: give --preset NAME or --spec FILE");
+    if (o->spec_file && o->hosts)
+        return sm_error_set(err, SM_EINVAL,
+                            "--hosts goes with --preset only; with --spec, put \"hosts\" in "
+                            "the spec file");
+    if (o->spec_file && (o->repetitions || o->reps_auto))
+        return sm_error_set(err, SM_EINVAL,
+                            "--repetitions goes with --preset only; with --spec, put "
+                            "\"repetitions\" in the spec file");
+    if ((o->reps.max || o->reps.ci_rel > 0) && !o->reps_auto)
+        return sm_error_set(err, SM_EINVAL,
+                            "--max-repetitions and --ci-rel go with --repetitions auto");
+    if (s->format_given && !o->wait)
+        return sm_error_set(err, SM_EINVAL,
+                            "--format goes with --wait (without it, run prints the run's id; "
+                            "see also: sockmatrix export)");
+    if (s->timeout_given && !o->wait)
+        return sm_error_set(err, SM_EINVAL, "--timeout-s goes with --wait");
+    if (o->floor && !o->wait)
+        return sm_error_set(err, SM_EINVAL, "--floor goes with --wait");
+    if (o->include_disturbed && !o->wait)
+        return sm_error_set(err, SM_EINVAL, "--disturbed goes with --wait");
+    return 0;
+}
+
+/* The checks that need the whole command line. */
+static int check_command(const parse *s, sm_error *err)
+{
+    if (s->r.cmd == SM_CLI_RUN)
+        return check_run(s, err);
+    if (s->cmd->takes_run && !s->run_arg)
+        return sm_error_set(err, SM_EINVAL,
+                            "%s: which run? (sockmatrix %s RUN; sockmatrix runs lists them)",
+                            s->cmd->name, s->cmd->name);
+    if (s->r.cmd == SM_CLI_EXPORT && !s->format_given)
+        return sm_error_set(err, SM_EINVAL, "export: --format csv|md|json is required");
+    return 0;
+}
+
+int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_error *err)
+{
+    parse s;
+    memset(&s, 0, sizeof s);
+    s.r.coordinator = SM_CLI_URL_DEFAULT;
+    s.r.timeout_s = SM_CLI_TIMEOUT_S_DEFAULT;
+    s.r.cmd = SM_CLI_HELP;
+    int rc;
+    if (env_url && *env_url) {
+        if ((rc = check_url(env_url, SM_CLI_URL_ENV, err)))
+            return rc;
+        s.r.coordinator = env_url;
+    }
+    if ((rc = scan_line(&s, argc, argv, err)))
+        return rc;
+    if (s.help) {
+        /* --help wins over whatever else is wrong with the line after it. */
+        memset(o, 0, sizeof *o);
+        o->cmd = SM_CLI_HELP;
+        o->coordinator = s.r.coordinator;
+        return 0;
+    }
+    if (s.version)
+        s.r.cmd = SM_CLI_VERSION;
+    else if (!s.cmd)
+        return sm_error_set(err, SM_EINVAL,
+                            "a command is needed: agents, presets, run, runs, "
+                            "show, cancel, export or anomalies (see --help)");
+    else if ((rc = check_command(&s, err)))
+        return rc;
+    if (s.r.reps_auto) {
+        /* The spec's defaults, but a --max-repetitions below 5 also lowers the minimum. */
+        if (!s.r.reps.max)
+            s.r.reps.max = SM_REPS_AUTO_MAX;
+        if (!(s.r.reps.ci_rel > 0))
+            s.r.reps.ci_rel = SM_REPS_AUTO_CI_REL;
+        s.r.reps.min = s.r.reps.max < SM_REPS_AUTO_MIN ? s.r.reps.max : SM_REPS_AUTO_MIN;
+        s.r.repetitions = 0;
+    }
+    *o = s.r;
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* What the CLI's commands print: error lines, answer bodies, files written whole. */
+#ifndef SM_CLI_OUTPUT_H
+#define SM_CLI_OUTPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "coordinator/cli/apiview.h"
+#include "proto/err.h"
+
+/* One line on stderr: "sockmatrix: " and the formatted message. */
+void sm_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* body[0..len) on stdout, ending in a newline for the terminal's sake; 0, or 1 once the
+ * failure to write is reported. */
+int sm_cli_print_body(const char *body, size_t len);
+
+/* Writes data to path through a temporary file in the same folder and rename(), so that a
+ * reader never sees half a table and a failure leaves the old file as it was. The file
+ * follows the umask. Errors: SM_ESYS, SM_ENOMEM, with err->msg naming the file. */
+int sm_cli_write_atomic(const char *path, const char *data, size_t len, sm_error *err);
+
+/* How the run's jobs go, when there is something to say: one at a time and why, or the
+ * warning that they run side by side on hosts that share one machine. Each line starts
+ * with prefix (may be NULL). */
+void sm_cli_print_parallel(FILE *f, const char *prefix, const sm_apiview_run *run);
+
+#endif

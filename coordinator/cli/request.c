@@ -1,0 +1,87 @@
+/* The CLI's calls to the coordinator: one request, its failure said in one line. */
+#include "coordinator/cli/request.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "coordinator/cli/apiview.h"
+#include "coordinator/cli/output.h"
+
+void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err)
+{
+    if (!r) {
+        if (err->code == SM_ESYS)
+            sm_cli_fail("cannot reach the coordinator at %s: %s", sm_http_url(h), err->msg);
+        else
+            sm_cli_fail("%s", err->msg);
+        return;
+    }
+    sm_apiview_error e;
+    sm_error derr = {0};
+    if (sm_apiview_error_decode(r->body, r->len, &e, &derr) != 0)
+        sm_cli_fail("the coordinator at %s answered HTTP %ld without an error message",
+                    sm_http_url(h), r->status);
+    else if (e.field[0])
+        sm_cli_fail("%s (field: %s)", e.error, e.field);
+    else
+        sm_cli_fail("%s", e.error);
+}
+
+int sm_cli_call(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r)
+{
+    sm_error err = {0};
+    int rc = body ? sm_http_post(h, path, body, len, r, &err) : sm_http_get(h, path, r, &err);
+    if (rc) {
+        sm_cli_report(h, NULL, &err);
+        return 1;
+    }
+    if (r->status < 200 || r->status > 299) {
+        sm_cli_report(h, r, &err);
+        sm_http_resp_fini(r);
+        return 1;
+    }
+    return 0;
+}
+
+int sm_cli_bad_answer(const char *what, const sm_error *err)
+{
+    sm_cli_fail("unexpected answer to %s from the coordinator: %s", what, err->msg);
+    return 1;
+}
+
+static const char *format_query(sm_cli_format f)
+{
+    switch (f) {
+    case SM_CLI_FMT_CSV:
+        return "csv";
+    case SM_CLI_FMT_JSON:
+        return "json";
+    case SM_CLI_FMT_TABLE: /* the Markdown table reads well in a terminal as it is */
+    case SM_CLI_FMT_MD:
+        break;
+    }
+    return "md";
+}
+
+int sm_cli_get_table(sm_http *h, uint64_t id, sm_cli_format f, bool disturbed, sm_http_resp *r)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/table?format=%s%s", id, format_query(f),
+             disturbed ? "&disturbed=include" : "");
+    return sm_cli_call(h, path, NULL, 0, r);
+}
+
+int sm_cli_get_anomalies(sm_http *h, uint64_t id, uint64_t baseline, const char *floor,
+                         bool disturbed, sm_cli_format f, sm_http_resp *r)
+{
+    char path[192];
+    int n = snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/anomalies?format=%s", id,
+                     f == SM_CLI_FMT_JSON ? "json" : "text");
+    if (baseline)
+        n += snprintf(path + n, sizeof path - (size_t)n, "&baseline=%" PRIu64, baseline);
+    if (floor)
+        n += snprintf(path + n, sizeof path - (size_t)n, "&floor=%s", floor);
+    if (disturbed)
+        snprintf(path + n, sizeof path - (size_t)n, "&disturbed=include");
+    return sm_cli_call(h, path, NULL, 0, r);
+}

@@ -1,0 +1,31 @@
+/* The CLI's calls to the coordinator: one request, its failure said in one line. */
+#ifndef SM_CLI_REQUEST_H
+#define SM_CLI_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coordinator/cli/cli.h"
+#include "coordinator/cli/http.h"
+
+/* One line on stderr for a failed call: with r NULL, err (the coordinator could not be
+ * reached, or what else went wrong); else the API's error message in r's body. */
+void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err);
+
+/* GET (body NULL) or POST path; 0 with *r holding a 2xx answer (the caller's to
+ * sm_http_resp_fini), or 1 once the failure is reported. */
+int sm_cli_call(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r);
+
+/* Reports an answer that did not decode; returns 1, the exit status. */
+int sm_cli_bad_answer(const char *what, const sm_error *err);
+
+/* GET the run's comparison table in format f (table is the Markdown one); as sm_cli_call. */
+int sm_cli_get_table(sm_http *h, uint64_t id, sm_cli_format f, bool disturbed, sm_http_resp *r);
+
+/* GET the run's anomalies: lines for people (format table) or the JSON; baseline 0 and
+ * floor NULL leave the coordinator's defaults. As sm_cli_call. */
+int sm_cli_get_anomalies(sm_http *h, uint64_t id, uint64_t baseline, const char *floor,
+                         bool disturbed, sm_cli_format f, sm_http_resp *r);
+
+#endif
