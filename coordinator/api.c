@@ -57,37 +57,52 @@ bool sm_api_token_ok(const char *expected, const char *authorization)
     return ok;
 }
 
-static int get_agents(sm_api_ctx *a, char **resp, size_t *len)
+/* One store row with the live view, which is in memory (the store is written only when
+ * something changes); its strings point into row. */
+static sm_api_agent api_agent(sm_api_ctx *a, const sm_agent_row *row)
+{
+    sm_agent_status st = row->status;
+    int64_t seen = row->last_seen_ms;
+    sm_control_agent_live(a->ctl, row->name, &st, &seen);
+    return (sm_api_agent){row->name,
+                          row->boot,
+                          row->data_addr,
+                          sm_agent_status_name(st),
+                          row->labels_json,
+                          row->facts_json,
+                          row->first_seen_ms,
+                          seen,
+                          sm_control_agent_quarantined(a->ctl, row->name)};
+}
+
+char *sm_api_agent_item(sm_api_ctx *a, const sm_agent_row *row)
+{
+    const sm_api_agent out = api_agent(a, row);
+    return sm_api_agent_encode(&out);
+}
+
+char *sm_api_agents_body(sm_api_ctx *a, sm_error *err)
 {
     sm_agent_row *rows = NULL;
     size_t n = 0;
-    sm_error err = {0};
-    if (sm_store_agents_list(a->st, &rows, &n, &err) != 0)
-        return error(resp, len, 500, err.msg, NULL);
+    if (sm_store_agents_list(a->st, &rows, &n, err) != 0)
+        return NULL;
     sm_api_agent *out = calloc(n ? n : 1, sizeof *out);
-    if (!out) {
-        sm_store_agents_free(rows, n);
-        return error(resp, len, 500, "out of memory", NULL);
-    }
-    for (size_t i = 0; i < n; i++) {
-        sm_agent_status st = rows[i].status;
-        int64_t seen = rows[i].last_seen_ms;
-        /* The live view is in memory; the store is written only when something changes. */
-        sm_control_agent_live(a->ctl, rows[i].name, &st, &seen);
-        out[i] = (sm_api_agent){rows[i].name,
-                                rows[i].boot,
-                                rows[i].data_addr,
-                                sm_agent_status_name(st),
-                                rows[i].labels_json,
-                                rows[i].facts_json,
-                                rows[i].first_seen_ms,
-                                seen,
-                                sm_control_agent_quarantined(a->ctl, rows[i].name)};
-    }
-    int status = reply(resp, len, 200, sm_api_agents(out, n));
+    for (size_t i = 0; out && i < n; i++)
+        out[i] = api_agent(a, &rows[i]);
+    char *body = out ? sm_api_agents(out, n) : NULL;
+    if (!body)
+        sm_error_set(err, SM_ENOMEM, "out of memory");
     free(out);
     sm_store_agents_free(rows, n);
-    return status;
+    return body;
+}
+
+static int get_agents(sm_api_ctx *a, char **resp, size_t *len)
+{
+    sm_error err = {0};
+    char *body = sm_api_agents_body(a, &err);
+    return body ? reply(resp, len, 200, body) : error(resp, len, 500, err.msg, NULL);
 }
 
 static int get_job(sm_api_ctx *a, const char *id_text, char **resp, size_t *len)
@@ -327,24 +342,34 @@ static int post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, s
     return reply(resp, len, 201, sm_api_run_created(id));
 }
 
-static int get_runs(sm_api_ctx *a, char **resp, size_t *len)
+char *sm_api_run_item(const sm_run_row *r)
+{
+    const sm_api_run out = api_run(r);
+    return sm_api_run_item_encode(&out);
+}
+
+char *sm_api_runs_body(sm_api_ctx *a, sm_error *err)
 {
     sm_run_row *rows = NULL;
     size_t n = 0;
-    sm_error err = {0};
-    if (sm_store_runs_list(a->st, 100, &rows, &n, &err) != 0)
-        return error(resp, len, 500, err.msg, NULL);
+    if (sm_store_runs_list(a->st, 100, &rows, &n, err) != 0)
+        return NULL;
     sm_api_run *out = calloc(n ? n : 1, sizeof *out);
-    if (!out) {
-        sm_store_runs_free(rows, n);
-        return error(resp, len, 500, "out of memory", NULL);
-    }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; out && i < n; i++)
         out[i] = api_run(&rows[i]);
-    int status = reply(resp, len, 200, sm_api_runs_encode(out, n));
+    char *body = out ? sm_api_runs_encode(out, n) : NULL;
+    if (!body)
+        sm_error_set(err, SM_ENOMEM, "out of memory");
     free(out);
     sm_store_runs_free(rows, n);
-    return status;
+    return body;
+}
+
+static int get_runs(sm_api_ctx *a, char **resp, size_t *len)
+{
+    sm_error err = {0};
+    char *body = sm_api_runs_body(a, &err);
+    return body ? reply(resp, len, 200, body) : error(resp, len, 500, err.msg, NULL);
 }
 
 static int get_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
@@ -726,6 +751,17 @@ out:
     run_data_fini(&d);
     run_data_fini(&b);
     return status;
+}
+
+char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id)
+{
+    char *resp = NULL;
+    size_t len = 0;
+    const char *ctype = NULL;
+    if (get_anomalies(a, run_id, NULL, &resp, &len, &ctype) == 200)
+        return resp;
+    free(resp);
+    return NULL;
 }
 
 /* /api/runs/{id}[/cancel|/table|/anomalies] */

@@ -35,6 +35,17 @@ int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const cha
                   const char *auth, const char *body, size_t len, char **resp, size_t *resp_len,
                   const char **content_type);
 
+/* What the hub of live events tells, by the same encoders as the routes above, so that a page
+ * sees the same objects either way. The bodies of GET /api/agents and GET /api/runs (NULL with
+ * err set when the store fails or memory runs out); one item of those lists for a store row
+ * (NULL when out of memory); the body of GET /api/runs/{id}/anomalies (NULL when the run is
+ * not there or it cannot be computed). */
+char *sm_api_agents_body(sm_api_ctx *a, sm_error *err);
+char *sm_api_runs_body(sm_api_ctx *a, sm_error *err);
+char *sm_api_agent_item(sm_api_ctx *a, const sm_agent_row *row);
+char *sm_api_run_item(const sm_run_row *r);
+char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id);
+
 /* Constant-time comparison of a presented bearer token with the expected one. */
 bool sm_api_token_ok(const char *expected, const char *authorization);
 
