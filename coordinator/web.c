@@ -189,6 +189,8 @@ struct sm_ws_hub {
      * -> FRESH until the jobs it had were told, then TOLD. */
     sm_map *live;
     uint64_t newest; /* the highest run id known: a higher one is a run that started */
+    void (*tap)(void *arg, const char *text);
+    void *tap_arg;
 };
 
 static void id_key(uint64_t id, char *key, size_t cap)
@@ -339,6 +341,8 @@ static void broadcast(sm_ws_hub *h, char *text)
         return;
     for (session *s = h->sessions; s; s = s->next)
         queue_to(s, text);
+    if (h->tap)
+        h->tap(h->tap_arg, text);
     free(text);
 }
 
@@ -466,7 +470,7 @@ static int by_id_desc(const void *a, const void *b)
  * lists them. */
 static void look(sm_ws_hub *h)
 {
-    const bool tell = h->sessions != NULL;
+    const bool tell = h->sessions != NULL || h->tap != NULL;
     tell_agents(h, tell);
     size_t n = sm_map_size(h->touched), k = 0, cur = 0;
     uint64_t *ids = calloc(n ? n : 1, sizeof *ids);
@@ -481,6 +485,12 @@ static void look(sm_ws_hub *h)
     clear(&h->jobs, free);
     clear(&h->touched, NULL);
     clear(&h->runs, NULL);
+}
+
+void sm_ws_hub_tap(sm_ws_hub *h, void (*fn)(void *arg, const char *text), void *arg)
+{
+    h->tap = fn;
+    h->tap_arg = arg;
 }
 
 void sm_ws_tick(sm_ws_hub *h)

@@ -41,4 +41,8 @@ size_t sm_ws_session_size(void);
  * browser connected, only keeps up which runs are running. */
 void sm_ws_tick(sm_ws_hub *h);
 
+/* For tests: fn (NULL: none) hears every message the hub broadcasts, as a browser would; while
+ * it is set the hub tells as if a browser were connected. */
+void sm_ws_hub_tap(sm_ws_hub *h, void (*fn)(void *arg, const char *text), void *arg);
+
 #endif
