@@ -1047,7 +1047,9 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
         (rc = sm_store_job_set_state(c->st, m->job, m->attempt, r->ok ? SM_JOB_DONE : SM_JOB_FAILED,
                                      r->ok ? "" : r->reason, now_ms, err)))
         return rc;
-    if (late && inserted)
+    /* A result stored for a job that had ended (late, or after its time limit) changes its
+     * run's table: the run's cached reports are dropped on this. */
+    if (inserted && (late || !job_get(c, m->job)))
         tell_change(c, SM_CHANGE_JOB, NULL, m->job, late_run);
     if (late && inserted && r->ok && late_run && (rc = run_late_done(c, late_run, now_ms, err)))
         return rc;

@@ -208,6 +208,8 @@ void sm_ws_hub_change(void *ctx, const sm_change *ch)
 {
     sm_ws_hub *h = ctx;
     char key[24];
+    if (ch->kind != SM_CHANGE_AGENT)
+        sm_api_run_changed(h->api, ch->run);
     switch (ch->kind) {
     case SM_CHANGE_AGENT:
         if (ch->agent)

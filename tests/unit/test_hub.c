@@ -1,12 +1,14 @@
 /* Unit tests of the /ws hub (coordinator/web.c) against a real store and control: the change
  * events of polls, a run and its jobs become the messages a browser hears, each object once per
- * change, in the order a page needs them. */
+ * change, in the order a page needs them; and the reports of ended runs the API keeps
+ * (coordinator/api.c) are dropped when a result of the run is stored. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "coordinator/control.h"
 #include "coordinator/store.h"
 #include "coordinator/web.h"
+#include "proto/codec.h"
 #include "proto/spec.h"
 
 #define MAX_MSGS 256
@@ -73,6 +76,7 @@ static int teardown(void **state)
     fixture *f = *state;
     forget(f);
     sm_ws_hub_free(f->hub);
+    sm_api_cache_free(&f->api);
     sm_control_close(f->api.ctl);
     sm_store_close(f->st);
     char cmd[160];
@@ -297,6 +301,101 @@ static void test_hub_without_browsers_tells_nothing_later(void **state)
     assert_int_equal(f->n, 0);
 }
 
+static char *get(fixture *f, const char *method, const char *path, const char *query, int want)
+{
+    char *resp = NULL;
+    size_t len = 0;
+    const char *ctype = NULL;
+    int status = sm_api_handle(&f->api, method, path, query, NULL, "", 0, &resp, &len, &ctype);
+    if (status != want)
+        fail_msg("%s %s: %d %s", method, path, status, resp ? resp : "");
+    return resp;
+}
+
+/* h2's jobs of run id (their ids in run order, and the attempt their results are stored as). */
+static size_t h2_jobs(fixture *f, uint64_t id, uint64_t *ids, uint32_t *attempts)
+{
+    sm_job_row *rows = NULL;
+    size_t n = 0, k = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_store_run_jobs(f->st, id, &rows, &n, &err), 0);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].host, "h2") == 0 && k < 2) {
+            ids[k] = rows[i].id;
+            attempts[k++] = rows[i].attempt;
+        }
+    sm_store_jobs_free(rows, n);
+    return k;
+}
+
+static void test_reports_of_an_ended_run_are_kept_until_a_result_of_it_is_stored(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    sm_poll_reply r;
+    base_poll(&p1, "h1", "11111111111111111111111111111111");
+    base_poll(&p2, "h2", "22222222222222222222222222222222");
+    poll_once(f, &p1, &r);
+    poll_once(f, &p2, &r);
+    p1.have_facts = p2.have_facts = false;
+    const uint64_t id = start_run(f);
+    char path[64], cancel[64], *none;
+    snprintf(path, sizeof path, "/api/runs/%llu/table", (unsigned long long)id);
+    snprintf(cancel, sizeof cancel, "/api/runs/%llu/cancel", (unsigned long long)id);
+    take_and_finish(f, &p1);
+    take_and_finish(f, &p1);
+    /* A running run's table is not kept: each GET sees the results so far. */
+    char *running = get(f, "GET", path, "format=csv", 200);
+    free(get(f, "POST", cancel, NULL, 200));
+    char *t1 = get(f, "GET", path, "format=csv", 200);
+    assert_string_equal(t1, running);
+    free(running);
+
+    /* Stored behind the control core's back (no change told): the kept table is served. */
+    uint64_t jobs[2];
+    uint32_t attempts[2];
+    assert_int_equal(h2_jobs(f, id, jobs, attempts), 2);
+    sm_result res;
+    sm_result_init(&res);
+    res.ok = true;
+    sm_result_set(&res, SM_M_THROUGHPUT, 100.0);
+    sm_error err = {0};
+    char *json = sm_codec_result_encode(&res, &err);
+    assert_non_null(json);
+    const sm_result_cols cols = {NAN, NAN, 100.0, NAN, NAN, true};
+    bool inserted = false;
+    assert_int_equal(sm_store_result_insert(f->st, jobs[0], attempts[0], "h2", json, &cols, f->now,
+                                            &inserted, &err),
+                     0);
+    assert_true(inserted);
+    char *t2 = get(f, "GET", path, "format=csv", 200);
+    assert_string_equal(t2, t1);
+    /* Another format is another report. */
+    none = get(f, "GET", path, "format=md", 200);
+    assert_string_not_equal(none, t1);
+    free(none);
+    /* Told that the run changed, the table is computed again, with h2's result. */
+    sm_api_run_changed(&f->api, id);
+    char *t3 = get(f, "GET", path, "format=csv", 200);
+    assert_string_not_equal(t3, t1);
+
+    /* A result that comes late through a poll tells the hub, which drops the run's reports. */
+    sm_result_msg m = {.job = jobs[1], .attempt = attempts[1]};
+    m.result = res;
+    p2.results = &m;
+    p2.n_results = 1;
+    poll_once(f, &p2, &r);
+    p2.results = NULL;
+    p2.n_results = 0;
+    char *t4 = get(f, "GET", path, "format=csv", 200);
+    assert_string_not_equal(t4, t3);
+    free(json);
+    free(t1);
+    free(t2);
+    free(t3);
+    free(t4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +406,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hub_without_browsers_tells_nothing_later, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_reports_of_an_ended_run_are_kept_until_a_result_of_it_is_stored, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
