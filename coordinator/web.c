@@ -182,7 +182,7 @@ struct sm_ws_hub {
     session *sessions;
     /* What changed since the last tick (sm_control_on_change), by name or decimal id. */
     sm_map *agents;  /* -> MARK */
-    sm_map *jobs;    /* job -> its run's id, malloc'd (jobs of runs only) */
+    sm_map *jobs;    /* -> MARK (jobs of runs only) */
     sm_map *touched; /* run -> MARK: the run changed, or a job of it did */
     sm_map *runs;    /* run -> MARK: the run itself changed */
     /* Runs known as running (their jobs' news is told, and their anomalies when they end):
@@ -219,12 +219,7 @@ void sm_ws_hub_change(void *ctx, const sm_change *ch)
         if (ch->run == 0)
             return; /* a job of no run is not on the dashboard */
         id_key(ch->job, key, sizeof key);
-        uint64_t *run = sm_map_get(h->jobs, key) ? NULL : malloc(sizeof *run);
-        if (run) {
-            *run = ch->run;
-            if (sm_map_put(h->jobs, key, run) != 0)
-                free(run);
-        }
+        hub_mark(h->jobs, key, MARK);
         id_key(ch->run, key, sizeof key);
         hub_mark(h->touched, key, MARK);
         return;
@@ -257,7 +252,10 @@ static int hub_load(sm_ws_hub *h)
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char key[24];
         id_key(rows[i].id, key, sizeof key);
-        rc = sm_map_put(h->live, key, TOLD);
+        if (sm_map_put(h->live, key, TOLD) != 0) {
+            sm_store_runs_free(rows, n);
+            return SM_ENOMEM;
+        }
     }
     if (rc == 0)
         sm_store_runs_free(rows, n);
@@ -302,7 +300,7 @@ void sm_ws_hub_free(sm_ws_hub *h)
     if (h->api && h->api->ctl)
         sm_control_on_change(h->api->ctl, NULL, NULL);
     sm_map_free(h->agents, NULL);
-    sm_map_free(h->jobs, free);
+    sm_map_free(h->jobs, NULL);
     sm_map_free(h->touched, NULL);
     sm_map_free(h->runs, NULL);
     sm_map_free(h->live, NULL);
@@ -484,7 +482,7 @@ static void look(sm_ws_hub *h)
     for (size_t i = 0; i < k; i++)
         tell_run(h, ids[i], tell);
     free(ids);
-    clear(&h->jobs, free);
+    clear(&h->jobs, NULL);
     clear(&h->touched, NULL);
     clear(&h->runs, NULL);
 }
