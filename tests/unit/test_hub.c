@@ -287,6 +287,28 @@ static void test_hub_tells_a_run_over_between_two_ticks_whole(void **state)
     assert_int_equal(f->n, 0);
 }
 
+static void test_hub_tells_a_job_that_moved_without_its_run(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    sm_poll_reply r;
+    base_poll(&p1, "h1", "11111111111111111111111111111111");
+    base_poll(&p2, "h2", "22222222222222222222222222222222");
+    poll_once(f, &p1, &r);
+    poll_once(f, &p2, &r);
+    p1.have_facts = p2.have_facts = false;
+    start_run(f);
+    sm_ws_tick(f->hub);
+    forget(f);
+    poll_once(f, &p1, &r); /* h1 is assigned its first job: the run's counts stay */
+    assert_int_equal(r.n_commands, 1);
+    sm_ws_tick(f->hub);
+    assert_int_equal(count(f, "{\"type\":\"job\"", NULL), 1);
+    assert_int_equal(count(f, "{\"type\":\"job\"", "\"state\":\"assigned\"", NULL), 1);
+    assert_int_equal(count(f, "{\"type\":\"run\"", NULL), 0);
+    assert_int_equal(count(f, "{\"type\":\"agent\"", NULL), 1);
+}
+
 static void test_hub_without_browsers_tells_nothing_later(void **state)
 {
     fixture *f = *state;
@@ -403,6 +425,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hub_tells_a_run_its_jobs_then_itself_then_its_end,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_hub_tells_a_run_over_between_two_ticks_whole, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_hub_tells_a_job_that_moved_without_its_run, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hub_without_browsers_tells_nothing_later, setup,
                                         teardown),
