@@ -57,37 +57,52 @@ bool sm_api_token_ok(const char *expected, const char *authorization)
     return ok;
 }
 
-static int get_agents(sm_api_ctx *a, char **resp, size_t *len)
+/* One store row with the live view, which is in memory (the store is written only when
+ * something changes); its strings point into row. */
+static sm_api_agent api_agent(sm_api_ctx *a, const sm_agent_row *row)
+{
+    sm_agent_status st = row->status;
+    int64_t seen = row->last_seen_ms;
+    sm_control_agent_live(a->ctl, row->name, &st, &seen);
+    return (sm_api_agent){row->name,
+                          row->boot,
+                          row->data_addr,
+                          sm_agent_status_name(st),
+                          row->labels_json,
+                          row->facts_json,
+                          row->first_seen_ms,
+                          seen,
+                          sm_control_agent_quarantined(a->ctl, row->name)};
+}
+
+char *sm_api_agent_item(sm_api_ctx *a, const sm_agent_row *row)
+{
+    const sm_api_agent out = api_agent(a, row);
+    return sm_api_agent_encode(&out);
+}
+
+char *sm_api_agents_body(sm_api_ctx *a, sm_error *err)
 {
     sm_agent_row *rows = NULL;
     size_t n = 0;
-    sm_error err = {0};
-    if (sm_store_agents_list(a->st, &rows, &n, &err) != 0)
-        return error(resp, len, 500, err.msg, NULL);
+    if (sm_store_agents_list(a->st, &rows, &n, err) != 0)
+        return NULL;
     sm_api_agent *out = calloc(n ? n : 1, sizeof *out);
-    if (!out) {
-        sm_store_agents_free(rows, n);
-        return error(resp, len, 500, "out of memory", NULL);
-    }
-    for (size_t i = 0; i < n; i++) {
-        sm_agent_status st = rows[i].status;
-        int64_t seen = rows[i].last_seen_ms;
-        /* The live view is in memory; the store is written only when something changes. */
-        sm_control_agent_live(a->ctl, rows[i].name, &st, &seen);
-        out[i] = (sm_api_agent){rows[i].name,
-                                rows[i].boot,
-                                rows[i].data_addr,
-                                sm_agent_status_name(st),
-                                rows[i].labels_json,
-                                rows[i].facts_json,
-                                rows[i].first_seen_ms,
-                                seen,
-                                sm_control_agent_quarantined(a->ctl, rows[i].name)};
-    }
-    int status = reply(resp, len, 200, sm_api_agents(out, n));
+    for (size_t i = 0; out && i < n; i++)
+        out[i] = api_agent(a, &rows[i]);
+    char *body = out ? sm_api_agents(out, n) : NULL;
+    if (!body)
+        sm_error_set(err, SM_ENOMEM, "out of memory");
     free(out);
     sm_store_agents_free(rows, n);
-    return status;
+    return body;
+}
+
+static int get_agents(sm_api_ctx *a, char **resp, size_t *len)
+{
+    sm_error err = {0};
+    char *body = sm_api_agents_body(a, &err);
+    return body ? reply(resp, len, 200, body) : error(resp, len, 500, err.msg, NULL);
 }
 
 static int get_job(sm_api_ctx *a, const char *id_text, char **resp, size_t *len)
@@ -327,24 +342,34 @@ static int post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, s
     return reply(resp, len, 201, sm_api_run_created(id));
 }
 
-static int get_runs(sm_api_ctx *a, char **resp, size_t *len)
+char *sm_api_run_item(const sm_run_row *r)
+{
+    const sm_api_run out = api_run(r);
+    return sm_api_run_item_encode(&out);
+}
+
+char *sm_api_runs_body(sm_api_ctx *a, sm_error *err)
 {
     sm_run_row *rows = NULL;
     size_t n = 0;
-    sm_error err = {0};
-    if (sm_store_runs_list(a->st, 100, &rows, &n, &err) != 0)
-        return error(resp, len, 500, err.msg, NULL);
+    if (sm_store_runs_list(a->st, 100, &rows, &n, err) != 0)
+        return NULL;
     sm_api_run *out = calloc(n ? n : 1, sizeof *out);
-    if (!out) {
-        sm_store_runs_free(rows, n);
-        return error(resp, len, 500, "out of memory", NULL);
-    }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; out && i < n; i++)
         out[i] = api_run(&rows[i]);
-    int status = reply(resp, len, 200, sm_api_runs_encode(out, n));
+    char *body = out ? sm_api_runs_encode(out, n) : NULL;
+    if (!body)
+        sm_error_set(err, SM_ENOMEM, "out of memory");
     free(out);
     sm_store_runs_free(rows, n);
-    return status;
+    return body;
+}
+
+static int get_runs(sm_api_ctx *a, char **resp, size_t *len)
+{
+    sm_error err = {0};
+    char *body = sm_api_runs_body(a, &err);
+    return body ? reply(resp, len, 200, body) : error(resp, len, 500, err.msg, NULL);
 }
 
 static int get_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
@@ -728,6 +753,180 @@ out:
     return status;
 }
 
+/* ---- reports of ended runs, computed once ---- */
+
+#define CACHE_RUNS     32 /* runs whose reports are kept, the least recently asked for out */
+#define CACHE_VARIANTS 8  /* reports kept per run (format, floor, baseline, ...) */
+
+typedef struct cached {
+    char *key; /* "table?QUERY" or "anomalies?QUERY" */
+    char *body;
+    size_t len;
+    const char *ctype;
+    uint64_t base; /* the baseline asked for; 0: the default one */
+} cached;
+
+typedef struct cache_run {
+    uint64_t run; /* 0: a free slot */
+    uint64_t used;
+    size_t n;
+    cached v[CACHE_VARIANTS];
+} cache_run;
+
+struct sm_api_cache {
+    uint64_t clock;
+    cache_run runs[CACHE_RUNS];
+};
+
+static void cache_run_clear(cache_run *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->v[i].key);
+        free(r->v[i].body);
+    }
+    memset(r, 0, sizeof *r);
+}
+
+void sm_api_cache_free(sm_api_ctx *a)
+{
+    if (!a || !a->cache)
+        return;
+    for (size_t i = 0; i < CACHE_RUNS; i++)
+        cache_run_clear(&a->cache->runs[i]);
+    free(a->cache);
+    a->cache = NULL;
+}
+
+void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id)
+{
+    if (!a || !a->cache || run_id == 0)
+        return;
+    for (size_t i = 0; i < CACHE_RUNS; i++) {
+        cache_run *r = &a->cache->runs[i];
+        if (r->run == run_id) {
+            cache_run_clear(r);
+            continue;
+        }
+        /* Anomalies against it as their baseline, named or (for a later run) the default. */
+        for (size_t k = 0; k < r->n;) {
+            cached *v = &r->v[k];
+            const bool anomalies = strncmp(v->key, "anomalies?", 10) == 0;
+            if (anomalies && (v->base == run_id || (v->base == 0 && r->run > run_id))) {
+                free(v->key);
+                free(v->body);
+                r->v[k] = r->v[--r->n];
+            } else {
+                k++;
+            }
+        }
+    }
+}
+
+static cached *cache_find(sm_api_ctx *a, uint64_t run_id, const char *key)
+{
+    for (size_t i = 0; a->cache && i < CACHE_RUNS; i++) {
+        cache_run *r = &a->cache->runs[i];
+        if (r->run != run_id)
+            continue;
+        for (size_t k = 0; k < r->n; k++)
+            if (strcmp(r->v[k].key, key) == 0) {
+                r->used = ++a->cache->clock;
+                return &r->v[k];
+            }
+    }
+    return NULL;
+}
+
+/* Keeps a copy of a report of an ended run; out of memory, it is simply not kept. */
+static void cache_put(sm_api_ctx *a, uint64_t run_id, const char *key, uint64_t base,
+                      const char *body, size_t len, const char *ctype)
+{
+    if (!a->cache && !(a->cache = calloc(1, sizeof *a->cache)))
+        return;
+    cache_run *slot = NULL, *oldest = &a->cache->runs[0];
+    for (size_t i = 0; i < CACHE_RUNS && !slot; i++) {
+        cache_run *r = &a->cache->runs[i];
+        if (r->run == run_id)
+            slot = r;
+        else if (r->run == 0 || (oldest->run != 0 && r->used < oldest->used))
+            oldest = r;
+    }
+    if (!slot) {
+        slot = oldest;
+        cache_run_clear(slot);
+        slot->run = run_id;
+    }
+    if (slot->n == CACHE_VARIANTS) {
+        free(slot->v[0].key);
+        free(slot->v[0].body);
+        slot->v[0] = slot->v[--slot->n];
+    }
+    cached v = {strdup(key), malloc(len + 1), len, ctype, base};
+    if (!v.key || !v.body) {
+        free(v.key);
+        free(v.body);
+        return;
+    }
+    memcpy(v.body, body, len + 1);
+    slot->v[slot->n++] = v;
+    slot->used = ++a->cache->clock;
+}
+
+/* GET /api/runs/{id}/table or /anomalies: from the cache when the run has ended and was asked
+ * the same before; else computed, and kept when the run (and its baseline) had ended. */
+static int get_report(sm_api_ctx *a, uint64_t id, bool table, const char *query, char **resp,
+                      size_t *len, const char **ctype)
+{
+    char key[512];
+    const int kn =
+        snprintf(key, sizeof key, "%s?%s", table ? "table" : "anomalies", query ? query : "");
+    const bool keyed = kn > 0 && (size_t)kn < sizeof key;
+    const cached *hit = keyed ? cache_find(a, id, key) : NULL;
+    if (hit) {
+        char *body = malloc(hit->len + 1);
+        if (!body)
+            return error(resp, len, 500, "out of memory", NULL);
+        memcpy(body, hit->body, hit->len + 1);
+        *resp = body;
+        *len = hit->len;
+        *ctype = hit->ctype;
+        return 200;
+    }
+    /* Its state before the report is computed: a run that ends meanwhile is not kept. */
+    sm_run_row run;
+    sm_error err = {0};
+    bool ended = false;
+    if (keyed && sm_store_run_get(a->st, id, &run, &err) == 0) {
+        ended = run.state != SM_RUN_RUNNING;
+        sm_run_row_fini(&run);
+    }
+    char bl[24] = "";
+    uint64_t base = 0;
+    if (!table && query_param(query, "baseline", bl, sizeof bl) &&
+        parse_id(bl, strlen(bl), &base) && base != 0) {
+        sm_run_row b;
+        ended = ended && sm_store_run_get(a->st, base, &b, &err) == 0 && b.state != SM_RUN_RUNNING;
+        if (ended)
+            sm_run_row_fini(&b);
+    }
+    const int status = table ? get_table(a, id, query, resp, len, ctype)
+                             : get_anomalies(a, id, query, resp, len, ctype);
+    if (status == 200 && ended)
+        cache_put(a, id, key, base, *resp, *len, *ctype);
+    return status;
+}
+
+char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id)
+{
+    char *resp = NULL;
+    size_t len = 0;
+    const char *ctype = NULL;
+    if (get_report(a, run_id, false, NULL, &resp, &len, &ctype) == 200)
+        return resp;
+    free(resp);
+    return NULL;
+}
+
 /* /api/runs/{id}[/cancel|/table|/anomalies] */
 static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, const char *query,
                       const char *auth, char **resp, size_t *len, const char **ctype)
@@ -739,10 +938,10 @@ static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, cons
     if (!slash)
         return get ? get_run(a, id, resp, len) : error(resp, len, 405, "use GET", NULL);
     if (strcmp(slash, "/table") == 0)
-        return get ? get_table(a, id, query, resp, len, ctype)
+        return get ? get_report(a, id, true, query, resp, len, ctype)
                    : error(resp, len, 405, "use GET", NULL);
     if (strcmp(slash, "/anomalies") == 0)
-        return get ? get_anomalies(a, id, query, resp, len, ctype)
+        return get ? get_report(a, id, false, query, resp, len, ctype)
                    : error(resp, len, 405, "use GET", NULL);
     if (strcmp(slash, "/cancel") == 0) {
         if (!post)

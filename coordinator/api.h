@@ -24,6 +24,9 @@ typedef struct sm_api_ctx {
     /* The HTTP listener's: open connections, then requests refused for their Host, Origin,
      * media type, token, method, size, slowness and for a full listener; NULL when none. */
     const uint64_t *http_counters;
+    /* The tables and anomalies of ended runs, computed once (NULL until the first; free with
+     * sm_api_cache_free). */
+    struct sm_api_cache *cache;
 } sm_api_ctx;
 
 /* One request: method "GET"/"POST", path without query, query ("format=csv&x=y", may be
@@ -34,6 +37,23 @@ typedef struct sm_api_ctx {
 int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *query,
                   const char *auth, const char *body, size_t len, char **resp, size_t *resp_len,
                   const char **content_type);
+
+/* What the hub of live events tells, by the same encoders as the routes above, so that a page
+ * sees the same objects either way. The bodies of GET /api/agents and GET /api/runs (NULL with
+ * err set when the store fails or memory runs out); one item of those lists for a store row
+ * (NULL when out of memory); the body of GET /api/runs/{id}/anomalies (NULL when the run is
+ * not there or it cannot be computed). */
+char *sm_api_agents_body(sm_api_ctx *a, sm_error *err);
+char *sm_api_runs_body(sm_api_ctx *a, sm_error *err);
+char *sm_api_agent_item(sm_api_ctx *a, const sm_agent_row *row);
+char *sm_api_run_item(const sm_run_row *r);
+char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id);
+
+/* A run's stored results or state changed (the control core's SM_CHANGE_JOB or SM_CHANGE_RUN
+ * of that run): its cached tables and anomalies are dropped, and so are the anomalies that
+ * took it as their baseline (named, or the default one of a later run). */
+void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id);
+void sm_api_cache_free(sm_api_ctx *a);
 
 /* Constant-time comparison of a presented bearer token with the expected one. */
 bool sm_api_token_ok(const char *expected, const char *authorization);

@@ -104,6 +104,8 @@ struct sm_control {
     /* Its previous poll or tick on the liveness clock: how long the coordinator was away. */
     bool served;
     int64_t last_service_at;
+    sm_change_fn on_change; /* the live-events hub's, or NULL */
+    void *change_ctx;
 };
 
 /* The clock silences and time limits are measured on (see sm_control_cfg.clock_ms). */
@@ -119,6 +121,22 @@ static int64_t live_of_wall(const sm_control *c, int64_t wall_ms, int64_t now_ms
         return 0;
     const int64_t ago = now_ms > wall_ms ? now_ms - wall_ms : 0;
     return live_now(c, now_ms) - ago;
+}
+
+/* The one place changes are told to the live-events hub (sm_control_on_change). */
+static void tell_change(const sm_control *c, sm_change_kind kind, const char *agent, uint64_t job,
+                        uint64_t run)
+{
+    if (!c->on_change)
+        return;
+    const sm_change ch = {kind, agent, job, run};
+    c->on_change(c->change_ctx, &ch);
+}
+
+void sm_control_on_change(sm_control *c, sm_change_fn fn, void *ctx)
+{
+    c->on_change = fn;
+    c->change_ctx = ctx;
 }
 
 static cjob **link_of(const cagent *a, cjob *j);
@@ -173,6 +191,8 @@ static int run_count(sm_control *c, uint64_t run_id, bool ok, int64_t now_ms, sm
             snprintf(reason, sizeof reason, "%u of %u jobs failed", r->failed, r->total);
     }
     int rc = sm_store_run_update(c->st, r->id, state, reason, r->done, r->failed, now_ms, err);
+    if (!rc)
+        tell_change(c, SM_CHANGE_RUN, NULL, 0, run_id);
     if (!rc && state != SM_RUN_RUNNING) {
         sm_log(LOG_NOTICE, "SM-RUN-END", "run %" PRIu64 " %s: %u done, %u failed", r->id,
                sm_run_state_name(state), r->done, r->failed);
@@ -377,6 +397,7 @@ static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *re
         int rc = sm_store_job_set_state(c->st, j->id, 2, SM_JOB_QUEUED, why, now_ms, err);
         if (rc)
             return rc;
+        tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
         sm_log(LOG_NOTICE, "SM-JOB-RETRY", "job %" PRIu64 " on %s failed (%s): retried later",
                j->id, j->host, reason);
         j->attempt = 2;
@@ -399,6 +420,7 @@ static int job_finish(sm_control *c, cjob *j, sm_job_state state, const char *re
     int rc = sm_store_job_set_state(c->st, j->id, j->attempt, state, reason, now_ms, err);
     if (rc)
         return rc;
+    tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
     if (state == SM_JOB_FAILED)
         sm_log(LOG_NOTICE, "SM-JOB-FAILED", "job %" PRIu64 " on %s failed: %s", j->id, j->host,
                reason);
@@ -599,6 +621,8 @@ int sm_control_rollback(sm_control **cp, int64_t now_ms, sm_error *err)
     }
     c->stats = old->stats;
     c->served = old->served;
+    c->on_change = old->on_change;
+    c->change_ctx = old->change_ctx;
     c->last_service_at = old->last_service_at;
     /* The agents' own words are in no table: their next polls would say them again, but
      * liveness (and a lost host's grace) would restart from now and an idle agent wait a hold
@@ -745,6 +769,7 @@ static int commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply 
         int rc = sm_store_job_set_state(c->st, j->id, attempt, SM_JOB_ASSIGNED, "", now_ms, err);
         if (rc)
             return rc;
+        tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
         dequeue(a);
         j->attempt = attempt;
         j->state = SM_JOB_ASSIGNED;
@@ -1022,8 +1047,14 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
         (rc = sm_store_job_set_state(c->st, m->job, m->attempt, r->ok ? SM_JOB_DONE : SM_JOB_FAILED,
                                      r->ok ? "" : r->reason, now_ms, err)))
         return rc;
+    /* A result stored for a job that had ended (late, or after its time limit) changes its
+     * run's table: the run's cached reports are dropped on this. */
+    if (inserted && (late || !job_get(c, m->job)))
+        tell_change(c, SM_CHANGE_JOB, NULL, m->job, late_run);
     if (late && inserted && r->ok && late_run && (rc = run_late_done(c, late_run, now_ms, err)))
         return rc;
+    if (late && inserted && r->ok && late_run)
+        tell_change(c, SM_CHANGE_RUN, NULL, 0, late_run);
     cjob *j = job_get(c, m->job);
     if (retry_waits && inserted && r->ok && j && j->state == SM_JOB_QUEUED &&
         j->attempt == m->attempt + 1) {
@@ -1098,6 +1129,7 @@ static int take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted
                 sm_store_job_set_state(c->st, j->id, j->attempt, SM_JOB_RUNNING, "", now_ms, err);
             if (rc)
                 return rc;
+            tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
             j->state = SM_JOB_RUNNING;
             j->started_at = live_now(c, now_ms);
             j->assign_acked = true;
@@ -1285,6 +1317,8 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
     int rc = 0;
     if (changed && (rc = upsert_agent(c, a, p, now_ms, err)))
         return rc;
+    /* Every poll moves its last-seen time, which the fleet view shows. */
+    tell_change(c, SM_CHANGE_AGENT, a->name, 0, 0);
     const size_t fresh = results_fresh(c, p);
     for (size_t i = 0; i < p->n_results; i++)
         if ((rc = take_result(c, a, &p->results[i], now_ms, reply, err)))
@@ -1306,6 +1340,7 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
         if ((rc =
                  sm_store_job_set_state(c->st, j->id, j->attempt, SM_JOB_RUNNING, "", now_ms, err)))
             return rc;
+        tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
         j->ready_port = p->ready[i].port;
         memcpy(j->ready_pin, p->ready[i].pin, sizeof j->ready_pin);
         j->state = SM_JOB_RUNNING;
@@ -1415,6 +1450,8 @@ int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
                "queued run jobs wait %" PRIu32 " ms for it",
                a->name, silent, run_jobs_queued(a), c->cfg.lost_grace_ms);
         int rc = sm_store_agent_set_status(c->st, a->name, SM_AGENT_LOST, now_ms, err);
+        if (!rc)
+            tell_change(c, SM_CHANGE_AGENT, a->name, 0, 0);
         if (!rc && a->current)
             rc = job_finish(c, a->current, SM_JOB_FAILED,
                             "agent-lost: the agent stopped polling during the job", now_ms, err);
@@ -1489,6 +1526,7 @@ int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64
     }
     enqueue(a, j);
     a->news = true;
+    tell_change(c, SM_CHANGE_JOB, NULL, j->id, 0);
     return 0;
 }
 
@@ -1741,6 +1779,7 @@ static int adapt_add_round(sm_control *c, crun *r, agroup *g, int64_t now_ms, sm
             free(j);
             return rc; /* the caller rolls the transaction back */
         }
+        tell_change(c, SM_CHANGE_JOB, NULL, j->id, r->id);
         snprintf(j->host, sizeof j->host, "%s", ac->host);
         snprintf(j->peer, sizeof j->peer, "%s", ac->peer);
         j->params = ac->params;
@@ -1761,7 +1800,10 @@ static int adapt_add_round(sm_control *c, crun *r, agroup *g, int64_t now_ms, sm
         r->total++;
     }
     g->reps++;
-    return sm_store_run_set_total(c->st, r->id, r->total, err);
+    rc = sm_store_run_set_total(c->st, r->id, r->total, err);
+    if (!rc)
+        tell_change(c, SM_CHANGE_RUN, NULL, 0, r->id);
+    return rc;
 }
 
 /* A job of adaptive run r ended for good (done, or failed after its retry): when it was the
@@ -2019,6 +2061,7 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
     }
     sm_log(LOG_NOTICE, "SM-RUN-START", "run %" PRIu64 " (%s): %zu cells, %zu jobs", *run_id,
            spec->name, plan.n_cells, plan.n_jobs);
+    tell_change(c, SM_CHANGE_RUN, NULL, 0, *run_id);
     if (note[0])
         sm_log(parallel ? LOG_WARNING : LOG_NOTICE,
                parallel ? "SM-RUN-SHARED-CPUS" : "SM-RUN-SERIAL", "run %" PRIu64 " (%s): %s",
@@ -2074,6 +2117,8 @@ int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_err
         return rc;
     rc = sm_store_run_update(c->st, run_id, SM_RUN_CANCELLED, "cancelled", row.done, row.failed,
                              now_ms, err);
+    if (!rc)
+        tell_change(c, SM_CHANGE_RUN, NULL, 0, run_id);
     sm_run_row_fini(&row);
     char rkey[24];
     snprintf(rkey, sizeof rkey, "%" PRIu64, run_id);

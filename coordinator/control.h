@@ -16,6 +16,17 @@
 
 typedef struct sm_control sm_control;
 
+/* What changed in the control core, for the live-events hub: which object; the hub reads its
+ * state itself. Called on the coordinator's loop thread, right after the change. */
+typedef enum { SM_CHANGE_AGENT, SM_CHANGE_JOB, SM_CHANGE_RUN } sm_change_kind;
+typedef struct sm_change {
+    sm_change_kind kind;
+    const char *agent; /* SM_CHANGE_AGENT: its name */
+    uint64_t job;      /* SM_CHANGE_JOB: its id */
+    uint64_t run;      /* SM_CHANGE_JOB (0 for a job of no run) and SM_CHANGE_RUN */
+} sm_change;
+typedef void (*sm_change_fn)(void *ctx, const sm_change *ch);
+
 typedef struct sm_control_cfg {
     uint32_t hold_ms;      /* how long a poll is held; an agent silent for 3x this is lost */
     uint32_t job_grace_ms; /* a running job past its time limit plus this fails "timeout" */
@@ -48,6 +59,13 @@ void sm_control_close(sm_control *c);
  * last polls said (idle, address, labels, when they were heard). When the store cannot be read
  * to reopen, *c is kept as it was and the error returned. */
 int sm_control_rollback(sm_control **c, int64_t now_ms, sm_error *err);
+
+/* fn (NULL: none) hears of every change a dashboard shows: an agent polled (its last-seen time,
+ * status, labels, facts or quarantine count may have moved), registered or was lost; a job was
+ * queued or changed state; a run started, counted a job, ended, was cancelled or took a late
+ * result. A change inside a transaction that is then rolled back is told all the same (the
+ * listener reads the state as it is). Kept across sm_control_rollback. */
+void sm_control_on_change(sm_control *c, sm_change_fn fn, void *ctx);
 
 /* Whether a verified poll may register or refresh its agent: its name is not reserved
  * ("coordinator"), its data_addr is inside cfg.data_addr, and it is a known agent or there is

@@ -823,8 +823,8 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
     }
-    s.api = (sm_api_ctx){s.st,        s.api.ctl, s.rejects,     cfg->token,
-                         jobs_queued, &s,        s.ws_counters, s.http};
+    s.api = (sm_api_ctx){s.st, s.api.ctl,     s.rejects, cfg->token, jobs_queued,
+                         &s,   s.ws_counters, s.http,    NULL};
     if (!(s.hub = sm_ws_hub_new(&s.api, s.st, s.ws_counters))) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
@@ -884,6 +884,7 @@ out:
     sm_map_free(s.held, held_free);
     sm_map_free(s.on_prev_key, NULL);
     sm_ws_hub_free(s.hub);
+    sm_api_cache_free(&s.api);
     sm_bus_close(s.bus);
     sm_rejects_free(s.rejects);
     sm_replay_free(s.replay);

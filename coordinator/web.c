@@ -171,17 +171,96 @@ typedef struct session {
     bool cut;
 } session;
 
+/* The values of the hub's sets: a run the hub knows as running, and whether its jobs were told
+ * yet. */
+static char FRESH[] = "fresh", TOLD[] = "told", MARK[] = "1";
+
 struct sm_ws_hub {
     sm_api_ctx *api;
     sm_store *st;
     uint64_t *counters; /* clients, rejected, cut */
     session *sessions;
-    sm_map *agents;  /* name -> the agent's JSON as last told */
-    sm_map *runs;    /* id -> the run's JSON as last told */
-    sm_map *jobs;    /* id -> state as last told, jobs of watched runs */
-    sm_map *watched; /* id -> (non-NULL) runs seen running */
-    bool primed;     /* runs holds every run known at the last look */
+    /* What changed since the last tick (sm_control_on_change), by name or decimal id. */
+    sm_map *agents;  /* -> MARK */
+    sm_map *jobs;    /* -> MARK (jobs of runs only) */
+    sm_map *touched; /* run -> MARK: the run changed, or a job of it did */
+    sm_map *runs;    /* run -> MARK: the run itself changed */
+    /* Runs known as running (their jobs' news is told, and their anomalies when they end):
+     * -> FRESH until the jobs it had were told, then TOLD. */
+    sm_map *live;
+    uint64_t newest; /* the highest run id known: a higher one is a run that started */
+    void (*tap)(void *arg, const char *text);
+    void *tap_arg;
 };
+
+static void id_key(uint64_t id, char *key, size_t cap)
+{
+    snprintf(key, cap, "%" PRIu64, id);
+}
+
+static void hub_mark(sm_map *m, const char *key, void *val)
+{
+    if (!sm_map_get(m, key) && sm_map_put(m, key, val) != 0)
+        sm_log(LOG_WARNING, "SM-WS-LOST", "out of memory: a dashboard change is not told");
+}
+
+void sm_ws_hub_change(void *ctx, const sm_change *ch)
+{
+    sm_ws_hub *h = ctx;
+    char key[24];
+    if (ch->kind != SM_CHANGE_AGENT)
+        sm_api_run_changed(h->api, ch->run);
+    switch (ch->kind) {
+    case SM_CHANGE_AGENT:
+        if (ch->agent)
+            hub_mark(h->agents, ch->agent, MARK);
+        return;
+    case SM_CHANGE_JOB: {
+        if (ch->run == 0)
+            return; /* a job of no run is not on the dashboard */
+        id_key(ch->job, key, sizeof key);
+        hub_mark(h->jobs, key, MARK);
+        id_key(ch->run, key, sizeof key);
+        hub_mark(h->touched, key, MARK);
+        return;
+    }
+    case SM_CHANGE_RUN:
+        id_key(ch->run, key, sizeof key);
+        hub_mark(h->touched, key, MARK);
+        hub_mark(h->runs, key, MARK);
+        /* A run that started: followed from now, even if it ends before the next tick. */
+        if (ch->run > h->newest) {
+            h->newest = ch->run;
+            hub_mark(h->live, key, FRESH);
+        }
+        return;
+    }
+}
+
+/* The runs running now are followed; every run known up to now is not new. */
+static int hub_load(sm_ws_hub *h)
+{
+    sm_run_row *rows = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    int rc = sm_store_runs_list(h->st, 1, &rows, &n, &err);
+    if (rc == 0 && n)
+        h->newest = rows[0].id;
+    sm_store_runs_free(rows, n);
+    if (rc == 0)
+        rc = sm_store_runs_running(h->st, &rows, &n, &err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char key[24];
+        id_key(rows[i].id, key, sizeof key);
+        if (sm_map_put(h->live, key, TOLD) != 0) {
+            sm_store_runs_free(rows, n);
+            return SM_ENOMEM;
+        }
+    }
+    if (rc == 0)
+        sm_store_runs_free(rows, n);
+    return rc;
+}
 
 sm_ws_hub *sm_ws_hub_new(sm_api_ctx *api, sm_store *st, uint64_t *counters)
 {
@@ -192,24 +271,39 @@ sm_ws_hub *sm_ws_hub_new(sm_api_ctx *api, sm_store *st, uint64_t *counters)
     h->st = st;
     h->counters = counters;
     h->agents = sm_map_new();
-    h->runs = sm_map_new();
     h->jobs = sm_map_new();
-    h->watched = sm_map_new();
-    if (!h->agents || !h->runs || !h->jobs || !h->watched) {
+    h->touched = sm_map_new();
+    h->runs = sm_map_new();
+    h->live = sm_map_new();
+    if (!h->agents || !h->jobs || !h->touched || !h->runs || !h->live || hub_load(h) != 0) {
         sm_ws_hub_free(h);
         return NULL;
     }
+    if (api->ctl)
+        sm_control_on_change(api->ctl, sm_ws_hub_change, h);
     return h;
+}
+
+static void clear(sm_map **m, void (*free_val)(void *))
+{
+    sm_map *fresh = sm_map_new();
+    if (!fresh)
+        return; /* kept: told again next time rather than lost */
+    sm_map_free(*m, free_val);
+    *m = fresh;
 }
 
 void sm_ws_hub_free(sm_ws_hub *h)
 {
     if (!h)
         return;
-    sm_map_free(h->agents, free);
-    sm_map_free(h->runs, free);
-    sm_map_free(h->jobs, free);
-    sm_map_free(h->watched, free);
+    if (h->api && h->api->ctl)
+        sm_control_on_change(h->api->ctl, NULL, NULL);
+    sm_map_free(h->agents, NULL);
+    sm_map_free(h->jobs, NULL);
+    sm_map_free(h->touched, NULL);
+    sm_map_free(h->runs, NULL);
+    sm_map_free(h->live, NULL);
     free(h);
 }
 
@@ -247,51 +341,9 @@ static void broadcast(sm_ws_hub *h, char *text)
         return;
     for (session *s = h->sessions; s; s = s->next)
         queue_to(s, text);
+    if (h->tap)
+        h->tap(h->tap_arg, text);
     free(text);
-}
-
-/* GET path through the API; the body, or NULL. */
-static char *api_get(sm_ws_hub *h, const char *path)
-{
-    char *resp = NULL;
-    size_t len = 0;
-    const char *ctype = NULL;
-    int status = sm_api_handle(h->api, "GET", path, NULL, NULL, "", 0, &resp, &len, &ctype);
-    if (status != 200) {
-        free(resp);
-        return NULL;
-    }
-    return resp;
-}
-
-/* Replaces the text kept under key; returns whether it changed. */
-static bool remember(sm_map *m, const char *key, const char *text)
-{
-    char *old = sm_map_get(m, key);
-    if (old && strcmp(old, text) == 0)
-        return false;
-    char *copy = strdup(text);
-    if (!copy)
-        return false;
-    free(sm_map_del(m, key));
-    if (sm_map_put(m, key, copy) != 0) {
-        free(copy);
-        return false;
-    }
-    return true;
-}
-
-static void tell_agents(sm_ws_hub *h)
-{
-    char *json = api_get(h, "/api/agents");
-    char **items, **ids;
-    long n = json ? sm_event_split(json, "agents", &items, &ids) : -1;
-    for (long i = 0; i < n; i++)
-        if (remember(h->agents, ids[i], items[i]))
-            broadcast(h, sm_event_wrap("agent", "agent", items[i], 0));
-    if (n >= 0)
-        sm_event_items_free(items, ids, n);
-    free(json);
 }
 
 /* A finished job's headline figure, as its column in the table shows it, and why its host was
@@ -316,7 +368,28 @@ static void job_headline(sm_ws_hub *h, const sm_job_row *j, sm_metric *m, double
     free(json);
 }
 
-static void tell_jobs(sm_ws_hub *h, uint64_t run_id)
+/* The agents that changed, each once, as GET /api/agents shows them. */
+static void tell_agents(sm_ws_hub *h, bool tell)
+{
+    sm_agent_row *rows = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    if (tell && sm_map_size(h->agents) && sm_store_agents_list(h->st, &rows, &n, &err) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            if (!sm_map_get(h->agents, rows[i].name))
+                continue;
+            char *item = sm_api_agent_item(h->api, &rows[i]);
+            broadcast(h, item ? sm_event_wrap("agent", "agent", item, 0) : NULL);
+            free(item);
+        }
+        sm_store_agents_free(rows, n);
+    }
+    clear(&h->agents, NULL);
+}
+
+/* The jobs of run_id that changed (all of them, for a run not told of before), in the run's
+ * order. */
+static void tell_jobs(sm_ws_hub *h, uint64_t run_id, bool all)
 {
     sm_job_row *rows = NULL;
     size_t n = 0;
@@ -325,89 +398,113 @@ static void tell_jobs(sm_ws_hub *h, uint64_t run_id)
         return;
     for (size_t i = 0; i < n; i++) {
         char key[24];
-        snprintf(key, sizeof key, "%" PRIu64, rows[i].id);
-        const char *state = sm_job_state_name(rows[i].state);
-        if (!remember(h->jobs, key, state))
+        id_key(rows[i].id, key, sizeof key);
+        if (!all && !sm_map_get(h->jobs, key))
             continue;
         double v = NAN;
         sm_metric m = SM_M_SECONDS;
         char disturbed[SM_HOST_REASON_MAX] = "";
         if (rows[i].state == SM_JOB_DONE)
             job_headline(h, &rows[i], &m, &v, disturbed, sizeof disturbed);
-        broadcast(h,
-                  sm_event_job(rows[i].id, run_id, rows[i].host, rows[i].peer, state,
-                               rows[i].reason, sm_metric_name(m), v, sm_metric_unit(m), disturbed));
+        broadcast(h, sm_event_job(rows[i].id, run_id, rows[i].host, rows[i].peer,
+                                  sm_job_state_name(rows[i].state), rows[i].reason,
+                                  sm_metric_name(m), v, sm_metric_unit(m), disturbed));
     }
     sm_store_jobs_free(rows, n);
 }
 
-/* A run that ended: its anomalies, and it is no longer watched. */
-static void tell_ended(sm_ws_hub *h, uint64_t run_id, const char *key)
+static void tell_anomalies(sm_ws_hub *h, uint64_t run_id)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/anomalies", run_id);
-    char *json = api_get(h, path);
-    char **items, **ids;
-    long n = json ? sm_event_split(json, "anomalies", &items, &ids) : -1;
-    for (long i = 0; i < n; i++)
-        broadcast(h, sm_event_wrap("anomaly", "anomaly", items[i], run_id));
-    if (n >= 0)
-        sm_event_items_free(items, ids, n);
-    free(json);
-    free(sm_map_del(h->watched, key));
-}
-
-/* Per run, in the order a page needs them: its jobs' news, then the run itself, then (once it
- * ended) its anomalies. */
-static void tell_runs(sm_ws_hub *h)
-{
-    char *json = api_get(h, "/api/runs");
-    char **items, **ids;
-    long n = json ? sm_event_split(json, "runs", &items, &ids) : -1;
-    for (long i = 0; i < n; i++) {
-        char state[16] = "";
-        uint64_t id = strtoull(ids[i], NULL, 10);
-        sm_event_field(items[i], "state", state, sizeof state);
-        const bool running = strcmp(state, "running") == 0;
-        const bool watched = sm_map_get(h->watched, ids[i]) != NULL;
-        /* A run that started and ended between two looks was never watched: its news is told
-         * all at once. */
-        const bool ended_unseen = h->primed && !running && !sm_map_get(h->runs, ids[i]);
-        if (running && !watched) {
-            char *mark = strdup("1");
-            if (mark && sm_map_put(h->watched, ids[i], mark) != 0)
-                free(mark);
-        }
-        if (running || watched || ended_unseen)
-            tell_jobs(h, id);
-        if (remember(h->runs, ids[i], items[i]))
-            broadcast(h, sm_event_wrap("run", "run", items[i], 0));
-        if (!running && (watched || ended_unseen))
-            tell_ended(h, id, ids[i]);
+    char *body = sm_api_anomalies_body(h->api, run_id);
+    size_t n = 0;
+    char **msgs = body ? sm_event_anomalies(body, run_id, &n) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        broadcast(h, msgs[i]);
+        msgs[i] = NULL;
     }
-    if (n >= 0)
-        sm_event_items_free(items, ids, n);
-    free(json);
+    sm_event_anomalies_free(msgs, n);
+    free(body);
 }
 
+/* One run that changed, or whose jobs did: its jobs' news (while it is followed), then the run
+ * itself when it changed, then (when it ended) its anomalies. Without browsers only what the
+ * hub follows is brought up to date. */
+static void tell_run(sm_ws_hub *h, uint64_t id, bool tell)
+{
+    char key[24];
+    id_key(id, key, sizeof key);
+    sm_run_row run;
+    sm_error err = {0};
+    if (sm_store_run_get(h->st, id, &run, &err) != 0) {
+        sm_map_del(h->live, key); /* rolled back */
+        return;
+    }
+    const bool running = run.state == SM_RUN_RUNNING;
+    char *was = sm_map_get(h->live, key);
+    if (running && !was)
+        hub_mark(h->live, key, (was = FRESH));
+    if (tell && was)
+        tell_jobs(h, id, was == FRESH);
+    if (was == FRESH)
+        sm_map_put(h->live, key, TOLD); /* replaces: no memory needed */
+    if (tell && sm_map_get(h->runs, key)) {
+        char *item = sm_api_run_item(&run);
+        broadcast(h, item ? sm_event_wrap("run", "run", item, 0) : NULL);
+        free(item);
+    }
+    if (!running && was) {
+        if (tell)
+            tell_anomalies(h, id);
+        sm_map_del(h->live, key);
+    }
+    sm_run_row_fini(&run);
+}
+
+static int by_id_desc(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* What changed since the last look, each object once; runs newest first, as GET /api/runs
+ * lists them. */
 static void look(sm_ws_hub *h)
 {
-    tell_agents(h);
-    tell_runs(h);
-    h->primed = true;
+    const bool tell = h->sessions != NULL || h->tap != NULL;
+    tell_agents(h, tell);
+    size_t n = sm_map_size(h->touched), k = 0, cur = 0;
+    uint64_t *ids = calloc(n ? n : 1, sizeof *ids);
+    const char *key;
+    void *val;
+    while (ids && k < n && sm_map_next(h->touched, &cur, &key, &val))
+        ids[k++] = strtoull(key, NULL, 10);
+    qsort(ids, k, sizeof *ids, by_id_desc);
+    for (size_t i = 0; i < k; i++)
+        tell_run(h, ids[i], tell);
+    free(ids);
+    clear(&h->jobs, NULL);
+    clear(&h->touched, NULL);
+    clear(&h->runs, NULL);
+}
+
+void sm_ws_hub_tap(sm_ws_hub *h, void (*fn)(void *arg, const char *text), void *arg)
+{
+    h->tap = fn;
+    h->tap_arg = arg;
 }
 
 void sm_ws_tick(sm_ws_hub *h)
 {
-    if (h && h->sessions)
+    if (h)
         look(h);
 }
 
 /* A new browser starts from the whole picture, so a reloaded page is complete. */
 static void send_snapshot(sm_ws_hub *h, session *s)
 {
-    char *agents = api_get(h, "/api/agents");
-    char *runs = api_get(h, "/api/runs");
+    sm_error err = {0};
+    char *agents = sm_api_agents_body(h->api, &err);
+    char *runs = agents ? sm_api_runs_body(h->api, &err) : NULL;
     char *snap = agents && runs ? sm_event_snapshot(agents, runs) : NULL;
     if (snap)
         queue_to(s, snap);

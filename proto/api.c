@@ -43,6 +43,23 @@ char *sm_api_error(const char *msg, const char *field)
     return finish(o);
 }
 
+static cJSON *agent_json(const sm_api_agent *a)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "name", a->name);
+    cJSON_AddStringToObject(o, "status", a->status);
+    cJSON_AddStringToObject(o, "boot", a->boot);
+    cJSON_AddStringToObject(o, "data_addr", a->data_addr);
+    add_raw(o, "labels", a->labels_json);
+    add_raw(o, "facts", a->facts_json);
+    cJSON_AddNumberToObject(o, "first_seen_ms", (double)a->first_seen_ms);
+    cJSON_AddNumberToObject(o, "last_seen_ms", (double)a->last_seen_ms);
+    cJSON_AddNumberToObject(o, "spool_quarantined", (double)a->spool_quarantined);
+    return o;
+}
+
 char *sm_api_agents(const sm_api_agent *a, size_t n)
 {
     cJSON *root = cJSON_CreateObject();
@@ -52,21 +69,17 @@ char *sm_api_agents(const sm_api_agent *a, size_t n)
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        cJSON *o = cJSON_CreateObject();
+        cJSON *o = agent_json(&a[i]);
         if (!o)
             break;
-        cJSON_AddStringToObject(o, "name", a[i].name);
-        cJSON_AddStringToObject(o, "status", a[i].status);
-        cJSON_AddStringToObject(o, "boot", a[i].boot);
-        cJSON_AddStringToObject(o, "data_addr", a[i].data_addr);
-        add_raw(o, "labels", a[i].labels_json);
-        add_raw(o, "facts", a[i].facts_json);
-        cJSON_AddNumberToObject(o, "first_seen_ms", (double)a[i].first_seen_ms);
-        cJSON_AddNumberToObject(o, "last_seen_ms", (double)a[i].last_seen_ms);
-        cJSON_AddNumberToObject(o, "spool_quarantined", (double)a[i].spool_quarantined);
         cJSON_AddItemToArray(arr, o);
     }
     return finish(root);
+}
+
+char *sm_api_agent_encode(const sm_api_agent *a)
+{
+    return finish(agent_json(a));
 }
 
 char *sm_api_job_encode(const sm_api_job *j)
@@ -303,6 +316,11 @@ char *sm_api_runs_encode(const sm_api_run *r, size_t n)
     for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(arr, run_json(&r[i]));
     return finish(root);
+}
+
+char *sm_api_run_item_encode(const sm_api_run *r)
+{
+    return finish(run_json(r));
 }
 
 char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n)

@@ -26,6 +26,8 @@ typedef struct sm_api_agent {
 /* {"agents":[{"name","status","boot","data_addr","labels","facts","first_seen_ms",
  *  "last_seen_ms","spool_quarantined"}]} */
 char *sm_api_agents(const sm_api_agent *a, size_t n);
+/* One item of that list, alone. */
+char *sm_api_agent_encode(const sm_api_agent *a);
 
 typedef struct sm_api_job {
     uint64_t id;
@@ -82,6 +84,8 @@ typedef struct sm_api_cell {
  * that share one machine, or the spec); "parallel_warning" is set when they go side by side on
  * hosts that share one machine. Each is "" when it does not apply. */
 char *sm_api_runs_encode(const sm_api_run *r, size_t n);
+/* One item of that list, alone. */
+char *sm_api_run_item_encode(const sm_api_run *r);
 /* One run as above plus "cells":[{"index","host","peer","params","jobs","queued","active",
  * "done","failed"}] (the spec is left out; it is what was posted). */
 char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n);

@@ -1,4 +1,4 @@
-/* Live events for the dashboard: the API's JSON re-wrapped, and a browser's messages checked. */
+/* Live events for the dashboard: the encoders of its messages, and a browser's messages checked. */
 #include "proto/events.h"
 
 #include <cjson/cJSON.h>
@@ -39,75 +39,6 @@ char *sm_event_snapshot(const char *agents_json, const char *runs_json)
     return text;
 }
 
-void sm_event_items_free(char **items, char **ids, long n)
-{
-    for (long i = 0; i < n; i++) {
-        if (items)
-            free(items[i]);
-        if (ids)
-            free(ids[i]);
-    }
-    free(items);
-    free(ids);
-}
-
-long sm_event_split(const char *json, const char *key, char ***items, char ***ids)
-{
-    cJSON *root;
-    cJSON *a = array_of(json, key, &root);
-    *items = NULL;
-    *ids = NULL;
-    if (!a) {
-        cJSON_Delete(root);
-        return -1;
-    }
-    long n = cJSON_GetArraySize(a), k = 0;
-    char **it = calloc((size_t)(n ? n : 1), sizeof *it);
-    char **id = calloc((size_t)(n ? n : 1), sizeof *id);
-    const cJSON *e;
-    bool ok = it && id;
-    cJSON_ArrayForEach(e, a)
-    {
-        if (!ok)
-            break;
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-        const cJSON *num = cJSON_GetObjectItemCaseSensitive(e, "id");
-        char buf[32];
-        const char *ident = cJSON_IsString(num)    ? num->valuestring
-                            : cJSON_IsString(name) ? name->valuestring
-                                                   : NULL;
-        if (!ident) {
-            snprintf(buf, sizeof buf, "%ld", k);
-            ident = buf;
-        }
-        it[k] = cJSON_PrintUnformatted(e);
-        id[k] = strdup(ident);
-        ok = it[k] && id[k];
-        k++;
-    }
-    cJSON_Delete(root);
-    if (!ok) {
-        sm_event_items_free(it, id, k);
-        return -1;
-    }
-    *items = it;
-    *ids = id;
-    return n;
-}
-
-int sm_event_field(const char *item_json, const char *key, char *out, size_t cap)
-{
-    cJSON *o = item_json ? cJSON_Parse(item_json) : NULL;
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    int rc = -1;
-    if (cJSON_IsString(v) && cap > 0) {
-        snprintf(out, cap, "%s", v->valuestring);
-        rc = 0;
-    }
-    cJSON_Delete(o);
-    return rc;
-}
-
 char *sm_event_wrap(const char *type, const char *field, const char *item_json, uint64_t run_id)
 {
     cJSON *item = item_json ? cJSON_Parse(item_json) : NULL;
@@ -125,6 +56,47 @@ char *sm_event_wrap(const char *type, const char *field, const char *item_json, 
     cJSON_Delete(item);
     cJSON_Delete(o);
     return text;
+}
+
+char **sm_event_anomalies(const char *anomalies_json, uint64_t run_id, size_t *n)
+{
+    cJSON *root;
+    cJSON *a = array_of(anomalies_json, "anomalies", &root);
+    const size_t count = a ? (size_t)cJSON_GetArraySize(a) : 0;
+    char **msgs = a ? calloc(count ? count : 1, sizeof *msgs) : NULL;
+    char id[24];
+    snprintf(id, sizeof id, "%" PRIu64, run_id);
+    size_t k = 0;
+    bool ok = msgs != NULL;
+    cJSON *e;
+    cJSON_ArrayForEach(e, a)
+    {
+        cJSON *o = ok ? cJSON_CreateObject() : NULL;
+        ok = o && cJSON_AddStringToObject(o, "type", "anomaly") &&
+             cJSON_AddStringToObject(o, "run", id) &&
+             cJSON_AddItemReferenceToObject(o, "anomaly", e);
+        char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
+        cJSON_Delete(o);
+        if (!text)
+            ok = false;
+        if (!ok)
+            break;
+        msgs[k++] = text;
+    }
+    cJSON_Delete(root);
+    if (!ok) {
+        sm_event_anomalies_free(msgs, k);
+        return NULL;
+    }
+    *n = k;
+    return msgs;
+}
+
+void sm_event_anomalies_free(char **msgs, size_t n)
+{
+    for (size_t i = 0; msgs && i < n; i++)
+        free(msgs[i]);
+    free(msgs);
 }
 
 char *sm_event_job(uint64_t id, uint64_t run_id, const char *host, const char *peer,

@@ -14,16 +14,12 @@
  * such a body or memory runs out. */
 char *sm_event_snapshot(const char *agents_json, const char *runs_json);
 
-/* The items of the array `key` in the object text json ({"agents":[...]}): each item's compact
- * JSON text in (*items)[i], and in (*ids)[i] its identity: its "id" string (runs), else its
- * "name" string (agents), else its index as text (anomalies have neither). Returns the count,
- * or -1 on malformed input or no memory; free with sm_event_items_free. */
-long sm_event_split(const char *json, const char *key, char ***items, char ***ids);
-void sm_event_items_free(char **items, char **ids, long n);
-
-/* The string field key of the object text item_json into out (cut to cap); 0, or -1 when
- * item_json is not an object with such a string. */
-int sm_event_field(const char *item_json, const char *key, char *out, size_t cap);
+/* {"type":"anomaly","run":"ID","anomaly":{...}} for each item of the body of GET
+ * /api/runs/ID/anomalies ({"anomalies":[...],...}), in its order: an array of *n malloc'd
+ * texts, or NULL when it is not such a body or memory runs out. Free with
+ * sm_event_anomalies_free. */
+char **sm_event_anomalies(const char *anomalies_json, uint64_t run_id, size_t *n);
+void sm_event_anomalies_free(char **msgs, size_t n);
 
 /* {"type":TYPE,FIELD:ITEM} or, with run_id != 0, {"type":TYPE,"run":"ID",FIELD:ITEM}; ITEM is
  * JSON text (an object). malloc'd, or NULL when ITEM does not parse. */

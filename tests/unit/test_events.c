@@ -1,5 +1,5 @@
-/* Unit tests of proto/events: the dashboard's events built from the API's JSON, and the check
- * of what a browser may send. */
+/* Unit tests of proto/events: the encoders of the dashboard's events, and the check of what a
+ * browser may send. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,22 +24,26 @@ static void test_events_snapshot_joins_the_agents_and_runs_bodies(void **state)
     assert_null(sm_event_snapshot("not json", "{\"runs\":[]}"));
 }
 
-static void test_events_split_gives_each_item_and_its_identity(void **state)
+static void test_events_anomalies_wrap_each_item_in_order(void **state)
 {
     (void)state;
-    char **items, **ids;
-    long n =
-        sm_event_split("{\"runs\":[{\"id\":\"3\",\"x\":1},{\"id\":\"4\"}]}", "runs", &items, &ids);
+    size_t n = 9;
+    char **m = sm_event_anomalies("{\"run\":\"5\",\"anomalies\":[{\"host\":\"h2\",\"x\":1.5},"
+                                  "{\"host\":\"h1\"}],\"baseline\":\"\"}",
+                                  5, &n);
+    assert_non_null(m);
     assert_int_equal(n, 2);
-    assert_string_equal(items[0], "{\"id\":\"3\",\"x\":1}");
-    assert_string_equal(ids[1], "4");
-    sm_event_items_free(items, ids, n);
-    n = sm_event_split("{\"agents\":[{\"name\":\"h9\"},{\"other\":1}]}", "agents", &items, &ids);
-    assert_int_equal(n, 2);
-    assert_string_equal(ids[0], "h9");
-    assert_string_equal(ids[1], "1"); /* no name or id: its index */
-    sm_event_items_free(items, ids, n);
-    assert_int_equal(sm_event_split("{\"runs\":3}", "runs", &items, &ids), -1);
+    assert_string_equal(m[0], "{\"type\":\"anomaly\",\"run\":\"5\",\"anomaly\":{\"host\":"
+                              "\"h2\",\"x\":1.5}}");
+    assert_string_equal(m[1], "{\"type\":\"anomaly\",\"run\":\"5\",\"anomaly\":{\"host\":"
+                              "\"h1\"}}");
+    sm_event_anomalies_free(m, n);
+    m = sm_event_anomalies("{\"anomalies\":[]}", 5, &n);
+    assert_non_null(m);
+    assert_int_equal(n, 0);
+    sm_event_anomalies_free(m, n);
+    assert_null(sm_event_anomalies("{\"anomalies\":3}", 5, &n));
+    assert_null(sm_event_anomalies("{broken", 5, &n));
 }
 
 static void test_events_wrap_and_job_are_exact(void **state)
@@ -69,10 +73,6 @@ static void test_events_wrap_and_job_are_exact(void **state)
                            "\"metric\":\"seconds\",\"value\":0.02,\"unit\":\"s\","
                            "\"disturbed\":\"tx thread waited\"}}}");
     free(j);
-    char out[8];
-    assert_int_equal(sm_event_field("{\"state\":\"running\"}", "state", out, sizeof out), 0);
-    assert_string_equal(out, "running");
-    assert_int_equal(sm_event_field("{\"state\":1}", "state", out, sizeof out), -1);
 }
 
 static void test_events_a_browser_may_send_a_ping_and_nothing_else(void **state)
@@ -98,7 +98,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_snapshot_joins_the_agents_and_runs_bodies),
-        cmocka_unit_test(test_events_split_gives_each_item_and_its_identity),
+        cmocka_unit_test(test_events_anomalies_wrap_each_item_in_order),
         cmocka_unit_test(test_events_wrap_and_job_are_exact),
         cmocka_unit_test(test_events_a_browser_may_send_a_ping_and_nothing_else),
     };
