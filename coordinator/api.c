@@ -8,12 +8,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "coordinator/analysis.h"
+#include "coordinator/apijson.h"
 #include "coordinator/export.h"
-#include "proto/analysis.h"
-#include "proto/api.h"
+#include "coordinator/spec.h"
+#include "coordinator/table.h"
 #include "proto/codec.h"
-#include "proto/spec.h"
-#include "proto/table.h"
 #include "proto/log.h"
 
 static int64_t now_ms(void)

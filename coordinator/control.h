@@ -8,11 +8,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "coordinator/spec.h"
 #include "coordinator/store.h"
 #include "proto/addrpolicy.h"
 #include "proto/err.h"
 #include "proto/msg.h"
-#include "proto/spec.h"
 
 typedef struct sm_control sm_control;
 

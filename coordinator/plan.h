@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coordinator/spec.h"
 #include "proto/err.h"
 #include "proto/msg.h"
-#include "proto/spec.h"
 
 #define SM_PLAN_JOBS_MAX 100000 /* cells x (repetitions + warmup) of one run */
 

@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include "coordinator/api.h"
+#include "coordinator/apijson.h"
 #include "coordinator/bus.h"
 #include "coordinator/control.h"
 #include "coordinator/guard.h"
 #include "coordinator/map.h"
 #include "coordinator/store.h"
 #include "coordinator/web.h"
-#include "proto/api.h"
 #include "proto/log.h"
 #include "proto/msg.h"
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "coordinator/cli/http.h"
+#include "coordinator/spec.h"
 #include "proto/apiview.h"
-#include "proto/spec.h"
 
 /* ---- option parsing ---- */
 

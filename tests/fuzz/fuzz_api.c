@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/api.h"
+#include "coordinator/apijson.h"
 #include "proto/apiview.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/api.h"
-#include "proto/spec.h"
+#include "coordinator/apijson.h"
+#include "coordinator/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

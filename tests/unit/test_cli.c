@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coordinator/apijson.h"
 #include "coordinator/cli/cli.h"
-#include "proto/api.h"
+#include "coordinator/spec.h"
 #include "proto/apiview.h"
-#include "proto/spec.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof *(a)) - 1)
 

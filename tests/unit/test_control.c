@@ -13,8 +13,8 @@
 
 #include "coordinator/control.h"
 #include "coordinator/sharing.h"
+#include "coordinator/spec.h"
 #include "coordinator/store.h"
-#include "proto/spec.h"
 
 #define HOLD 1000
 

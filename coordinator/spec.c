@@ -1,5 +1,5 @@
 /* Run specs: decoding and validation, expansion of each test's lists into variants, presets. */
-#include "proto/spec.h"
+#include "coordinator/spec.h"
 #include "proto/codec_internal.h"
 #include "proto/msg.h"
 

@@ -1,8 +1,8 @@
 /* Run specs (DESIGN section 7): which tests, on which hosts and pairs, how often. A list value
  * in a test is a matrix axis; decoding expands every test into its variants. Presets are specs
  * that ship with sockmatrix. */
-#ifndef SM_PROTO_SPEC_H
-#define SM_PROTO_SPEC_H
+#ifndef SM_COORD_SPEC_H
+#define SM_COORD_SPEC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
-/* JSON of the coordinator's HTTP API (requests and responses), kept in proto with the rest of
- * the project's cJSON use. Encoders return malloc'd compact text or NULL when out of memory. */
-#ifndef SM_PROTO_API_H
-#define SM_PROTO_API_H
+/* JSON of the coordinator's HTTP API (requests and responses), shared by the coordinator and
+ * its CLI. Encoders return malloc'd compact text or NULL when out of memory. */
+#ifndef SM_COORD_APIJSON_H
+#define SM_COORD_APIJSON_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* JSON of the coordinator's HTTP API. */
-#include "proto/api.h"
+#include "coordinator/apijson.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coordinator/spec.h"
 #include "proto/codec.h"
-#include "proto/spec.h"
 
 static char *finish(cJSON *root)
 {

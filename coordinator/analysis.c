@@ -1,5 +1,5 @@
 /* Analysis of comparison tables: noisy cells, fleet outliers, slow hosts and links, regressions. */
-#include "proto/analysis.h"
+#include "coordinator/analysis.h"
 
 #include "proto/codec_internal.h"
 #include "proto/result.h"

@@ -1,5 +1,5 @@
 /* Live events for the dashboard: the API's JSON re-wrapped, and a browser's messages checked. */
-#include "proto/events.h"
+#include "coordinator/events.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>

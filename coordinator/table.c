@@ -1,7 +1,7 @@
 /* Comparison tables: storage, and their CSV, Markdown and JSON encoders. */
-#include "proto/table.h"
+#include "coordinator/table.h"
 
-#include "proto/analysis.h"
+#include "coordinator/analysis.h"
 #include "proto/codec_internal.h"
 #include "proto/err.h"
 
