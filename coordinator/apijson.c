@@ -104,12 +104,11 @@ char *sm_api_job_ids(const uint64_t *ids, size_t n)
     return finish(root);
 }
 
-int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_t *n,
-                      char *field_buf, size_t field_len, sm_error *err)
+int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_t *n, sm_error *err)
 {
     *reqs = NULL;
     *n = 0;
-    field_buf[0] = '\0';
+    sm_error_field(err, "%s", "");
     cJSON *root = cJSON_ParseWithLength(body, len);
     if (!root)
         return sm_error_set(err, SM_EPARSE, "the body is not JSON");
@@ -118,14 +117,14 @@ int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_
         arr = cJSON_GetObjectItemCaseSensitive(root, "jobs");
     int rc = 0;
     if (!cJSON_IsArray(arr)) {
-        snprintf(field_buf, field_len, "jobs");
+        sm_error_field(err, "jobs");
         rc = sm_error_set(err, SM_EPARSE,
                           "expected a list of jobs: [{\"host\":...,\"params\":...}]");
         goto out;
     }
     size_t count = (size_t)cJSON_GetArraySize(arr);
     if (count == 0 || count > SM_API_JOBS_MAX) {
-        snprintf(field_buf, field_len, "jobs");
+        sm_error_field(err, "jobs");
         rc = sm_error_set(err, SM_EINVAL, "jobs: %zu jobs; from 1 to %d at a time", count,
                           SM_API_JOBS_MAX);
         goto out;
@@ -143,12 +142,12 @@ int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_
         const cJSON *params = cJSON_GetObjectItemCaseSensitive(item, "params");
         if (!cJSON_IsObject(item) || !cJSON_IsString(host) || !host->valuestring[0] ||
             strlen(host->valuestring) >= sizeof out[i].host) {
-            snprintf(field_buf, field_len, "jobs[%zu].host", i);
+            sm_error_field(err, "jobs[%zu].host", i);
             rc = sm_error_set(err, SM_EINVAL, "jobs[%zu].host: expected an agent name", i);
             break;
         }
         if (!cJSON_IsObject(params)) {
-            snprintf(field_buf, field_len, "jobs[%zu].params", i);
+            sm_error_field(err, "jobs[%zu].params", i);
             rc = sm_error_set(err, SM_EINVAL, "jobs[%zu].params: expected an object", i);
             break;
         }
@@ -158,7 +157,7 @@ int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_
             ptext ? sm_codec_params_decode(ptext, strlen(ptext), &out[i].params, &perr) : SM_ENOMEM;
         free(ptext);
         if (rc) {
-            snprintf(field_buf, field_len, "jobs[%zu].params", i);
+            sm_error_field(err, "jobs[%zu].params", i);
             sm_error_set(err, rc, "jobs[%zu].%s", i, perr.msg);
             break;
         }
@@ -214,11 +213,10 @@ char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const ch
 
 /* ---- runs ---- */
 
-int sm_api_run_request(const char *body, size_t len, char **spec_json, char *field_buf,
-                       size_t field_len, sm_error *err)
+int sm_api_run_request(const char *body, size_t len, char **spec_json, sm_error *err)
 {
     *spec_json = NULL;
-    field_buf[0] = '\0';
+    sm_error_field(err, "%s", "");
     cJSON *req = cJSON_ParseWithLength(body, len);
     if (!cJSON_IsObject(req)) {
         cJSON_Delete(req);
@@ -234,7 +232,7 @@ int sm_api_run_request(const char *body, size_t len, char **spec_json, char *fie
     }
     const sm_preset *p = cJSON_IsString(preset) ? sm_preset_find(preset->valuestring) : NULL;
     if (!p) {
-        snprintf(field_buf, field_len, "preset");
+        sm_error_field(err, "preset");
         cJSON_Delete(req);
         return sm_error_set(err, SM_EINVAL, "preset: no such preset (GET /api/presets lists them)");
     }
@@ -249,7 +247,7 @@ int sm_api_run_request(const char *body, size_t len, char **spec_json, char *fie
         while (k < sizeof allowed / sizeof *allowed && strcmp(item->string, allowed[k]) != 0)
             k++;
         if (k == sizeof allowed / sizeof *allowed) {
-            snprintf(field_buf, field_len, "%s", item->string);
+            sm_error_field(err, "%s", item->string);
             rc = sm_error_set(err, SM_EINVAL,
                               "%.64s: not a field a preset takes (hosts, repetitions, warmup, "
                               "parallel, name, pairs)",

@@ -17,10 +17,8 @@
  * bound keeps the per-variant work small whatever a client sends. */
 #define TEST_KEYS_MAX 32
 
-/* Where errors go: the reason in err, the path of the field in field_buf. */
+/* Where errors go: the reason in err->msg, the path of the field in err->field. */
 typedef struct ctx {
-    char *field;
-    size_t field_len;
     sm_error *err;
 } ctx;
 
@@ -28,11 +26,11 @@ static void set_field(ctx *c, const char *fmt, ...) __attribute__((format(printf
 
 static void set_field(ctx *c, const char *fmt, ...)
 {
-    if (c->field == NULL || c->field_len == 0)
+    if (c->err == NULL)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->field, c->field_len, fmt, ap);
+    vsnprintf(c->err->field, sizeof c->err->field, fmt, ap);
     va_end(ap);
 }
 
@@ -638,10 +636,9 @@ static int spec_from_json(const cJSON *root, sm_spec *s, ctx *c)
     return rc;
 }
 
-int sm_spec_decode(const char *json, size_t len, sm_spec *out, char *field_buf, size_t field_len,
-                   sm_error *err)
+int sm_spec_decode(const char *json, size_t len, sm_spec *out, sm_error *err)
 {
-    ctx c = {field_buf, field_len, err};
+    ctx c = {err};
     set_field(&c, "%s", "");
     if (out == NULL)
         return sm_error_set(err, SM_EINVAL, "spec: nowhere to decode into");
