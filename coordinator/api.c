@@ -13,14 +13,13 @@
 #include "coordinator/export.h"
 #include "coordinator/spec.h"
 #include "coordinator/table.h"
+#include "proto/clock.h"
 #include "proto/codec.h"
 #include "proto/log.h"
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return sm_wall_ms();
 }
 
 static int reply(char **resp, size_t *len, int status, char *json)

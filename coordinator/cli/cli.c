@@ -14,6 +14,7 @@
 
 #include "coordinator/cli/http.h"
 #include "coordinator/spec.h"
+#include "proto/clock.h"
 #include "proto/apiview.h"
 
 /* ---- option parsing ---- */
@@ -622,9 +623,7 @@ static int print_grid(grid *g)
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return sm_wall_ms();
 }
 
 /* ---- commands ---- */
@@ -978,9 +977,7 @@ static int read_file(const char *path, char **out, size_t *len, sm_error *err)
 
 static int64_t mono_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return sm_mono_ms();
 }
 
 static void sleep_ms(int64_t ms)
