@@ -3,6 +3,7 @@
 
 #include "coordinator/analysis.h"
 #include "proto/codec_internal.h"
+#include "proto/csv.h"
 #include "proto/err.h"
 
 #include <cjson/cJSON.h>
@@ -177,20 +178,14 @@ static size_t fixed_len(const char *s, size_t cap)
 
 /* ---- CSV (RFC 4180) ---- */
 
+static void csv_put(void *arg, const char *p, size_t n)
+{
+    sbuf_putn(arg, p, n);
+}
+
 static void csv_field(sbuf *b, const char *s, size_t n)
 {
-    if (memchr(s, ',', n) == NULL && memchr(s, '"', n) == NULL && memchr(s, '\r', n) == NULL &&
-        memchr(s, '\n', n) == NULL) {
-        sbuf_putn(b, s, n);
-        return;
-    }
-    sbuf_putn(b, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"')
-            sbuf_putn(b, "\"", 1);
-        sbuf_putn(b, &s[i], 1);
-    }
-    sbuf_putn(b, "\"", 1);
+    sm_csv_field(s, n, csv_put, b);
 }
 
 /* "<label> <stat>" or "<label> <stat> (<unit>)" as one field. */
