@@ -9,19 +9,12 @@
 
 #include "coordinator/spec.h"
 #include "proto/codec.h"
+#include "proto/json.h"
 
+/* Compact text; NULL when out of memory (the routes answer 500 then). */
 static char *finish(cJSON *root)
 {
-    char *text = root ? cJSON_PrintUnformatted(root) : NULL;
-    cJSON_Delete(root);
-    return text;
-}
-
-static void add_u64_str(cJSON *o, const char *k, uint64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    cJSON_AddStringToObject(o, k, buf);
+    return sm_json_finish(root, true, 0, "api", NULL);
 }
 
 /* Embeds a stored JSON text as a value; a text that does not parse becomes null (the store
@@ -74,7 +67,7 @@ char *sm_api_job_encode(const sm_api_job *j)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    add_u64_str(o, "id", j->id);
+    sm_json_put_u64_str(o, "id", j->id);
     cJSON_AddStringToObject(o, "host", j->host);
     cJSON_AddStringToObject(o, "state", j->state);
     cJSON_AddStringToObject(o, "reason", j->reason ? j->reason : "");
@@ -271,7 +264,7 @@ static cJSON *run_json(const sm_api_run *r)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    add_u64_str(o, "id", r->id);
+    sm_json_put_u64_str(o, "id", r->id);
     cJSON_AddStringToObject(o, "name", r->name);
     cJSON_AddStringToObject(o, "state", r->state);
     cJSON_AddStringToObject(o, "reason", r->reason ? r->reason : "");
@@ -333,6 +326,6 @@ char *sm_api_run_created(uint64_t id)
 {
     cJSON *o = cJSON_CreateObject();
     if (o)
-        add_u64_str(o, "run", id);
+        sm_json_put_u64_str(o, "run", id);
     return finish(o);
 }

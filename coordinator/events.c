@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/codec_internal.h"
+#include "proto/json.h"
 #include "proto/err.h"
 
 /* Takes the array `key` out of the parsed object text, or NULL. *root must be deleted. */
