@@ -21,6 +21,7 @@
 #include "agent/spool.h"
 #include "agent/tls.h"
 #include "agent/workloads/http.h"
+#include "proto/clock.h"
 #include "proto/log.h"
 
 /* Job ids this process has already taken from the coordinator's current store, so a resent
@@ -86,13 +87,6 @@ typedef struct agentd {
     bool has_unspooled;
     sm_result_msg unspooled;
 } agentd;
-
-static uint64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void wake(agentd *d)
 {
@@ -544,8 +538,8 @@ static int send_poll(agentd *d, sm_error *err)
     char *body = build_poll(d, &len, err);
     if (!body)
         return err->code ? err->code : SM_ENOMEM;
-    char *env = sm_env_seal(d->cfg->key, SM_DIR_TO_COORDINATOR, d->cfg->name, wall_ms(), body, len,
-                            &elen, d->poll_nonce, err);
+    char *env = sm_env_seal(d->cfg->key, SM_DIR_TO_COORDINATOR, d->cfg->name,
+                            (uint64_t)sm_wall_ms(), body, len, &elen, d->poll_nonce, err);
     free(body);
     if (!env)
         return err->code ? err->code : SM_ENOMEM;
@@ -564,7 +558,7 @@ static int take_reply(agentd *d, const char *buf, size_t len)
     sm_error err = {0};
     sm_env env;
     memset(&env, 0, sizeof env);
-    const uint64_t now = wall_ms();
+    const uint64_t now = (uint64_t)sm_wall_ms();
     sm_reject why = sm_env_open(d->cfg->key, SM_DIR_TO_AGENT, buf, len, now, &env, &err);
     if (why == SM_REJ_NONE && strcmp(env.name, SM_COORDINATOR) != 0) {
         why = SM_REJ_FIELD;

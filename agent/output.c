@@ -7,6 +7,7 @@
 
 #include "agent/once.h"
 #include "proto/codec.h"
+#include "proto/csv.h"
 
 /* A table column: a metric shown in `unit` after multiplying by `scale`. */
 typedef struct column {
@@ -273,20 +274,14 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
                "so short jobs may show all of it on one side. MB = 10^6 bytes.\n");
 }
 
-/* RFC 4180: quote a field that holds a comma, a quote, CR or LF; double inner quotes. */
+static void csv_put(void *arg, const char *p, size_t n)
+{
+    fwrite(p, 1, n, arg);
+}
+
 static void csv_field(FILE *f, const char *s)
 {
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    sm_csv_field(s, strlen(s), csv_put, f);
 }
 
 static void csv_row(FILE *f, const sm_report *rep, const sm_cell_report *c, size_t rep_i, int warm,

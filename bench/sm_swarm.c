@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/clock.h"
 #include "proto/envelope.h"
 #include "proto/msg.h"
 #include "proto/result.h"
@@ -88,20 +89,6 @@ typedef struct shared {
     size_t cap;                   /* slots, a power of two */
     slot slots[];
 } shared;
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
-
-static uint64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void sleep_ms(long ms)
 {
@@ -262,8 +249,8 @@ static int send_poll(shard *s, agent *a, int64_t now_ns)
     p->n_results = nr;
     size_t blen, elen;
     char *body = sm_msg_poll_encode(p, &blen, &err);
-    char *env = body ? sm_env_seal(a->key, SM_DIR_TO_COORDINATOR, a->name, wall_ms(), body, blen,
-                                   &elen, a->poll_nonce, &err)
+    char *env = body ? sm_env_seal(a->key, SM_DIR_TO_COORDINATOR, a->name, (uint64_t)sm_wall_ms(),
+                                   body, blen, &elen, a->poll_nonce, &err)
                      : NULL;
     free(body);
     if (!env) {
@@ -317,7 +304,7 @@ static int take_reply(shard *s, agent *a)
 {
     char *buf = NULL;
     int len = nn_recv(a->sock, &buf, NN_MSG, NN_DONTWAIT);
-    const int64_t now_ns = mono_ns();
+    const int64_t now_ns = sm_mono_ns();
     if (len < 0) {
         if (nn_errno() == EAGAIN)
             return 0;
@@ -328,7 +315,8 @@ static int take_reply(shard *s, agent *a)
     sm_env env;
     sm_poll_reply r;
     memset(&env, 0, sizeof env);
-    sm_reject why = sm_env_open(a->key, SM_DIR_TO_AGENT, buf, (size_t)len, wall_ms(), &env, &err);
+    sm_reject why =
+        sm_env_open(a->key, SM_DIR_TO_AGENT, buf, (size_t)len, (uint64_t)sm_wall_ms(), &env, &err);
     if (why == SM_REJ_NONE && strcmp(env.name, SM_COORDINATOR) != 0) {
         why = SM_REJ_FIELD;
         snprintf(err.msg, sizeof err.msg, "a reply from '%s', not the coordinator", env.name);
@@ -411,7 +399,7 @@ static int shard_loop(shard *s, pid_t parent)
 {
     int64_t next_scan = 0;
     while (!atomic_load(&s->sh->stop)) {
-        const int64_t now = mono_ns();
+        const int64_t now = sm_mono_ns();
         if (now >= next_scan) {
             for (size_t i = 0; i < s->n; i++) {
                 agent *a = &s->agents[i];
@@ -753,7 +741,7 @@ static int phase_register(ctx *c, int64_t t0, summary *s)
         int rc = still_running(c);
         if (rc || (rc = get_health(c, &h)))
             return rc;
-        const int64_t now = mono_ns();
+        const int64_t now = sm_mono_ns();
         if (h.agents_online >= n) {
             s->register_s = secs(now - t0);
             say("register: %" PRIu64 " agents online after %.2f s", n, s->register_s);
@@ -782,15 +770,15 @@ static int phase_idle(ctx *c, summary *s)
     int rc;
     if ((rc = get_health(c, &h0)) || (rc = cpu_ticks(c->o->coord_pid, &t0)))
         return rc;
-    const int64_t start = mono_ns(), end = start + c->o->idle_s * NS_PER_S;
-    while (mono_ns() < end) {
+    const int64_t start = sm_mono_ns(), end = start + c->o->idle_s * NS_PER_S;
+    while (sm_mono_ns() < end) {
         if ((rc = still_running(c)))
             return rc;
         sleep_ms(100);
     }
     if ((rc = cpu_ticks(c->o->coord_pid, &t1)))
         return rc;
-    const int64_t ns = mono_ns() - start;
+    const int64_t ns = sm_mono_ns() - start;
     if ((rc = get_health(c, &h1)) || (rc = status_mb(c->o->coord_pid, "VmRSS", &s->idle_rss)))
         return rc;
     s->idle_s = secs(ns);
@@ -842,16 +830,16 @@ static int phase_throughput(ctx *c, summary *s)
         (rc = swarm_ticks(c, &st0)))
         return rc;
     const uint64_t assigns0 = atomic_load(&c->sh->assigns);
-    const int64_t t0 = mono_ns();
+    const int64_t t0 = sm_mono_ns();
     if ((rc = post_throughput_jobs(c, total)))
         return rc;
-    const int64_t posted = mono_ns();
+    const int64_t posted = sm_mono_ns();
     say("throughput: all %" PRIu64 " jobs queued after %.2f s", total, secs(posted - t0));
     int64_t next_say = posted + 2 * NS_PER_S;
     for (;;) {
         if ((rc = still_running(c)) || (rc = get_health(c, &h)))
             return rc;
-        const int64_t now = mono_ns();
+        const int64_t now = sm_mono_ns();
         if (h.results - h0.results >= total)
             break;
         if (now - t0 > PHASE_TIMEOUT_S * NS_PER_S) {
@@ -866,7 +854,7 @@ static int phase_throughput(ctx *c, summary *s)
         }
         sleep_ms(100);
     }
-    const int64_t ns = mono_ns() - t0;
+    const int64_t ns = sm_mono_ns() - t0;
     const uint64_t assigns = atomic_load(&c->sh->assigns) - assigns0;
     if ((rc = cpu_ticks(c->o->coord_pid, &ct1)) || (rc = swarm_ticks(c, &st1)))
         return rc;
@@ -900,12 +888,12 @@ static int wait_quiet(ctx *c)
 {
     /* Every result acked, then a little time for the last polls to reach the coordinator and be
      * held there: the latency phase starts against idle, held agents. */
-    const int64_t deadline = mono_ns() + PHASE_TIMEOUT_S * NS_PER_S;
+    const int64_t deadline = sm_mono_ns() + PHASE_TIMEOUT_S * NS_PER_S;
     while (atomic_load(&c->sh->pending) > 0) {
         int rc = still_running(c);
         if (rc)
             return rc;
-        if (mono_ns() > deadline) {
+        if (sm_mono_ns() > deadline) {
             say("latency: %" PRId64 " results still unacked after %d s",
                 atomic_load(&c->sh->pending), PHASE_TIMEOUT_S);
             return SM_ETIMEDOUT;
@@ -932,9 +920,9 @@ static int phase_latency(ctx *c, summary *s)
         goto out;
     }
     unsigned short rng[3] = {0x5357, 0x4152, 0x4d21}; /* fixed: the same agents every run */
-    const int64_t start = mono_ns();
+    const int64_t start = sm_mono_ns();
     for (size_t i = 0; i < n && !rc; i++) {
-        const int64_t at = start + (int64_t)i * 10 * NS_PER_MS, now = mono_ns();
+        const int64_t at = start + (int64_t)i * 10 * NS_PER_MS, now = sm_mono_ns();
         if (at > now)
             sleep_ms((long)((at - now + NS_PER_MS - 1) / NS_PER_MS));
         body.len = 0;
@@ -943,7 +931,7 @@ static int phase_latency(ctx *c, summary *s)
             rc = add_job(&body, (size_t)(nrand48(rng) % (long)c->o->agents), true);
         if (!rc)
             rc = buf_add(&body, "]", 1);
-        sent[i] = mono_ns();
+        sent[i] = sm_mono_ns();
         if (!rc)
             rc = http(c, "/api/jobs", &body, 201);
         if (!rc && job_ids(c->resp.p, &ids[i], 1) != 0) {
@@ -956,7 +944,7 @@ static int phase_latency(ctx *c, summary *s)
     if (rc)
         goto out;
     /* The stragglers: every assign should be there within a poll's hold. */
-    const int64_t deadline = mono_ns() + (c->o->hold_ms + RESEND_SLACK_MS) * NS_PER_MS * 2;
+    const int64_t deadline = sm_mono_ns() + (c->o->hold_ms + RESEND_SLACK_MS) * NS_PER_MS * 2;
     size_t missing;
     do {
         missing = 0;
@@ -964,7 +952,7 @@ static int phase_latency(ctx *c, summary *s)
             missing += job_arrival(c->sh, ids[i]) == 0;
         if (missing)
             sleep_ms(50);
-    } while (missing && mono_ns() < deadline);
+    } while (missing && sm_mono_ns() < deadline);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const int64_t at = job_arrival(c->sh, ids[i]);
@@ -1064,13 +1052,13 @@ static int stop_shards(ctx *c)
 {
     int bad = 0;
     atomic_store(&c->sh->stop, 1);
-    const int64_t deadline = mono_ns() + 10 * NS_PER_S;
+    const int64_t deadline = sm_mono_ns() + 10 * NS_PER_S;
     for (size_t i = 0; i < c->n_shards; i++) {
         if (c->shards[i] <= 0)
             continue;
         int status;
         pid_t p;
-        while ((p = waitpid(c->shards[i], &status, WNOHANG)) == 0 && mono_ns() < deadline)
+        while ((p = waitpid(c->shards[i], &status, WNOHANG)) == 0 && sm_mono_ns() < deadline)
             sleep_ms(20);
         if (p == 0) {
             say("shard %zu did not stop: killing it", i);
@@ -1296,7 +1284,7 @@ int main(int argc, char **argv)
     ctx c = {.o = &o, .sh = sh, .stop = &stop_flag};
     summary s;
     memset(&s, 0, sizeof s);
-    const int64_t t0 = mono_ns();
+    const int64_t t0 = sm_mono_ns();
     say("%ld agents against %s (coordinator pid %d)", o.agents, o.bus_url, (int)o.coord_pid);
     rc = start_shards(&c, key);
     /* libcurl after the fork: the shards never touch it. */

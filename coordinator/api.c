@@ -8,19 +8,18 @@
 #include <string.h>
 #include <time.h>
 
+#include "coordinator/analysis.h"
+#include "coordinator/apijson.h"
 #include "coordinator/export.h"
-#include "proto/analysis.h"
-#include "proto/api.h"
+#include "coordinator/spec.h"
+#include "coordinator/table.h"
+#include "proto/clock.h"
 #include "proto/codec.h"
-#include "proto/spec.h"
-#include "proto/table.h"
 #include "proto/log.h"
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return sm_wall_ms();
 }
 
 static int reply(char **resp, size_t *len, int status, char *json)
@@ -131,10 +130,10 @@ static int post_jobs(sm_api_ctx *a, const char *body, size_t blen, char **resp, 
 {
     sm_api_job_req *reqs = NULL;
     size_t n = 0;
-    char field[96];
+    char field[SM_ERR_FIELD_MAX];
     sm_error err = {0};
-    if (sm_api_jobs_parse(body, blen, &reqs, &n, field, sizeof field, &err) != 0)
-        return error(resp, len, 400, err.msg, field);
+    if (sm_api_jobs_parse(body, blen, &reqs, &n, &err) != 0)
+        return error(resp, len, 400, err.msg, err.field);
     uint64_t *ids = calloc(n, sizeof *ids);
     if (!ids) {
         free(reqs);
@@ -312,23 +311,22 @@ static void undo(sm_api_ctx *a, int code)
 
 static int post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
 {
-    char field[96] = "", *spec_json = NULL;
+    char *spec_json = NULL;
     sm_error err = {0};
     sm_spec spec;
-    if (sm_api_run_request(body, blen, &spec_json, field, sizeof field, &err) != 0)
-        return error(resp, len, 400, err.msg, field);
-    if (sm_spec_decode(spec_json, strlen(spec_json), &spec, field, sizeof field, &err) != 0) {
+    if (sm_api_run_request(body, blen, &spec_json, &err) != 0)
+        return error(resp, len, 400, err.msg, err.field);
+    if (sm_spec_decode(spec_json, strlen(spec_json), &spec, &err) != 0) {
         free(spec_json);
-        return error(resp, len, 400, err.msg, field);
+        return error(resp, len, 400, err.msg, err.field);
     }
     uint64_t id = 0;
     int status = 0;
     if (sm_store_begin(a->st, &err) != 0) {
         status = error(resp, len, 500, err.msg, NULL);
-    } else if (sm_control_run_start(a->ctl, spec_json, &spec, now_ms(), &id, field, sizeof field,
-                                    &err) != 0) {
+    } else if (sm_control_run_start(a->ctl, spec_json, &spec, now_ms(), &id, &err) != 0) {
         undo(a, err.code);
-        status = error(resp, len, err.code == SM_EINVAL ? 400 : 500, err.msg, field);
+        status = error(resp, len, err.code == SM_EINVAL ? 400 : 500, err.msg, err.field);
     } else if (sm_store_commit(a->st, &err) != 0) {
         sm_control_rollback(&a->ctl, now_ms(), NULL);
         status = error(resp, len, 500, err.msg, NULL);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/clock.h"
 #include "proto/log.h"
 
 /* Connections with recent rejections. A small fixed table: a connection that sent nothing
@@ -33,13 +34,6 @@ struct sm_bus {
     uint64_t dropped;
     pipe_state pipes[PIPES_MAX];
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static pipe_state *pipe_find(sm_bus *b, uint32_t pipe)
 {
@@ -149,7 +143,7 @@ int sm_bus_recv(sm_bus *b, sm_bus_msg *m, sm_error *err)
         }
         const uint32_t pipe = pipe_of(&hdr);
         const pipe_state *p = pipe_find(b, pipe);
-        if (p && p->until_ms > mono_ms()) {
+        if (p && p->until_ms > sm_mono_ms()) {
             /* Unread: a connection that keeps sending what is refused costs no MAC work. */
             nn_freemsg(body);
             nn_freemsg(control);
@@ -167,7 +161,7 @@ int sm_bus_recv(sm_bus *b, sm_bus_msg *m, sm_error *err)
 
 int sm_bus_note_reject(sm_bus *b, const sm_bus_msg *m)
 {
-    const int64_t now = mono_ms();
+    const int64_t now = sm_mono_ms();
     pipe_state *p = pipe_find(b, m->pipe);
     if (!p)
         p = pipe_add(b, m->pipe, now);

@@ -480,7 +480,6 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         crun *r = calloc(1, sizeof *r);
         char key[24];
         sm_spec spec;
-        char field[64];
         sm_error e = {0};
         if (!r) {
             sm_store_runs_free(runs, nr);
@@ -494,8 +493,8 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         r->parallel = runs[i].parallel; /* as decided when it started */
         sm_run_row full;
         if (sm_store_run_get(st, r->id, &full, &e) == 0) {
-            if (full.spec_json && sm_spec_decode(full.spec_json, strlen(full.spec_json), &spec,
-                                                 field, sizeof field, &e) == 0) {
+            if (full.spec_json &&
+                sm_spec_decode(full.spec_json, strlen(full.spec_json), &spec, &e) == 0) {
                 rc = spec.adaptive ? adapt_open(c, r, &spec, err) : 0;
                 sm_spec_fini(&spec);
             }
@@ -1917,7 +1916,7 @@ static int run_parallel(sm_control *c, const sm_spec *spec, const sm_plan *plan,
 }
 
 int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
-                         uint64_t *run_id, char *field_buf, size_t field_len, sm_error *err)
+                         uint64_t *run_id, sm_error *err)
 {
 
     /* The fleet as the planner sees it: every agent the coordinator knows. */
@@ -1937,7 +1936,7 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
         h->online = a->status != SM_AGENT_LOST;
     }
     sm_plan plan;
-    int rc = sm_plan_expand(spec, fleet, k, &plan, field_buf, field_len, err);
+    int rc = sm_plan_expand(spec, fleet, k, &plan, err);
     free(fleet);
     if (rc)
         return rc;
@@ -1946,7 +1945,7 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
         const cagent *srv =
             plan.cells[i].peer[0] ? sm_map_get(c->agents, plan.cells[i].peer) : NULL;
         if (plan.cells[i].peer[0] && (!srv || !srv->data_addr[0])) {
-            snprintf(field_buf, field_len, "hosts");
+            sm_error_field(err, "hosts");
             rc = sm_error_set(err, SM_EINVAL,
                               "hosts: %s has no data address (start its agent with "
                               "--data-addr) and cannot serve pair jobs",

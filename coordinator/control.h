@@ -8,11 +8,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "coordinator/spec.h"
 #include "coordinator/store.h"
 #include "proto/addrpolicy.h"
 #include "proto/err.h"
 #include "proto/msg.h"
-#include "proto/spec.h"
 
 typedef struct sm_control sm_control;
 
@@ -116,9 +116,9 @@ int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64
  * agent whose facts have not arrived (or an older agent that sends no identity) counts as a
  * machine of its own. A run resumed after a restart keeps its decision.
  * Errors (a host not registered, too many jobs, a pair test: pair jobs are not available yet)
- * are SM_EINVAL with err naming the problem and field_buf the field. */
+ * are SM_EINVAL with err->msg naming the problem and err->field the field. */
 int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
-                         uint64_t *run_id, char *field_buf, size_t field_len, sm_error *err);
+                         uint64_t *run_id, sm_error *err);
 /* Cancels a running run: its queued jobs fail "cancelled", its running ones get a cancel
  * command and fail "cancelled", the run ends cancelled. SM_EINVAL if it is not running. */
 int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err);

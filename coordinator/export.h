@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 #include "coordinator/plan.h"
+#include "coordinator/table.h"
 #include "proto/err.h"
 #include "proto/result.h"
-#include "proto/table.h"
 
 /* One job's outcome, for the table. */
 typedef struct sm_export_sample {

@@ -18,18 +18,16 @@ typedef struct expand {
     size_t n_sel;
     pair *pairs;
     size_t n_pairs;
-    char *field_buf;
-    size_t field_len;
     sm_error *err;
 } expand;
 
 __attribute__((format(printf, 2, 3))) static void set_field(expand *x, const char *fmt, ...)
 {
-    if (!x->field_buf || x->field_len == 0)
+    if (!x->err)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(x->field_buf, x->field_len, fmt, ap);
+    vsnprintf(x->err->field, sizeof x->err->field, fmt, ap);
     va_end(ap);
 }
 
@@ -359,12 +357,12 @@ static void build_cells(const expand *x, sm_cell *cells, uint32_t *cell_round)
 }
 
 int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_fleet, sm_plan *out,
-                   char *field_buf, size_t field_len, sm_error *err)
+                   sm_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (field_buf && field_len > 0)
-        field_buf[0] = '\0';
-    expand x = {.spec = spec, .field_buf = field_buf, .field_len = field_len, .err = err};
+    if (err)
+        err->field[0] = '\0';
+    expand x = {.spec = spec, .err = err};
     sm_cell *cells = NULL;
     uint32_t *cell_round = NULL;
     sm_plan_job *jobs = NULL;

@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coordinator/spec.h"
 #include "proto/err.h"
 #include "proto/msg.h"
-#include "proto/spec.h"
 
 #define SM_PLAN_JOBS_MAX 100000 /* cells x (repetitions + warmup) of one run */
 
@@ -61,9 +61,10 @@ typedef struct sm_plan {
  *   order), so the disjoint pairs of a round run side by side.
  * - Bound: more than SM_PLAN_JOBS_MAX jobs is SM_EINVAL naming "repetitions" and the counts;
  *   an adaptive spec plans reps.min repetitions and is bounded by reps.max ("repetitions.max").
+ * Errors name their field in err->field ("" when none is at fault).
  * *out must be sm_plan_fini'd on success; left empty on error. */
 int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_fleet, sm_plan *out,
-                   char *field_buf, size_t field_len, sm_error *err);
+                   sm_error *err);
 void sm_plan_fini(sm_plan *p);
 
 /* The circle method: n hosts (0..n-1) in rounds of disjoint unordered pairs, every pair

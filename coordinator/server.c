@@ -12,35 +12,28 @@
 #include <unistd.h>
 
 #include "coordinator/api.h"
+#include "coordinator/apijson.h"
 #include "coordinator/bus.h"
 #include "coordinator/control.h"
 #include "coordinator/guard.h"
 #include "coordinator/map.h"
 #include "coordinator/store.h"
 #include "coordinator/web.h"
-#include "proto/api.h"
+#include "proto/clock.h"
 #include "proto/log.h"
 #include "proto/msg.h"
 
 #define TICK_US    (250 * LWS_US_PER_MS)
 #define HTTP_CHUNK 16384
 
-/* Wall-clock milliseconds: envelopes carry Unix time, so skew is checked against it. */
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Monotonic milliseconds: how long things take, which a step of the wall clock must not
- * change (held polls, silences, time limits). */
+/* Wall-clock milliseconds (sm_wall_ms) stamp envelopes, which carry Unix time, so skew is
+ * checked against it. Monotonic milliseconds time how long things take, which a step of the
+ * wall clock must not change (held polls, silences, time limits); this is the control core's
+ * clock. */
 static int64_t mono_ms(void *arg)
 {
     (void)arg;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return sm_mono_ms();
 }
 
 static void held_free(void *p)
@@ -73,7 +66,7 @@ static void send_reply(server *s, sm_bus_msg *m, sm_poll_reply *r, const char *t
     snprintf(r->poll, sizeof r->poll, "%s", nonce);
     char *body = NULL, *env = NULL;
     if (agent_key(s, to, key, &err) == 0 && (body = sm_msg_reply_encode(r, &len, &err)) != NULL)
-        env = sm_env_seal(key, SM_DIR_TO_AGENT, SM_COORDINATOR, (uint64_t)now_ms(), body, len,
+        env = sm_env_seal(key, SM_DIR_TO_AGENT, SM_COORDINATOR, (uint64_t)sm_wall_ms(), body, len,
                           &elen, NULL, &err);
     OPENSSL_cleanse(key, sizeof key);
     if (!env || sm_bus_reply(s->bus, m, env, elen, &err) != 0) {
@@ -107,8 +100,7 @@ static sm_reject verify_poll(server *s, const sm_env *env, uint64_t now, bool *f
         return why;
     }
     sm_error other = {0};
-    if (s->cfg->have_prev_key &&
-        (uint64_t)(mono_ms(NULL) - s->started_ms) < s->cfg->prev_grace_ms &&
+    if (s->cfg->have_prev_key && (uint64_t)(sm_mono_ms() - s->started_ms) < s->cfg->prev_grace_ms &&
         sm_key_derive(s->cfg->prev_key, env->name, key, &other) == 0) {
         sm_reject again = sm_env_verify(key, SM_DIR_TO_COORDINATOR, env, now, &other);
         OPENSSL_cleanse(key, sizeof key);
@@ -137,7 +129,7 @@ static sm_reject verify_poll(server *s, const sm_env *env, uint64_t now, bool *f
 /* A rejected message: counted, logged at most once a minute per peer, dropped unanswered. */
 static void reject(server *s, sm_bus_msg *m, sm_reject why, const char *peer, const char *detail)
 {
-    sm_rejects_note(s->rejects, why, peer, (uint64_t)now_ms(), detail);
+    sm_rejects_note(s->rejects, why, peer, (uint64_t)sm_wall_ms(), detail);
     sm_bus_note_reject(s->bus, m);
     sm_bus_msg_fini(m);
 }
@@ -169,7 +161,7 @@ void sm_server_drain_bus(server *s)
     int got;
     while (n_out < BATCH && taken < pass_bytes && (got = sm_bus_recv(s->bus, &m, &err)) == 1) {
         taken += m.len;
-        const uint64_t now = (uint64_t)now_ms();
+        const uint64_t now = (uint64_t)sm_wall_ms();
         sm_env env;
         bool fleet_key = false;
         /* The header is read by hand and the MAC checked before anything parses the body: a
@@ -241,7 +233,7 @@ void sm_server_drain_bus(server *s)
             held *h = malloc(sizeof *h);
             if (h && sm_map_put(s->held, poll.agent, h) == 0) {
                 h->msg = m;
-                h->since_ms = mono_ms(NULL);
+                h->since_ms = sm_mono_ms();
                 memcpy(h->nonce, env.nonce, sizeof h->nonce);
             } else {
                 free(h);
@@ -260,7 +252,7 @@ void sm_server_drain_bus(server *s)
          * what the batch changed in memory goes back to what the store holds. */
         sm_log(LOG_ERR, "SM-STORE-FAIL", "store failed, %zu replies withheld: %s", n_out, err.msg);
         if (in_tx)
-            sm_control_rollback(&s->api.ctl, now_ms(), NULL);
+            sm_control_rollback(&s->api.ctl, sm_wall_ms(), NULL);
         for (size_t i = 0; i < n_out; i++)
             sm_bus_msg_fini(&out[i].msg);
         return;
@@ -304,7 +296,7 @@ static void answer_news(server *s)
             continue;
         if (sm_store_begin(s->st, &err) != 0)
             return;
-        const int64_t now = now_ms();
+        const int64_t now = sm_wall_ms();
         for (size_t i = 0; i < k; i++)
             news[i] = sm_control_news(s->api.ctl, names[i], now, &replies[i], &err);
         if (sm_store_commit(s->st, &err) != 0) {
@@ -328,7 +320,7 @@ static void jobs_queued(void *arg, const char *const *hosts, size_t n)
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
     server *s = lws_container_of(sul, server, tick);
-    const int64_t now = now_ms();
+    const int64_t now = sm_wall_ms();
     sm_error err = {0};
     if (sm_store_begin(s->st, &err) == 0) {
         if (sm_control_tick(s->api.ctl, now, &err) != 0 || sm_store_commit(s->st, &err) != 0) {
@@ -342,7 +334,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
     const char *key;
     void *val;
     while (n < 64 && sm_map_next(s->held, &cur, &key, &val))
-        if (mono_ms(NULL) - ((held *)val)->since_ms >= (int64_t)s->cfg->hold_ms)
+        if (sm_mono_ms() - ((held *)val)->since_ms >= (int64_t)s->cfg->hold_ms)
             snprintf(names[n++], sizeof names[0], "%s", key);
     if (n && sm_store_begin(s->st, &err) == 0) {
         sm_poll_reply replies[64];
@@ -439,7 +431,7 @@ __attribute__((format(printf, 3, 4))) static void http_refused(server *s, int ki
                                           "SM-HTTP-TOKEN", "SM-HTTP-METHOD", "SM-HTTP-SIZE",
                                           "SM-HTTP-SLOW",  "SM-HTTP-FULL"};
     s->http[1 + kind]++;
-    const int64_t now = mono_ms(NULL);
+    const int64_t now = sm_mono_ms();
     if (s->http_logged[kind] && now - s->http_logged[kind] < 60000)
         return;
     s->http_logged[kind] = now;
@@ -610,7 +602,7 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
     if (body_follows) {
         /* Content-Length within the cap, or a chunked body, capped as it comes. */
         p->body_max = route.body_max;
-        p->body_since = mono_ms(NULL);
+        p->body_since = sm_mono_ms();
         return 0;
     }
     p->close_after = false;
@@ -698,7 +690,7 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
     case LWS_CALLBACK_HTTP_BODY:
         if (p->handled || !in || len == 0)
             return 0;
-        if (mono_ms(NULL) - p->body_since > BODY_DEADLINE_MS) {
+        if (sm_mono_ms() - p->body_since > BODY_DEADLINE_MS) {
             http_refused(s, HR_SLOW, "%s", "a body still coming 10 s after its head");
             return -1;
         }
@@ -803,7 +795,7 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
     s.cfg = cfg;
     s.stop = stop;
     int rc = 0;
-    const int64_t t0 = now_ms();
+    const int64_t t0 = sm_wall_ms();
     if ((rc = sm_store_open(&s.st, cfg->db_path, err)))
         goto out;
     sm_control_cfg ccfg = {.hold_ms = cfg->hold_ms,
@@ -818,7 +810,7 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
     s.rejects = sm_rejects_new();
     s.held = sm_map_new();
     s.on_prev_key = sm_map_new();
-    s.started_ms = mono_ms(NULL);
+    s.started_ms = sm_mono_ms();
     if (!s.replay || !s.rejects || !s.held || !s.on_prev_key) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;

@@ -1,6 +1,7 @@
 /* The coordinator's store on SQLite: schema migrations, a statement cache and the row mappings. */
 #include "coordinator/store.h"
 
+#include "proto/clock.h"
 #include "proto/log.h"
 #include "proto/msg.h"
 
@@ -774,10 +775,8 @@ static void note_failure(sm_store *st, const char *what)
     default:
         break;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     snprintf(st->fail_msg, sizeof st->fail_msg, "%s: %s", what, sqlite3_errmsg(st->db));
-    st->fail_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    st->fail_ms = sm_wall_ms();
     st->commit_since = false;
 }
 

@@ -15,10 +15,10 @@
 #include <linux/openat2.h>
 #endif
 
+#include "coordinator/events.h"
 #include "coordinator/export.h"
 #include "coordinator/map.h"
 #include "proto/codec.h"
-#include "proto/events.h"
 #include "proto/log.h"
 
 /* ---- static files ---- */

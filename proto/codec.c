@@ -1,6 +1,7 @@
 /* JSON codec of params, results, facts and reports (msg.c builds on it via codec_internal.h). */
 #include "proto/codec.h"
 #include "proto/codec_internal.h"
+#include "proto/json.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -10,210 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Doubles hold every integer below 2^53 exactly. 2^53 itself is excluded because 2^53 + 1
- * parses to it, so a number at or above it may already be someone else's rounding. */
-#define JSON_INT_MAX ((1ull << 53) - 1)
-
-/* Longest fixed-size string field we copy out of a struct (sm_facts.hostname). */
-#define FIXED_STR_MAX 256
-
-/* ---- encoding helpers: each returns false (or NULL) only when out of memory ---- */
-
-/* Integers are printed by us and added raw: cJSON 1.7.15 prints numbers with %1.15g and
- * accepts the result when it is merely within DBL_EPSILON, so 9007199254740991 would come out
- * as 9.00719925474099e+15. */
-static cJSON *u64_item(uint64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    return v <= JSON_INT_MAX ? cJSON_CreateRaw(buf) : cJSON_CreateString(buf);
-}
-
-/* The shortest of %.15g..%.17g that reads back as the same double, for the reason above. */
-static cJSON *double_item(double v)
-{
-    if (!isfinite(v))
-        return cJSON_CreateNull();
-    char buf[32];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    return cJSON_CreateRaw(buf);
-}
-
-static bool put_item(cJSON *o, const char *key, cJSON *item)
-{
-    if (item == NULL)
-        return false;
-    if (!cJSON_AddItemToObject(o, key, item)) {
-        cJSON_Delete(item);
-        return false;
-    }
-    return true;
-}
-
-static bool append(cJSON *array, cJSON *item)
-{
-    if (item == NULL)
-        return false;
-    if (!cJSON_AddItemToArray(array, item)) {
-        cJSON_Delete(item);
-        return false;
-    }
-    return true;
-}
-
-static bool put_u64(cJSON *o, const char *key, uint64_t v)
-{
-    return put_item(o, key, u64_item(v));
-}
-
-static bool put_double(cJSON *o, const char *key, double v)
-{
-    return put_item(o, key, double_item(v));
-}
-
-static bool put_str(cJSON *o, const char *key, const char *s)
-{
-    return cJSON_AddStringToObject(o, key, s) != NULL;
-}
-
-/* Struct char arrays are copied through strnlen so an unterminated one cannot be overread. */
-static cJSON *fixed_item(const char *s, size_t cap)
-{
-    char buf[FIXED_STR_MAX + 1];
-    size_t n = strnlen(s, cap < FIXED_STR_MAX ? cap : FIXED_STR_MAX);
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return cJSON_CreateString(buf);
-}
-
-static bool put_fixed(cJSON *o, const char *key, const char *s, size_t cap)
-{
-    return put_item(o, key, fixed_item(s, cap));
-}
-
-#define PUT_FIXED(o, key, array) put_fixed((o), (key), (array), sizeof(array))
-
-static bool put_bool(cJSON *o, const char *key, bool b)
-{
-    return cJSON_AddBoolToObject(o, key, b) != NULL;
-}
-
-/* Deletes root; returns the text or NULL with SM_ENOMEM. */
-static char *finish(cJSON *root, bool ok, int pretty, const char *what, sm_error *err)
-{
-    char *text = NULL;
-    if (ok && root != NULL)
-        text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (text == NULL)
-        sm_error_set(err, SM_ENOMEM, "%s: out of memory while encoding", what);
-    return text;
-}
-
-/* ---- decoding helpers ---- */
-
-/* Parses json[0..len) as one object and nothing but whitespace after it. */
-static int parse_object(const char *json, size_t len, const char *what, cJSON **out, sm_error *err)
-{
-    if (json == NULL)
-        return sm_error_set(err, SM_EINVAL, "%s: no JSON text", what);
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-    if (root == NULL) {
-        size_t at = end != NULL && end >= json ? (size_t)(end - json) : 0;
-        return sm_error_set(err, SM_EPARSE, "%s: invalid JSON at byte %zu", what, at);
-    }
-    for (size_t i = (size_t)(end - json); i < len; i++) {
-        /* strchr() would match a NUL byte against the terminator of its own string. */
-        if (json[i] == '\0' || strchr(" \t\r\n", json[i]) == NULL) {
-            cJSON_Delete(root);
-            return sm_error_set(err, SM_EPARSE, "%s: junk after the JSON value at byte %zu", what,
-                                i);
-        }
-    }
-    if (!cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return sm_error_set(err, SM_EPARSE, "%s: expected a JSON object", what);
-    }
-    *out = root;
-    return 0;
-}
-
-/* The name of entry i of a table of n structs of `stride` bytes whose first member is it. */
-static const char *key_at(const void *table, size_t stride, size_t i)
-{
-    return *(const char *const *)(const void *)((const char *)table + i * stride);
-}
-
-/* Checks that every key of object o is a name in table (see key_at), none twice, and every
- * entry whose bit is in `required` present. Sets *seen to the bit mask of the keys present. */
-static int check_keys(const cJSON *o, const char *what, const void *table, size_t stride, size_t n,
-                      uint32_t required, uint32_t *seen, sm_error *err)
-{
-    if (!cJSON_IsObject(o))
-        return sm_error_set(err, SM_EPARSE, "%s: expected an object", what);
-    uint32_t mask = 0;
-    const cJSON *child;
-    cJSON_ArrayForEach(child, o)
-    {
-        size_t i = 0;
-        while (i < n && strcmp(child->string, key_at(table, stride, i)) != 0)
-            i++;
-        if (i == n)
-            return sm_error_set(err, SM_EPARSE, "%s: unknown field '%s'", what, child->string);
-        /* cJSON keeps duplicate keys; which one wins would be an accident of the parser. */
-        if (mask & (1u << i))
-            return sm_error_set(err, SM_EPARSE, "%s: duplicate field '%s'", what, child->string);
-        mask |= 1u << i;
-    }
-    uint32_t missing = required & ~mask;
-    for (size_t i = 0; i < n; i++)
-        if (missing & (1u << i))
-            return sm_error_set(err, SM_EPARSE, "%s: missing field '%s'", what,
-                                key_at(table, stride, i));
-    *seen = mask;
-    return 0;
-}
-
-/* An unsigned integer of at most max: a JSON number that is integral, finite, non-negative
- * and below 2^53, or (when allow_string) a decimal string. Shape errors are SM_EPARSE, a
- * well-formed value above max is SM_EINVAL. */
-static int get_uint(const cJSON *item, const char *what, const char *field, uint64_t max,
-                    bool allow_string, uint64_t *out, sm_error *err)
-{
-    uint64_t v;
-    if (allow_string && cJSON_IsString(item)) {
-        if (sm_parse_u64(item->valuestring, &v) != 0)
-            return sm_error_set(err, SM_EPARSE, "%s: %s: '%s' is not an unsigned decimal", what,
-                                field, item->valuestring);
-    } else if (cJSON_IsNumber(item)) {
-        double d = item->valuedouble;
-        if (!isfinite(d) || d < 0 || d != floor(d))
-            return sm_error_set(err, SM_EPARSE, "%s: %s: %g is not an unsigned integer", what,
-                                field, d);
-        if (d > (double)max)
-            return sm_error_set(err, SM_EINVAL, "%s: %s: %.17g is above the maximum %" PRIu64, what,
-                                field, d, max);
-        if (d > (double)JSON_INT_MAX)
-            return sm_error_set(err, SM_EINVAL,
-                                "%s: %s: %.17g is above the maximum %llu of a JSON number, "
-                                "send a decimal string",
-                                what, field, d, JSON_INT_MAX);
-        v = (uint64_t)d;
-    } else {
-        return sm_error_set(err, SM_EPARSE, "%s: %s: expected an unsigned integer%s", what, field,
-                            allow_string ? " or a decimal string" : "");
-    }
-    if (v > max)
-        return sm_error_set(err, SM_EINVAL, "%s: %s: %" PRIu64 " is above the maximum %" PRIu64,
-                            what, field, v, max);
-    *out = v;
-    return 0;
-}
+#define PUT_FIXED(o, key, array) sm_json_put_fixed((o), (key), (array), sizeof(array))
 
 /* Copies at most dst_size - 1 bytes, backing off so that a UTF-8 sequence is never cut. */
 static void copy_truncated(char *dst, size_t dst_size, const char *src)
@@ -326,23 +124,23 @@ static bool put_param(cJSON *o, const sm_params *p, const struct pfield *f)
         return true;
     switch (f->kind) {
     case K_WORKLOAD:
-        return put_str(o, f->name, sm_workload_name(p->workload));
+        return sm_json_put_str(o, f->name, sm_workload_name(p->workload));
     case K_TRANSPORT:
-        return put_str(o, f->name, sm_transport_name(p->transport));
+        return sm_json_put_str(o, f->name, sm_transport_name(p->transport));
     case K_SCOPE:
-        return put_str(o, f->name, sm_scope_name(p->scope));
+        return sm_json_put_str(o, f->name, sm_scope_name(p->scope));
     case K_FRAMING:
-        return put_str(o, f->name, sm_framing_name(p->framing));
+        return sm_json_put_str(o, f->name, sm_framing_name(p->framing));
     case K_CLIENT:
-        return put_str(o, f->name, sm_http_client_name(p->client));
+        return sm_json_put_str(o, f->name, sm_http_client_name(p->client));
     case K_URL:
         /* Bounded: a url without its NUL (invalid params) must not be read past the array. */
-        return put_str(o, f->name, memchr(p->url, '\0', sizeof p->url) ? p->url : "");
+        return sm_json_put_str(o, f->name, memchr(p->url, '\0', sizeof p->url) ? p->url : "");
     case K_U32:
     case K_U64:
-        return put_u64(o, f->name, v);
+        return sm_json_put_u64(o, f->name, v);
     case K_BOOL:
-        return put_bool(o, f->name, v != 0);
+        return sm_json_put_bool(o, f->name, v != 0);
     }
     return true;
 }
@@ -366,7 +164,7 @@ char *sm_codec_params_encode(const sm_params *p, sm_error *err)
         sm_error_set(err, SM_EINVAL, "params: nothing to encode");
         return NULL;
     }
-    return finish(params_json(p), true, 0, "params", err);
+    return sm_json_finish(params_json(p), true, 0, "params", err);
 }
 
 static int param_from_json(const cJSON *item, const struct pfield *f, sm_params *p, sm_error *err)
@@ -398,11 +196,11 @@ static int param_from_json(const cJSON *item, const struct pfield *f, sm_params 
             return sm_error_set(err, SM_EINVAL, "params: %s: unknown value '%s'", f->name, name);
         return 0;
     case K_U32:
-        if ((rc = get_uint(item, "params", f->name, UINT32_MAX, false, &v, err)) == 0)
+        if ((rc = sm_json_get_uint(item, "params", f->name, UINT32_MAX, false, &v, err)) == 0)
             *(uint32_t *)at = (uint32_t)v;
         return rc;
     case K_U64:
-        if ((rc = get_uint(item, "params", f->name, UINT64_MAX, true, &v, err)) == 0)
+        if ((rc = sm_json_get_uint(item, "params", f->name, UINT64_MAX, true, &v, err)) == 0)
             *(uint64_t *)at = v;
         return rc;
     case K_BOOL:
@@ -425,7 +223,8 @@ static int param_from_json(const cJSON *item, const struct pfield *f, sm_params 
 static int params_from_json(const cJSON *o, sm_params *p, sm_error *err)
 {
     uint32_t seen = 0;
-    int rc = check_keys(o, "params", pfields, sizeof pfields[0], N_PFIELDS, 1u << 0, &seen, err);
+    int rc =
+        sm_json_check_keys(o, "params", pfields, sizeof pfields[0], N_PFIELDS, 1u << 0, &seen, err);
     if (rc != 0)
         return rc;
     const cJSON *wl = cJSON_GetObjectItemCaseSensitive(o, "workload");
@@ -470,7 +269,7 @@ int sm_codec_params_from_cjson(const cJSON *o, sm_params *out, sm_error *err)
 int sm_codec_params_decode(const char *json, size_t len, sm_params *out, sm_error *err)
 {
     cJSON *root = NULL;
-    int rc = parse_object(json, len, "params", &root, err);
+    int rc = sm_json_parse_object(json, len, "params", &root, err);
     if (rc == 0)
         rc = sm_codec_params_from_cjson(root, out, err);
     else
@@ -485,16 +284,18 @@ int sm_codec_params_decode(const char *json, size_t len, sm_params *out, sm_erro
 static cJSON *hist_json(const sm_hist *h)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok = o != NULL && put_str(o, "unit", "ns") && put_u64(o, "min", sm_hist_min(h)) &&
-              put_u64(o, "max", sm_hist_max(h)) && put_u64(o, "count", sm_hist_count(h));
+    bool ok = o != NULL && sm_json_put_str(o, "unit", "ns") &&
+              sm_json_put_u64(o, "min", sm_hist_min(h)) &&
+              sm_json_put_u64(o, "max", sm_hist_max(h)) &&
+              sm_json_put_u64(o, "count", sm_hist_count(h));
     cJSON *buckets = ok ? cJSON_AddArrayToObject(o, "buckets") : NULL;
     ok = buckets != NULL;
     size_t cursor = 0, index;
     uint64_t count;
     while (ok && sm_hist_next(h, &cursor, &index, &count) == 0) {
         cJSON *pair = cJSON_CreateArray();
-        ok =
-            append(buckets, pair) && append(pair, u64_item(index)) && append(pair, u64_item(count));
+        ok = sm_json_append(buckets, pair) && sm_json_append(pair, sm_json_u64(index)) &&
+             sm_json_append(pair, sm_json_u64(count));
     }
     if (!ok) {
         cJSON_Delete(o);
@@ -508,7 +309,7 @@ static bool put_metrics(cJSON *o, const sm_result *r)
 {
     for (unsigned m = 0; m < SM_M__COUNT; m++) {
         double v = sm_result_get(r, (sm_metric)m);
-        if (isfinite(v) && !put_double(o, sm_metric_name((sm_metric)m), v))
+        if (isfinite(v) && !sm_json_put_double(o, sm_metric_name((sm_metric)m), v))
             return false;
     }
     return true;
@@ -520,13 +321,13 @@ static bool put_job_facts(cJSON *o, const sm_result *r)
 {
     bool ok = true;
     if (ok && r->sndbuf_eff != 0)
-        ok = put_u64(o, "sndbuf", r->sndbuf_eff);
+        ok = sm_json_put_u64(o, "sndbuf", r->sndbuf_eff);
     if (ok && r->rcvbuf_eff != 0)
-        ok = put_u64(o, "rcvbuf", r->rcvbuf_eff);
+        ok = sm_json_put_u64(o, "rcvbuf", r->rcvbuf_eff);
     if (ok && r->tx_cpu >= 0)
-        ok = put_u64(o, "tx_cpu", (uint64_t)r->tx_cpu);
+        ok = sm_json_put_u64(o, "tx_cpu", (uint64_t)r->tx_cpu);
     if (ok && r->rx_cpu >= 0)
-        ok = put_u64(o, "rx_cpu", (uint64_t)r->rx_cpu);
+        ok = sm_json_put_u64(o, "rx_cpu", (uint64_t)r->rx_cpu);
     return ok;
 }
 
@@ -534,7 +335,7 @@ static bool put_job_facts(cJSON *o, const sm_result *r)
  * reader wants, and the verdict with the clause that fired. */
 static bool put_opt_u64(cJSON *o, const char *key, bool known, uint64_t v)
 {
-    return put_item(o, key, known ? u64_item(v) : cJSON_CreateNull());
+    return sm_json_put(o, key, known ? sm_json_u64(v) : cJSON_CreateNull());
 }
 
 static cJSON *host_json(const sm_host_state *h)
@@ -542,14 +343,14 @@ static cJSON *host_json(const sm_host_state *h)
     cJSON *o = cJSON_CreateObject();
     bool st = h->stat_known;
     bool ok =
-        o != NULL && put_double(o, "job_ms", h->job_ms) &&
+        o != NULL && sm_json_put_double(o, "job_ms", h->job_ms) &&
         put_opt_u64(o, "cpu_ticks", st, h->ticks_total) &&
         put_opt_u64(o, "steal_ticks", st, h->ticks_steal) &&
         put_opt_u64(o, "iowait_ticks", st, h->ticks_iowait) &&
-        put_double(o, "steal_pct", sm_host_steal_pct(h)) &&
-        put_double(o, "iowait_pct", sm_host_iowait_pct(h)) &&
-        put_double(o, "load1_before", h->load1_before) &&
-        put_double(o, "load1_after", h->load1_after) &&
+        sm_json_put_double(o, "steal_pct", sm_host_steal_pct(h)) &&
+        sm_json_put_double(o, "iowait_pct", sm_host_iowait_pct(h)) &&
+        sm_json_put_double(o, "load1_before", h->load1_before) &&
+        sm_json_put_double(o, "load1_after", h->load1_after) &&
         put_opt_u64(o, "runnable_before", h->runnable_before >= 0, (uint64_t)h->runnable_before) &&
         put_opt_u64(o, "runnable_after", h->runnable_after >= 0, (uint64_t)h->runnable_after) &&
         put_opt_u64(o, "ncpu", h->ncpu != 0, h->ncpu) &&
@@ -559,10 +360,11 @@ static cJSON *host_json(const sm_host_state *h)
         put_opt_u64(o, "runq_us_rx", h->runq_us_rx >= 0, (uint64_t)h->runq_us_rx) &&
         put_opt_u64(o, "oncpu_us_tx", h->oncpu_us_tx >= 0, (uint64_t)h->oncpu_us_tx) &&
         put_opt_u64(o, "oncpu_us_rx", h->oncpu_us_rx >= 0, (uint64_t)h->oncpu_us_rx) &&
-        put_bool(o, "same_cpu", h->same_cpu) &&
+        sm_json_put_bool(o, "same_cpu", h->same_cpu) &&
         put_opt_u64(o, "cpu_mhz_tx", h->mhz_tx != 0, h->mhz_tx) &&
         put_opt_u64(o, "cpu_mhz_rx", h->mhz_rx != 0, h->mhz_rx) &&
-        put_bool(o, "disturbed", h->disturbed) && PUT_FIXED(o, "disturbed_reason", h->reason);
+        sm_json_put_bool(o, "disturbed", h->disturbed) &&
+        PUT_FIXED(o, "disturbed_reason", h->reason);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -573,7 +375,7 @@ static cJSON *host_json(const sm_host_state *h)
 static cJSON *result_json(const sm_result *r)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok = o != NULL && put_bool(o, "ok", r->ok);
+    bool ok = o != NULL && sm_json_put_bool(o, "ok", r->ok);
     if (ok && !r->ok)
         ok = PUT_FIXED(o, "reason", r->reason);
     if (ok && (r->ok || r->have != 0)) {
@@ -583,9 +385,9 @@ static cJSON *result_json(const sm_result *r)
     if (ok)
         ok = put_job_facts(o, r);
     if (ok && r->host.known)
-        ok = put_item(o, "host", host_json(&r->host));
+        ok = sm_json_put(o, "host", host_json(&r->host));
     if (ok && r->hist != NULL)
-        ok = put_item(o, "hist", hist_json(r->hist));
+        ok = sm_json_put(o, "hist", hist_json(r->hist));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -599,7 +401,7 @@ char *sm_codec_result_encode(const sm_result *r, sm_error *err)
         sm_error_set(err, SM_EINVAL, "result: nothing to encode");
         return NULL;
     }
-    return finish(result_json(r), true, 0, "result", err);
+    return sm_json_finish(result_json(r), true, 0, "result", err);
 }
 
 static const char *const hist_keys[] = {"unit", "min", "max", "count", "buckets"};
@@ -620,10 +422,10 @@ static int hist_buckets_from_json(const cJSON *buckets, sm_hist *h, uint64_t *su
         if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2)
             return sm_error_set(err, SM_EPARSE,
                                 "result: hist: buckets: expected [index, count] pairs");
-        if ((rc = get_uint(pair->child, "result: hist", "bucket index", UINT64_MAX, true, &index,
-                           err)) != 0 ||
-            (rc = get_uint(pair->child->next, "result: hist", "bucket count", UINT64_MAX, true,
-                           &count, err)) != 0)
+        if ((rc = sm_json_get_uint(pair->child, "result: hist", "bucket index", UINT64_MAX, true,
+                                   &index, err)) != 0 ||
+            (rc = sm_json_get_uint(pair->child->next, "result: hist", "bucket count", UINT64_MAX,
+                                   true, &count, err)) != 0)
             return rc;
         /* Increasing indices, as the encoder writes them, also rule out a bucket given twice. */
         if (any && index <= prev)
@@ -651,8 +453,8 @@ static int hist_buckets_from_json(const cJSON *buckets, sm_hist *h, uint64_t *su
 static int hist_from_json(const cJSON *o, sm_hist **out, sm_error *err)
 {
     uint32_t seen = 0;
-    int rc = check_keys(o, "result: hist", hist_keys, sizeof hist_keys[0],
-                        sizeof hist_keys / sizeof hist_keys[0], 0x1f, &seen, err);
+    int rc = sm_json_check_keys(o, "result: hist", hist_keys, sizeof hist_keys[0],
+                                sizeof hist_keys / sizeof hist_keys[0], 0x1f, &seen, err);
     if (rc != 0)
         return rc;
     const cJSON *unit = cJSON_GetObjectItemCaseSensitive(o, "unit");
@@ -662,12 +464,12 @@ static int hist_from_json(const cJSON *o, sm_hist **out, sm_error *err)
         return sm_error_set(err, SM_EINVAL, "result: hist: unit: '%s' is not ns",
                             unit->valuestring);
     uint64_t min, max, count;
-    if ((rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "min"), "result: hist", "min",
-                       UINT64_MAX, true, &min, err)) != 0 ||
-        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "max"), "result: hist", "max",
-                       UINT64_MAX, true, &max, err)) != 0 ||
-        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "count"), "result: hist", "count",
-                       UINT64_MAX, true, &count, err)) != 0)
+    if ((rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "min"), "result: hist", "min",
+                               UINT64_MAX, true, &min, err)) != 0 ||
+        (rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "max"), "result: hist", "max",
+                               UINT64_MAX, true, &max, err)) != 0 ||
+        (rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "count"), "result: hist",
+                               "count", UINT64_MAX, true, &count, err)) != 0)
         return rc;
     sm_hist *h = sm_hist_new();
     if (h == NULL)
@@ -745,7 +547,7 @@ static int host_uint(const cJSON *o, const char *key, uint64_t max, bool *known,
     *v = 0;
     if (item == NULL || cJSON_IsNull(item))
         return 0;
-    int rc = get_uint(item, "result: host", key, max, true, v, err);
+    int rc = sm_json_get_uint(item, "result: host", key, max, true, v, err);
     *known = rc == 0;
     return rc;
 }
@@ -768,8 +570,8 @@ static int host_double(const cJSON *o, const char *key, double *v, sm_error *err
 static int host_from_json(const cJSON *o, sm_host_state *h, sm_error *err)
 {
     uint32_t seen = 0;
-    int rc = check_keys(o, "result: host", host_keys, sizeof host_keys[0],
-                        sizeof host_keys / sizeof host_keys[0], 1u << 17, &seen, err);
+    int rc = sm_json_check_keys(o, "result: host", host_keys, sizeof host_keys[0],
+                                sizeof host_keys / sizeof host_keys[0], 1u << 17, &seen, err);
     if (rc != 0)
         return rc;
     sm_host_state_init(h);
@@ -840,8 +642,8 @@ static const char *const result_keys[] = {"ok",     "reason", "metrics", "sndbuf
 static int result_from_json(const cJSON *o, sm_result *r, sm_error *err)
 {
     uint32_t seen = 0;
-    int rc = check_keys(o, "result", result_keys, sizeof result_keys[0],
-                        sizeof result_keys / sizeof result_keys[0], 1u << 0, &seen, err);
+    int rc = sm_json_check_keys(o, "result", result_keys, sizeof result_keys[0],
+                                sizeof result_keys / sizeof result_keys[0], 1u << 0, &seen, err);
     if (rc != 0)
         return rc;
     const cJSON *ok = cJSON_GetObjectItemCaseSensitive(o, "ok");
@@ -873,7 +675,8 @@ static int result_from_json(const cJSON *o, sm_result *r, sm_error *err)
         uint64_t v;
         if (item == NULL)
             continue;
-        if ((rc = get_uint(item, "result", facts[i].key, facts[i].max, false, &v, err)) != 0)
+        if ((rc = sm_json_get_uint(item, "result", facts[i].key, facts[i].max, false, &v, err)) !=
+            0)
             return rc;
         if (facts[i].is_cpu)
             *(int32_t *)((char *)r + facts[i].off) = (int32_t)v;
@@ -907,7 +710,7 @@ int sm_codec_result_from_cjson(const cJSON *o, sm_result *out, sm_error *err)
 int sm_codec_result_decode(const char *json, size_t len, sm_result *out, sm_error *err)
 {
     cJSON *root = NULL;
-    int rc = parse_object(json, len, "result", &root, err);
+    int rc = sm_json_parse_object(json, len, "result", &root, err);
     if (rc == 0)
         rc = sm_codec_result_from_cjson(root, out, err);
     else
@@ -922,14 +725,15 @@ static cJSON *facts_json(const sm_facts *f)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *load = NULL;
-    bool ok = o != NULL && PUT_FIXED(o, "hostname", f->hostname) &&
-              PUT_FIXED(o, "kernel", f->kernel) && PUT_FIXED(o, "cpu_model", f->cpu_model) &&
-              put_u64(o, "cores", f->cores) && put_u64(o, "mem_bytes", f->mem_bytes) &&
-              PUT_FIXED(o, "congestion", f->congestion) && put_u64(o, "lo_mtu", f->lo_mtu) &&
-              (load = cJSON_AddArrayToObject(o, "loadavg")) != NULL;
+    bool ok =
+        o != NULL && PUT_FIXED(o, "hostname", f->hostname) && PUT_FIXED(o, "kernel", f->kernel) &&
+        PUT_FIXED(o, "cpu_model", f->cpu_model) && sm_json_put_u64(o, "cores", f->cores) &&
+        sm_json_put_u64(o, "mem_bytes", f->mem_bytes) &&
+        PUT_FIXED(o, "congestion", f->congestion) && sm_json_put_u64(o, "lo_mtu", f->lo_mtu) &&
+        (load = cJSON_AddArrayToObject(o, "loadavg")) != NULL;
     for (int i = 0; ok && i < 3; i++)
-        ok = append(load, double_item(f->loadavg[i]));
-    ok = ok && put_u64(o, "tcp_autocorking", f->tcp_autocorking);
+        ok = sm_json_append(load, sm_json_double(f->loadavg[i]));
+    ok = ok && sm_json_put_u64(o, "tcp_autocorking", f->tcp_autocorking);
     /* Left out when unknown, as an older agent leaves them out. */
     if (ok && f->boot_id[0])
         ok = PUT_FIXED(o, "boot_id", f->boot_id);
@@ -948,7 +752,7 @@ char *sm_codec_facts_encode(const sm_facts *f, sm_error *err)
         sm_error_set(err, SM_EINVAL, "facts: nothing to encode");
         return NULL;
     }
-    return finish(facts_json(f), true, 0, "facts", err);
+    return sm_json_finish(facts_json(f), true, 0, "facts", err);
 }
 
 /* Every key is required but the machine's identity, which agents before it did not send. */
@@ -1020,22 +824,22 @@ static int facts_from_json(const cJSON *o, sm_facts *f, sm_error *err)
 {
     uint32_t seen = 0;
     size_t n_keys = sizeof facts_keys / sizeof facts_keys[0];
-    int rc = check_keys(o, "facts", facts_keys, sizeof facts_keys[0], n_keys, FACTS_REQUIRED, &seen,
-                        err);
+    int rc = sm_json_check_keys(o, "facts", facts_keys, sizeof facts_keys[0], n_keys,
+                                FACTS_REQUIRED, &seen, err);
     uint64_t cores = 0, mem = 0, mtu = 0, autocork = 0;
     if (rc == 0 && (rc = FACTS_STRING(o, "hostname", f, hostname, err)) == 0 &&
         (rc = FACTS_STRING(o, "kernel", f, kernel, err)) == 0 &&
         (rc = FACTS_STRING(o, "cpu_model", f, cpu_model, err)) == 0 &&
         (rc = FACTS_STRING(o, "congestion", f, congestion, err)) == 0 &&
-        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "cores"), "facts", "cores",
-                       SM_CPU_ID_MAX + 1u, false, &cores, err)) == 0 &&
-        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "mem_bytes"), "facts", "mem_bytes",
-                       UINT64_MAX, true, &mem, err)) == 0 &&
-        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "lo_mtu"), "facts", "lo_mtu", UINT32_MAX,
-                       false, &mtu, err)) == 0 &&
+        (rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "cores"), "facts", "cores",
+                               SM_CPU_ID_MAX + 1u, false, &cores, err)) == 0 &&
+        (rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "mem_bytes"), "facts",
+                               "mem_bytes", UINT64_MAX, true, &mem, err)) == 0 &&
+        (rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "lo_mtu"), "facts", "lo_mtu",
+                               UINT32_MAX, false, &mtu, err)) == 0 &&
         /* 0 and 1 are the sysctl's values, 2 is "unknown" (facts.h). */
-        (rc = get_uint(cJSON_GetObjectItemCaseSensitive(o, "tcp_autocorking"), "facts",
-                       "tcp_autocorking", 2, false, &autocork, err)) == 0)
+        (rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "tcp_autocorking"), "facts",
+                               "tcp_autocorking", 2, false, &autocork, err)) == 0)
         rc = loadavg_from_json(cJSON_GetObjectItemCaseSensitive(o, "loadavg"), f->loadavg, err);
     if (rc == 0 && (seen & 1u << FACT_BOOT_ID))
         rc = facts_id(o, "boot_id", f->boot_id, sizeof f->boot_id, err);
@@ -1065,7 +869,7 @@ int sm_codec_facts_from_cjson(const cJSON *o, sm_facts *out, sm_error *err)
 int sm_codec_facts_decode(const char *json, size_t len, sm_facts *out, sm_error *err)
 {
     cJSON *root = NULL;
-    int rc = parse_object(json, len, "facts", &root, err);
+    int rc = sm_json_parse_object(json, len, "facts", &root, err);
     if (rc == 0)
         rc = sm_codec_facts_from_cjson(root, out, err);
     else
@@ -1080,9 +884,9 @@ int sm_codec_facts_decode(const char *json, size_t len, sm_facts *out, sm_error 
 static cJSON *sample_json(const sm_result *r, size_t repetition)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok = o != NULL && put_u64(o, "repetition", repetition) && put_job_facts(o, r);
+    bool ok = o != NULL && sm_json_put_u64(o, "repetition", repetition) && put_job_facts(o, r);
     if (ok && r->host.known)
-        ok = put_item(o, "host", host_json(&r->host));
+        ok = sm_json_put(o, "host", host_json(&r->host));
     if (!ok || !put_metrics(o, r)) {
         cJSON_Delete(o);
         return NULL;
@@ -1093,11 +897,11 @@ static cJSON *sample_json(const sm_result *r, size_t repetition)
 static cJSON *failure_json(const sm_result *r, size_t repetition, bool warmup)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok =
-        o != NULL && put_u64(o, "repetition", repetition) && PUT_FIXED(o, "reason", r->reason);
+    bool ok = o != NULL && sm_json_put_u64(o, "repetition", repetition) &&
+              PUT_FIXED(o, "reason", r->reason);
     /* Not in the documented shape: without it a failed warm-up would vanish from the report. */
     if (ok && warmup)
-        ok = put_bool(o, "warmup", true);
+        ok = sm_json_put_bool(o, "warmup", true);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -1110,8 +914,8 @@ static cJSON *failure_json(const sm_result *r, size_t repetition, bool warmup)
 static bool put_results(cJSON *samples, cJSON *failures, const sm_result *r, size_t n, bool warmup)
 {
     for (size_t i = 0; i < n; i++) {
-        bool ok = r[i].ok ? append(samples, sample_json(&r[i], i + 1))
-                          : append(failures, failure_json(&r[i], i + 1, warmup));
+        bool ok = r[i].ok ? sm_json_append(samples, sample_json(&r[i], i + 1))
+                          : sm_json_append(failures, failure_json(&r[i], i + 1, warmup));
         if (!ok)
             return false;
     }
@@ -1120,11 +924,13 @@ static bool put_results(cJSON *samples, cJSON *failures, const sm_result *r, siz
 
 static bool put_summary_fields(cJSON *o, const sm_summary *s)
 {
-    return put_u64(o, "n", s->n) && put_double(o, "median", s->median) &&
-           put_double(o, "mean", s->mean) && put_double(o, "stddev", s->stddev) &&
-           put_double(o, "min", s->min) && put_double(o, "max", s->max) &&
-           put_double(o, "ci95_low", s->ci95_low) && put_double(o, "ci95_high", s->ci95_high) &&
-           put_double(o, "ci_coverage", s->ci_coverage) && put_double(o, "cv", s->cv);
+    return sm_json_put_u64(o, "n", s->n) && sm_json_put_double(o, "median", s->median) &&
+           sm_json_put_double(o, "mean", s->mean) && sm_json_put_double(o, "stddev", s->stddev) &&
+           sm_json_put_double(o, "min", s->min) && sm_json_put_double(o, "max", s->max) &&
+           sm_json_put_double(o, "ci95_low", s->ci95_low) &&
+           sm_json_put_double(o, "ci95_high", s->ci95_high) &&
+           sm_json_put_double(o, "ci_coverage", s->ci_coverage) &&
+           sm_json_put_double(o, "cv", s->cv);
 }
 
 static bool put_summaries(cJSON *o, const sm_cell_report *c)
@@ -1144,11 +950,12 @@ static cJSON *cell_json(const sm_cell_report *c)
     cJSON *o = cJSON_CreateObject();
     cJSON *samples = NULL, *warmup = NULL, *failures = NULL, *summary = NULL;
     bool ok =
-        o != NULL && put_str(o, "workload", sm_workload_name(c->params.workload)) &&
-        put_str(o, "transport", sm_transport_name(c->params.transport)) &&
-        PUT_FIXED(o, "variant", c->variant) && put_item(o, "params", params_json(&c->params)) &&
-        (sm_reps_stop_name(c->stopped) ? put_str(o, "stopped", sm_reps_stop_name(c->stopped))
-                                       : cJSON_AddNullToObject(o, "stopped") != NULL) &&
+        o != NULL && sm_json_put_str(o, "workload", sm_workload_name(c->params.workload)) &&
+        sm_json_put_str(o, "transport", sm_transport_name(c->params.transport)) &&
+        PUT_FIXED(o, "variant", c->variant) && sm_json_put(o, "params", params_json(&c->params)) &&
+        (sm_reps_stop_name(c->stopped)
+             ? sm_json_put_str(o, "stopped", sm_reps_stop_name(c->stopped))
+             : cJSON_AddNullToObject(o, "stopped") != NULL) &&
         (samples = cJSON_AddArrayToObject(o, "samples")) != NULL &&
         (warmup = cJSON_AddArrayToObject(o, "warmup_samples")) != NULL &&
         (failures = cJSON_AddArrayToObject(o, "failures")) != NULL &&
@@ -1159,7 +966,7 @@ static cJSON *cell_json(const sm_cell_report *c)
     size_t disturbed = 0;
     for (size_t i = 0; i < c->n_samples; i++)
         disturbed += c->samples[i].ok && c->samples[i].host.disturbed;
-    ok = ok && put_u64(o, "disturbed", disturbed);
+    ok = ok && sm_json_put_u64(o, "disturbed", disturbed);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -1170,13 +977,14 @@ static cJSON *cell_json(const sm_cell_report *c)
 static cJSON *ratio_json(const sm_ratio *r)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok = o != NULL && put_str(o, "metric", sm_metric_name(r->metric)) &&
+    bool ok = o != NULL && sm_json_put_str(o, "metric", sm_metric_name(r->metric)) &&
               PUT_FIXED(o, "numerator", r->numerator) &&
-              PUT_FIXED(o, "denominator", r->denominator) && put_u64(o, "n", r->summary.n) &&
-              put_double(o, "median", r->summary.median) &&
-              put_double(o, "ci95_low", r->summary.ci95_low) &&
-              put_double(o, "ci95_high", r->summary.ci95_high) &&
-              put_double(o, "ci_coverage", r->summary.ci_coverage);
+              PUT_FIXED(o, "denominator", r->denominator) &&
+              sm_json_put_u64(o, "n", r->summary.n) &&
+              sm_json_put_double(o, "median", r->summary.median) &&
+              sm_json_put_double(o, "ci95_low", r->summary.ci95_low) &&
+              sm_json_put_double(o, "ci95_high", r->summary.ci95_high) &&
+              sm_json_put_double(o, "ci_coverage", r->summary.ci_coverage);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -1192,15 +1000,15 @@ char *sm_codec_report_encode(const sm_report *r, int pretty, sm_error *err)
     }
     cJSON *root = cJSON_CreateObject();
     cJSON *cells = NULL, *ratios = NULL;
-    bool ok = root != NULL && put_u64(root, "version", 1) &&
-              put_item(root, "host", facts_json(&r->facts)) &&
+    bool ok = root != NULL && sm_json_put_u64(root, "version", 1) &&
+              sm_json_put(root, "host", facts_json(&r->facts)) &&
               (cells = cJSON_AddArrayToObject(root, "cells")) != NULL &&
               (ratios = cJSON_AddArrayToObject(root, "ratios")) != NULL;
     for (size_t i = 0; ok && i < r->n_cells; i++)
-        ok = append(cells, cell_json(&r->cells[i]));
+        ok = sm_json_append(cells, cell_json(&r->cells[i]));
     for (size_t i = 0; ok && i < r->n_ratios; i++)
-        ok = append(ratios, ratio_json(&r->ratios[i]));
-    return finish(root, ok, pretty, "report", err);
+        ok = sm_json_append(ratios, ratio_json(&r->ratios[i]));
+    return sm_json_finish(root, ok, pretty, "report", err);
 }
 
 /* ---- shared with msg.c through codec_internal.h ---- */
@@ -1218,57 +1026,4 @@ cJSON *sm_codec_result_to_cjson(const sm_result *r)
 cJSON *sm_codec_facts_to_cjson(const sm_facts *f)
 {
     return facts_json(f);
-}
-
-cJSON *sm_codec_u64_item(uint64_t v)
-{
-    return u64_item(v);
-}
-
-cJSON *sm_codec_double_item(double v)
-{
-    return double_item(v);
-}
-
-bool sm_codec_put_item(cJSON *o, const char *key, cJSON *item)
-{
-    return put_item(o, key, item);
-}
-
-bool sm_codec_append(cJSON *array, cJSON *item)
-{
-    return append(array, item);
-}
-
-cJSON *sm_codec_fixed_item(const char *s, size_t cap)
-{
-    return fixed_item(s, cap);
-}
-
-bool sm_codec_put_fixed(cJSON *o, const char *key, const char *s, size_t cap)
-{
-    return put_fixed(o, key, s, cap);
-}
-
-char *sm_codec_finish(cJSON *root, bool ok, int pretty, const char *what, sm_error *err)
-{
-    return finish(root, ok, pretty, what, err);
-}
-
-int sm_codec_parse_object(const char *json, size_t len, const char *what, cJSON **out,
-                          sm_error *err)
-{
-    return parse_object(json, len, what, out, err);
-}
-
-int sm_codec_check_keys(const cJSON *o, const char *what, const void *table, size_t stride,
-                        size_t n, uint32_t required, uint32_t *seen, sm_error *err)
-{
-    return check_keys(o, what, table, stride, n, required, seen, err);
-}
-
-int sm_codec_get_uint(const cJSON *item, const char *what, const char *field, uint64_t max,
-                      bool allow_string, uint64_t *out, sm_error *err)
-{
-    return get_uint(item, what, field, max, allow_string, out, err);
 }

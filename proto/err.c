@@ -64,10 +64,21 @@ int sm_error_sys(sm_error *err, int errnum, const char *fmt, ...)
     return SM_ESYS;
 }
 
+void sm_error_field(sm_error *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->field, sizeof err->field, fmt, ap);
+        va_end(ap);
+    }
+}
+
 void sm_error_clear(sm_error *err)
 {
     if (err) {
         err->code = SM_OK;
         err->msg[0] = '\0';
+        err->field[0] = '\0';
     }
 }

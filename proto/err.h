@@ -18,12 +18,16 @@ enum {
     SM_EPROTO = -9,    /* the peer broke the workload's protocol */
 };
 
-#define SM_ERR_MSG_MAX 256
+#define SM_ERR_MSG_MAX   256
+#define SM_ERR_FIELD_MAX 96
 
-/* A code with the reason in words; embedded by value, no ownership. */
+/* A code with the reason in words; embedded by value, no ownership. field is the path of the
+ * input field at fault ("tests[1].msg_size[2]", "jobs[3].params") when the function says it
+ * names one, "" otherwise; sm_error_set and sm_error_sys leave it as it is. */
 typedef struct sm_error {
     int code;
     char msg[SM_ERR_MSG_MAX];
+    char field[SM_ERR_FIELD_MAX];
 } sm_error;
 
 /* Short name of a code: "invalid", "timeout", ... Never NULL. */
@@ -38,7 +42,11 @@ int sm_error_set(sm_error *err, int code, const char *fmt, ...)
 int sm_error_sys(sm_error *err, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Clears *err to SM_OK with an empty reason. */
+/* Sets err->field (when err is not NULL) to the formatted path, cut to SM_ERR_FIELD_MAX - 1
+ * bytes; the code and reason stay as they are. */
+void sm_error_field(sm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Clears *err to SM_OK with an empty reason and field. */
 void sm_error_clear(sm_error *err);
 
 #endif

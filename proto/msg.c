@@ -72,15 +72,6 @@ static int nested_error(sm_error *err, const char *where, const sm_error *inner)
     return sm_error_set(err, inner->code, "%s: %s", where, inner->msg);
 }
 
-/* 64-bit ids and counters travel as decimal strings: cJSON holds numbers as doubles, which are
- * exact only below 2^53. */
-static cJSON *u64_string(uint64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    return cJSON_CreateString(buf);
-}
-
 /* Strict on purpose: a number would already have gone through a double on its way here. */
 static int get_u64_string(const cJSON *o, const char *where, const char *field, uint64_t *out,
                           sm_error *err)
@@ -88,14 +79,14 @@ static int get_u64_string(const cJSON *o, const char *where, const char *field, 
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, field);
     if (!cJSON_IsString(item))
         return sm_error_set(err, SM_EPARSE, "%s: %s: expected a decimal string", where, field);
-    return sm_codec_get_uint(item, where, field, UINT64_MAX, true, out, err);
+    return sm_json_get_uint(item, where, field, UINT64_MAX, true, out, err);
 }
 
 static int get_attempt(const cJSON *o, const char *where, uint32_t *out, sm_error *err)
 {
     uint64_t v;
-    int rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(o, "attempt"), where, "attempt",
-                               ATTEMPT_MAX, false, &v, err);
+    int rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "attempt"), where, "attempt",
+                              ATTEMPT_MAX, false, &v, err);
     if (rc != 0)
         return rc;
     if (v < 1)
@@ -104,22 +95,12 @@ static int get_attempt(const cJSON *o, const char *where, uint32_t *out, sm_erro
     return 0;
 }
 
-static int get_string(const cJSON *o, const char *where, const char *field, const char **out,
-                      sm_error *err)
-{
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, field);
-    if (!cJSON_IsString(item))
-        return sm_error_set(err, SM_EPARSE, "%s: %s: expected a string", where, field);
-    *out = item->valuestring;
-    return 0;
-}
-
 /* A literal only: a name would make the agent resolve, and connect to, whatever DNS says. */
 static int get_addr(const cJSON *o, const char *where, const char *field, char out[SM_ADDR_MAX + 1],
                     sm_error *err)
 {
     const char *s = NULL;
-    int rc = get_string(o, where, field, &s, err);
+    int rc = sm_json_get_string(o, where, field, &s, err);
     if (rc != 0)
         return rc;
     unsigned char bin[sizeof(struct in6_addr)];
@@ -131,25 +112,10 @@ static int get_addr(const cJSON *o, const char *where, const char *field, char o
     return 0;
 }
 
-/* Checks the size of an array before walking it, so an oversized one costs nothing more. */
-static int get_array(const cJSON *o, const char *where, const char *field, size_t max,
-                     const cJSON **out, sm_error *err)
-{
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, field);
-    if (!cJSON_IsArray(a))
-        return sm_error_set(err, SM_EPARSE, "%s: %s: expected an array", where, field);
-    size_t n = (size_t)cJSON_GetArraySize(a);
-    if (n > max)
-        return sm_error_set(err, SM_EINVAL, "%s: %s: %zu entries is above the maximum %zu", where,
-                            field, n, max);
-    *out = a;
-    return 0;
-}
-
 /* root is NULL when a builder ran out of memory. */
 static char *finish(cJSON *root, const char *what, size_t *len, sm_error *err)
 {
-    char *text = sm_codec_finish(root, true, 0, what, err);
+    char *text = sm_json_finish(root, true, 0, what, err);
     if (len != NULL)
         *len = text != NULL ? strlen(text) : 0;
     return text;
@@ -237,7 +203,7 @@ static cJSON *labels_json(const sm_label *labels, size_t n)
         size_t key_len = strnlen(labels[i].key, SM_LABEL_KEY_MAX);
         memcpy(key, labels[i].key, key_len);
         key[key_len] = '\0';
-        ok = sm_codec_put_fixed(o, key, labels[i].value, sizeof labels[i].value);
+        ok = sm_json_put_fixed(o, key, labels[i].value, sizeof labels[i].value);
     }
     if (!ok) {
         cJSON_Delete(o);
@@ -288,15 +254,15 @@ const char *sm_role_name(sm_role r)
 static cJSON *result_msg_json(const sm_result_msg *m)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok = o != NULL && sm_codec_put_item(o, "job", u64_string(m->job)) &&
-              sm_codec_put_item(o, "attempt", sm_codec_u64_item(m->attempt));
+    bool ok = o != NULL && sm_json_put(o, "job", sm_json_u64_str(m->job)) &&
+              sm_json_put(o, "attempt", sm_json_u64(m->attempt));
     /* A local job's result keeps the shape it had before pair jobs existed. */
     if (ok && m->role != SM_ROLE_BOTH)
-        ok = sm_codec_put_item(o, "role", cJSON_CreateString(sm_role_name(m->role)));
+        ok = sm_json_put(o, "role", cJSON_CreateString(sm_role_name(m->role)));
     /* Left out when unknown, so that a result spooled before store ids reads as it did. */
     if (ok && m->store[0] != '\0')
-        ok = sm_codec_put_fixed(o, "store", m->store, sizeof m->store);
-    ok = ok && sm_codec_put_item(o, "result", sm_codec_result_to_cjson(&m->result));
+        ok = sm_json_put_fixed(o, "store", m->store, sizeof m->store);
+    ok = ok && sm_json_put(o, "result", sm_codec_result_to_cjson(&m->result));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -312,7 +278,7 @@ static const char *const result_msg_keys[RK__COUNT] = {"job", "attempt", "role",
 static int get_role(const cJSON *o, const char *where, sm_role *out, sm_error *err)
 {
     const char *s = NULL;
-    int rc = get_string(o, where, "role", &s, err);
+    int rc = sm_json_get_string(o, where, "role", &s, err);
     if (rc != 0)
         return rc;
     if (strcmp(s, "server") == 0)
@@ -331,8 +297,8 @@ static int result_msg_from_json(const cJSON *o, const char *where, sm_result_msg
     uint32_t seen = 0;
     sm_result_msg m = {.role = SM_ROLE_BOTH};
     sm_error inner;
-    int rc = sm_codec_check_keys(o, where, result_msg_keys, sizeof result_msg_keys[0], RK__COUNT,
-                                 BIT(RK_JOB) | BIT(RK_ATTEMPT) | BIT(RK_RESULT), &seen, err);
+    int rc = sm_json_check_keys(o, where, result_msg_keys, sizeof result_msg_keys[0], RK__COUNT,
+                                BIT(RK_JOB) | BIT(RK_ATTEMPT) | BIT(RK_RESULT), &seen, err);
     if (rc == 0)
         rc = get_u64_string(o, where, "job", &m.job, err);
     if (rc == 0)
@@ -378,7 +344,7 @@ int sm_msg_result_decode(const char *json, size_t len, sm_result_msg *out, sm_er
 {
     static const char where[] = "spooled result";
     cJSON *root = NULL;
-    int rc = sm_codec_parse_object(json, len, where, &root, err);
+    int rc = sm_json_parse_object(json, len, where, &root, err);
     if (rc == 0)
         rc = result_msg_from_json(root, where, out, err);
     cJSON_Delete(root);
@@ -443,11 +409,11 @@ static int get_pin(const cJSON *o, const char *where, char out[SM_PIN_MAX + 1], 
 static cJSON *ready_json(const sm_ready *r)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok = o != NULL && sm_codec_put_item(o, "job", u64_string(r->job)) &&
-              sm_codec_put_item(o, "attempt", sm_codec_u64_item(r->attempt)) &&
-              sm_codec_put_item(o, "port", sm_codec_u64_item(r->port));
+    bool ok = o != NULL && sm_json_put(o, "job", sm_json_u64_str(r->job)) &&
+              sm_json_put(o, "attempt", sm_json_u64(r->attempt)) &&
+              sm_json_put(o, "port", sm_json_u64(r->port));
     if (ok && r->pin[0] != '\0')
-        ok = sm_codec_put_fixed(o, "pin", r->pin, sizeof r->pin);
+        ok = sm_json_put_fixed(o, "pin", r->pin, sizeof r->pin);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -463,15 +429,15 @@ static int ready_from_json(const cJSON *o, const char *where, sm_ready *out, sm_
     uint64_t port;
     sm_ready r;
     memset(&r, 0, sizeof r);
-    int rc = sm_codec_check_keys(o, where, ready_keys, sizeof ready_keys[0], 4,
-                                 BIT(0) | BIT(1) | BIT(2), &seen, err);
+    int rc = sm_json_check_keys(o, where, ready_keys, sizeof ready_keys[0], 4,
+                                BIT(0) | BIT(1) | BIT(2), &seen, err);
     if (rc == 0)
         rc = get_u64_string(o, where, "job", &r.job, err);
     if (rc == 0)
         rc = get_attempt(o, where, &r.attempt, err);
     if (rc == 0)
-        rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(o, "port"), where, "port", PORT_MAX,
-                               false, &port, err);
+        rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "port"), where, "port", PORT_MAX,
+                              false, &port, err);
     if (rc == 0 && (seen & BIT(3)))
         rc = get_pin(o, where, r.pin, err);
     if (rc != 0)
@@ -505,33 +471,33 @@ static cJSON *poll_json(const sm_poll *p)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *acks = NULL, *results = NULL, *ready = NULL;
-    bool ok = o != NULL && sm_codec_put_fixed(o, "agent", p->agent, sizeof p->agent) &&
-              sm_codec_put_fixed(o, "boot", p->boot, sizeof p->boot) &&
-              sm_codec_put_item(o, "seq", u64_string(p->seq)) &&
-              sm_codec_put_item(o, "state", cJSON_CreateString(state_name(p->state)));
+    bool ok = o != NULL && sm_json_put_fixed(o, "agent", p->agent, sizeof p->agent) &&
+              sm_json_put_fixed(o, "boot", p->boot, sizeof p->boot) &&
+              sm_json_put(o, "seq", sm_json_u64_str(p->seq)) &&
+              sm_json_put(o, "state", cJSON_CreateString(state_name(p->state)));
     if (ok && p->state == SM_AGENT_BUSY)
-        ok = sm_codec_put_item(o, "job", u64_string(p->job)) &&
-             sm_codec_put_item(o, "attempt", sm_codec_u64_item(p->attempt));
+        ok = sm_json_put(o, "job", sm_json_u64_str(p->job)) &&
+             sm_json_put(o, "attempt", sm_json_u64(p->attempt));
     if (ok && p->data_addr[0] != '\0')
-        ok = sm_codec_put_fixed(o, "data_addr", p->data_addr, sizeof p->data_addr);
+        ok = sm_json_put_fixed(o, "data_addr", p->data_addr, sizeof p->data_addr);
     if (ok && p->n_labels > 0)
-        ok = sm_codec_put_item(o, "labels", labels_json(p->labels, p->n_labels));
+        ok = sm_json_put(o, "labels", labels_json(p->labels, p->n_labels));
     if (ok && p->have_facts)
-        ok = sm_codec_put_item(o, "facts", sm_codec_facts_to_cjson(&p->facts));
+        ok = sm_json_put(o, "facts", sm_codec_facts_to_cjson(&p->facts));
     ok = ok && (acks = cJSON_AddArrayToObject(o, "acks")) != NULL;
     for (size_t i = 0; ok && i < p->n_acks; i++)
-        ok = sm_codec_append(acks, sm_codec_fixed_item(p->acks[i], sizeof p->acks[i]));
+        ok = sm_json_append(acks, sm_json_fixed(p->acks[i], sizeof p->acks[i]));
     ok = ok && (results = cJSON_AddArrayToObject(o, "results")) != NULL;
     for (size_t i = 0; ok && i < p->n_results; i++)
-        ok = sm_codec_append(results, result_msg_json(&p->results[i]));
+        ok = sm_json_append(results, result_msg_json(&p->results[i]));
     /* Optional, so that a poll without pair servers keeps its old shape. */
     if (ok && p->n_ready > 0)
         ok = (ready = cJSON_AddArrayToObject(o, "ready")) != NULL;
     for (size_t i = 0; ok && i < p->n_ready; i++)
-        ok = sm_codec_append(ready, ready_json(&p->ready[i]));
+        ok = sm_json_append(ready, ready_json(&p->ready[i]));
     /* Optional too: a coordinator from before it refuses unknown keys. */
     if (ok && p->quarantined > 0)
-        ok = sm_codec_put_item(o, "quarantined", u64_string(p->quarantined));
+        ok = sm_json_put(o, "quarantined", sm_json_u64_str(p->quarantined));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -598,14 +564,14 @@ static const char *const poll_keys[PK__COUNT] = {
 static int poll_identity_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
     const char *s = NULL;
-    int rc = get_string(o, "poll", "agent", &s, err);
+    int rc = sm_json_get_string(o, "poll", "agent", &s, err);
     if (rc != 0)
         return rc;
     if (strlen(s) > SM_NAME_MAX || !sm_name_valid(s))
         return sm_error_set(err, SM_EINVAL, "poll: agent: '%.*s' is not 1..%d of [A-Za-z0-9._-]",
                             SM_NAME_MAX, s, SM_NAME_MAX);
     memcpy(p->agent, s, strlen(s) + 1);
-    if ((rc = get_string(o, "poll", "boot", &s, err)) != 0)
+    if ((rc = sm_json_get_string(o, "poll", "boot", &s, err)) != 0)
         return rc;
     if (strlen(s) != SM_BOOT_HEX || strspn(s, "0123456789abcdef") != SM_BOOT_HEX)
         return sm_error_set(err, SM_EINVAL, "poll: boot: '%.*s' is not %d lowercase hex digits",
@@ -618,7 +584,7 @@ static int poll_identity_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 static int poll_state_from_json(const cJSON *o, uint32_t seen, sm_poll *p, sm_error *err)
 {
     const char *s = NULL;
-    int rc = get_string(o, "poll", "state", &s, err);
+    int rc = sm_json_get_string(o, "poll", "state", &s, err);
     if (rc != 0)
         return rc;
     if (strcmp(s, "idle") == 0)
@@ -645,7 +611,7 @@ static int poll_state_from_json(const cJSON *o, uint32_t seen, sm_poll *p, sm_er
 static int poll_acks_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
     const cJSON *acks, *item;
-    int rc = get_array(o, "poll", "acks", SM_POLL_ACKS_MAX, &acks, err);
+    int rc = sm_json_get_array(o, "poll", "acks", SM_POLL_ACKS_MAX, &acks, err);
     if (rc != 0)
         return rc;
     cJSON_ArrayForEach(item, acks)
@@ -664,7 +630,7 @@ static int poll_acks_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 static int poll_results_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
     const cJSON *results = NULL, *item; /* NULL: gcc -O3 cannot see get_array set it */
-    int rc = get_array(o, "poll", "results", SM_POLL_RESULTS_MAX, &results, err);
+    int rc = sm_json_get_array(o, "poll", "results", SM_POLL_RESULTS_MAX, &results, err);
     if (rc != 0)
         return rc;
     size_t n = (size_t)cJSON_GetArraySize(results);
@@ -687,7 +653,7 @@ static int poll_results_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 static int poll_ready_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
     const cJSON *ready, *item;
-    int rc = get_array(o, "poll", "ready", SM_POLL_READY_MAX, &ready, err);
+    int rc = sm_json_get_array(o, "poll", "ready", SM_POLL_READY_MAX, &ready, err);
     if (rc != 0)
         return rc;
     cJSON_ArrayForEach(item, ready)
@@ -706,8 +672,8 @@ static int poll_from_json(const cJSON *o, sm_poll *p, sm_error *err)
     uint32_t seen = 0;
     uint32_t required =
         BIT(PK_AGENT) | BIT(PK_BOOT) | BIT(PK_SEQ) | BIT(PK_STATE) | BIT(PK_ACKS) | BIT(PK_RESULTS);
-    int rc = sm_codec_check_keys(o, "poll", poll_keys, sizeof poll_keys[0], PK__COUNT, required,
-                                 &seen, err);
+    int rc = sm_json_check_keys(o, "poll", poll_keys, sizeof poll_keys[0], PK__COUNT, required,
+                                &seen, err);
     if (rc == 0)
         rc = poll_identity_from_json(o, p, err);
     if (rc == 0)
@@ -740,7 +706,7 @@ int sm_msg_poll_decode(const char *json, size_t len, sm_poll *out, sm_error *err
     sm_poll p;
     memset(&p, 0, sizeof p);
     cJSON *root = NULL;
-    int rc = sm_codec_parse_object(json, len, "poll", &root, err);
+    int rc = sm_json_parse_object(json, len, "poll", &root, err);
     if (rc == 0)
         rc = poll_from_json(root, &p, err);
     cJSON_Delete(root);
@@ -767,19 +733,19 @@ const char *sm_cmd_kind_name(sm_cmd_kind k)
 static cJSON *command_json(const sm_command *c)
 {
     cJSON *o = cJSON_CreateObject();
-    bool ok = o != NULL && sm_codec_put_fixed(o, "id", c->id, sizeof c->id) &&
-              sm_codec_put_item(o, "type", cJSON_CreateString(sm_cmd_kind_name(c->kind))) &&
-              sm_codec_put_item(o, "job", u64_string(c->job)) &&
-              sm_codec_put_item(o, "attempt", sm_codec_u64_item(c->attempt));
+    bool ok = o != NULL && sm_json_put_fixed(o, "id", c->id, sizeof c->id) &&
+              sm_json_put(o, "type", cJSON_CreateString(sm_cmd_kind_name(c->kind))) &&
+              sm_json_put(o, "job", sm_json_u64_str(c->job)) &&
+              sm_json_put(o, "attempt", sm_json_u64(c->attempt));
     if (ok && c->kind != SM_CMD_CANCEL)
-        ok = sm_codec_put_item(o, "params", sm_codec_params_to_cjson(&c->params));
+        ok = sm_json_put(o, "params", sm_codec_params_to_cjson(&c->params));
     if (ok && c->kind == SM_CMD_PREPARE && c->addr[0] != '\0')
-        ok = sm_codec_put_fixed(o, "addr", c->addr, sizeof c->addr);
+        ok = sm_json_put_fixed(o, "addr", c->addr, sizeof c->addr);
     if (ok && c->kind == SM_CMD_START)
-        ok = sm_codec_put_fixed(o, "addr", c->addr, sizeof c->addr) &&
-             sm_codec_put_item(o, "port", sm_codec_u64_item(c->port));
+        ok = sm_json_put_fixed(o, "addr", c->addr, sizeof c->addr) &&
+             sm_json_put(o, "port", sm_json_u64(c->port));
     if (ok && c->kind == SM_CMD_START && c->pin[0] != '\0')
-        ok = sm_codec_put_fixed(o, "pin", c->pin, sizeof c->pin);
+        ok = sm_json_put_fixed(o, "pin", c->pin, sizeof c->pin);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -791,21 +757,20 @@ static cJSON *reply_json(const sm_poll_reply *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *acks = NULL, *commands = NULL;
-    bool ok = o != NULL && sm_codec_put_fixed(o, "to", r->to, sizeof r->to) &&
-              sm_codec_put_fixed(o, "poll", r->poll, sizeof r->poll) &&
+    bool ok = o != NULL && sm_json_put_fixed(o, "to", r->to, sizeof r->to) &&
+              sm_json_put_fixed(o, "poll", r->poll, sizeof r->poll) &&
               (acks = cJSON_AddArrayToObject(o, "acks")) != NULL;
     for (size_t i = 0; ok && i < r->n_acks; i++) {
         cJSON *ack = cJSON_CreateObject();
-        ok = sm_codec_append(acks, ack) &&
-             sm_codec_put_item(ack, "job", u64_string(r->ack_job[i])) &&
-             sm_codec_put_item(ack, "attempt", sm_codec_u64_item(r->ack_attempt[i]));
+        ok = sm_json_append(acks, ack) && sm_json_put(ack, "job", sm_json_u64_str(r->ack_job[i])) &&
+             sm_json_put(ack, "attempt", sm_json_u64(r->ack_attempt[i]));
     }
     ok = ok && (commands = cJSON_AddArrayToObject(o, "commands")) != NULL;
     for (size_t i = 0; ok && i < r->n_commands; i++)
-        ok = sm_codec_append(commands, command_json(&r->commands[i]));
+        ok = sm_json_append(commands, command_json(&r->commands[i]));
     ok = ok && cJSON_AddBoolToObject(o, "want_facts", r->want_facts) != NULL;
     if (ok && r->store[0] != '\0')
-        ok = sm_codec_put_fixed(o, "store", r->store, sizeof r->store);
+        ok = sm_json_put_fixed(o, "store", r->store, sizeof r->store);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -850,7 +815,7 @@ static const char *const ack_keys[] = {"job", "attempt"};
 static int reply_acks_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
 {
     const cJSON *acks, *item;
-    int rc = get_array(o, "reply", "acks", SM_REPLY_ACKS_MAX, &acks, err);
+    int rc = sm_json_get_array(o, "reply", "acks", SM_REPLY_ACKS_MAX, &acks, err);
     if (rc != 0)
         return rc;
     cJSON_ArrayForEach(item, acks)
@@ -858,8 +823,8 @@ static int reply_acks_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
         char where[32];
         uint32_t seen;
         snprintf(where, sizeof where, "reply: acks[%zu]", r->n_acks);
-        if ((rc = sm_codec_check_keys(item, where, ack_keys, sizeof ack_keys[0], 2, BIT(0) | BIT(1),
-                                      &seen, err)) != 0 ||
+        if ((rc = sm_json_check_keys(item, where, ack_keys, sizeof ack_keys[0], 2, BIT(0) | BIT(1),
+                                     &seen, err)) != 0 ||
             (rc = get_u64_string(item, where, "job", &r->ack_job[r->n_acks], err)) != 0 ||
             (rc = get_attempt(item, where, &r->ack_attempt[r->n_acks], err)) != 0)
             return rc;
@@ -900,17 +865,17 @@ static int command_from_json(const cJSON *o, const char *where, sm_command *c, s
     uint32_t seen = 0;
     const char *s = NULL;
     int rc =
-        sm_codec_check_keys(o, where, cmd_keys, sizeof cmd_keys[0], CK__COUNT,
-                            BIT(CK_ID) | BIT(CK_TYPE) | BIT(CK_JOB) | BIT(CK_ATTEMPT), &seen, err);
+        sm_json_check_keys(o, where, cmd_keys, sizeof cmd_keys[0], CK__COUNT,
+                           BIT(CK_ID) | BIT(CK_TYPE) | BIT(CK_JOB) | BIT(CK_ATTEMPT), &seen, err);
     if (rc == 0)
-        rc = get_string(o, where, "id", &s, err);
+        rc = sm_json_get_string(o, where, "id", &s, err);
     if (rc != 0)
         return rc;
     if (!valid_cmd_id(s))
         return sm_error_set(err, SM_EINVAL, "%s: id: '%.*s' is not 1..%d of [A-Za-z0-9._-]", where,
                             SM_CMD_ID_MAX, s, SM_CMD_ID_MAX);
     memcpy(c->id, s, strlen(s) + 1);
-    if ((rc = get_string(o, where, "type", &s, err)) != 0)
+    if ((rc = sm_json_get_string(o, where, "type", &s, err)) != 0)
         return rc;
     size_t k = 0;
     while (k < N_CMD_KINDS && strcmp(s, cmd_names[k]) != 0)
@@ -942,8 +907,8 @@ static int command_from_json(const cJSON *o, const char *where, sm_command *c, s
     if (takes & BIT(CK_PORT)) {
         uint64_t port;
         if ((rc = get_addr(o, where, "addr", c->addr, err)) != 0 ||
-            (rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(o, "port"), where, "port",
-                                    PORT_MAX, false, &port, err)) != 0)
+            (rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "port"), where, "port",
+                                   PORT_MAX, false, &port, err)) != 0)
             return rc;
         if (port == 0)
             return sm_error_set(err, SM_EINVAL, "%s: port: 0 is below the minimum 1", where);
@@ -968,15 +933,15 @@ static int reply_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
     uint32_t seen = 0;
     const cJSON *commands, *item;
     const char *s = NULL;
-    int rc = sm_codec_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 6,
-                                 BIT(0) | BIT(1) | BIT(4) | BIT(5), &seen, err);
-    if (rc == 0 && (rc = get_string(o, "reply", "to", &s, err)) == 0) {
+    int rc = sm_json_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 6,
+                                BIT(0) | BIT(1) | BIT(4) | BIT(5), &seen, err);
+    if (rc == 0 && (rc = sm_json_get_string(o, "reply", "to", &s, err)) == 0) {
         if (!sm_name_valid(s) || sm_name_reserved(s))
             return sm_error_set(err, SM_EINVAL, "reply: to: '%.*s' is not an agent name",
                                 SM_NAME_MAX, s);
         memcpy(r->to, s, strlen(s) + 1);
     }
-    if (rc == 0 && (rc = get_string(o, "reply", "poll", &s, err)) == 0) {
+    if (rc == 0 && (rc = sm_json_get_string(o, "reply", "poll", &s, err)) == 0) {
         if (!nonce_valid(s))
             return sm_error_set(err, SM_EINVAL, "reply: poll: not %d lowercase hex digits",
                                 SM_NONCE_HEX);
@@ -985,7 +950,7 @@ static int reply_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
     if (rc == 0)
         rc = reply_acks_from_json(o, r, err);
     if (rc == 0)
-        rc = get_array(o, "reply", "commands", SM_REPLY_COMMANDS_MAX, &commands, err);
+        rc = sm_json_get_array(o, "reply", "commands", SM_REPLY_COMMANDS_MAX, &commands, err);
     if (rc != 0)
         return rc;
     cJSON_ArrayForEach(item, commands)
@@ -1013,7 +978,7 @@ int sm_msg_reply_decode(const char *json, size_t len, sm_poll_reply *out, sm_err
     sm_poll_reply r;
     memset(&r, 0, sizeof r);
     cJSON *root = NULL;
-    int rc = sm_codec_parse_object(json, len, "reply", &root, err);
+    int rc = sm_json_parse_object(json, len, "reply", &root, err);
     if (rc == 0)
         rc = reply_from_json(root, &r, err);
     cJSON_Delete(root);

@@ -3,14 +3,14 @@
 #define SM_AGENT_CLOCK_H
 
 #include <stdint.h>
-#include <time.h>
 
-/* Nanoseconds on CLOCK_MONOTONIC (vDSO, no system call). */
+#include "proto/clock.h"
+
+/* Nanoseconds on CLOCK_MONOTONIC (vDSO, no system call), unsigned for the measurements'
+ * arithmetic. */
 static inline uint64_t sm_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return (uint64_t)sm_mono_ns();
 }
 
 /* User and system CPU seconds of the calling thread. */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/codec_internal.h"
+#include "proto/json.h"
 
 /* Timestamps are milliseconds since the epoch; anything a double holds exactly will do. */
 #define MS_MAX ((1ull << 53) - 1)
@@ -60,8 +60,8 @@ static int get_str(const cJSON *o, const char *what, const char *key, char *dst,
 static int get_u32(const cJSON *o, const char *what, const char *key, uint32_t *out, sm_error *err)
 {
     uint64_t v;
-    int rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(o, key), what, key, UINT32_MAX,
-                               false, &v, err);
+    int rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, key), what, key, UINT32_MAX,
+                              false, &v, err);
     if (rc == 0)
         *out = (uint32_t)v;
     return rc;
@@ -70,8 +70,8 @@ static int get_u32(const cJSON *o, const char *what, const char *key, uint32_t *
 static int get_ms(const cJSON *o, const char *what, const char *key, int64_t *out, sm_error *err)
 {
     uint64_t v;
-    int rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(o, key), what, key, MS_MAX, false,
-                               &v, err);
+    int rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, key), what, key, MS_MAX, false,
+                              &v, err);
     if (rc == 0)
         *out = (int64_t)v;
     return rc;
@@ -104,8 +104,8 @@ static int run_from(const cJSON *o, const char *what, sm_apiview_run *r, sm_erro
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "progress");
     uint64_t id;
     int rc;
-    if ((rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(o, "id"), what, "id", UINT64_MAX,
-                                true, &id, err)) ||
+    if ((rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "id"), what, "id", UINT64_MAX,
+                               true, &id, err)) ||
         (rc = get_str(o, what, "name", r->name, sizeof r->name, false, false, err)) ||
         (rc = get_str(o, what, "state", r->state, sizeof r->state, false, false, err)) ||
         (rc = get_str(o, what, "reason", r->reason, sizeof r->reason, true, true, err)))
@@ -172,7 +172,7 @@ int sm_apiview_run_decode(const char *json, size_t len, sm_apiview_run *out,
                           sm_apiview_cell **cells, size_t *n_cells, sm_error *err)
 {
     cJSON *root;
-    int rc = sm_codec_parse_object(json, len, "run", &root, err);
+    int rc = sm_json_parse_object(json, len, "run", &root, err);
     if (rc)
         return rc;
     sm_apiview_run r;
@@ -215,7 +215,7 @@ static int decode_list(const char *json, size_t len, const char *key, size_t ele
                        elem_from_fn from, void **out, size_t *n, sm_error *err)
 {
     cJSON *root;
-    int rc = sm_codec_parse_object(json, len, key, &root, err);
+    int rc = sm_json_parse_object(json, len, key, &root, err);
     if (rc)
         return rc;
     const cJSON *arr, *item;
@@ -302,8 +302,8 @@ static int agent_from(const cJSON *o, const char *what, sm_apiview_agent *a, sm_
     if ((rc = get_str(f, fwhat, "kernel", a->kernel, sizeof a->kernel, true, true, err)) ||
         (rc = get_str(f, fwhat, "cpu_model", a->cpu_model, sizeof a->cpu_model, true, true, err)) ||
         (rc = get_u32(f, fwhat, "cores", &a->cores, err)) ||
-        (rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(f, "mem_bytes"), fwhat,
-                                "mem_bytes", UINT64_MAX, true, &mem, err)))
+        (rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(f, "mem_bytes"), fwhat, "mem_bytes",
+                               UINT64_MAX, true, &mem, err)))
         return rc;
     a->mem_bytes = mem;
     return 0;
@@ -341,7 +341,7 @@ int sm_apiview_presets_decode(const char *json, size_t len, sm_apiview_preset **
 int sm_apiview_error_decode(const char *json, size_t len, sm_apiview_error *out, sm_error *err)
 {
     cJSON *root;
-    int rc = sm_codec_parse_object(json, len, "error", &root, err);
+    int rc = sm_json_parse_object(json, len, "error", &root, err);
     if (rc)
         return rc;
     sm_apiview_error e;
@@ -355,12 +355,12 @@ int sm_apiview_error_decode(const char *json, size_t len, sm_apiview_error *out,
 int sm_apiview_run_id_decode(const char *json, size_t len, uint64_t *id, sm_error *err)
 {
     cJSON *root;
-    int rc = sm_codec_parse_object(json, len, "created", &root, err);
+    int rc = sm_json_parse_object(json, len, "created", &root, err);
     if (rc)
         return rc;
     uint64_t v;
-    rc = sm_codec_get_uint(cJSON_GetObjectItemCaseSensitive(root, "run"), "created", "run",
-                           UINT64_MAX, true, &v, err);
+    rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(root, "run"), "created", "run",
+                          UINT64_MAX, true, &v, err);
     if (rc == 0)
         *id = v;
     cJSON_Delete(root);
@@ -389,7 +389,7 @@ static int hosts_item(const char *hosts, cJSON **out, sm_error *err)
         if (rc == 0) {
             memcpy(name, p, n);
             name[n] = '\0';
-            if (!sm_codec_append(arr, cJSON_CreateString(name)))
+            if (!sm_json_append(arr, cJSON_CreateString(name)))
                 rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         }
         if (rc) {
@@ -421,14 +421,14 @@ static int preset_request(const char *preset, const char *hosts, cJSON *reps, ch
     }
     bool ok = cJSON_AddStringToObject(o, "preset", preset) != NULL;
     if (h && ok)
-        ok = sm_codec_put_item(o, "hosts", h);
+        ok = sm_json_put(o, "hosts", h);
     else
         cJSON_Delete(h);
     if (ok && reps)
-        ok = sm_codec_put_item(o, "repetitions", reps);
+        ok = sm_json_put(o, "repetitions", reps);
     else
         cJSON_Delete(reps);
-    char *text = sm_codec_finish(o, ok, 0, "run request", err);
+    char *text = sm_json_finish(o, ok, 0, "run request", err);
     if (!text)
         return SM_ENOMEM;
     *body = text;
@@ -438,7 +438,7 @@ static int preset_request(const char *preset, const char *hosts, cJSON *reps, ch
 int sm_apiview_preset_request(const char *preset, const char *hosts, uint32_t repetitions,
                               char **body, sm_error *err)
 {
-    cJSON *reps = repetitions ? sm_codec_u64_item(repetitions) : NULL;
+    cJSON *reps = repetitions ? sm_json_u64(repetitions) : NULL;
     if (repetitions && !reps)
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     return preset_request(preset, hosts, reps, body, err);

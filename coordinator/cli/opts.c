@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/spec.h"
+#include "coordinator/spec.h"
 
 static const char usage[] =
     "Usage: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ...\n"

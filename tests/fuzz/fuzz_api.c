@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/api.h"
+#include "coordinator/apijson.h"
 #include "coordinator/cli/apiview.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -16,10 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(text, data, size);
     sm_error err;
-    char field[96];
     sm_api_job_req *reqs = NULL;
     size_t n = 0;
-    if (sm_api_jobs_parse(text, size, &reqs, &n, field, sizeof field, &err) == 0)
+    if (sm_api_jobs_parse(text, size, &reqs, &n, &err) == 0)
         free(reqs);
     sm_apiview_run *runs = NULL;
     if (sm_apiview_runs_decode(text, size, &runs, &n, &err) == 0)

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coordinator/events.h"
 #include "proto/err.h"
-#include "proto/events.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/api.h"
-#include "proto/spec.h"
+#include "coordinator/apijson.h"
+#include "coordinator/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -16,13 +16,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(text, data, size);
     sm_error err;
-    char field[96];
     sm_spec spec;
-    if (sm_spec_decode(text, size, &spec, field, sizeof field, &err) == 0)
+    if (sm_spec_decode(text, size, &spec, &err) == 0)
         sm_spec_fini(&spec);
     char *spec_json = NULL;
-    if (sm_api_run_request(text, size, &spec_json, field, sizeof field, &err) == 0) {
-        if (sm_spec_decode(spec_json, strlen(spec_json), &spec, field, sizeof field, &err) == 0)
+    if (sm_api_run_request(text, size, &spec_json, &err) == 0) {
+        if (sm_spec_decode(spec_json, strlen(spec_json), &spec, &err) == 0)
             sm_spec_fini(&spec);
         free(spec_json);
     }

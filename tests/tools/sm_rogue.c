@@ -29,17 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/clock.h"
 #include "proto/envelope.h"
 #include "proto/msg.h"
 
 #define FLOOD_N 200
-
-static uint64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* Each message goes on a fresh REQ socket: a refused request gets no answer, and a REQ socket
  * would otherwise wait for it. */
@@ -79,9 +73,9 @@ static char *sealed_poll(const uint8_t key[SM_KEY_LEN], const char *name, size_t
 {
     size_t blen;
     char *body = poll_body(name, &blen);
-    char *env =
-        body ? sm_env_seal(key, SM_DIR_TO_COORDINATOR, name, wall_ms(), body, blen, elen, NULL, err)
-             : NULL;
+    char *env = body ? sm_env_seal(key, SM_DIR_TO_COORDINATOR, name, (uint64_t)sm_wall_ms(), body,
+                                   blen, elen, NULL, err)
+                     : NULL;
     free(body);
     return env;
 }
@@ -253,8 +247,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++)
             deep[n + i] = ']';
         if (sm_key_derive(fleet, "rogue-deep", key, &err) == 0)
-            env = sm_env_seal(key, SM_DIR_TO_COORDINATOR, "rogue-deep", wall_ms(), deep,
-                              2 * (size_t)n, &elen, NULL, &err);
+            env = sm_env_seal(key, SM_DIR_TO_COORDINATOR, "rogue-deep", (uint64_t)sm_wall_ms(),
+                              deep, 2 * (size_t)n, &elen, NULL, &err);
         rc = env ? send_raw(url, env, elen, 0) : 1;
     } else if (strcmp(what, "flood") == 0) {
         /* One connection, many wrong MACs: each send on a REQ socket drops the last request

@@ -5,10 +5,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "proto/analysis.h"
+#include "coordinator/analysis.h"
+#include "coordinator/table.h"
 #include "proto/err.h"
 #include "proto/stats.h"
-#include "proto/table.h"
 #include "testutil.h"
 
 #include <math.h>

@@ -12,11 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coordinator/apijson.h"
 #include "coordinator/cli/cli.h"
 #include "coordinator/cli/grid.h"
-#include "proto/api.h"
+#include "coordinator/apijson.h"
 #include "coordinator/cli/apiview.h"
-#include "proto/spec.h"
+#include "coordinator/spec.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof *(a)) - 1)
 
@@ -246,12 +247,10 @@ static void test_cli_run_repetitions_auto_sends_the_adaptive_object(void **state
     assert_string_equal(body, "{\"preset\":\"quick\",\"repetitions\":{\"min\":3,\"max\":3,"
                               "\"ci_rel\":0.02}}");
     /* The coordinator reads it back into an adaptive spec. */
-    char *spec_json = NULL, field[96];
-    assert_int_equal(sm_api_run_request(body, strlen(body), &spec_json, field, sizeof field, &err),
-                     0);
+    char *spec_json = NULL;
+    assert_int_equal(sm_api_run_request(body, strlen(body), &spec_json, &err), 0);
     sm_spec spec;
-    assert_int_equal(sm_spec_decode(spec_json, strlen(spec_json), &spec, field, sizeof field, &err),
-                     0);
+    assert_int_equal(sm_spec_decode(spec_json, strlen(spec_json), &spec, &err), 0);
     assert_true(spec.adaptive);
     assert_int_equal(spec.reps.max, 3);
     sm_spec_fini(&spec);
@@ -943,8 +942,8 @@ static void test_apiview_preset_request_is_the_exact_body(void **state)
 
     /* And the coordinator's side reads it back into the preset's spec. */
     assert_int_equal(sm_apiview_preset_request("seed-tcp-unix", "h1", 3, &body, &err), 0);
-    char *spec = NULL, field[96];
-    assert_int_equal(sm_api_run_request(body, strlen(body), &spec, field, sizeof field, &err), 0);
+    char *spec = NULL;
+    assert_int_equal(sm_api_run_request(body, strlen(body), &spec, &err), 0);
     assert_non_null(strstr(spec, "\"hosts\":[\"h1\"]"));
     assert_non_null(strstr(spec, "\"repetitions\":3"));
     free(spec);

@@ -13,8 +13,8 @@
 
 #include "coordinator/control.h"
 #include "coordinator/sharing.h"
+#include "coordinator/spec.h"
 #include "coordinator/store.h"
-#include "proto/spec.h"
 
 #define HOLD 1000
 
@@ -585,7 +585,7 @@ static uint64_t start_run_reps(fixture *f, const char *reps, bool parallel, sm_p
     poll_once(f, p1, &r, &now);
     poll_once(f, p2, &r, &now);
     p1->have_facts = p2->have_facts = false;
-    char json[512], field[64];
+    char json[512];
     snprintf(json, sizeof json,
              "{\"name\":\"r\",\"hosts\":\"all\",\"repetitions\":%s,\"warmup\":0,"
              "\"parallel\":%s,\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\","
@@ -593,11 +593,11 @@ static uint64_t start_run_reps(fixture *f, const char *reps, bool parallel, sm_p
              reps, parallel ? "true" : "false");
     sm_spec spec;
     sm_error err = {0};
-    if (sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err) != 0)
+    if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
         fail_msg("spec: %s", err.msg);
     uint64_t id = 0;
     assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_run_start(f->c, json, &spec, f->now, &id, field, sizeof field, &err) != 0)
+    if (sm_control_run_start(f->c, json, &spec, f->now, &id, &err) != 0)
         fail_msg("run: %s", err.msg);
     assert_int_equal(sm_store_commit(f->st, &err), 0);
     sm_spec_fini(&spec);
@@ -1157,7 +1157,7 @@ static void register_on(fixture *f, sm_poll *p, const char *name, const char *bo
  * `parallel` is the spec's member ("" leaves it out). */
 static uint64_t start_spec(fixture *f, const char *parallel)
 {
-    char json[512], field[64];
+    char json[512];
     snprintf(json, sizeof json,
              "{\"name\":\"lab\",\"hosts\":\"all\",\"repetitions\":2,\"warmup\":0,%s"
              "\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\","
@@ -1165,11 +1165,11 @@ static uint64_t start_spec(fixture *f, const char *parallel)
              parallel);
     sm_spec spec;
     sm_error err = {0};
-    if (sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err) != 0)
+    if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
         fail_msg("spec: %s", err.msg);
     uint64_t id = 0;
     assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_run_start(f->c, json, &spec, f->now, &id, field, sizeof field, &err) != 0)
+    if (sm_control_run_start(f->c, json, &spec, f->now, &id, &err) != 0)
         fail_msg("run: %s", err.msg);
     assert_int_equal(sm_store_commit(f->st, &err), 0);
     sm_spec_fini(&spec);
@@ -1279,17 +1279,16 @@ static void test_control_only_the_runs_hosts_and_their_facts_then_count(void **s
     register_on(f, &p[0], "h1", BOOT_A, "");
     register_on(f, &p[1], "h2", BOOT_B, "");
     register_on(f, &p[2], "h3", BOOT_A, "");
-    char json[512], field[64];
+    char json[512];
     snprintf(json, sizeof json,
              "{\"name\":\"two\",\"hosts\":[\"h1\",\"h2\"],\"tests\":[{\"workload\":\"stream\","
              "\"scope\":\"local\",\"transport\":\"tcp\",\"count\":10}]}");
     sm_spec spec;
     sm_error err = {0};
-    assert_int_equal(sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err), 0);
+    assert_int_equal(sm_spec_decode(json, strlen(json), &spec, &err), 0);
     uint64_t id = 0;
     assert_int_equal(sm_store_begin(f->st, &err), 0);
-    assert_int_equal(
-        sm_control_run_start(f->c, json, &spec, f->now, &id, field, sizeof field, &err), 0);
+    assert_int_equal(sm_control_run_start(f->c, json, &spec, f->now, &id, &err), 0);
     assert_int_equal(sm_store_commit(f->st, &err), 0);
     sm_spec_fini(&spec);
     sm_run_row row = run_row(f, id);
@@ -1303,10 +1302,9 @@ static void test_control_only_the_runs_hosts_and_their_facts_then_count(void **s
     p[1].have_facts = true;
     snprintf(p[1].facts.boot_id, sizeof p[1].facts.boot_id, "%s", BOOT_A);
     poll_once(f, &p[1], &r, &now);
-    assert_int_equal(sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err), 0);
+    assert_int_equal(sm_spec_decode(json, strlen(json), &spec, &err), 0);
     assert_int_equal(sm_store_begin(f->st, &err), 0);
-    assert_int_equal(
-        sm_control_run_start(f->c, json, &spec, f->now, &id, field, sizeof field, &err), 0);
+    assert_int_equal(sm_control_run_start(f->c, json, &spec, f->now, &id, &err), 0);
     assert_int_equal(sm_store_commit(f->st, &err), 0);
     sm_spec_fini(&spec);
     row = run_row(f, id);
@@ -1463,7 +1461,7 @@ static void test_control_dispatch_never_double_books_and_every_run_ends(void **s
         }
         const bool local = prng(&rng) % 2, pair = !local || prng(&rng) % 2;
         const bool parallel = prng(&rng) % 2;
-        char json[1024], field[64];
+        char json[1024];
         int len = snprintf(json, sizeof json,
                            "{\"name\":\"p\",\"hosts\":\"all\",\"pairs\":\"%s\","
                            "\"repetitions\":%u,\"warmup\":%u,\"parallel\":%s,\"tests\":[",
@@ -1480,11 +1478,11 @@ static void test_control_dispatch_never_double_books_and_every_run_ends(void **s
                             "\"transport\":\"tcp\",\"count\":10}");
         snprintf(json + len, sizeof json - (size_t)len, "]}");
         sm_spec spec;
-        if (sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err) != 0)
+        if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
             fail_msg("spec %s: %s", json, err.msg);
         uint64_t id = 0;
         assert_int_equal(sm_store_begin(f0->st, &err), 0);
-        if (sm_control_run_start(f0->c, json, &spec, f0->now, &id, field, sizeof field, &err))
+        if (sm_control_run_start(f0->c, json, &spec, f0->now, &id, &err))
             fail_msg("run %s: %s", json, err.msg);
         assert_int_equal(sm_store_commit(f0->st, &err), 0);
         sm_spec_fini(&spec);
@@ -1542,14 +1540,13 @@ static uint64_t start_pair_run(fixture *f, sm_poll *p1, sm_poll *p2)
     const char *json = "{\"name\":\"e2r\",\"hosts\":[\"h1\",\"h2\"],\"pairs\":\"mesh\","
                        "\"repetitions\":1,\"warmup\":0,\"tests\":[{\"workload\":\"stream\","
                        "\"scope\":\"pair\",\"transport\":\"tcp\",\"duration_ms\":2000}]}";
-    char field[64];
     sm_spec spec;
     sm_error err = {0};
-    if (sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err) != 0)
+    if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
         fail_msg("spec: %s", err.msg);
     uint64_t id = 0;
     assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_run_start(f->c, json, &spec, f->now, &id, field, sizeof field, &err) != 0)
+    if (sm_control_run_start(f->c, json, &spec, f->now, &id, &err) != 0)
         fail_msg("run: %s", err.msg);
     assert_int_equal(sm_store_commit(f->st, &err), 0);
     sm_spec_fini(&spec);

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
+#include "coordinator/events.h"
 #include "proto/err.h"
-#include "proto/events.h"
 
 static void test_events_snapshot_joins_the_agents_and_runs_bodies(void **state)
 {

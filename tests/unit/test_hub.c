@@ -19,7 +19,7 @@
 #include "coordinator/store.h"
 #include "coordinator/web.h"
 #include "proto/codec.h"
-#include "proto/spec.h"
+#include "coordinator/spec.h"
 
 #define MAX_MSGS 256
 
@@ -130,14 +130,13 @@ static uint64_t start_run(fixture *f)
     const char *json = "{\"name\":\"r\",\"hosts\":\"all\",\"repetitions\":1,\"warmup\":0,"
                        "\"parallel\":true,\"tests\":[{\"workload\":\"stream\",\"scope\":"
                        "\"local\",\"transport\":[\"tcp\",\"unix\"],\"count\":10}]}";
-    char field[64];
     sm_spec spec;
     sm_error err = {0};
-    if (sm_spec_decode(json, strlen(json), &spec, field, sizeof field, &err) != 0)
+    if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
         fail_msg("spec: %s", err.msg);
     uint64_t id = 0;
     assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_run_start(f->api.ctl, json, &spec, f->now, &id, field, sizeof field, &err))
+    if (sm_control_run_start(f->api.ctl, json, &spec, f->now, &id, &err))
         fail_msg("run: %s", err.msg);
     assert_int_equal(sm_store_commit(f->st, &err), 0);
     sm_spec_fini(&spec);

@@ -87,22 +87,20 @@ static void fleet_make(sm_plan_host *fleet, size_t n)
 
 static void expand_ok(const spec_fx *f, const sm_plan_host *fleet, size_t n, sm_plan *p)
 {
-    char field[64];
     sm_error err = {0};
-    int rc = sm_plan_expand(&f->spec, fleet, n, p, field, sizeof field, &err);
+    int rc = sm_plan_expand(&f->spec, fleet, n, p, &err);
     if (rc != 0)
-        fail_msg("sm_plan_expand: %d %s (field %s)", rc, err.msg, field);
+        fail_msg("sm_plan_expand: %d %s (field %s)", rc, err.msg, err.field);
 }
 
 static void expand_fails(const spec_fx *f, const sm_plan_host *fleet, size_t n,
                          const char *want_field, const char *want_msg)
 {
-    char field[64];
     sm_error err = {0};
     sm_plan p;
-    assert_int_equal(sm_plan_expand(&f->spec, fleet, n, &p, field, sizeof field, &err), SM_EINVAL);
+    assert_int_equal(sm_plan_expand(&f->spec, fleet, n, &p, &err), SM_EINVAL);
     assert_int_equal(err.code, SM_EINVAL);
-    assert_string_equal(field, want_field);
+    assert_string_equal(err.field, want_field);
     assert_string_equal(err.msg, want_msg);
     assert_null(p.cells);
     assert_null(p.jobs);

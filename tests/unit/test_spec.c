@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "proto/spec.h"
+#include "coordinator/spec.h"
 
 /* Specs are written with single quotes, which read better in C strings; this swaps them for
  * double quotes. The caller frees the copy. */
@@ -23,22 +23,22 @@ static char *dq(const char *text)
     return s;
 }
 
-static int decode(const char *squoted, sm_spec *out, char *field, size_t field_len, sm_error *err)
+static int decode(const char *squoted, sm_spec *out, sm_error *err)
 {
     char *json = dq(squoted);
-    int rc = sm_spec_decode(json, strlen(json), out, field, field_len, err);
+    int rc = sm_spec_decode(json, strlen(json), out, err);
     free(json);
     return rc;
 }
 
 static void decode_ok(const char *squoted, sm_spec *out)
 {
-    char field[64];
     sm_error err;
     sm_error_clear(&err);
-    if (decode(squoted, out, field, sizeof field, &err) != 0)
-        fail_msg("%s\n%s (field '%s')", squoted, err.msg, field);
-    assert_string_equal(field, "");
+    memset(err.field, 'x', sizeof err.field - 1);
+    if (decode(squoted, out, &err) != 0)
+        fail_msg("%s\n%s (field '%s')", squoted, err.msg, err.field);
+    assert_string_equal(err.field, "");
 }
 
 /* Decoding must fail with `code`, a reason containing `part` and the field path `field`, and
@@ -51,11 +51,11 @@ static void check_spec_error(const char *squoted, int code, const char *part, co
 {
     sm_spec s;
     sm_error err;
-    char got[64];
     memset(&s, 0xff, sizeof s);
     sm_error_clear(&err);
-    memset(got, 'x', sizeof got);
-    int rc = decode(squoted, &s, got, sizeof got, &err);
+    memset(err.field, 'x', sizeof err.field - 1);
+    int rc = decode(squoted, &s, &err);
+    const char *got = err.field;
     if (rc != code || err.code != code || strstr(err.msg, part) == NULL ||
         strcmp(got, field) != 0) {
         print_error("%s\nrc %d (want %d), code %d, msg \"%s\" (want \"%s\"), field \"%s\" (want "
@@ -80,9 +80,7 @@ static void test_spec_seed_preset_gives_tcp_tcp_nodelay_unix_in_order(void **sta
     assert_non_null(p);
     sm_spec s;
     sm_error err;
-    char field[64];
-    assert_int_equal(
-        sm_spec_decode(p->spec_json, strlen(p->spec_json), &s, field, sizeof field, &err), 0);
+    assert_int_equal(sm_spec_decode(p->spec_json, strlen(p->spec_json), &s, &err), 0);
     assert_string_equal(s.name, "seed-tcp-unix");
     assert_int_equal(s.repetitions, 10);
     assert_int_equal(s.warmup, 2);
@@ -234,7 +232,7 @@ static void test_spec_remembers_that_parallel_was_given(void **state)
     sm_spec_fini(&s);
     /* A preset names no "parallel": a run of it is the coordinator's to arrange. */
     for (const sm_preset *p = sm_presets(); p->name != NULL; p++) {
-        assert_int_equal(sm_spec_decode(p->spec_json, strlen(p->spec_json), &s, NULL, 0, NULL), 0);
+        assert_int_equal(sm_spec_decode(p->spec_json, strlen(p->spec_json), &s, NULL), 0);
         assert_false(s.parallel_given);
         sm_spec_fini(&s);
     }
@@ -367,20 +365,26 @@ static void test_spec_fini_zeroes_the_spec_so_a_second_fini_does_nothing(void **
     sm_spec_fini(NULL);
 }
 
-static void test_spec_null_text_and_null_field_buffer(void **state)
+static void test_spec_null_text_clears_a_stale_field_and_null_err_is_allowed(void **state)
 {
     (void)state;
     sm_spec s;
     sm_error err;
-    char field[8] = "junk";
-    assert_int_equal(sm_spec_decode(NULL, 0, &s, field, sizeof field, &err), SM_EINVAL);
-    assert_string_equal(field, "");
+    sm_error_clear(&err);
+    sm_error_field(&err, "junk");
+    assert_int_equal(sm_spec_decode(NULL, 0, &s, &err), SM_EINVAL);
+    assert_string_equal(err.field, "");
     assert_null(s.tests);
     char *json = dq(SPEC(",'warmup':11"));
-    assert_int_equal(sm_spec_decode(json, strlen(json), &s, NULL, 0, &err), SM_EINVAL);
-    /* A short buffer gets the start of the path. */
-    assert_int_equal(sm_spec_decode(json, strlen(json), &s, field, 4, &err), SM_EINVAL);
-    assert_string_equal(field, "war");
+    assert_int_equal(sm_spec_decode(json, strlen(json), &s, NULL), SM_EINVAL);
+    assert_int_equal(sm_spec_decode(json, strlen(json), &s, &err), SM_EINVAL);
+    assert_string_equal(err.field, "warmup");
+    /* A field path longer than the member is cut, still a string. */
+    char long_name[2 * SM_ERR_FIELD_MAX];
+    memset(long_name, 'k', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    sm_error_field(&err, "%s", long_name);
+    assert_int_equal(strlen(err.field), SM_ERR_FIELD_MAX - 1);
     free(json);
 }
 
@@ -409,10 +413,8 @@ static void test_spec_every_preset_decodes(void **state)
         assert_ptr_equal(sm_preset_find(p[n].name), &p[n]);
         sm_spec s;
         sm_error err;
-        char field[64];
-        if (sm_spec_decode(p[n].spec_json, strlen(p[n].spec_json), &s, field, sizeof field, &err) !=
-            0)
-            fail_msg("%s: %s (%s)", p[n].name, err.msg, field);
+        if (sm_spec_decode(p[n].spec_json, strlen(p[n].spec_json), &s, &err) != 0)
+            fail_msg("%s: %s (%s)", p[n].name, err.msg, err.field);
         assert_string_equal(s.name, p[n].name);
         assert_int_equal(s.hosts, SM_HOSTS_ALL);
         assert_false(sm_spec_has_scope(&s, SM_SCOPE_PAIR));
@@ -432,7 +434,7 @@ static void test_spec_seed_http_alternates_the_client_models(void **state)
     sm_spec s;
     sm_error err;
     const sm_preset *h = sm_preset_find("seed-http");
-    assert_int_equal(sm_spec_decode(h->spec_json, strlen(h->spec_json), &s, NULL, 0, &err), 0);
+    assert_int_equal(sm_spec_decode(h->spec_json, strlen(h->spec_json), &s, &err), 0);
     /* The 2009 test itself: the seed's body, eleven rounds, one connection, plain HTTP. */
     for (size_t i = 0; i < 3; i++) {
         const sm_params *v = &s.tests[0].variants[i];
@@ -467,7 +469,7 @@ static void test_spec_quick_and_full_presets_use_the_documented_sizes(void **sta
     sm_spec s;
     sm_error err;
     const sm_preset *q = sm_preset_find("quick");
-    assert_int_equal(sm_spec_decode(q->spec_json, strlen(q->spec_json), &s, NULL, 0, &err), 0);
+    assert_int_equal(sm_spec_decode(q->spec_json, strlen(q->spec_json), &s, &err), 0);
     assert_int_equal(s.repetitions, 3);
     assert_int_equal(s.warmup, 1);
     assert_int_equal(s.tests[0].variants[1].msg_size, 131072);
@@ -479,7 +481,7 @@ static void test_spec_quick_and_full_presets_use_the_documented_sizes(void **sta
     sm_spec_fini(&s);
 
     const sm_preset *f = sm_preset_find("full");
-    assert_int_equal(sm_spec_decode(f->spec_json, strlen(f->spec_json), &s, NULL, 0, &err), 0);
+    assert_int_equal(sm_spec_decode(f->spec_json, strlen(f->spec_json), &s, &err), 0);
     assert_int_equal(s.repetitions, 5);
     /* tcp: 3 sizes x nodelay off/on, then unix: 3 sizes. */
     static const uint32_t sizes[] = {128, 128, 4096, 4096, 131072, 131072, 128, 4096, 131072};
@@ -519,7 +521,7 @@ static void test_spec_presets_encode_lists_every_preset_with_its_spec(void **sta
         assert_memory_equal(at, p->spec_json, len);
         sm_spec s;
         sm_error err;
-        assert_int_equal(sm_spec_decode(at, len, &s, NULL, 0, &err), 0);
+        assert_int_equal(sm_spec_decode(at, len, &s, &err), 0);
         sm_spec_fini(&s);
     }
     free(text);
@@ -739,9 +741,8 @@ static void test_spec_crossing_scope_with_transport_keeps_pair_over_tcp_only(voi
         "{\"name\":\"x\",\"pairs\":\"mesh\",\"tests\":[{\"workload\":\"stream\","
         "\"scope\":[\"local\",\"pair\"],\"transport\":[\"tcp\",\"unix\"],\"count\":10}]}";
     sm_spec spec;
-    char field[96];
     sm_error err = {0};
-    assert_int_equal(sm_spec_decode(json, sizeof json - 1, &spec, field, sizeof field, &err), 0);
+    assert_int_equal(sm_spec_decode(json, sizeof json - 1, &spec, &err), 0);
     assert_int_equal(spec.tests[0].n_variants, 3); /* local tcp, local unix, pair tcp */
     for (size_t i = 0; i < 3; i++)
         assert_false(spec.tests[0].variants[i].scope == SM_SCOPE_PAIR &&
@@ -751,16 +752,14 @@ static void test_spec_crossing_scope_with_transport_keeps_pair_over_tcp_only(voi
     static const char only[] =
         "{\"name\":\"x\",\"pairs\":\"mesh\",\"tests\":[{\"workload\":\"stream\","
         "\"scope\":\"pair\",\"transport\":\"unix\",\"count\":10}]}";
-    assert_int_equal(sm_spec_decode(only, sizeof only - 1, &spec, field, sizeof field, &err),
-                     SM_EINVAL);
+    assert_int_equal(sm_spec_decode(only, sizeof only - 1, &spec, &err), SM_EINVAL);
     assert_non_null(strstr(err.msg, "tcp"));
     static const char none[] =
         "{\"name\":\"x\",\"pairs\":\"mesh\",\"tests\":[{\"workload\":\"stream\","
         "\"scope\":[\"pair\"],\"transport\":[\"unix\"],\"count\":10}]}";
-    assert_int_equal(sm_spec_decode(none, sizeof none - 1, &spec, field, sizeof field, &err),
-                     SM_EINVAL);
+    assert_int_equal(sm_spec_decode(none, sizeof none - 1, &spec, &err), SM_EINVAL);
     assert_non_null(strstr(err.msg, "no variant left"));
-    assert_string_equal(field, "tests[0]");
+    assert_string_equal(err.field, "tests[0]");
 }
 
 int main(void)
@@ -778,7 +777,7 @@ int main(void)
         cmocka_unit_test(test_spec_host_and_pair_forms_are_read),
         cmocka_unit_test(test_spec_has_scope_looks_at_every_variant),
         cmocka_unit_test(test_spec_fini_zeroes_the_spec_so_a_second_fini_does_nothing),
-        cmocka_unit_test(test_spec_null_text_and_null_field_buffer),
+        cmocka_unit_test(test_spec_null_text_clears_a_stale_field_and_null_err_is_allowed),
         cmocka_unit_test(test_spec_every_preset_decodes),
         cmocka_unit_test(test_spec_seed_http_alternates_the_client_models),
         cmocka_unit_test(test_spec_quick_and_full_presets_use_the_documented_sizes),

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "coordinator/store.h"
+#include "proto/clock.h"
 #include "proto/log.h"
 
 typedef struct fixture {
@@ -1546,13 +1547,6 @@ static void test_store_names_of_states(void **state)
     sm_store_close(NULL);
 }
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* What a corrupted store file did: every transaction failed with "database disk image is
  * malformed" while /healthz said ok. The store now says it is failing, with SQLite's words,
  * until a commit succeeds and a minute has passed. */
@@ -1563,12 +1557,12 @@ static void test_store_a_corrupted_file_makes_the_store_failing_with_sqlites_wor
     open_store(f);
     char msg[256] = "";
     int64_t at = 0;
-    assert_false(sm_store_failing(f->st, wall_ms(), msg, sizeof msg, &at));
+    assert_false(sm_store_failing(f->st, sm_wall_ms(), msg, sizeof msg, &at));
     assert_ok(sm_store_begin(f->st, &err));
     for (int i = 0; i < 200; i++)
         insert_job(f->st, "h1", 1);
     assert_ok(sm_store_commit(f->st, &err));
-    assert_false(sm_store_failing(f->st, wall_ms(), msg, sizeof msg, &at));
+    assert_false(sm_store_failing(f->st, sm_wall_ms(), msg, sizeof msg, &at));
 
     /* Everything into the main file, then garbage over every page but the first (the schema
      * the store has read already). The checkpoint also tells the store's connection that its
@@ -1587,14 +1581,14 @@ static void test_store_a_corrupted_file_makes_the_store_failing_with_sqlites_wor
         fputc(0x5a, fp);
     assert_int_equal(fclose(fp), 0);
 
-    const int64_t before = wall_ms();
+    const int64_t before = sm_wall_ms();
     uint64_t id = 0;
     assert_ok(sm_store_begin(f->st, &err));
     assert_int_not_equal(sm_store_job_insert(f->st, "h1", "{}", 1, &id, &err), 0);
     sm_store_rollback(f->st);
-    assert_true(sm_store_failing(f->st, wall_ms(), msg, sizeof msg, &at));
+    assert_true(sm_store_failing(f->st, sm_wall_ms(), msg, sizeof msg, &at));
     assert_non_null(strstr(msg, "malformed"));
-    assert_true(at >= before && at <= wall_ms());
+    assert_true(at >= before && at <= sm_wall_ms());
 
     /* A commit that touches no page succeeds: the failure stays shown for a minute after it,
      * then clears. */
@@ -1617,7 +1611,7 @@ static void test_store_a_rejected_insert_does_not_make_the_store_failing(void **
     assert_int_not_equal(sm_store_result_insert(f->st, 999, 1, "h1", "{}", &c, 1, &inserted, &err),
                          0);
     sm_store_rollback(f->st);
-    assert_false(sm_store_failing(f->st, wall_ms(), NULL, 0, NULL));
+    assert_false(sm_store_failing(f->st, sm_wall_ms(), NULL, 0, NULL));
 }
 
 /* ---- the store's identity and a cut WAL ---- */

@@ -5,9 +5,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "coordinator/table.h"
 #include "proto/err.h"
 #include "proto/stats.h"
-#include "proto/table.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,8 +1,9 @@
 /* Comparison tables: storage, and their CSV, Markdown and JSON encoders. */
-#include "proto/table.h"
+#include "coordinator/table.h"
 
-#include "proto/analysis.h"
-#include "proto/codec_internal.h"
+#include "coordinator/analysis.h"
+#include "proto/json.h"
+#include "proto/csv.h"
 #include "proto/err.h"
 
 #include <cjson/cJSON.h>
@@ -177,20 +178,14 @@ static size_t fixed_len(const char *s, size_t cap)
 
 /* ---- CSV (RFC 4180) ---- */
 
+static void csv_put(void *arg, const char *p, size_t n)
+{
+    sbuf_putn(arg, p, n);
+}
+
 static void csv_field(sbuf *b, const char *s, size_t n)
 {
-    if (memchr(s, ',', n) == NULL && memchr(s, '"', n) == NULL && memchr(s, '\r', n) == NULL &&
-        memchr(s, '\n', n) == NULL) {
-        sbuf_putn(b, s, n);
-        return;
-    }
-    sbuf_putn(b, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"')
-            sbuf_putn(b, "\"", 1);
-        sbuf_putn(b, &s[i], 1);
-    }
-    sbuf_putn(b, "\"", 1);
+    sm_csv_field(s, n, csv_put, b);
 }
 
 /* "<label> <stat>" or "<label> <stat> (<unit>)" as one field. */
@@ -459,16 +454,6 @@ out:
 
 /* ---- JSON ---- */
 
-static bool put_double(cJSON *o, const char *key, double v)
-{
-    return sm_codec_put_item(o, key, sm_codec_double_item(v));
-}
-
-static bool put_u64(cJSON *o, const char *key, uint64_t v)
-{
-    return sm_codec_put_item(o, key, sm_codec_u64_item(v));
-}
-
 static bool json_columns(cJSON *root, const char *key, const sm_table_col *cols, size_t n)
 {
     cJSON *arr = cJSON_AddArrayToObject(root, key);
@@ -476,10 +461,10 @@ static bool json_columns(cJSON *root, const char *key, const sm_table_col *cols,
         return false;
     for (size_t c = 0; c < n; c++) {
         cJSON *o = cJSON_CreateObject();
-        if (!sm_codec_append(arr, o) ||
-            !sm_codec_put_fixed(o, "label", cols[c].label, sizeof cols[c].label) ||
-            !sm_codec_put_fixed(o, "metric", cols[c].metric, sizeof cols[c].metric) ||
-            !sm_codec_put_fixed(o, "unit", cols[c].unit, sizeof cols[c].unit))
+        if (!sm_json_append(arr, o) ||
+            !sm_json_put_fixed(o, "label", cols[c].label, sizeof cols[c].label) ||
+            !sm_json_put_fixed(o, "metric", cols[c].metric, sizeof cols[c].metric) ||
+            !sm_json_put_fixed(o, "unit", cols[c].unit, sizeof cols[c].unit))
             return false;
     }
     return true;
@@ -512,18 +497,22 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
             const sm_summary *s = &cell->s;
             bool h = cell->have;
             cJSON *o = cJSON_CreateObject();
-            if (!sm_codec_append(arr, o) || !put_u64(o, "row", r) || !put_u64(o, "column", c) ||
-                !put_u64(o, "n", h ? s->n : 0) || !put_double(o, "median", h ? s->median : nan) ||
-                !put_double(o, "mean", h ? s->mean : nan) ||
-                !put_double(o, "stddev", h ? s->stddev : nan) ||
-                !put_double(o, "min", h ? s->min : nan) ||
-                !put_double(o, "max", h ? s->max : nan) || !put_double(o, "cv", h ? s->cv : nan) ||
-                !put_double(o, "ci95_low", h ? s->ci95_low : nan) ||
-                !put_double(o, "ci95_high", h ? s->ci95_high : nan) ||
-                !put_double(o, "ci_coverage", h ? s->ci_coverage : nan) ||
-                !put_u64(o, "failed", cell->failed) || !put_u64(o, "limited", cell->limited) ||
-                !put_double(o, "limit_bound", cell->limited ? cell->limit_bound : nan) ||
-                !put_u64(o, "disturbed", cell->disturbed) || !put_stopped(o, cell->stopped) ||
+            if (!sm_json_append(arr, o) || !sm_json_put_u64(o, "row", r) ||
+                !sm_json_put_u64(o, "column", c) || !sm_json_put_u64(o, "n", h ? s->n : 0) ||
+                !sm_json_put_double(o, "median", h ? s->median : nan) ||
+                !sm_json_put_double(o, "mean", h ? s->mean : nan) ||
+                !sm_json_put_double(o, "stddev", h ? s->stddev : nan) ||
+                !sm_json_put_double(o, "min", h ? s->min : nan) ||
+                !sm_json_put_double(o, "max", h ? s->max : nan) ||
+                !sm_json_put_double(o, "cv", h ? s->cv : nan) ||
+                !sm_json_put_double(o, "ci95_low", h ? s->ci95_low : nan) ||
+                !sm_json_put_double(o, "ci95_high", h ? s->ci95_high : nan) ||
+                !sm_json_put_double(o, "ci_coverage", h ? s->ci_coverage : nan) ||
+                !sm_json_put_u64(o, "failed", cell->failed) ||
+                !sm_json_put_u64(o, "limited", cell->limited) ||
+                !sm_json_put_double(o, "limit_bound", cell->limited ? cell->limit_bound : nan) ||
+                !sm_json_put_u64(o, "disturbed", cell->disturbed) ||
+                !put_stopped(o, cell->stopped) ||
                 !cJSON_AddBoolToObject(o, "coarse", cell->coarse) ||
                 !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)) ||
                 !cJSON_AddStringToObject(o, "noisy_reason", why))
@@ -545,7 +534,7 @@ char *sm_table_json(const sm_table *t)
     ok = run != NULL;
     /* The run id is a string: ids are 64-bit and JSON numbers lose precision past 2^53. */
     ok = ok && cJSON_AddStringToObject(run, "id", id) != NULL &&
-         sm_codec_put_fixed(run, "name", t->run_name, sizeof t->run_name);
+         sm_json_put_fixed(run, "name", t->run_name, sizeof t->run_name);
     /* Whether the rows are hosts or "client->server" pairs: readers must not have to guess
      * from the labels. */
     ok = ok && cJSON_AddBoolToObject(root, "pairs", t->pairs) != NULL;
@@ -555,7 +544,7 @@ char *sm_table_json(const sm_table *t)
     cJSON *rows = ok ? cJSON_AddArrayToObject(root, "rows") : NULL;
     ok = rows != NULL;
     for (size_t r = 0; ok && r < t->n_rows; r++)
-        ok = sm_codec_append(rows, sm_codec_fixed_item(t->rows[r], sizeof t->rows[r]));
+        ok = sm_json_append(rows, sm_json_fixed(t->rows[r], sizeof t->rows[r]));
     ok = ok && json_columns(root, "columns", t->cols, t->n_cols) &&
          json_columns(root, "ratio_columns", t->ratio_cols, t->n_ratio_cols) &&
          json_cells(root, "cells", t->cells, t->n_rows, t->n_cols, t->with_disturbed) &&
@@ -566,10 +555,10 @@ char *sm_table_json(const sm_table *t)
         if (t->flags[r][0] == '\0')
             continue;
         cJSON *o = cJSON_CreateObject();
-        ok = sm_codec_append(flags, o) && put_u64(o, "row", r) &&
-             sm_codec_put_fixed(o, "flag", t->flags[r], sizeof t->flags[r]);
+        ok = sm_json_append(flags, o) && sm_json_put_u64(o, "row", r) &&
+             sm_json_put_fixed(o, "flag", t->flags[r], sizeof t->flags[r]);
     }
-    return sm_codec_finish(root, ok, 0, "table", NULL);
+    return sm_json_finish(root, ok, 0, "table", NULL);
 }
 
 /* ---- why a cell is noisy ---- */

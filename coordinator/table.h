@@ -2,8 +2,8 @@
  * each cell a median with its 95% CI and n; ratio columns beside them; a flag column. Encoders
  * for CSV (RFC 4180, one header row, units in the headers), Markdown (aligned, flags in bold)
  * and JSON (versioned, one object per cell with all statistics). */
-#ifndef SM_PROTO_TABLE_H
-#define SM_PROTO_TABLE_H
+#ifndef SM_COORD_TABLE_H
+#define SM_COORD_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>

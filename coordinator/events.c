@@ -1,5 +1,5 @@
 /* Live events for the dashboard: the encoders of its messages, and a browser's messages checked. */
-#include "proto/events.h"
+#include "coordinator/events.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/codec_internal.h"
+#include "proto/json.h"
 #include "proto/err.h"
 
 /* Takes the array `key` out of the parsed object text, or NULL. *root must be deleted. */

@@ -1,7 +1,7 @@
-/* JSON of the coordinator's HTTP API (requests and responses), kept in proto with the rest of
- * the project's cJSON use. Encoders return malloc'd compact text or NULL when out of memory. */
-#ifndef SM_PROTO_API_H
-#define SM_PROTO_API_H
+/* JSON of the coordinator's HTTP API (requests and responses), shared by the coordinator and
+ * its CLI. Encoders return malloc'd compact text or NULL when out of memory. */
+#ifndef SM_COORD_APIJSON_H
+#define SM_COORD_APIJSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,17 +50,16 @@ typedef struct sm_api_job_req {
     sm_params params;
 } sm_api_job_req;
 /* Parses [{"host":"h1","params":{...}}, ...] or {"jobs":[...]}: every params is decoded and
- * validated (sm_codec), at most SM_API_JOBS_MAX. On error, err->msg says what and *field
- * points at a static name of the offending field ("jobs[3].params.msg_size" is written into
- * field_buf). *reqs is malloc'd. */
+ * validated (sm_codec), at most SM_API_JOBS_MAX. On error, err->msg says what and err->field
+ * names the offending field ("jobs[3].params"; "" when none is at fault). *reqs is malloc'd. */
 int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_t *n,
-                      char *field_buf, size_t field_len, sm_error *err);
+                      sm_error *err);
 
 /* POST /api/runs: the body is a spec, or {"preset":NAME,"hosts":...,"repetitions":N,
  * "warmup":N,"parallel":B} whose fields are put over the preset's spec. *spec_json is the spec
- * to run (malloc'd). Errors name the field ("preset" when there is no such preset). */
-int sm_api_run_request(const char *body, size_t len, char **spec_json, char *field_buf,
-                       size_t field_len, sm_error *err);
+ * to run (malloc'd). Errors name the field in err->field ("preset" when there is no such
+ * preset). */
+int sm_api_run_request(const char *body, size_t len, char **spec_json, sm_error *err);
 
 typedef struct sm_api_run {
     uint64_t id;

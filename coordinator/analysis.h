@@ -2,16 +2,16 @@
  * hosts stand apart from the fleet (robust z with a relative floor), slow hosts and slow links
  * in a pair matrix (Tukey's median polish), and regressions against a baseline run. Pure
  * computation on sm_table; every flag carries its evidence. */
-#ifndef SM_PROTO_ANALYSIS_H
-#define SM_PROTO_ANALYSIS_H
+#ifndef SM_COORD_ANALYSIS_H
+#define SM_COORD_ANALYSIS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coordinator/table.h"
 #include "proto/err.h"
 #include "proto/stats.h"
-#include "proto/table.h"
 
 #define SM_ANALYSIS_Z_DEFAULT     3.5  /* Iglewicz and Hoaglin's cut for the modified z */
 #define SM_ANALYSIS_FLOOR_DEFAULT 0.15 /* relative difference a flag needs as well */

@@ -1,8 +1,8 @@
 /* Run specs (DESIGN section 7): which tests, on which hosts and pairs, how often. A list value
  * in a test is a matrix axis; decoding expands every test into its variants. Presets are specs
  * that ship with sockmatrix. */
-#ifndef SM_PROTO_SPEC_H
-#define SM_PROTO_SPEC_H
+#ifndef SM_COORD_SPEC_H
+#define SM_COORD_SPEC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -76,10 +76,10 @@ typedef struct sm_spec {
  * given max if lower, max 30 or the given min if higher, ci_rel 0.05) and "auto" is all
  * defaults; each bound is checked (1 <= min <= max <= SM_SPEC_REPS_MAX, 0 < ci_rel < 1) with
  * the member as the field ("repetitions.min"). On error: SM_EPARSE/SM_EINVAL, err->msg names the
- * field and the bound, and field_buf gets its path (e.g. "tests[1].msg_size[2]"). *out is left
- * empty on error and must be sm_spec_fini'd on success. */
-int sm_spec_decode(const char *json, size_t len, sm_spec *out, char *field_buf, size_t field_len,
-                   sm_error *err);
+ * field and the bound, and err->field gets its path (e.g. "tests[1].msg_size[2]"; "" on
+ * success and when no field is at fault). *out is left empty on error and must be
+ * sm_spec_fini'd on success. */
+int sm_spec_decode(const char *json, size_t len, sm_spec *out, sm_error *err);
 void sm_spec_fini(sm_spec *s);
 
 /* Whether any test of the spec has scope pair / local. */

@@ -1,5 +1,5 @@
 /* Run specs: decoding and validation, expansion of each test's lists into variants, presets. */
-#include "proto/spec.h"
+#include "coordinator/spec.h"
 #include "proto/codec_internal.h"
 #include "proto/msg.h"
 
@@ -17,10 +17,8 @@
  * bound keeps the per-variant work small whatever a client sends. */
 #define TEST_KEYS_MAX 32
 
-/* Where errors go: the reason in err, the path of the field in field_buf. */
+/* Where errors go: the reason in err->msg, the path of the field in err->field. */
 typedef struct ctx {
-    char *field;
-    size_t field_len;
     sm_error *err;
 } ctx;
 
@@ -28,11 +26,11 @@ static void set_field(ctx *c, const char *fmt, ...) __attribute__((format(printf
 
 static void set_field(ctx *c, const char *fmt, ...)
 {
-    if (c->field == NULL || c->field_len == 0)
+    if (c->err == NULL)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->field, c->field_len, fmt, ap);
+    vsnprintf(c->err->field, sizeof c->err->field, fmt, ap);
     va_end(ap);
 }
 
@@ -52,7 +50,7 @@ static bool quoted_name(const char *reason, char *out, size_t cap)
 static int check_keys(const cJSON *o, const char *what, const char *prefix,
                       const char *const *names, size_t n, uint32_t required, uint32_t *seen, ctx *c)
 {
-    int rc = sm_codec_check_keys(o, what, names, sizeof names[0], n, required, seen, c->err);
+    int rc = sm_json_check_keys(o, what, names, sizeof names[0], n, required, seen, c->err);
     if (rc != 0) {
         char key[SM_ERR_MSG_MAX];
         if (quoted_name(c->err->msg, key, sizeof key))
@@ -444,7 +442,7 @@ static cJSON *combo_object(const axis *axes, size_t n, const size_t *idx)
     bool ok = o != NULL;
     for (size_t i = 0; ok && i < n; i++) {
         const cJSON *v = axes[i].list ? cJSON_GetArrayItem(axes[i].list, (int)idx[i]) : axes[i].key;
-        ok = sm_codec_put_item(o, axes[i].key->string, cJSON_Duplicate(v, true));
+        ok = sm_json_put(o, axes[i].key->string, cJSON_Duplicate(v, true));
     }
     /* TCP-only options cannot apply to a Unix socket; forcing them off lets a test cross
      * transport with nodelay and keep the meaningful variants (the duplicates are dropped). */
@@ -638,16 +636,15 @@ static int spec_from_json(const cJSON *root, sm_spec *s, ctx *c)
     return rc;
 }
 
-int sm_spec_decode(const char *json, size_t len, sm_spec *out, char *field_buf, size_t field_len,
-                   sm_error *err)
+int sm_spec_decode(const char *json, size_t len, sm_spec *out, sm_error *err)
 {
-    ctx c = {field_buf, field_len, err};
+    ctx c = {err};
     set_field(&c, "%s", "");
     if (out == NULL)
         return sm_error_set(err, SM_EINVAL, "spec: nowhere to decode into");
     memset(out, 0, sizeof *out);
     cJSON *root = NULL;
-    int rc = sm_codec_parse_object(json, len, "spec", &root, err);
+    int rc = sm_json_parse_object(json, len, "spec", &root, err);
     if (rc != 0)
         return rc;
     sm_spec s;
@@ -768,9 +765,9 @@ char *sm_presets_encode(void)
     bool ok = list != NULL;
     for (const sm_preset *p = presets; ok && p->name != NULL; p++) {
         cJSON *o = cJSON_CreateObject();
-        ok = sm_codec_append(list, o) && cJSON_AddStringToObject(o, "name", p->name) != NULL &&
+        ok = sm_json_append(list, o) && cJSON_AddStringToObject(o, "name", p->name) != NULL &&
              cJSON_AddStringToObject(o, "description", p->description) != NULL &&
-             sm_codec_put_item(o, "spec", cJSON_Parse(p->spec_json));
+             sm_json_put(o, "spec", cJSON_Parse(p->spec_json));
     }
-    return sm_codec_finish(root, ok, 0, "presets", NULL);
+    return sm_json_finish(root, ok, 0, "presets", NULL);
 }

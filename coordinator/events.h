@@ -1,8 +1,8 @@
 /* The dashboard's live events over the WebSocket /ws (DESIGN section 11): built from the HTTP
  * API's own JSON, so a page sees the same objects either way, and the check of what a browser
  * may send. */
-#ifndef SM_PROTO_EVENTS_H
-#define SM_PROTO_EVENTS_H
+#ifndef SM_COORD_EVENTS_H
+#define SM_COORD_EVENTS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* JSON of the coordinator's HTTP API. */
-#include "proto/api.h"
+#include "coordinator/apijson.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -7,21 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coordinator/spec.h"
 #include "proto/codec.h"
-#include "proto/spec.h"
+#include "proto/json.h"
 
+/* Compact text; NULL when out of memory (the routes answer 500 then). */
 static char *finish(cJSON *root)
 {
-    char *text = root ? cJSON_PrintUnformatted(root) : NULL;
-    cJSON_Delete(root);
-    return text;
-}
-
-static void add_u64_str(cJSON *o, const char *k, uint64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    cJSON_AddStringToObject(o, k, buf);
+    return sm_json_finish(root, true, 0, "api", NULL);
 }
 
 /* Embeds a stored JSON text as a value; a text that does not parse becomes null (the store
@@ -87,7 +80,7 @@ char *sm_api_job_encode(const sm_api_job *j)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    add_u64_str(o, "id", j->id);
+    sm_json_put_u64_str(o, "id", j->id);
     cJSON_AddStringToObject(o, "host", j->host);
     cJSON_AddStringToObject(o, "state", j->state);
     cJSON_AddStringToObject(o, "reason", j->reason ? j->reason : "");
@@ -117,12 +110,11 @@ char *sm_api_job_ids(const uint64_t *ids, size_t n)
     return finish(root);
 }
 
-int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_t *n,
-                      char *field_buf, size_t field_len, sm_error *err)
+int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_t *n, sm_error *err)
 {
     *reqs = NULL;
     *n = 0;
-    field_buf[0] = '\0';
+    sm_error_field(err, "%s", "");
     cJSON *root = cJSON_ParseWithLength(body, len);
     if (!root)
         return sm_error_set(err, SM_EPARSE, "the body is not JSON");
@@ -131,14 +123,14 @@ int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_
         arr = cJSON_GetObjectItemCaseSensitive(root, "jobs");
     int rc = 0;
     if (!cJSON_IsArray(arr)) {
-        snprintf(field_buf, field_len, "jobs");
+        sm_error_field(err, "jobs");
         rc = sm_error_set(err, SM_EPARSE,
                           "expected a list of jobs: [{\"host\":...,\"params\":...}]");
         goto out;
     }
     size_t count = (size_t)cJSON_GetArraySize(arr);
     if (count == 0 || count > SM_API_JOBS_MAX) {
-        snprintf(field_buf, field_len, "jobs");
+        sm_error_field(err, "jobs");
         rc = sm_error_set(err, SM_EINVAL, "jobs: %zu jobs; from 1 to %d at a time", count,
                           SM_API_JOBS_MAX);
         goto out;
@@ -156,12 +148,12 @@ int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_
         const cJSON *params = cJSON_GetObjectItemCaseSensitive(item, "params");
         if (!cJSON_IsObject(item) || !cJSON_IsString(host) || !host->valuestring[0] ||
             strlen(host->valuestring) >= sizeof out[i].host) {
-            snprintf(field_buf, field_len, "jobs[%zu].host", i);
+            sm_error_field(err, "jobs[%zu].host", i);
             rc = sm_error_set(err, SM_EINVAL, "jobs[%zu].host: expected an agent name", i);
             break;
         }
         if (!cJSON_IsObject(params)) {
-            snprintf(field_buf, field_len, "jobs[%zu].params", i);
+            sm_error_field(err, "jobs[%zu].params", i);
             rc = sm_error_set(err, SM_EINVAL, "jobs[%zu].params: expected an object", i);
             break;
         }
@@ -171,7 +163,7 @@ int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_
             ptext ? sm_codec_params_decode(ptext, strlen(ptext), &out[i].params, &perr) : SM_ENOMEM;
         free(ptext);
         if (rc) {
-            snprintf(field_buf, field_len, "jobs[%zu].params", i);
+            sm_error_field(err, "jobs[%zu].params", i);
             sm_error_set(err, rc, "jobs[%zu].%s", i, perr.msg);
             break;
         }
@@ -227,11 +219,10 @@ char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const ch
 
 /* ---- runs ---- */
 
-int sm_api_run_request(const char *body, size_t len, char **spec_json, char *field_buf,
-                       size_t field_len, sm_error *err)
+int sm_api_run_request(const char *body, size_t len, char **spec_json, sm_error *err)
 {
     *spec_json = NULL;
-    field_buf[0] = '\0';
+    sm_error_field(err, "%s", "");
     cJSON *req = cJSON_ParseWithLength(body, len);
     if (!cJSON_IsObject(req)) {
         cJSON_Delete(req);
@@ -247,7 +238,7 @@ int sm_api_run_request(const char *body, size_t len, char **spec_json, char *fie
     }
     const sm_preset *p = cJSON_IsString(preset) ? sm_preset_find(preset->valuestring) : NULL;
     if (!p) {
-        snprintf(field_buf, field_len, "preset");
+        sm_error_field(err, "preset");
         cJSON_Delete(req);
         return sm_error_set(err, SM_EINVAL, "preset: no such preset (GET /api/presets lists them)");
     }
@@ -262,7 +253,7 @@ int sm_api_run_request(const char *body, size_t len, char **spec_json, char *fie
         while (k < sizeof allowed / sizeof *allowed && strcmp(item->string, allowed[k]) != 0)
             k++;
         if (k == sizeof allowed / sizeof *allowed) {
-            snprintf(field_buf, field_len, "%s", item->string);
+            sm_error_field(err, "%s", item->string);
             rc = sm_error_set(err, SM_EINVAL,
                               "%.64s: not a field a preset takes (hosts, repetitions, warmup, "
                               "parallel, name, pairs)",
@@ -286,7 +277,7 @@ static cJSON *run_json(const sm_api_run *r)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    add_u64_str(o, "id", r->id);
+    sm_json_put_u64_str(o, "id", r->id);
     cJSON_AddStringToObject(o, "name", r->name);
     cJSON_AddStringToObject(o, "state", r->state);
     cJSON_AddStringToObject(o, "reason", r->reason ? r->reason : "");
@@ -353,6 +344,6 @@ char *sm_api_run_created(uint64_t id)
 {
     cJSON *o = cJSON_CreateObject();
     if (o)
-        add_u64_str(o, "run", id);
+        sm_json_put_u64_str(o, "run", id);
     return finish(o);
 }

@@ -1,7 +1,7 @@
 /* Analysis of comparison tables: noisy cells, fleet outliers, slow hosts and links, regressions. */
-#include "proto/analysis.h"
+#include "coordinator/analysis.h"
 
-#include "proto/codec_internal.h"
+#include "proto/json.h"
 #include "proto/result.h"
 
 #include <cjson/cJSON.h>
@@ -1195,39 +1195,26 @@ void sm_analysis_flag_table(sm_table *t, const sm_anomalies *a)
 
 /* ---- JSON ---- */
 
-static bool put_double(cJSON *o, const char *key, double v)
-{
-    return sm_codec_put_item(o, key, sm_codec_double_item(v));
-}
-
-static bool put_id(cJSON *o, uint64_t id)
-{
-    /* A string, as in sm_table_json: ids are 64-bit and JSON numbers lose precision past 2^53. */
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, id);
-    return cJSON_AddStringToObject(o, "id", buf) != NULL;
-}
-
 static bool json_anomaly(cJSON *arr, const sm_anomaly *a)
 {
     cJSON *o = cJSON_CreateObject();
-    return sm_codec_append(arr, o) &&
+    return sm_json_append(arr, o) &&
            cJSON_AddStringToObject(o, "kind", sm_anomaly_kind_name(a->kind)) != NULL &&
-           sm_codec_put_fixed(o, "host", a->host, sizeof a->host) &&
-           sm_codec_put_fixed(o, "role", a->role, sizeof a->role) &&
-           sm_codec_put_fixed(o, "test", a->test, sizeof a->test) &&
-           sm_codec_put_fixed(o, "metric", a->metric, sizeof a->metric) &&
-           sm_codec_put_fixed(o, "unit", a->unit, sizeof a->unit) &&
+           sm_json_put_fixed(o, "host", a->host, sizeof a->host) &&
+           sm_json_put_fixed(o, "role", a->role, sizeof a->role) &&
+           sm_json_put_fixed(o, "test", a->test, sizeof a->test) &&
+           sm_json_put_fixed(o, "metric", a->metric, sizeof a->metric) &&
+           sm_json_put_fixed(o, "unit", a->unit, sizeof a->unit) &&
            cJSON_AddBoolToObject(o, "ratio", a->ratio) != NULL &&
-           put_double(o, "value", a->value) && put_double(o, "reference", a->reference) &&
-           put_double(o, "z", a->z) && put_double(o, "rel", a->rel) &&
-           put_double(o, "floor", a->floor) &&
-           sm_codec_put_fixed(o, "rule", a->rule, sizeof a->rule) &&
+           sm_json_put_double(o, "value", a->value) &&
+           sm_json_put_double(o, "reference", a->reference) && sm_json_put_double(o, "z", a->z) &&
+           sm_json_put_double(o, "rel", a->rel) && sm_json_put_double(o, "floor", a->floor) &&
+           sm_json_put_fixed(o, "rule", a->rule, sizeof a->rule) &&
            cJSON_AddStringToObject(o, "direction", sm_anomaly_dir_name(a->dir)) != NULL &&
            cJSON_AddBoolToObject(o, "at_limit", a->at_limit) != NULL &&
            (a->kind != SM_ANOMALY_FLEET_MOVE ||
             cJSON_AddNumberToObject(o, "hosts", a->moved) != NULL) &&
-           (a->kind != SM_ANOMALY_REGRESSION || put_double(o, "fleet_move", a->fleet_move));
+           (a->kind != SM_ANOMALY_REGRESSION || sm_json_put_double(o, "fleet_move", a->fleet_move));
 }
 
 char *sm_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,
@@ -1238,18 +1225,18 @@ char *sm_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline
     cJSON *root = cJSON_CreateObject();
     bool ok = root != NULL && cJSON_AddNumberToObject(root, "version", 1) != NULL;
     cJSON *run = ok ? cJSON_AddObjectToObject(root, "run") : NULL;
-    ok = run != NULL && put_id(run, run_id) &&
+    ok = run != NULL && sm_json_put_u64_str(run, "id", run_id) &&
          cJSON_AddStringToObject(run, "name", run_name ? run_name : "") != NULL;
     if (ok && baseline_id == 0) {
         ok = cJSON_AddNullToObject(root, "baseline") != NULL;
     } else if (ok) {
         cJSON *base = cJSON_AddObjectToObject(root, "baseline");
-        ok = base != NULL && put_id(base, baseline_id);
+        ok = base != NULL && sm_json_put_u64_str(base, "id", baseline_id);
     }
-    ok = ok && put_double(root, "z", l.z) && put_double(root, "floor", l.floor);
+    ok = ok && sm_json_put_double(root, "z", l.z) && sm_json_put_double(root, "floor", l.floor);
     cJSON *arr = ok ? cJSON_AddArrayToObject(root, "anomalies") : NULL;
     ok = arr != NULL;
     for (size_t i = 0; ok && i < a->n; i++)
         ok = json_anomaly(arr, &a->v[i]);
-    return sm_codec_finish(root, ok, 0, "anomalies", NULL);
+    return sm_json_finish(root, ok, 0, "anomalies", NULL);
 }
