@@ -20,30 +20,17 @@ static int64_t live_of_wall(const sm_control *c, int64_t wall_ms, int64_t now_ms
     return live_now(c, now_ms) - ago;
 }
 
-int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, int64_t now_ms,
-                    sm_error *err)
+/* The registered agents, as after a restart: nobody has heard from them yet. */
+static int load_agents(sm_control *c, int64_t now_ms, sm_error *err)
 {
     sm_agent_row *rows = NULL;
-    sm_job_row *jobs = NULL;
-    size_t n = 0, nj = 0;
-    int rc;
-    sm_control *c = calloc(1, sizeof *c);
-    if (!c || !(c->agents = sm_map_new()) || !(c->jobs = sm_map_new()) ||
-        !(c->runs = sm_map_new())) {
-        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
-        goto fail;
-    }
-    c->st = st;
-    c->cfg = *cfg;
-    if (c->cfg.max_agents == 0)
-        c->cfg.max_agents = SM_AGENTS_MAX_DEFAULT;
-    if ((rc = sm_store_agents_list(st, &rows, &n, err)))
-        goto fail;
-    for (size_t i = 0; i < n; i++) {
+    size_t n = 0;
+    int rc = sm_store_agents_list(c->st, &rows, &n, err);
+    for (size_t i = 0; !rc && i < n; i++) {
         cagent *a = ctl_agent_new(c, rows[i].name);
         if (!a) {
             rc = sm_error_set(err, SM_ENOMEM, "out of memory");
-            goto fail;
+            break;
         }
         snprintf(a->boot, sizeof a->boot, "%s", rows[i].boot);
         a->facts_known = rows[i].facts_json != NULL;
@@ -58,56 +45,108 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         a->status = rows[i].status == SM_AGENT_LOST ? SM_AGENT_LOST : SM_AGENT_ONLINE;
         a->lost_at = a->heard_at;
     }
+    sm_store_agents_free(rows, n);
+    return rc;
+}
+
+/* One running run as stored, with its adaptive state when its spec asks for one. */
+static int load_run(sm_control *c, const sm_run_row *row, sm_error *err)
+{
+    crun *r = calloc(1, sizeof *r);
+    sm_spec spec;
+    char field[64];
+    sm_error e = {0};
+    int rc = 0;
+    if (!r)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    r->id = row->id;
+    r->total = row->total;
+    r->done = row->done;
+    r->failed = row->failed;
+    r->parallel = row->parallel; /* as decided when it started */
+    sm_run_row full;
+    if (sm_store_run_get(c->st, r->id, &full, &e) == 0) {
+        if (full.spec_json && sm_spec_decode(full.spec_json, strlen(full.spec_json), &spec, field,
+                                             sizeof field, &e) == 0) {
+            rc = spec.adaptive ? ctl_adapt_open(c, r, &spec, err) : 0;
+            sm_spec_fini(&spec);
+        }
+        sm_run_row_fini(&full);
+    }
+    if (!rc && id_map_put(c->runs, r->id, r) != 0)
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+    if (rc) {
+        ctl_run_free(r);
+        return rc;
+    }
+    sm_log(LOG_NOTICE, "SM-RUN-RESUME", "run %" PRIu64 " resumes: %u of %u jobs ended", r->id,
+           r->done + r->failed, r->total);
+    return 0;
+}
+
+static int load_runs(sm_control *c, sm_error *err)
+{
     sm_run_row *runs = NULL;
     size_t nr = 0;
-    if ((rc = sm_store_runs_running(st, &runs, &nr, err)))
-        goto fail;
-    for (size_t i = 0; i < nr; i++) {
-        crun *r = calloc(1, sizeof *r);
-        sm_spec spec;
-        char field[64];
-        sm_error e = {0};
-        if (!r) {
-            sm_store_runs_free(runs, nr);
-            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
-            goto fail;
-        }
-        r->id = runs[i].id;
-        r->total = runs[i].total;
-        r->done = runs[i].done;
-        r->failed = runs[i].failed;
-        r->parallel = runs[i].parallel; /* as decided when it started */
-        sm_run_row full;
-        if (sm_store_run_get(st, r->id, &full, &e) == 0) {
-            if (full.spec_json && sm_spec_decode(full.spec_json, strlen(full.spec_json), &spec,
-                                                 field, sizeof field, &e) == 0) {
-                rc = spec.adaptive ? ctl_adapt_open(c, r, &spec, err) : 0;
-                sm_spec_fini(&spec);
-            }
-            sm_run_row_fini(&full);
-        }
-        if (rc) {
-            ctl_run_free(r);
-            sm_store_runs_free(runs, nr);
-            goto fail;
-        }
-        if (id_map_put(c->runs, r->id, r) != 0) {
-            ctl_run_free(r);
-            sm_store_runs_free(runs, nr);
-            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
-            goto fail;
-        }
-        sm_log(LOG_NOTICE, "SM-RUN-RESUME", "run %" PRIu64 " resumes: %u of %u jobs ended", r->id,
-               r->done + r->failed, r->total);
-    }
+    int rc = sm_store_runs_running(c->st, &runs, &nr, err);
+    for (size_t i = 0; !rc && i < nr; i++)
+        rc = load_run(c, &runs[i], err);
     sm_store_runs_free(runs, nr);
-    if ((rc = sm_store_jobs_unfinished(st, &jobs, &nj, err)))
-        goto fail;
-    for (size_t i = 0; i < nj; i++) {
+    return rc;
+}
+
+/* Puts a resumed job where it was: in its hosts' queues, or current on its agent. */
+static int resume_job(sm_control *c, cjob *j)
+{
+    cagent *a = sm_map_get(c->agents, j->host);
+    if (!a && !(a = ctl_agent_new(c, j->host)))
+        return SM_ENOMEM;
+    /* An assigned or running job resumes as the agent's current one: its next poll says
+     * whether it is still busy with it, or delivers its result from the spool. */
+    crun *r = run_get(c, j->run_id);
+    cagent *srv = NULL;
+    if (j->peer[0] && !(srv = sm_map_get(c->agents, j->peer)) && !(srv = ctl_agent_new(c, j->peer)))
+        return SM_ENOMEM;
+    /* A pair job's handshake was in memory only: it starts over from its queues, as a
+     * new attempt. Its sides may still be running the old one and deliver it: those
+     * results are stored under the old attempt and do not end the job, and the new
+     * attempt's sides are not taken for duplicates of them. */
+    if (srv && (j->state == SM_JOB_ASSIGNED || j->state == SM_JOB_RUNNING)) {
+        sm_log(LOG_NOTICE, "SM-JOB-REDO",
+               "pair job %" PRIu64 " (%s -> %s) was in flight at the restart: attempt %u "
+               "runs it again",
+               j->id, j->host, j->peer, (j->attempt ? j->attempt : 1) + 1);
+        j->attempt = (j->attempt ? j->attempt : 1) + 1;
+        j->started_at = j->assigned_at = 0;
+    }
+    if (srv)
+        j->state = SM_JOB_QUEUED;
+    if (j->state == SM_JOB_QUEUED) {
+        ctl_enqueue(a, j);
+        if (srv)
+            ctl_enqueue(srv, j);
+    } else if (!a->current) {
+        a->current = j;
+        if (r)
+            r->active++;
+    } else {
+        ctl_enqueue(a, j);
+    }
+    return 0;
+}
+
+/* The unfinished jobs, in the order the queues are rebuilt in. One that cannot be decoded is logged
+ * and left out. */
+static int load_jobs(sm_control *c, int64_t now_ms, sm_error *err)
+{
+    sm_job_row *jobs = NULL;
+    size_t nj = 0;
+    int rc = sm_store_jobs_unfinished(c->st, &jobs, &nj, err);
+    for (size_t i = 0; !rc && i < nj; i++) {
         cjob *j = calloc(1, sizeof *j);
         if (!j) {
             rc = sm_error_set(err, SM_ENOMEM, "out of memory");
-            goto fail;
+            break;
         }
         j->id = jobs[i].id;
         snprintf(j->host, sizeof j->host, "%s", jobs[i].host);
@@ -117,7 +156,7 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         j->assigned_at = live_of_wall(c, jobs[i].assigned_ms, now_ms);
         j->run_id = jobs[i].run_id;
         j->cell = jobs[i].cell;
-        j->ord = (uint32_t)i; /* the order the queues are rebuilt in, below */
+        j->ord = (uint32_t)i;
         snprintf(j->peer, sizeof j->peer, "%s", jobs[i].peer);
         if (sm_codec_params_decode(jobs[i].params_json, strlen(jobs[i].params_json), &j->params,
                                    err) != 0 ||
@@ -127,55 +166,34 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
             free(j);
             continue;
         }
-        cagent *a = sm_map_get(c->agents, j->host);
-        if (!a && !(a = ctl_agent_new(c, j->host))) {
+        if (resume_job(c, j) != 0)
             rc = sm_error_set(err, SM_ENOMEM, "out of memory");
-            goto fail;
-        }
-        /* An assigned or running job resumes as the agent's current one: its next poll says
-         * whether it is still busy with it, or delivers its result from the spool. */
-        crun *r = run_get(c, j->run_id);
-        cagent *srv = NULL;
-        if (j->peer[0] && !(srv = sm_map_get(c->agents, j->peer)) &&
-            !(srv = ctl_agent_new(c, j->peer))) {
-            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
-            goto fail;
-        }
-        /* A pair job's handshake was in memory only: it starts over from its queues, as a
-         * new attempt. Its sides may still be running the old one and deliver it: those
-         * results are stored under the old attempt and do not end the job, and the new
-         * attempt's sides are not taken for duplicates of them. */
-        if (srv && (j->state == SM_JOB_ASSIGNED || j->state == SM_JOB_RUNNING)) {
-            sm_log(LOG_NOTICE, "SM-JOB-REDO",
-                   "pair job %" PRIu64 " (%s -> %s) was in flight at the restart: attempt %u "
-                   "runs it again",
-                   j->id, j->host, j->peer, (j->attempt ? j->attempt : 1) + 1);
-            j->attempt = (j->attempt ? j->attempt : 1) + 1;
-            j->started_at = j->assigned_at = 0;
-        }
-        if (srv)
-            j->state = SM_JOB_QUEUED;
-        if (j->state == SM_JOB_QUEUED) {
-            ctl_enqueue(a, j);
-            if (srv)
-                ctl_enqueue(srv, j);
-        } else if (!a->current) {
-            a->current = j;
-            if (r)
-                r->active++;
-        } else {
-            ctl_enqueue(a, j);
-        }
     }
-    sm_store_agents_free(rows, n);
     sm_store_jobs_free(jobs, nj);
+    return rc;
+}
+
+int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, int64_t now_ms,
+                    sm_error *err)
+{
+    int rc;
+    sm_control *c = calloc(1, sizeof *c);
+    if (!c || !(c->agents = sm_map_new()) || !(c->jobs = sm_map_new()) ||
+        !(c->runs = sm_map_new())) {
+        sm_control_close(c);
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+    c->st = st;
+    c->cfg = *cfg;
+    if (c->cfg.max_agents == 0)
+        c->cfg.max_agents = SM_AGENTS_MAX_DEFAULT;
+    if ((rc = load_agents(c, now_ms, err)) || (rc = load_runs(c, err)) ||
+        (rc = load_jobs(c, now_ms, err))) {
+        sm_control_close(c);
+        return rc;
+    }
     *out = c;
     return 0;
-fail:
-    sm_store_agents_free(rows, n);
-    sm_store_jobs_free(jobs, nj);
-    sm_control_close(c);
-    return rc;
 }
 
 void sm_control_close(sm_control *c)

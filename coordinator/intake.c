@@ -322,6 +322,89 @@ static int take_side(sm_control *c, cagent *a, const sm_result_msg *m, int64_t n
     return 0;
 }
 
+/* What the store knew of a result's job when the result came. */
+typedef struct seen {
+    bool inserted;    /* the result was new to the store */
+    bool late;        /* its job had failed for the agent's absence */
+    bool retry_waits; /* its job was queued again for a retry not started yet */
+    uint64_t run_id;
+} seen;
+
+/* Stores a whole result (not a side) under its job, noting in *s what the store knew of the job.
+ * Returns 1 when the result came from the wrong host (acked, not stored: nothing more to do), 0
+ * when it was taken, or an error. */
+static int store_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t now_ms,
+                        sm_poll_reply *reply, seen *s, sm_error *err)
+{
+    char *json = sm_msg_result_json(&m->result, err);
+    if (!json)
+        return SM_ENOMEM;
+    sm_result_cols cols;
+    put_cols(&m->result, &cols);
+    sm_job_row row;
+    memset(&row, 0, sizeof row);
+    int rc = sm_store_job_get(c->st, m->job, &row, NULL);
+    if (rc == 0 && wrong_host(c, a, m, &row, now_ms, reply)) {
+        sm_job_row_fini(&row);
+        free(json);
+        return 1;
+    }
+    if (rc == 0) {
+        /* A job failed for the agent's absence ("agent-lost", "agent-restarted") whose result
+         * turns up from the spool was measured after all: the result completes it. */
+        s->late = row.state == SM_JOB_FAILED && row.attempt == m->attempt &&
+                  strncmp(row.reason, "agent-", 6) == 0;
+        /* Or it was queued again for its retry, which has not started: the late result
+         * completes it all the same, and the retry is not run. */
+        s->retry_waits = row.state == SM_JOB_QUEUED && row.attempt == m->attempt + 1 &&
+                         strncmp(row.reason, "retry after: agent-", 19) == 0;
+        s->run_id = row.run_id;
+        sm_job_row_fini(&row);
+        rc = sm_store_result_insert(c->st, m->job, m->attempt, a->name, json, &cols, now_ms,
+                                    &s->inserted, err);
+    } else {
+        /* No such job here (a store that was replaced): keeping it unacked would have the
+         * agent resend it forever, so it is acked, counted and logged. */
+        c->stats.results_orphan++;
+        sm_log(LOG_WARNING, "SM-RESULT-ORPHAN",
+               "%s sent a result for job %" PRIu64 ", which this store does not have", a->name,
+               m->job);
+        rc = 0;
+    }
+    free(json);
+    return rc;
+}
+
+/* Settles the job of a stored result: a late one completes the job it failed or the retry it waits
+ * for; the job's current attempt ends with it. */
+static int settle_result(sm_control *c, const sm_result_msg *m, const seen *s, int64_t now_ms,
+                         sm_error *err)
+{
+    const sm_result *r = &m->result;
+    int rc;
+    if (s->late && s->inserted &&
+        (rc = sm_store_job_set_state(c->st, m->job, m->attempt, r->ok ? SM_JOB_DONE : SM_JOB_FAILED,
+                                     r->ok ? "" : r->reason, now_ms, err)))
+        return rc;
+    if (s->late && s->inserted && r->ok && s->run_id &&
+        (rc = run_late_done(c, s->run_id, now_ms, err)))
+        return rc;
+    cjob *j = job_get(c, m->job);
+    if (s->retry_waits && s->inserted && r->ok && j && j->state == SM_JOB_QUEUED &&
+        j->attempt == m->attempt + 1) {
+        sm_log(LOG_NOTICE, "SM-JOB-LATE",
+               "job %" PRIu64 ": attempt %u's result arrived late and completes it; its retry "
+               "does not run",
+               j->id, m->attempt);
+        ctl_unqueue_all(c, j);
+        j->attempt = m->attempt;
+    }
+    if (j && j->attempt == m->attempt)
+        return r->ok ? ctl_job_finish(c, j, SM_JOB_DONE, "", now_ms, err)
+                     : ctl_job_finish(c, j, SM_JOB_FAILED, r->reason, now_ms, err);
+    return 0;
+}
+
 /* Stores one result and settles its job. A duplicate is acked again: the agent's copy of the
  * ack was lost, and storing is idempotent by (job, attempt). */
 static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t now_ms,
@@ -338,73 +421,16 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
     }
     if (m->role != SM_ROLE_BOTH)
         return take_side(c, a, m, now_ms, reply, err);
-    char *json = sm_msg_result_json(&m->result, err);
-    if (!json)
-        return SM_ENOMEM;
-    const sm_result *r = &m->result;
-    sm_result_cols cols;
-    put_cols(r, &cols);
-    bool inserted = false, late = false, retry_waits = false;
-    uint64_t late_run = 0;
-    sm_job_row row;
-    memset(&row, 0, sizeof row);
-    int rc = sm_store_job_get(c->st, m->job, &row, NULL);
-    if (rc == 0 && wrong_host(c, a, m, &row, now_ms, reply)) {
-        sm_job_row_fini(&row);
-        free(json);
-        return 0;
-    }
-    if (rc == 0) {
-        /* A job failed for the agent's absence ("agent-lost", "agent-restarted") whose result
-         * turns up from the spool was measured after all: the result completes it. */
-        late = row.state == SM_JOB_FAILED && row.attempt == m->attempt &&
-               strncmp(row.reason, "agent-", 6) == 0;
-        /* Or it was queued again for its retry, which has not started: the late result
-         * completes it all the same, and the retry is not run. */
-        retry_waits = row.state == SM_JOB_QUEUED && row.attempt == m->attempt + 1 &&
-                      strncmp(row.reason, "retry after: agent-", 19) == 0;
-        late_run = row.run_id;
-        sm_job_row_fini(&row);
-        rc = sm_store_result_insert(c->st, m->job, m->attempt, a->name, json, &cols, now_ms,
-                                    &inserted, err);
-    } else {
-        /* No such job here (a store that was replaced): keeping it unacked would have the
-         * agent resend it forever, so it is acked, counted and logged. */
-        c->stats.results_orphan++;
-        sm_log(LOG_WARNING, "SM-RESULT-ORPHAN",
-               "%s sent a result for job %" PRIu64 ", which this store does not have", a->name,
-               m->job);
-        rc = 0;
-    }
-    free(json);
+    seen s = {0};
+    int rc = store_result(c, a, m, now_ms, reply, &s, err);
     if (rc)
-        return rc;
-    if (inserted)
+        return rc > 0 ? 0 : rc;
+    if (s.inserted)
         c->stats.results_stored++;
     else
         c->stats.results_duplicate++;
-    if (late && inserted &&
-        (rc = sm_store_job_set_state(c->st, m->job, m->attempt, r->ok ? SM_JOB_DONE : SM_JOB_FAILED,
-                                     r->ok ? "" : r->reason, now_ms, err)))
+    if ((rc = settle_result(c, m, &s, now_ms, err)))
         return rc;
-    if (late && inserted && r->ok && late_run && (rc = run_late_done(c, late_run, now_ms, err)))
-        return rc;
-    cjob *j = job_get(c, m->job);
-    if (retry_waits && inserted && r->ok && j && j->state == SM_JOB_QUEUED &&
-        j->attempt == m->attempt + 1) {
-        sm_log(LOG_NOTICE, "SM-JOB-LATE",
-               "job %" PRIu64 ": attempt %u's result arrived late and completes it; its retry "
-               "does not run",
-               j->id, m->attempt);
-        ctl_unqueue_all(c, j);
-        j->attempt = m->attempt;
-    }
-    if (j && j->attempt == m->attempt) {
-        rc = r->ok ? ctl_job_finish(c, j, SM_JOB_DONE, "", now_ms, err)
-                   : ctl_job_finish(c, j, SM_JOB_FAILED, r->reason, now_ms, err);
-        if (rc)
-            return rc;
-    }
     ack_result(reply, m);
     return 0;
 }

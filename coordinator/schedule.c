@@ -150,6 +150,70 @@ static void cancel_command(const cagent *a, sm_command *cmd)
     cmd->attempt = a->cancel_attempt;
 }
 
+/* Whether a's queue head may start now: a is idle and not lost, its head's other side (of a pair
+ * job) is idle with the same head, and the head's run lets it through. *other: that side. */
+static bool head_ready(sm_control *c, cagent *a, crun *gate, cagent **other)
+{
+    bool pair_ready = true;
+    *other = NULL;
+    if (a->qhead && a->qhead->peer[0]) {
+        cjob *h = a->qhead;
+        *other = sm_map_get(c->agents, strcmp(h->host, a->name) == 0 ? h->peer : h->host);
+        pair_ready = *other && !(*other)->current && (*other)->idle &&
+                     (*other)->status != SM_AGENT_LOST && (*other)->qhead == h;
+    }
+    return !a->current && a->idle && a->status != SM_AGENT_LOST && a->qhead && pair_ready &&
+           gate_open(c, gate, a);
+}
+
+/* Assigns a's queue head: it becomes the current job of a (and of its other side). */
+static int dispatch_head(sm_control *c, cagent *a, cagent *other, crun *gate, int64_t now_ms,
+                         sm_error *err)
+{
+    cjob *j = a->qhead;
+    uint32_t attempt = j->attempt ? j->attempt : 1;
+    int rc = sm_store_job_set_state(c->st, j->id, attempt, SM_JOB_ASSIGNED, "", now_ms, err);
+    if (rc)
+        return rc;
+    dequeue(a);
+    j->attempt = attempt;
+    j->state = SM_JOB_ASSIGNED;
+    j->assigned_at = live_now(c, now_ms);
+    j->assign_acked = false;
+    a->current = j;
+    if (other) {
+        dequeue(other);
+        other->current = j;
+        other->news = true; /* the server hears "prepare" now, the client "start" later */
+    }
+    if (gate)
+        gate->active++;
+    c->stats.jobs_dispatched++;
+    return 0;
+}
+
+/* The command a's current job still owes it: assign, prepare or start, until acked. */
+static void current_command(sm_control *c, const cagent *a, sm_poll_reply *reply)
+{
+    const cjob *cur = a->current;
+    if (!cur || reply->n_commands >= SM_REPLY_COMMANDS_MAX)
+        return;
+    if (!cur->peer[0]) {
+        if (cur->state == SM_JOB_ASSIGNED && !cur->assign_acked)
+            assign_command(cur, &reply->commands[reply->n_commands++]);
+    } else if (strcmp(cur->peer, a->name) == 0) {
+        if (!cur->prepare_acked) {
+            const cagent *cl = sm_map_get(c->agents, cur->host);
+            pair_command(cur, SM_CMD_PREPARE, cl ? cl->data_addr : "",
+                         &reply->commands[reply->n_commands++]);
+        }
+    } else if (cur->ready_port && !cur->start_acked) {
+        const cagent *srv = sm_map_get(c->agents, cur->peer);
+        pair_command(cur, SM_CMD_START, srv ? srv->data_addr : "",
+                     &reply->commands[reply->n_commands++]);
+    }
+}
+
 /* Commands for the agent now: its pending cancel, its unacked assignment, or (when idle) the
  * next queued job, which becomes its current one. */
 int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *reply, sm_error *err)
@@ -157,53 +221,13 @@ int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *re
     if (a->cancel_pending && reply->n_commands < SM_REPLY_COMMANDS_MAX)
         cancel_command(a, &reply->commands[reply->n_commands++]);
     crun *gate = a->qhead ? run_get(c, a->qhead->run_id) : NULL;
-    cagent *other = NULL;
-    bool pair_ready = true;
-    if (a->qhead && a->qhead->peer[0]) {
-        cjob *h = a->qhead;
-        other = sm_map_get(c->agents, strcmp(h->host, a->name) == 0 ? h->peer : h->host);
-        pair_ready = other && !other->current && other->idle && other->status != SM_AGENT_LOST &&
-                     other->qhead == h;
-    }
-    if (!a->current && a->idle && a->status != SM_AGENT_LOST && a->qhead && pair_ready &&
-        gate_open(c, gate, a)) {
-        cjob *j = a->qhead;
-        uint32_t attempt = j->attempt ? j->attempt : 1;
-        int rc = sm_store_job_set_state(c->st, j->id, attempt, SM_JOB_ASSIGNED, "", now_ms, err);
+    cagent *other;
+    if (head_ready(c, a, gate, &other)) {
+        int rc = dispatch_head(c, a, other, gate, now_ms, err);
         if (rc)
             return rc;
-        dequeue(a);
-        j->attempt = attempt;
-        j->state = SM_JOB_ASSIGNED;
-        j->assigned_at = live_now(c, now_ms);
-        j->assign_acked = false;
-        a->current = j;
-        if (other) {
-            dequeue(other);
-            other->current = j;
-            other->news = true; /* the server hears "prepare" now, the client "start" later */
-        }
-        if (gate)
-            gate->active++;
-        c->stats.jobs_dispatched++;
     }
-    cjob *cur = a->current;
-    if (cur && reply->n_commands < SM_REPLY_COMMANDS_MAX) {
-        if (!cur->peer[0]) {
-            if (cur->state == SM_JOB_ASSIGNED && !cur->assign_acked)
-                assign_command(cur, &reply->commands[reply->n_commands++]);
-        } else if (strcmp(cur->peer, a->name) == 0) {
-            if (!cur->prepare_acked) {
-                const cagent *cl = sm_map_get(c->agents, cur->host);
-                pair_command(cur, SM_CMD_PREPARE, cl ? cl->data_addr : "",
-                             &reply->commands[reply->n_commands++]);
-            }
-        } else if (cur->ready_port && !cur->start_acked) {
-            cagent *srv = sm_map_get(c->agents, cur->peer);
-            pair_command(cur, SM_CMD_START, srv ? srv->data_addr : "",
-                         &reply->commands[reply->n_commands++]);
-        }
-    }
+    current_command(c, a, reply);
     reply->want_facts = !a->facts_known;
     return 0;
 }
@@ -370,11 +394,12 @@ static int run_parallel(sm_control *c, const sm_spec *spec, const sm_plan *plan,
     return 0;
 }
 
-int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
-                         uint64_t *run_id, char *field_buf, size_t field_len, sm_error *err)
+/* Expands the spec over the fleet as the planner sees it: every agent the coordinator knows. A
+ * pair's client connects to its server's registered data address, and nowhere else, so a server
+ * without one is refused. On success *plan is the caller's to sm_plan_fini. */
+static int plan_run(sm_control *c, const sm_spec *spec, sm_plan *plan, char *field_buf,
+                    size_t field_len, sm_error *err)
 {
-
-    /* The fleet as the planner sees it: every agent the coordinator knows. */
     size_t n = sm_map_size(c->agents), k = 0, cur = 0;
     sm_plan_host *fleet = calloc(n ? n : 1, sizeof *fleet);
     if (!fleet)
@@ -390,25 +415,114 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
         h->n_labels = a->n_labels;
         h->online = a->status != SM_AGENT_LOST;
     }
-    sm_plan plan;
-    int rc = sm_plan_expand(spec, fleet, k, &plan, field_buf, field_len, err);
+    int rc = sm_plan_expand(spec, fleet, k, plan, field_buf, field_len, err);
     free(fleet);
     if (rc)
         return rc;
-    /* A pair's client connects to its server's registered data address, and nowhere else. */
-    for (size_t i = 0; i < plan.n_cells; i++) {
+    for (size_t i = 0; i < plan->n_cells; i++) {
         const cagent *srv =
-            plan.cells[i].peer[0] ? sm_map_get(c->agents, plan.cells[i].peer) : NULL;
-        if (plan.cells[i].peer[0] && (!srv || !srv->data_addr[0])) {
+            plan->cells[i].peer[0] ? sm_map_get(c->agents, plan->cells[i].peer) : NULL;
+        if (plan->cells[i].peer[0] && (!srv || !srv->data_addr[0])) {
             snprintf(field_buf, field_len, "hosts");
             rc = sm_error_set(err, SM_EINVAL,
                               "hosts: %s has no data address (start its agent with "
                               "--data-addr) and cannot serve pair jobs",
-                              plan.cells[i].peer);
-            sm_plan_fini(&plan);
+                              plan->cells[i].peer);
+            sm_plan_fini(plan);
             return rc;
         }
     }
+    return 0;
+}
+
+/* Stores the run's cells; cell_params[i] gets cell i's params as JSON, for its jobs' rows. */
+static int store_cells(sm_control *c, uint64_t run_id, const sm_plan *plan, char **cell_params,
+                       sm_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < plan->n_cells && !rc; i++) {
+        const sm_cell *cell = &plan->cells[i];
+        if (!(cell_params[i] = sm_codec_params_encode(&cell->params, err)))
+            return SM_ENOMEM;
+        sm_cell_row row = {.idx = (uint32_t)i,
+                           .test = cell->test,
+                           .variant = cell->variant,
+                           .params_json = cell_params[i]};
+        snprintf(row.host, sizeof row.host, "%s", cell->host);
+        snprintf(row.peer, sizeof row.peer, "%s", cell->peer);
+        rc = sm_store_cell_insert(c->st, run_id, &row, err);
+    }
+    return rc;
+}
+
+/* Stores the run's jobs in dispatch order; made[i] gets plan job i in memory, not yet queued. */
+static int store_jobs(sm_control *c, uint64_t run_id, const sm_plan *plan, const size_t *order,
+                      char *const *cell_params, cjob **made, int64_t now_ms, sm_error *err)
+{
+    for (size_t k = 0; k < plan->n_jobs; k++) {
+        const size_t i = order[k];
+        const sm_plan_job *pj = &plan->jobs[i];
+        const sm_cell *cell = &plan->cells[pj->cell];
+        sm_job_row row;
+        memset(&row, 0, sizeof row);
+        snprintf(row.host, sizeof row.host, "%s", cell->host);
+        snprintf(row.peer, sizeof row.peer, "%s", cell->peer);
+        row.params_json = cell_params[pj->cell];
+        row.run_id = run_id;
+        row.cell = pj->cell;
+        row.rep = pj->rep;
+        row.warmup = pj->warmup;
+        row.round = pj->round;
+        row.ord = pj->order;
+        cjob *j = made[i] = calloc(1, sizeof *j);
+        if (!j)
+            return sm_error_set(err, SM_ENOMEM, "out of memory");
+        int rc = sm_store_job_insert_run(c->st, &row, now_ms, &j->id, err);
+        if (rc)
+            return rc;
+        snprintf(j->host, sizeof j->host, "%s", cell->host);
+        snprintf(j->peer, sizeof j->peer, "%s", cell->peer);
+        j->params = cell->params;
+        j->state = SM_JOB_QUEUED;
+        j->attempt = 1;
+        j->run_id = run_id;
+        j->cell = pj->cell;
+    }
+    return 0;
+}
+
+/* Queues the jobs made in dispatch order, which is each host's queue order: repetitions interleave
+ * per host. A job queued is no longer made[]'s. */
+static void queue_jobs(sm_control *c, const sm_plan *plan, const size_t *order, cjob **made)
+{
+    for (size_t k = 0; k < plan->n_jobs; k++) {
+        const size_t i = order[k];
+        cjob *j = made[i];
+        cagent *a = sm_map_get(c->agents, j->host);
+        cagent *b = j->peer[0] ? sm_map_get(c->agents, j->peer) : NULL;
+        if (!a || (j->peer[0] && !b) || id_map_put(c->jobs, j->id, j) != 0) {
+            free(j);
+            made[i] = NULL;
+            continue;
+        }
+        made[i] = NULL;
+        j->ord = (uint32_t)k;
+        ctl_enqueue(a, j);
+        a->news = true;
+        if (b) {
+            ctl_enqueue(b, j);
+            b->news = true;
+        }
+    }
+}
+
+int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
+                         uint64_t *run_id, char *field_buf, size_t field_len, sm_error *err)
+{
+    sm_plan plan;
+    int rc = plan_run(c, spec, &plan, field_buf, field_len, err);
+    if (rc)
+        return rc;
     /* One global order for every queue: warm-up first, then by repetition, then the pair
      * rounds (disjoint pairs side by side), then the plan's order. */
     size_t *order = calloc(plan.n_jobs ? plan.n_jobs : 1, sizeof *order);
@@ -428,57 +542,14 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
     }
     bool parallel;
     char note[SM_RUN_NOTE_MAX];
+    /* On an error the caller rolls the transaction back. */
     if ((rc = run_parallel(c, spec, &plan, &parallel, note, sizeof note, err)) ||
         (rc = sm_store_run_insert(c->st, spec->name, spec_json, (uint32_t)plan.n_jobs, now_ms,
                                   run_id, err)) ||
-        (rc = sm_store_run_set_parallel(c->st, *run_id, parallel, note, err)))
+        (rc = sm_store_run_set_parallel(c->st, *run_id, parallel, note, err)) ||
+        (rc = store_cells(c, *run_id, &plan, cell_params, err)) ||
+        (rc = store_jobs(c, *run_id, &plan, order, cell_params, made, now_ms, err)))
         goto out;
-    for (size_t i = 0; i < plan.n_cells && !rc; i++) {
-        const sm_cell *cell = &plan.cells[i];
-        if (!(cell_params[i] = sm_codec_params_encode(&cell->params, err))) {
-            rc = SM_ENOMEM;
-            break;
-        }
-        sm_cell_row row = {.idx = (uint32_t)i,
-                           .test = cell->test,
-                           .variant = cell->variant,
-                           .params_json = cell_params[i]};
-        snprintf(row.host, sizeof row.host, "%s", cell->host);
-        snprintf(row.peer, sizeof row.peer, "%s", cell->peer);
-        rc = sm_store_cell_insert(c->st, *run_id, &row, err);
-    }
-    for (size_t k2 = 0; k2 < plan.n_jobs && !rc; k2++) {
-        const size_t i = order[k2];
-        const sm_plan_job *pj = &plan.jobs[i];
-        const sm_cell *cell = &plan.cells[pj->cell];
-        sm_job_row row;
-        memset(&row, 0, sizeof row);
-        snprintf(row.host, sizeof row.host, "%s", cell->host);
-        snprintf(row.peer, sizeof row.peer, "%s", cell->peer);
-        row.params_json = cell_params[pj->cell];
-        row.run_id = *run_id;
-        row.cell = pj->cell;
-        row.rep = pj->rep;
-        row.warmup = pj->warmup;
-        row.round = pj->round;
-        row.ord = pj->order;
-        cjob *j = made[i] = calloc(1, sizeof *j);
-        if (!j) {
-            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
-            break;
-        }
-        if ((rc = sm_store_job_insert_run(c->st, &row, now_ms, &j->id, err)))
-            break;
-        snprintf(j->host, sizeof j->host, "%s", cell->host);
-        snprintf(j->peer, sizeof j->peer, "%s", cell->peer);
-        j->params = cell->params;
-        j->state = SM_JOB_QUEUED;
-        j->attempt = 1;
-        j->run_id = *run_id;
-        j->cell = pj->cell;
-    }
-    if (rc)
-        goto out; /* the caller rolls the transaction back */
     r->id = *run_id;
     r->parallel = parallel;
     r->total = (uint32_t)plan.n_jobs;
@@ -489,26 +560,7 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
         goto out;
     }
     r = NULL;
-    /* That order is each host's queue order: repetitions interleave per host. */
-    for (size_t k2 = 0; k2 < plan.n_jobs; k2++) {
-        const size_t i = order[k2];
-        cjob *j = made[i];
-        cagent *a = sm_map_get(c->agents, j->host);
-        cagent *b = j->peer[0] ? sm_map_get(c->agents, j->peer) : NULL;
-        if (!a || (j->peer[0] && !b) || id_map_put(c->jobs, j->id, j) != 0) {
-            free(j);
-            made[i] = NULL;
-            continue;
-        }
-        made[i] = NULL;
-        j->ord = (uint32_t)k2;
-        ctl_enqueue(a, j);
-        a->news = true;
-        if (b) {
-            ctl_enqueue(b, j);
-            b->news = true;
-        }
-    }
+    queue_jobs(c, &plan, order, made);
     sm_log(LOG_NOTICE, "SM-RUN-START", "run %" PRIu64 " (%s): %zu cells, %zu jobs", *run_id,
            spec->name, plan.n_cells, plan.n_jobs);
     if (note[0])
