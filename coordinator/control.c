@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/map.h"
+#include "proto/map.h"
 #include "coordinator/plan.h"
 #include "coordinator/sharing.h"
 #include "proto/codec.h"

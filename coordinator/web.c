@@ -16,7 +16,7 @@
 #endif
 
 #include "coordinator/export.h"
-#include "coordinator/map.h"
+#include "proto/map.h"
 #include "proto/codec.h"
 #include "proto/events.h"
 #include "proto/log.h"

@@ -1,7 +1,7 @@
 /* A string-keyed hash map (separate chaining, grows by doubling). Keys are copied; values are
  * the caller's. */
-#ifndef SM_COORD_MAP_H
-#define SM_COORD_MAP_H
+#ifndef SM_PROTO_MAP_H
+#define SM_PROTO_MAP_H
 
 #include <stddef.h>
 

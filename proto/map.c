@@ -1,5 +1,5 @@
-/* String-keyed hash map for the coordinator's in-memory fleet and jobs. */
-#include "coordinator/map.h"
+/* String-keyed hash map (the coordinator's in-memory fleet and jobs). */
+#include "proto/map.h"
 
 #include <stdint.h>
 #include <stdlib.h>
