@@ -1,31 +1,66 @@
-/* String-keyed hash map (the coordinator's in-memory fleet and jobs). */
+/* The hash map: string or uint64 keys, seeded hashes, chains that stay short by doubling. */
 #include "proto/map.h"
 
-#include <stdint.h>
+#include <assert.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "proto/err.h"
+
+typedef enum key_kind { KEY_ANY = 0, KEY_STR, KEY_ID } key_kind;
 
 typedef struct entry {
     struct entry *next;
     void *val;
-    char key[]; /* NUL-terminated copy */
+    uint64_t hash;
+    uint64_t id; /* KEY_ID */
+    char key[];  /* KEY_STR: a NUL-terminated copy */
 } entry;
 
 struct sm_map {
     entry **slots;
     size_t nslots; /* a power of two */
     size_t size;
+    uint64_t seed;
+    key_kind kind;
 };
 
-/* FNV-1a: keys are short names and decimal ids; no adversary picks them but the operator. */
-static size_t hash(const char *s)
+static uint64_t random_seed(const void *salt)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t seed = 0;
+    /* Only spreads entries over slots: a failed getrandom costs predictability, not safety. */
+    if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
+        seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)salt;
+    return seed;
+}
+
+/* FNV-1a from a per-map seed. */
+static uint64_t hash_str(uint64_t seed, const char *s)
+{
+    uint64_t h = seed ^ 0xcbf29ce484222325ull;
     for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return (size_t)h;
+        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* MurmurHash3's 64-bit finaliser over the seeded id: every bit of the id reaches the slot. */
+static uint64_t hash_id(uint64_t seed, uint64_t id)
+{
+    uint64_t h = id ^ seed;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+static void use_kind(sm_map *m, key_kind kind)
+{
+    assert(m->kind == KEY_ANY || m->kind == kind);
+    m->kind = kind;
 }
 
 sm_map *sm_map_new(void)
@@ -39,6 +74,7 @@ sm_map *sm_map_new(void)
         free(m);
         return NULL;
     }
+    m->seed = random_seed(m);
     return m;
 }
 
@@ -58,18 +94,19 @@ void sm_map_free(sm_map *m, void (*free_val)(void *))
     free(m);
 }
 
-static entry **find(const sm_map *m, const char *key)
+size_t sm_map_size(const sm_map *m)
 {
-    entry **p = &m->slots[hash(key) & (m->nslots - 1)];
-    while (*p && strcmp((*p)->key, key) != 0)
-        p = &(*p)->next;
-    return p;
+    return m->size;
 }
 
-void *sm_map_get(const sm_map *m, const char *key)
+/* The link that points at the entry with this key, or at the NULL that ends its chain. */
+static entry **find(const sm_map *m, uint64_t h, const char *key, uint64_t id)
 {
-    entry *e = *find(m, key);
-    return e ? e->val : NULL;
+    entry **p = &m->slots[h & (m->nslots - 1)];
+    for (; *p; p = &(*p)->next)
+        if ((*p)->hash == h && (key ? strcmp((*p)->key, key) == 0 : (*p)->id == id))
+            break;
+    return p;
 }
 
 static void grow(sm_map *m)
@@ -81,7 +118,7 @@ static void grow(sm_map *m)
     for (size_t i = 0; i < m->nslots; i++) {
         for (entry *e = m->slots[i], *next; e; e = next) {
             next = e->next;
-            entry **s = &slots[hash(e->key) & (n - 1)];
+            entry **s = &slots[e->hash & (n - 1)];
             e->next = *s;
             *s = e;
         }
@@ -91,18 +128,21 @@ static void grow(sm_map *m)
     m->nslots = n;
 }
 
-int sm_map_put(sm_map *m, const char *key, void *val)
+static int put(sm_map *m, uint64_t h, const char *key, uint64_t id, void *val)
 {
-    entry **p = find(m, key);
+    entry **p = find(m, h, key, id);
     if (*p) {
         (*p)->val = val;
         return 0;
     }
-    size_t len = strlen(key);
-    entry *e = malloc(sizeof *e + len + 1);
+    size_t len = key ? strlen(key) + 1 : 0;
+    entry *e = malloc(sizeof *e + len);
     if (!e)
         return SM_ENOMEM;
-    memcpy(e->key, key, len + 1);
+    if (key)
+        memcpy(e->key, key, len);
+    e->id = id;
+    e->hash = h;
     e->val = val;
     e->next = NULL;
     *p = e;
@@ -111,9 +151,9 @@ int sm_map_put(sm_map *m, const char *key, void *val)
     return 0;
 }
 
-void *sm_map_del(sm_map *m, const char *key)
+static void *del(sm_map *m, uint64_t h, const char *key, uint64_t id)
 {
-    entry **p = find(m, key);
+    entry **p = find(m, h, key, id);
     entry *e = *p;
     if (!e)
         return NULL;
@@ -124,25 +164,78 @@ void *sm_map_del(sm_map *m, const char *key)
     return val;
 }
 
-size_t sm_map_size(const sm_map *m)
+/* The cursor is slot << 16 | position in the slot's chain (chains stay far shorter than 2^16
+ * because the table doubles when it holds more entries than slots). */
+static const entry *next(const sm_map *m, size_t *cursor)
 {
-    return m->size;
-}
-
-int sm_map_next(const sm_map *m, size_t *cursor, const char **key, void **val)
-{
-    /* The cursor is slot << 16 | position in the slot's chain (chains stay far shorter than
-     * 2^16 because the table doubles when it holds more entries than slots). */
     for (size_t slot = *cursor >> 16, pos = *cursor & 0xffff; slot < m->nslots; slot++, pos = 0) {
-        entry *e = m->slots[slot];
+        const entry *e = m->slots[slot];
         for (size_t k = 0; e && k < pos; k++)
             e = e->next;
         if (e) {
             *cursor = (slot << 16) | (pos + 1);
-            *key = e->key;
-            *val = e->val;
-            return 1;
+            return e;
         }
     }
-    return 0;
+    return NULL;
+}
+
+void *sm_map_get(const sm_map *m, const char *key)
+{
+    assert(m->kind != KEY_ID);
+    entry *e = *find(m, hash_str(m->seed, key), key, 0);
+    return e ? e->val : NULL;
+}
+
+int sm_map_put(sm_map *m, const char *key, void *val)
+{
+    use_kind(m, KEY_STR);
+    return put(m, hash_str(m->seed, key), key, 0, val);
+}
+
+void *sm_map_del(sm_map *m, const char *key)
+{
+    assert(m->kind != KEY_ID);
+    return del(m, hash_str(m->seed, key), key, 0);
+}
+
+int sm_map_next(const sm_map *m, size_t *cursor, const char **key, void **val)
+{
+    assert(m->kind != KEY_ID);
+    const entry *e = next(m, cursor);
+    if (!e)
+        return 0;
+    *key = e->key;
+    *val = e->val;
+    return 1;
+}
+
+void *sm_map_get_id(const sm_map *m, uint64_t id)
+{
+    assert(m->kind != KEY_STR);
+    entry *e = *find(m, hash_id(m->seed, id), NULL, id);
+    return e ? e->val : NULL;
+}
+
+int sm_map_put_id(sm_map *m, uint64_t id, void *val)
+{
+    use_kind(m, KEY_ID);
+    return put(m, hash_id(m->seed, id), NULL, id, val);
+}
+
+void *sm_map_del_id(sm_map *m, uint64_t id)
+{
+    assert(m->kind != KEY_STR);
+    return del(m, hash_id(m->seed, id), NULL, id);
+}
+
+int sm_map_next_id(const sm_map *m, size_t *cursor, uint64_t *id, void **val)
+{
+    assert(m->kind != KEY_STR);
+    const entry *e = next(m, cursor);
+    if (!e)
+        return 0;
+    *id = e->id;
+    *val = e->val;
+    return 1;
 }
