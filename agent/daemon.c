@@ -18,10 +18,11 @@
 
 #include "agent/facts.h"
 #include "agent/runner.h"
+#include "agent/session.h"
+#include "proto/clock.h"
 #include "agent/spool.h"
 #include "agent/tls.h"
 #include "agent/workloads/http.h"
-#include "proto/clock.h"
 #include "proto/log.h"
 
 /* Job ids this process has already taken from the coordinator's current store, so a resent
@@ -61,7 +62,7 @@ typedef struct agentd {
      * (own_sock_dir), removed at exit. */
     const char *sock_dir;
     char own_sock_dir[256];
-    int sock;
+    sm_session *ses; /* its nonce is the last poll's: the only reply taken is one that names it */
     int rcvfd;
     int wakefd;
     char boot[SM_BOOT_HEX + 1];
@@ -78,8 +79,6 @@ typedef struct agentd {
     char store[SM_STORE_ID_HEX + 1];
     sm_replay *replay;
     sm_rejects *rejects;
-    /* The nonce of the last poll sent: the only reply taken is one that names it. */
-    char poll_nonce[SM_NONCE_HEX + 1];
     sm_tls_id *tls; /* the built-in source's identity; NULL when it could not be made */
     worker w;
     /* A job whose result the spool refused: a failure saying so, sent in every poll (not
@@ -534,53 +533,37 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
 
 static int send_poll(agentd *d, sm_error *err)
 {
-    size_t len, elen;
+    size_t len;
     char *body = build_poll(d, &len, err);
     if (!body)
         return err->code ? err->code : SM_ENOMEM;
-    char *env = sm_env_seal(d->cfg->key, SM_DIR_TO_COORDINATOR, d->cfg->name,
-                            (uint64_t)sm_wall_ms(), body, len, &elen, d->poll_nonce, err);
-    free(body);
-    if (!env)
-        return err->code ? err->code : SM_ENOMEM;
     /* A REQ socket cancels the outstanding request when a new one is sent: that is how a poll
      * supersedes its predecessor. */
-    int n = nn_send(d->sock, env, elen, 0);
-    free(env);
-    if (n < 0)
-        return sm_error_set(err, SM_ESYS, "nn_send: %s", nn_strerror(nn_errno()));
-    return 0;
+    int rc = sm_session_send(d->ses, body, len, (uint64_t)sm_wall_ms(), 0, err);
+    free(body);
+    return rc;
 }
 
-/* Handles one reply; returns 0 when it was valid. */
-static int take_reply(agentd *d, const char *buf, size_t len)
+/* Handles one reply the session took and opened (why, err: its verdict at now); returns 0 when
+ * it was valid. */
+static int take_reply(agentd *d, const sm_env *env, sm_reject why, sm_error *err, uint64_t now)
 {
-    sm_error err = {0};
-    sm_env env;
-    memset(&env, 0, sizeof env);
-    const uint64_t now = (uint64_t)sm_wall_ms();
-    sm_reject why = sm_env_open(d->cfg->key, SM_DIR_TO_AGENT, buf, len, now, &env, &err);
-    if (why == SM_REJ_NONE && strcmp(env.name, SM_COORDINATOR) != 0) {
-        why = SM_REJ_FIELD;
-        snprintf(err.msg, sizeof err.msg, "a reply from '%s', not the coordinator", env.name);
-    }
-    if (why == SM_REJ_NONE)
-        why = sm_replay_check(d->replay, env.name, env.nonce, now);
     sm_poll_reply r;
-    if (why == SM_REJ_NONE && sm_msg_reply_decode(env.body, env.body_len, &r, &err) != 0)
+    if (why == SM_REJ_NONE && sm_msg_reply_decode(env->body, env->body_len, &r, err) != 0)
         why = SM_REJ_BODY;
     /* Signed by the coordinator, but maybe for another agent or an earlier poll: replayed by
      * whoever sits between us, it would run a job that is not ours. */
     if (why == SM_REJ_NONE && strcmp(r.to, d->cfg->name) != 0) {
         why = SM_REJ_MISDIRECTED;
-        snprintf(err.msg, sizeof err.msg, "a reply for agent '%s', not for %s", r.to, d->cfg->name);
-    } else if (why == SM_REJ_NONE && strcmp(r.poll, d->poll_nonce) != 0) {
+        snprintf(err->msg, sizeof err->msg, "a reply for agent '%s', not for %s", r.to,
+                 d->cfg->name);
+    } else if (why == SM_REJ_NONE && strcmp(r.poll, sm_session_nonce(d->ses)) != 0) {
         why = SM_REJ_MISDIRECTED;
-        snprintf(err.msg, sizeof err.msg, "a reply to poll %.8s..., not to the last poll %.8s...",
-                 r.poll, d->poll_nonce);
+        snprintf(err->msg, sizeof err->msg, "a reply to poll %.8s..., not to the last poll %.8s...",
+                 r.poll, sm_session_nonce(d->ses));
     }
     if (why != SM_REJ_NONE) {
-        sm_rejects_note(d->rejects, why, SM_COORDINATOR, now, err.msg);
+        sm_rejects_note(d->rejects, why, SM_COORDINATOR, now, err->msg);
         return SM_EPROTO;
     }
     take_store_id(d, r.store);
@@ -594,10 +577,10 @@ static int take_reply(agentd *d, const char *buf, size_t len)
             d->has_unspooled = false;
         pthread_mutex_unlock(&d->w.mu);
         /* Logged once per result: the spool stops listing it, so it is not acked again. */
-        if (sm_spool_remove(d->spool, r.ack_job[i], r.ack_attempt[i], &err) != 0)
+        if (sm_spool_remove(d->spool, r.ack_job[i], r.ack_attempt[i], err) != 0)
             sm_log(LOG_ERR, "SM-SPOOL-UNLINK",
                    "acked result %" PRIu64 ".%u stays on disk and is not sent again: %s",
-                   r.ack_job[i], r.ack_attempt[i], err.msg);
+                   r.ack_job[i], r.ack_attempt[i], err->msg);
     }
     for (size_t i = 0; i < r.n_commands; i++)
         take_command(d, &r.commands[i]);
@@ -621,36 +604,35 @@ static void wait_reply(agentd *d)
         (void)r;
     }
     if (pfd[0].revents & POLLIN) {
-        char *buf = NULL;
-        int len = nn_recv(d->sock, &buf, NN_MSG, NN_DONTWAIT);
-        if (len >= 0) {
-            take_reply(d, buf, (size_t)len);
-            nn_freemsg(buf);
-        }
+        sm_error err = {0};
+        sm_env env;
+        sm_reject why;
+        const uint64_t now = (uint64_t)sm_wall_ms();
+        if (sm_session_recv(d->ses, NN_DONTWAIT, now, &env, &why, &err) == 0)
+            take_reply(d, &env, why, &err, now);
+        sm_session_release(d->ses);
     }
 }
 
 static int open_socket(agentd *d, sm_error *err)
 {
-    d->sock = nn_socket(AF_SP, NN_REQ);
-    if (d->sock < 0)
-        return sm_error_set(err, SM_ESYS, "nn_socket: %s", nn_strerror(nn_errno()));
-    /* The agent resends by itself with a fresh nonce; nanomsg's own resend would repeat the
-     * old nonce, which the coordinator drops as a replay. */
-    int resend = 3600 * 1000, ivl = 100, ivl_max = 5000, sndtimeo = 1000;
-    /* A reply is an envelope: nanomsg need not hold more of one before it is refused. */
-    int max = SM_MSG_MAX;
-    size_t sz = sizeof d->rcvfd;
-    if (nn_setsockopt(d->sock, NN_REQ, NN_REQ_RESEND_IVL, &resend, sizeof resend) < 0 ||
-        nn_setsockopt(d->sock, NN_SOL_SOCKET, NN_RECONNECT_IVL, &ivl, sizeof ivl) < 0 ||
-        nn_setsockopt(d->sock, NN_SOL_SOCKET, NN_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max) < 0 ||
-        nn_setsockopt(d->sock, NN_SOL_SOCKET, NN_SNDTIMEO, &sndtimeo, sizeof sndtimeo) < 0 ||
-        nn_setsockopt(d->sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max) < 0 ||
-        nn_getsockopt(d->sock, NN_SOL_SOCKET, NN_RCVFD, &d->rcvfd, &sz) < 0 ||
-        nn_connect(d->sock, d->cfg->coordinator) < 0)
-        return sm_error_set(err, SM_ESYS, "cannot set up the connection to %s: %s",
-                            d->cfg->coordinator, nn_strerror(nn_errno()));
-    return 0;
+    const sm_session_opts o = {
+        .url = d->cfg->coordinator,
+        /* The agent resends by itself with a fresh nonce; nanomsg's own resend would repeat
+         * the old nonce, which the coordinator drops as a replay. */
+        .resend_ivl_ms = 3600 * 1000,
+        .reconnect_ivl_ms = 100,
+        .reconnect_ivl_max_ms = 5000,
+        .send_timeout_ms = 1000,
+        /* A reply is an envelope: nanomsg need not hold more of one before it is refused. */
+        .max_msg = SM_MSG_MAX,
+        .replay = d->replay,
+    };
+    int rc = sm_session_open(&d->ses, &o, d->cfg->key, d->cfg->name, err);
+    if (rc == 0 && (d->rcvfd = sm_session_recv_fd(d->ses)) < 0)
+        rc = sm_error_set(err, SM_ESYS, "cannot set up the connection to %s: %s",
+                          d->cfg->coordinator, nn_strerror(nn_errno()));
+    return rc;
 }
 
 /* Without --sock-dir, jobs make their sockets in a folder of this process alone: fixed names
@@ -689,7 +671,6 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     memset(&d, 0, sizeof d);
     d.cfg = cfg;
     d.stop = stop;
-    d.sock = -1;
     d.send_facts = true;
     int rc;
     uint8_t boot[SM_BOOT_HEX / 2];
@@ -770,11 +751,9 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     rc = 0;
 out:
     *wake_fd = -1;
-    /* The REQ socket is not closed: it goes with the process. nanomsg 1.1.5 frees a reply it
-     * drops as an answer to a cancelled request (one that came after --reply-wait-ms) and keeps
-     * the pointer, and nn_close frees it again, aborting the agent on its way out
-     * (test_conversation.LateReplyTest). The socket stays in nanomsg's table, so nothing leaks
-     * out of reach. */
+    /* The REQ socket is not nn_closed but left to the process's exit (see session.h): a late
+     * reply would otherwise abort the agent on its way out (test_conversation.LateReplyTest). */
+    sm_session_close(d.ses);
     if (d.wakefd >= 0)
         close(d.wakefd);
     sm_replay_free(d.replay);

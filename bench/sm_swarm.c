@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/session.h"
 #include "proto/clock.h"
 #include "proto/envelope.h"
 #include "proto/msg.h"
@@ -154,13 +155,12 @@ typedef struct pend {
 } pend;
 
 typedef struct agent {
-    int sock;
+    sm_session *ses; /* its nonce is the last poll's: the reply must name it */
     char name[SM_NAME_MAX + 1];
     char boot[SM_BOOT_HEX + 1];
     /* Its own key, derived from the fleet key as the coordinator does (a bench tool may hold
      * the fleet key; a real agent holds only its own). */
     uint8_t key[SM_KEY_LEN];
-    char poll_nonce[SM_NONCE_HEX + 1]; /* of the last poll: the reply must name it */
     uint64_t seq;
     bool send_facts;
     bool registered;
@@ -247,24 +247,21 @@ static int send_poll(shard *s, agent *a, int64_t now_ns)
     }
     p->results = s->results; /* ours, not the poll's: no sm_msg_poll_fini */
     p->n_results = nr;
-    size_t blen, elen;
+    size_t blen;
     char *body = sm_msg_poll_encode(p, &blen, &err);
-    char *env = body ? sm_env_seal(a->key, SM_DIR_TO_COORDINATOR, a->name, (uint64_t)sm_wall_ms(),
-                                   body, blen, &elen, a->poll_nonce, &err)
-                     : NULL;
-    free(body);
-    if (!env) {
+    if (!body) {
         say("shard %d: %s: cannot build a poll: %s", s->index, a->name, err.msg);
         return SM_EINVAL;
     }
     /* A REQ socket drops the outstanding request when a new one is sent: a resend supersedes
      * the lost poll, as the daemon's does. */
-    int rc = nn_send(a->sock, env, elen, NN_DONTWAIT);
-    free(env);
-    if (rc < 0) {
-        if (nn_errno() != EAGAIN) {
-            say("shard %d: %s: nn_send: %s", s->index, a->name, nn_strerror(nn_errno()));
-            return SM_ESYS;
+    int rc = sm_session_send(a->ses, body, blen, (uint64_t)sm_wall_ms(), NN_DONTWAIT, &err);
+    free(body);
+    if (rc) {
+        if (rc != SM_ETIMEDOUT) {
+            say("shard %d: %s: %s%s", s->index, a->name,
+                rc == SM_ESYS ? "" : "cannot build a poll: ", err.msg);
+            return rc;
         }
         atomic_fetch_add(&s->sh->send_again, 1);
         a->due_ns = now_ns + SCAN_MS * NS_PER_MS;
@@ -302,32 +299,26 @@ static void take_assign(shard *s, agent *a, const sm_command *c, int64_t now_ns)
 /* Handles the reply waiting on a's socket and sends the next poll. */
 static int take_reply(shard *s, agent *a)
 {
-    char *buf = NULL;
-    int len = nn_recv(a->sock, &buf, NN_MSG, NN_DONTWAIT);
-    const int64_t now_ns = sm_mono_ns();
-    if (len < 0) {
-        if (nn_errno() == EAGAIN)
-            return 0;
-        say("shard %d: %s: nn_recv: %s", s->index, a->name, nn_strerror(nn_errno()));
-        return SM_ESYS;
-    }
     sm_error err = {0};
     sm_env env;
-    sm_poll_reply r;
-    memset(&env, 0, sizeof env);
-    sm_reject why =
-        sm_env_open(a->key, SM_DIR_TO_AGENT, buf, (size_t)len, (uint64_t)sm_wall_ms(), &env, &err);
-    if (why == SM_REJ_NONE && strcmp(env.name, SM_COORDINATOR) != 0) {
-        why = SM_REJ_FIELD;
-        snprintf(err.msg, sizeof err.msg, "a reply from '%s', not the coordinator", env.name);
+    sm_reject why;
+    int rc = sm_session_recv(a->ses, NN_DONTWAIT, (uint64_t)sm_wall_ms(), &env, &why, &err);
+    const int64_t now_ns = sm_mono_ns();
+    if (rc) {
+        if (rc == SM_ETIMEDOUT)
+            return 0;
+        say("shard %d: %s: %s", s->index, a->name, err.msg);
+        return rc;
     }
+    sm_poll_reply r;
     if (why == SM_REJ_NONE && sm_msg_reply_decode(env.body, env.body_len, &r, &err) != 0)
         why = SM_REJ_BODY;
-    if (why == SM_REJ_NONE && (strcmp(r.to, a->name) != 0 || strcmp(r.poll, a->poll_nonce) != 0)) {
+    if (why == SM_REJ_NONE &&
+        (strcmp(r.to, a->name) != 0 || strcmp(r.poll, sm_session_nonce(a->ses)) != 0)) {
         why = SM_REJ_MISDIRECTED;
         snprintf(err.msg, sizeof err.msg, "a reply for %s's poll %.8s...", r.to, r.poll);
     }
-    nn_freemsg(buf);
+    sm_session_release(a->ses);
     a->awaiting = false;
     if (why != SM_REJ_NONE) {
         atomic_fetch_add(&s->sh->bad_replies, 1);
@@ -375,21 +366,17 @@ static int open_agent(shard *s, agent *a, size_t global_index)
         return SM_ESYS;
     }
     a->send_facts = true;
-    a->sock = nn_socket(AF_SP, NN_REQ);
-    if (a->sock < 0) {
-        say("shard %d: nn_socket: %s", s->index, nn_strerror(nn_errno()));
-        return SM_ESYS;
-    }
-    /* nanomsg's own resend would repeat the nonce, which the coordinator drops as a replay:
-     * the agent resends by itself, as the daemon does. */
-    int resend = 3600 * 1000, ivl = 100, ivl_max = 5000, max = 1024 * 1024;
-    if (nn_setsockopt(a->sock, NN_REQ, NN_REQ_RESEND_IVL, &resend, sizeof resend) < 0 ||
-        nn_setsockopt(a->sock, NN_SOL_SOCKET, NN_RECONNECT_IVL, &ivl, sizeof ivl) < 0 ||
-        nn_setsockopt(a->sock, NN_SOL_SOCKET, NN_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max) < 0 ||
-        nn_setsockopt(a->sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max) < 0 ||
-        nn_connect(a->sock, s->o->bus_url) < 0) {
-        say("shard %d: %s: cannot connect to %s: %s", s->index, a->name, s->o->bus_url,
-            nn_strerror(nn_errno()));
+    const sm_session_opts o = {
+        .url = s->o->bus_url,
+        /* nanomsg's own resend would repeat the nonce, which the coordinator drops as a
+         * replay: the agent resends by itself, as the daemon does. */
+        .resend_ivl_ms = 3600 * 1000,
+        .reconnect_ivl_ms = 100,
+        .reconnect_ivl_max_ms = 5000,
+        .max_msg = 1024 * 1024,
+    };
+    if (sm_session_open(&a->ses, &o, a->key, a->name, &err) != 0) {
+        say("shard %d: %s: %s", s->index, a->name, err.msg);
         return SM_ESYS;
     }
     return 0;
@@ -453,19 +440,20 @@ static int shard_main(int index, const opts *o, const uint8_t *key, shared *sh, 
         rc = SM_ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        s.agents[i].sock = -1;
     for (size_t i = 0; i < n && !rc; i++) {
         rc = open_agent(&s, &s.agents[i], first + i);
-        s.pfd[i] = (struct nn_pollfd){.fd = s.agents[i].sock, .events = NN_POLLIN};
+        s.pfd[i] =
+            (struct nn_pollfd){.fd = sm_session_socket(s.agents[i].ses), .events = NN_POLLIN};
         s.n = i + 1;
     }
     if (!rc)
         rc = shard_loop(&s, parent);
 out:
-    /* The REQ sockets are not closed: the shard exits next. nanomsg 1.1.5's nn_close frees
-     * twice a late reply the socket dropped (see agent/daemon.c), and a shard under load gets
-     * late replies. */
+    /* sm_session_close leaves the REQ sockets to the shard's exit, which comes next: nanomsg
+     * 1.1.5's nn_close frees twice a late reply the socket dropped (see agent/session.h), and
+     * a shard under load gets late replies. */
+    for (size_t i = 0; i < s.n; i++)
+        sm_session_close(s.agents[i].ses);
     free(s.agents);
     free(s.pfd);
     return rc ? 1 : 0;

@@ -217,7 +217,7 @@ static int adapt_add_round(sm_control *c, crun *r, agroup *g, int64_t now_ms, sm
         row.ord = ad->next_ord;
         rc = sm_store_job_insert_run(c->st, &row, now_ms, &j->id, err);
         free(params_json);
-        if (!rc && id_map_put(c->jobs, j->id, j) != 0)
+        if (!rc && sm_map_put_id(c->jobs, j->id, j) != 0)
             rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         if (rc) {
             free(j);

@@ -72,7 +72,7 @@ static int load_run(sm_control *c, const sm_run_row *row, sm_error *err)
         }
         sm_run_row_fini(&full);
     }
-    if (!rc && id_map_put(c->runs, r->id, r) != 0)
+    if (!rc && sm_map_put_id(c->runs, r->id, r) != 0)
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
     if (rc) {
         ctl_run_free(r);
@@ -159,7 +159,7 @@ static int load_jobs(sm_control *c, int64_t now_ms, sm_error *err)
         snprintf(j->peer, sizeof j->peer, "%s", jobs[i].peer);
         if (sm_codec_params_decode(jobs[i].params_json, strlen(jobs[i].params_json), &j->params,
                                    err) != 0 ||
-            id_map_put(c->jobs, j->id, j) != 0) {
+            sm_map_put_id(c->jobs, j->id, j) != 0) {
             sm_log(LOG_ERR, "SM-JOB-BAD", "job %" PRIu64 " cannot be resumed: %s", j->id,
                    err ? err->msg : "");
             free(j);

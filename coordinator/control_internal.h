@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "coordinator/control.h"
-#include "coordinator/map.h"
+#include "proto/map.h"
 #include "coordinator/plan.h"
 
 typedef struct cjob {
@@ -107,45 +107,14 @@ struct sm_control {
     void *change_ctx;
 };
 
-/* ---- maps keyed by id: the one place that turns a job or run id into a map key ---- */
-
-#define ID_KEY_LEN 24
-
-static inline void id_key(uint64_t id, char *buf, size_t len)
-{
-    snprintf(buf, len, "%" PRIu64, id);
-}
-
-static inline void *id_map_get(const sm_map *m, uint64_t id)
-{
-    char key[ID_KEY_LEN];
-    id_key(id, key, sizeof key);
-    return sm_map_get(m, key);
-}
-
-/* 0, or SM_ENOMEM. */
-static inline int id_map_put(sm_map *m, uint64_t id, void *val)
-{
-    char key[ID_KEY_LEN];
-    id_key(id, key, sizeof key);
-    return sm_map_put(m, key, val);
-}
-
-static inline void *id_map_del(sm_map *m, uint64_t id)
-{
-    char key[ID_KEY_LEN];
-    id_key(id, key, sizeof key);
-    return sm_map_del(m, key);
-}
-
 static inline cjob *job_get(const sm_control *c, uint64_t id)
 {
-    return id_map_get(c->jobs, id);
+    return sm_map_get_id(c->jobs, id);
 }
 
 static inline crun *run_get(const sm_control *c, uint64_t id)
 {
-    return id ? id_map_get(c->runs, id) : NULL;
+    return id ? sm_map_get_id(c->runs, id) : NULL;
 }
 
 /* ---- small helpers ---- */

@@ -32,7 +32,7 @@ static int run_count(sm_control *c, uint64_t run_id, bool ok, int64_t now_ms, sm
     if (!rc && state != SM_RUN_RUNNING) {
         sm_log(LOG_NOTICE, "SM-RUN-END", "run %" PRIu64 " %s: %u done, %u failed", r->id,
                sm_run_state_name(state), r->done, r->failed);
-        ctl_run_free(id_map_del(c->runs, r->id));
+        ctl_run_free(sm_map_del_id(c->runs, r->id));
     } else if (!rc && !r->parallel) {
         ctl_wake_run_hosts(c, run_id);
     }
@@ -88,7 +88,7 @@ static int run_late_done(sm_control *c, uint64_t run_id, int64_t now_ms, sm_erro
 static void job_forget(sm_control *c, cjob *j)
 {
     ctl_unqueue_all(c, j);
-    id_map_del(c->jobs, j->id);
+    sm_map_del_id(c->jobs, j->id);
     free(j);
 }
 

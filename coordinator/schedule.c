@@ -314,7 +314,7 @@ int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64
     j->params = *p;
     j->state = SM_JOB_QUEUED;
     j->attempt = 1;
-    if (id_map_put(c->jobs, j->id, j) != 0) {
+    if (sm_map_put_id(c->jobs, j->id, j) != 0) {
         free(j);
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     }
@@ -501,7 +501,7 @@ static void queue_jobs(sm_control *c, const sm_plan *plan, const size_t *order, 
         cjob *j = made[i];
         cagent *a = sm_map_get(c->agents, j->host);
         cagent *b = j->peer[0] ? sm_map_get(c->agents, j->peer) : NULL;
-        if (!a || (j->peer[0] && !b) || id_map_put(c->jobs, j->id, j) != 0) {
+        if (!a || (j->peer[0] && !b) || sm_map_put_id(c->jobs, j->id, j) != 0) {
             free(j);
             made[i] = NULL;
             continue;
@@ -556,7 +556,7 @@ int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *sp
     r->total = (uint32_t)plan.n_jobs;
     if (spec->adaptive && (rc = ctl_adapt_plan(r, spec, &plan, err)))
         goto out;
-    if (id_map_put(c->runs, r->id, r) != 0) {
+    if (sm_map_put_id(c->runs, r->id, r) != 0) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         goto out;
     }
@@ -622,7 +622,7 @@ int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_err
     if (!rc)
         tell_change(c, SM_CHANGE_RUN, NULL, 0, run_id);
     sm_run_row_fini(&row);
-    ctl_run_free(id_map_del(c->runs, run_id));
+    ctl_run_free(sm_map_del_id(c->runs, run_id));
     sm_log(LOG_NOTICE, "SM-RUN-CANCEL", "run %" PRIu64 " cancelled (%u jobs)", run_id, total);
     return rc;
 }

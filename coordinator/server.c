@@ -16,7 +16,7 @@
 #include "coordinator/bus.h"
 #include "coordinator/control.h"
 #include "coordinator/guard.h"
-#include "coordinator/map.h"
+#include "proto/map.h"
 #include "coordinator/store.h"
 #include "coordinator/web.h"
 #include "proto/clock.h"

@@ -11,7 +11,7 @@
 #include "coordinator/api.h"
 #include "coordinator/bus.h"
 #include "coordinator/guard.h"
-#include "coordinator/map.h"
+#include "proto/map.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
 #include "coordinator/web.h"

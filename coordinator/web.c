@@ -17,7 +17,7 @@
 
 #include "coordinator/events.h"
 #include "coordinator/export.h"
-#include "coordinator/map.h"
+#include "proto/map.h"
 #include "proto/codec.h"
 #include "proto/log.h"
 
@@ -180,7 +180,7 @@ struct sm_ws_hub {
     sm_store *st;
     uint64_t *counters; /* clients, rejected, cut */
     session *sessions;
-    /* What changed since the last tick (sm_control_on_change), by name or decimal id. */
+    /* What changed since the last tick (sm_control_on_change), by name or id. */
     sm_map *agents;  /* -> MARK */
     sm_map *jobs;    /* -> MARK (jobs of runs only) */
     sm_map *touched; /* run -> MARK: the run changed, or a job of it did */
@@ -193,21 +193,26 @@ struct sm_ws_hub {
     void *tap_arg;
 };
 
-static void id_key(uint64_t id, char *key, size_t cap)
+static void lost(void)
 {
-    snprintf(key, cap, "%" PRIu64, id);
+    sm_log(LOG_WARNING, "SM-WS-LOST", "out of memory: a dashboard change is not told");
 }
 
-static void hub_mark(sm_map *m, const char *key, void *val)
+static void hub_mark(sm_map *m, const char *name, void *val)
 {
-    if (!sm_map_get(m, key) && sm_map_put(m, key, val) != 0)
-        sm_log(LOG_WARNING, "SM-WS-LOST", "out of memory: a dashboard change is not told");
+    if (!sm_map_get(m, name) && sm_map_put(m, name, val) != 0)
+        lost();
+}
+
+static void hub_mark_id(sm_map *m, uint64_t id, void *val)
+{
+    if (!sm_map_get_id(m, id) && sm_map_put_id(m, id, val) != 0)
+        lost();
 }
 
 void sm_ws_hub_change(void *ctx, const sm_change *ch)
 {
     sm_ws_hub *h = ctx;
-    char key[24];
     if (ch->kind != SM_CHANGE_AGENT)
         sm_api_run_changed(h->api, ch->run);
     switch (ch->kind) {
@@ -218,20 +223,17 @@ void sm_ws_hub_change(void *ctx, const sm_change *ch)
     case SM_CHANGE_JOB: {
         if (ch->run == 0)
             return; /* a job of no run is not on the dashboard */
-        id_key(ch->job, key, sizeof key);
-        hub_mark(h->jobs, key, MARK);
-        id_key(ch->run, key, sizeof key);
-        hub_mark(h->touched, key, MARK);
+        hub_mark_id(h->jobs, ch->job, MARK);
+        hub_mark_id(h->touched, ch->run, MARK);
         return;
     }
     case SM_CHANGE_RUN:
-        id_key(ch->run, key, sizeof key);
-        hub_mark(h->touched, key, MARK);
-        hub_mark(h->runs, key, MARK);
+        hub_mark_id(h->touched, ch->run, MARK);
+        hub_mark_id(h->runs, ch->run, MARK);
         /* A run that started: followed from now, even if it ends before the next tick. */
         if (ch->run > h->newest) {
             h->newest = ch->run;
-            hub_mark(h->live, key, FRESH);
+            hub_mark_id(h->live, ch->run, FRESH);
         }
         return;
     }
@@ -250,9 +252,7 @@ static int hub_load(sm_ws_hub *h)
     if (rc == 0)
         rc = sm_store_runs_running(h->st, &rows, &n, &err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        char key[24];
-        id_key(rows[i].id, key, sizeof key);
-        if (sm_map_put(h->live, key, TOLD) != 0) {
+        if (sm_map_put_id(h->live, rows[i].id, TOLD) != 0) {
             sm_store_runs_free(rows, n);
             return SM_ENOMEM;
         }
@@ -397,9 +397,7 @@ static void tell_jobs(sm_ws_hub *h, uint64_t run_id, bool all)
     if (sm_store_run_jobs(h->st, run_id, &rows, &n, &err) != 0)
         return;
     for (size_t i = 0; i < n; i++) {
-        char key[24];
-        id_key(rows[i].id, key, sizeof key);
-        if (!all && !sm_map_get(h->jobs, key))
+        if (!all && !sm_map_get_id(h->jobs, rows[i].id))
             continue;
         double v = NAN;
         sm_metric m = SM_M_SECONDS;
@@ -431,23 +429,21 @@ static void tell_anomalies(sm_ws_hub *h, uint64_t run_id)
  * hub follows is brought up to date. */
 static void tell_run(sm_ws_hub *h, uint64_t id, bool tell)
 {
-    char key[24];
-    id_key(id, key, sizeof key);
     sm_run_row run;
     sm_error err = {0};
     if (sm_store_run_get(h->st, id, &run, &err) != 0) {
-        sm_map_del(h->live, key); /* rolled back */
+        sm_map_del_id(h->live, id); /* rolled back */
         return;
     }
     const bool running = run.state == SM_RUN_RUNNING;
-    char *was = sm_map_get(h->live, key);
+    char *was = sm_map_get_id(h->live, id);
     if (running && !was)
-        hub_mark(h->live, key, (was = FRESH));
+        hub_mark_id(h->live, id, (was = FRESH));
     if (tell && was)
         tell_jobs(h, id, was == FRESH);
     if (was == FRESH)
-        sm_map_put(h->live, key, TOLD); /* replaces: no memory needed */
-    if (tell && sm_map_get(h->runs, key)) {
+        sm_map_put_id(h->live, id, TOLD); /* replaces: no memory needed */
+    if (tell && sm_map_get_id(h->runs, id)) {
         char *item = sm_api_run_item(&run);
         broadcast(h, item ? sm_event_wrap("run", "run", item, 0) : NULL);
         free(item);
@@ -455,7 +451,7 @@ static void tell_run(sm_ws_hub *h, uint64_t id, bool tell)
     if (!running && was) {
         if (tell)
             tell_anomalies(h, id);
-        sm_map_del(h->live, key);
+        sm_map_del_id(h->live, id);
     }
     sm_run_row_fini(&run);
 }
@@ -474,10 +470,10 @@ static void look(sm_ws_hub *h)
     tell_agents(h, tell);
     size_t n = sm_map_size(h->touched), k = 0, cur = 0;
     uint64_t *ids = calloc(n ? n : 1, sizeof *ids);
-    const char *key;
+    uint64_t id;
     void *val;
-    while (ids && k < n && sm_map_next(h->touched, &cur, &key, &val))
-        ids[k++] = strtoull(key, NULL, 10);
+    while (ids && k < n && sm_map_next_id(h->touched, &cur, &id, &val))
+        ids[k++] = id;
     qsort(ids, k, sizeof *ids, by_id_desc);
     for (size_t i = 0; i < k; i++)
         tell_run(h, ids[i], tell);

@@ -10,7 +10,11 @@
  * its own.
  * The opener scans this fixed header by hand, bounded, verifies the MAC over it and the body,
  * and only then lets anything parse the body: a message without the key costs one HMAC, never a
- * JSON parse. The text must be the header, the body, then "}", so no byte escapes the MAC. */
+ * JSON parse. The text must be the header, the body, then "}", so no byte escapes the MAC.
+ *
+ * This header is the public face of four files: envelope.c (names, seal, scan, verify, open),
+ * keyfile.c (key files and derived keys), replay.c (the replay window) and rejects.c (rejection
+ * accounting). */
 #ifndef SM_PROTO_ENVELOPE_H
 #define SM_PROTO_ENVELOPE_H
 
@@ -58,6 +62,8 @@ int sm_name_valid(const char *name);
 /* Whether name is reserved (SM_COORDINATOR): valid as a sender of replies, never an agent's. */
 int sm_name_reserved(const char *name);
 
+/* ---- keyfile.c ---- */
+
 /* Reads a key file: 64 hex digits and an optional newline. Refuses a file that group or others
  * may read or write (mode & 077) with a message saying how to fix it. */
 int sm_key_load(const char *path, uint8_t key[SM_KEY_LEN], sm_error *err);
@@ -72,6 +78,8 @@ int sm_key_write(const char *path, const uint8_t key[SM_KEY_LEN], sm_error *err)
 #define SM_KEY_SALT "sockmatrix/2 agent key"
 int sm_key_derive(const uint8_t fleet[SM_KEY_LEN], const char *name, uint8_t out[SM_KEY_LEN],
                   sm_error *err);
+
+/* ---- envelope.c ---- */
 
 /* Seals body[0..body_len) (a JSON value) from `name` at ts_ms, travelling dir, with a fresh
  * random nonce (copied to nonce_out when not NULL). Returns a malloc'd NUL-terminated envelope
@@ -108,6 +116,8 @@ sm_reject sm_env_verify(const uint8_t key[SM_KEY_LEN], sm_dir dir, const sm_env 
 sm_reject sm_env_open(const uint8_t key[SM_KEY_LEN], sm_dir dir, const char *text, size_t len,
                       uint64_t now_ms, sm_env *out, sm_error *err);
 
+/* ---- replay.c ---- */
+
 /* The replay window: (name, nonce) pairs remembered for window_ms (use 2 x SM_SKEW_MS, so a
  * message cannot be replayed after its nonce is forgotten: by then its ts is too old). */
 typedef struct sm_replay sm_replay;
@@ -118,6 +128,8 @@ void sm_replay_free(sm_replay *r);
  * entry per accepted message in the window). */
 sm_reject sm_replay_check(sm_replay *r, const char *name, const char *nonce, uint64_t now_ms);
 size_t sm_replay_size(const sm_replay *r);
+
+/* ---- rejects.c ---- */
 
 /* Rejection accounting: a counter per reason, and a log line (LOG_WARNING, id SM-REJECT) at
  * most once per peer per minute, saying how many were suppressed since. */

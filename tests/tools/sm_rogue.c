@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/session.h"
 #include "proto/clock.h"
 #include "proto/envelope.h"
 #include "proto/msg.h"
@@ -36,24 +37,28 @@
 #define FLOOD_N 200
 
 /* Each message goes on a fresh REQ socket: a refused request gets no answer, and a REQ socket
- * would otherwise wait for it. */
+ * would otherwise wait for it. The bytes go as they are (no sealing: most are not envelopes),
+ * and an answer is only counted, not opened. */
 static int send_raw(const char *url, const char *data, size_t len, int want_reply)
 {
-    int s = nn_socket(AF_SP, NN_REQ);
-    int ms = 2000;
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &ms, sizeof ms);
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
-    if (s < 0 || nn_connect(s, url) < 0 || nn_send(s, data, len, 0) < 0) {
+    sm_session *ses = NULL;
+    sm_error err = {0};
+    const sm_session_opts o = {.url = url, .send_timeout_ms = 2000, .recv_timeout_ms = 2000};
+    if (sm_session_open(&ses, &o, NULL, NULL, &err) != 0) {
+        fprintf(stderr, "sm-rogue: send: %s\n", err.msg);
+        return 1;
+    }
+    if (nn_send(sm_session_socket(ses), data, len, 0) < 0) {
         fprintf(stderr, "sm-rogue: send: %s\n", nn_strerror(nn_errno()));
-        nn_close(s);
+        sm_session_close(ses);
         return 1;
     }
     char *buf = NULL;
-    int n = nn_recv(s, &buf, NN_MSG, 0);
+    int n = nn_recv(sm_session_socket(ses), &buf, NN_MSG, 0);
     printf("sent %zu bytes, %s\n", len, n >= 0 ? "answered" : "no answer");
     if (n >= 0)
         nn_freemsg(buf);
-    nn_close(s);
+    sm_session_close(ses);
     return want_reply && n < 0;
 }
 
@@ -254,23 +259,23 @@ int main(int argc, char **argv)
         /* One connection, many wrong MACs: each send on a REQ socket drops the last request
          * and sends the next on the same pipe. */
         RAND_bytes(key, sizeof key);
-        int s = nn_socket(AF_SP, NN_REQ);
-        int ms = 2000;
-        nn_setsockopt(s, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
-        rc = s < 0 || nn_connect(s, url) < 0;
+        sm_session *ses = NULL;
+        const sm_session_opts o = {.url = url, .send_timeout_ms = 2000};
+        rc = sm_session_open(&ses, &o, key, "rogue-flood", &err) != 0;
         /* A REQ socket keeps only the newest request until it is connected. */
         usleep(300 * 1000);
         for (int i = 0; rc == 0 && i < FLOOD_N; i++) {
-            free(env);
-            env = sealed_poll(key, "rogue-flood", &elen, &err);
-            rc = !env || nn_send(s, env, elen, 0) < 0;
+            size_t blen;
+            char *body = poll_body("rogue-flood", &blen);
+            rc = !body || sm_session_send(ses, body, blen, (uint64_t)sm_wall_ms(), 0, &err) != 0;
+            free(body);
             usleep(5 * 1000); /* each is written out before the next replaces it */
         }
         if (rc == 0) {
-            usleep(500 * 1000); /* let nanomsg write them out before the socket closes */
+            usleep(500 * 1000); /* let nanomsg write them out before the process exits */
             printf("sent %d polls with a wrong MAC on one connection\n", FLOOD_N);
         }
-        nn_close(s);
+        sm_session_close(ses);
     } else if (strcmp(what, "garbage") == 0) {
         rc = send_raw(url, "hello", 5, 0);
     } else {
