@@ -1,5 +1,5 @@
 /* The agent's durable result spool: one file per result, made durable by write, fsync, rename. */
-#include "agent/spool.h"
+#include "agent/spool_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,45 +16,6 @@
 #include <unistd.h>
 
 #include "proto/log.h"
-
-/* A result is a JSON document of a few KiB; anything near this is a bug, not a measurement. */
-#define MAX_ENTRY ((size_t)1 << 20)
-/* "%016llx-%llu-%u.res" is at most 16 + 1 + 20 + 1 + 10 + 4 + 1 = 53 bytes. */
-#define NAME_SIZE 64
-#define NOT_FOUND ((size_t)-1)
-/* Quarantine lines one process logs before it only counts: a spool filled with junk by a
- * broken disk or script must not turn into an endless log. */
-#define QUARANTINE_LOG_MAX 100
-
-typedef struct entry {
-    uint64_t seq;
-    uint64_t job;
-    uint32_t attempt;
-    /* Acked, but its file could not be removed: kept so a put of the key stays a no-op and the
-     * key counts as taken, never listed again (see sm_spool_remove). */
-    bool acked;
-} entry;
-
-struct sm_spool {
-    int dirfd;
-    char *path; /* for error messages only */
-    /* Serializes puts, so that the duplicate check, the temporary file (one name per key) and the
-     * sequence number are each used by one put at a time, while the slow part of a put (two
-     * fsyncs) runs outside mu and never stalls the control thread's list, get and remove. */
-    pthread_mutex_t put_mu;
-    uint64_t next_seq; /* guarded by put_mu */
-    pthread_mutex_t mu;
-    entry *v; /* guarded by mu: sorted by seq, oldest first */
-    size_t n, cap;
-    uint64_t quarantined; /* guarded by mu (or open, before the handle is shared) */
-    unsigned quarantine_logged;
-};
-
-static void entry_name(char *buf, uint64_t seq, uint64_t job, uint32_t attempt)
-{
-    snprintf(buf, NAME_SIZE, "%016llx-%llu-%u.res", (unsigned long long)seq,
-             (unsigned long long)job, attempt);
-}
 
 static void tmp_name(char *buf, uint64_t job, uint32_t attempt)
 {
@@ -125,24 +86,6 @@ static int parse_tmp_name(const char *name)
     return strcmp(canon, name) == 0 ? 0 : -1;
 }
 
-static int open_retry(int dirfd, const char *name, int flags, mode_t mode)
-{
-    int fd;
-    do {
-        fd = openat(dirfd, name, flags, mode);
-    } while (fd < 0 && errno == EINTR);
-    return fd;
-}
-
-static int fsync_retry(int fd)
-{
-    int rc;
-    do {
-        rc = fsync(fd);
-    } while (rc != 0 && errno == EINTR);
-    return rc;
-}
-
 static int write_all(int fd, const char *p, size_t len)
 {
     while (len > 0) {
@@ -175,16 +118,6 @@ static int cmp_key_then_seq(const void *a, const void *b)
     if (x->attempt != y->attempt)
         return (x->attempt > y->attempt) - (x->attempt < y->attempt);
     return cmp_seq(a, b);
-}
-
-/* Caller holds mu. The backlog of unacked results is normally a handful of entries, so a scan
- * costs less than a second index kept in step with this one. */
-static size_t find(const sm_spool *sp, uint64_t job, uint32_t attempt)
-{
-    for (size_t i = 0; i < sp->n; i++)
-        if (sp->v[i].job == job && sp->v[i].attempt == attempt)
-            return i;
-    return NOT_FOUND;
 }
 
 /* Caller holds mu. */
@@ -289,101 +222,11 @@ int sm_spool_put(sm_spool *sp, uint64_t job, uint32_t attempt, const char *data,
     return sm_spool_put_until(sp, job, attempt, data, len, 6, err);
 }
 
-/* mkdirat that takes an existing directory as success. */
-static int mkdir_at(int dirfd, const char *name)
-{
-    if (mkdirat(dirfd, name, 0700) == 0 || errno == EEXIST)
-        return 0;
-    return -1;
-}
-
 /* Whether errno says the system is short of something (descriptors, memory) rather than that
  * the file is bad: such an entry is tried again at the next poll, not quarantined. */
 static bool shortage(int e)
 {
     return e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN || e == ENOBUFS;
-}
-
-static void log_quarantine(sm_spool *sp, const char *name, const char *why, const char *failed)
-{
-    if (sp->quarantine_logged > QUARANTINE_LOG_MAX)
-        return;
-    if (sp->quarantine_logged++ == QUARANTINE_LOG_MAX) {
-        sm_log(LOG_WARNING, "SM-SPOOL-QUARANTINE",
-               "spool %s: more than %d entries quarantined; further ones are only counted",
-               sp->path, QUARANTINE_LOG_MAX);
-        return;
-    }
-    if (failed)
-        sm_log(LOG_ERR, "SM-SPOOL-QUARANTINE",
-               "spool entry %s/%s cannot be moved to %s/ (%s); skipped until the agent restarts: "
-               "%s",
-               sp->path, name, SM_SPOOL_QUARANTINE_DIR, failed, why);
-    else
-        sm_log(LOG_WARNING, "SM-SPOOL-QUARANTINE", "spool entry %s/%s moved to %s/: %s", sp->path,
-               name, SM_SPOOL_QUARANTINE_DIR, why);
-}
-
-/* Moves the file name of the spool folder into quarantine/, logs it once and counts it. The
- * caller holds mu, or is sm_spool_open. No fsync: a crash that undoes the rename only brings the
- * file back to be quarantined again. Returns 0, SM_ESYS (err says why; logged as well), or
- * SM_EINVAL when the file is gone (removed by hand: nothing to count). */
-static int move_to_quarantine(sm_spool *sp, const char *name, const char *why, sm_error *err)
-{
-    char to[sizeof SM_SPOOL_QUARANTINE_DIR + NAME_MAX + 8];
-    struct stat st;
-    sm_error e = {0}; /* the log line needs the reason even when the caller wants none */
-    int rc = 0;
-    if (mkdir_at(sp->dirfd, SM_SPOOL_QUARANTINE_DIR) != 0) {
-        rc = sm_error_sys(&e, errno, "mkdir %s", SM_SPOOL_QUARANTINE_DIR);
-        goto out;
-    }
-    /* renameat would replace a file of the same name (a sequence number used again after the
-     * spool was emptied) and lose it. Only this process writes here (the spool's lock). */
-    for (int k = 0;; k++) {
-        if (k == 0)
-            snprintf(to, sizeof to, "%s/%s", SM_SPOOL_QUARANTINE_DIR, name);
-        else
-            snprintf(to, sizeof to, "%s/%s.%d", SM_SPOOL_QUARANTINE_DIR, name, k);
-        if (fstatat(sp->dirfd, to, &st, AT_SYMLINK_NOFOLLOW) != 0)
-            break;
-        if (k == 100) {
-            rc = sm_error_set(&e, SM_ESYS, "%s/%s and its 100 suffixed names are taken",
-                              SM_SPOOL_QUARANTINE_DIR, name);
-            goto out;
-        }
-    }
-    if (renameat(sp->dirfd, name, sp->dirfd, to) != 0) {
-        if (errno == ENOENT)
-            return sm_error_set(err, SM_EINVAL, "spool %s: %s is gone", sp->path, name);
-        rc = sm_error_sys(&e, errno, "rename");
-    }
-out:
-    sp->quarantined++;
-    log_quarantine(sp, name, why, rc ? e.msg : NULL);
-    if (rc && err)
-        *err = e;
-    return rc;
-}
-
-/* Files in quarantine/ now; 0 when there is no such folder. */
-static uint64_t count_quarantined(sm_spool *sp)
-{
-    int fd = open_retry(sp->dirfd, SM_SPOOL_QUARANTINE_DIR,
-                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return 0;
-    }
-    uint64_t n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL)
-        n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
-    closedir(d);
-    return n;
 }
 
 /* Sorts the entries by key, keeps the oldest of each key, and sorts what is left by age. Two
@@ -422,7 +265,7 @@ static int scan(sm_spool *sp, sm_error *err)
     int rc = 0;
     uint64_t max_seq = 0;
     /* Before the loop, whose moves count themselves: a failed one is counted too. */
-    sp->quarantined = count_quarantined(sp);
+    sp->quarantined = spool_quarantine_count(sp);
     for (;;) {
         errno = 0;
         struct dirent *de = readdir(d);
@@ -457,8 +300,8 @@ static int scan(sm_spool *sp, sm_error *err)
             /* Nothing would ever read or remove it; the count and the log line say it is
              * there. A failed move (logged) leaves it where it is, harmless. */
             sm_error qe = {0};
-            move_to_quarantine(sp, name,
-                               named ? "not a regular file" : "not named as a spool entry", &qe);
+            spool_quarantine_move(sp, name,
+                                  named ? "not a regular file" : "not named as a spool entry", &qe);
             continue;
         }
         if ((rc = reserve(sp, sp->n + 1, err)) != 0)
@@ -620,14 +463,20 @@ size_t sm_spool_list(sm_spool *sp, uint64_t *jobs, uint32_t *attempts, size_t ma
     return k;
 }
 
-size_t sm_spool_count(sm_spool *sp)
+/* One of the spool's counters, read under mu; 0 for no spool. */
+static uint64_t read_counter(sm_spool *sp, bool quarantined)
 {
     if (!sp)
         return 0;
     pthread_mutex_lock(&sp->mu);
-    size_t n = sp->n;
+    uint64_t n = quarantined ? sp->quarantined : (uint64_t)sp->n;
     pthread_mutex_unlock(&sp->mu);
     return n;
+}
+
+size_t sm_spool_count(sm_spool *sp)
+{
+    return (size_t)read_counter(sp, false);
 }
 
 /* An open or read of an entry failed with e: a shortage that may pass is SM_ESYS, anything
@@ -733,96 +582,7 @@ int sm_spool_remove(sm_spool *sp, uint64_t job, uint32_t attempt, sm_error *err)
     return 0;
 }
 
-static bool valid_tag(const char *tag)
-{
-    size_t n = tag ? strlen(tag) : 0;
-    if (n == 0 || n > 64 || strcmp(tag, ".") == 0 || strcmp(tag, "..") == 0)
-        return false;
-    return strspn(tag, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
-}
-
-int sm_spool_set_aside(sm_spool *sp, uint64_t job, uint32_t attempt, const char *tag, sm_error *err)
-{
-    if (!sp)
-        return sm_error_set(err, SM_EINVAL, "spool set aside: no spool");
-    if (!valid_tag(tag))
-        return sm_error_set(err, SM_EINVAL, "spool %s: set aside: '%.70s' is no directory name",
-                            sp->path, tag ? tag : "");
-    char sub[sizeof SM_SPOOL_ASIDE_DIR + 66], name[NAME_SIZE], to[sizeof sub + NAME_SIZE];
-    snprintf(sub, sizeof sub, "%s/%s", SM_SPOOL_ASIDE_DIR, tag);
-    /* Made before taking mu: listing and removing need not wait on two mkdirs. */
-    if (mkdir_at(sp->dirfd, SM_SPOOL_ASIDE_DIR) != 0 || mkdir_at(sp->dirfd, sub) != 0)
-        return sm_error_sys(err, errno, "spool %s: mkdir %s", sp->path, sub);
-
-    pthread_mutex_lock(&sp->mu);
-    size_t i = find(sp, job, attempt);
-    if (i == NOT_FOUND) {
-        pthread_mutex_unlock(&sp->mu);
-        return sm_error_set(err, SM_EINVAL, "spool %s: no entry for job %llu attempt %u", sp->path,
-                            (unsigned long long)job, attempt);
-    }
-    entry_name(name, sp->v[i].seq, job, attempt);
-    snprintf(to, sizeof to, "%s/%s", sub, name);
-    /* The sequence number in the name keeps two results of one job id (from two stores that
-     * both had it) apart in one directory; renameat would replace the older silently. */
-    struct stat st;
-    if (fstatat(sp->dirfd, to, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        pthread_mutex_unlock(&sp->mu);
-        return sm_error_set(err, SM_EINVAL, "spool %s: %s is already there", sp->path, to);
-    }
-    if (renameat(sp->dirfd, name, sp->dirfd, to) != 0) {
-        int rc = sm_error_sys(err, errno, "spool %s: move %s to %s", sp->path, name, sub);
-        pthread_mutex_unlock(&sp->mu);
-        return rc;
-    }
-    memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof *sp->v);
-    sp->n--;
-    pthread_mutex_unlock(&sp->mu);
-
-    /* The new name first: a crash between the two syncs leaves the file in both places at
-     * worst, never in neither. */
-    int fd = open_retry(sp->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-    if (fd < 0 || fsync_retry(fd) != 0) {
-        int rc = sm_error_sys(err, errno, "spool %s: fsync of %s", sp->path, sub);
-        if (fd >= 0)
-            close(fd);
-        return rc;
-    }
-    close(fd);
-    if (fsync_retry(sp->dirfd) != 0)
-        return sm_error_sys(err, errno, "spool %s: fsync of the directory", sp->path);
-    return 0;
-}
-
-int sm_spool_quarantine(sm_spool *sp, uint64_t job, uint32_t attempt, const char *why,
-                        sm_error *err)
-{
-    char name[NAME_SIZE];
-    if (!sp)
-        return sm_error_set(err, SM_EINVAL, "spool quarantine: no spool");
-    pthread_mutex_lock(&sp->mu);
-    size_t i = find(sp, job, attempt);
-    if (i == NOT_FOUND) {
-        pthread_mutex_unlock(&sp->mu);
-        return sm_error_set(err, SM_EINVAL, "spool %s: no entry for job %llu attempt %u", sp->path,
-                            (unsigned long long)job, attempt);
-    }
-    entry_name(name, sp->v[i].seq, job, attempt);
-    int rc = move_to_quarantine(sp, name, why ? why : "unreadable", err);
-    /* Out of the index whatever became of the move: listed again, an entry that failed to move
-     * would be read, judged, and fail to move at every poll. */
-    memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof *sp->v);
-    sp->n--;
-    pthread_mutex_unlock(&sp->mu);
-    return rc;
-}
-
 uint64_t sm_spool_quarantined(sm_spool *sp)
 {
-    if (!sp)
-        return 0;
-    pthread_mutex_lock(&sp->mu);
-    uint64_t n = sp->quarantined;
-    pthread_mutex_unlock(&sp->mu);
-    return n;
+    return read_counter(sp, true);
 }
