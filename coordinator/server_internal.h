@@ -20,6 +20,8 @@
  * messages included; replies one pass makes at most. */
 #define SM_BUS_PASS_BYTES   (1u << 20)
 #define SM_BUS_PASS_REPLIES 256
+/* Agents with news one round of answer_news takes at most. */
+#define SM_NEWS_BATCH 1024
 
 /* The kinds of refused HTTP request, each counted and logged at most once a minute. */
 enum { HR_HOST, HR_ORIGIN, HR_TYPE, HR_TOKEN, HR_METHOD, HR_SIZE, HR_SLOW, HR_FULL, HR_N };
@@ -30,6 +32,14 @@ typedef struct held {
     int64_t since_ms;             /* monotonic */
     char nonce[SM_NONCE_HEX + 1]; /* of the poll: its answer names it */
 } held;
+
+/* A reply of a pass over the bus, sent after the pass's commit. */
+typedef struct pending {
+    sm_bus_msg msg;
+    sm_poll_reply reply;
+    char name[SM_NAME_MAX + 1];
+    char nonce[SM_NONCE_HEX + 1];
+} pending;
 
 typedef struct server {
     const sm_server_cfg *cfg;
@@ -54,7 +64,18 @@ typedef struct server {
     unsigned ticks;
     lws_sorted_usec_list_t tick;
     volatile sig_atomic_t *stop;
+    /* Scratch of one pass over the bus and of answer_news, too large for the stack and made
+     * once by sm_server_scratch_new: SM_BUS_PASS_REPLIES pending, SM_NEWS_BATCH of the rest. */
+    pending *out;
+    char (*news_names)[SM_NAME_MAX + 1];
+    sm_poll_reply *news_replies;
+    bool *news;
 } server;
+
+/* Allocates s's scratch arrays (out, news_names, news_replies, news); 0 or SM_ENOMEM, with
+ * none kept on failure. sm_server_scratch_free frees them (NULL members are fine). */
+int sm_server_scratch_new(server *s);
+void sm_server_scratch_free(server *s);
 
 /* One pass over the bus: takes waiting requests (at most SM_BUS_PASS_REPLIES answered now, at
  * most about SM_BUS_PASS_BYTES read) in one store transaction; a message that fails its checks

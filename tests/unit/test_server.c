@@ -72,6 +72,7 @@ static int setup(void **state)
     assert_non_null(s->rejects);
     assert_non_null(s->held);
     assert_non_null(s->on_prev_key);
+    assert_int_equal(sm_server_scratch_new(s), 0);
     s->api.st = s->st;
     s->api.rejects = s->rejects;
     s->started_ms = mono_ms();
@@ -115,6 +116,7 @@ static int teardown(void **state)
     sm_replay_free(s->replay);
     sm_control_close(s->api.ctl);
     sm_store_close(s->st);
+    sm_server_scratch_free(s);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
     assert_int_equal(system(cmd), 0);
