@@ -681,20 +681,18 @@ static int start(agentd *d, sm_error *err)
         return rc;
     /* An agent whose spool cannot take a result would measure and then drop every result while
      * looking healthy to the coordinator: it refuses to start instead, saying why. */
-    if ((rc = sm_spool_open(&d->spool, d->cfg->spool_dir, err))) {
-        if (rc == SM_ESYS)
+    rc = sm_spool_open(&d->spool, d->cfg->spool_dir, err);
+    const bool opened = rc == 0;
+    if (opened)
+        rc = sm_spool_probe(d->spool, err);
+    if (rc) {
+        if (opened || rc == SM_ESYS)
             sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
-        remove_sock_dir(d);
-        return rc;
-    }
-    if ((rc = sm_spool_probe(d->spool, err))) {
-        sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
         sm_spool_close(d->spool);
         d->spool = NULL;
         remove_sock_dir(d);
-        return rc;
     }
-    return 0;
+    return rc;
 }
 
 /* The TLS identity, the wake-up eventfd, the replay window, the socket and the worker
@@ -721,7 +719,8 @@ static int connect_and_start_worker(agentd *d, int *wake_fd, sm_error *err)
     return 0;
 }
 
-static void log_start(const agentd *d)
+/* Logs the start, polls until *stop is set, then stops the worker. */
+static void run(agentd *d)
 {
     const sm_daemon_cfg *cfg = d->cfg;
     sm_log(LOG_NOTICE, "SM-AGENT-START",
@@ -735,10 +734,6 @@ static void log_start(const agentd *d)
                "--data-addr %s: a coordinator with the default policy refuses this agent "
                "(its polls go unanswered) unless it allows it with --data-addr-allow",
                pe.msg);
-}
-
-static void poll_until_stopped(agentd *d)
-{
     while (!*d->stop) {
         sm_error e = {0};
         if (send_poll(d, &e) != 0) {
@@ -751,10 +746,6 @@ static void poll_until_stopped(agentd *d)
     }
     sm_log(LOG_NOTICE, "SM-AGENT-STOP", "stopping; %zu results stay in the spool",
            sm_spool_count(d->spool));
-}
-
-static void stop_worker(agentd *d)
-{
     pthread_mutex_lock(&d->w.mu);
     d->w.quit = true;
     if (d->w.has_job)
@@ -782,8 +773,7 @@ static void close_all(agentd *d)
 int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wake_fd,
                   sm_error *err)
 {
-    /* On the heap: its arrays are large for a stack, and each call has its own (the unit tests
-     * run the daemon on a thread, the next test's on another). */
+    /* On the heap: large arrays, and each call its own (the unit tests run it on threads). */
     agentd *d = calloc(1, sizeof *d);
     if (!d)
         return sm_error_set(err, SM_ENOMEM, "cannot set up the agent");
@@ -791,15 +781,12 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     d->stop = stop;
     d->send_facts = true;
     int rc = start(d, err);
-    if (rc) {
+    if (rc) { /* start undid its own work */
         free(d);
         return rc;
     }
-    if (!(rc = connect_and_start_worker(d, wake_fd, err))) {
-        log_start(d);
-        poll_until_stopped(d);
-        stop_worker(d);
-    }
+    if (!(rc = connect_and_start_worker(d, wake_fd, err)))
+        run(d);
     *wake_fd = -1;
     close_all(d);
     free(d);
