@@ -664,63 +664,68 @@ static void remove_sock_dir(agentd *d)
         sm_log(LOG_WARNING, "SM-SOCKDIR-KEPT", "%s is kept: %s", d->own_sock_dir, strerror(errno));
 }
 
-int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wake_fd,
-                  sm_error *err)
+/* The boot id, the facts, the sockets' folder and the spool: what the agent refuses to start
+ * without. On failure nothing is left to undo. */
+static int start(agentd *d, sm_error *err)
 {
-    static agentd d; /* one per process; static keeps the large arrays off the stack */
-    memset(&d, 0, sizeof d);
-    d.cfg = cfg;
-    d.stop = stop;
-    d.send_facts = true;
     int rc;
     uint8_t boot[SM_BOOT_HEX / 2];
     if (RAND_bytes(boot, sizeof boot) != 1)
         return sm_error_set(err, SM_ESYS, "no random bytes for the boot id");
     for (size_t i = 0; i < sizeof boot; i++)
-        snprintf(d.boot + 2 * i, 3, "%02x", boot[i]);
-    sm_facts_collect(&d.facts);
+        snprintf(d->boot + 2 * i, 3, "%02x", boot[i]);
+    sm_facts_collect(&d->facts);
     if ((rc = sm_http_global_init(err)))
         return rc;
-    if ((rc = make_sock_dir(&d, err)))
+    if ((rc = make_sock_dir(d, err)))
         return rc;
     /* An agent whose spool cannot take a result would measure and then drop every result while
      * looking healthy to the coordinator: it refuses to start instead, saying why. */
-    if ((rc = sm_spool_open(&d.spool, cfg->spool_dir, err))) {
-        if (rc == SM_ESYS)
+    rc = sm_spool_open(&d->spool, d->cfg->spool_dir, err);
+    const bool opened = rc == 0;
+    if (opened)
+        rc = sm_spool_probe(d->spool, err);
+    if (rc) {
+        if (opened || rc == SM_ESYS)
             sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
-        remove_sock_dir(&d);
-        return rc;
+        sm_spool_close(d->spool);
+        d->spool = NULL;
+        remove_sock_dir(d);
     }
-    if ((rc = sm_spool_probe(d.spool, err))) {
-        sm_log(LOG_ERR, "SM-SPOOL-UNWRITABLE", "%s", err->msg);
-        sm_spool_close(d.spool);
-        d.spool = NULL;
-        remove_sock_dir(&d);
-        return rc;
-    }
+    return rc;
+}
+
+/* The TLS identity, the wake-up eventfd, the replay window, the socket and the worker
+ * thread. On failure close_all undoes what was made. */
+static int connect_and_start_worker(agentd *d, int *wake_fd, sm_error *err)
+{
+    int rc;
     /* Without an identity the agent still runs every other job; tls jobs then fail saying so. */
     sm_error te = {0};
-    if (sm_tls_id_new(&d.tls, &te) != 0)
+    if (sm_tls_id_new(&d->tls, &te) != 0)
         sm_log(LOG_WARNING, "SM-TLS-ID", "no TLS identity for the built-in source: %s", te.msg);
-    d.wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    d.replay = sm_replay_new(2ull * SM_SKEW_MS);
-    d.rejects = sm_rejects_new();
-    if (d.wakefd < 0 || !d.replay || !d.rejects) {
-        rc = sm_error_set(err, SM_ENOMEM, "cannot set up the agent");
-        goto out;
-    }
-    *wake_fd = d.wakefd;
-    if ((rc = open_socket(&d, err)))
-        goto out;
-    pthread_mutex_init(&d.w.mu, NULL);
-    pthread_cond_init(&d.w.cv, NULL);
-    if ((rc = pthread_create(&d.w.thread, NULL, worker_main, &d))) {
-        rc = sm_error_set(err, SM_ESYS, "cannot start the worker: %s", strerror(rc));
-        goto out;
-    }
+    d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    d->replay = sm_replay_new(2ull * SM_SKEW_MS);
+    d->rejects = sm_rejects_new();
+    if (d->wakefd < 0 || !d->replay || !d->rejects)
+        return sm_error_set(err, SM_ENOMEM, "cannot set up the agent");
+    *wake_fd = d->wakefd;
+    if ((rc = open_socket(d, err)))
+        return rc;
+    pthread_mutex_init(&d->w.mu, NULL);
+    pthread_cond_init(&d->w.cv, NULL);
+    if ((rc = pthread_create(&d->w.thread, NULL, worker_main, d)))
+        return sm_error_set(err, SM_ESYS, "cannot start the worker: %s", strerror(rc));
+    return 0;
+}
+
+/* Logs the start, polls until *stop is set, then stops the worker. */
+static void run(agentd *d)
+{
+    const sm_daemon_cfg *cfg = d->cfg;
     sm_log(LOG_NOTICE, "SM-AGENT-START",
            "agent %s (boot %s) polling %s, %zu results in the spool, Unix sockets in %s", cfg->name,
-           d.boot, cfg->coordinator, sm_spool_count(d.spool), d.sock_dir);
+           d->boot, cfg->coordinator, sm_spool_count(d->spool), d->sock_dir);
     /* The coordinator checks an announced data address against its own policy and, if it is
      * outside, drops the polls unanswered: its reply cannot say why, so this line does. */
     sm_error pe;
@@ -729,37 +734,61 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
                "--data-addr %s: a coordinator with the default policy refuses this agent "
                "(its polls go unanswered) unless it allows it with --data-addr-allow",
                pe.msg);
-    while (!*stop) {
+    while (!*d->stop) {
         sm_error e = {0};
-        if (send_poll(&d, &e) != 0) {
+        if (send_poll(d, &e) != 0) {
             sm_log(LOG_WARNING, "SM-POLL-FAIL", "%s", e.msg);
-            struct pollfd pfd = {.fd = d.wakefd, .events = POLLIN};
+            struct pollfd pfd = {.fd = d->wakefd, .events = POLLIN};
             poll(&pfd, 1, 1000); /* not connected yet: nanomsg reconnects with backoff */
             continue;
         }
-        wait_reply(&d);
+        wait_reply(d);
     }
     sm_log(LOG_NOTICE, "SM-AGENT-STOP", "stopping; %zu results stay in the spool",
-           sm_spool_count(d.spool));
-    pthread_mutex_lock(&d.w.mu);
-    d.w.quit = true;
-    if (d.w.has_job)
-        atomic_store(&d.w.abort, 1);
-    pthread_cond_signal(&d.w.cv);
-    pthread_mutex_unlock(&d.w.mu);
-    pthread_join(d.w.thread, NULL);
-    rc = 0;
-out:
-    *wake_fd = -1;
+           sm_spool_count(d->spool));
+    pthread_mutex_lock(&d->w.mu);
+    d->w.quit = true;
+    if (d->w.has_job)
+        atomic_store(&d->w.abort, 1);
+    pthread_cond_signal(&d->w.cv);
+    pthread_mutex_unlock(&d->w.mu);
+    pthread_join(d->w.thread, NULL);
+}
+
+/* Undoes start and connect_and_start_worker, whatever part of them was done. */
+static void close_all(agentd *d)
+{
     /* The REQ socket is not nn_closed but left to the process's exit (see session.h): a late
      * reply would otherwise abort the agent on its way out (test_conversation.LateReplyTest). */
-    sm_session_close(d.ses);
-    if (d.wakefd >= 0)
-        close(d.wakefd);
-    sm_replay_free(d.replay);
-    sm_rejects_free(d.rejects);
-    sm_spool_close(d.spool);
-    sm_tls_id_free(d.tls);
-    remove_sock_dir(&d);
+    sm_session_close(d->ses);
+    if (d->wakefd >= 0)
+        close(d->wakefd);
+    sm_replay_free(d->replay);
+    sm_rejects_free(d->rejects);
+    sm_spool_close(d->spool);
+    sm_tls_id_free(d->tls);
+    remove_sock_dir(d);
+}
+
+int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wake_fd,
+                  sm_error *err)
+{
+    /* On the heap: large arrays, and each call its own (the unit tests run it on threads). */
+    agentd *d = calloc(1, sizeof *d);
+    if (!d)
+        return sm_error_set(err, SM_ENOMEM, "cannot set up the agent");
+    d->cfg = cfg;
+    d->stop = stop;
+    d->send_facts = true;
+    int rc = start(d, err);
+    if (rc) { /* start undid its own work */
+        free(d);
+        return rc;
+    }
+    if (!(rc = connect_and_start_worker(d, wake_fd, err)))
+        run(d);
+    *wake_fd = -1;
+    close_all(d);
+    free(d);
     return rc;
 }

@@ -13,7 +13,9 @@
 #include "agent/workloads/pattern.h"
 #include "proto/log.h"
 
+/* Set by the signal handler: a signal is process-wide, so its flag is too. */
 static volatile sig_atomic_t stop_flag;
+/* The daemon's eventfd the handler wakes it by; process-wide for the same reason. */
 static int wake_fd = -1;
 
 static void on_signal(int sig)

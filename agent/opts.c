@@ -2,6 +2,7 @@
 #include "agent/opts.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -471,10 +472,212 @@ void sm_opts_http_variant(const sm_once_opts *o, sm_http_client c, sm_params *ou
     out->client = c;
 }
 
-int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
+/* The options that take one uint32 field of sm_params: a size (64K) or a whole number. */
+typedef struct u32_opt {
+    int code;
+    const char *name;
+    bool size; /* binary suffixes allowed */
+    size_t given_off, field_off;
+} u32_opt;
+
+#define U32_OPT(code, name, size, flag, field)                                                     \
+    {                                                                                              \
+        code, name, size, offsetof(given, flag), offsetof(given, v) + offsetof(sm_params, field)   \
+    }
+static const u32_opt u32_opts[] = {
+    U32_OPT(OPT_MSG_SIZE, "msg-size", true, msg_size, msg_size),
+    U32_OPT(OPT_SNDBUF, "sndbuf", true, sndbuf, sndbuf),
+    U32_OPT(OPT_RCVBUF, "rcvbuf", true, rcvbuf, rcvbuf),
+    U32_OPT(OPT_READ_SIZE, "read-size", true, read_size, read_size),
+    U32_OPT(OPT_REQ_SIZE, "req-size", true, req_size, req_size),
+    U32_OPT(OPT_RESP_SIZE, "resp-size", true, resp_size, resp_size),
+    U32_OPT(OPT_BUFFER_SIZE, "buffer-size", true, buffer_size, buffer_size),
+    U32_OPT(OPT_DURATION, "duration-ms", false, duration, duration_ms),
+    U32_OPT(OPT_TIME_LIMIT, "time-limit-ms", false, time_limit, time_limit_ms),
+    U32_OPT(OPT_CONNECTIONS, "connections", false, connections, connections),
+    U32_OPT(OPT_REPEAT, "repeat", false, repeat, repeat),
+};
+#undef U32_OPT
+
+/* Returns 1 when c is none of the table's options. */
+static int parse_u32_opt(int c, const char *val, given *g, sm_error *err)
 {
-    given g;
-    memset(&g, 0, sizeof g);
+    for (size_t i = 0; i < sizeof u32_opts / sizeof u32_opts[0]; i++) {
+        const u32_opt *t = &u32_opts[i];
+        if (t->code != c)
+            continue;
+        *(bool *)((char *)g + t->given_off) = true;
+        uint32_t *field = (uint32_t *)((char *)g + t->field_off);
+        if (t->size)
+            return u32_size_arg(t->name, val, field, err);
+        uint64_t v;
+        int rc = num_arg(t->name, val, UINT32_MAX, &v, err);
+        if (!rc)
+            *field = (uint32_t)v;
+        return rc;
+    }
+    return 1;
+}
+
+/* A count of repetitions: at most max, at least 1. */
+static int reps_arg(const char *opt, const char *val, uint32_t max, uint32_t *out, sm_error *err)
+{
+    uint64_t v;
+    int rc = num_arg(opt, val, max, &v, err);
+    if (rc)
+        return rc;
+    if (v == 0)
+        rc = sm_error_set(err, SM_EINVAL, "--%s: 0 is below the minimum 1", opt);
+    *out = (uint32_t)v;
+    return rc;
+}
+
+/* The test's own options, and the lists that land in cli until the preset is applied.
+ * Returns 1 when c is not one of them. */
+static int parse_test_opt(int c, const char *val, sm_once_opts *cli, given *g, sm_error *err)
+{
+    uint64_t v;
+    int rc = 0;
+    switch (c) {
+    case OPT_WORKLOAD:
+        g->workload = true;
+        if (sm_workload_parse(val, &g->v.workload) != 0)
+            rc = bad_value(err, "workload", val, "a workload (stream, rr, connect, http)");
+        return rc;
+    case OPT_TRANSPORT:
+        g->transports = true;
+        return parse_transports(val, cli, err);
+    case OPT_COUNT:
+        g->count = true;
+        return num_arg("count", val, UINT64_MAX, &g->v.count, err);
+    case OPT_BYTES:
+        g->bytes = true;
+        return size_arg("bytes", val, UINT64_MAX, &g->v.bytes, err);
+    case OPT_FRAMING:
+        g->framing = true;
+        if (sm_framing_parse(val, &g->v.framing) != 0)
+            rc = bad_value(err, "framing", val, "a framing (raw, lines)");
+        return rc;
+    case OPT_NODELAY:
+        g->nodelay = true;
+        return parse_nodelay(val, cli, err);
+    case OPT_CORK:
+        g->cork = g->v.cork = true;
+        return 0;
+    case OPT_REPETITIONS:
+        g->repetitions = true;
+        cli->reps_auto = strcmp(val, "auto") == 0;
+        return cli->reps_auto
+                   ? 0
+                   : reps_arg("repetitions", val, SM_REPETITIONS_MAX, &cli->repetitions, err);
+    case OPT_MAX_REPS:
+        g->max_reps = true;
+        return reps_arg("max-repetitions", val, SM_REPETITIONS_MAX, &cli->reps.max, err);
+    case OPT_CI_REL: {
+        g->ci_rel = true;
+        char *end;
+        cli->reps.ci_rel = strtod(val, &end);
+        if (*end || end == val || !(cli->reps.ci_rel > 0 && cli->reps.ci_rel < 1))
+            rc = bad_value(err, "ci-rel", val, "a fraction between 0 and 1 (0.05 is +-5%)");
+        return rc;
+    }
+    case OPT_WARMUP:
+        g->warmup = true;
+        if (!(rc = num_arg("warmup", val, SM_WARMUP_MAX, &v, err)))
+            cli->warmup = (uint32_t)v;
+        return rc;
+    case OPT_CLIENT:
+        g->clients = true;
+        return parse_clients(val, cli, err);
+    case OPT_URL:
+        g->url = true;
+        if (strlen(val) > SM_URL_MAX)
+            return sm_error_set(err, SM_EINVAL, "--url: longer than %u bytes", SM_URL_MAX);
+        snprintf(g->v.url, sizeof g->v.url, "%s", val);
+        return 0;
+    case OPT_FRESH_CONNECT:
+        g->fresh_connect = g->v.fresh_connect = true;
+        return 0;
+    case OPT_HTTP2:
+        g->http2 = g->v.http2 = true;
+        return 0;
+    case OPT_TLS:
+        g->tls = g->v.tls = true;
+        return 0;
+    case OPT_VERIFY:
+        g->verify = g->v.verify = true;
+        return 0;
+    default:
+        return parse_u32_opt(c, val, g, err);
+    }
+}
+
+static int parse_format(const char *val, sm_once_opts *o, sm_error *err)
+{
+    static const char *const names[] = {"table", "json", "csv"};
+    static const sm_format formats[] = {SM_FMT_TABLE, SM_FMT_JSON, SM_FMT_CSV};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(val, names[i]) == 0) {
+            o->format = formats[i];
+            return 0;
+        }
+    return bad_value(err, "format", val, "a format (table, json, csv)");
+}
+
+/* How the run is reported and where it runs; name is the option as typed, for the errors
+ * of getopt itself. */
+static int parse_run_opt(int c, const char *val, const char *name, sm_once_opts *o, sm_error *err)
+{
+    switch (c) {
+    case OPT_ONCE:
+        o->once = true;
+        return 0;
+    case OPT_FORMAT:
+        return parse_format(val, o, err);
+    case OPT_PRESET:
+        snprintf(o->preset, sizeof o->preset, "%s", val);
+        return 0;
+    case OPT_QUIET:
+        o->quiet = true;
+        return 0;
+    case OPT_DISTURBED:
+        if (strcmp(val, "include") != 0 && strcmp(val, "exclude") != 0)
+            return bad_value(err, "disturbed", val, "include or exclude");
+        o->include_disturbed = strcmp(val, "include") == 0;
+        return 0;
+    case OPT_LOG_LEVEL:
+        if ((o->log_level = sm_log_parse_level(val)) < 0)
+            return bad_value(err, "log-level", val,
+                             "a level (error, warning, notice, info, debug)");
+        return 0;
+    case OPT_SOCK_DIR:
+        if (strlen(val) >= sizeof o->sock_dir - 32)
+            return sm_error_set(err, SM_EINVAL, "--sock-dir: path is too long");
+        snprintf(o->sock_dir, sizeof o->sock_dir, "%s", val);
+        return 0;
+    case OPT_TEST_FAULT:
+        return parse_fault(val, &o->fault, err);
+    case OPT_AFFINITY: {
+        int rc = sm_opts_parse_affinity(val, &o->client_cpu, &o->server_cpu, err);
+        o->pin = rc == 0;
+        return rc;
+    }
+    case 'h':
+    case OPT_HELP:
+        o->help = true;
+        return 0;
+    case OPT_VERSION:
+        o->version = true;
+        return 0;
+    case ':':
+        return sm_error_set(err, SM_EINVAL, "option '%s' needs a value", name);
+    default:
+        return sm_error_set(err, SM_EINVAL, "unknown option '%s' (see --help)", name);
+    }
+}
+
+static void set_defaults(sm_once_opts *o)
+{
     memset(o, 0, sizeof *o);
     sm_params_init(&o->base, SM_WL_STREAM);
     o->transports[0] = SM_TR_TCP;
@@ -489,252 +692,74 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
     o->repetitions = 7;
     o->warmup = 1;
     o->log_level = -1;
+}
 
-    sm_once_opts cli = *o; /* list-valued options land here until the preset is applied */
-    uint64_t v;
+/* The command line into o (the run's own options), cli (lists and repetitions, which wait
+ * for the preset) and g (the test's fields). */
+static int parse_args(int argc, char **argv, sm_once_opts *o, sm_once_opts *cli, given *g,
+                      sm_error *err)
+{
     int rc = 0, c;
     opterr = 0;
     optind = 0; /* 0 rather than 1: a full re-initialisation, so tests can parse repeatedly */
     while (!rc && (c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
         const char *name = optind > 1 && optind <= argc ? argv[optind - 1] : "?";
-        switch (c) {
-        case OPT_ONCE:
-            o->once = true;
-            break;
-        case OPT_WORKLOAD:
-            g.workload = true;
-            if (sm_workload_parse(optarg, &g.v.workload) != 0)
-                rc = bad_value(err, "workload", optarg, "a workload (stream, rr, connect, http)");
-            break;
-        case OPT_TRANSPORT:
-            g.transports = true;
-            rc = parse_transports(optarg, &cli, err);
-            break;
-        case OPT_MSG_SIZE:
-            g.msg_size = true;
-            rc = u32_size_arg("msg-size", optarg, &g.v.msg_size, err);
-            break;
-        case OPT_COUNT:
-            g.count = true;
-            rc = num_arg("count", optarg, UINT64_MAX, &g.v.count, err);
-            break;
-        case OPT_BYTES:
-            g.bytes = true;
-            rc = size_arg("bytes", optarg, UINT64_MAX, &g.v.bytes, err);
-            break;
-        case OPT_DURATION:
-            g.duration = true;
-            if (!(rc = num_arg("duration-ms", optarg, UINT32_MAX, &v, err)))
-                g.v.duration_ms = (uint32_t)v;
-            break;
-        case OPT_FRAMING:
-            g.framing = true;
-            if (sm_framing_parse(optarg, &g.v.framing) != 0)
-                rc = bad_value(err, "framing", optarg, "a framing (raw, lines)");
-            break;
-        case OPT_NODELAY:
-            g.nodelay = true;
-            rc = parse_nodelay(optarg, &cli, err);
-            break;
-        case OPT_CORK:
-            g.cork = true;
-            g.v.cork = true;
-            break;
-        case OPT_SNDBUF:
-            g.sndbuf = true;
-            rc = u32_size_arg("sndbuf", optarg, &g.v.sndbuf, err);
-            break;
-        case OPT_RCVBUF:
-            g.rcvbuf = true;
-            rc = u32_size_arg("rcvbuf", optarg, &g.v.rcvbuf, err);
-            break;
-        case OPT_READ_SIZE:
-            g.read_size = true;
-            rc = u32_size_arg("read-size", optarg, &g.v.read_size, err);
-            break;
-        case OPT_REQ_SIZE:
-            g.req_size = true;
-            rc = u32_size_arg("req-size", optarg, &g.v.req_size, err);
-            break;
-        case OPT_RESP_SIZE:
-            g.resp_size = true;
-            rc = u32_size_arg("resp-size", optarg, &g.v.resp_size, err);
-            break;
-        case OPT_REPETITIONS:
-            g.repetitions = true;
-            cli.reps_auto = strcmp(optarg, "auto") == 0;
-            if (cli.reps_auto)
-                break;
-            if (!(rc = num_arg("repetitions", optarg, SM_REPETITIONS_MAX, &v, err))) {
-                if (v == 0)
-                    rc = sm_error_set(err, SM_EINVAL, "--repetitions: 0 is below the minimum 1");
-                cli.repetitions = (uint32_t)v;
-            }
-            break;
-        case OPT_MAX_REPS:
-            g.max_reps = true;
-            if (!(rc = num_arg("max-repetitions", optarg, SM_REPETITIONS_MAX, &v, err))) {
-                if (v == 0)
-                    rc =
-                        sm_error_set(err, SM_EINVAL, "--max-repetitions: 0 is below the minimum 1");
-                cli.reps.max = (uint32_t)v;
-            }
-            break;
-        case OPT_CI_REL: {
-            g.ci_rel = true;
-            char *end;
-            cli.reps.ci_rel = strtod(optarg, &end);
-            if (*end || end == optarg || !(cli.reps.ci_rel > 0 && cli.reps.ci_rel < 1))
-                rc = bad_value(err, "ci-rel", optarg, "a fraction between 0 and 1 (0.05 is +-5%)");
-            break;
-        }
-        case OPT_WARMUP:
-            g.warmup = true;
-            if (!(rc = num_arg("warmup", optarg, SM_WARMUP_MAX, &v, err)))
-                cli.warmup = (uint32_t)v;
-            break;
-        case OPT_TIME_LIMIT:
-            g.time_limit = true;
-            if (!(rc = num_arg("time-limit-ms", optarg, UINT32_MAX, &v, err)))
-                g.v.time_limit_ms = (uint32_t)v;
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "table") == 0)
-                o->format = SM_FMT_TABLE;
-            else if (strcmp(optarg, "json") == 0)
-                o->format = SM_FMT_JSON;
-            else if (strcmp(optarg, "csv") == 0)
-                o->format = SM_FMT_CSV;
-            else
-                rc = bad_value(err, "format", optarg, "a format (table, json, csv)");
-            break;
-        case OPT_PRESET:
-            snprintf(o->preset, sizeof o->preset, "%s", optarg);
-            break;
-        case OPT_QUIET:
-            o->quiet = true;
-            break;
-        case OPT_DISTURBED:
-            if (strcmp(optarg, "include") == 0 || strcmp(optarg, "exclude") == 0)
-                o->include_disturbed = strcmp(optarg, "include") == 0;
-            else
-                rc = bad_value(err, "disturbed", optarg, "include or exclude");
-            break;
-        case OPT_LOG_LEVEL:
-            if ((o->log_level = sm_log_parse_level(optarg)) < 0)
-                rc = bad_value(err, "log-level", optarg,
-                               "a level (error, warning, notice, info, debug)");
-            break;
-        case OPT_SOCK_DIR:
-            if (strlen(optarg) >= sizeof o->sock_dir - 32)
-                rc = sm_error_set(err, SM_EINVAL, "--sock-dir: path is too long");
-            else
-                snprintf(o->sock_dir, sizeof o->sock_dir, "%s", optarg);
-            break;
-        case OPT_TEST_FAULT:
-            rc = parse_fault(optarg, &o->fault, err);
-            break;
-        case OPT_AFFINITY:
-            rc = sm_opts_parse_affinity(optarg, &o->client_cpu, &o->server_cpu, err);
-            o->pin = rc == 0;
-            break;
-        case OPT_CLIENT:
-            g.clients = true;
-            rc = parse_clients(optarg, &cli, err);
-            break;
-        case OPT_URL:
-            g.url = true;
-            if (strlen(optarg) > SM_URL_MAX)
-                rc = sm_error_set(err, SM_EINVAL, "--url: longer than %u bytes", SM_URL_MAX);
-            else
-                snprintf(g.v.url, sizeof g.v.url, "%s", optarg);
-            break;
-        case OPT_CONNECTIONS:
-            g.connections = true;
-            if (!(rc = num_arg("connections", optarg, UINT32_MAX, &v, err)))
-                g.v.connections = (uint32_t)v;
-            break;
-        case OPT_REPEAT:
-            g.repeat = true;
-            if (!(rc = num_arg("repeat", optarg, UINT32_MAX, &v, err)))
-                g.v.repeat = (uint32_t)v;
-            break;
-        case OPT_BUFFER_SIZE:
-            g.buffer_size = true;
-            rc = u32_size_arg("buffer-size", optarg, &g.v.buffer_size, err);
-            break;
-        case OPT_FRESH_CONNECT:
-            g.fresh_connect = g.v.fresh_connect = true;
-            break;
-        case OPT_HTTP2:
-            g.http2 = g.v.http2 = true;
-            break;
-        case OPT_TLS:
-            g.tls = g.v.tls = true;
-            break;
-        case OPT_VERIFY:
-            g.verify = g.v.verify = true;
-            break;
-        case 'h':
-        case OPT_HELP:
-            o->help = true;
-            break;
-        case OPT_VERSION:
-            o->version = true;
-            break;
-        case ':':
-            rc = sm_error_set(err, SM_EINVAL, "option '%s' needs a value", name);
-            break;
-        default:
-            rc = sm_error_set(err, SM_EINVAL, "unknown option '%s' (see --help)", name);
-            break;
-        }
+        rc = parse_test_opt(c, optarg, cli, g, err);
+        if (rc == 1)
+            rc = parse_run_opt(c, optarg, name, o, err);
     }
     if (rc)
         return rc;
     if (optind < argc)
         return sm_error_set(err, SM_EINVAL, "unexpected argument '%s' (see --help)", argv[optind]);
-    if (o->help || o->version)
-        return 0;
-    if (o->preset[0] && (rc = apply_preset(o, err)))
-        return rc;
-    if (g.transports || !o->preset[0]) {
-        memcpy(o->transports, cli.transports, sizeof o->transports);
-        o->n_transports = cli.n_transports;
+    return 0;
+}
+
+/* The lists and repetitions the user gave win over the preset's. */
+static int apply_cli(sm_once_opts *o, const sm_once_opts *cli, const given *g, sm_error *err)
+{
+    if (g->transports || !o->preset[0]) {
+        memcpy(o->transports, cli->transports, sizeof o->transports);
+        o->n_transports = cli->n_transports;
     }
-    if (g.nodelay || !o->preset[0]) {
-        memcpy(o->nodelay_order, cli.nodelay_order, sizeof o->nodelay_order);
-        o->n_nodelay = cli.n_nodelay;
+    if (g->nodelay || !o->preset[0]) {
+        memcpy(o->nodelay_order, cli->nodelay_order, sizeof o->nodelay_order);
+        o->n_nodelay = cli->n_nodelay;
     }
-    if (g.clients || !o->preset[0]) {
-        memcpy(o->clients, cli.clients, sizeof o->clients);
-        o->n_clients = cli.n_clients;
+    if (g->clients || !o->preset[0]) {
+        memcpy(o->clients, cli->clients, sizeof o->clients);
+        o->n_clients = cli->n_clients;
     }
-    if (g.repetitions || !o->preset[0])
-        o->repetitions = cli.repetitions;
-    if ((g.max_reps || g.ci_rel) && !cli.reps_auto)
+    if (g->repetitions || !o->preset[0])
+        o->repetitions = cli->repetitions;
+    if ((g->max_reps || g->ci_rel) && !cli->reps_auto)
         return sm_error_set(err, SM_EINVAL,
                             "--max-repetitions and --ci-rel go with --repetitions auto");
-    if (cli.reps_auto) {
+    if (cli->reps_auto) {
         /* The coordinator's defaults; a --max-repetitions below 5 lowers the minimum too. */
         o->reps_auto = true;
-        o->reps.max = g.max_reps ? cli.reps.max : SM_REPS_AUTO_MAX;
-        o->reps.ci_rel = g.ci_rel ? cli.reps.ci_rel : SM_REPS_AUTO_CI_REL;
+        o->reps.max = g->max_reps ? cli->reps.max : SM_REPS_AUTO_MAX;
+        o->reps.ci_rel = g->ci_rel ? cli->reps.ci_rel : SM_REPS_AUTO_CI_REL;
         o->reps.min = o->reps.max < SM_REPS_AUTO_MIN ? o->reps.max : SM_REPS_AUTO_MIN;
         o->repetitions = o->reps.min;
     }
-    if (g.warmup || !o->preset[0])
-        o->warmup = cli.warmup;
-    apply_given(o, &g);
+    if (g->warmup || !o->preset[0])
+        o->warmup = cli->warmup;
+    return 0;
+}
+
+/* Options that belong to one workload, and the side each test fault can break. */
+static int check_workload_options(sm_once_opts *o, const given *g, sm_error *err)
+{
     /* http runs over tcp alone: the transport list only says so unless the user gave one. */
-    if (o->base.workload == SM_WL_HTTP && !g.transports) {
+    if (o->base.workload == SM_WL_HTTP && !g->transports) {
         o->transports[0] = SM_TR_TCP;
         o->n_transports = 1;
     }
-    if (o->base.workload != SM_WL_HTTP && g.clients)
+    if (o->base.workload != SM_WL_HTTP && g->clients)
         return sm_error_set(err, SM_EINVAL, "--client: applies to workload http only");
     /* A list option of the transports' own, which the http variants would never read. */
-    if (o->base.workload == SM_WL_HTTP && g.nodelay)
+    if (o->base.workload == SM_WL_HTTP && g->nodelay)
         return sm_error_set(err, SM_EINVAL, "--nodelay: does not apply to workload http");
     /* Each fault has the one side it can break. */
     const sm_params *b = &o->base;
@@ -746,5 +771,24 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
         return sm_error_set(err, SM_EINVAL,
                             "--test-fault: corrupt, short and stall apply to workload stream, "
                             "short and stall to the built-in http source, wrong-pin to --tls");
+    return 0;
+}
+
+int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
+{
+    given g;
+    memset(&g, 0, sizeof g);
+    set_defaults(o);
+    sm_once_opts cli = *o; /* list-valued options land here until the preset is applied */
+    int rc = parse_args(argc, argv, o, &cli, &g, err);
+    if (rc || o->help || o->version)
+        return rc;
+    if (o->preset[0] && (rc = apply_preset(o, err)))
+        return rc;
+    if ((rc = apply_cli(o, &cli, &g, err)))
+        return rc;
+    apply_given(o, &g);
+    if ((rc = check_workload_options(o, &g, err)))
+        return rc;
     return validate_variants(o, g.nodelay, err);
 }

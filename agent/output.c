@@ -176,14 +176,11 @@ static void placement(FILE *f, const sm_report *rep, const sm_once_opts *o)
     fprintf(f, "\n");
 }
 
-void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
+/* The fixed-width grid: one row per variant, a column per metric of the workload. */
+static void variants_grid(FILE *f, const sm_report *rep)
 {
-    if (rep->n_cells == 0)
-        return;
     size_t nc;
     const column *cols = columns_of(rep->cells[0].params.workload, &nc);
-    describe_test(f, &rep->cells[0].params, o);
-    describe_host(f, &rep->facts);
     fprintf(f, "\n%-14s %3s %4s", "variant", "n", "dist");
     for (size_t k = 0; k < nc; k++)
         fprintf(f, "  %*s", cols[k].ci ? 30 : 10, cols[k].label);
@@ -204,34 +201,43 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
         }
         fprintf(f, "\n");
     }
-    if (o && o->reps_auto) {
-        fprintf(f,
-                "\nrepetitions: auto, %u to %u until the 95%% CI of %s is within +-%g%% of "
-                "the median:\n",
-                o->reps.min, o->reps.max, sm_metric_name(sm_reps_metric(&rep->cells[0].params)),
-                o->reps.ci_rel * 100);
-        for (size_t i = 0; i < rep->n_cells; i++) {
-            const sm_cell_report *c = &rep->cells[i];
-            const char *why = sm_reps_stop_name(c->stopped);
-            fprintf(f, "  %-14s %3zu  %s\n", c->variant, c->n_samples,
-                    c->stopped == SM_REPS_MAX  ? "stopped on max: the CI is still wider"
-                    : c->stopped == SM_REPS_CI ? "stopped on ci"
-                    : why                      ? why
-                                               : "-");
-        }
+}
+
+/* With --repetitions auto: why each variant stopped where it did. */
+static void auto_repetitions(FILE *f, const sm_report *rep, const sm_once_opts *o)
+{
+    fprintf(f,
+            "\nrepetitions: auto, %u to %u until the 95%% CI of %s is within +-%g%% of "
+            "the median:\n",
+            o->reps.min, o->reps.max, sm_metric_name(sm_reps_metric(&rep->cells[0].params)),
+            o->reps.ci_rel * 100);
+    for (size_t i = 0; i < rep->n_cells; i++) {
+        const sm_cell_report *c = &rep->cells[i];
+        const char *why = sm_reps_stop_name(c->stopped);
+        fprintf(f, "  %-14s %3zu  %s\n", c->variant, c->n_samples,
+                c->stopped == SM_REPS_MAX  ? "stopped on max: the CI is still wider"
+                : c->stopped == SM_REPS_CI ? "stopped on ci"
+                : why                      ? why
+                                           : "-");
     }
-    placement(f, rep, o);
-    if (rep->n_ratios) {
-        fprintf(f, "\nratios, paired by repetition (median [95%% CI]):\n");
-        for (size_t i = 0; i < rep->n_ratios; i++) {
-            const sm_ratio *r = &rep->ratios[i];
-            char t[128], name[140];
-            cell_text(t, sizeof t, &r->summary, 1, 1, "x");
-            snprintf(name, sizeof name, "%s/%s", r->numerator, r->denominator);
-            fprintf(f, "  %-22s %-16s %s  (n=%zu)\n", name, sm_metric_name(r->metric), t,
-                    r->summary.n);
-        }
+}
+
+static void ratios(FILE *f, const sm_report *rep)
+{
+    if (!rep->n_ratios)
+        return;
+    fprintf(f, "\nratios, paired by repetition (median [95%% CI]):\n");
+    for (size_t i = 0; i < rep->n_ratios; i++) {
+        const sm_ratio *r = &rep->ratios[i];
+        char t[128], name[140];
+        cell_text(t, sizeof t, &r->summary, 1, 1, "x");
+        snprintf(name, sizeof name, "%s/%s", r->numerator, r->denominator);
+        fprintf(f, "  %-22s %-16s %s  (n=%zu)\n", name, sm_metric_name(r->metric), t, r->summary.n);
     }
+}
+
+static void disturbed_samples(FILE *f, const sm_report *rep)
+{
     int header = 0;
     for (size_t i = 0; i < rep->n_cells; i++) {
         const sm_cell_report *c = &rep->cells[i];
@@ -247,7 +253,11 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
             fprintf(f, "  %s repetition %zu: %s\n", c->variant, k + 1, r->host.reason);
         }
     }
-    header = 0;
+}
+
+static void failed_jobs(FILE *f, const sm_report *rep)
+{
+    int header = 0;
     for (size_t i = 0; i < rep->n_cells; i++) {
         const sm_cell_report *c = &rep->cells[i];
         for (size_t k = 0; k < c->n_samples + c->n_warmup; k++) {
@@ -261,6 +271,11 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
                     (warm ? k - c->n_samples : k) + 1, r->reason);
         }
     }
+}
+
+/* What the CI and the CPU figures mean. */
+static void footnotes(FILE *f, const sm_report *rep)
+{
     fprintf(f, "\nCI: distribution-free 95%% interval of the median (order statistics); "
                "~ marks fewer than 6 samples, where [min, max] covers less than 95%%.\n");
     if (rep->cells[0].params.workload == SM_WL_HTTP)
@@ -272,6 +287,22 @@ void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
                 "CPU: getrusage(RUSAGE_THREAD) of the sending (tx) and receiving (rx) threads; ");
     fprintf(f, "user+sys is exact, the kernel splits it\nbetween user and sys by tick samples, "
                "so short jobs may show all of it on one side. MB = 10^6 bytes.\n");
+}
+
+void sm_output_table(FILE *f, const sm_report *rep, const sm_once_opts *o)
+{
+    if (rep->n_cells == 0)
+        return;
+    describe_test(f, &rep->cells[0].params, o);
+    describe_host(f, &rep->facts);
+    variants_grid(f, rep);
+    if (o && o->reps_auto)
+        auto_repetitions(f, rep, o);
+    placement(f, rep, o);
+    ratios(f, rep);
+    disturbed_samples(f, rep);
+    failed_jobs(f, rep);
+    footnotes(f, rep);
 }
 
 static void csv_put(void *arg, const char *p, size_t n)

@@ -190,15 +190,79 @@ static void start_clock(sm_job *job)
     job->deadline_ns = sm_now_ns() + (uint64_t)job->p->time_limit_ms * 1000000u;
 }
 
+/* Where the server listens: a Unix socket path in o->sock_dir, or a TCP host. */
+static int set_endpoint(sm_job *job, const sm_params *p, const sm_runner_opts *o, sm_error *err)
+{
+    /* Process-wide on purpose: with the pid it makes each socket name unique in a folder
+     * every run of this process may share (the daemon's jobs, the tests' parallel runs). */
+    static atomic_uint seq;
+    if (p->transport != SM_TR_UNIX) {
+        snprintf(job->ep.host, sizeof job->ep.host, "%s", o->tcp_host ? o->tcp_host : "127.0.0.1");
+        return 0;
+    }
+    int n = snprintf(job->ep.path, sizeof job->ep.path, "%s/sm-%d-%u.sock", o->sock_dir,
+                     (int)getpid(), atomic_fetch_add(&seq, 1));
+    if (n < 0 || (size_t)n >= sizeof job->ep.path)
+        return sm_error_set(err, SM_EINVAL, "socket directory path too long: %s", o->sock_dir);
+    return 0;
+}
+
+/* Runs the two sides on their threads (the client alone without serve) until both end. */
+static int run_sides(sm_job *job, side_thread *server, side_thread *client, bool serve,
+                     sm_error *err)
+{
+    pthread_t ts, tc;
+    int rc;
+    if (serve && (rc = pthread_create(&ts, NULL, side_main, server)))
+        return sm_error_set(err, SM_ESYS, "cannot start the server thread: %s", strerror(rc));
+    if ((rc = pthread_create(&tc, NULL, side_main, client))) {
+        /* Without a client the server would wait for its time limit: stop it now. */
+        atomic_store(&job->cancel, 1);
+        if (serve)
+            pthread_join(ts, NULL);
+        return sm_error_set(err, SM_ESYS, "cannot start the client thread: %s", strerror(rc));
+    }
+    pthread_join(tc, NULL);
+    if (serve)
+        pthread_join(ts, NULL);
+    return 0;
+}
+
+/* The result of two ended sides: the first failure's reason, or the workload's figures. */
+static void collect(sm_result *out, sm_job *job, const sm_workload_ops *wl, side_thread *server,
+                    side_thread *client, int first_failed)
+{
+    if (server->side.rc || client->side.rc) {
+        const side_thread *f = first_failed == 1   ? server
+                               : first_failed == 2 ? client
+                               : server->side.rc   ? server
+                                                   : client;
+        out->ok = false;
+        /* "server: " or "client: " first; the precision keeps a long reason from pushing
+         * it out. */
+        snprintf(out->reason, sizeof out->reason, "%s: %.240s", f->is_server ? "server" : "client",
+                 f->side.err.msg);
+        return;
+    }
+    out->ok = true;
+    wl->finish(job, &server->side, &client->side, out);
+    out->sndbuf_eff = client->side.sndbuf_eff;
+    out->rcvbuf_eff = server->side.rcvbuf_eff;
+    out->tx_cpu = client->side.cpu_id;
+    out->rx_cpu = server->side.cpu_id;
+    if (client->side.hist) {
+        out->hist = client->side.hist;
+        client->side.hist = NULL;
+    }
+}
+
 int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, sm_error *err)
 {
-    static atomic_uint seq;
     const sm_workload_ops *wl;
     sm_job job;
     sm_pattern pat = {0};
     side_thread server, client;
     atomic_int first_failed = 0;
-    pthread_t ts, tc;
     int rc, lfd = -1;
 
     sm_result_fini(out);
@@ -209,26 +273,15 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
     }
     side_init(&server, &job, wl, 1, &first_failed);
     side_init(&client, &job, wl, 0, &first_failed);
-    if (p->transport == SM_TR_UNIX) {
-        int n = snprintf(job.ep.path, sizeof job.ep.path, "%s/sm-%d-%u.sock", o->sock_dir,
-                         (int)getpid(), atomic_fetch_add(&seq, 1));
-        if (n < 0 || (size_t)n >= sizeof job.ep.path) {
-            rc = sm_error_set(err, SM_EINVAL, "socket directory path too long: %s", o->sock_dir);
-            goto out;
-        }
-    } else {
-        snprintf(job.ep.host, sizeof job.ep.host, "%s", o->tcp_host ? o->tcp_host : "127.0.0.1");
-    }
+    if ((rc = set_endpoint(&job, p, o, err)))
+        goto out;
     if (o->pin) {
         server.pin_cpu = o->server_cpu;
         client.pin_cpu = o->client_cpu;
     }
-    if (wants_hist(p)) {
-        client.side.hist = sm_hist_new();
-        if (!client.side.hist) {
-            rc = sm_error_set(err, SM_ENOMEM, "out of memory for the latency histogram");
-            goto out;
-        }
+    if (wants_hist(p) && !(client.side.hist = sm_hist_new())) {
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory for the latency histogram");
+        goto out;
     }
     /* An http job with a url fetches from a server that is not ours: the client runs alone. */
     bool serve = !(p->workload == SM_WL_HTTP && p->url[0]);
@@ -238,47 +291,9 @@ int sm_runner_run(const sm_params *p, const sm_runner_opts *o, sm_result *out, s
     sm_disturb_snap host_before;
     sm_disturb_snap_read(&host_before, NULL);
     start_clock(&job);
-
-    if (serve && (rc = pthread_create(&ts, NULL, side_main, &server))) {
-        rc = sm_error_set(err, SM_ESYS, "cannot start the server thread: %s", strerror(rc));
+    if ((rc = run_sides(&job, &server, &client, serve, err)))
         goto out;
-    }
-    if ((rc = pthread_create(&tc, NULL, side_main, &client))) {
-        /* Without a client the server would wait for its time limit: stop it now. */
-        atomic_store(&job.cancel, 1);
-        if (serve)
-            pthread_join(ts, NULL);
-        rc = sm_error_set(err, SM_ESYS, "cannot start the client thread: %s", strerror(rc));
-        goto out;
-    }
-    pthread_join(tc, NULL);
-    if (serve)
-        pthread_join(ts, NULL);
-    rc = 0;
-
-    if (server.side.rc || client.side.rc) {
-        int who = atomic_load(&first_failed);
-        const side_thread *f = who == 1         ? &server
-                               : who == 2       ? &client
-                               : server.side.rc ? &server
-                                                : &client;
-        out->ok = false;
-        /* "server: " or "client: " first; the precision keeps a long reason from pushing
-         * it out. */
-        snprintf(out->reason, sizeof out->reason, "%s: %.240s", f->is_server ? "server" : "client",
-                 f->side.err.msg);
-    } else {
-        out->ok = true;
-        wl->finish(&job, &server.side, &client.side, out);
-        out->sndbuf_eff = client.side.sndbuf_eff;
-        out->rcvbuf_eff = server.side.rcvbuf_eff;
-        out->tx_cpu = client.side.cpu_id;
-        out->rx_cpu = server.side.cpu_id;
-        if (client.side.hist) {
-            out->hist = client.side.hist;
-            client.side.hist = NULL;
-        }
-    }
+    collect(out, &job, wl, &server, &client, atomic_load(&first_failed));
     judge_host(out, &host_before, &client, serve ? &server : NULL);
     judge_network(out, p, &client);
 out:

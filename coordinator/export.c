@@ -416,53 +416,85 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
                                 out, err);
 }
 
-int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
-                         const sm_cell *cells, size_t n_cells, const sm_export_sample *samples,
-                         size_t n_samples, const sm_export_opts *o, sm_table *out, sm_error *err)
-{
-    static const sm_export_opts defaults = {0};
-    if (o == NULL)
-        o = &defaults;
-    int rc = SM_ENOMEM;
-    sm_table t;
-    memset(&t, 0, sizeof t);
-    memset(out, 0, sizeof *out);
-    size_t n_sel = 0, n_rows = 0, n_cols = 0, n_ratios = 0, n_entries = 0;
-    const sm_cell **sel = malloc((n_cells ? n_cells : 1) * sizeof *sel);
-    size_t *sel_of = malloc((n_cells ? n_cells : 1) * sizeof *sel_of);
-    size_t *row_of = malloc((n_cells ? n_cells : 1) * sizeof *row_of);
-    size_t *col_of = malloc((n_cells ? n_cells : 1) * sizeof *col_of);
-    size_t *row_first = malloc((n_cells ? n_cells : 1) * sizeof *row_first);
-    size_t *col_first = malloc((n_cells ? n_cells : 1) * sizeof *col_first);
-    size_t *ratio_tcp = malloc((n_cells ? n_cells : 1) * sizeof *ratio_tcp);
-    size_t *ratio_unix = malloc((n_cells ? n_cells : 1) * sizeof *ratio_unix);
-    entry *e = malloc((n_samples ? n_samples : 1) * sizeof *e);
-    entry *ea = malloc((n_samples ? n_samples : 1) * sizeof *ea);
-    double *vals = malloc((n_samples ? n_samples : 1) * sizeof *vals);
-    size_t *start = NULL, *start_aux = NULL, n_aux = 0;
-    loopback *loops = NULL;
-    entry *local = NULL;
-    if (!sel || !sel_of || !row_of || !col_of || !row_first || !col_first || !ratio_tcp ||
-        !ratio_unix || !e || !ea || !vals)
-        goto out;
+/* The scratch of one table's build: the selected cells grouped into rows and columns, the
+ * ratio column pairs, the sample entries by slot. */
+typedef struct build {
+    const sm_cell *cells;
+    size_t n_cells;
+    const sm_export_sample *samples;
+    size_t n_samples;
+    const sm_export_opts *o;
+    size_t n_sel, n_rows, n_cols, n_ratios, n_entries, n_aux, n_loop;
+    const sm_cell **sel;
+    size_t *sel_of, *row_of, *col_of, *row_first, *col_first, *ratio_tcp, *ratio_unix;
+    entry *e, *ea;             /* the headline metric's entries, and the ratio's own metric's */
+    double *vals;              /* scratch for a slot's values or ratios */
+    size_t *start, *start_aux; /* e and ea by slot: slot s is [start[s], start[s + 1]) */
+    loopback *loops;           /* pair tables */
+    entry *local;
+} build;
 
-    for (size_t i = 0; i < n_cells; i++) {
-        sel_of[i] = NONE;
-        if (cells[i].params.scope == scope) {
-            sel_of[i] = n_sel;
-            sel[n_sel++] = &cells[i];
+static int build_alloc(build *b)
+{
+    size_t nc = b->n_cells ? b->n_cells : 1, ns = b->n_samples ? b->n_samples : 1;
+    b->sel = malloc(nc * sizeof *b->sel);
+    b->sel_of = malloc(nc * sizeof *b->sel_of);
+    b->row_of = malloc(nc * sizeof *b->row_of);
+    b->col_of = malloc(nc * sizeof *b->col_of);
+    b->row_first = malloc(nc * sizeof *b->row_first);
+    b->col_first = malloc(nc * sizeof *b->col_first);
+    b->ratio_tcp = malloc(nc * sizeof *b->ratio_tcp);
+    b->ratio_unix = malloc(nc * sizeof *b->ratio_unix);
+    b->e = malloc(ns * sizeof *b->e);
+    b->ea = malloc(ns * sizeof *b->ea);
+    b->vals = malloc(ns * sizeof *b->vals);
+    if (!b->sel || !b->sel_of || !b->row_of || !b->col_of || !b->row_first || !b->col_first ||
+        !b->ratio_tcp || !b->ratio_unix || !b->e || !b->ea || !b->vals)
+        return SM_ENOMEM;
+    return 0;
+}
+
+static void build_free(build *b)
+{
+    free(b->sel);
+    free(b->sel_of);
+    free(b->row_of);
+    free(b->col_of);
+    free(b->row_first);
+    free(b->col_first);
+    free(b->ratio_tcp);
+    free(b->ratio_unix);
+    free(b->e);
+    free(b->ea);
+    free(b->vals);
+    free(b->start);
+    free(b->start_aux);
+    free(b->loops);
+    free(b->local);
+}
+
+/* The cells of scope, grouped into rows (hosts or pairs) and columns (test variants). */
+static int select_scope(build *b, sm_scope scope)
+{
+    for (size_t i = 0; i < b->n_cells; i++) {
+        b->sel_of[i] = NONE;
+        if (b->cells[i].params.scope == scope) {
+            b->sel_of[i] = b->n_sel;
+            b->sel[b->n_sel++] = &b->cells[i];
         }
     }
-    n_rows = group(sel, n_sel, cmp_row, row_of, row_first);
-    n_cols = group(sel, n_sel, cmp_col, col_of, col_first);
-    if (n_rows == NONE || n_cols == NONE)
-        goto out;
+    b->n_rows = group(b->sel, b->n_sel, cmp_row, b->row_of, b->row_first);
+    b->n_cols = group(b->sel, b->n_sel, cmp_col, b->col_of, b->col_first);
+    return b->n_rows == NONE || b->n_cols == NONE ? SM_ENOMEM : 0;
+}
 
-    /* Pairs a tcp column with the unix column of the same test that differs in nothing else
-     * (for http, a client model's column with the thread model's). Quadratic in the columns of
-     * one run, which the spec's limits keep to a few thousand. */
-    for (size_t c = 0; c < n_cols; c++) {
-        const sm_cell *tc = sel[col_first[c]];
+/* Pairs a tcp column with the unix column of the same test that differs in nothing else
+ * (for http, a client model's column with the thread model's). Quadratic in the columns of
+ * one run, which the spec's limits keep to a few thousand. */
+static void pair_columns(build *b)
+{
+    for (size_t c = 0; c < b->n_cols; c++) {
+        const sm_cell *tc = b->sel[b->col_first[c]];
         sm_params want = tc->params;
         if (tc->params.workload == SM_WL_HTTP) {
             if (tc->params.client == SM_HTTP_THREAD)
@@ -475,157 +507,203 @@ int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
             want.nodelay = false;
             want.cork = false;
         }
-        for (size_t u = 0; u < n_cols; u++) {
-            const sm_cell *uc = sel[col_first[u]];
+        for (size_t u = 0; u < b->n_cols; u++) {
+            const sm_cell *uc = b->sel[b->col_first[u]];
             if (uc->test == tc->test && params_equal(&uc->params, &want)) {
-                ratio_tcp[n_ratios] = c;
-                ratio_unix[n_ratios++] = u;
+                b->ratio_tcp[b->n_ratios] = c;
+                b->ratio_unix[b->n_ratios++] = u;
                 break;
             }
         }
     }
+}
 
-    size_t n_loop = 0;
-    if (scope == SM_SCOPE_PAIR) {
-        loops = malloc((n_cols ? n_cols : 1) * sizeof *loops);
-        local = malloc((n_samples ? n_samples : 1) * sizeof *local);
-        if (!loops || !local)
-            goto out;
-        n_loop = find_loopbacks(cells, n_cells, sel, col_first, n_cols, loops);
-    }
-    if (sm_table_init(&t, n_rows, n_cols, n_ratios + n_loop) != 0)
-        goto out;
-    t.run_id = run_id;
-    set_fixed(t.run_name, sizeof t.run_name, run_name);
-    t.pairs = scope == SM_SCOPE_PAIR;
-    t.with_disturbed = o->include_disturbed;
-    for (size_t r = 0; r < n_rows; r++) {
-        const sm_cell *c = sel[row_first[r]];
-        if (t.pairs)
-            snprintf(t.rows[r], sizeof t.rows[r], "%.*s->%.*s", (int)strnlen(c->host, SM_NAME_LEN),
-                     c->host, (int)strnlen(c->peer, SM_NAME_LEN), c->peer);
+/* The table's run, row names and column labels. */
+static void label_table(const build *b, sm_table *t, uint64_t run_id, const char *run_name)
+{
+    t->run_id = run_id;
+    set_fixed(t->run_name, sizeof t->run_name, run_name);
+    t->with_disturbed = b->o->include_disturbed;
+    for (size_t r = 0; r < b->n_rows; r++) {
+        const sm_cell *c = b->sel[b->row_first[r]];
+        if (t->pairs)
+            snprintf(t->rows[r], sizeof t->rows[r], "%.*s->%.*s",
+                     (int)strnlen(c->host, SM_NAME_LEN), c->host,
+                     (int)strnlen(c->peer, SM_NAME_LEN), c->peer);
         else
-            snprintf(t.rows[r], sizeof t.rows[r], "%.*s", (int)strnlen(c->host, SM_NAME_LEN),
+            snprintf(t->rows[r], sizeof t->rows[r], "%.*s", (int)strnlen(c->host, SM_NAME_LEN),
                      c->host);
     }
-    for (size_t c = 0; c < n_cols; c++)
-        fill_col(&t.cols[c], &sel[col_first[c]]->params, false);
-    for (size_t k = 0; k < n_ratios; k++)
-        fill_col(&t.ratio_cols[k], &sel[col_first[ratio_tcp[k]]]->params, true);
-    for (size_t k = 0; k < n_loop; k++)
-        fill_loop_col(&t.ratio_cols[n_ratios + k], &sel[col_first[loops[k].col]]->params);
+    for (size_t c = 0; c < b->n_cols; c++)
+        fill_col(&t->cols[c], &b->sel[b->col_first[c]]->params, false);
+    for (size_t k = 0; k < b->n_ratios; k++)
+        fill_col(&t->ratio_cols[k], &b->sel[b->col_first[b->ratio_tcp[k]]]->params, true);
+    for (size_t k = 0; k < b->n_loop; k++)
+        fill_loop_col(&t->ratio_cols[b->n_ratios + k],
+                      &b->sel[b->col_first[b->loops[k].col]]->params);
+}
 
+/* Each measured sample goes to its (row, column) slot: failures are counted there, ok values
+ * of the column's headline metric are kept for the statistics. */
+static void place_samples(build *b, sm_table *t)
+{
     /* Adaptive runs: why each cell got no more rounds, as the coordinator recorded it. */
-    for (size_t si = 0; si < n_sel; si++)
-        t.cells[row_of[si] * n_cols + col_of[si]].stopped = sel[si]->stopped;
-    /* Each measured sample goes to its (row, column) slot: failures are counted there, ok values
-     * of the column's headline metric are kept for the statistics. */
-    for (size_t i = 0; i < n_samples; i++) {
-        const sm_export_sample *s = &samples[i];
-        if (s->cell >= n_cells || sel_of[s->cell] == NONE || s->warmup || s->result == NULL)
+    for (size_t si = 0; si < b->n_sel; si++)
+        t->cells[b->row_of[si] * b->n_cols + b->col_of[si]].stopped = b->sel[si]->stopped;
+    for (size_t i = 0; i < b->n_samples; i++) {
+        const sm_export_sample *s = &b->samples[i];
+        if (s->cell >= b->n_cells || b->sel_of[s->cell] == NONE || s->warmup || s->result == NULL)
             continue;
-        size_t si = sel_of[s->cell];
-        size_t slot = row_of[si] * n_cols + col_of[si];
-        const sm_params *cp = &sel[col_first[col_of[si]]]->params;
+        size_t si = b->sel_of[s->cell];
+        size_t slot = b->row_of[si] * b->n_cols + b->col_of[si];
+        const sm_params *cp = &b->sel[b->col_first[b->col_of[si]]]->params;
         if (!s->result->ok) {
-            t.cells[slot].failed++;
+            t->cells[slot].failed++;
             if (hit_time_limit(s->result)) {
-                t.cells[slot].limited++;
-                t.cells[slot].limit_bound = limit_bound(cp);
+                t->cells[slot].limited++;
+                t->cells[slot].limit_bound = limit_bound(cp);
             }
             continue;
         }
         /* Kept and counted, so every table shows how many there were. */
         if (s->result->host.disturbed) {
-            t.cells[slot].disturbed++;
-            if (skip_disturbed(s, o))
+            t->cells[slot].disturbed++;
+            if (skip_disturbed(s, b->o))
                 continue;
         }
         double v = sm_result_get(s->result, sm_export_headline(cp));
         if (isfinite(v))
-            e[n_entries++] = (entry){slot, s->rep, i, v};
+            b->e[b->n_entries++] = (entry){slot, s->rep, i, v};
         /* The ratio's own metric, when it is not the headline, is kept apart. */
         if (ratio_metric(cp) != sm_export_headline(cp)) {
             double u = sm_result_get(s->result, ratio_metric(cp));
             if (isfinite(u))
-                ea[n_aux++] = (entry){slot, s->rep, i, u};
+                b->ea[b->n_aux++] = (entry){slot, s->rep, i, u};
         }
     }
-    qsort(e, n_entries, sizeof *e, cmp_entry);
-    qsort(ea, n_aux, sizeof *ea, cmp_entry);
-    size_t n_slots = n_rows * n_cols;
-    start = calloc(n_slots + 1, sizeof *start);
-    if (start == NULL)
-        goto out;
-    for (size_t i = 0; i < n_entries; i++) {
-        start[e[i].slot + 1]++;
-        vals[i] = e[i].v;
+}
+
+/* Sorts e and ea by slot and indexes them (start, start_aux); vals gets e's values. */
+static int index_slots(build *b)
+{
+    qsort(b->e, b->n_entries, sizeof *b->e, cmp_entry);
+    qsort(b->ea, b->n_aux, sizeof *b->ea, cmp_entry);
+    size_t n_slots = b->n_rows * b->n_cols;
+    b->start = calloc(n_slots + 1, sizeof *b->start);
+    if (b->start == NULL)
+        return SM_ENOMEM;
+    for (size_t i = 0; i < b->n_entries; i++) {
+        b->start[b->e[i].slot + 1]++;
+        b->vals[i] = b->e[i].v;
     }
     for (size_t s = 0; s < n_slots; s++)
-        start[s + 1] += start[s];
-    start_aux = calloc(n_slots + 1, sizeof *start_aux);
-    if (start_aux == NULL)
-        goto out;
-    for (size_t i = 0; i < n_aux; i++)
-        start_aux[ea[i].slot + 1]++;
+        b->start[s + 1] += b->start[s];
+    b->start_aux = calloc(n_slots + 1, sizeof *b->start_aux);
+    if (b->start_aux == NULL)
+        return SM_ENOMEM;
+    for (size_t i = 0; i < b->n_aux; i++)
+        b->start_aux[b->ea[i].slot + 1]++;
     for (size_t s = 0; s < n_slots; s++)
-        start_aux[s + 1] += start_aux[s];
+        b->start_aux[s + 1] += b->start_aux[s];
+    return 0;
+}
 
-    for (size_t s = 0; s < n_slots; s++) {
-        size_t n = start[s + 1] - start[s];
+static int summarize_slots(build *b, sm_table *t)
+{
+    for (size_t s = 0; s < b->n_rows * b->n_cols; s++) {
+        size_t n = b->start[s + 1] - b->start[s];
         if (n == 0)
             continue;
-        if (sm_stats_summarize(vals + start[s], n, &t.cells[s].s) != 0)
-            goto out;
-        t.cells[s].have = true;
+        if (sm_stats_summarize(b->vals + b->start[s], n, &t->cells[s].s) != 0)
+            return SM_ENOMEM;
+        t->cells[s].have = true;
     }
+    return 0;
+}
+
+/* The tcp/unix (or client model) ratio cells, repetition against repetition. */
+static int summarize_ratios(build *b, sm_table *t)
+{
     /* vals is free now; the ratios of one slot never outnumber its samples. */
-    for (size_t r = 0; r < n_rows; r++) {
-        for (size_t k = 0; k < n_ratios; k++) {
-            size_t a = r * n_cols + ratio_tcp[k], b = r * n_cols + ratio_unix[k];
-            const sm_params *cp = &sel[col_first[ratio_tcp[k]]]->params;
+    for (size_t r = 0; r < b->n_rows; r++) {
+        for (size_t k = 0; k < b->n_ratios; k++) {
+            size_t a = r * b->n_cols + b->ratio_tcp[k], c = r * b->n_cols + b->ratio_unix[k];
+            const sm_params *cp = &b->sel[b->col_first[b->ratio_tcp[k]]]->params;
             bool aux = ratio_metric(cp) != sm_export_headline(cp);
-            const entry *es = aux ? ea : e;
-            const size_t *st = aux ? start_aux : start;
+            const entry *es = aux ? b->ea : b->e;
+            const size_t *st = aux ? b->start_aux : b->start;
             size_t n =
-                pair_ratios(es + st[a], st[a + 1] - st[a], es + st[b], st[b + 1] - st[b], vals);
-            sm_table_cell *cell = sm_table_ratio_at(&t, r, k);
+                pair_ratios(es + st[a], st[a + 1] - st[a], es + st[c], st[c + 1] - st[c], b->vals);
+            sm_table_cell *cell = sm_table_ratio_at(t, r, k);
             if (n == 0)
                 continue;
-            if (sm_stats_summarize(vals, n, &cell->s) != 0)
-                goto out;
+            if (sm_stats_summarize(b->vals, n, &cell->s) != 0)
+                return SM_ENOMEM;
             cell->have = true;
             cell->coarse = ratio_metric(cp) == SM_M_USER_S &&
                            (below_resolution(es + st[a], st[a + 1] - st[a]) ||
-                            below_resolution(es + st[b], st[b + 1] - st[b]));
+                            below_resolution(es + st[c], st[c + 1] - st[c]));
         }
     }
-    for (size_t k = 0; k < n_loop; k++)
-        if (fill_loop_ratios(&t, n_ratios + k, &loops[k], cells, n_cells, samples, n_samples, o,
-                             sel, row_first, n_cols, e, start, local, vals) != 0)
-            goto out;
-    rc = 0;
-out:
-    if (rc == 0)
+    for (size_t k = 0; k < b->n_loop; k++)
+        if (fill_loop_ratios(t, b->n_ratios + k, &b->loops[k], b->cells, b->n_cells, b->samples,
+                             b->n_samples, b->o, b->sel, b->row_first, b->n_cols, b->e, b->start,
+                             b->local, b->vals) != 0)
+            return SM_ENOMEM;
+    return 0;
+}
+
+/* Pair tables: the loopback column each pair column is compared with. */
+static int find_pair_loopbacks(build *b)
+{
+    b->loops = malloc((b->n_cols ? b->n_cols : 1) * sizeof *b->loops);
+    b->local = malloc((b->n_samples ? b->n_samples : 1) * sizeof *b->local);
+    if (!b->loops || !b->local)
+        return SM_ENOMEM;
+    b->n_loop = find_loopbacks(b->cells, b->n_cells, b->sel, b->col_first, b->n_cols, b->loops);
+    return 0;
+}
+
+/* Every step that fills t; each can fail only for memory. */
+static int fill_table(build *b, sm_table *t, sm_scope scope, uint64_t run_id, const char *run_name)
+{
+    int rc;
+    if ((rc = build_alloc(b)) || (rc = select_scope(b, scope)))
+        return rc;
+    pair_columns(b);
+    if (scope == SM_SCOPE_PAIR && (rc = find_pair_loopbacks(b)))
+        return rc;
+    if (sm_table_init(t, b->n_rows, b->n_cols, b->n_ratios + b->n_loop) != 0)
+        return SM_ENOMEM;
+    t->pairs = scope == SM_SCOPE_PAIR;
+    label_table(b, t, run_id, run_name);
+    place_samples(b, t);
+    if ((rc = index_slots(b)) || (rc = summarize_slots(b, t)))
+        return rc;
+    return summarize_ratios(b, t);
+}
+
+int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
+                         const sm_cell *cells, size_t n_cells, const sm_export_sample *samples,
+                         size_t n_samples, const sm_export_opts *o, sm_table *out, sm_error *err)
+{
+    static const sm_export_opts defaults = {0};
+    build b = {.cells = cells,
+               .n_cells = n_cells,
+               .samples = samples,
+               .n_samples = n_samples,
+               .o = o ? o : &defaults};
+    sm_table t;
+    memset(&t, 0, sizeof t);
+    memset(out, 0, sizeof *out);
+    int rc = fill_table(&b, &t, scope, run_id, run_name);
+    if (rc == 0) {
         *out = t;
-    else {
+    } else {
+        rc = SM_ENOMEM;
         sm_table_fini(&t);
         sm_error_set(err, rc, "export: out of memory building the table of run %" PRIu64, run_id);
     }
-    free(sel);
-    free(sel_of);
-    free(row_of);
-    free(col_of);
-    free(row_first);
-    free(col_first);
-    free(ratio_tcp);
-    free(ratio_unix);
-    free(e);
-    free(ea);
-    free(vals);
-    free(start);
-    free(start_aux);
-    free(loops);
-    free(local);
+    build_free(&b);
     return rc;
 }

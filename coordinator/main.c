@@ -17,6 +17,7 @@
 #include "proto/envelope.h"
 #include "proto/log.h"
 
+/* Set by the signal handler: a signal is process-wide, so its flag is too. */
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
@@ -200,221 +201,296 @@ static int keygen_agent(int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* keygen [--token] PATH, or keygen --agent NAME --key-file FLEET PATH. */
+static int keygen(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "keygen") == 0) {
-        for (int i = 2; i < argc; i++)
-            if (strcmp(argv[i], "--agent") == 0)
-                return keygen_agent(argc, argv);
-        /* A token is made like a key: 256 random bits as hex are past guessing, and one line
-         * of 64 characters is what --token-file reads. */
-        bool token = argc == 4 && strcmp(argv[2], "--token") == 0;
-        if (argc != 3 + token || argv[argc - 1][0] == '-')
-            return fail("%s", "usage: sockmatrix-coordinator keygen [--token] PATH");
-        sm_error err = {0};
-        if (sm_key_generate(argv[argc - 1], &err) != 0) {
-            fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
-            return 1;
-        }
-        printf("wrote a new %s to %s (mode 0600)\n", token ? "dashboard token" : "fleet key",
-               argv[argc - 1]);
-        return 0;
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--agent") == 0)
+            return keygen_agent(argc, argv);
+    /* A token is made like a key: 256 random bits as hex are past guessing, and one line
+     * of 64 characters is what --token-file reads. */
+    bool token = argc == 4 && strcmp(argv[2], "--token") == 0;
+    if (argc != 3 + token || argv[argc - 1][0] == '-')
+        return fail("%s", "usage: sockmatrix-coordinator keygen [--token] PATH");
+    sm_error err = {0};
+    if (sm_key_generate(argv[argc - 1], &err) != 0) {
+        fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
+        return 1;
     }
-    static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'l'},
-        {"http", required_argument, NULL, 'H'},
-        {"db", required_argument, NULL, 'd'},
-        {"key-file", required_argument, NULL, 'k'},
-        {"token-file", required_argument, NULL, 't'},
-        {"hold-ms", required_argument, NULL, 'o'},
-        {"log-level", required_argument, NULL, 'L'},
-        {"ready-fd", required_argument, NULL, 'r'},
-        {"web-dir", required_argument, NULL, 'w'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {"lost-grace-ms", required_argument, NULL, 'g'},
-        {"max-agents", required_argument, NULL, 'M'},
-        {"data-addr-allow", required_argument, NULL, 'A'},
-        {"previous-key-file", required_argument, NULL, 'p'},
-        {"previous-key-grace-ms", required_argument, NULL, 'G'},
-        {"http-host", required_argument, NULL, 'N'},
-        {"http-max-conns", required_argument, NULL, 'C'},
-        {NULL, 0, NULL, 0},
-    };
-    sm_server_cfg cfg = {.listen_url = "tcp://0.0.0.0:7100",
-                         .db_path = "sockmatrix.db",
-                         .hold_ms = 5000,
-                         .lost_grace_ms = 60000,
-                         .prev_grace_ms = 86400000,
-                         .ready_fd = -1,
-                         .max_agents = 4096,
-                         .http_max_conns = 256};
-    enum { HOSTS_MAX = 32 };
+    printf("wrote a new %s to %s (mode 0600)\n", token ? "dashboard token" : "fleet key",
+           argv[argc - 1]);
+    return 0;
+}
+
+enum { HOSTS_MAX = 32, GO_ON = -1 };
+
+/* The command line, and the buffers the server's configuration points into: they live in
+ * main's frame for the server's whole run. */
+typedef struct opts {
+    sm_server_cfg cfg;
     const char *http_hosts[HOSTS_MAX];
-    const char *http = "127.0.0.1:8080", *key_file = NULL, *token_file = NULL,
-               *prev_key_file = NULL;
+    const char *http, *key_file, *token_file, *prev_key_file;
     char http_addr[64], token[SM_TOKEN_MAX + 2];
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    char web_buf[4200], cred_prev[4200], cred_token[4200];
+} opts;
+
+static const struct option long_opts[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"http", required_argument, NULL, 'H'},
+    {"db", required_argument, NULL, 'd'},
+    {"key-file", required_argument, NULL, 'k'},
+    {"token-file", required_argument, NULL, 't'},
+    {"hold-ms", required_argument, NULL, 'o'},
+    {"log-level", required_argument, NULL, 'L'},
+    {"ready-fd", required_argument, NULL, 'r'},
+    {"web-dir", required_argument, NULL, 'w'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"lost-grace-ms", required_argument, NULL, 'g'},
+    {"max-agents", required_argument, NULL, 'M'},
+    {"data-addr-allow", required_argument, NULL, 'A'},
+    {"previous-key-file", required_argument, NULL, 'p'},
+    {"previous-key-grace-ms", required_argument, NULL, 'G'},
+    {"http-host", required_argument, NULL, 'N'},
+    {"http-max-conns", required_argument, NULL, 'C'},
+    {NULL, 0, NULL, 0},
+};
+
+/* A whole number from lo to hi into *out; false when val is not one. */
+static bool long_in(const char *val, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(val, &end, 10);
+    if (!*val || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The options that take a number. GO_ON, or the exit status. */
+static int number_option(int c, const char *val, sm_server_cfg *cfg)
+{
+    long v;
+    switch (c) {
+    case 'o':
+        if (!long_in(val, 100, 60000, &v))
+            return fail("--hold-ms: '%s' is not a number from 100 to 60000", val);
+        cfg->hold_ms = (uint32_t)v;
+        return GO_ON;
+    case 'g':
+        if (!long_in(val, 0, 86400000, &v))
+            return fail("--lost-grace-ms: '%s' is not a number from 0 to 86400000", val);
+        cfg->lost_grace_ms = (uint32_t)v;
+        return GO_ON;
+    case 'M':
+        if (!long_in(val, 1, 1000000, &v))
+            return fail("--max-agents: '%s' is not a number from 1 to 1000000", val);
+        cfg->max_agents = (uint32_t)v;
+        return GO_ON;
+    case 'C':
+        if (!long_in(val, 1, 65536, &v))
+            return fail("--http-max-conns: '%s' is not a number from 1 to 65536", val);
+        cfg->http_max_conns = (unsigned)v;
+        return GO_ON;
+    case 'r':
+        if (!long_in(val, 0, 1024, &v))
+            return fail("--ready-fd: '%s' is not a descriptor number", val);
+        cfg->ready_fd = (int)v;
+        return GO_ON;
+    default: { /* 'G' */
         char *end;
-        long v;
-        switch (c) {
-        case 'l':
-            if (strncmp(optarg, "tcp://", 6) != 0)
-                return fail("--listen: '%s' is not tcp://ADDR:PORT", optarg);
-            cfg.listen_url = optarg;
-            break;
-        case 'H':
-            http = optarg;
-            break;
-        case 'd':
-            cfg.db_path = optarg;
-            break;
-        case 'k':
-            key_file = optarg;
-            break;
-        case 't':
-            token_file = optarg;
-            break;
-        case 'o':
-            v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 100 || v > 60000)
-                return fail("--hold-ms: '%s' is not a number from 100 to 60000", optarg);
-            cfg.hold_ms = (uint32_t)v;
-            break;
-        case 'g':
-            v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 0 || v > 86400000)
-                return fail("--lost-grace-ms: '%s' is not a number from 0 to 86400000", optarg);
-            cfg.lost_grace_ms = (uint32_t)v;
-            break;
-        case 'M':
-            v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 1 || v > 1000000)
-                return fail("--max-agents: '%s' is not a number from 1 to 1000000", optarg);
-            cfg.max_agents = (uint32_t)v;
-            break;
-        case 'A': {
-            sm_error perr = {0};
-            if (sm_addr_policy_parse(&cfg.data_addr, optarg, &perr) != 0)
-                return fail("%s", perr.msg);
-            break;
-        }
-        case 'p':
-            prev_key_file = optarg;
-            break;
-        case 'G': {
-            unsigned long long g = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-' || g > 31ull * 86400000)
-                return fail("--previous-key-grace-ms: '%s' is not a number from 0 to 2678400000",
-                            optarg);
-            cfg.prev_grace_ms = g;
-            break;
-        }
-        case 'N':
-            if (cfg.n_http_hosts == HOSTS_MAX)
-                return fail("--http-host: at most %d names", HOSTS_MAX);
-            if (!*optarg || strlen(optarg) > 253 || strpbrk(optarg, ":/[] "))
-                return fail("--http-host: '%s' is not a host name (no port, no scheme)", optarg);
-            http_hosts[cfg.n_http_hosts++] = optarg;
-            cfg.http_hosts = http_hosts;
-            break;
-        case 'C':
-            v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 1 || v > 65536)
-                return fail("--http-max-conns: '%s' is not a number from 1 to 65536", optarg);
-            cfg.http_max_conns = (unsigned)v;
-            break;
-        case 'L':
-            if ((sm_log_level = sm_log_parse_level(optarg)) < 0)
-                return fail("--log-level: '%s' is not error, warning, notice, info or debug",
-                            optarg);
-            break;
-        case 'r':
-            v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 0 || v > 1024)
-                return fail("--ready-fd: '%s' is not a descriptor number", optarg);
-            cfg.ready_fd = (int)v;
-            break;
-        case 'w':
-            if (!has_index(optarg))
-                return fail("--web-dir: %s has no index.html", optarg);
-            cfg.web_dir = optarg;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
-        case 'V':
-            printf("sockmatrix-coordinator %s\n", SM_VERSION);
-            return 0;
-        case ':':
-            return fail("option '%s' needs a value", argv[optind - 1]);
-        default:
-            return fail("unknown option '%s' (see --help)", argv[optind - 1]);
-        }
+        unsigned long long g = strtoull(val, &end, 10);
+        if (!*val || *end || val[0] == '-' || g > 31ull * 86400000)
+            return fail("--previous-key-grace-ms: '%s' is not a number from 0 to 2678400000", val);
+        cfg->prev_grace_ms = g;
+        return GO_ON;
     }
+    }
+}
+
+/* One option; name is the option as typed. GO_ON, or the exit status. */
+static int one_option(int c, char *val, const char *name, opts *o)
+{
+    sm_server_cfg *cfg = &o->cfg;
+    switch (c) {
+    case 'l':
+        if (strncmp(val, "tcp://", 6) != 0)
+            return fail("--listen: '%s' is not tcp://ADDR:PORT", val);
+        cfg->listen_url = val;
+        return GO_ON;
+    case 'H':
+        o->http = val;
+        return GO_ON;
+    case 'd':
+        cfg->db_path = val;
+        return GO_ON;
+    case 'k':
+        o->key_file = val;
+        return GO_ON;
+    case 't':
+        o->token_file = val;
+        return GO_ON;
+    case 'p':
+        o->prev_key_file = val;
+        return GO_ON;
+    case 'o':
+    case 'g':
+    case 'M':
+    case 'C':
+    case 'r':
+    case 'G':
+        return number_option(c, val, cfg);
+    case 'A': {
+        sm_error perr = {0};
+        if (sm_addr_policy_parse(&cfg->data_addr, val, &perr) != 0)
+            return fail("%s", perr.msg);
+        return GO_ON;
+    }
+    case 'N':
+        if (cfg->n_http_hosts == HOSTS_MAX)
+            return fail("--http-host: at most %d names", HOSTS_MAX);
+        if (!*val || strlen(val) > 253 || strpbrk(val, ":/[] "))
+            return fail("--http-host: '%s' is not a host name (no port, no scheme)", val);
+        o->http_hosts[cfg->n_http_hosts++] = val;
+        cfg->http_hosts = o->http_hosts;
+        return GO_ON;
+    case 'L':
+        if ((sm_log_level = sm_log_parse_level(val)) < 0)
+            return fail("--log-level: '%s' is not error, warning, notice, info or debug", val);
+        return GO_ON;
+    case 'w':
+        if (!has_index(val))
+            return fail("--web-dir: %s has no index.html", val);
+        cfg->web_dir = val;
+        return GO_ON;
+    case 'h':
+        fputs(usage, stdout);
+        return 0;
+    case 'V':
+        printf("sockmatrix-coordinator %s\n", SM_VERSION);
+        return 0;
+    case ':':
+        return fail("option '%s' needs a value", name);
+    default:
+        return fail("unknown option '%s' (see --help)", name);
+    }
+}
+
+/* The command line into o. GO_ON, or the exit status. */
+static int parse_args(int argc, char **argv, opts *o)
+{
+    o->cfg = (sm_server_cfg){.listen_url = "tcp://0.0.0.0:7100",
+                             .db_path = "sockmatrix.db",
+                             .hold_ms = 5000,
+                             .lost_grace_ms = 60000,
+                             .prev_grace_ms = 86400000,
+                             .ready_fd = -1,
+                             .max_agents = 4096,
+                             .http_max_conns = 256};
+    o->http = "127.0.0.1:8080";
+    int c, rc;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1)
+        if ((rc = one_option(c, optarg, argv[optind - 1], o)) != GO_ON)
+            return rc;
     if (optind < argc)
         return fail("unexpected argument '%s' (see --help)", argv[optind]);
-    char web_buf[4200];
-    if (!cfg.web_dir)
-        cfg.web_dir = default_web_dir(web_buf, sizeof web_buf);
-    if (split_hostport(http, http_addr, sizeof http_addr, &cfg.http_port) != 0)
-        return fail("--http: '%s' is not ADDR:PORT", http);
-    cfg.http_addr = http_addr;
-    if (!key_file)
+    return GO_ON;
+}
+
+/* path = $CREDENTIALS_DIRECTORY/name when systemd handed that credential over. */
+static const char *credential(const char *name, char *path, size_t len)
+{
+    const char *cdir = getenv("CREDENTIALS_DIRECTORY");
+    if (!cdir || !*cdir)
+        return NULL;
+    int n = snprintf(path, len, "%s/%s", cdir, name);
+    return n > 0 && (size_t)n < len && access(path, F_OK) == 0 ? path : NULL;
+}
+
+/* The previous fleet key of a rotation, if there is one. GO_ON, or the exit status. */
+static int load_previous_key(opts *o)
+{
+    sm_server_cfg *cfg = &o->cfg;
+    sm_error err = {0};
+    /* Under systemd the previous key of a rotation comes as the credential
+     * "fleet.key.previous" (the roll-out adds it with a drop-in), as the token does. */
+    if (!o->prev_key_file)
+        o->prev_key_file = credential("fleet.key.previous", o->cred_prev, sizeof o->cred_prev);
+    if (!o->prev_key_file)
+        return GO_ON;
+    if (sm_key_load(o->prev_key_file, cfg->prev_key, &err) != 0)
+        return fail("--previous-key-file: %s", err.msg);
+    if (CRYPTO_memcmp(cfg->prev_key, cfg->key, SM_KEY_LEN) == 0)
+        return fail("--previous-key-file %s holds the same key as --key-file", o->prev_key_file);
+    cfg->have_prev_key = true;
+    sm_log(LOG_NOTICE, "SM-KEY-ROTATION",
+           "accepting agents on the previous fleet key for %llu ms after this start",
+           (unsigned long long)cfg->prev_grace_ms);
+    return GO_ON;
+}
+
+/* The dashboard token, required off loopback. GO_ON, or the exit status. */
+static int load_dashboard_token(opts *o)
+{
+    /* Under systemd a token handed over as the credential "token" (LoadCredential=token:...)
+     * needs no option: the unit's command line stays the same with or without one. */
+    if (!o->token_file)
+        o->token_file = credential("token", o->cred_token, sizeof o->cred_token);
+    if (o->token_file) {
+        int rc = load_token(o->token_file, o->token, sizeof o->token);
+        if (rc)
+            return rc;
+        o->cfg.token = o->token;
+    } else if (!sm_guard_is_loopback(o->http_addr)) {
+        return fail("--http %s is not a loopback address: give --token-file so that only "
+                    "holders of the token can change state",
+                    o->http);
+    }
+    return GO_ON;
+}
+
+/* What the options name: the web folder, the HTTP address, the keys, the token. GO_ON, or
+ * the exit status. */
+static int resolve(opts *o)
+{
+    sm_server_cfg *cfg = &o->cfg;
+    if (!cfg->web_dir)
+        cfg->web_dir = default_web_dir(o->web_buf, sizeof o->web_buf);
+    if (split_hostport(o->http, o->http_addr, sizeof o->http_addr, &cfg->http_port) != 0)
+        return fail("--http: '%s' is not ADDR:PORT", o->http);
+    cfg->http_addr = o->http_addr;
+    if (!o->key_file)
         return fail("%s",
                     "--key-file is required (make one with: sockmatrix-coordinator keygen PATH)");
     sm_error err = {0};
-    if (sm_key_load(key_file, cfg.key, &err) != 0) {
+    if (sm_key_load(o->key_file, cfg->key, &err) != 0) {
         fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
         return 2;
     }
-    /* Under systemd the previous key of a rotation comes as the credential
-     * "fleet.key.previous" (the roll-out adds it with a drop-in), as the token does. */
-    char cred_prev[4200];
-    const char *cdir = getenv("CREDENTIALS_DIRECTORY");
-    if (!prev_key_file && cdir && *cdir) {
-        int n = snprintf(cred_prev, sizeof cred_prev, "%s/fleet.key.previous", cdir);
-        if (n > 0 && (size_t)n < sizeof cred_prev && access(cred_prev, F_OK) == 0)
-            prev_key_file = cred_prev;
-    }
-    if (prev_key_file) {
-        if (sm_key_load(prev_key_file, cfg.prev_key, &err) != 0)
-            return fail("--previous-key-file: %s", err.msg);
-        if (CRYPTO_memcmp(cfg.prev_key, cfg.key, SM_KEY_LEN) == 0)
-            return fail("--previous-key-file %s holds the same key as --key-file", prev_key_file);
-        cfg.have_prev_key = true;
-        sm_log(LOG_NOTICE, "SM-KEY-ROTATION",
-               "accepting agents on the previous fleet key for %llu ms after this start",
-               (unsigned long long)cfg.prev_grace_ms);
-    }
-    /* Under systemd a token handed over as the credential "token" (LoadCredential=token:...)
-     * needs no option: the unit's command line stays the same with or without one. */
-    char cred_token[4200];
-    const char *creds = getenv("CREDENTIALS_DIRECTORY");
-    if (!token_file && creds && *creds) {
-        int n = snprintf(cred_token, sizeof cred_token, "%s/token", creds);
-        if (n > 0 && (size_t)n < sizeof cred_token && access(cred_token, F_OK) == 0)
-            token_file = cred_token;
-    }
-    if (token_file) {
-        int rc = load_token(token_file, token, sizeof token);
-        if (rc)
-            return rc;
-        cfg.token = token;
-    } else if (!sm_guard_is_loopback(http_addr)) {
-        return fail("--http %s is not a loopback address: give --token-file so that only "
-                    "holders of the token can change state",
-                    http);
-    }
+    int rc = load_previous_key(o);
+    return rc != GO_ON ? rc : load_dashboard_token(o);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "keygen") == 0)
+        return keygen(argc, argv);
+    opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_args(argc, argv, &o);
+    if (rc == GO_ON)
+        rc = resolve(&o);
+    if (rc != GO_ON)
+        return rc;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (sm_server_run(&cfg, &stop_flag, &err) != 0) {
+    sm_error err = {0};
+    if (sm_server_run(&o.cfg, &stop_flag, &err) != 0) {
         fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
         return 1;
     }

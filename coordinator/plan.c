@@ -356,76 +356,56 @@ static void build_cells(const expand *x, sm_cell *cells, uint32_t *cell_round)
     }
 }
 
-int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_fleet, sm_plan *out,
-                   sm_error *err)
+/* How many cells the spec makes on the selected hosts; *n_pairs is 0 without pair tests. */
+static int count_cells(expand *x, uint64_t *n_pairs, uint64_t *n_cells)
 {
-    memset(out, 0, sizeof *out);
-    if (err)
-        err->field[0] = '\0';
-    expand x = {.spec = spec, .err = err};
-    sm_cell *cells = NULL;
-    uint32_t *cell_round = NULL;
-    sm_plan_job *jobs = NULL;
-    int rc = check_spec(&x);
-    if (rc)
-        goto out;
-    rc = select_hosts(&x, fleet, n_fleet);
-    if (rc)
-        goto out;
-
-    uint64_t n_pairs = 0, n_cells = 0;
+    const sm_spec *spec = x->spec;
     bool any_pair = false;
+    *n_pairs = *n_cells = 0;
     for (size_t t = 0; t < spec->n_tests; t++)
         any_pair = any_pair || count_scope(&spec->tests[t], SM_SCOPE_PAIR) > 0;
     if (any_pair) {
-        rc = count_pairs(&x, &n_pairs);
+        int rc = count_pairs(x, n_pairs);
         if (rc)
-            goto out;
+            return rc;
     }
     for (size_t t = 0; t < spec->n_tests; t++)
-        n_cells += count_scope(&spec->tests[t], SM_SCOPE_LOCAL) * (uint64_t)x.n_sel +
-                   count_scope(&spec->tests[t], SM_SCOPE_PAIR) * n_pairs;
-    uint64_t per_cell = (uint64_t)spec->warmup + spec->repetitions;
-    uint64_t n_jobs = n_cells * per_cell;
+        *n_cells += count_scope(&spec->tests[t], SM_SCOPE_LOCAL) * (uint64_t)x->n_sel +
+                    count_scope(&spec->tests[t], SM_SCOPE_PAIR) * *n_pairs;
+    return 0;
+}
+
+/* The run's jobs, counted before anything is allocated for them. */
+static int check_jobs(expand *x, uint64_t n_cells, uint64_t n_jobs)
+{
+    const sm_spec *spec = x->spec;
     /* An adaptive run may grow to max repetitions per cell: its bound is checked up front, so
      * that a run accepted never outgrows what the store and the queues were sized for. */
     uint64_t n_most = n_cells * ((uint64_t)spec->warmup + (spec->adaptive ? spec->reps.max : 0));
     if (spec->adaptive && n_most > SM_PLAN_JOBS_MAX) {
-        set_field(&x, "repetitions.max");
-        rc = sm_error_set(err, SM_EINVAL,
-                          "repetitions.max: %llu cells x (%u repetitions + %u warm-up) = %llu "
-                          "jobs, above the maximum %d",
-                          (unsigned long long)n_cells, spec->reps.max, spec->warmup,
-                          (unsigned long long)n_most, SM_PLAN_JOBS_MAX);
-        goto out;
+        set_field(x, "repetitions.max");
+        return sm_error_set(x->err, SM_EINVAL,
+                            "repetitions.max: %llu cells x (%u repetitions + %u warm-up) = %llu "
+                            "jobs, above the maximum %d",
+                            (unsigned long long)n_cells, spec->reps.max, spec->warmup,
+                            (unsigned long long)n_most, SM_PLAN_JOBS_MAX);
     }
     if (n_jobs > SM_PLAN_JOBS_MAX) {
-        set_field(&x, "repetitions");
-        rc = sm_error_set(err, SM_EINVAL,
-                          "repetitions: %llu cells x (%u repetitions + %u warm-up) = %llu jobs, "
-                          "above the maximum %d",
-                          (unsigned long long)n_cells, spec->repetitions, spec->warmup,
-                          (unsigned long long)n_jobs, SM_PLAN_JOBS_MAX);
-        goto out;
+        set_field(x, "repetitions");
+        return sm_error_set(x->err, SM_EINVAL,
+                            "repetitions: %llu cells x (%u repetitions + %u warm-up) = %llu jobs, "
+                            "above the maximum %d",
+                            (unsigned long long)n_cells, spec->repetitions, spec->warmup,
+                            (unsigned long long)n_jobs, SM_PLAN_JOBS_MAX);
     }
-    if (any_pair) {
-        rc = build_pairs(&x, n_pairs);
-        if (rc)
-            goto out;
-    }
+    return 0;
+}
 
-    cells = calloc((size_t)n_cells, sizeof *cells);
-    cell_round = calloc((size_t)n_cells, sizeof *cell_round);
-    jobs = calloc((size_t)n_jobs, sizeof *jobs);
-    if (!cells || !cell_round || !jobs) {
-        rc = sm_error_set(err, SM_ENOMEM, "plan: out of memory for %llu jobs",
-                          (unsigned long long)n_jobs);
-        goto out;
-    }
-    build_cells(&x, cells, cell_round);
-
-    /* Cells are already in the order of one repetition (test, host or pair, variant), so
-     * repeating them whole interleaves the variants of a cell group: A B A B. */
+/* Cells are already in the order of one repetition (test, host or pair, variant), so
+ * repeating them whole interleaves the variants of a cell group: A B A B. */
+static void order_jobs(const sm_spec *spec, const uint32_t *cell_round, size_t n_cells,
+                       sm_plan_job *jobs)
+{
     size_t k = 0;
     for (int warm = 1; warm >= 0; warm--) {
         uint32_t reps = warm ? spec->warmup : spec->repetitions;
@@ -440,6 +420,41 @@ int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_flee
             }
         }
     }
+}
+
+int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_fleet, sm_plan *out,
+                   sm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (err)
+        err->field[0] = '\0';
+    expand x = {.spec = spec, .err = err};
+    sm_cell *cells = NULL;
+    uint32_t *cell_round = NULL;
+    sm_plan_job *jobs = NULL;
+    uint64_t n_pairs = 0, n_cells = 0, n_jobs = 0;
+    int rc = check_spec(&x);
+    if (!rc)
+        rc = select_hosts(&x, fleet, n_fleet);
+    if (!rc)
+        rc = count_cells(&x, &n_pairs, &n_cells);
+    if (rc)
+        goto out;
+    n_jobs = n_cells * ((uint64_t)spec->warmup + spec->repetitions);
+    if ((rc = check_jobs(&x, n_cells, n_jobs)))
+        goto out;
+    if (n_pairs && (rc = build_pairs(&x, n_pairs)))
+        goto out;
+    cells = calloc((size_t)n_cells, sizeof *cells);
+    cell_round = calloc((size_t)n_cells, sizeof *cell_round);
+    jobs = calloc((size_t)n_jobs, sizeof *jobs);
+    if (!cells || !cell_round || !jobs) {
+        rc = sm_error_set(err, SM_ENOMEM, "plan: out of memory for %llu jobs",
+                          (unsigned long long)n_jobs);
+        goto out;
+    }
+    build_cells(&x, cells, cell_round);
+    order_jobs(spec, cell_round, (size_t)n_cells, jobs);
     out->cells = cells;
     out->n_cells = (size_t)n_cells;
     out->jobs = jobs;
