@@ -1,5 +1,7 @@
-/* The coordinator's store on SQLite: schema migrations, a statement cache and the row mappings. */
-#include "coordinator/store.h"
+/* The coordinator's store on SQLite: opening it, its schema migrations, the statement cache and
+ * the transactions. The rows of each table are in store_agents.c, store_jobs.c, store_runs.c and
+ * store_results.c, the WAL check in store_wal.c; store_internal.h is what they share. */
+#include "coordinator/store_internal.h"
 
 #include "proto/clock.h"
 #include "proto/log.h"
@@ -8,13 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 _Static_assert(SM_STORE_ID_SIZE == SM_STORE_ID_HEX + 1, "a store id is what the reply carries");
@@ -22,7 +22,7 @@ _Static_assert(SM_STORE_ID_SIZE == SM_STORE_ID_HEX + 1, "a store id is what the 
 /* Each script takes the schema from version i to i + 1 and sets user_version itself, inside the
  * transaction that runs it, so that a crash leaves either the old schema or the new one. Append
  * only: a script that shipped is never edited. */
-static const char *const migrations[] = {
+const char *const store_migrations[] = {
     /* 0 -> 1 */
     "CREATE TABLE agents ("
     " name TEXT PRIMARY KEY,"
@@ -129,44 +129,7 @@ static const char *const migrations[] = {
     "PRAGMA user_version = 6;",
 };
 
-#define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
-
-#define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
-
-enum {
-    Q_BEGIN,
-    Q_COMMIT,
-    Q_ROLLBACK,
-    Q_AGENT_UPSERT,
-    Q_AGENT_SET_STATUS,
-    Q_AGENTS_LIST,
-    Q_JOB_INSERT,
-    Q_JOB_GET,
-    Q_JOB_SET_STATE,
-    Q_JOBS_UNFINISHED,
-    Q_RESULT_INSERT,
-    Q_RESULT_GET,
-    Q_RESULT_COUNT,
-    Q_RUN_INSERT,
-    Q_RUN_SET_PARALLEL,
-    Q_RUN_GET,
-    Q_RUN_EXISTS,
-    Q_RUNS_LIST,
-    Q_RUNS_RUNNING,
-    Q_RUN_UPDATE,
-    Q_CELL_INSERT,
-    Q_CELLS_LIST,
-    Q_JOB_INSERT_RUN,
-    Q_RUN_JOBS,
-    Q_RUN_RESULTS,
-    Q_SIDE_INSERT,
-    Q_SIDE_GET,
-    Q_RUN_SET_TOTAL,
-    Q_CELL_SET_STOPPED,
-    Q_CELL_RESULTS,
-    Q_STORE_ID,
-    Q_COUNT
-};
+#define SCHEMA_VERSION ((int)(sizeof store_migrations / sizeof store_migrations[0]))
 
 #define JOB_COLUMNS                                                                                \
     "id, host, params_json, state, reason, attempt, created_ms, assigned_ms, started_ms, "         \
@@ -258,56 +221,7 @@ static const char *const queries[Q_COUNT] = {
                       " WHERE j.run_id = ?1 ORDER BY j.ord",
 };
 
-struct sm_store {
-    sqlite3 *db;
-    int version;
-    sqlite3_stmt *stmts[Q_COUNT];
-    /* The last transaction that failed for the store's own sake, for sm_store_failing. */
-    char fail_msg[256];
-    int64_t fail_ms;   /* 0: none */
-    bool commit_since; /* a commit succeeded after it */
-    char id[SM_STORE_ID_SIZE];
-    char warning[SM_STORE_WARNING_MAX]; /* "" when none */
-};
-
-static const char *const agent_status_names[] = {
-    [SM_AGENT_ONLINE] = "online",
-    [SM_AGENT_STATUS_BUSY] = "busy",
-    [SM_AGENT_LOST] = "lost",
-};
-
-static const char *const job_state_names[] = {
-    [SM_JOB_QUEUED] = "queued", [SM_JOB_ASSIGNED] = "assigned", [SM_JOB_RUNNING] = "running",
-    [SM_JOB_DONE] = "done",     [SM_JOB_FAILED] = "failed",
-};
-
-static const char *const run_state_names[] = {
-    [SM_RUN_RUNNING] = "running",
-    [SM_RUN_DONE] = "done",
-    [SM_RUN_FAILED] = "failed",
-    [SM_RUN_CANCELLED] = "cancelled",
-};
-
-#define N_AGENT_STATUS (sizeof agent_status_names / sizeof agent_status_names[0])
-#define N_JOB_STATE    (sizeof job_state_names / sizeof job_state_names[0])
-#define N_RUN_STATE    (sizeof run_state_names / sizeof run_state_names[0])
-
-const char *sm_agent_status_name(sm_agent_status s)
-{
-    return (unsigned)s < N_AGENT_STATUS ? agent_status_names[s] : "unknown";
-}
-
-const char *sm_job_state_name(sm_job_state s)
-{
-    return (unsigned)s < N_JOB_STATE ? job_state_names[s] : "unknown";
-}
-
-const char *sm_run_state_name(sm_run_state s)
-{
-    return (unsigned)s < N_RUN_STATE ? run_state_names[s] : "unknown";
-}
-
-static int code_of(int sqlite_rc)
+int store_code_of(int sqlite_rc)
 {
     switch (sqlite_rc & 0xff) {
     case SQLITE_NOMEM:
@@ -323,15 +237,15 @@ static int code_of(int sqlite_rc)
 }
 
 /* The error of the connection's last failed call, with SQLite's own words. */
-static int db_error(sqlite3 *db, sm_error *err, const char *what)
+int store_db_error(sqlite3 *db, sm_error *err, const char *what)
 {
-    return sm_error_set(err, code_of(sqlite3_extended_errcode(db)), "%s: %s", what,
+    return sm_error_set(err, store_code_of(sqlite3_extended_errcode(db)), "%s: %s", what,
                         sqlite3_errmsg(db));
 }
 
 /* Unbinding matters as much as resetting: text bound SQLITE_STATIC points into the caller's
  * memory, which may be gone by the statement's next use. */
-static void done_with(sqlite3_stmt *s)
+void store_done_with(sqlite3_stmt *s)
 {
     sqlite3_reset(s);
     sqlite3_clear_bindings(s);
@@ -340,7 +254,7 @@ static void done_with(sqlite3_stmt *s)
 static int exec(sqlite3 *db, const char *sql, sm_error *err)
 {
     if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return db_error(db, err, sql);
+        return store_db_error(db, err, sql);
     return 0;
 }
 
@@ -349,11 +263,11 @@ static int query_int(sqlite3 *db, const char *sql, int64_t *out, sm_error *err)
 {
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-        return db_error(db, err, sql);
+        return store_db_error(db, err, sql);
     int rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
         int ret = rc == SQLITE_DONE ? sm_error_set(err, SM_ESYS, "%s: no row", sql)
-                                    : db_error(db, err, sql);
+                                    : store_db_error(db, err, sql);
         sqlite3_finalize(s);
         return ret;
     }
@@ -366,7 +280,7 @@ static int configure(sqlite3 *db, sm_error *err)
 {
     /* Set first, so that the journal-mode switch below already waits out another writer. */
     if (sqlite3_busy_timeout(db, 5000) != SQLITE_OK)
-        return db_error(db, err, "busy_timeout");
+        return store_db_error(db, err, "busy_timeout");
     int rc = exec(db, "PRAGMA foreign_keys = ON", err);
     if (rc != 0)
         return rc;
@@ -380,10 +294,10 @@ static int configure(sqlite3 *db, sm_error *err)
 
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &s, NULL) != SQLITE_OK)
-        return db_error(db, err, "journal_mode");
+        return store_db_error(db, err, "journal_mode");
     rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
-        rc = db_error(db, err, "journal_mode");
+        rc = store_db_error(db, err, "journal_mode");
         sqlite3_finalize(s);
         return rc;
     }
@@ -417,8 +331,8 @@ static int migrate_step(sqlite3 *db, int64_t *from, sm_error *err)
     if (*from == SCHEMA_VERSION)
         return 0;
     /* Named by its number: the script itself would fill the whole reason. */
-    if (sqlite3_exec(db, migrations[*from], NULL, NULL, NULL) != SQLITE_OK)
-        return sm_error_set(err, code_of(sqlite3_extended_errcode(db)),
+    if (sqlite3_exec(db, store_migrations[*from], NULL, NULL, NULL) != SQLITE_OK)
+        return sm_error_set(err, store_code_of(sqlite3_extended_errcode(db)),
                             "migration from schema version %lld: %s", (long long)*from,
                             sqlite3_errmsg(db));
     int64_t after = 0;
@@ -456,137 +370,6 @@ static int migrate(sqlite3 *db, const char *path, int *version, sm_error *err)
     }
 }
 
-/* ---- the WAL, as SQLite lays it out (https://sqlite.org/fileformat2.html#walformat) ---- */
-
-#define WAL_HEADER       32
-#define WAL_FRAME_HEADER 24
-#define WAL_MAGIC_LE     0x377f0682u /* checksums over little-endian words */
-#define WAL_MAGIC_BE     0x377f0683u
-
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-/* SQLite's WAL checksum, continued from s[0], s[1] over n bytes (a multiple of 8). */
-static void wal_cksum(bool big, const uint8_t *p, size_t n, uint32_t s[2])
-{
-    for (size_t i = 0; i + 8 <= n; i += 8) {
-        s[0] += (big ? be32(p + i) : le32(p + i)) + s[1];
-        s[1] += (big ? be32(p + i + 4) : le32(p + i + 4)) + s[0];
-    }
-}
-
-static int pread_all(int fd, uint8_t *buf, size_t n, off_t at)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = pread(fd, buf + got, n - got, at + (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    return 0;
-}
-
-/* Walks the frames of the log the header starts, as SQLite's recovery does: a frame counts
- * while its salts are the header's and its checksum continues the chain. */
-static int wal_walk(int fd, const uint8_t hdr[WAL_HEADER], sm_wal_check *c, const char *name,
-                    sm_error *err)
-{
-    const bool big = be32(hdr) == WAL_MAGIC_BE;
-    uint32_t sum[2] = {0, 0};
-    wal_cksum(big, hdr, 24, sum);
-    if (sum[0] != be32(hdr + 24) || sum[1] != be32(hdr + 28))
-        return 0; /* SQLite ignores such a log: no frame of it is valid */
-    const size_t fsize = WAL_FRAME_HEADER + (size_t)c->page_size;
-    uint8_t *frame = malloc(fsize);
-    if (!frame)
-        return sm_error_set(err, SM_ENOMEM, "%s: out of memory", name);
-    int rc = 0;
-    for (uint64_t i = 0; i < c->frames; i++) {
-        if (pread_all(fd, frame, fsize, (off_t)(WAL_HEADER + i * fsize)) != 0) {
-            rc = sm_error_set(err, SM_ESYS, "%s: read frame %" PRIu64 ": %s", name, i + 1,
-                              errno ? strerror(errno) : "short read");
-            break;
-        }
-        if (memcmp(frame + 8, hdr + 16, 8) != 0)
-            break;
-        wal_cksum(big, frame, 8, sum);
-        wal_cksum(big, frame + WAL_FRAME_HEADER, c->page_size, sum);
-        if (sum[0] != be32(frame + 16) || sum[1] != be32(frame + 20))
-            break;
-        c->valid = i + 1;
-        if (be32(frame + 4) != 0) /* the database size after a commit: this frame ends one */
-            c->kept = i + 1;
-    }
-    free(frame);
-    return rc;
-}
-
-int sm_store_wal_check(const char *db_path, sm_wal_check *out, sm_error *err)
-{
-    sm_wal_check c;
-    memset(&c, 0, sizeof c);
-    char name[4096];
-    if ((size_t)snprintf(name, sizeof name, "%s-wal", db_path) >= sizeof name)
-        return sm_error_set(err, SM_EINVAL, "%s: path too long", db_path);
-    int fd = open(name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT) {
-            *out = c;
-            return 0;
-        }
-        return sm_error_set(err, SM_ESYS, "%s: open: %s", name, strerror(errno));
-    }
-    struct stat sb;
-    uint8_t hdr[WAL_HEADER];
-    int rc = 0;
-    if (fstat(fd, &sb) != 0) {
-        rc = sm_error_set(err, SM_ESYS, "%s: stat: %s", name, strerror(errno));
-        goto out;
-    }
-    c.size = (uint64_t)sb.st_size;
-    c.present = c.size > 0;
-    if (!c.present)
-        goto out;
-    if (c.size < WAL_HEADER) {
-        /* Not even the header: SQLite ignores the whole log. */
-        c.cut = true;
-        c.partial = c.size;
-        goto out;
-    }
-    if (pread_all(fd, hdr, sizeof hdr, 0) != 0) {
-        rc = sm_error_set(err, SM_ESYS, "%s: read header: %s", name,
-                          errno ? strerror(errno) : "short read");
-        goto out;
-    }
-    const uint32_t magic = be32(hdr), ps = be32(hdr + 8);
-    const uint32_t page = ps == 1 ? 65536u : ps;
-    if ((magic != WAL_MAGIC_LE && magic != WAL_MAGIC_BE) || page < 512 || page > 65536 ||
-        (page & (page - 1)) != 0)
-        goto out; /* not a log SQLite would read */
-    c.page_size = page;
-    c.frames = (c.size - WAL_HEADER) / (WAL_FRAME_HEADER + page);
-    c.partial = (c.size - WAL_HEADER) % (WAL_FRAME_HEADER + page);
-    rc = wal_walk(fd, hdr, &c, name, err);
-    /* Bytes past the whole frames are a cut only where the current log reached them: after a
-     * checkpoint SQLite writes the next log from the start, over an older and longer one. */
-    c.cut = rc == 0 && c.partial > 0 && c.valid == c.frames;
-out:
-    close(fd);
-    if (rc == 0)
-        *out = c;
-    return rc;
-}
-
 /* Logs a cut WAL and keeps what it lost as the store's warning. */
 static void note_wal_cut(sm_store *st, const char *path, const sm_wal_check *c)
 {
@@ -617,18 +400,17 @@ static int renew_id(sqlite3 *db, sm_error *err)
         db, "UPDATE store_meta SET value = lower(hex(randomblob(16))) WHERE key = 'store_id'", err);
 }
 
-static int column_copy(sqlite3_stmt *s, int col, char *dst, size_t size, sm_error *err);
-
 static int read_id(sm_store *st, sm_error *err)
 {
     sqlite3_stmt *s = st->stmts[Q_STORE_ID];
     int ret = 0;
     if (sqlite3_step(s) != SQLITE_ROW)
         ret = sm_error_set(err, SM_ESYS, "store: no store id: %s", sqlite3_errmsg(st->db));
-    else if (column_copy(s, 0, st->id, sizeof st->id, err) != 0 || !sm_msg_store_id_valid(st->id))
+    else if (store_column_copy(s, 0, st->id, sizeof st->id, err) != 0 ||
+             !sm_msg_store_id_valid(st->id))
         ret = sm_error_set(err, SM_EINVAL, "store: the store id is not %d hex digits",
                            SM_STORE_ID_HEX);
-    done_with(s);
+    store_done_with(s);
     return ret;
 }
 
@@ -675,7 +457,7 @@ int sm_store_open(sm_store **pst, const char *path, sm_error *err)
         if (st->db == NULL)
             ret = sm_error_set(err, SM_ENOMEM, "%s: out of memory", path);
         else
-            ret = sm_error_set(err, code_of(rc), "%s: %s", path, sqlite3_errmsg(st->db));
+            ret = sm_error_set(err, store_code_of(rc), "%s: %s", path, sqlite3_errmsg(st->db));
         goto out;
     }
     sqlite3_extended_result_codes(st->db, 1);
@@ -705,7 +487,7 @@ int sm_store_open(sm_store **pst, const char *path, sm_error *err)
     for (int i = 0; i < Q_COUNT; i++) {
         if (sqlite3_prepare_v3(st->db, queries[i], -1, SQLITE_PREPARE_PERSISTENT, &st->stmts[i],
                                NULL) != SQLITE_OK) {
-            ret = db_error(st->db, err, queries[i]);
+            ret = store_db_error(st->db, err, queries[i]);
             goto out;
         }
     }
@@ -753,8 +535,8 @@ static int run(sm_store *st, int q, sm_error *err, const char *what)
     sqlite3_stmt *s = st->stmts[q];
     int ret = 0;
     if (sqlite3_step(s) != SQLITE_DONE)
-        ret = db_error(st->db, err, what);
-    done_with(s);
+        ret = store_db_error(st->db, err, what);
+    store_done_with(s);
     return ret;
 }
 
@@ -824,1005 +606,4 @@ void sm_store_rollback(sm_store *st)
     sm_error err;
     if (run(st, Q_ROLLBACK, &err, "rollback") != 0)
         sm_log(LOG_ERR, "SM-STORE-ROLLBACK", "%s", err.msg);
-}
-
-/* A fixed-size field from the caller must be terminated inside its array. */
-static bool fits(const char *s, size_t size)
-{
-    return memchr(s, '\0', size) != NULL;
-}
-
-/* Copies a text column into a fixed-size field; NULL reads as "". */
-static int column_copy(sqlite3_stmt *s, int col, char *dst, size_t size, sm_error *err)
-{
-    const unsigned char *text = sqlite3_column_text(s, col);
-    size_t len = (size_t)sqlite3_column_bytes(s, col);
-    if (len >= size)
-        return sm_error_set(err, SM_EPARSE, "stored %s is %zu bytes, more than %zu",
-                            sqlite3_column_name(s, col), len, size - 1);
-    if (text != NULL)
-        memcpy(dst, text, len);
-    dst[len] = '\0';
-    return 0;
-}
-
-/* A malloc'd copy of a text column; *out = NULL for SQL NULL. */
-static int column_dup(sqlite3_stmt *s, int col, char **out, sm_error *err)
-{
-    *out = NULL;
-    if (sqlite3_column_type(s, col) == SQLITE_NULL)
-        return 0;
-    const unsigned char *text = sqlite3_column_text(s, col);
-    if (text == NULL)
-        return sm_error_set(err, SM_ENOMEM, "reading %s: out of memory",
-                            sqlite3_column_name(s, col));
-    size_t len = (size_t)sqlite3_column_bytes(s, col);
-    char *copy = malloc(len + 1);
-    if (copy == NULL)
-        return sm_error_set(err, SM_ENOMEM, "reading %s: out of memory",
-                            sqlite3_column_name(s, col));
-    memcpy(copy, text, len + 1);
-    *out = copy;
-    return 0;
-}
-
-/* Maps a stored name back to its enum value, or -1. */
-static int name_index(const char *const *names, size_t n, const unsigned char *name)
-{
-    if (name == NULL)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(names[i], (const char *)name) == 0)
-            return (int)i;
-    return -1;
-}
-
-void sm_agent_row_fini(sm_agent_row *a)
-{
-    if (a == NULL)
-        return;
-    free(a->labels_json);
-    free(a->facts_json);
-    a->labels_json = NULL;
-    a->facts_json = NULL;
-}
-
-int sm_store_agent_upsert(sm_store *st, const sm_agent_row *a, sm_error *err)
-{
-    if (!fits(a->name, sizeof a->name) || !fits(a->boot, sizeof a->boot) ||
-        !fits(a->data_addr, sizeof a->data_addr))
-        return sm_error_set(err, SM_EINVAL, "agent: a name field is not terminated");
-    if (a->name[0] == '\0')
-        return sm_error_set(err, SM_EINVAL, "agent: empty name");
-    if ((unsigned)a->status >= N_AGENT_STATUS)
-        return sm_error_set(err, SM_EINVAL, "agent %s: status %d out of range", a->name,
-                            (int)a->status);
-    sqlite3_stmt *s = st->stmts[Q_AGENT_UPSERT];
-    int rc = sqlite3_bind_text(s, 1, a->name, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 2, a->boot, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 3, a->data_addr, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 4, a->labels_json ? a->labels_json : "{}", -1, SQLITE_STATIC);
-    /* An unbound facts_json (?5) stays NULL, which the upsert reads as "keep the old facts". */
-    if (rc == SQLITE_OK && a->facts_json != NULL)
-        rc = sqlite3_bind_text(s, 5, a->facts_json, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 6, a->first_seen_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 7, a->last_seen_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 8, agent_status_names[a->status], -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    int ret = rc == SQLITE_DONE ? 0 : db_error(st->db, err, "agent upsert");
-    done_with(s);
-    return ret;
-}
-
-int sm_store_agent_set_status(sm_store *st, const char *name, sm_agent_status status,
-                              int64_t now_ms, sm_error *err)
-{
-    if ((unsigned)status >= N_AGENT_STATUS)
-        return sm_error_set(err, SM_EINVAL, "agent %s: status %d out of range", name, (int)status);
-    sqlite3_stmt *s = st->stmts[Q_AGENT_SET_STATUS];
-    int rc = sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 2, agent_status_names[status], -1, SQLITE_STATIC);
-    /* Online and busy are learnt from the agent's own request, so it was seen now; lost is
-     * declared for its silence, and its last_seen_ms must keep saying when it went quiet. */
-    if (rc == SQLITE_OK && status != SM_AGENT_LOST)
-        rc = sqlite3_bind_int64(s, 3, now_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    int ret = 0;
-    if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "agent set status");
-    else if (sqlite3_changes(st->db) == 0)
-        ret = sm_error_set(err, SM_EINVAL, "no agent named %s", name);
-    done_with(s);
-    return ret;
-}
-
-static int read_agent(sqlite3_stmt *s, void *row, sm_error *err)
-{
-    sm_agent_row *a = row;
-    memset(a, 0, sizeof *a);
-    int ret = column_copy(s, 0, a->name, sizeof a->name, err);
-    if (ret == 0)
-        ret = column_copy(s, 1, a->boot, sizeof a->boot, err);
-    if (ret == 0)
-        ret = column_copy(s, 2, a->data_addr, sizeof a->data_addr, err);
-    if (ret == 0)
-        ret = column_dup(s, 3, &a->labels_json, err);
-    if (ret == 0)
-        ret = column_dup(s, 4, &a->facts_json, err);
-    if (ret == 0) {
-        a->first_seen_ms = sqlite3_column_int64(s, 5);
-        a->last_seen_ms = sqlite3_column_int64(s, 6);
-        int status = name_index(agent_status_names, N_AGENT_STATUS, sqlite3_column_text(s, 7));
-        if (status < 0)
-            ret = sm_error_set(err, SM_EPARSE, "agent %s: unknown status", a->name);
-        else
-            a->status = (sm_agent_status)status;
-    }
-    if (ret != 0)
-        sm_agent_row_fini(a);
-    return ret;
-}
-
-/* Grows *rows to hold one more element of size elem; cap doubles so appends stay linear. */
-static int grow(void **rows, size_t *cap, size_t n, size_t elem, sm_error *err)
-{
-    if (n < *cap)
-        return 0;
-    size_t new_cap = *cap ? *cap * 2 : 16;
-    void *p = realloc(*rows, new_cap * elem);
-    if (p == NULL) {
-        sm_error_set(err, SM_ENOMEM, "store: out of memory");
-        return SM_ENOMEM;
-    }
-    *rows = p;
-    *cap = new_cap;
-    return 0;
-}
-
-/* Reads the current row of s into *row; on failure *row holds nothing to free. */
-typedef int (*row_reader)(sqlite3_stmt *s, void *row, sm_error *err);
-
-/* Steps s (already bound) to its end, reading each row into a growing array of elem-sized
- * rows, and resets it. *prows and *pn always describe the rows read, on failure too, so that
- * the caller frees them with its typed free; an empty result is NULL and 0. */
-static int collect(sqlite3_stmt *s, size_t elem, row_reader read, void **prows, size_t *pn,
-                   const char *what, sm_error *err)
-{
-    void *rows = NULL;
-    size_t n = 0, cap = 0;
-    int ret = 0, rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        ret = grow(&rows, &cap, n, elem, err);
-        if (ret != 0)
-            break;
-        ret = read(s, (char *)rows + n * elem, err);
-        if (ret != 0)
-            break;
-        n++;
-    }
-    if (ret == 0 && rc != SQLITE_DONE)
-        ret = db_error(sqlite3_db_handle(s), err, what);
-    done_with(s);
-    *prows = rows;
-    *pn = n;
-    return ret;
-}
-
-int sm_store_agents_list(sm_store *st, sm_agent_row **prows, size_t *pn, sm_error *err)
-{
-    void *rows;
-    size_t n;
-    int ret = collect(st->stmts[Q_AGENTS_LIST], sizeof(sm_agent_row), read_agent, &rows, &n,
-                      "agents list", err);
-    if (ret != 0) {
-        sm_store_agents_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
-}
-
-void sm_store_agents_free(sm_agent_row *rows, size_t n)
-{
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        sm_agent_row_fini(&rows[i]);
-    free(rows);
-}
-
-void sm_job_row_fini(sm_job_row *j)
-{
-    if (j == NULL)
-        return;
-    free(j->params_json);
-    j->params_json = NULL;
-}
-
-/* SQLite's integers are signed: a larger id can name no row and would wrap if bound. */
-static int bind_id(sqlite3_stmt *s, int idx, uint64_t id, const char *what, sm_error *err)
-{
-    if (id > (uint64_t)INT64_MAX)
-        return sm_error_set(err, SM_EINVAL, "%s id %llu out of range", what,
-                            (unsigned long long)id);
-    if (sqlite3_bind_int64(s, idx, (int64_t)id) != SQLITE_OK)
-        return db_error(sqlite3_db_handle(s), err, "binding an id");
-    return 0;
-}
-
-int sm_store_job_insert(sm_store *st, const char *host, const char *params_json, int64_t now_ms,
-                        uint64_t *id, sm_error *err)
-{
-    if (host == NULL || host[0] == '\0' || strlen(host) >= FIELD_SIZE(sm_job_row, host))
-        return sm_error_set(err, SM_EINVAL, "job: host must be 1 to %zu bytes",
-                            FIELD_SIZE(sm_job_row, host) - 1);
-    if (params_json == NULL)
-        return sm_error_set(err, SM_EINVAL, "job for %s: no params", host);
-    sqlite3_stmt *s = st->stmts[Q_JOB_INSERT];
-    int rc = sqlite3_bind_text(s, 1, host, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 2, params_json, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 3, now_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    int ret = 0;
-    if (rc == SQLITE_DONE)
-        *id = (uint64_t)sqlite3_last_insert_rowid(st->db);
-    else
-        ret = db_error(st->db, err, "job insert");
-    done_with(s);
-    return ret;
-}
-
-static int read_job(sqlite3_stmt *s, void *row, sm_error *err)
-{
-    sm_job_row *j = row;
-    memset(j, 0, sizeof *j);
-    j->id = (uint64_t)sqlite3_column_int64(s, 0);
-    int ret = column_copy(s, 1, j->host, sizeof j->host, err);
-    if (ret == 0)
-        ret = column_dup(s, 2, &j->params_json, err);
-    if (ret == 0 && j->params_json == NULL)
-        ret = sm_error_set(err, SM_EPARSE, "job %llu: no params", (unsigned long long)j->id);
-    if (ret == 0) {
-        int state = name_index(job_state_names, N_JOB_STATE, sqlite3_column_text(s, 3));
-        if (state < 0)
-            ret =
-                sm_error_set(err, SM_EPARSE, "job %llu: unknown state", (unsigned long long)j->id);
-        else
-            j->state = (sm_job_state)state;
-    }
-    if (ret == 0)
-        ret = column_copy(s, 4, j->reason, sizeof j->reason, err);
-    if (ret == 0) {
-        j->attempt = (uint32_t)sqlite3_column_int64(s, 5);
-        /* A NULL stamp reads as 0, the struct's "not yet". */
-        j->created_ms = sqlite3_column_int64(s, 6);
-        j->assigned_ms = sqlite3_column_int64(s, 7);
-        j->started_ms = sqlite3_column_int64(s, 8);
-        j->finished_ms = sqlite3_column_int64(s, 9);
-        /* The NULL run_id of a job queued alone reads as 0 too. */
-        j->run_id = (uint64_t)sqlite3_column_int64(s, 10);
-        j->cell = (uint32_t)sqlite3_column_int64(s, 11);
-        j->rep = (uint32_t)sqlite3_column_int64(s, 12);
-        j->warmup = sqlite3_column_int64(s, 13) != 0;
-        j->round = (uint32_t)sqlite3_column_int64(s, 14);
-        j->ord = (uint32_t)sqlite3_column_int64(s, 15);
-        ret = column_copy(s, 16, j->peer, sizeof j->peer, err);
-    }
-    if (ret != 0)
-        sm_job_row_fini(j);
-    return ret;
-}
-
-int sm_store_job_get(sm_store *st, uint64_t id, sm_job_row *out, sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[Q_JOB_GET];
-    int ret = bind_id(s, 1, id, "job", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        ret = read_job(s, out, err);
-    else if (rc == SQLITE_DONE)
-        ret = sm_error_set(err, SM_EINVAL, "no job %llu", (unsigned long long)id);
-    else
-        ret = db_error(st->db, err, "job get");
-out:
-    done_with(s);
-    return ret;
-}
-
-int sm_store_job_set_state(sm_store *st, uint64_t id, uint32_t attempt, sm_job_state state,
-                           const char *reason, int64_t now_ms, sm_error *err)
-{
-    if ((unsigned)state >= N_JOB_STATE)
-        return sm_error_set(err, SM_EINVAL, "job %llu: state %d out of range",
-                            (unsigned long long)id, (int)state);
-    if (reason == NULL)
-        reason = "";
-    if (strlen(reason) >= FIELD_SIZE(sm_job_row, reason))
-        return sm_error_set(err, SM_EINVAL, "job %llu: reason longer than %zu bytes",
-                            (unsigned long long)id, FIELD_SIZE(sm_job_row, reason) - 1);
-    int stamp = 0; /* the parameter of the column that this state stamps */
-    switch (state) {
-    case SM_JOB_ASSIGNED:
-        stamp = 5;
-        break;
-    case SM_JOB_RUNNING:
-        stamp = 6;
-        break;
-    case SM_JOB_DONE:
-    case SM_JOB_FAILED:
-        stamp = 7;
-        break;
-    case SM_JOB_QUEUED:
-        break;
-    }
-    sqlite3_stmt *s = st->stmts[Q_JOB_SET_STATE];
-    int ret = bind_id(s, 1, id, "job", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_bind_text(s, 2, job_state_names[state], -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 3, reason, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 4, attempt);
-    if (rc == SQLITE_OK && stamp != 0)
-        rc = sqlite3_bind_int64(s, stamp, now_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(s, 8, state == SM_JOB_QUEUED);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "job set state");
-    else if (sqlite3_changes(st->db) == 0)
-        ret = sm_error_set(err, SM_EINVAL, "no job %llu", (unsigned long long)id);
-out:
-    done_with(s);
-    return ret;
-}
-
-int sm_store_jobs_unfinished(sm_store *st, sm_job_row **prows, size_t *pn, sm_error *err)
-{
-    void *rows;
-    size_t n;
-    int ret = collect(st->stmts[Q_JOBS_UNFINISHED], sizeof(sm_job_row), read_job, &rows, &n,
-                      "jobs unfinished", err);
-    if (ret != 0) {
-        sm_store_jobs_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
-}
-
-void sm_store_jobs_free(sm_job_row *rows, size_t n)
-{
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        sm_job_row_fini(&rows[i]);
-    free(rows);
-}
-
-/* ---- matrix runs ---- */
-
-/* SM_EINVAL when no run has that id. */
-static int run_exists(sm_store *st, uint64_t id, sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[Q_RUN_EXISTS];
-    int ret = bind_id(s, 1, id, "run", err);
-    if (ret == 0) {
-        int rc = sqlite3_step(s);
-        if (rc == SQLITE_DONE)
-            ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
-        else if (rc != SQLITE_ROW)
-            ret = db_error(st->db, err, "run lookup");
-    }
-    done_with(s);
-    return ret;
-}
-
-/* collect() over the rows of one run. A run without rows may not exist at all, and an unknown
- * run must not pass for an empty one. */
-static int collect_run(sm_store *st, int q, uint64_t run_id, size_t elem, row_reader read,
-                       void **prows, size_t *pn, const char *what, sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[q];
-    *prows = NULL;
-    *pn = 0;
-    int ret = bind_id(s, 1, run_id, "run", err);
-    if (ret != 0) {
-        done_with(s);
-        return ret;
-    }
-    ret = collect(s, elem, read, prows, pn, what, err);
-    if (ret == 0 && *pn == 0)
-        ret = run_exists(st, run_id, err);
-    return ret;
-}
-
-void sm_run_row_fini(sm_run_row *r)
-{
-    if (r == NULL)
-        return;
-    free(r->spec_json);
-    r->spec_json = NULL;
-}
-
-int sm_store_run_insert(sm_store *st, const char *name, const char *spec_json, uint32_t total,
-                        int64_t now_ms, uint64_t *id, sm_error *err)
-{
-    if (name == NULL || name[0] == '\0' || strlen(name) >= FIELD_SIZE(sm_run_row, name))
-        return sm_error_set(err, SM_EINVAL, "run: name must be 1 to %zu bytes",
-                            FIELD_SIZE(sm_run_row, name) - 1);
-    if (spec_json == NULL)
-        return sm_error_set(err, SM_EINVAL, "run %s: no spec", name);
-    sqlite3_stmt *s = st->stmts[Q_RUN_INSERT];
-    int rc = sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 2, spec_json, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 3, now_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 4, total);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    int ret = 0;
-    if (rc == SQLITE_DONE)
-        *id = (uint64_t)sqlite3_last_insert_rowid(st->db);
-    else
-        ret = db_error(st->db, err, "run insert");
-    done_with(s);
-    return ret;
-}
-
-int sm_store_run_set_parallel(sm_store *st, uint64_t id, bool parallel, const char *note,
-                              sm_error *err)
-{
-    if (note == NULL)
-        note = "";
-    if (strlen(note) >= FIELD_SIZE(sm_run_row, parallel_note))
-        return sm_error_set(err, SM_EINVAL, "run %llu: parallel note longer than %zu bytes",
-                            (unsigned long long)id, FIELD_SIZE(sm_run_row, parallel_note) - 1);
-    sqlite3_stmt *s = st->stmts[Q_RUN_SET_PARALLEL];
-    int ret = bind_id(s, 1, id, "run", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_bind_int(s, 2, parallel ? 1 : 0);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 3, note, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "run set parallel");
-    else if (sqlite3_changes(st->db) == 0)
-        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
-out:
-    done_with(s);
-    return ret;
-}
-
-static int read_run(sqlite3_stmt *s, void *row, sm_error *err)
-{
-    sm_run_row *r = row;
-    memset(r, 0, sizeof *r);
-    r->id = (uint64_t)sqlite3_column_int64(s, 0);
-    int ret = column_copy(s, 1, r->name, sizeof r->name, err);
-    /* NULL in lists, which select no spec. */
-    if (ret == 0)
-        ret = column_dup(s, 2, &r->spec_json, err);
-    if (ret == 0) {
-        int state = name_index(run_state_names, N_RUN_STATE, sqlite3_column_text(s, 3));
-        if (state < 0)
-            ret =
-                sm_error_set(err, SM_EPARSE, "run %llu: unknown state", (unsigned long long)r->id);
-        else
-            r->state = (sm_run_state)state;
-    }
-    if (ret == 0)
-        ret = column_copy(s, 4, r->reason, sizeof r->reason, err);
-    if (ret == 0) {
-        r->created_ms = sqlite3_column_int64(s, 5);
-        r->finished_ms = sqlite3_column_int64(s, 6);
-        r->total = (uint32_t)sqlite3_column_int64(s, 7);
-        r->done = (uint32_t)sqlite3_column_int64(s, 8);
-        r->failed = (uint32_t)sqlite3_column_int64(s, 9);
-        r->parallel = sqlite3_column_int64(s, 10) != 0;
-        ret = column_copy(s, 11, r->parallel_note, sizeof r->parallel_note, err);
-    }
-    if (ret != 0)
-        sm_run_row_fini(r);
-    return ret;
-}
-
-int sm_store_run_get(sm_store *st, uint64_t id, sm_run_row *out, sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[Q_RUN_GET];
-    int ret = bind_id(s, 1, id, "run", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        ret = read_run(s, out, err);
-    else if (rc == SQLITE_DONE)
-        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
-    else
-        ret = db_error(st->db, err, "run get");
-out:
-    done_with(s);
-    return ret;
-}
-
-/* Collects the runs of s (already bound) into a new array. */
-static int runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
-                        sm_error *err)
-{
-    void *rows;
-    size_t n;
-    int ret = collect(s, sizeof(sm_run_row), read_run, &rows, &n, what, err);
-    if (ret != 0) {
-        sm_store_runs_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
-}
-
-int sm_store_runs_list(sm_store *st, size_t limit, sm_run_row **prows, size_t *pn, sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[Q_RUNS_LIST];
-    /* SQLite's LIMIT is signed; no store holds INT64_MAX runs anyway. */
-    int64_t lim = (uint64_t)limit > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)limit;
-    if (sqlite3_bind_int64(s, 1, lim) != SQLITE_OK) {
-        int ret = db_error(st->db, err, "runs list");
-        done_with(s);
-        return ret;
-    }
-    return runs_collect(s, prows, pn, "runs list", err);
-}
-
-void sm_store_runs_free(sm_run_row *rows, size_t n)
-{
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        sm_run_row_fini(&rows[i]);
-    free(rows);
-}
-
-int sm_store_runs_running(sm_store *st, sm_run_row **prows, size_t *pn, sm_error *err)
-{
-    return runs_collect(st->stmts[Q_RUNS_RUNNING], prows, pn, "runs running", err);
-}
-
-int sm_store_run_update(sm_store *st, uint64_t id, sm_run_state state, const char *reason,
-                        uint32_t done, uint32_t failed, int64_t now_ms, sm_error *err)
-{
-    if ((unsigned)state >= N_RUN_STATE)
-        return sm_error_set(err, SM_EINVAL, "run %llu: state %d out of range",
-                            (unsigned long long)id, (int)state);
-    if (reason == NULL)
-        reason = "";
-    if (strlen(reason) >= FIELD_SIZE(sm_run_row, reason))
-        return sm_error_set(err, SM_EINVAL, "run %llu: reason longer than %zu bytes",
-                            (unsigned long long)id, FIELD_SIZE(sm_run_row, reason) - 1);
-    sqlite3_stmt *s = st->stmts[Q_RUN_UPDATE];
-    int ret = bind_id(s, 1, id, "run", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_bind_text(s, 2, run_state_names[state], -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 3, done);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 4, failed);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 5, reason, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(s, 6, state != SM_RUN_RUNNING);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 7, now_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "run update");
-    else if (sqlite3_changes(st->db) == 0)
-        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
-out:
-    done_with(s);
-    return ret;
-}
-
-int sm_store_cell_insert(sm_store *st, uint64_t run_id, const sm_cell_row *c, sm_error *err)
-{
-    if (c == NULL || c->params_json == NULL)
-        return sm_error_set(err, SM_EINVAL, "cell of run %llu: no params",
-                            (unsigned long long)run_id);
-    if (!fits(c->host, sizeof c->host) || !fits(c->peer, sizeof c->peer) || c->host[0] == '\0')
-        return sm_error_set(err, SM_EINVAL, "cell %u of run %llu: host must be 1 to %zu bytes",
-                            (unsigned)c->idx, (unsigned long long)run_id, sizeof c->host - 1);
-    sqlite3_stmt *s = st->stmts[Q_CELL_INSERT];
-    int ret = bind_id(s, 1, run_id, "run", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_bind_int64(s, 2, c->idx);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 3, c->test);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 4, c->variant);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 5, c->host, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 6, c->peer, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 7, c->params_json, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    /* A foreign-key failure (no such run) and a duplicate idx both map to SM_EINVAL. */
-    if (rc != SQLITE_DONE)
-        ret =
-            sm_error_set(err, code_of(sqlite3_extended_errcode(st->db)), "cell %u of run %llu: %s",
-                         (unsigned)c->idx, (unsigned long long)run_id, sqlite3_errmsg(st->db));
-out:
-    done_with(s);
-    return ret;
-}
-
-int sm_store_run_set_total(sm_store *st, uint64_t id, uint32_t total, sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[Q_RUN_SET_TOTAL];
-    int ret = bind_id(s, 1, id, "run", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_bind_int64(s, 2, total);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "run total");
-    else if (sqlite3_changes(st->db) == 0)
-        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
-out:
-    done_with(s);
-    return ret;
-}
-
-int sm_store_cell_set_stopped(sm_store *st, uint64_t run_id, uint32_t idx, sm_reps_stop why,
-                              sm_error *err)
-{
-    const char *name = sm_reps_stop_name(why);
-    sqlite3_stmt *s = st->stmts[Q_CELL_SET_STOPPED];
-    int ret = bind_id(s, 1, run_id, "run", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_bind_int64(s, 2, idx);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 3, name ? name : "", -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "cell stopped");
-    else if (sqlite3_changes(st->db) == 0)
-        ret = sm_error_set(err, SM_EINVAL, "no cell %u in run %llu", (unsigned)idx,
-                           (unsigned long long)run_id);
-out:
-    done_with(s);
-    return ret;
-}
-
-static int read_cell(sqlite3_stmt *s, void *row, sm_error *err)
-{
-    sm_cell_row *c = row;
-    memset(c, 0, sizeof *c);
-    c->idx = (uint32_t)sqlite3_column_int64(s, 0);
-    c->test = (uint32_t)sqlite3_column_int64(s, 1);
-    c->variant = (uint32_t)sqlite3_column_int64(s, 2);
-    int ret = column_copy(s, 3, c->host, sizeof c->host, err);
-    if (ret == 0)
-        ret = column_copy(s, 4, c->peer, sizeof c->peer, err);
-    if (ret == 0)
-        ret = column_dup(s, 5, &c->params_json, err);
-    if (ret == 0 && c->params_json == NULL)
-        ret = sm_error_set(err, SM_EPARSE, "cell %u: no params", (unsigned)c->idx);
-    if (ret == 0) {
-        const unsigned char *why = sqlite3_column_text(s, 6);
-        c->stopped = sm_reps_stop_parse((const char *)why);
-    }
-    if (ret != 0) {
-        free(c->params_json);
-        c->params_json = NULL;
-    }
-    return ret;
-}
-
-int sm_store_cells_list(sm_store *st, uint64_t run_id, sm_cell_row **prows, size_t *pn,
-                        sm_error *err)
-{
-    void *rows;
-    size_t n;
-    int ret = collect_run(st, Q_CELLS_LIST, run_id, sizeof(sm_cell_row), read_cell, &rows, &n,
-                          "cells list", err);
-    if (ret != 0) {
-        sm_store_cells_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
-}
-
-void sm_store_cells_free(sm_cell_row *rows, size_t n)
-{
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        free(rows[i].params_json);
-    free(rows);
-}
-
-int sm_store_job_insert_run(sm_store *st, const sm_job_row *j, int64_t now_ms, uint64_t *id,
-                            sm_error *err)
-{
-    if (j == NULL || j->params_json == NULL)
-        return sm_error_set(err, SM_EINVAL, "job of a run: no params");
-    if (j->run_id == 0)
-        return sm_error_set(err, SM_EINVAL, "job of a run: run_id 0 names no run");
-    if (!fits(j->host, sizeof j->host) || !fits(j->peer, sizeof j->peer) || j->host[0] == '\0')
-        return sm_error_set(err, SM_EINVAL, "job of run %llu: host must be 1 to %zu bytes",
-                            (unsigned long long)j->run_id, sizeof j->host - 1);
-    sqlite3_stmt *s = st->stmts[Q_JOB_INSERT_RUN];
-    int ret = bind_id(s, 4, j->run_id, "run", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_bind_text(s, 1, j->host, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 2, j->params_json, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 3, now_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 5, j->cell);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 6, j->rep);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(s, 7, j->warmup ? 1 : 0);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 8, j->round);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 9, j->ord);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 10, j->peer, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE)
-        *id = (uint64_t)sqlite3_last_insert_rowid(st->db);
-    else
-        ret = sm_error_set(err, code_of(sqlite3_extended_errcode(st->db)), "job of run %llu: %s",
-                           (unsigned long long)j->run_id, sqlite3_errmsg(st->db));
-out:
-    done_with(s);
-    return ret;
-}
-
-int sm_store_run_jobs(sm_store *st, uint64_t run_id, sm_job_row **prows, size_t *pn, sm_error *err)
-{
-    void *rows;
-    size_t n;
-    int ret = collect_run(st, Q_RUN_JOBS, run_id, sizeof(sm_job_row), read_job, &rows, &n,
-                          "run jobs", err);
-    if (ret != 0) {
-        sm_store_jobs_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
-}
-
-static int read_run_result(sqlite3_stmt *s, void *row, sm_error *err)
-{
-    sm_run_result *r = row;
-    memset(r, 0, sizeof *r);
-    r->cell = (uint32_t)sqlite3_column_int64(s, 0);
-    r->rep = (uint32_t)sqlite3_column_int64(s, 1);
-    r->warmup = sqlite3_column_int64(s, 2) != 0;
-    int ret = column_dup(s, 3, &r->result_json, err);
-    if (ret == 0 && r->result_json == NULL)
-        ret = sm_error_set(err, SM_EPARSE, "result of cell %u rep %u: no JSON", (unsigned)r->cell,
-                           (unsigned)r->rep);
-    return ret;
-}
-
-int sm_store_run_results(sm_store *st, uint64_t run_id, sm_run_result **prows, size_t *pn,
-                         sm_error *err)
-{
-    void *rows;
-    size_t n;
-    int ret = collect_run(st, Q_RUN_RESULTS, run_id, sizeof(sm_run_result), read_run_result, &rows,
-                          &n, "run results", err);
-    if (ret != 0) {
-        sm_store_run_results_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
-}
-
-int sm_store_cell_results(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_result **prows,
-                          size_t *pn, sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[Q_CELL_RESULTS];
-    void *rows = NULL;
-    size_t n = 0;
-    *prows = NULL;
-    *pn = 0;
-    int ret = bind_id(s, 1, run_id, "run", err);
-    if (ret == 0 && sqlite3_bind_int64(s, 2, cell) != SQLITE_OK)
-        ret = db_error(st->db, err, "cell results");
-    if (ret != 0) {
-        done_with(s);
-        return ret;
-    }
-    ret = collect(s, sizeof(sm_run_result), read_run_result, &rows, &n, "cell results", err);
-    if (ret != 0) {
-        sm_store_run_results_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
-}
-
-void sm_store_run_results_free(sm_run_result *rows, size_t n)
-{
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        free(rows[i].result_json);
-    free(rows);
-}
-
-/* NaN marks an absent metric; SQL's NULL says the same to every query and aggregate. */
-static int bind_metric(sqlite3_stmt *s, int idx, double v)
-{
-    return isnan(v) ? sqlite3_bind_null(s, idx) : sqlite3_bind_double(s, idx, v);
-}
-
-int sm_store_result_insert(sm_store *st, uint64_t job, uint32_t attempt, const char *agent,
-                           const char *result_json, const sm_result_cols *cols, int64_t now_ms,
-                           bool *inserted, sm_error *err)
-{
-    if (agent == NULL || result_json == NULL || cols == NULL)
-        return sm_error_set(err, SM_EINVAL, "result of job %llu: agent, JSON and columns needed",
-                            (unsigned long long)job);
-    sqlite3_stmt *s = st->stmts[Q_RESULT_INSERT];
-    int ret = bind_id(s, 1, job, "job", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_bind_int64(s, 2, attempt);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 3, agent, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(s, 4, cols->ok);
-    if (rc == SQLITE_OK)
-        rc = bind_metric(s, 5, cols->bytes);
-    if (rc == SQLITE_OK)
-        rc = bind_metric(s, 6, cols->seconds);
-    if (rc == SQLITE_OK)
-        rc = bind_metric(s, 7, cols->throughput_MBps);
-    if (rc == SQLITE_OK)
-        rc = bind_metric(s, 8, cols->rtt_p50_us);
-    if (rc == SQLITE_OK)
-        rc = bind_metric(s, 9, cols->connects_per_s);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 10, result_json, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 11, now_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE)
-        *inserted = sqlite3_changes(st->db) > 0;
-    else
-        ret = sm_error_set(err, code_of(sqlite3_extended_errcode(st->db)),
-                           "result of job %llu attempt %u: %s", (unsigned long long)job,
-                           (unsigned)attempt, sqlite3_errmsg(st->db));
-out:
-    done_with(s);
-    return ret;
-}
-
-int sm_store_result_get(sm_store *st, uint64_t job, uint32_t attempt, char **json, sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[Q_RESULT_GET];
-    char *copy = NULL;
-    int ret = bind_id(s, 1, job, "job", err);
-    if (ret != 0)
-        goto out;
-    if (sqlite3_bind_int64(s, 2, attempt) != SQLITE_OK) {
-        ret = db_error(st->db, err, "result get");
-        goto out;
-    }
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        ret = column_dup(s, 0, &copy, err);
-    else if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "result get");
-out:
-    done_with(s);
-    if (ret == 0)
-        *json = copy;
-    return ret;
-}
-
-int sm_store_result_count(sm_store *st, uint64_t *n, sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[Q_RESULT_COUNT];
-    int ret = 0;
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *n = (uint64_t)sqlite3_column_int64(s, 0);
-    else
-        ret = db_error(st->db, err, "result count");
-    done_with(s);
-    return ret;
-}
-
-int sm_store_side_insert(sm_store *st, uint64_t job, uint32_t attempt, const char *role,
-                         const char *agent, const char *result_json, int64_t now_ms, bool *inserted,
-                         sm_error *err)
-{
-    if (role == NULL || agent == NULL || result_json == NULL)
-        return sm_error_set(err, SM_EINVAL, "side result of job %llu: role, agent, JSON needed",
-                            (unsigned long long)job);
-    sqlite3_stmt *s = st->stmts[Q_SIDE_INSERT];
-    int ret = bind_id(s, 1, job, "job", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_bind_int64(s, 2, attempt);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 3, role, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 4, agent, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(s, 5, result_json, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(s, 6, now_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE)
-        *inserted = sqlite3_changes(st->db) > 0;
-    else
-        ret = sm_error_set(err, code_of(sqlite3_extended_errcode(st->db)),
-                           "%s side of job %llu attempt %u: %s", role, (unsigned long long)job,
-                           (unsigned)attempt, sqlite3_errmsg(st->db));
-out:
-    done_with(s);
-    return ret;
-}
-
-int sm_store_side_get(sm_store *st, uint64_t job, uint32_t attempt, const char *role, char **json,
-                      sm_error *err)
-{
-    sqlite3_stmt *s = st->stmts[Q_SIDE_GET];
-    char *copy = NULL;
-    int ret = bind_id(s, 1, job, "job", err);
-    if (ret != 0)
-        goto out;
-    if (sqlite3_bind_int64(s, 2, attempt) != SQLITE_OK ||
-        sqlite3_bind_text(s, 3, role, -1, SQLITE_STATIC) != SQLITE_OK) {
-        ret = db_error(st->db, err, "side result get");
-        goto out;
-    }
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        ret = column_dup(s, 0, &copy, err);
-    else if (rc != SQLITE_DONE)
-        ret = db_error(st->db, err, "side result get");
-out:
-    done_with(s);
-    if (ret == 0)
-        *json = copy;
-    return ret;
 }
