@@ -17,7 +17,6 @@
 #include <sqlite3.h>
 
 #include "coordinator/store.h"
-#include "coordinator/store_internal.h"
 #include "proto/clock.h"
 #include "proto/log.h"
 
@@ -703,15 +702,58 @@ static void test_store_result_get_of_missing_result_is_null(void **state)
     assert_null(json);
 }
 
-/* The migration to version 2 must carry the data of a database that a version-1 coordinator
- * wrote. Schema version 1 is the store's first migration, which stays as it shipped (the scripts
- * are append only). */
+/* Schema version 1 as it shipped, frozen here: the migration to version 2 must carry the data
+ * of a database that a version-1 coordinator wrote. */
+static const char v1_schema[] = "CREATE TABLE agents ("
+                                " name TEXT PRIMARY KEY,"
+                                " boot TEXT NOT NULL,"
+                                " data_addr TEXT NOT NULL,"
+                                " labels_json TEXT NOT NULL,"
+                                " facts_json TEXT,"
+                                " first_seen_ms INTEGER NOT NULL,"
+                                " last_seen_ms INTEGER NOT NULL,"
+                                " status TEXT NOT NULL);"
+                                "CREATE TABLE jobs ("
+                                " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                                " host TEXT NOT NULL,"
+                                " params_json TEXT NOT NULL,"
+                                " state TEXT NOT NULL,"
+                                " reason TEXT NOT NULL DEFAULT '',"
+                                " attempt INTEGER NOT NULL DEFAULT 1,"
+                                " created_ms INTEGER NOT NULL,"
+                                " assigned_ms INTEGER,"
+                                " started_ms INTEGER,"
+                                " finished_ms INTEGER);"
+                                "CREATE INDEX jobs_state ON jobs(state);"
+                                "CREATE INDEX jobs_host_state ON jobs(host, state);"
+                                "CREATE TABLE results ("
+                                " id INTEGER PRIMARY KEY,"
+                                " job_id INTEGER NOT NULL REFERENCES jobs(id),"
+                                " attempt INTEGER NOT NULL,"
+                                " agent TEXT NOT NULL,"
+                                " ok INTEGER NOT NULL,"
+                                " bytes REAL,"
+                                " seconds REAL,"
+                                " throughput_MBps REAL,"
+                                " rtt_p50_us REAL,"
+                                " connects_per_s REAL,"
+                                " result_json TEXT NOT NULL,"
+                                " stored_ms INTEGER NOT NULL,"
+                                " UNIQUE(job_id, attempt));"
+                                "CREATE TABLE events ("
+                                " id INTEGER PRIMARY KEY,"
+                                " ts_ms INTEGER NOT NULL,"
+                                " kind TEXT NOT NULL,"
+                                " subject TEXT,"
+                                " detail TEXT);"
+                                "PRAGMA user_version = 1;";
+
 static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(void **state)
 {
     fixture *f = *state;
     sm_error err;
     sqlite3 *db = raw_open(f->path);
-    assert_int_equal(sqlite3_exec(db, store_migrations[0], NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, v1_schema, NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(
         sqlite3_exec(db,
                      "INSERT INTO jobs(id, host, params_json, state, reason, attempt, created_ms,"
@@ -780,7 +822,7 @@ static void test_store_migration_to_version_2_rolls_back_as_a_whole(void **state
 {
     fixture *f = *state;
     sqlite3 *db = raw_open(f->path);
-    assert_int_equal(sqlite3_exec(db, store_migrations[0], NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, v1_schema, NULL, NULL, NULL), SQLITE_OK);
     /* The migration's last step collides with this index; everything before it must go too. */
     assert_int_equal(sqlite3_exec(db, "CREATE INDEX jobs_run ON jobs(host)", NULL, NULL, NULL),
                      SQLITE_OK);
