@@ -185,92 +185,146 @@ static int post_jobs(sm_api_ctx *a, const char *body, size_t blen, char **resp, 
     return status;
 }
 
+/* ---- /healthz ---- */
+
+/* The agents /healthz counts: the store's rows, how many are online by the live view, and
+ * those with spool entries in quarantine (a result of theirs may be stuck there); the names
+ * point into rows. */
+typedef struct health_agents {
+    sm_agent_row *rows;
+    size_t n, online, nq;
+    const char **q_names;
+    uint64_t *q_values;
+} health_agents;
+
+/* The store's counts; false with err set when the store cannot even be read, which is the
+ * failing store /healthz is there to report. */
+static bool health_read_store(sm_api_ctx *a, uint64_t *results, health_agents *h, sm_error *err)
+{
+    return sm_store_result_count(a->st, results, err) == 0 &&
+           sm_store_agents_list(a->st, &h->rows, &h->n, err) == 0;
+}
+
+static void health_agents_live(sm_api_ctx *a, health_agents *h)
+{
+    h->q_names = calloc(h->n ? h->n : 1, sizeof *h->q_names);
+    h->q_values = calloc(h->n ? h->n : 1, sizeof *h->q_values);
+    for (size_t i = 0; i < h->n; i++) {
+        sm_agent_status st = h->rows[i].status;
+        int64_t seen;
+        sm_control_agent_live(a->ctl, h->rows[i].name, &st, &seen);
+        h->online += st != SM_AGENT_LOST;
+        const uint64_t q = sm_control_agent_quarantined(a->ctl, h->rows[i].name);
+        if (q && h->q_names && h->q_values) {
+            h->q_names[h->nq] = h->rows[i].name;
+            h->q_values[h->nq++] = q;
+        }
+    }
+}
+
+static void health_agents_fini(health_agents *h)
+{
+    free(h->q_names);
+    free(h->q_values);
+    sm_store_agents_free(h->rows, h->n);
+}
+
+enum { HEALTH_N_BASE = 9, HEALTH_N_HTTP = 9, HEALTH_N_POLICY = 4 };
+
+/* The control core's and the live-event hub's counters, then the HTTP listener's under their
+ * own names: HEALTH_N_BASE + HEALTH_N_HTTP of them. */
+static void health_counters(const sm_api_ctx *a, const sm_control_stats *s, const char **names,
+                            uint64_t *values)
+{
+    static const char *const base_names[] = {
+        "polls",      "results_stored", "results_duplicate", "results_orphan", "jobs_dispatched",
+        "ws_clients", "ws_rejected",    "ws_cut_slow",       "results_foreign"};
+    const uint64_t *w = a->ws_counters;
+    const uint64_t base_values[] = {s->polls,          s->results_stored,  s->results_duplicate,
+                                    s->results_orphan, s->jobs_dispatched, w ? w[0] : 0,
+                                    w ? w[1] : 0,      w ? w[2] : 0,       s->results_foreign};
+    static const char *const http_names[] = {
+        "http_clients",      "http_refused_host",  "http_refused_origin",
+        "http_refused_type", "http_refused_token", "http_refused_method",
+        "http_refused_size", "http_refused_slow",  "http_refused_full"};
+    _Static_assert(sizeof base_names / sizeof base_names[0] == HEALTH_N_BASE &&
+                       sizeof base_values / sizeof base_values[0] == HEALTH_N_BASE,
+                   "one value per counter name");
+    _Static_assert(sizeof http_names / sizeof http_names[0] == HEALTH_N_HTTP,
+                   "one name per HTTP counter");
+    for (size_t i = 0; i < HEALTH_N_BASE; i++) {
+        names[i] = base_names[i];
+        values[i] = base_values[i];
+    }
+    for (size_t i = 0; i < HEALTH_N_HTTP; i++) {
+        names[HEALTH_N_BASE + i] = http_names[i];
+        values[HEALTH_N_BASE + i] = a->http_counters ? a->http_counters[i] : 0;
+    }
+}
+
+/* The envelope's rejections by reason, then the results and agents refused by the fleet's
+ * policy; returns how many were written (at most SM_REJ__COUNT - 1 + HEALTH_N_POLICY). */
+static size_t health_rejects(const sm_api_ctx *a, const sm_control_stats *s, const char **names,
+                             uint64_t *values)
+{
+    size_t nr = 0;
+    for (int r = 1; r < SM_REJ__COUNT; r++) {
+        names[nr] = sm_reject_name((sm_reject)r);
+        values[nr++] = a->rejects ? sm_rejects_count(a->rejects, (sm_reject)r) : 0;
+    }
+    /* Signed and fresh, but refused by the fleet's policy (coordinator/control.h). */
+    static const char *const pol_names[HEALTH_N_POLICY] = {"wrong-host", "agents-cap", "data-addr",
+                                                           "reserved-name"};
+    const uint64_t pol_values[HEALTH_N_POLICY] = {s->results_wrong_host, s->refused_agents_cap,
+                                                  s->refused_data_addr, s->refused_name};
+    for (size_t i = 0; i < HEALTH_N_POLICY; i++) {
+        names[nr] = pol_names[i];
+        values[nr++] = pol_values[i];
+    }
+    return nr;
+}
+
+/* Whether the store is failing, with its last error and when it came: a store whose commits
+ * fail loses every result it is sent, and a monitor must see it. */
+static bool health_store_failing(sm_api_ctx *a, bool readable, const sm_error *err, char *msg,
+                                 size_t cap, int64_t *at)
+{
+    *at = 0;
+    const int64_t now = now_ms();
+    bool failing = sm_store_failing(a->st, now, msg, cap, at);
+    if (!readable) {
+        failing = true;
+        snprintf(msg, cap, "%s", err->msg);
+        *at = now;
+    }
+    return failing;
+}
+
 static int get_health(sm_api_ctx *a, char **resp, size_t *len)
 {
     sm_control_stats s;
     sm_control_get_stats(a->ctl, &s);
     uint64_t results = 0;
     sm_error err = {0};
-    sm_agent_row *rows = NULL;
-    size_t n = 0, online = 0, nq = 0;
-    /* A store that cannot even be read is the failing store /healthz is there to report. */
-    const bool unreadable = sm_store_result_count(a->st, &results, &err) != 0 ||
-                            sm_store_agents_list(a->st, &rows, &n, &err) != 0;
-    /* The agents with spool entries in quarantine: a result of theirs may be stuck there. */
-    const char **q_names = calloc(n ? n : 1, sizeof *q_names);
-    uint64_t *q_values = calloc(n ? n : 1, sizeof *q_values);
-    for (size_t i = 0; i < n; i++) {
-        sm_agent_status st = rows[i].status;
-        int64_t seen;
-        sm_control_agent_live(a->ctl, rows[i].name, &st, &seen);
-        online += st != SM_AGENT_LOST;
-        const uint64_t q = sm_control_agent_quarantined(a->ctl, rows[i].name);
-        if (q && q_names && q_values) {
-            q_names[nq] = rows[i].name;
-            q_values[nq++] = q;
-        }
-    }
-    static const char *const names[] = {"polls",          "results_stored",  "results_duplicate",
-                                        "results_orphan", "jobs_dispatched", "ws_clients",
-                                        "ws_rejected",    "ws_cut_slow",     "results_foreign"};
-    const uint64_t *w = a->ws_counters;
-    const uint64_t values[] = {s.polls,          s.results_stored,  s.results_duplicate,
-                               s.results_orphan, s.jobs_dispatched, w ? w[0] : 0,
-                               w ? w[1] : 0,     w ? w[2] : 0,      s.results_foreign};
-    _Static_assert(sizeof names / sizeof names[0] == sizeof values / sizeof values[0],
-                   "one value per counter name");
-    /* The HTTP listener's counters follow, under their own names. */
-    static const char *const http_names[] = {
-        "http_clients",      "http_refused_host",  "http_refused_origin",
-        "http_refused_type", "http_refused_token", "http_refused_method",
-        "http_refused_size", "http_refused_slow",  "http_refused_full"};
-    enum {
-        N_BASE = sizeof names / sizeof names[0],
-        N_HTTP = sizeof http_names / sizeof http_names[0]
-    };
-    const char *all_names[N_BASE + N_HTTP];
-    uint64_t all_values[N_BASE + N_HTTP];
-    for (size_t i = 0; i < N_BASE; i++) {
-        all_names[i] = names[i];
-        all_values[i] = values[i];
-    }
-    for (size_t i = 0; i < N_HTTP; i++) {
-        all_names[N_BASE + i] = http_names[i];
-        all_values[N_BASE + i] = a->http_counters ? a->http_counters[i] : 0;
-    }
-    const char *rej_names[SM_REJ__COUNT + 4];
-    uint64_t rej_values[SM_REJ__COUNT + 4];
-    size_t nr = 0;
-    for (int r = 1; r < SM_REJ__COUNT; r++) {
-        rej_names[nr] = sm_reject_name((sm_reject)r);
-        rej_values[nr++] = a->rejects ? sm_rejects_count(a->rejects, (sm_reject)r) : 0;
-    }
-    /* Signed and fresh, but refused by the fleet's policy (coordinator/control.h). */
-    const char *pol_names[] = {"wrong-host", "agents-cap", "data-addr", "reserved-name"};
-    const uint64_t pol_values[] = {s.results_wrong_host, s.refused_agents_cap, s.refused_data_addr,
-                                   s.refused_name};
-    for (size_t i = 0; i < 4; i++) {
-        rej_names[nr] = pol_names[i];
-        rej_values[nr++] = pol_values[i];
-    }
-    /* A store whose commits fail loses every result it is sent: a monitor must see it. */
+    health_agents h = {0};
+    const bool readable = health_read_store(a, &results, &h, &err);
+    health_agents_live(a, &h);
+    const char *names[HEALTH_N_BASE + HEALTH_N_HTTP];
+    uint64_t values[HEALTH_N_BASE + HEALTH_N_HTTP];
+    health_counters(a, &s, names, values);
+    const char *rej_names[SM_REJ__COUNT + HEALTH_N_POLICY];
+    uint64_t rej_values[SM_REJ__COUNT + HEALTH_N_POLICY];
+    const size_t nr = health_rejects(a, &s, rej_names, rej_values);
     char store_error[256];
-    int64_t store_error_at = 0;
-    const int64_t now = now_ms();
-    bool failing = sm_store_failing(a->st, now, store_error, sizeof store_error, &store_error_at);
-    if (unreadable) {
-        failing = true;
-        snprintf(store_error, sizeof store_error, "%s", err.msg);
-        store_error_at = now;
-    }
-    int status = sm_api_reply(resp, len, failing ? 503 : 200,
-                              sm_api_health(n, online, results, all_names, all_values,
-                                            N_BASE + N_HTTP, rej_names, rej_values, nr, q_names,
-                                            q_values, nq, failing ? store_error : NULL,
-                                            store_error_at, sm_store_warning(a->st)));
-    free(q_names);
-    free(q_values);
-    sm_store_agents_free(rows, n); /* after the encoding: q_names point into rows */
+    int64_t store_error_at;
+    const bool failing =
+        health_store_failing(a, readable, &err, store_error, sizeof store_error, &store_error_at);
+    int status = sm_api_reply(
+        resp, len, failing ? 503 : 200,
+        sm_api_health(h.n, h.online, results, names, values, HEALTH_N_BASE + HEALTH_N_HTTP,
+                      rej_names, rej_values, nr, h.q_names, h.q_values, h.nq,
+                      failing ? store_error : NULL, store_error_at, sm_store_warning(a->st)));
+    health_agents_fini(&h); /* after the encoding: q_names point into rows */
     return status;
 }
 
