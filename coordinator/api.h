@@ -26,7 +26,7 @@ typedef struct sm_api_ctx {
     const uint64_t *http_counters;
     /* The tables and anomalies of ended runs, computed once (NULL until the first; free with
      * sm_api_cache_free). */
-    struct sm_api_cache *cache;
+    struct sm_report_cache *cache;
 } sm_api_ctx;
 
 /* One request: method "GET"/"POST", path without query, query ("format=csv&x=y", may be

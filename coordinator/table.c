@@ -362,6 +362,89 @@ static size_t text_width(const char *s, size_t n)
 
 /* Every cell text is built first (one buffer, offsets per cell) because each column's width is
  * only known once all of its cells are. */
+/* The header line's fields into text: the rows' kind, the columns, the ratios, "flags". Field
+ * k starts at start[k]; returns the next k. */
+static size_t md_header_fields(const sm_table *t, sbuf *text, size_t *start, size_t k)
+{
+    start[k++] = text->len;
+    sbuf_puts(text, t->pairs ? "pair" : "host");
+    for (size_t c = 0; c < t->n_cols; c++) {
+        start[k++] = text->len;
+        md_header(text, &t->cols[c]);
+    }
+    for (size_t c = 0; c < t->n_ratio_cols; c++) {
+        start[k++] = text->len;
+        md_header(text, &t->ratio_cols[c]);
+    }
+    start[k++] = text->len;
+    sbuf_puts(text, "flags");
+    return k;
+}
+
+/* Row r's fields into text, as md_header_fields; the flags in bold. */
+static size_t md_row_fields(const sm_table *t, size_t r, sbuf *text, size_t *start, size_t k)
+{
+    start[k++] = text->len;
+    md_text(text, t->rows[r], fixed_len(t->rows[r], sizeof t->rows[r]));
+    for (size_t c = 0; c < t->n_cols; c++) {
+        start[k++] = text->len;
+        md_cell(text, cell_of(t, r, c), false);
+    }
+    for (size_t c = 0; c < t->n_ratio_cols; c++) {
+        start[k++] = text->len;
+        md_cell(text, ratio_of(t, r, c), true);
+    }
+    start[k++] = text->len;
+    size_t flag_len = fixed_len(t->flags[r], sizeof t->flags[r]);
+    if (flag_len > 0) {
+        sbuf_puts(text, "**");
+        md_text(text, t->flags[r], flag_len);
+        sbuf_puts(text, "**");
+    }
+    return k;
+}
+
+/* The width of each of the n_fields columns: its widest field among the k, at least 3. */
+static void md_widths(const sbuf *text, const size_t *start, size_t k, size_t n_fields,
+                      size_t *width)
+{
+    /* A separator needs three dashes to be one. */
+    for (size_t f = 0; f < n_fields; f++)
+        width[f] = 3;
+    for (size_t i = 0; i < k; i++) {
+        size_t w = text_width(text->p + start[i], start[i + 1] - start[i]);
+        if (w > width[i % n_fields])
+            width[i % n_fields] = w;
+    }
+}
+
+/* The title, then the n_lines lines of n_fields padded fields, the separator after the first. */
+static void md_render(const sm_table *t, const sbuf *text, const size_t *start, const size_t *width,
+                      size_t n_lines, size_t n_fields, sbuf *out)
+{
+    sbuf_printf(out, "## run %" PRIu64 ": ", t->run_id);
+    md_text(out, t->run_name, fixed_len(t->run_name, sizeof t->run_name));
+    sbuf_puts(out, "\n\n");
+    for (size_t line = 0; line < n_lines; line++) {
+        for (size_t f = 0; f < n_fields; f++) {
+            size_t i = line * n_fields + f;
+            size_t n = start[i + 1] - start[i];
+            sbuf_puts(out, "| ");
+            sbuf_putn(out, text->p + start[i], n);
+            sbuf_putc_n(out, ' ', width[f] - text_width(text->p + start[i], n) + 1);
+        }
+        sbuf_puts(out, "|\n");
+        if (line == 0) {
+            for (size_t f = 0; f < n_fields; f++) {
+                sbuf_puts(out, "| ");
+                sbuf_putc_n(out, '-', width[f]);
+                sbuf_putn(out, " ", 1);
+            }
+            sbuf_puts(out, "|\n");
+        }
+    }
+}
+
 char *sm_table_md(const sm_table *t)
 {
     size_t n_fields = 2 + t->n_cols + t->n_ratio_cols; /* row label, columns, ratios, flags */
@@ -376,72 +459,14 @@ char *sm_table_md(const sm_table *t)
     if (start == NULL || width == NULL)
         goto out;
 
-    size_t k = 0;
-    start[k++] = text.len;
-    sbuf_puts(&text, t->pairs ? "pair" : "host");
-    for (size_t c = 0; c < t->n_cols; c++) {
-        start[k++] = text.len;
-        md_header(&text, &t->cols[c]);
-    }
-    for (size_t c = 0; c < t->n_ratio_cols; c++) {
-        start[k++] = text.len;
-        md_header(&text, &t->ratio_cols[c]);
-    }
-    start[k++] = text.len;
-    sbuf_puts(&text, "flags");
-    for (size_t r = 0; r < t->n_rows; r++) {
-        start[k++] = text.len;
-        md_text(&text, t->rows[r], fixed_len(t->rows[r], sizeof t->rows[r]));
-        for (size_t c = 0; c < t->n_cols; c++) {
-            start[k++] = text.len;
-            md_cell(&text, cell_of(t, r, c), false);
-        }
-        for (size_t c = 0; c < t->n_ratio_cols; c++) {
-            start[k++] = text.len;
-            md_cell(&text, ratio_of(t, r, c), true);
-        }
-        start[k++] = text.len;
-        size_t flag_len = fixed_len(t->flags[r], sizeof t->flags[r]);
-        if (flag_len > 0) {
-            sbuf_puts(&text, "**");
-            md_text(&text, t->flags[r], flag_len);
-            sbuf_puts(&text, "**");
-        }
-    }
+    size_t k = md_header_fields(t, &text, start, 0);
+    for (size_t r = 0; r < t->n_rows; r++)
+        k = md_row_fields(t, r, &text, start, k);
     start[k] = text.len;
     if (text.oom)
         goto out;
-
-    /* A separator needs three dashes to be one. */
-    for (size_t f = 0; f < n_fields; f++)
-        width[f] = 3;
-    for (size_t i = 0; i < k; i++) {
-        size_t w = text_width(text.p + start[i], start[i + 1] - start[i]);
-        if (w > width[i % n_fields])
-            width[i % n_fields] = w;
-    }
-
-    sbuf_printf(&out, "## run %" PRIu64 ": ", t->run_id);
-    md_text(&out, t->run_name, fixed_len(t->run_name, sizeof t->run_name));
-    sbuf_puts(&out, "\n\n");
-    for (size_t line = 0; line < n_lines; line++) {
-        for (size_t f = 0; f < n_fields; f++) {
-            size_t i = line * n_fields + f;
-            size_t n = start[i + 1] - start[i];
-            sbuf_puts(&out, "| ");
-            sbuf_putn(&out, text.p + start[i], n);
-            sbuf_putc_n(&out, ' ', width[f] - text_width(text.p + start[i], n) + 1);
-        }
-        sbuf_puts(&out, "|\n");
-        if (line == 0) {
-            for (size_t f = 0; f < n_fields; f++) {
-                sbuf_puts(&out, "| ");
-                sbuf_putc_n(&out, '-', width[f]);
-                sbuf_putn(&out, " ", 1);
-            }
-            sbuf_puts(&out, "|\n");
-        }
-    }
+    md_widths(&text, start, k, n_fields, width);
+    md_render(t, &text, start, width, n_lines, n_fields, &out);
     result = sbuf_finish(&out);
     out.p = NULL;
 out:

@@ -139,3 +139,16 @@ double sm_stats_median(const double *x, size_t n)
     free(v);
     return med;
 }
+
+double sm_stats_median_in(const double *x, size_t n, size_t stride, double *scratch)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isfinite(x[i * stride]))
+            scratch[m++] = x[i * stride];
+    }
+    if (m == 0)
+        return NAN;
+    qsort(scratch, m, sizeof(double), cmp_double);
+    return median_sorted(scratch, m);
+}

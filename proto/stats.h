@@ -25,4 +25,9 @@ int sm_stats_summarize(const double *x, size_t n, sm_summary *out);
  * memory runs out. */
 double sm_stats_median(const double *x, size_t n);
 
+/* Median of the finite values among x[0], x[stride], ... (n of them), sorted in scratch (room
+ * for n doubles; it may be x itself when stride is 1, as the copy never overtakes the read).
+ * NaN when none is finite. Allocates nothing, so NaN never means out of memory. */
+double sm_stats_median_in(const double *x, size_t n, size_t stride, double *scratch);
+
 #endif

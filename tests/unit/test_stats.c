@@ -226,6 +226,23 @@ static void test_stats_median_sorts_a_copy_and_returns_nan_when_empty(void **sta
     assert_true(isnan(sm_stats_median(with_nan, 1)));
 }
 
+static void test_stats_median_in_reads_every_stride_th_value_into_scratch(void **state)
+{
+    (void)state;
+    /* A 3x3 row-major matrix: column 1 is {7, INFINITY, 3}, read with stride 3. */
+    const double m[] = {1, 7, 100, 2, INFINITY, 200, 5, 3, 300};
+    double scratch[3] = {-1, -1, -1};
+    assert_double_near(sm_stats_median_in(m + 1, 3, 3, scratch), 5, EPS);
+    assert_double_near(scratch[0], 3, 0); /* the finite values, sorted, in scratch */
+    assert_double_near(scratch[1], 7, 0);
+    assert_double_near(sm_stats_median_in(m, 3, 3, scratch), 2, 0);
+    double in_place[] = {4, NAN, 1, 3};
+    assert_double_near(sm_stats_median_in(in_place, 4, 1, in_place), 3, 0);
+    const double none[] = {NAN, INFINITY};
+    assert_true(isnan(sm_stats_median_in(none, 2, 1, scratch)));
+    assert_true(isnan(sm_stats_median_in(NULL, 0, 1, scratch)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_stats_ci_for_twenty_is_sixth_to_fifteenth_order_statistic),
         cmocka_unit_test(test_stats_ci_stays_exact_for_one_hundred_thousand_samples),
         cmocka_unit_test(test_stats_median_sorts_a_copy_and_returns_nan_when_empty),
+        cmocka_unit_test(test_stats_median_in_reads_every_stride_th_value_into_scratch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

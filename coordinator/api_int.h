@@ -1,0 +1,28 @@
+/* What api.c and api_reports.c share: the reply helpers and the route of a run's reports. Not
+ * for callers: they use api.h. */
+#ifndef SM_COORD_API_INT_H
+#define SM_COORD_API_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coordinator/api.h"
+
+/* Hands json (malloc'd; NULL: out of memory, then a 500) to the caller as *resp and *len;
+ * returns status (500 when json was NULL). */
+int sm_api_reply(char **resp, size_t *len, int status, char *json);
+
+/* An {"error","field"} body with status; field may be NULL. Returns status (or 500). */
+int sm_api_reply_error(char **resp, size_t *len, int status, const char *msg, const char *field);
+
+/* A decimal id in text[0..len): false when empty, signed, too long or not a number. */
+bool sm_api_parse_id(const char *text, size_t len, uint64_t *id);
+
+/* GET /api/runs/{id}/table (table true) or /anomalies with its query (may be NULL): from the
+ * report cache when the run has ended and was asked the same before, else computed and kept
+ * when the run (and its baseline) had ended. Returns the HTTP status, as sm_api_handle. */
+int sm_api_get_report(sm_api_ctx *a, uint64_t id, bool table, const char *query, char **resp,
+                      size_t *len, const char **ctype);
+
+#endif

@@ -1,0 +1,375 @@
+/* HTTP routes of a run's reports: GET /api/runs/{id}/table and /anomalies, from the cache of
+ * ended runs' reports (report_cache.c) when they were asked the same before. */
+#include "coordinator/analysis.h"
+#include "coordinator/api.h"
+#include "coordinator/api_int.h"
+#include "coordinator/export.h"
+#include "coordinator/report_cache.h"
+#include "coordinator/table.h"
+#include "proto/codec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* format=csv|md|json from the query (json when absent). */
+static const char *query_format(const char *query)
+{
+    for (const char *q = query; q && *q;) {
+        if (strncmp(q, "format=", 7) == 0) {
+            q += 7;
+            if (strncmp(q, "csv", 3) == 0 && (q[3] == '\0' || q[3] == '&'))
+                return "csv";
+            if (strncmp(q, "md", 2) == 0 && (q[2] == '\0' || q[2] == '&'))
+                return "md";
+            if (strncmp(q, "json", 4) == 0 && (q[4] == '\0' || q[4] == '&'))
+                return "json";
+            return NULL;
+        }
+        q = strchr(q, '&');
+        q = q ? q + 1 : NULL;
+    }
+    return "json";
+}
+
+/* A run's cells and results, decoded once for its tables. */
+typedef struct run_data {
+    sm_run_row run;
+    sm_cell_row *rows;
+    size_t nc;
+    sm_run_result *res;
+    size_t nr;
+    sm_cell *cells;
+    sm_result *results;
+    sm_export_sample *samples;
+    size_t ns;
+    bool any_local, any_pair;
+    sm_export_opts eo; /* set by the caller after loading */
+} run_data;
+
+static void run_data_fini(run_data *d)
+{
+    for (size_t i = 0; d->results && i < d->nr; i++)
+        sm_result_fini(&d->results[i]);
+    free(d->results);
+    free(d->samples);
+    free(d->cells);
+    sm_store_cells_free(d->rows, d->nc);
+    sm_store_run_results_free(d->res, d->nr);
+    sm_run_row_fini(&d->run);
+    memset(d, 0, sizeof *d);
+}
+
+/* 0, 404 (no such run) or 500, with err set. */
+static int run_data_load(sm_api_ctx *a, uint64_t id, run_data *d, sm_error *err)
+{
+    memset(d, 0, sizeof *d);
+    if (sm_store_run_get(a->st, id, &d->run, err) != 0) {
+        sm_error_set(err, SM_EINVAL, "no such run");
+        return 404;
+    }
+    if (sm_store_cells_list(a->st, id, &d->rows, &d->nc, err) != 0 ||
+        sm_store_run_results(a->st, id, &d->res, &d->nr, err) != 0)
+        return 500;
+    d->cells = calloc(d->nc ? d->nc : 1, sizeof *d->cells);
+    d->results = calloc(d->nr ? d->nr : 1, sizeof *d->results);
+    d->samples = calloc(d->nr ? d->nr : 1, sizeof *d->samples);
+    if (!d->cells || !d->results || !d->samples) {
+        sm_error_set(err, SM_ENOMEM, "out of memory");
+        return 500;
+    }
+    for (size_t i = 0; i < d->nc; i++) {
+        sm_cell *c = &d->cells[i];
+        c->test = d->rows[i].test;
+        c->variant = d->rows[i].variant;
+        snprintf(c->host, sizeof c->host, "%s", d->rows[i].host);
+        snprintf(c->peer, sizeof c->peer, "%s", d->rows[i].peer);
+        c->stopped = d->rows[i].stopped;
+        sm_codec_params_decode(d->rows[i].params_json, strlen(d->rows[i].params_json), &c->params,
+                               err);
+        d->any_local |= c->params.scope == SM_SCOPE_LOCAL;
+        d->any_pair |= c->params.scope == SM_SCOPE_PAIR;
+    }
+    for (size_t i = 0; i < d->nr; i++) {
+        sm_result_init(&d->results[i]);
+        if (sm_codec_result_decode(d->res[i].result_json, strlen(d->res[i].result_json),
+                                   &d->results[i], err) != 0)
+            continue; /* the store holds only what proto encoded; a guard, not a path */
+        d->samples[d->ns++] =
+            (sm_export_sample){d->res[i].cell, d->res[i].rep, d->res[i].warmup, &d->results[i]};
+    }
+    return 0;
+}
+
+static int run_data_table(const run_data *d, sm_scope scope, sm_table *t, sm_error *err)
+{
+    return sm_export_build_opts(d->run.id, d->run.name, scope, d->cells, d->nc, d->samples, d->ns,
+                                &d->eo, t, err);
+}
+
+/* The value of name=... in the query, copied to buf; false when absent or too long. */
+static bool query_param(const char *query, const char *name, char *buf, size_t cap)
+{
+    size_t n = strlen(name);
+    for (const char *q = query; q && *q;) {
+        const char *amp = strchr(q, '&');
+        size_t len = amp ? (size_t)(amp - q) : strlen(q);
+        if (len > n && strncmp(q, name, n) == 0 && q[n] == '=') {
+            if (len - n - 1 >= cap)
+                return false;
+            memcpy(buf, q + n + 1, len - n - 1);
+            buf[len - n - 1] = '\0';
+            return true;
+        }
+        q = amp ? amp + 1 : NULL;
+    }
+    return false;
+}
+
+/* floor=F (0 < F < 10) from the query; 0 (the default) when absent; -1 when malformed. */
+static double query_floor(const char *query)
+{
+    char buf[32], *end;
+    if (!query_param(query, "floor", buf, sizeof buf))
+        return 0;
+    double f = strtod(buf, &end);
+    return *end == '\0' && f > 0 && f < 10 ? f : -1;
+}
+
+/* disturbed=include|exclude from the query: 1 include, 0 exclude (the default), -1 malformed. */
+static int query_disturbed(const char *query)
+{
+    char buf[16];
+    if (!query_param(query, "disturbed", buf, sizeof buf))
+        return query && strstr(query, "disturbed=") ? -1 : 0;
+    return strcmp(buf, "include") == 0 ? 1 : strcmp(buf, "exclude") == 0 ? 0 : -1;
+}
+
+#define DISTURBED_ERROR "disturbed: expected include or exclude"
+
+static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
+                     const char **ctype)
+{
+    const char *format = query_format(query);
+    if (!format)
+        return sm_api_reply_error(resp, len, 400, "format: expected csv, md or json", "format");
+    sm_analysis_opts ao = {0, query_floor(query)};
+    if (ao.floor < 0)
+        return sm_api_reply_error(resp, len, 400, "floor: expected a fraction such as 0.15",
+                                  "floor");
+    int with_disturbed = query_disturbed(query);
+    if (with_disturbed < 0)
+        return sm_api_reply_error(resp, len, 400, DISTURBED_ERROR, "disturbed");
+    run_data d;
+    sm_table table;
+    sm_anomalies an = {0};
+    memset(&table, 0, sizeof table);
+    sm_error err = {0};
+    int status = run_data_load(a, id, &d, &err);
+    if (status != 0) {
+        status = sm_api_reply_error(resp, len, status, err.msg, status == 404 ? "id" : NULL);
+        goto out;
+    }
+    d.eo.include_disturbed = with_disturbed == 1;
+    /* Hosts or pairs: ?scope=pair|local, else local when the run has local cells. */
+    sm_scope scope = query && strstr(query, "scope=pair")    ? SM_SCOPE_PAIR
+                     : query && strstr(query, "scope=local") ? SM_SCOPE_LOCAL
+                     : d.any_local                           ? SM_SCOPE_LOCAL
+                                                             : SM_SCOPE_PAIR;
+    if (run_data_table(&d, scope, &table, &err) != 0 ||
+        sm_analysis_table(&table, &ao, &an, &err) != 0) {
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+        goto out;
+    }
+    sm_analysis_flag_table(&table, &an);
+    char *text = strcmp(format, "csv") == 0  ? sm_table_csv(&table)
+                 : strcmp(format, "md") == 0 ? sm_table_md(&table)
+                                             : sm_table_json(&table);
+    *ctype = strcmp(format, "csv") == 0  ? "text/csv; charset=utf-8"
+             : strcmp(format, "md") == 0 ? "text/markdown; charset=utf-8"
+                                         : "application/json";
+    status = sm_api_reply(resp, len, 200, text);
+out:
+    sm_anomalies_fini(&an);
+    sm_table_fini(&table);
+    run_data_fini(&d);
+    return status;
+}
+
+/* The baseline of a run: the newest earlier run of the same name that ended done; 0 if none. */
+static uint64_t default_baseline(sm_api_ctx *a, const sm_run_row *run)
+{
+    sm_run_row *rows = NULL;
+    size_t n = 0;
+    sm_error err;
+    uint64_t found = 0;
+    if (sm_store_runs_list(a->st, 1000, &rows, &n, &err) != 0)
+        return 0;
+    for (size_t i = 0; i < n && !found; i++)
+        if (rows[i].id < run->id && rows[i].state == SM_RUN_DONE &&
+            strcmp(rows[i].name, run->name) == 0)
+            found = rows[i].id;
+    sm_store_runs_free(rows, n);
+    return found;
+}
+
+/* The anomalies of both of a run's tables (hosts, pairs) and, against the baseline, its
+ * regressions. */
+static int analyse_run(sm_api_ctx *a, const run_data *d, const run_data *base,
+                       const sm_analysis_opts *ao, sm_anomalies *an, sm_error *err)
+{
+    static const sm_scope scopes[] = {SM_SCOPE_LOCAL, SM_SCOPE_PAIR};
+    (void)a;
+    for (size_t k = 0; k < 2; k++) {
+        bool any = scopes[k] == SM_SCOPE_LOCAL ? d->any_local : d->any_pair;
+        if (!any)
+            continue;
+        sm_table t, b;
+        memset(&b, 0, sizeof b);
+        int rc = run_data_table(d, scopes[k], &t, err);
+        if (rc == 0)
+            rc = sm_analysis_table(&t, ao, an, err);
+        if (rc == 0 && base)
+            rc = run_data_table(base, scopes[k], &b, err);
+        if (rc == 0 && base)
+            rc = sm_analysis_regression(&t, &b, ao, an, err);
+        sm_table_fini(&t);
+        sm_table_fini(&b);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* For people and the CLI: a header line, then one line per anomaly (sm_anomaly_text). */
+static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_anomalies *an)
+{
+    size_t cap = 256 + an->n * 512, at = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    at += (size_t)snprintf(out, cap, "run %" PRIu64 " (%s): %zu %s", run->id, run->name, an->n,
+                           an->n == 1 ? "anomaly" : "anomalies");
+    if (base_id)
+        at += (size_t)snprintf(out + at, cap - at, ", against baseline run %" PRIu64, base_id);
+    else
+        at += (size_t)snprintf(out + at, cap - at, ", no baseline run");
+    at += (size_t)snprintf(out + at, cap - at, "\n");
+    for (size_t i = 0; i < an->n && at < cap; i++) {
+        at += (size_t)snprintf(out + at, cap - at, "  %-10s ", sm_anomaly_kind_name(an->v[i].kind));
+        if (at < cap)
+            at += (size_t)sm_anomaly_text(&an->v[i], out + at, cap - at);
+        if (at < cap)
+            at += (size_t)snprintf(out + at, cap - at, "\n");
+    }
+    return out;
+}
+
+/* GET /api/runs/{id}/anomalies[?baseline=ID][&floor=F][&format=text][&disturbed=include] */
+static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
+                         const char **ctype)
+{
+    char fmt[8] = "json", bl[24] = "";
+    if (query_param(query, "format", fmt, sizeof fmt) && strcmp(fmt, "json") != 0 &&
+        strcmp(fmt, "text") != 0)
+        return sm_api_reply_error(resp, len, 400, "format: expected json or text", "format");
+    sm_analysis_opts ao = {0, query_floor(query)};
+    if (ao.floor < 0)
+        return sm_api_reply_error(resp, len, 400, "floor: expected a fraction such as 0.15",
+                                  "floor");
+    uint64_t base_id = 0;
+    if (query_param(query, "baseline", bl, sizeof bl) && !sm_api_parse_id(bl, strlen(bl), &base_id))
+        return sm_api_reply_error(resp, len, 400, "baseline: expected a run id", "baseline");
+    int with_disturbed = query_disturbed(query);
+    if (with_disturbed < 0)
+        return sm_api_reply_error(resp, len, 400, DISTURBED_ERROR, "disturbed");
+    run_data d, b;
+    memset(&b, 0, sizeof b);
+    sm_anomalies an = {0};
+    sm_error err = {0};
+    char *text = NULL;
+    int status = run_data_load(a, id, &d, &err);
+    if (status != 0) {
+        status = sm_api_reply_error(resp, len, status, err.msg, status == 404 ? "id" : NULL);
+        goto out;
+    }
+    if (base_id == 0)
+        base_id = default_baseline(a, &d.run);
+    else if (base_id == id) {
+        status = sm_api_reply_error(resp, len, 400, "baseline: a run is not its own baseline",
+                                    "baseline");
+        goto out;
+    }
+    if (base_id != 0 && (status = run_data_load(a, base_id, &b, &err)) != 0) {
+        status = sm_api_reply_error(resp, len, status == 404 ? 400 : status,
+                                    status == 404 ? "baseline: no such run" : err.msg, "baseline");
+        goto out;
+    }
+    d.eo.include_disturbed = b.eo.include_disturbed = with_disturbed == 1;
+    if (analyse_run(a, &d, base_id ? &b : NULL, &ao, &an, &err) != 0) {
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+        goto out;
+    }
+    if (strcmp(fmt, "text") == 0) {
+        text = anomalies_text(&d.run, base_id, &an);
+        *ctype = "text/plain; charset=utf-8";
+    } else {
+        text = sm_anomalies_json(id, d.run.name, base_id, &ao, &an);
+    }
+    status = sm_api_reply(resp, len, 200, text);
+out:
+    sm_anomalies_fini(&an);
+    run_data_fini(&d);
+    run_data_fini(&b);
+    return status;
+}
+
+/* GET /api/runs/{id}/table or /anomalies: from the cache when the run has ended and was asked
+ * the same before; else computed, and kept when the run (and its baseline) had ended. */
+int sm_api_get_report(sm_api_ctx *a, uint64_t id, bool table, const char *query, char **resp,
+                      size_t *len, const char **ctype)
+{
+    char key[512];
+    const int kn =
+        snprintf(key, sizeof key, "%s?%s", table ? "table" : "anomalies", query ? query : "");
+    const bool keyed = kn > 0 && (size_t)kn < sizeof key;
+    const int hit = keyed ? sm_report_cache_get(a->cache, id, key, resp, len, ctype) : 0;
+    if (hit < 0)
+        return sm_api_reply_error(resp, len, 500, "out of memory", NULL);
+    if (hit)
+        return 200;
+    /* Its state before the report is computed: a run that ends meanwhile is not kept. */
+    sm_run_row run;
+    sm_error err = {0};
+    bool ended = false;
+    if (keyed && sm_store_run_get(a->st, id, &run, &err) == 0) {
+        ended = run.state != SM_RUN_RUNNING;
+        sm_run_row_fini(&run);
+    }
+    char bl[24] = "";
+    uint64_t base = 0;
+    if (!table && query_param(query, "baseline", bl, sizeof bl) &&
+        sm_api_parse_id(bl, strlen(bl), &base) && base != 0) {
+        sm_run_row b;
+        ended = ended && sm_store_run_get(a->st, base, &b, &err) == 0 && b.state != SM_RUN_RUNNING;
+        if (ended)
+            sm_run_row_fini(&b);
+    }
+    const int status = table ? get_table(a, id, query, resp, len, ctype)
+                             : get_anomalies(a, id, query, resp, len, ctype);
+    if (status == 200 && ended)
+        sm_report_cache_put(&a->cache, id, key, base, *resp, *len, *ctype);
+    return status;
+}
+
+char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id)
+{
+    char *resp = NULL;
+    size_t len = 0;
+    const char *ctype = NULL;
+    if (sm_api_get_report(a, run_id, false, NULL, &resp, &len, &ctype) == 200)
+        return resp;
+    free(resp);
+    return NULL;
+}
