@@ -434,13 +434,16 @@ static int callback_bus(struct lws *wsi, enum lws_callback_reasons reason, void 
     }
 }
 
-/* Not const: the events protocol carries the hub as its user pointer. */
-static struct lws_protocols protocols[] = {
+/* The protocols this server speaks; the events one carries its hub as the user pointer, so
+ * each server fills its own copy (server.protocols). */
+static const struct lws_protocols protocols_template[] = {
     {"http", sm_http_callback, 0, 0, 0, NULL, 0},
     {"sm-bus", callback_bus, 0, 0, 0, NULL, 0},
     {"sm-events", sm_ws_callback, 0, 4096, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
+_Static_assert(sizeof protocols_template == sizeof((server *)0)->protocols,
+               "server.protocols holds the template");
 
 static void lws_to_sm_log(int level, const char *line)
 {
@@ -476,9 +479,10 @@ static int server_open(server *s, sm_error *err)
                           s,     s->ws_counters, s->http,    NULL};
     if (!(s->hub = sm_ws_hub_new(&s->api, s->st, s->ws_counters)))
         return sm_error_set(err, SM_ENOMEM, "out of memory");
-    protocols[0].per_session_data_size = sm_http_session_size();
-    protocols[2].per_session_data_size = sm_ws_session_size();
-    protocols[2].user = s->hub;
+    memcpy(s->protocols, protocols_template, sizeof s->protocols);
+    s->protocols[0].per_session_data_size = sm_http_session_size();
+    s->protocols[2].per_session_data_size = sm_ws_session_size();
+    s->protocols[2].user = s->hub;
     return sm_bus_open(&s->bus, cfg->listen_url, err);
 }
 
@@ -491,7 +495,7 @@ static int listen_http(server *s, sm_error *err)
     memset(&info, 0, sizeof info);
     info.port = cfg->http_port;
     info.iface = cfg->http_addr;
-    info.protocols = protocols;
+    info.protocols = s->protocols;
     info.user = s;
     info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * (strchr(cfg->http_addr, ':') == NULL);
     /* A client silent this long (in its head, its body or between requests) is dropped. */

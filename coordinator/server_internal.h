@@ -70,6 +70,7 @@ typedef struct server {
     char (*news_names)[SM_NAME_MAX + 1];
     sm_poll_reply *news_replies;
     bool *news;
+    struct lws_protocols protocols[4]; /* from protocols_template, with this hub */
 } server;
 
 /* Allocates s's scratch arrays (out, news_names, news_replies, news); 0 or SM_ENOMEM, with
