@@ -17,7 +17,7 @@ import tempfile
 import time
 import unittest
 
-from smtest import unless_root
+from smtest import unless_root, unless_stolen
 
 LAB = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "lab", "lab.sh"))
 BIN_DIR = os.environ.get("SM_BIN_DIR") or os.path.join(os.path.dirname(__file__), "..", "..",
@@ -272,6 +272,7 @@ class LabTest(unittest.TestCase):
         return cal
 
     @unittest.skipUnless(os.access(AGENT, os.X_OK), f"no {AGENT} (SM_BIN_DIR: the build's bin)")
+    @unless_stolen
     def test_slow_tcp_x4_measures_the_2010_stream_and_shapes_it_4_times_slower(self):
         env = dict(os.environ, SM_BIN_DIR=BIN_DIR)
         r = self.lab("up", "3", "--subnet", f"10.213.{self.x}", "--slow-tcp", "h2:x4", env=env)
