@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc)
 
 # Debian packages the build, the tests, the demo and the benchmarks need.
 DEB_PACKAGES := build-essential clang cmake pkg-config \
-	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
+	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev libnl-route-3-dev \
 	libsqlite3-dev libssl-dev libclang-rt-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3 \
 	nginx-light openssl curl chromium systemd openssh-server openssh-client ansible-core \
 	debootstrap systemd-container

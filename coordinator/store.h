@@ -257,4 +257,37 @@ int sm_store_result_get(sm_store *st, uint64_t job, uint32_t attempt, char **jso
 /* How many results are stored (for tests and /healthz). */
 int sm_store_result_count(sm_store *st, uint64_t *n, sm_error *err);
 
+/* ---- host fingerprints (store_fingerprints.c) ----
+ * Each distinct fingerprint once per host, with when it was first and last seen: a fingerprint
+ * other than the host's latest is a new row (back to an older one is a new row too), so the
+ * rows of a host are its history. A run keeps, per host, the fingerprint that host had when
+ * the run's first result from it was stored: the fingerprint "as of the run". */
+typedef struct sm_fp_row {
+    int64_t id;
+    char agent[65];
+    char hash[17];
+    char *json; /* the document (NULL in a history list) */
+    int64_t first_seen_ms;
+    int64_t last_seen_ms;
+} sm_fp_row;
+void sm_fp_row_fini(sm_fp_row *r);
+void sm_fp_rows_free(sm_fp_row *rows, size_t n);
+
+/* Records agent's fingerprint (hash, json) seen at now_ms: updates last_seen_ms of the agent's
+ * latest row when its hash is the same, else inserts a row. *id (may be NULL) gets the row.
+ * *changed (may be NULL) says a row was inserted. */
+int sm_store_fp_put(sm_store *st, const char *agent, const char *hash, const char *json,
+                    int64_t now_ms, int64_t *id, bool *changed, sm_error *err);
+/* The agent's latest fingerprint; *found false when it has none. */
+int sm_store_fp_latest(sm_store *st, const char *agent, sm_fp_row *out, bool *found,
+                       sm_error *err);
+/* The agent's rows, oldest first, without their documents. */
+int sm_store_fp_history(sm_store *st, const char *agent, sm_fp_row **rows, size_t *n,
+                        sm_error *err);
+/* Ties run_id's fingerprint for agent to the agent's latest fingerprint, unless the run has one
+ * for that agent already (the first tie wins). No fingerprint known: nothing is tied. */
+int sm_store_run_fp_tie(sm_store *st, uint64_t run_id, const char *agent, sm_error *err);
+/* The run's fingerprints, one per host that has one, with their documents, by host name. */
+int sm_store_run_fps(sm_store *st, uint64_t run_id, sm_fp_row **rows, size_t *n, sm_error *err);
+
 #endif
