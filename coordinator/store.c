@@ -127,6 +127,17 @@ const char *const store_migrations[] = {
     "CREATE TABLE store_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
     "INSERT INTO store_meta(key, value) VALUES ('store_id', lower(hex(randomblob(16))));"
     "PRAGMA user_version = 6;",
+    /* 7: host fingerprints. A row per distinct fingerprint of a host in the order seen (a
+     * change, also back to an older one, is a new row), and per run and host the fingerprint
+     * the host had when the run's first result from it was stored. */
+    "CREATE TABLE fingerprints(id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL,"
+    " hash TEXT NOT NULL, body_json TEXT NOT NULL, first_seen_ms INTEGER NOT NULL,"
+    " last_seen_ms INTEGER NOT NULL);"
+    "CREATE INDEX fingerprints_agent ON fingerprints(agent, id);"
+    "CREATE TABLE run_fingerprints(run_id INTEGER NOT NULL REFERENCES runs(id),"
+    " agent TEXT NOT NULL, fingerprint_id INTEGER NOT NULL REFERENCES fingerprints(id),"
+    " PRIMARY KEY(run_id, agent)) WITHOUT ROWID;"
+    "PRAGMA user_version = 7;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof store_migrations / sizeof store_migrations[0]))
@@ -216,6 +227,19 @@ static const char *const queries[Q_COUNT] = {
                        " WHERE j.run_id = ?1 AND j.cell = ?2 AND j.warmup = 0 ORDER BY j.ord",
     [Q_CELL_SET_STOPPED] = "UPDATE cells SET stopped = ?3 WHERE run_id = ?1 AND idx = ?2",
     [Q_STORE_ID] = "SELECT value FROM store_meta WHERE key = 'store_id'",
+    [Q_FP_LATEST] = "SELECT id, agent, hash, body_json, first_seen_ms, last_seen_ms"
+                    " FROM fingerprints WHERE agent = ?1 ORDER BY id DESC LIMIT 1",
+    [Q_FP_INSERT] = "INSERT INTO fingerprints(agent, hash, body_json, first_seen_ms, last_seen_ms)"
+                    " VALUES (?1, ?2, ?3, ?4, ?4)",
+    [Q_FP_SEEN] = "UPDATE fingerprints SET last_seen_ms = max(last_seen_ms, ?2) WHERE id = ?1",
+    [Q_FP_HISTORY] = "SELECT id, agent, hash, NULL, first_seen_ms, last_seen_ms"
+                     " FROM fingerprints WHERE agent = ?1 ORDER BY id",
+    [Q_RUN_FP_TIE] =
+        "INSERT OR IGNORE INTO run_fingerprints(run_id, agent, fingerprint_id)"
+        " SELECT ?1, ?2, max(id) FROM fingerprints WHERE agent = ?2 HAVING count(*) > 0",
+    [Q_RUN_FPS] = "SELECT f.id, f.agent, f.hash, f.body_json, f.first_seen_ms, f.last_seen_ms"
+                  " FROM run_fingerprints r JOIN fingerprints f ON f.id = r.fingerprint_id"
+                  " WHERE r.run_id = ?1 ORDER BY r.agent",
     [Q_RUN_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
                       " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                       " WHERE j.run_id = ?1 ORDER BY j.ord",

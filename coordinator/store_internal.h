@@ -45,6 +45,12 @@ enum {
     Q_CELL_SET_STOPPED,
     Q_CELL_RESULTS,
     Q_STORE_ID,
+    Q_FP_LATEST,
+    Q_FP_INSERT,
+    Q_FP_SEEN,
+    Q_FP_HISTORY,
+    Q_RUN_FP_TIE,
+    Q_RUN_FPS,
     Q_COUNT
 };
 

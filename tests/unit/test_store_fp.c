@@ -1,0 +1,173 @@
+/* The store's host fingerprints: history rows, and the fingerprint each run saw. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "coordinator/store.h"
+#include "proto/log.h"
+
+typedef struct fixture {
+    char dir[64];
+    char path[128];
+    sm_store *st;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/sm_store_fp_XXXXXX");
+    if (mkdtemp(f->dir) == NULL) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->path, sizeof f->path, "%s/sm.db", f->dir);
+    sm_error err = {0};
+    if (sm_store_open(&f->st, f->path, &err) != 0) {
+        fprintf(stderr, "open: %s\n", err.msg);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    sm_store_close(f->st);
+    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        char p[160];
+        snprintf(p, sizeof p, "%s%s", f->path, suffixes[i]);
+        unlink(p);
+    }
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+static void ok(int rc, const sm_error *err)
+{
+    if (rc != 0)
+        fail_msg("%s", err->msg);
+}
+
+static int64_t put(sm_store *st, const char *agent, const char *hash, int64_t now, bool *changed)
+{
+    sm_error err = {0};
+    int64_t id = 0;
+    char json[64];
+    snprintf(json, sizeof json, "{\"h\":\"%s\"}", hash);
+    ok(sm_store_fp_put(st, agent, hash, json, now, &id, changed, &err), &err);
+    return id;
+}
+
+static void test_fp_same_hash_moves_last_seen_and_a_change_is_a_new_row(void **state)
+{
+    fixture *f = *state;
+    bool changed = false;
+    int64_t a = put(f->st, "h2", "aaaa", 1000, &changed);
+    assert_true(changed);
+    assert_int_equal(put(f->st, "h2", "aaaa", 5000, &changed), a);
+    assert_false(changed);
+    int64_t b = put(f->st, "h2", "bbbb", 6000, &changed);
+    assert_true(changed);
+    assert_true(b != a);
+    /* Back to the first settings: a new row, so the history says when it went back. */
+    int64_t c = put(f->st, "h2", "aaaa", 7000, &changed);
+    assert_true(changed);
+    assert_true(c != a && c != b);
+    put(f->st, "h1", "aaaa", 7500, NULL);
+
+    sm_error err = {0};
+    sm_fp_row *rows = NULL;
+    size_t n = 0;
+    ok(sm_store_fp_history(f->st, "h2", &rows, &n, &err), &err);
+    assert_int_equal(n, 3);
+    assert_string_equal(rows[0].hash, "aaaa");
+    assert_int_equal(rows[0].first_seen_ms, 1000);
+    assert_int_equal(rows[0].last_seen_ms, 5000);
+    assert_string_equal(rows[1].hash, "bbbb");
+    assert_int_equal(rows[1].first_seen_ms, 6000);
+    assert_int_equal(rows[1].last_seen_ms, 6000);
+    assert_string_equal(rows[2].hash, "aaaa");
+    assert_null(rows[0].json); /* a history list leaves the documents out */
+    sm_fp_rows_free(rows, n);
+
+    sm_fp_row last;
+    bool found = false;
+    ok(sm_store_fp_latest(f->st, "h2", &last, &found, &err), &err);
+    assert_true(found);
+    assert_int_equal(last.id, c);
+    assert_string_equal(last.json, "{\"h\":\"aaaa\"}");
+    assert_int_equal(last.first_seen_ms, 7000);
+    sm_fp_row_fini(&last);
+    ok(sm_store_fp_latest(f->st, "h9", &last, &found, &err), &err);
+    assert_false(found);
+}
+
+static void test_fp_a_run_keeps_the_fingerprint_of_its_first_tie(void **state)
+{
+    fixture *f = *state;
+    sm_error err = {0};
+    uint64_t run = 0, other = 0;
+    ok(sm_store_run_insert(f->st, "r", "{\"name\":\"r\"}", 4, 100, &run, &err), &err);
+    ok(sm_store_run_insert(f->st, "s", "{\"name\":\"s\"}", 4, 100, &other, &err), &err);
+    /* No fingerprint known for h3: nothing tied, no error. */
+    ok(sm_store_run_fp_tie(f->st, run, "h3", &err), &err);
+    put(f->st, "h1", "1111", 1000, NULL);
+    put(f->st, "h2", "2222", 1000, NULL);
+    ok(sm_store_run_fp_tie(f->st, run, "h2", &err), &err);
+    ok(sm_store_run_fp_tie(f->st, run, "h1", &err), &err);
+    put(f->st, "h2", "2b2b", 2000, NULL); /* changed during the run */
+    ok(sm_store_run_fp_tie(f->st, run, "h2", &err), &err);
+    ok(sm_store_run_fp_tie(f->st, other, "h2", &err), &err);
+
+    sm_fp_row *rows = NULL;
+    size_t n = 0;
+    ok(sm_store_run_fps(f->st, run, &rows, &n, &err), &err);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0].agent, "h1");
+    assert_string_equal(rows[1].agent, "h2");
+    assert_string_equal(rows[1].hash, "2222"); /* the first tie wins */
+    assert_string_equal(rows[1].json, "{\"h\":\"2222\"}");
+    sm_fp_rows_free(rows, n);
+    ok(sm_store_run_fps(f->st, other, &rows, &n, &err), &err);
+    assert_int_equal(n, 1);
+    assert_string_equal(rows[0].hash, "2b2b");
+    sm_fp_rows_free(rows, n);
+    assert_int_equal(sm_store_run_fps(f->st, 99, &rows, &n, &err), SM_EINVAL);
+}
+
+static void test_fp_put_refuses_an_empty_agent_name(void **state)
+{
+    fixture *f = *state;
+    sm_error err = {0};
+    assert_int_equal(sm_store_fp_put(f->st, "", "aaaa", "{}", 1, NULL, NULL, &err), SM_EINVAL);
+    sm_fp_row *rows = NULL;
+    size_t n = 9;
+    ok(sm_store_fp_history(f->st, "", &rows, &n, &err), &err);
+    assert_int_equal(n, 0);
+    sm_fp_rows_free(rows, n);
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void)
+{
+    sm_log_level = LOG_WARNING;
+    const struct CMUnitTest tests[] = {
+        T(test_fp_same_hash_moves_last_seen_and_a_change_is_a_new_row),
+        T(test_fp_a_run_keeps_the_fingerprint_of_its_first_tie),
+        T(test_fp_put_refuses_an_empty_agent_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
