@@ -150,100 +150,6 @@ static int query_disturbed(const char *query)
 
 #define DISTURBED_ERROR "disturbed: expected include or exclude"
 
-static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
-                     const char **ctype)
-{
-    const char *format = query_format(query);
-    if (!format)
-        return sm_api_reply_error(resp, len, 400, "format: expected csv, md or json", "format");
-    sm_analysis_opts ao = {0, query_floor(query)};
-    if (ao.floor < 0)
-        return sm_api_reply_error(resp, len, 400, "floor: expected a fraction such as 0.15",
-                                  "floor");
-    int with_disturbed = query_disturbed(query);
-    if (with_disturbed < 0)
-        return sm_api_reply_error(resp, len, 400, DISTURBED_ERROR, "disturbed");
-    run_data d;
-    sm_table table;
-    sm_anomalies an = {0};
-    memset(&table, 0, sizeof table);
-    sm_error err = {0};
-    int status = run_data_load(a, id, &d, &err);
-    if (status != 0) {
-        status = sm_api_reply_error(resp, len, status, err.msg, status == 404 ? "id" : NULL);
-        goto out;
-    }
-    d.eo.include_disturbed = with_disturbed == 1;
-    /* Hosts or pairs: ?scope=pair|local, else local when the run has local cells. */
-    sm_scope scope = query && strstr(query, "scope=pair")    ? SM_SCOPE_PAIR
-                     : query && strstr(query, "scope=local") ? SM_SCOPE_LOCAL
-                     : d.any_local                           ? SM_SCOPE_LOCAL
-                                                             : SM_SCOPE_PAIR;
-    if (run_data_table(&d, scope, &table, &err) != 0 ||
-        sm_analysis_table(&table, &ao, &an, &err) != 0) {
-        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
-        goto out;
-    }
-    sm_analysis_flag_table(&table, &an);
-    char *text = strcmp(format, "csv") == 0  ? sm_table_csv(&table)
-                 : strcmp(format, "md") == 0 ? sm_table_md(&table)
-                                             : sm_table_json(&table);
-    *ctype = strcmp(format, "csv") == 0  ? "text/csv; charset=utf-8"
-             : strcmp(format, "md") == 0 ? "text/markdown; charset=utf-8"
-                                         : "application/json";
-    status = sm_api_reply(resp, len, 200, text);
-out:
-    sm_anomalies_fini(&an);
-    sm_table_fini(&table);
-    run_data_fini(&d);
-    return status;
-}
-
-/* The baseline of a run: the newest earlier run of the same name that ended done; 0 if none. */
-static uint64_t default_baseline(sm_api_ctx *a, const sm_run_row *run)
-{
-    sm_run_row *rows = NULL;
-    size_t n = 0;
-    sm_error err;
-    uint64_t found = 0;
-    if (sm_store_runs_list(a->st, 1000, &rows, &n, &err) != 0)
-        return 0;
-    for (size_t i = 0; i < n && !found; i++)
-        if (rows[i].id < run->id && rows[i].state == SM_RUN_DONE &&
-            strcmp(rows[i].name, run->name) == 0)
-            found = rows[i].id;
-    sm_store_runs_free(rows, n);
-    return found;
-}
-
-/* The anomalies of both of a run's tables (hosts, pairs) and, against the baseline, its
- * regressions. */
-static int analyse_run(sm_api_ctx *a, const run_data *d, const run_data *base,
-                       const sm_analysis_opts *ao, sm_anomalies *an, sm_error *err)
-{
-    static const sm_scope scopes[] = {SM_SCOPE_LOCAL, SM_SCOPE_PAIR};
-    (void)a;
-    for (size_t k = 0; k < 2; k++) {
-        bool any = scopes[k] == SM_SCOPE_LOCAL ? d->any_local : d->any_pair;
-        if (!any)
-            continue;
-        sm_table t, b;
-        memset(&b, 0, sizeof b);
-        int rc = run_data_table(d, scopes[k], &t, err);
-        if (rc == 0)
-            rc = sm_analysis_table(&t, ao, an, err);
-        if (rc == 0 && base)
-            rc = run_data_table(base, scopes[k], &b, err);
-        if (rc == 0 && base)
-            rc = sm_analysis_regression(&t, &b, ao, an, err);
-        sm_table_fini(&t);
-        sm_table_fini(&b);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 /* A run's fingerprints (as of the run), decoded. */
 typedef struct run_fps {
     sm_fp_row *rows;
@@ -303,6 +209,106 @@ static void explain_run(sm_api_ctx *a, uint64_t run_id, uint64_t base_id, const 
         sm_explanation_fini(ex);
     run_fps_fini(&now);
     run_fps_fini(&base);
+}
+
+static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
+                     const char **ctype)
+{
+    const char *format = query_format(query);
+    if (!format)
+        return sm_api_reply_error(resp, len, 400, "format: expected csv, md or json", "format");
+    sm_analysis_opts ao = {0, query_floor(query)};
+    if (ao.floor < 0)
+        return sm_api_reply_error(resp, len, 400, "floor: expected a fraction such as 0.15",
+                                  "floor");
+    int with_disturbed = query_disturbed(query);
+    if (with_disturbed < 0)
+        return sm_api_reply_error(resp, len, 400, DISTURBED_ERROR, "disturbed");
+    run_data d;
+    sm_table table;
+    sm_anomalies an = {0};
+    sm_explanation ex = {0};
+    memset(&table, 0, sizeof table);
+    sm_error err = {0};
+    int status = run_data_load(a, id, &d, &err);
+    if (status != 0) {
+        status = sm_api_reply_error(resp, len, status, err.msg, status == 404 ? "id" : NULL);
+        goto out;
+    }
+    d.eo.include_disturbed = with_disturbed == 1;
+    /* Hosts or pairs: ?scope=pair|local, else local when the run has local cells. */
+    sm_scope scope = query && strstr(query, "scope=pair")    ? SM_SCOPE_PAIR
+                     : query && strstr(query, "scope=local") ? SM_SCOPE_LOCAL
+                     : d.any_local                           ? SM_SCOPE_LOCAL
+                                                             : SM_SCOPE_PAIR;
+    if (run_data_table(&d, scope, &table, &err) != 0 ||
+        sm_analysis_table(&table, &ao, &an, &err) != 0) {
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+        goto out;
+    }
+    sm_analysis_flag_table(&table, &an);
+    /* The flags' explanations: a footnote in Markdown, beside the flag in JSON; CSV keeps its
+     * columns. */
+    if (strcmp(format, "csv") != 0)
+        explain_run(a, id, 0, &an, &ex);
+    char *text = strcmp(format, "csv") == 0  ? sm_table_csv(&table)
+                 : strcmp(format, "md") == 0 ? sm_export_md(&table, &an, &ex)
+                                             : sm_export_json(&table, &an, &ex);
+    *ctype = strcmp(format, "csv") == 0  ? "text/csv; charset=utf-8"
+             : strcmp(format, "md") == 0 ? "text/markdown; charset=utf-8"
+                                         : "application/json";
+    status = sm_api_reply(resp, len, 200, text);
+out:
+    sm_explanation_fini(&ex);
+    sm_anomalies_fini(&an);
+    sm_table_fini(&table);
+    run_data_fini(&d);
+    return status;
+}
+
+/* The baseline of a run: the newest earlier run of the same name that ended done; 0 if none. */
+static uint64_t default_baseline(sm_api_ctx *a, const sm_run_row *run)
+{
+    sm_run_row *rows = NULL;
+    size_t n = 0;
+    sm_error err;
+    uint64_t found = 0;
+    if (sm_store_runs_list(a->st, 1000, &rows, &n, &err) != 0)
+        return 0;
+    for (size_t i = 0; i < n && !found; i++)
+        if (rows[i].id < run->id && rows[i].state == SM_RUN_DONE &&
+            strcmp(rows[i].name, run->name) == 0)
+            found = rows[i].id;
+    sm_store_runs_free(rows, n);
+    return found;
+}
+
+/* The anomalies of both of a run's tables (hosts, pairs) and, against the baseline, its
+ * regressions. */
+static int analyse_run(sm_api_ctx *a, const run_data *d, const run_data *base,
+                       const sm_analysis_opts *ao, sm_anomalies *an, sm_error *err)
+{
+    static const sm_scope scopes[] = {SM_SCOPE_LOCAL, SM_SCOPE_PAIR};
+    (void)a;
+    for (size_t k = 0; k < 2; k++) {
+        bool any = scopes[k] == SM_SCOPE_LOCAL ? d->any_local : d->any_pair;
+        if (!any)
+            continue;
+        sm_table t, b;
+        memset(&b, 0, sizeof b);
+        int rc = run_data_table(d, scopes[k], &t, err);
+        if (rc == 0)
+            rc = sm_analysis_table(&t, ao, an, err);
+        if (rc == 0 && base)
+            rc = run_data_table(base, scopes[k], &b, err);
+        if (rc == 0 && base)
+            rc = sm_analysis_regression(&t, &b, ao, an, err);
+        sm_table_fini(&t);
+        sm_table_fini(&b);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 /* For people and the CLI: a header line, then one line per anomaly (sm_anomaly_text), each
