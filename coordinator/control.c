@@ -38,6 +38,13 @@ static int load_agents(sm_control *c, int64_t now_ms, sm_error *err)
         if (a->facts_known && sm_codec_facts_decode(rows[i].facts_json, strlen(rows[i].facts_json),
                                                     &facts, NULL) == 0)
             ctl_machine_of(a, &facts);
+        sm_fp_row fp;
+        bool found = false;
+        rc = sm_store_fp_latest(c->st, a->name, &fp, &found, err);
+        if (rc)
+            break;
+        a->fp_capable = found;
+        sm_fp_row_fini(&fp);
         /* Nobody has heard from it since the restart: it gets 3 x hold_ms from now to poll,
          * and a host lost before gets its grace from now. */
         a->last_seen_ms = now_ms;

@@ -84,6 +84,10 @@ typedef struct cagent {
     } owed[SM_POLL_RESULTS_MAX];
     size_t n_owed;
     uint64_t quarantined; /* its spool's entries out of service, as its last poll said */
+    /* It sends fingerprints (one is stored): only such an agent is asked for one, before each
+     * run's first job on it; fp_run is the run it last sent one for (0 none). */
+    bool fp_capable;
+    uint64_t fp_run;
 } cagent;
 
 /* Log lines of refused results and polls: at most one a minute per kind. */
@@ -167,6 +171,9 @@ bool ctl_quiet_log(struct quiet *q, int64_t now_ms, uint64_t *held_back);
 void ctl_forgive_away(sm_control *c, int64_t now);
 /* Takes what poll p says about its agent a (boot, labels, address, quarantine) and registers
  * or refreshes its row; *rebooted: it restarted since its previous poll. */
+/* Stores the fingerprint p carries (when it does), as a's latest. */
+int ctl_take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms,
+                         sm_error *err);
 int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, bool *rebooted,
                     sm_error *err);
 /* What the agent says it is doing, against what the coordinator thinks it is doing. */

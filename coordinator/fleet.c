@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "coordinator/control_internal.h"
+#include "proto/fingerprint.h"
 #include "proto/log.h"
+
+#include <cjson/cJSON.h>
 
 void ctl_machine_of(cagent *a, const sm_facts *f)
 {
@@ -48,6 +51,41 @@ static int upsert_agent(sm_control *c, cagent *a, const sm_poll *p, int64_t now_
         ctl_machine_of(a, &p->facts);
     }
     return rc;
+}
+
+int ctl_take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err)
+{
+    if (p->fingerprint == NULL)
+        return 0;
+    char hash[SM_FP_HASH_HEX + 1];
+    sm_fp_hash(p->fingerprint, hash);
+    cJSON *o = sm_fp_to_cjson(p->fingerprint);
+    char *json = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (json == NULL)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    sm_fp_row last;
+    bool had = false;
+    int rc = sm_store_fp_latest(c->st, a->name, &last, &had, err);
+    bool changed = false;
+    if (!rc)
+        rc = sm_store_fp_put(c->st, a->name, hash, json, now_ms, NULL, &changed, err);
+    free(json);
+    if (rc) {
+        if (had)
+            sm_fp_row_fini(&last);
+        return rc;
+    }
+    if (had && changed)
+        sm_log(LOG_NOTICE, "SM-FP-CHANGED", "agent %s: its fingerprint changed (%s -> %s)", a->name,
+               last.hash, hash);
+    if (had)
+        sm_fp_row_fini(&last);
+    a->fp_capable = true;
+    /* Asked for before a run's first job on it: the job it is on says which run. */
+    if (a->current && a->current->run_id)
+        a->fp_run = a->current->run_id;
+    return 0;
 }
 
 int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, bool *rebooted,

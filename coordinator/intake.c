@@ -297,9 +297,12 @@ static int take_side(sm_control *c, cagent *a, const sm_result_msg *m, int64_t n
         return 0;
     }
     if (rc == 0) {
+        const uint64_t run_id = row.run_id;
         sm_job_row_fini(&row);
         rc = sm_store_side_insert(c->st, m->job, m->attempt, sm_role_name(m->role), a->name, json,
                                   now_ms, &inserted, err);
+        if (!rc && run_id)
+            rc = sm_store_run_fp_tie(c->st, run_id, a->name, err);
     } else {
         c->stats.results_orphan++;
         rc = 0;
@@ -366,6 +369,9 @@ static int store_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_
         sm_job_row_fini(&row);
         rc = sm_store_result_insert(c->st, m->job, m->attempt, a->name, json, &cols, now_ms,
                                     &s->inserted, err);
+        /* The run sees the host as its first result from it found it. */
+        if (!rc && s->run_id)
+            rc = sm_store_run_fp_tie(c->st, s->run_id, a->name, err);
     } else {
         /* No such job here (a store that was replaced): keeping it unacked would have the
          * agent resend it forever, so it is acked, counted and logged. */
@@ -573,6 +579,10 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
     int rc = ctl_agent_heard(c, a, p, now_ms, &rebooted, err);
     if (rc)
         return rc;
+    /* Before the results: a fingerprint collected before a run's first job rides on the poll
+     * that may also carry that job's result, and the run must see it. */
+    if ((rc = ctl_take_fingerprint(c, a, p, now_ms, err)))
+        return rc;
     /* Every poll moves its last-seen time, which the fleet view shows. */
     tell_change(c, SM_CHANGE_AGENT, a->name, 0, 0);
     const size_t fresh = results_fresh(c, p);
@@ -586,7 +596,7 @@ int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_rep
         return rc;
     if ((rc = ctl_commands_for(c, a, now_ms, reply, err)))
         return rc;
-    *reply_now = fresh || reply->n_commands || reply->want_facts;
+    *reply_now = fresh || reply->n_commands || reply->want_facts || reply->want_fingerprint;
     if (!*reply_now)
         owed_acks_keep(c, a, p);
     return 0;

@@ -228,8 +228,15 @@ int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *re
         if (rc)
             return rc;
     }
+    const size_t before = reply->n_commands;
     current_command(c, a, reply);
     reply->want_facts = !a->facts_known;
+    /* A run's first job on a host: the host collects its fingerprint before it starts, so the
+     * run is explained by the settings it was measured under. Asked while that command goes
+     * out unacked; the fingerprint that comes back marks the run as heard (fp_run). */
+    const cjob *cur = a->current;
+    reply->want_fingerprint = a->fp_capable && reply->n_commands > before && cur && cur->run_id &&
+                              cur->run_id != a->fp_run;
     return 0;
 }
 

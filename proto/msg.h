@@ -12,6 +12,7 @@
 #include "proto/envelope.h"
 #include "proto/err.h"
 #include "proto/facts.h"
+#include "proto/fingerprint.h"
 #include "proto/params.h"
 #include "proto/result.h"
 
@@ -94,6 +95,11 @@ typedef struct sm_poll {
     sm_ready ready[SM_POLL_READY_MAX]; /* "ready", optional: listening pair servers */
     size_t n_ready;
     uint64_t quarantined; /* "quarantined", optional */
+    /* "fingerprint", optional: the agent's, when it collected one the coordinator has not
+     * heard yet (at its start, when asked, when the store changed). A decoded poll owns it
+     * (sm_msg_poll_fini frees it); a poll being built points at the builder's. Its encoded
+     * text is at most SM_FP_MAX bytes. */
+    sm_fingerprint *fingerprint;
 } sm_poll;
 
 typedef enum sm_cmd_kind {
@@ -135,6 +141,10 @@ typedef struct sm_poll_reply {
     sm_command commands[SM_REPLY_COMMANDS_MAX];
     size_t n_commands;
     bool want_facts;
+    /* "want_fingerprint", optional (left out when false): collect the fingerprint anew before
+     * acting on this reply's commands and send it, as the coordinator does before a run's
+     * first job on a host. */
+    bool want_fingerprint;
     char store[SM_STORE_ID_HEX + 1];
 } sm_poll_reply;
 

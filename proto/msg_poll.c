@@ -64,6 +64,10 @@ void sm_msg_poll_fini(sm_poll *p)
     for (size_t i = 0; p->results != NULL && i < p->n_results; i++)
         sm_result_fini(&p->results[i].result);
     free(p->results);
+    if (p->fingerprint != NULL) {
+        sm_fp_fini(p->fingerprint);
+        free(p->fingerprint);
+    }
     memset(p, 0, sizeof *p);
 }
 
@@ -103,6 +107,8 @@ static cJSON *poll_json(const sm_poll *p)
     /* Optional too: a coordinator from before it refuses unknown keys. */
     if (ok && p->quarantined > 0)
         ok = sm_json_put(o, "quarantined", sm_json_u64_str(p->quarantined));
+    if (ok && p->fingerprint != NULL)
+        ok = sm_json_put(o, "fingerprint", sm_fp_to_cjson(p->fingerprint));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -160,11 +166,12 @@ enum {
     PK_RESULTS,
     PK_READY,
     PK_QUARANTINED,
+    PK_FINGERPRINT,
     PK__COUNT
 };
 static const char *const poll_keys[PK__COUNT] = {
-    "agent",  "boot",  "seq",  "state",   "job",   "attempt",    "data_addr",
-    "labels", "facts", "acks", "results", "ready", "quarantined"};
+    "agent",  "boot",  "seq",  "state",   "job",   "attempt",     "data_addr",
+    "labels", "facts", "acks", "results", "ready", "quarantined", "fingerprint"};
 
 static int poll_identity_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
@@ -272,6 +279,30 @@ static int poll_ready_from_json(const cJSON *o, sm_poll *p, sm_error *err)
     return 0;
 }
 
+/* The fingerprint, within SM_FP_MAX as the agent encodes it (measured by printing it again:
+ * the envelope's limit alone would let one crowd out the results). */
+static int poll_fingerprint_from_json(const cJSON *o, sm_poll *p, sm_error *err)
+{
+    char *text = cJSON_IsObject(o) ? cJSON_PrintUnformatted(o) : NULL;
+    size_t n = text ? strlen(text) : 0;
+    free(text);
+    if (n > SM_FP_MAX)
+        return sm_error_set(err, SM_EINVAL, "poll: fingerprint: %zu bytes is above the maximum %u",
+                            n, SM_FP_MAX);
+    p->fingerprint = malloc(sizeof *p->fingerprint);
+    if (p->fingerprint == NULL)
+        return sm_error_set(err, SM_ENOMEM, "poll: out of memory");
+    sm_fp_init(p->fingerprint);
+    sm_error inner = {0};
+    int rc = sm_fp_from_cjson(o, p->fingerprint, &inner);
+    if (rc != 0) {
+        free(p->fingerprint);
+        p->fingerprint = NULL;
+        rc = sm_msg_nested_error(err, "poll", &inner);
+    }
+    return rc;
+}
+
 static int poll_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
     uint32_t seen = 0;
@@ -303,6 +334,8 @@ static int poll_from_json(const cJSON *o, sm_poll *p, sm_error *err)
         rc = poll_ready_from_json(o, p, err);
     if (rc == 0 && (seen & BIT(PK_QUARANTINED)))
         rc = sm_msg_get_u64_string(o, "poll", "quarantined", &p->quarantined, err);
+    if (rc == 0 && (seen & BIT(PK_FINGERPRINT)))
+        rc = poll_fingerprint_from_json(cJSON_GetObjectItemCaseSensitive(o, "fingerprint"), p, err);
     return rc;
 }
 

@@ -56,6 +56,9 @@ static cJSON *reply_json(const sm_poll_reply *r)
     for (size_t i = 0; ok && i < r->n_commands; i++)
         ok = sm_json_append(commands, command_json(&r->commands[i]));
     ok = ok && cJSON_AddBoolToObject(o, "want_facts", r->want_facts) != NULL;
+    /* Left out when false, so that a reply of a coordinator that never asks keeps its shape. */
+    if (ok && r->want_fingerprint)
+        ok = sm_json_put_bool(o, "want_fingerprint", true);
     if (ok && r->store[0] != '\0')
         ok = sm_json_put_fixed(o, "store", r->store, sizeof r->store);
     if (!ok) {
@@ -213,14 +216,15 @@ static int command_from_json(const cJSON *o, const char *where, sm_command *c, s
     return 0;
 }
 
-static const char *const reply_keys[] = {"acks", "commands", "want_facts", "store", "to", "poll"};
+static const char *const reply_keys[] = {"acks", "commands", "want_facts",      "store",
+                                         "to",   "poll",     "want_fingerprint"};
 
 static int reply_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
 {
     uint32_t seen = 0;
     const cJSON *commands, *item;
     const char *s = NULL;
-    int rc = sm_json_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 6,
+    int rc = sm_json_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 7,
                                 BIT(0) | BIT(1) | BIT(4) | BIT(5), &seen, err);
     if (rc == 0 && (rc = sm_json_get_string(o, "reply", "to", &s, err)) == 0) {
         if (!sm_name_valid(s) || sm_name_reserved(s))
@@ -253,6 +257,12 @@ static int reply_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
         if (!cJSON_IsBool(item))
             return sm_error_set(err, SM_EPARSE, "reply: want_facts: expected true or false");
         r->want_facts = cJSON_IsTrue(item);
+    }
+    if (seen & BIT(6)) {
+        item = cJSON_GetObjectItemCaseSensitive(o, "want_fingerprint");
+        if (!cJSON_IsBool(item))
+            return sm_error_set(err, SM_EPARSE, "reply: want_fingerprint: expected true or false");
+        r->want_fingerprint = cJSON_IsTrue(item);
     }
     /* Optional: a coordinator from before store ids sends none. */
     if (seen & BIT(3))
