@@ -16,6 +16,8 @@
 #include "coordinator/api.h"
 #include "coordinator/control.h"
 #include "coordinator/store.h"
+#include "proto/fingerprint.h"
+#include "proto/result.h"
 
 typedef struct fixture {
     char dir[64];
@@ -249,6 +251,125 @@ static void test_api_table_query_arguments_are_parsed(void **state)
     free(r.body);
 }
 
+/* Stores agent's fingerprint (lo's qdisc as given) and ties it to the run. */
+static void put_fingerprint(fixture *f, uint64_t run, const char *agent, const char *qdisc)
+{
+    sm_fingerprint fp;
+    sm_fp_init(&fp);
+    sm_error err = {0};
+    assert_int_equal(sm_fp_set(&fp, "if.lo.qdisc", qdisc, &err), 0);
+    assert_int_equal(sm_fp_set(&fp, "sysctl.net.ipv4.tcp_autocorking", "1", &err), 0);
+    assert_int_equal(sm_fp_set(&fp, "info.hostname", agent, &err), 0);
+    char hash[SM_FP_HASH_HEX + 1];
+    sm_fp_hash(&fp, hash);
+    char *json = sm_fp_encode(&fp, NULL, &err);
+    assert_non_null(json);
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    assert_int_equal(sm_store_fp_put(f->st, agent, hash, json, wall_ms(), NULL, NULL, &err), 0);
+    assert_int_equal(sm_store_run_fp_tie(f->st, run, agent, &err), 0);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    free(json);
+    sm_fp_fini(&fp);
+}
+
+/* Agent name takes its jobs of the run and ends each with throughput MBps, until none is left. */
+static void finish_jobs(fixture *f, const char *name, double mbps)
+{
+    sm_poll p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.agent, sizeof p.agent, "%s", name);
+    snprintf(p.boot, sizeof p.boot, "0123456789abcdef0123456789abcdef");
+    sm_result_msg done[16];
+    for (int round = 0; round < 32; round++) {
+        sm_poll_reply r;
+        bool now;
+        sm_error err = {0};
+        assert_int_equal(sm_store_begin(f->st, &err), 0);
+        if (sm_control_poll(f->api.ctl, &p, wall_ms(), &r, &now, &err) != 0)
+            fail_msg("poll: %s", err.msg);
+        assert_int_equal(sm_store_commit(f->st, &err), 0);
+        for (size_t i = 0; i < p.n_results; i++)
+            sm_result_fini(&done[i].result);
+        p.results = NULL;
+        p.n_results = 0;
+        if (r.n_commands == 0)
+            return;
+        for (size_t i = 0; i < r.n_commands && p.n_results < 16; i++) {
+            if (r.commands[i].kind != SM_CMD_ASSIGN)
+                continue;
+            sm_result_msg *m = &done[p.n_results++];
+            memset(m, 0, sizeof *m);
+            m->job = r.commands[i].job;
+            m->attempt = r.commands[i].attempt;
+            sm_result_init(&m->result);
+            m->result.ok = true;
+            sm_result_set(&m->result, SM_M_THROUGHPUT, mbps);
+        }
+        p.results = done;
+    }
+    fail_msg("%s: jobs without end", name);
+}
+
+#define RUN_3REPS                                                                                  \
+    "{\"name\":\"fp\",\"hosts\":\"all\",\"repetitions\":3,\"warmup\":0,\"parallel\":true,"         \
+    "\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\",\"transport\":[\"tcp\",\"unix\"],"    \
+    "\"count\":10}]}"
+
+#define H2_QDISC "h2: lo qdisc tbf rate 400Mbit burst 128Kb (fleet: noqueue, 2 of 2 hosts)"
+
+static void test_api_anomalies_and_exports_carry_the_fingerprint_differences(void **state)
+{
+    fixture *f = *state;
+    static const char *const hosts[] = {"h1", "h2", "h3"};
+    for (size_t h = 0; h < 3; h++)
+        register_agent(f, hosts[h]);
+    expect(f, "POST", "/api/runs", NULL, NULL, RUN_3REPS, 201, "\"run\":");
+    /* Without fingerprints, h2's flag says nothing more. */
+    for (size_t h = 0; h < 3; h++)
+        finish_jobs(f, hosts[h], h == 1 ? 30.0 : 100.0);
+    response r = call(f, "GET", "/api/runs/1/anomalies", NULL, NULL, NULL);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"host\":\"h2\""));
+    assert_null(strstr(r.body, "differences"));
+    free(r.body);
+
+    /* A second run of the same, with fingerprints: h2's flag carries its qdisc. */
+    expect(f, "POST", "/api/runs", NULL, NULL, RUN_3REPS, 201, "\"run\":");
+    for (size_t h = 0; h < 3; h++)
+        put_fingerprint(f, 2, hosts[h], h == 1 ? "tbf rate 400Mbit burst 128Kb" : "noqueue");
+    for (size_t h = 0; h < 3; h++)
+        finish_jobs(f, hosts[h], h == 1 ? 30.0 : 100.0);
+    r = call(f, "GET", "/api/runs/2/anomalies", NULL, NULL, NULL);
+    assert_int_equal(r.status, 200);
+    if (!strstr(r.body, "\"differences\":[{\"item\":\"if.lo.qdisc\",\"label\":\"lo qdisc\","
+                        "\"host_value\":\"tbf rate 400Mbit burst 128Kb\",\"fleet_value\":"
+                        "\"noqueue\",\"hosts_with_fleet_value\":2,\"fleet_hosts\":2,\"host\":"
+                        "\"h2\"}]"))
+        fail_msg("no differences in %s", r.body);
+    free(r.body);
+    r = call(f, "GET", "/api/runs/2/anomalies", "format=text", NULL, NULL);
+    assert_int_equal(r.status, 200);
+    if (!strstr(r.body, "\n             " H2_QDISC "\n"))
+        fail_msg("no difference line in %s", r.body);
+    free(r.body);
+    r = call(f, "GET", "/api/runs/2/table", "format=md", NULL, NULL);
+    assert_int_equal(r.status, 200);
+    if (!strstr(r.body, " [1]**") || !strstr(r.body, "\n[1] " H2_QDISC "\n"))
+        fail_msg("no footnote in %s", r.body);
+    free(r.body);
+    r = call(f, "GET", "/api/runs/2/table", NULL, NULL, NULL);
+    assert_non_null(strstr(r.body, "\"differences\":[{\"item\":\"if.lo.qdisc\""));
+    free(r.body);
+    r = call(f, "GET", "/api/runs/2/table", "format=csv", NULL, NULL);
+    assert_null(strstr(r.body, "qdisc"));
+    free(r.body);
+    /* The baseline (run 1) had no fingerprints: the regression check has nothing to say. */
+    r = call(f, "GET", "/api/runs/2/anomalies", "baseline=1", NULL, NULL);
+    assert_int_equal(r.status, 200);
+    assert_null(strstr(r.body, "\"changes\""));
+    free(r.body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +383,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test(test_api_token_comparison_takes_the_exact_bearer_token_only),
         cmocka_unit_test_setup_teardown(test_api_table_query_arguments_are_parsed, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_api_anomalies_and_exports_carry_the_fingerprint_differences, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
