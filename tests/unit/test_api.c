@@ -77,6 +77,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    sm_api_cache_free(&f->api); /* the reports of ended runs */
     sm_control_close(f->api.ctl);
     sm_store_close(f->st);
     sm_rejects_free(f->rejects);
