@@ -316,7 +316,8 @@ static int analyse_run(sm_api_ctx *a, const run_data *d, const run_data *base,
 static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_anomalies *an,
                             const sm_explanation *ex)
 {
-    size_t cap = 256 + an->n * (512 + 2 * SM_EXPLAIN_TEXT_MAX * 520), at = 0;
+    /* An explanation's line: the indent, at most 511 bytes (sm_explain_lines) and a newline. */
+    size_t cap = 256 + an->n * (512 + SM_EXPLAIN_TEXT_MAX * 530), at = 0;
     char *out = malloc(cap);
     if (!out)
         return NULL;
