@@ -16,19 +16,38 @@ static bool starts(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* Whether rest (what follows "if.<iface>.") starts with an interface item's own name. */
+static bool iface_item(const char *rest)
+{
+    static const char *const names[] = {"qdisc", "class",  "offload", "mtu",  "txqueuelen",
+                                        "speed", "driver", "state",   "addr", "operstate"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(rest, names[i], n) == 0 && (rest[n] == '\0' || rest[n] == '.'))
+            return true;
+    }
+    return false;
+}
+
 /* The part of an interface item after "if.<iface>." when item belongs to iface ("" or NULL:
- * any interface, as far as the first dot), else NULL. */
+ * any interface), else NULL. The interface's name ends at the first dot followed by an
+ * interface item's name (a VLAN's "eth0.100" has a dot of its own), else at the first dot. */
 static const char *iface_rest(const char *item, const char *iface)
 {
     if (!starts(item, "if."))
         return NULL;
-    const char *name = item + 3;
-    if (iface == NULL || iface[0] == '\0') {
-        const char *dot = strchr(name, '.');
-        return dot ? dot + 1 : NULL;
-    }
-    size_t n = strlen(iface);
-    return strncmp(name, iface, n) == 0 && name[n] == '.' ? name + n + 1 : NULL;
+    const char *name = item + 3, *first = strchr(name, '.'), *end = NULL;
+    for (const char *dot = first; dot != NULL && end == NULL; dot = strchr(dot + 1, '.'))
+        if (dot > name && iface_item(dot + 1))
+            end = dot;
+    if (end == NULL)
+        end = first;
+    if (end == NULL || end == name)
+        return NULL;
+    if (iface != NULL && iface[0] != '\0' &&
+        ((size_t)(end - name) != strlen(iface) || strncmp(name, iface, strlen(iface)) != 0))
+        return NULL;
+    return end + 1;
 }
 
 /* Whether item is a sysctl of the transport ("" unknown: of every transport). http runs over

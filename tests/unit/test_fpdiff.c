@@ -163,6 +163,17 @@ static void test_ranking_follows_the_context(void **state)
     assert_string_equal(d.v[d.n - 1].item, "if.lo.qdisc");
     assert_string_equal(d.v[d.n - 2].item, "if.lo.offload.gso");
     sm_fp_diffs_fini(&d);
+
+    /* A VLAN on eth0 is another interface than eth0. */
+    set_on(&f, 1, "if.eth0.100.qdisc", "tbf rate 1Mbit");
+    assert_int_equal(sm_fp_differences(f.hosts, f.n, "h2", &link, 0, &d, &err), 0);
+    assert_string_equal(d.v[0].item, "if.eth0.qdisc");
+    int vlan = -1;
+    for (size_t i = 0; i < d.n; i++)
+        if (strcmp(d.v[i].item, "if.eth0.100.qdisc") == 0)
+            vlan = d.v[i].relevance;
+    assert_int_equal(vlan, 10);
+    sm_fp_diffs_fini(&d);
     fleet_fini(&f);
 }
 
@@ -366,6 +377,8 @@ static void test_item_labels(void **state)
     assert_string_equal(sm_fp_item_label("sysctl.net.core.rmem_max", buf, sizeof buf),
                         "net.core.rmem_max");
     assert_string_equal(sm_fp_item_label("cpu.governor", buf, sizeof buf), "cpu.governor");
+    assert_string_equal(sm_fp_item_label("if.eth0.100.qdisc", buf, sizeof buf), "eth0.100 qdisc");
+    assert_string_equal(sm_fp_item_label("if.br0.class.1:10", buf, sizeof buf), "br0 class.1:10");
     assert_string_equal(sm_fp_item_label("if.", buf, sizeof buf), "if.");
 }
 
