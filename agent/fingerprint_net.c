@@ -263,21 +263,20 @@ static int ethtool(int fd, const char *name, void *data)
  * kernel has), ETHTOOL_GSET on kernels without it. 0 and *speed, or an errno. */
 static int link_speed(int fd, const char *name, uint32_t *speed)
 {
-    struct {
-        struct ethtool_link_settings req;
-        uint32_t masks[3 * 127];
-    } ls;
-    memset(&ls, 0, sizeof ls);
-    ls.req.cmd = ETHTOOL_GLINKSETTINGS;
-    int e = ethtool(fd, name, &ls);
-    if (e == 0 && ls.req.link_mode_masks_nwords < 0) {
-        int8_t nwords = (int8_t)-ls.req.link_mode_masks_nwords;
-        memset(&ls, 0, sizeof ls);
-        ls.req.cmd = ETHTOOL_GLINKSETTINGS;
-        ls.req.link_mode_masks_nwords = nwords;
-        e = ethtool(fd, name, &ls);
+    /* the request and the kernel's link-mode masks after it (three of at most 127 words) */
+    uint32_t buf[(sizeof(struct ethtool_link_settings) + 3 * 127 * 4) / 4 + 1];
+    struct ethtool_link_settings *ls = (struct ethtool_link_settings *)buf;
+    memset(buf, 0, sizeof buf);
+    ls->cmd = ETHTOOL_GLINKSETTINGS;
+    int e = ethtool(fd, name, ls);
+    if (e == 0 && ls->link_mode_masks_nwords < 0) {
+        int8_t nwords = (int8_t)-ls->link_mode_masks_nwords;
+        memset(buf, 0, sizeof buf);
+        ls->cmd = ETHTOOL_GLINKSETTINGS;
+        ls->link_mode_masks_nwords = nwords;
+        e = ethtool(fd, name, ls);
         if (e == 0) {
-            *speed = ls.req.speed;
+            *speed = ls->speed;
             return 0;
         }
     }
