@@ -108,6 +108,35 @@ class NamespaceTest(unittest.TestCase):
         else:
             self.assertEqual(items["if.lo.qdisc.1:10"], "pfifo limit 500p")
 
+    def test_many_interfaces_are_left_out_whole_keeping_lo_and_the_data_one(self):
+        # 100 veth pairs: a0..a99 up, b0..b99 down; the data address on b99, down
+        batch = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"fp{os.getpid()}.batch")
+        with open(batch, "w") as f:
+            for i in range(100):
+                f.write(f"link add a{i} type veth peer name b{i}\n")
+            for i in range(100):
+                f.write(f"link set a{i} up\n")
+            f.write("addr add 10.99.0.1/24 dev b99\n")
+        self.addCleanup(os.unlink, batch)
+        subprocess.run(["ip", "-n", self.ns, "-batch", batch], check=True)
+        doc = fingerprint("--data-addr", "10.99.0.1", netns=self.ns)
+        items = doc["items"]
+        self.assertLessEqual(len(json.dumps(doc, separators=(",", ":"))), 48 * 1024)
+        kept = {k.split(".")[1] for k in items if k.startswith("if.")}
+        self.assertIn("lo", kept)
+        self.assertIn("b99", kept)
+        self.assertEqual(items["info.data_if"], "b99")
+        self.assertEqual(int(doc["omitted"]["interfaces"]), 201 - len(kept))
+        self.assertIn("left out", doc["omitted"]["reason"])
+        rest = kept - {"lo", "b99"}
+        # the order of keeping: the up ones by name, then the down ones by name
+        order = sorted(f"a{i}" for i in range(100)) + sorted(f"b{i}" for i in range(99))
+        self.assertEqual(sorted(rest), sorted(order[:len(rest)]))
+        self.assertGreater(len(rest), 20)
+        for name in kept:  # whole interfaces
+            self.assertIn(f"if.{name}.mtu", items)
+            self.assertIn(f"if.{name}.offload.sg", items)
+
 
 if __name__ == "__main__":
     unittest.main()
