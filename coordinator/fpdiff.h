@@ -18,7 +18,20 @@ typedef struct sm_fp_host {
     const sm_fingerprint *fp;
 } sm_fp_host;
 
-/* What the flagged metric measured, for the ranking. */
+/* What the flagged metric measured, for the ranking. Relevance, higher first:
+ *   100  the interface's qdiscs and classes (if.<iface>.qdisc*, if.<iface>.class.*)
+ *    90  the transport's sysctls: tcp (and http, which runs over TCP) sysctl.net.ipv4.tcp_*,
+ *        udp sysctl.net.ipv4.udp_*, unix sysctl.net.unix.*; all three when it is unknown
+ *    80  the interface's offloads (if.<iface>.offload.*)
+ *    70  its mtu, txqueuelen, speed and driver; 65 its other items
+ *    50  sysctl.net.core.*
+ *    40  cpu.*, kernel.*, virt.*, clock.*, cgroup.*, mem.*
+ *    30  other sysctls and items not named here
+ *    20  lib.*, agent.*
+ *    10  other interfaces' items
+ * With link, all of the (data) interface's items come before the transport's sysctls (qdisc
+ * 100, offloads 96, mtu... 94, others 92). An unknown iface ("") makes every interface the
+ * interface. Ties go by item name. */
 typedef struct sm_fp_context {
     const char *transport; /* "tcp", "unix", "udp", "http", "" unknown */
     const char *iface;     /* the interface the test used ("lo" for a local socket test, the data
