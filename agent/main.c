@@ -7,10 +7,12 @@
 
 #include "agent/daemon.h"
 #include "agent/dopts.h"
+#include "agent/fingerprint.h"
 #include "agent/once.h"
 #include "agent/opts.h"
 #include "agent/output.h"
 #include "agent/workloads/pattern.h"
+#include "proto/json.h"
 #include "proto/log.h"
 
 /* Set by the signal handler: a signal is process-wide, so its flag is too. */
@@ -55,6 +57,24 @@ static int run_daemon(int argc, char **argv)
     return 0;
 }
 
+/* --fingerprint: this host's fingerprint, pretty JSON on stdout. */
+static int print_fingerprint(const char *data_addr)
+{
+    sm_fingerprint fp;
+    sm_error err = {0};
+    sm_fp_init(&fp);
+    int rc = sm_fp_collect(&fp, data_addr, &err);
+    char *text = rc ? NULL : sm_json_finish(sm_fp_to_cjson(&fp), true, 1, "fingerprint", &err);
+    sm_fp_fini(&fp);
+    if (text == NULL) {
+        fprintf(stderr, "sockmatrix-agent: %s\n", err.msg);
+        return 1;
+    }
+    int ok = puts(text) >= 0 && fflush(stdout) == 0;
+    free(text);
+    return ok ? 0 : 1;
+}
+
 static int run_once(int argc, char **argv)
 {
     sm_once_opts o;
@@ -73,6 +93,8 @@ static int run_once(int argc, char **argv)
         printf("sockmatrix-agent %s\n", SM_VERSION);
         return 0;
     }
+    if (o.fingerprint)
+        return print_fingerprint(o.data_addr);
     if (!o.once) {
         fprintf(stderr, "sockmatrix-agent: give --once (a local test) or --coordinator (fleet "
                         "mode); see --help\n");

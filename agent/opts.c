@@ -1,6 +1,7 @@
 /* Option parsing for sockmatrix-agent --once. */
 #include "agent/opts.h"
 
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <sched.h>
@@ -51,6 +52,8 @@ enum {
     OPT_HELP,
     OPT_VERSION,
     OPT_DISTURBED,
+    OPT_FINGERPRINT,
+    OPT_DATA_ADDR,
 };
 
 static const struct option long_opts[] = {
@@ -93,6 +96,8 @@ static const struct option long_opts[] = {
     {"verify", no_argument, NULL, OPT_VERIFY},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"fingerprint", no_argument, NULL, OPT_FINGERPRINT},
+    {"data-addr", required_argument, NULL, OPT_DATA_ADDR},
     {NULL, 0, NULL, 0},
 };
 
@@ -166,6 +171,11 @@ const char *sm_opts_usage(void)
            "                         (wrong-pin), to prove the other side's checks\n"
            "  --help, --version\n"
            "\n"
+           "  sockmatrix-agent --fingerprint [--data-addr IP]  prints this host's fingerprint\n"
+           "                         (JSON: kernel, sysctls, interfaces and qdiscs, CPUs,\n"
+           "                         limits, versions; docs/fingerprint.md) as seen from this\n"
+           "                         network namespace; --data-addr names the address whose\n"
+           "                         interface is reported as info.data_if\n"
            "  sockmatrix-agent --write-pattern SIZE > FILE  writes the bytes the built-in\n"
            "                         source serves, for another server and --url --verify\n"
            "\n"
@@ -669,6 +679,16 @@ static int parse_run_opt(int c, const char *val, const char *name, sm_once_opts 
     case OPT_VERSION:
         o->version = true;
         return 0;
+    case OPT_FINGERPRINT:
+        o->fingerprint = true;
+        return 0;
+    case OPT_DATA_ADDR: {
+        unsigned char a[sizeof(struct in6_addr)];
+        if (inet_pton(AF_INET, val, a) != 1 && inet_pton(AF_INET6, val, a) != 1)
+            return bad_value(err, "data-addr", val, "an IP address");
+        snprintf(o->data_addr, sizeof o->data_addr, "%s", val);
+        return 0;
+    }
     case ':':
         return sm_error_set(err, SM_EINVAL, "option '%s' needs a value", name);
     default:
@@ -783,6 +803,11 @@ int sm_opts_parse(int argc, char **argv, sm_once_opts *o, sm_error *err)
     int rc = parse_args(argc, argv, o, &cli, &g, err);
     if (rc || o->help || o->version)
         return rc;
+    if (o->data_addr[0] && !o->fingerprint)
+        return sm_error_set(err, SM_EINVAL,
+                            "--data-addr: goes with --fingerprint (or --coordinator)");
+    if (o->fingerprint)
+        return 0;
     if (o->preset[0] && (rc = apply_preset(o, err)))
         return rc;
     if ((rc = apply_cli(o, &cli, &g, err)))

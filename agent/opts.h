@@ -42,6 +42,10 @@ typedef struct sm_once_opts {
     /* --disturbed include: samples measured while the host was disturbed are summarised too
      * (by default they are counted per variant and left out) */
     bool include_disturbed;
+    /* --fingerprint: print this host's fingerprint and exit; --data-addr names the address
+     * whose interface it reports as info.data_if */
+    bool fingerprint;
+    char data_addr[64];
 } sm_once_opts;
 
 /* Parses argv. Returns 0, or SM_EINVAL with err->msg one line naming the option, e.g.

@@ -1,0 +1,383 @@
+/* The fingerprint collector: kernel, virtualisation, versions, and the bound on its size. */
+#include "agent/fingerprint.h"
+
+#include "agent/fingerprint_int.h"
+#include "proto/clock.h"
+#include "proto/json.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netlink/version.h>
+#include <openssl/crypto.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#ifndef SM_NANOMSG_VERSION
+#define SM_NANOMSG_VERSION "unknown"
+#endif
+
+int sm_fpc_read(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    size_t at = 0;
+    while (at + 1 < len) {
+        ssize_t n = read(fd, buf + at, len - 1 - at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            return e;
+        }
+        if (n == 0)
+            break;
+        at += (size_t)n;
+    }
+    close(fd);
+    buf[at] = '\0';
+    if (at > 0 && buf[at - 1] == '\n')
+        buf[at - 1] = '\0';
+    return 0;
+}
+
+/* Only SM_ENOMEM fails the collection; a refused name (SM_EINVAL) leaves the item out. */
+static int only_nomem(int rc)
+{
+    return rc == SM_ENOMEM ? rc : 0;
+}
+
+int sm_fpc_put(sm_fingerprint *fp, const char *key, const char *value, sm_error *err)
+{
+    sm_error e = {0};
+    int rc = only_nomem(sm_fp_set(fp, key, value, &e));
+    if (rc && err)
+        *err = e;
+    return rc;
+}
+
+int sm_fpc_putf(sm_fingerprint *fp, const char *key, sm_error *err, const char *fmt, ...)
+{
+    char buf[SM_FP_VALUE_MAX + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return sm_fpc_put(fp, key, buf, err);
+}
+
+int sm_fpc_unreadable(sm_fingerprint *fp, const char *key, int errnum, sm_error *err)
+{
+    sm_error e = {0};
+    int rc = only_nomem(sm_fp_set_unreadable(fp, key, errnum, &e));
+    if (rc && err)
+        *err = e;
+    return rc;
+}
+
+int sm_fpc_file(sm_fingerprint *fp, const char *key, const char *path, sm_error *err)
+{
+    char buf[SM_FP_VALUE_MAX + 1];
+    int e = sm_fpc_read(path, buf, sizeof buf);
+    return e ? sm_fpc_unreadable(fp, key, e, err) : sm_fpc_put(fp, key, buf, err);
+}
+
+/* Kernel parameters that change how a host measures: scheduling, idle states, mitigations,
+ * huge pages, IOMMU, clocks. */
+static const char *const perf_params[] = {
+    "mitigations",
+    "isolcpus",
+    "nohz_full",
+    "nohz",
+    "rcu_nocbs",
+    "idle",
+    "intel_idle.max_cstate",
+    "processor.max_cstate",
+    "intel_pstate",
+    "transparent_hugepage",
+    "nosmt",
+    "pti",
+    "spectre_v2",
+    "preempt",
+    "threadirqs",
+    "iommu",
+    "intel_iommu",
+    "amd_iommu",
+    "tsc",
+    "clocksource",
+    "default_hugepagesz",
+};
+
+/* One word of the command line: its name and its value (quotes dropped); "" for a flag. */
+static void cmdline_param(sm_fingerprint *fp, const char *word, size_t n, sm_error *err, int *rc)
+{
+    char tok[SM_FP_VALUE_MAX + 1];
+    snprintf(tok, sizeof tok, "%.*s", (int)n, word);
+    char *eq = strchr(tok, '=');
+    const char *val = "";
+    if (eq) {
+        *eq = '\0';
+        val = eq + 1;
+    }
+    for (size_t i = 0; i < sizeof perf_params / sizeof perf_params[0]; i++) {
+        if (strcmp(tok, perf_params[i]) != 0)
+            continue;
+        char key[SM_FP_KEY_MAX + 1], v[SM_FP_VALUE_MAX + 1];
+        size_t o = 0;
+        for (const char *c = val; *c && o + 1 < sizeof v; c++)
+            if (*c != '"')
+                v[o++] = *c;
+        v[o] = '\0';
+        snprintf(key, sizeof key, "kernel.cmdline.%.100s", tok);
+        if (!*rc)
+            *rc = sm_fpc_put(fp, key, v, err);
+    }
+}
+
+/* info.kernel.cmdline as read, and kernel.cmdline.<param> for the parameters that matter. */
+static int kernel_cmdline(sm_fingerprint *fp, sm_error *err)
+{
+    char buf[SM_FP_VALUE_MAX + 1];
+    int e = sm_fpc_read("/proc/cmdline", buf, sizeof buf);
+    if (e)
+        return sm_fpc_unreadable(fp, "info.kernel.cmdline", e, err);
+    int rc = sm_fpc_put(fp, "info.kernel.cmdline", buf, err);
+    const char *c = buf;
+    while (!rc && *c) {
+        c += strspn(c, " \t\n");
+        const char *start = c;
+        bool quoted = false;
+        while (*c && (quoted || !strchr(" \t\n", *c))) {
+            if (*c == '"')
+                quoted = !quoted;
+            c++;
+        }
+        if (c - start == 2 && strncmp(start, "--", 2) == 0)
+            break; /* what follows is init's, not the kernel's */
+        if (c > start)
+            cmdline_param(fp, start, (size_t)(c - start), err, &rc);
+    }
+    return rc;
+}
+
+/* kernel.mitigations.<name> for each file of the vulnerabilities directory. */
+static int kernel_mitigations(sm_fingerprint *fp, sm_error *err)
+{
+    const char *dir = "/sys/devices/system/cpu/vulnerabilities";
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return sm_fpc_unreadable(fp, "kernel.mitigations", errno, err);
+    int rc = 0;
+    struct dirent *de;
+    while (!rc && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char key[SM_FP_KEY_MAX + 1], path[512];
+        snprintf(key, sizeof key, "kernel.mitigations.%.100s", de->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        rc = sm_fpc_file(fp, key, path, err);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int kernel_items(sm_fingerprint *fp, sm_error *err)
+{
+    struct utsname u;
+    int rc;
+    if (uname(&u) != 0) {
+        int e = errno;
+        rc = sm_fpc_unreadable(fp, "kernel.release", e, err);
+        rc = rc ? rc : sm_fpc_unreadable(fp, "kernel.version", e, err);
+        rc = rc ? rc : sm_fpc_unreadable(fp, "info.hostname", e, err);
+    } else {
+        rc = sm_fpc_put(fp, "kernel.release", u.release, err);
+        rc = rc ? rc : sm_fpc_put(fp, "kernel.version", u.version, err);
+        rc = rc ? rc : sm_fpc_put(fp, "info.hostname", u.nodename, err);
+    }
+    rc = rc ? rc : kernel_cmdline(fp, err);
+    rc = rc ? rc : kernel_mitigations(fp, err);
+    rc = rc ? rc : sm_fpc_file(fp, "kernel.isolated", "/sys/devices/system/cpu/isolated", err);
+    rc = rc ? rc : sm_fpc_file(fp, "kernel.nohz_full", "/sys/devices/system/cpu/nohz_full", err);
+    return rc;
+}
+
+/* The hypervisor's vendor from CPUID leaf 0x40000000 when the hypervisor bit (leaf 1, ECX bit
+ * 31) is set; "none" when it is clear. Elsewhere, what Xen-style /sys/hypervisor says. */
+static int virt_hypervisor(sm_fingerprint *fp, sm_error *err)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned int a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 31)))
+        return sm_fpc_put(fp, "virt.hypervisor", "none", err);
+    __cpuid(0x40000000, a, b, c, d);
+    char vendor[13];
+    memcpy(vendor, &b, 4);
+    memcpy(vendor + 4, &c, 4);
+    memcpy(vendor + 8, &d, 4);
+    vendor[12] = '\0';
+    return sm_fpc_put(fp, "virt.hypervisor", vendor[0] ? vendor : "unknown", err);
+#else
+    return sm_fpc_file(fp, "virt.hypervisor", "/sys/hypervisor/type", err);
+#endif
+}
+
+static int virt_items(sm_fingerprint *fp, sm_error *err)
+{
+    int rc = virt_hypervisor(fp, err);
+    rc = rc ? rc : sm_fpc_file(fp, "virt.product", "/sys/class/dmi/id/product_name", err);
+    rc = rc ? rc
+            : sm_fpc_file(fp, "clock.source",
+                          "/sys/devices/system/clocksource/clocksource0/current_clocksource", err);
+    return rc;
+}
+
+static int version_items(sm_fingerprint *fp, sm_error *err)
+{
+    const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
+    int rc = sm_fpc_put(fp, "lib.curl", cv && cv->version ? cv->version : "unknown", err);
+    rc = rc ? rc : sm_fpc_put(fp, "lib.openssl", OpenSSL_version(OPENSSL_VERSION), err);
+    /* nanomsg has no call that says its version: the one the build was configured with. */
+    rc = rc ? rc : sm_fpc_put(fp, "lib.nanomsg", SM_NANOMSG_VERSION " (built against)", err);
+    rc = rc ? rc : sm_fpc_put(fp, "lib.libnl", LIBNL_VERSION, err);
+    rc = rc ? rc : sm_fpc_put(fp, "agent.version", SM_VERSION, err);
+    return rc;
+}
+
+int sm_fp_collect(sm_fingerprint *fp, const char *data_addr, sm_error *err)
+{
+    int64_t t0 = sm_mono_ns();
+    fp->collected_ms = (uint64_t)sm_wall_ms();
+    int rc = kernel_items(fp, err);
+    rc = rc ? rc : virt_items(fp, err);
+    rc = rc ? rc : version_items(fp, err);
+    rc = rc ? rc : sm_fpc_sys(fp, err);
+    rc = rc ? rc : sm_fpc_net(fp, data_addr ? data_addr : "", err);
+    int64_t us = (sm_mono_ns() - t0) / 1000;
+    fp->collect_us = us > 0 ? (uint64_t)us : 1;
+    sm_fp_sort(fp);
+    return rc;
+}
+
+/* ---- the bound: whole interfaces, in the order of their importance ---- */
+
+/* 0: always kept (lo, the data interface); 1: up; 2: down. */
+static int iface_rank(const sm_fp_iface *f, const char *keep_if)
+{
+    if (strcmp(f->name, "lo") == 0 || (keep_if && keep_if[0] && strcmp(f->name, keep_if) == 0))
+        return 0;
+    return f->up ? 1 : 2;
+}
+
+static int iface_cmp(const void *a, const void *b, void *keep_if)
+{
+    const sm_fp_iface *x = a, *y = b;
+    int rx = iface_rank(x, keep_if), ry = iface_rank(y, keep_if);
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* An upper bound on the bytes s takes in the compact JSON: an escaped character counts 6. */
+static size_t json_str_cost(const char *s)
+{
+    size_t n = 2;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+        n += (*c < 0x20 || *c == '"' || *c == '\\') ? 6 : 1;
+    return n;
+}
+
+/* An upper bound on the bytes one item adds to the document: "key":"value", or
+ * "key":{"unreadable":"E..."}, */
+static size_t item_cost(const sm_fp_item *it)
+{
+    size_t n = json_str_cost(it->key) + 2;
+    return n + (it->value ? json_str_cost(it->value) : json_str_cost(it->unreadable) + 16);
+}
+
+static size_t doc_size(const sm_fingerprint *fp)
+{
+    char *text = sm_json_finish(sm_fp_to_cjson(fp), true, 0, "fingerprint", NULL);
+    size_t n = text ? strlen(text) : SIZE_MAX;
+    free(text);
+    return n;
+}
+
+/* Appends copies of from's items: an interface's names are its own, so none is in fp yet, and
+ * copying keeps each item as it is (an unreadable reason such as "E135" included). */
+static int copy_items(sm_fingerprint *fp, const sm_fingerprint *from, sm_error *err)
+{
+    if (fp->n + from->n > fp->cap) {
+        size_t cap = fp->cap ? fp->cap : 64;
+        while (cap < fp->n + from->n)
+            cap *= 2;
+        sm_fp_item *v = realloc(fp->items, cap * sizeof *v);
+        if (v == NULL)
+            return sm_error_set(err, SM_ENOMEM, "fingerprint: out of memory");
+        fp->items = v;
+        fp->cap = cap;
+    }
+    for (size_t i = 0; i < from->n; i++) {
+        const sm_fp_item *it = &from->items[i];
+        sm_fp_item *dst = &fp->items[fp->n];
+        memset(dst, 0, sizeof *dst);
+        dst->key = strdup(it->key);
+        dst->value = it->value ? strdup(it->value) : NULL;
+        memcpy(dst->unreadable, it->unreadable, sizeof dst->unreadable);
+        if (dst->key == NULL || (it->value && dst->value == NULL)) {
+            free(dst->key);
+            free(dst->value);
+            return sm_error_set(err, SM_ENOMEM, "fingerprint: out of memory");
+        }
+        fp->n++;
+    }
+    return 0;
+}
+
+int sm_fp_add_ifaces(sm_fingerprint *fp, sm_fp_iface *ifs, size_t n, const char *keep_if,
+                     sm_error *err)
+{
+    qsort_r(ifs, n, sizeof *ifs, iface_cmp, (void *)keep_if);
+    size_t size = doc_size(fp);
+    if (size == SIZE_MAX)
+        return sm_error_set(err, SM_ENOMEM, "fingerprint: out of memory");
+    /* room for "omitted", and for collect_us growing by some digits */
+    size += sizeof ",\"omitted\":{\"interfaces\":\"4294967295\",\"reason\":\"\"}" +
+            SM_FP_REASON_MAX + 16;
+    uint32_t omitted = 0;
+    bool full = false;
+    for (size_t i = 0; i < n; i++) {
+        size_t cost = 0;
+        for (size_t k = 0; k < ifs[i].items.n; k++)
+            cost += item_cost(&ifs[i].items.items[k]);
+        bool count_ok = fp->n + ifs[i].items.n <= SM_FP_ITEMS_MAX;
+        /* lo and the data interface come first and stay unless the item count forbids */
+        full = full || size + cost > SM_FP_MAX || !count_ok;
+        if (full && (iface_rank(&ifs[i], keep_if) != 0 || !count_ok)) {
+            omitted++;
+            continue;
+        }
+        int rc = copy_items(fp, &ifs[i].items, err);
+        if (rc)
+            return rc;
+        size += cost;
+    }
+    fp->omitted_ifaces = omitted;
+    fp->omitted_reason[0] = '\0';
+    if (omitted > 0)
+        snprintf(fp->omitted_reason, sizeof fp->omitted_reason,
+                 "%u interfaces left out to stay within %u bytes (kept first: lo, the data "
+                 "interface, up ones by name)",
+                 omitted, SM_FP_MAX);
+    return 0;
+}
