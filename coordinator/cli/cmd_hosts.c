@@ -86,7 +86,8 @@ static int print_diff(const cJSON *o)
     }
     rc = sm_grid_done(&g, rc);
     if (!rc)
-        printf("\n%d items differ, %.0f items the same\n", n_items, same->valuedouble);
+        printf("\n%d %s, %.0f items the same\n", n_items,
+               n_items == 1 ? "item differs" : "items differ", same->valuedouble);
     return rc;
 }
 

@@ -52,7 +52,9 @@ class HostsCliTest(unittest.TestCase):
         m = re.match(r"^if\.lo\.qdisc\s+(.*?)\s{2,}(tbf rate .*)$", rows["if.lo.qdisc"])
         self.assertIsNotNone(m, rows["if.lo.qdisc"])
         self.assertEqual(m.group(1), qdisc["values"]["h1"])
-        self.assertEqual(lines[-1], f"{len(api['items'])} items differ, {api['same']} items the same")
+        n = len(api["items"])
+        differ = "1 item differs" if n == 1 else f"{n} items differ"
+        self.assertEqual(lines[-1], f"{differ}, {api['same']} items the same")
         self.assertGreater(api["same"], 50)  # the sysctls of one kernel agree
 
     def test_hosts_diff_json_is_the_apis(self):
