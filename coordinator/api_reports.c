@@ -3,10 +3,12 @@
 #include "coordinator/analysis.h"
 #include "coordinator/api.h"
 #include "coordinator/api_int.h"
+#include "coordinator/explain.h"
 #include "coordinator/export.h"
 #include "coordinator/report_cache.h"
 #include "coordinator/table.h"
 #include "proto/codec.h"
+#include "proto/fingerprint.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -148,6 +150,67 @@ static int query_disturbed(const char *query)
 
 #define DISTURBED_ERROR "disturbed: expected include or exclude"
 
+/* A run's fingerprints (as of the run), decoded. */
+typedef struct run_fps {
+    sm_fp_row *rows;
+    size_t n;
+    sm_fingerprint *fp;
+    sm_fp_host *hosts; /* hosts[i].fp NULL when rows[i]'s document does not decode */
+} run_fps;
+
+static void run_fps_fini(run_fps *f)
+{
+    for (size_t i = 0; f->fp && i < f->n; i++)
+        sm_fp_fini(&f->fp[i]);
+    free(f->fp);
+    free(f->hosts);
+    sm_fp_rows_free(f->rows, f->n);
+    memset(f, 0, sizeof *f);
+}
+
+/* Loads run_id's fingerprints; a run without any (or a store that fails to give them) has
+ * none: the fingerprints explain anomalies, they never keep a report from being served. */
+static void run_fps_load(sm_api_ctx *a, uint64_t run_id, run_fps *f)
+{
+    memset(f, 0, sizeof *f);
+    sm_error err = {0};
+    if (run_id == 0 || sm_store_run_fps(a->st, run_id, &f->rows, &f->n, &err) != 0) {
+        memset(f, 0, sizeof *f);
+        return;
+    }
+    if (f->n == 0) {
+        run_fps_fini(f);
+        return;
+    }
+    f->fp = calloc(f->n, sizeof *f->fp);
+    f->hosts = calloc(f->n, sizeof *f->hosts);
+    if (f->fp == NULL || f->hosts == NULL) {
+        run_fps_fini(f);
+        return;
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        sm_fp_init(&f->fp[i]);
+        const char *json = f->rows[i].json ? f->rows[i].json : "";
+        bool ok = sm_fp_decode(json, strlen(json), &f->fp[i], &err) == 0;
+        f->hosts[i] = (sm_fp_host){f->rows[i].agent, ok ? &f->fp[i] : NULL};
+    }
+}
+
+/* Explains the anomalies of run_id (against base_id's fingerprints for regressions). On
+ * failure *ex is left empty: the anomalies are served without their explanation. */
+static void explain_run(sm_api_ctx *a, uint64_t run_id, uint64_t base_id, const sm_anomalies *an,
+                        sm_explanation *ex)
+{
+    run_fps now, base;
+    run_fps_load(a, run_id, &now);
+    run_fps_load(a, base_id, &base);
+    sm_error err = {0};
+    if (now.n > 0 && sm_explain_anomalies(an, now.hosts, now.n, base.hosts, base.n, ex, &err) != 0)
+        sm_explanation_fini(ex);
+    run_fps_fini(&now);
+    run_fps_fini(&base);
+}
+
 static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
                      const char **ctype)
 {
@@ -164,6 +227,7 @@ static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp,
     run_data d;
     sm_table table;
     sm_anomalies an = {0};
+    sm_explanation ex = {0};
     memset(&table, 0, sizeof table);
     sm_error err = {0};
     int status = run_data_load(a, id, &d, &err);
@@ -183,14 +247,19 @@ static int get_table(sm_api_ctx *a, uint64_t id, const char *query, char **resp,
         goto out;
     }
     sm_analysis_flag_table(&table, &an);
+    /* The flags' explanations: a footnote in Markdown, beside the flag in JSON; CSV keeps its
+     * columns. */
+    if (strcmp(format, "csv") != 0)
+        explain_run(a, id, 0, &an, &ex);
     char *text = strcmp(format, "csv") == 0  ? sm_table_csv(&table)
-                 : strcmp(format, "md") == 0 ? sm_table_md(&table)
-                                             : sm_table_json(&table);
+                 : strcmp(format, "md") == 0 ? sm_export_md(&table, &an, &ex)
+                                             : sm_export_json(&table, &an, &ex);
     *ctype = strcmp(format, "csv") == 0  ? "text/csv; charset=utf-8"
              : strcmp(format, "md") == 0 ? "text/markdown; charset=utf-8"
                                          : "application/json";
     status = sm_api_reply(resp, len, 200, text);
 out:
+    sm_explanation_fini(&ex);
     sm_anomalies_fini(&an);
     sm_table_fini(&table);
     run_data_fini(&d);
@@ -242,10 +311,12 @@ static int analyse_run(sm_api_ctx *a, const run_data *d, const run_data *base,
     return 0;
 }
 
-/* For people and the CLI: a header line, then one line per anomaly (sm_anomaly_text). */
-static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_anomalies *an)
+/* For people and the CLI: a header line, then one line per anomaly (sm_anomaly_text), each
+ * followed by the top differences of its host(s) or what changed on its host, indented. */
+static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_anomalies *an,
+                            const sm_explanation *ex)
 {
-    size_t cap = 256 + an->n * 512, at = 0;
+    size_t cap = 256 + an->n * (512 + 2 * SM_EXPLAIN_TEXT_MAX * 520), at = 0;
     char *out = malloc(cap);
     if (!out)
         return NULL;
@@ -262,6 +333,8 @@ static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_an
             at += (size_t)sm_anomaly_text(&an->v[i], out + at, cap - at);
         if (at < cap)
             at += (size_t)snprintf(out + at, cap - at, "\n");
+        if (at < cap)
+            sm_explain_lines(ex, i, "             ", out, cap, &at);
     }
     return out;
 }
@@ -287,6 +360,7 @@ static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **r
     run_data d, b;
     memset(&b, 0, sizeof b);
     sm_anomalies an = {0};
+    sm_explanation ex = {0};
     sm_error err = {0};
     char *text = NULL;
     int status = run_data_load(a, id, &d, &err);
@@ -311,14 +385,16 @@ static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **r
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
         goto out;
     }
+    explain_run(a, id, base_id, &an, &ex);
     if (strcmp(fmt, "text") == 0) {
-        text = anomalies_text(&d.run, base_id, &an);
+        text = anomalies_text(&d.run, base_id, &an, &ex);
         *ctype = "text/plain; charset=utf-8";
     } else {
-        text = sm_anomalies_json(id, d.run.name, base_id, &ao, &an);
+        text = sm_anomalies_json_more(id, d.run.name, base_id, &ao, &an, sm_explain_json, &ex);
     }
     status = sm_api_reply(resp, len, 200, text);
 out:
+    sm_explanation_fini(&ex);
     sm_anomalies_fini(&an);
     run_data_fini(&d);
     run_data_fini(&b);

@@ -707,3 +707,70 @@ int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
     build_free(&b);
     return rc;
 }
+
+/* ---- exports with the fingerprints' explanation ---- */
+
+/* The anomaly whose explanation a row's footnote shows: the first on row r with something to
+ * show; SIZE_MAX when none. */
+static size_t row_anomaly(const sm_anomalies *an, const sm_explanation *ex, size_t r)
+{
+    for (size_t i = 0; an && i < an->n; i++)
+        if (an->v[i].row == r && sm_explain_any(ex, i))
+            return i;
+    return SIZE_MAX;
+}
+
+char *sm_export_md(sm_table *t, const sm_anomalies *an, const sm_explanation *ex)
+{
+    size_t *notes = calloc(t->n_rows ? t->n_rows : 1, sizeof *notes), k = 0;
+    if (notes == NULL)
+        return NULL;
+    for (size_t r = 0; r < t->n_rows; r++) {
+        size_t i = row_anomaly(an, ex, r);
+        if (i == SIZE_MAX)
+            continue;
+        notes[k++] = i;
+        /* The mark goes at the end of the flag, cutting it when the flag fills its field. */
+        char mark[24];
+        int m = snprintf(mark, sizeof mark, " [%zu]", k);
+        size_t cap = sizeof t->flags[r], len = strnlen(t->flags[r], cap);
+        if (len + (size_t)m >= cap)
+            len = cap - (size_t)m - 1;
+        memcpy(t->flags[r] + len, mark, (size_t)m + 1);
+    }
+    char *md = sm_table_md(t);
+    size_t len = md ? strlen(md) : 0, cap = len + 1;
+    for (size_t j = 0; md && j < k; j++)
+        cap += 32 + sm_explain_note(ex, notes[j], NULL, 0);
+    char *out = md && k ? realloc(md, cap) : md;
+    if (out == NULL)
+        free(md);
+    /* Each footnote a paragraph of its own, below the table. */
+    for (size_t j = 0; out && j < k; j++) {
+        len += (size_t)snprintf(out + len, cap - len, "\n[%zu] ", j + 1);
+        len += sm_explain_note(ex, notes[j], out + len, cap - len);
+        len += (size_t)snprintf(out + len, cap - len, "\n");
+    }
+    free(notes);
+    return out;
+}
+
+typedef struct json_notes {
+    const sm_anomalies *an;
+    const sm_explanation *ex;
+} json_notes;
+
+static bool json_note(void *arg, size_t row, cJSON *flag)
+{
+    const json_notes *n = arg;
+    size_t i = row_anomaly(n->an, n->ex, row);
+    if (i == SIZE_MAX)
+        return true;
+    return sm_explain_json((void *)n->ex, i, flag);
+}
+
+char *sm_export_json(const sm_table *t, const sm_anomalies *an, const sm_explanation *ex)
+{
+    json_notes n = {an, ex};
+    return sm_table_json_more(t, json_note, &n);
+}

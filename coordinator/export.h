@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coordinator/analysis.h"
+#include "coordinator/explain.h"
 #include "coordinator/plan.h"
 #include "coordinator/table.h"
 #include "proto/err.h"
@@ -51,5 +53,15 @@ typedef struct sm_export_opts {
 int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
                          const sm_cell *cells, size_t n_cells, const sm_export_sample *samples,
                          size_t n_samples, const sm_export_opts *o, sm_table *out, sm_error *err);
+
+/* The table in Markdown (sm_table_md) with a footnote under it for each row whose anomaly
+ * (the first on the row, a->row, that has any) carries fingerprint differences or changes:
+ * "[1] h2: lo qdisc tbf rate 400Mbit burst 128Kb (fleet: noqueue, 2 of 2 hosts)" (the top
+ * SM_EXPLAIN_TEXT_MAX, sm_explain_note); that row's flag ends in the mark " [1]" (t's flags
+ * change). ex NULL or empty: sm_table_md. malloc'd, or NULL when out of memory. */
+char *sm_export_md(sm_table *t, const sm_anomalies *an, const sm_explanation *ex);
+/* The table in JSON (sm_table_json) whose flag objects of such rows hold "differences" (or
+ * "changes") as the anomalies API gives them. */
+char *sm_export_json(const sm_table *t, const sm_anomalies *an, const sm_explanation *ex);
 
 #endif

@@ -549,6 +549,11 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
 
 char *sm_table_json(const sm_table *t)
 {
+    return sm_table_json_more(t, NULL, NULL);
+}
+
+char *sm_table_json_more(const sm_table *t, sm_table_json_more_fn more, void *arg)
+{
     char id[24];
     snprintf(id, sizeof id, "%" PRIu64, t->run_id);
     /* Containers are added to their parent as they are made, so that one cJSON_Delete of the
@@ -581,7 +586,8 @@ char *sm_table_json(const sm_table *t)
             continue;
         cJSON *o = cJSON_CreateObject();
         ok = sm_json_append(flags, o) && sm_json_put_u64(o, "row", r) &&
-             sm_json_put_fixed(o, "flag", t->flags[r], sizeof t->flags[r]);
+             sm_json_put_fixed(o, "flag", t->flags[r], sizeof t->flags[r]) &&
+             (more == NULL || more(arg, r, o));
     }
     return sm_json_finish(root, ok, 0, "table", NULL);
 }

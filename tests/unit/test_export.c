@@ -606,6 +606,86 @@ static void test_export_no_cells_gives_an_empty_table(void **state)
     sm_table_fini(&t);
 }
 
+/* Fingerprints of the 2010 machines: alike but xeon5130-a's lo, shaped by a tbf. */
+static void fps_2010(sm_fingerprint fp[3], sm_fp_host hosts[3])
+{
+    sm_error err = {0};
+    for (size_t h = 0; h < 3; h++) {
+        sm_fp_init(&fp[h]);
+        assert_int_equal(sm_fp_set(&fp[h], "if.lo.qdisc",
+                                   h == 0 ? "tbf rate 400Mbit burst 128Kb" : "noqueue", &err),
+                         0);
+        assert_int_equal(sm_fp_set(&fp[h], "kernel.release", "2.6.32", &err), 0);
+        sm_fp_sort(&fp[h]);
+        hosts[h] = (sm_fp_host){hosts_2010[h], &fp[h]};
+    }
+}
+
+static void test_export_md_footnotes_and_json_carry_the_flagged_hosts_differences(void **state)
+{
+    (void)state;
+    sm_table t;
+    build(SM_SCOPE_LOCAL, &t);
+    sm_anomalies an = {0};
+    sm_error err = {0};
+    assert_int_equal(sm_analysis_table(&t, NULL, &an, &err), 0);
+    sm_analysis_flag_table(&t, &an);
+    assert_string_not_equal(t.flags[0], "");
+    char flag[sizeof t.flags[0]];
+    snprintf(flag, sizeof flag, "%s", t.flags[0]);
+    char *plain_md = sm_table_md(&t), *plain_json = sm_table_json(&t);
+
+    /* No fingerprints: the exports are the table's own. */
+    sm_explanation none = {0};
+    char *md = sm_export_md(&t, &an, &none), *json = sm_export_json(&t, &an, &none);
+    assert_string_equal(md, plain_md);
+    assert_string_equal(json, plain_json);
+    free(md);
+    free(json);
+
+    sm_fingerprint fp[3];
+    sm_fp_host hosts[3];
+    fps_2010(fp, hosts);
+    sm_explanation ex;
+    assert_int_equal(sm_explain_anomalies(&an, hosts, 3, NULL, 0, &ex, &err), 0);
+    json = sm_export_json(&t, &an, &ex);
+    cJSON *root = cJSON_Parse(json);
+    cJSON *flags = cJSON_GetObjectItem(root, "flags");
+    assert_int_equal(cJSON_GetArraySize(flags), 1);
+    cJSON *d = cJSON_GetObjectItem(cJSON_GetArrayItem(flags, 0), "differences");
+    assert_int_equal(cJSON_GetArraySize(d), 1);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(d, 0), "host")->valuestring,
+                        "xeon5130-a");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(d, 0), "fleet_value")->valuestring,
+                        "noqueue");
+    cJSON_Delete(root);
+    free(json);
+
+    md = sm_export_md(&t, &an, &ex);
+    char marked[sizeof t.flags[0] + 8];
+    snprintf(marked, sizeof marked, "**%s [1]**", flag);
+    if (strstr(md, marked) == NULL)
+        fail_msg("%s lacks %s", md, marked);
+    static const char note[] = "|\n\n[1] xeon5130-a: lo qdisc tbf rate 400Mbit burst 128Kb "
+                               "(fleet: noqueue, 2 of 2 hosts)\n";
+    assert_true(strlen(md) > strlen(note));
+    assert_string_equal(md + strlen(md) - strlen(note), note);
+    assert_null(strstr(md, "[2]"));
+    free(md);
+    /* CSV has no place for them and stays as it was. */
+    char *csv = sm_table_csv(&t);
+    assert_null(strstr(csv, "qdisc"));
+    free(csv);
+
+    free(plain_md);
+    free(plain_json);
+    sm_explanation_fini(&ex);
+    for (size_t h = 0; h < 3; h++)
+        sm_fp_fini(&fp[h]);
+    sm_anomalies_fini(&an);
+    sm_table_fini(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -631,6 +711,8 @@ int main(void)
                                reset),
         cmocka_unit_test_setup(test_export_a_user_cpu_ratio_of_a_few_ticks_is_coarse, reset),
         cmocka_unit_test(test_export_no_cells_gives_an_empty_table),
+        cmocka_unit_test_setup(
+            test_export_md_footnotes_and_json_carry_the_flagged_hosts_differences, setup_2010),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
