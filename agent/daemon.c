@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/facts.h"
+#include "agent/fingerprint.h"
 #include "agent/runner.h"
 #include "agent/session.h"
 #include "proto/clock.h"
@@ -29,7 +30,8 @@
  * assign is acked, not run twice. */
 #define SEEN_MAX 256
 /* Bytes of spooled results one poll carries: the rest of SM_MSG_MAX is ample for what else a
- * poll holds (facts, labels, acks, ready: a few KiB) and the envelope's header. A result alone
+ * poll holds (facts, labels, acks, ready: a few KiB; a fingerprint, at most SM_FP_MAX, takes its
+ * size off the results of the poll it rides on) and the envelope's header. A result alone
  * larger than this could never be sent. */
 #define POLL_RESULTS_BYTES (SM_MSG_MAX - 64u * 1024u)
 
@@ -69,6 +71,12 @@ typedef struct agentd {
     uint64_t seq;
     bool send_facts;
     sm_facts facts;
+    /* The fingerprint, collected at start, when a reply asks and when the store changes; sent
+     * in every poll while send_fp until a reply answers a poll that carried it. */
+    sm_fingerprint fp;
+    size_t fp_len; /* its encoded size */
+    bool send_fp;
+    bool fp_in_poll; /* the last poll carried it */
     char acks[SM_POLL_ACKS_MAX][SM_CMD_ID_MAX + 1];
     size_t n_acks;
     uint64_t seen_job[SEEN_MAX];
@@ -384,6 +392,29 @@ static void set_aside_foreign(agentd *d)
  * replaced, or rolled back by a cut WAL) counts job ids from 1 again: the ids this agent took
  * from the old one mean nothing there, and treating the new job 1 as a resend of the old job 1
  * would ack it without running it. */
+/* Collects the fingerprint anew and queues it for the next polls. What cannot be read is in it
+ * as such; only memory can fail, and then the old one stays. */
+static void collect_fp(agentd *d)
+{
+    sm_fingerprint fp;
+    sm_fp_init(&fp);
+    sm_error err = {0};
+    size_t len = 0;
+    char *text = NULL;
+    if (sm_fp_collect(&fp, d->cfg->data_addr, &err) == 0)
+        text = sm_fp_encode(&fp, &len, &err);
+    if (text == NULL) {
+        sm_log(LOG_ERR, "SM-FP-FAIL", "fingerprint not collected: %s", err.msg);
+        sm_fp_fini(&fp);
+        return;
+    }
+    free(text);
+    sm_fp_fini(&d->fp);
+    d->fp = fp;
+    d->fp_len = len;
+    d->send_fp = true;
+}
+
 static void take_store_id(agentd *d, const char *store)
 {
     if (!store[0] || strcmp(store, d->store) == 0)
@@ -393,6 +424,9 @@ static void take_store_id(agentd *d, const char *store)
         sm_log(LOG_WARNING, "SM-STORE-CHANGED",
                "the coordinator's store changed (%s -> %s): job ids start over", d->store, store);
     snprintf(d->store, sizeof d->store, "%s", store);
+    /* A new store knows nothing of this host's settings. */
+    if (changed)
+        d->send_fp = true;
     worker *w = &d->w;
     pthread_mutex_lock(&w->mu);
     /* The first id this process hears (it started, or its coordinator gained store ids) says
@@ -441,7 +475,7 @@ static int read_spooled(agentd *d, uint64_t job, uint32_t attempt, size_t *size,
 /* The oldest spooled results, as many as a poll carries by count and by size, into results[];
  * returns how many. An entry that can never be sent is quarantined (moved aside, logged once,
  * counted) on the way, so it holds back nothing behind it. */
-static size_t take_spooled(agentd *d, sm_result_msg results[SM_POLL_RESULTS_MAX])
+static size_t take_spooled(agentd *d, sm_result_msg results[SM_POLL_RESULTS_MAX], size_t budget)
 {
     /* The whole index, not a window of SM_POLL_RESULTS_MAX: a window full of entries that
      * turn out bad would carry nothing this time. Normally a handful of keys. */
@@ -472,7 +506,7 @@ static size_t take_spooled(agentd *d, sm_result_msg results[SM_POLL_RESULTS_MAX]
         }
         /* Age order: one that does not fit now goes first in a later poll, once the results
          * ahead of it are acked. */
-        if (bytes + size > POLL_RESULTS_BYTES) {
+        if (bytes + size > budget) {
             sm_result_fini(&results[nr].result);
             break;
         }
@@ -514,9 +548,12 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
     }
     memcpy(p.acks, d->acks, sizeof p.acks);
     p.n_acks = d->n_acks;
+    d->fp_in_poll = d->send_fp;
+    if (d->send_fp)
+        p.fingerprint = &d->fp;
 
     sm_result_msg results[SM_POLL_RESULTS_MAX];
-    size_t nr = take_spooled(d, results);
+    size_t nr = take_spooled(d, results, POLL_RESULTS_BYTES - (d->send_fp ? d->fp_len : 0));
     const size_t n_spooled = nr;
     pthread_mutex_lock(&d->w.mu);
     if (d->has_unspooled && nr < SM_POLL_RESULTS_MAX)
@@ -570,6 +607,11 @@ static int take_reply(agentd *d, const sm_env *env, sm_reject why, sm_error *err
     /* The acks rode on the poll this reply answers: the coordinator has them. */
     d->n_acks = 0;
     d->send_facts = r.want_facts;
+    if (d->fp_in_poll)
+        d->send_fp = false;
+    /* Before the commands: the fingerprint describes the host the job is about to run on. */
+    if (r.want_fingerprint)
+        collect_fp(d);
     for (size_t i = 0; i < r.n_acks; i++) {
         pthread_mutex_lock(&d->w.mu);
         if (d->has_unspooled && d->unspooled.job == r.ack_job[i] &&
@@ -675,6 +717,8 @@ static int start(agentd *d, sm_error *err)
     for (size_t i = 0; i < sizeof boot; i++)
         snprintf(d->boot + 2 * i, 3, "%02x", boot[i]);
     sm_facts_collect(&d->facts);
+    sm_fp_init(&d->fp);
+    collect_fp(d);
     if ((rc = sm_http_global_init(err)))
         return rc;
     if ((rc = make_sock_dir(d, err)))
@@ -782,6 +826,7 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
     d->send_facts = true;
     int rc = start(d, err);
     if (rc) { /* start undid its own work */
+        sm_fp_fini(&d->fp);
         free(d);
         return rc;
     }
@@ -789,6 +834,7 @@ int sm_daemon_run(const sm_daemon_cfg *cfg, volatile sig_atomic_t *stop, int *wa
         run(d);
     *wake_fd = -1;
     close_all(d);
+    sm_fp_fini(&d->fp);
     free(d);
     return rc;
 }

@@ -51,6 +51,8 @@ static int nl_errno(int nlerr)
         return EAFNOSUPPORT;
     case NLE_OBJ_NOTFOUND:
         return ENOENT;
+    case NLE_DUMP_INTR: /* the interfaces kept changing while they were listed */
+        return EAGAIN;
     default:
         return EPROTO;
     }
@@ -263,21 +265,20 @@ static int ethtool(int fd, const char *name, void *data)
  * kernel has), ETHTOOL_GSET on kernels without it. 0 and *speed, or an errno. */
 static int link_speed(int fd, const char *name, uint32_t *speed)
 {
-    struct {
-        struct ethtool_link_settings req;
-        uint32_t masks[3 * 127];
-    } ls;
-    memset(&ls, 0, sizeof ls);
-    ls.req.cmd = ETHTOOL_GLINKSETTINGS;
-    int e = ethtool(fd, name, &ls);
-    if (e == 0 && ls.req.link_mode_masks_nwords < 0) {
-        int8_t nwords = (int8_t)-ls.req.link_mode_masks_nwords;
-        memset(&ls, 0, sizeof ls);
-        ls.req.cmd = ETHTOOL_GLINKSETTINGS;
-        ls.req.link_mode_masks_nwords = nwords;
-        e = ethtool(fd, name, &ls);
+    /* the request and the kernel's link-mode masks after it (three of at most 127 words) */
+    uint32_t buf[(sizeof(struct ethtool_link_settings) + 3 * 127 * 4) / 4 + 1];
+    struct ethtool_link_settings *ls = (struct ethtool_link_settings *)buf;
+    memset(buf, 0, sizeof buf);
+    ls->cmd = ETHTOOL_GLINKSETTINGS;
+    int e = ethtool(fd, name, ls);
+    if (e == 0 && ls->link_mode_masks_nwords < 0) {
+        int8_t nwords = (int8_t)-ls->link_mode_masks_nwords;
+        memset(buf, 0, sizeof buf);
+        ls->cmd = ETHTOOL_GLINKSETTINGS;
+        ls->link_mode_masks_nwords = nwords;
+        e = ethtool(fd, name, ls);
         if (e == 0) {
-            *speed = ls.req.speed;
+            *speed = ls->speed;
             return 0;
         }
     }
@@ -408,7 +409,10 @@ int sm_fpc_net(sm_fingerprint *fp, const char *data_addr, sm_error *err)
     net_ctx nc = {.sk = nl_socket_alloc(), .qdiscs = NULL, .qerr = 0, .fd = -1};
     struct nl_cache *links = NULL;
     int nlrc = nc.sk ? nl_connect(nc.sk, NETLINK_ROUTE) : -NLE_NOMEM;
+    /* a dump that interfaces changed under says so (NLE_DUMP_INTR): take it again */
     if (nlrc >= 0)
+        nlrc = rtnl_link_alloc_cache(nc.sk, AF_UNSPEC, &links);
+    for (int i = 0; nlrc == -NLE_DUMP_INTR && i < 2; i++)
         nlrc = rtnl_link_alloc_cache(nc.sk, AF_UNSPEC, &links);
     if (rc || nlrc < 0) {
         /* no list of interfaces: the one item that says why */
@@ -416,6 +420,8 @@ int sm_fpc_net(sm_fingerprint *fp, const char *data_addr, sm_error *err)
         goto out;
     }
     int qrc = rtnl_qdisc_alloc_cache(nc.sk, &nc.qdiscs);
+    for (int i = 0; qrc == -NLE_DUMP_INTR && i < 2; i++)
+        qrc = rtnl_qdisc_alloc_cache(nc.sk, &nc.qdiscs);
     nc.qerr = qrc < 0 ? nl_errno(qrc) : 0;
     /* an ethtool ioctl acts in the namespace of the socket it is made on: ours */
     nc.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
