@@ -49,7 +49,7 @@ function hostPicker(agents, chosen, onCompare) {
 }
 
 // The whole table: one row per item any of the hosts has, one column per host; the rows the
-// side by side lists carry class "differs", and their odd cells class "odd".
+// side by side lists come first and carry class "differs", and their odd cells class "odd".
 function compareTable(hosts, fps, diff, onlyDiffers) {
     const differs = new Map((diff.items || []).map((it) => [it.item, it]));
     const names = new Set();
@@ -58,7 +58,10 @@ function compareTable(hosts, fps, diff, onlyDiffers) {
             names.add(k);
     for (const k of differs.keys())
         names.add(k);
-    const items = [...names].sort().filter((k) => !onlyDiffers || differs.has(k));
+    // The rows that differ first, so that the answer is at the top of a long table.
+    const items = [...names].sort()
+        .sort((x, y) => Number(differs.has(y)) - Number(differs.has(x)))
+        .filter((k) => !onlyDiffers || differs.has(k));
     const rows = items.map((k) => {
         const d = differs.get(k);
         const values = hosts.map((host, i) => d ? d.values[host]

@@ -283,6 +283,7 @@ const scenarios = {
       return {
         summary: { text: s.textContent.trim(), differ: s.dataset.differ, same: s.dataset.same },
         n_rows: rows.length,
+        order: rows.map((tr) => tr.classList.contains('differs')),
         differs: Object.fromEntries(rows.filter((tr) => tr.classList.contains('differs'))
           .map((tr) => [tr.dataset.item, Object.fromEntries([...tr.querySelectorAll('td')]
             .map((td) => [td.dataset.host, { text: td.textContent, odd: td.classList.contains('odd') }]))])),

@@ -47,6 +47,9 @@ class FingerprintWebTest(WebCase):
         # The items they share are there too, not highlighted; "only the items that differ"
         # leaves the highlighted ones.
         self.assertGreater(shown["n_rows"], len(api["items"]) + 50)
+        n = len(api["items"])
+        self.assertEqual(shown["order"], [True] * n + [False] * (shown["n_rows"] - n),
+                         "the rows that differ come first")
         self.assertEqual(res["only_rows"], len(api["items"]))
 
     def test_the_anomaly_card_lists_the_differences_and_the_changes(self):
