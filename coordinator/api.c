@@ -1,4 +1,5 @@
-/* HTTP routes: /healthz, /api/agents, /api/jobs, /api/runs and their tables and anomalies. */
+/* HTTP routes: /healthz, /api/agents, /api/jobs, /api/runs and their tables and anomalies;
+ * the fingerprint routes are api_fp.c's. */
 #include "coordinator/api.h"
 #include "coordinator/api_int.h"
 
@@ -542,6 +543,24 @@ static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, cons
     return sm_api_reply_error(resp, len, 404, "no such endpoint", NULL);
 }
 
+/* /api/agents/{name}/fingerprint */
+static int agents_route(sm_api_ctx *a, bool get, const char *rest, char **resp, size_t *len)
+{
+    static const char tail[] = "/fingerprint";
+    const char *slash = strchr(rest, '/');
+    if (!slash || strcmp(slash, tail) != 0)
+        return sm_api_reply_error(resp, len, 404, "no such endpoint", NULL);
+    if (!get)
+        return sm_api_reply_error(resp, len, 405, "use GET", NULL);
+    char name[SM_NAME_MAX + 2];
+    const size_t n = (size_t)(slash - rest);
+    if (n >= sizeof name)
+        return sm_api_reply_error(resp, len, 400, "agent name: longer than 64 characters", "name");
+    memcpy(name, rest, n);
+    name[n] = '\0';
+    return sm_api_get_fingerprint(a, name, resp, len);
+}
+
 int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *query,
                   const char *auth, const char *body, size_t len, char **resp, size_t *resp_len,
                   const char **content_type)
@@ -577,6 +596,11 @@ int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const cha
                                       "Authorization");
         return post_run(a, body, len, resp, resp_len);
     }
+    if (strncmp(path, "/api/agents/", 12) == 0)
+        return agents_route(a, get, path + 12, resp, resp_len);
+    if (strcmp(path, "/api/fingerprints/diff") == 0)
+        return get ? sm_api_get_fp_diff(a, query, resp, resp_len)
+                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
     if (strncmp(path, "/api/runs/", 10) == 0)
         return runs_route(a, get, post, path + 10, query, auth, resp, resp_len, content_type);
     if (strncmp(path, "/api/jobs/", 10) == 0)

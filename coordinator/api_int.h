@@ -25,4 +25,11 @@ bool sm_api_parse_id(const char *text, size_t len, uint64_t *id);
 int sm_api_get_report(sm_api_ctx *a, uint64_t id, bool table, const char *query, char **resp,
                       size_t *len, const char **ctype);
 
+/* api_fp.c: GET /api/agents/{name}/fingerprint (the latest fingerprint and its history; 404
+ * for an unknown agent or one that sent none) and GET /api/fingerprints/diff?hosts=h1,h2[,...]
+ * (2 to 16 hosts, each once: the side by side of their latest fingerprints; 404 naming a host
+ * without one). Return the HTTP status, as sm_api_handle. */
+int sm_api_get_fingerprint(sm_api_ctx *a, const char *name, char **resp, size_t *len);
+int sm_api_get_fp_diff(sm_api_ctx *a, const char *query, char **resp, size_t *len);
+
 #endif

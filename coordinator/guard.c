@@ -38,7 +38,7 @@ bool sm_guard_route(const char *path, bool with_web, sm_route *out)
         const sm_route *r;
     } exact[] = {
         {"/healthz", &GET_API},    {"/api/agents", &GET_API}, {"/api/presets", &GET_API},
-        {"/api/jobs", &POST_SPEC}, {"/api/runs", &BOTH_SPEC},
+        {"/api/jobs", &POST_SPEC}, {"/api/runs", &BOTH_SPEC}, {"/api/fingerprints/diff", &GET_API},
     };
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
         if (strcmp(path, exact[i].path) == 0) {
@@ -49,6 +49,14 @@ bool sm_guard_route(const char *path, bool with_web, sm_route *out)
     if (strncmp(path, "/api/jobs/", 10) == 0 && !strchr(path + 10, '/')) {
         *out = GET_API;
         return true;
+    }
+    if (strncmp(path, "/api/agents/", 12) == 0) {
+        const char *slash = strchr(path + 12, '/');
+        if (slash && strcmp(slash, "/fingerprint") == 0) {
+            *out = GET_API;
+            return true;
+        }
+        return false;
     }
     if (strncmp(path, "/api/runs/", 10) == 0) {
         const char *slash = strchr(path + 10, '/');

@@ -96,6 +96,10 @@ export const api = {
     cancelRun: (id) => request('POST', `/api/runs/${enc(id)}/cancel`, '{}'),
     table: (id, scope) =>
         request('GET', `/api/runs/${enc(id)}/table?format=json` + (scope ? `&scope=${scope}` : '')),
+    fingerprint: (name) => request('GET', `/api/agents/${enc(name)}/fingerprint`),
+    // The names go as the API spells the list (commas), each name encoded.
+    fingerprintDiff: (hosts) =>
+        request('GET', `/api/fingerprints/diff?hosts=${hosts.map(enc).join(',')}`),
     anomalies: (id, baseline) =>
         request('GET', `/api/runs/${enc(id)}/anomalies` + (baseline ? `?baseline=${enc(baseline)}` : '')),
 };

@@ -8,10 +8,11 @@ import * as launch from './launch.js';
 import * as run from './run.js';
 import * as compare from './compare.js';
 import * as history from './history.js';
+import * as hosts from './hosts.js';
 
 // Each view's mount(root, args, ctx) draws into root and returns a function that undoes its
 // subscriptions and timers, so a view left behind never writes into the next one.
-const routes = {fleet, launch, run, compare, history};
+const routes = {fleet, launch, run, compare, history, hosts};
 
 const live = new Live(document.getElementById('ws-status'));
 const root = document.getElementById('view');
@@ -33,8 +34,10 @@ function route() {
         unmount();
     unmount = null;
     clear(root);
+    // The compare-hosts page belongs to the fleet view.
+    const tab = r.name === 'hosts' ? 'fleet' : r.name;
     for (const a of document.querySelectorAll('nav a[data-route]')) {
-        if (a.dataset.route === r.name)
+        if (a.dataset.route === tab)
             a.setAttribute('aria-current', 'page');
         else
             a.removeAttribute('aria-current');

@@ -136,6 +136,38 @@ function anomalyValue(a) {
     return `> ${fmtValue(a.value, a.unit)}`;
 }
 
+// What sets the flagged host apart (the anomaly's "differences": its fingerprint against the
+// fleet's majority, most relevant first) or what changed on it since the baseline (a
+// regression's "changes"), one line each, as the CLI's anomalies list them.
+function differenceItem(d) {
+    const fleet = d.fleet_value === null || d.fleet_value === undefined
+        ? `no majority of ${d.fleet_hosts} hosts`
+        : `${d.fleet_value}, ${d.hosts_with_fleet_value} of ${d.fleet_hosts} hosts`;
+    return h('li', {'data-item': d.item},
+        h('span', {class: 'item', title: d.item}, d.label || d.item), ' ',
+        h('span', {class: 'host-value'}, d.host_value), ' ',
+        h('span', {class: 'fleet-value'}, `(fleet: ${fleet})`));
+}
+
+function changeItem(c) {
+    return h('li', {'data-item': c.item},
+        h('span', {class: 'item', title: c.item}, c.label || c.item), ' now ',
+        h('span', {class: 'host-value'}, c.after), ' ',
+        h('span', {class: 'fleet-value'}, `(was ${c.before})`));
+}
+
+function anomalyWhy(a) {
+    const diffs = Array.isArray(a.differences) ? a.differences : [];
+    const changes = Array.isArray(a.changes) ? a.changes : [];
+    if (!diffs.length && !changes.length)
+        return null;
+    return h('div', {class: 'why'},
+        diffs.length ? h('p', {class: 'why-head'}, 'differs from the fleet in:') : null,
+        diffs.length ? h('ul', {class: 'differences'}, diffs.map(differenceItem)) : null,
+        changes.length ? h('p', {class: 'why-head'}, 'changed on this host since the baseline:') : null,
+        changes.length ? h('ul', {class: 'changes'}, changes.map(changeItem)) : null);
+}
+
 export function anomalyItem(a) {
     const who = a.role ? `${a.host} (${a.role})` : a.host;
     const z = a.z === null || a.z === undefined ? '-' : fmtNum(a.z);
@@ -149,5 +181,6 @@ export function anomalyItem(a) {
         ', ', h('span', {class: 'rel'}, a.rel === null || a.rel === undefined ? '-' : fmtPercent(a.rel)),
         ', z ', h('span', {class: 'z'}, z),
         ', ', h('span', {class: 'direction'}, a.direction), ' ',
-        h('span', {class: 'rule'}, `[${a.rule}]`));
+        h('span', {class: 'rule'}, `[${a.rule}]`),
+        anomalyWhy(a));
 }

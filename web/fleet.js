@@ -50,7 +50,9 @@ export function mount(root, _args, {live}) {
         tbody);
     const error = h('p', {class: 'error', role: 'alert', hidden: true});
     root.append(h('section', {class: 'view fleet'},
-        h('h1', {}, 'Fleet'), summary, error, scrollBox(table)));
+        h('div', {class: 'view-head'}, h('h1', {}, 'Fleet'),
+            h('a', {href: '#/hosts', id: 'compare-hosts-link'}, 'compare hosts')),
+        summary, error, scrollBox(table)));
 
     const render = () => {
         const agents = [...live.agents.values()].sort((a, b) => a.name.localeCompare(b.name));

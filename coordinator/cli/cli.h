@@ -14,6 +14,7 @@
 #define SM_CLI_TIMEOUT_S_DEFAULT 3600u
 #define SM_CLI_TIMEOUT_S_MAX     (7u * 24 * 3600)
 #define SM_CLI_TOKEN_MAX         512 /* bytes of a token, with its NUL */
+#define SM_CLI_HOSTS_MAX         16  /* hosts diff compares at most this many hosts */
 
 typedef enum sm_cli_cmd {
     SM_CLI_HELP = 0,
@@ -26,6 +27,8 @@ typedef enum sm_cli_cmd {
     SM_CLI_CANCEL,
     SM_CLI_EXPORT,
     SM_CLI_ANOMALIES,
+    SM_CLI_HOSTS_DIFF,        /* hosts diff H1 H2 [H3...] */
+    SM_CLI_HOSTS_FINGERPRINT, /* hosts fingerprint H */
 } sm_cli_cmd;
 
 typedef enum sm_cli_format {
@@ -52,7 +55,7 @@ typedef struct sm_cli_opts {
     sm_reps_rule reps;
     bool wait;
     uint32_t timeout_s; /* --wait gives up after this */
-    /* run --wait, export; anomalies: table (lines) or json */
+    /* run --wait, export; anomalies, hosts: table (lines) or json */
     sm_cli_format format;
     /* show, cancel, export */
     uint64_t run_id;
@@ -64,6 +67,9 @@ typedef struct sm_cli_opts {
     /* export, anomalies, run --wait: --disturbed include puts disturbed samples back into
      * the statistics (?disturbed=include) */
     bool include_disturbed;
+    /* hosts diff (2..SM_CLI_HOSTS_MAX, each once) and hosts fingerprint (1): agent names */
+    const char *host_names[SM_CLI_HOSTS_MAX];
+    size_t n_host_names;
 } sm_cli_opts;
 
 /* Parses argv: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ... (the global

@@ -22,6 +22,10 @@ int sm_cli_cmd_cancel(sm_http *h, uint64_t id);
 int sm_cli_cmd_export(sm_http *h, const sm_cli_opts *o);
 int sm_cli_cmd_anomalies(sm_http *h, const sm_cli_opts *o);
 
+/* cmd_hosts.c: the side by side of hosts' fingerprints, and one host's fingerprint. */
+int sm_cli_cmd_hosts_diff(sm_http *h, const sm_cli_opts *o);
+int sm_cli_cmd_hosts_fingerprint(sm_http *h, const sm_cli_opts *o);
+
 /* cmd_run.c: start a run, and with --wait follow it to its table and anomalies. */
 int sm_cli_cmd_run(sm_http *h, const sm_cli_opts *o);
 

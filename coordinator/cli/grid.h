@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define SM_GRID_COLS 10 /* the most columns a grid has */
+#define SM_GRID_COLS 17 /* the most columns a grid has: an item and 16 hosts */
 
 /* Embedded: set cols (up to SM_GRID_COLS) and align, the rest zero, then add rows. */
 typedef struct sm_grid {

@@ -38,6 +38,12 @@ static const char usage[] =
     "                           the baseline (default: the previous run of the same name),\n"
     "                           each with its evidence; --floor is the relative difference\n"
     "                           a flag needs (default 0.15). run --wait ends with them too\n"
+    "  hosts diff H1 H2 [H3...] [--format table|json]\n"
+    "                           the settings on which 2 to 16 hosts differ, side by side\n"
+    "                           (their latest fingerprints), and how many they share\n"
+    "  hosts fingerprint H [--format table|json]\n"
+    "                           one host's latest fingerprint, item by item, and when it\n"
+    "                           changed\n"
     "  --disturbed include|exclude  (export, anomalies, run --wait) samples measured while\n"
     "                           the host was disturbed are counted per cell and left out of\n"
     "                           the statistics (exclude, the default); include puts them back\n"
@@ -102,7 +108,8 @@ static const opt options[] = {
     {"--max-repetitions", NULL, O_MAX_REPS, true, ON(SM_CLI_RUN)},
     {"--ci-rel", NULL, O_CI_REL, true, ON(SM_CLI_RUN)},
     {"--wait", NULL, O_WAIT, false, ON(SM_CLI_RUN)},
-    {"--format", NULL, O_FORMAT, true, ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES)},
+    {"--format", NULL, O_FORMAT, true,
+     ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES) | ON(SM_CLI_HOSTS_DIFF)},
     {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN)},
     {"--output", "-o", O_OUTPUT, true, ON(SM_CLI_EXPORT)},
     {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
@@ -120,10 +127,16 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"agents", SM_CLI_AGENTS, false}, {"presets", SM_CLI_PRESETS, false},
-    {"run", SM_CLI_RUN, false},       {"runs", SM_CLI_RUNS, false},
-    {"show", SM_CLI_SHOW, true},      {"cancel", SM_CLI_CANCEL, true},
-    {"export", SM_CLI_EXPORT, true},  {"anomalies", SM_CLI_ANOMALIES, true},
+    {"agents", SM_CLI_AGENTS, false},
+    {"presets", SM_CLI_PRESETS, false},
+    {"run", SM_CLI_RUN, false},
+    {"runs", SM_CLI_RUNS, false},
+    {"show", SM_CLI_SHOW, true},
+    {"cancel", SM_CLI_CANCEL, true},
+    {"export", SM_CLI_EXPORT, true},
+    {"anomalies", SM_CLI_ANOMALIES, true},
+    /* hosts diff|fingerprint: the word after it picks the command (hosts_positional) */
+    {"hosts", SM_CLI_HOSTS_DIFF, false},
 };
 
 /* The parse so far: what the line asked for, and what the final checks need. */
@@ -131,6 +144,7 @@ typedef struct parse {
     sm_cli_opts r;
     const command *cmd; /* NULL before the command word */
     const char *run_arg;
+    const char *hosts_sub; /* "diff" or "fingerprint", once given */
     bool format_given, timeout_given, version, help;
 } parse;
 
@@ -180,6 +194,8 @@ static bool parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     return true;
 }
 
+#define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
+
 /* Agent names are [A-Za-z0-9._-], 1..64 (proto/envelope.h): checked here so that a typo is a
  * usage error, before anything is sent. */
 static int check_hosts(const char *hosts, sm_error *err)
@@ -187,7 +203,7 @@ static int check_hosts(const char *hosts, sm_error *err)
     if (strcmp(hosts, "all") == 0)
         return 0;
     for (const char *p = hosts;; p++) {
-        size_t n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+        size_t n = strspn(p, NAME_CHARS);
         if (p[n] != ',' && p[n] != '\0')
             return sm_error_set(err, SM_EINVAL,
                                 "--hosts: '%s': '%c' cannot be in an agent name (give names "
@@ -206,7 +222,7 @@ static int check_hosts(const char *hosts, sm_error *err)
 
 static int parse_format(const char *v, sm_cli_cmd cmd, sm_cli_format *out, sm_error *err)
 {
-    if (cmd == SM_CLI_ANOMALIES) {
+    if (cmd == SM_CLI_ANOMALIES || cmd == SM_CLI_HOSTS_DIFF || cmd == SM_CLI_HOSTS_FINGERPRINT) {
         if (strcmp(v, "table") == 0 || strcmp(v, "json") == 0) {
             *out = v[0] == 't' ? SM_CLI_FMT_TABLE : SM_CLI_FMT_JSON;
             return 0;
@@ -337,9 +353,44 @@ static int apply(parse *s, const opt *op, const char *v, sm_error *err)
     }
 }
 
+/* hosts' arguments: diff or fingerprint, then agent names, each once. */
+static int hosts_positional(parse *s, const char *arg, sm_error *err)
+{
+    sm_cli_opts *o = &s->r;
+    if (!s->hosts_sub) {
+        if (strcmp(arg, "diff") != 0 && strcmp(arg, "fingerprint") != 0)
+            return sm_error_set(err, SM_EINVAL,
+                                "hosts: '%s' is not diff or fingerprint (see --help)", arg);
+        s->hosts_sub = arg;
+        o->cmd = arg[0] == 'd' ? SM_CLI_HOSTS_DIFF : SM_CLI_HOSTS_FINGERPRINT;
+        return 0;
+    }
+    const size_t max = o->cmd == SM_CLI_HOSTS_DIFF ? SM_CLI_HOSTS_MAX : 1;
+    if (o->n_host_names == max)
+        return o->cmd == SM_CLI_HOSTS_DIFF
+                   ? sm_error_set(err, SM_EINVAL, "hosts diff: at most %d hosts", SM_CLI_HOSTS_MAX)
+                   : sm_error_set(err, SM_EINVAL,
+                                  "hosts fingerprint: unexpected argument '%s' (one host; "
+                                  "to compare hosts: sockmatrix hosts diff)",
+                                  arg);
+    const size_t n = strspn(arg, NAME_CHARS);
+    if (n == 0 || arg[n] || n > SM_NAME_MAX)
+        return sm_error_set(err, SM_EINVAL,
+                            "hosts %s: '%s' is not an agent name (up to %d of A-Z a-z 0-9 . _ -; "
+                            "give the names one by one)",
+                            s->hosts_sub, arg, SM_NAME_MAX);
+    for (size_t i = 0; i < o->n_host_names; i++)
+        if (strcmp(o->host_names[i], arg) == 0)
+            return sm_error_set(err, SM_EINVAL, "hosts %s: '%s' is given twice", s->hosts_sub, arg);
+    o->host_names[o->n_host_names++] = arg;
+    return 0;
+}
+
 /* The command's positional argument: its run id, and nothing else. */
 static int positional(parse *s, const char *arg, sm_error *err)
 {
+    if (s->cmd->cmd == SM_CLI_HOSTS_DIFF)
+        return hosts_positional(s, arg, err);
     if (!s->cmd->takes_run || s->run_arg)
         return sm_error_set(err, SM_EINVAL, "%s: unexpected argument '%s' (see --help)",
                             s->cmd->name, arg);
@@ -485,11 +536,31 @@ static int check_run(const parse *s, sm_error *err)
     return 0;
 }
 
+/* The checks of hosts that need the whole command line. */
+static int check_hosts_cmd(const parse *s, sm_error *err)
+{
+    if (!s->hosts_sub)
+        return sm_error_set(err, SM_EINVAL,
+                            "hosts: diff or fingerprint? (sockmatrix hosts diff H1 H2, "
+                            "sockmatrix hosts fingerprint H)");
+    if (s->r.cmd == SM_CLI_HOSTS_DIFF && s->r.n_host_names < 2)
+        return sm_error_set(err, SM_EINVAL,
+                            "hosts diff: compare at least 2 hosts (sockmatrix hosts diff H1 H2 "
+                            "[H3...]; sockmatrix agents lists them)");
+    if (s->r.cmd == SM_CLI_HOSTS_FINGERPRINT && s->r.n_host_names != 1)
+        return sm_error_set(err, SM_EINVAL,
+                            "hosts fingerprint: which host? (sockmatrix hosts fingerprint H; "
+                            "sockmatrix agents lists them)");
+    return 0;
+}
+
 /* The checks that need the whole command line. */
 static int check_command(const parse *s, sm_error *err)
 {
     if (s->r.cmd == SM_CLI_RUN)
         return check_run(s, err);
+    if (s->cmd->cmd == SM_CLI_HOSTS_DIFF)
+        return check_hosts_cmd(s, err);
     if (s->cmd->takes_run && !s->run_arg)
         return sm_error_set(err, SM_EINVAL,
                             "%s: which run? (sockmatrix %s RUN; sockmatrix runs lists them)",
@@ -526,7 +597,7 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
     else if (!s.cmd)
         return sm_error_set(err, SM_EINVAL,
                             "a command is needed: agents, presets, run, runs, "
-                            "show, cancel, export or anomalies (see --help)");
+                            "show, cancel, export, anomalies or hosts (see --help)");
     else if ((rc = check_command(&s, err)))
         return rc;
     if (s.r.reps_auto) {

@@ -417,6 +417,69 @@ static void test_cli_export_needs_a_file_format_and_takes_an_output(void **state
     assert_fails_naming(no_file, ARGC(no_file), "--output needs a value");
 }
 
+static void test_cli_hosts_diff_takes_2_to_16_hosts_each_once_and_a_format(void **state)
+{
+    (void)state;
+    sm_cli_opts o;
+    sm_error err = {0};
+    char *argv[] = {"sockmatrix", "hosts", "diff", "h1", "h2", "h3", "--format", "json", NULL};
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_HOSTS_DIFF);
+    assert_int_equal(o.n_host_names, 3);
+    assert_string_equal(o.host_names[0], "h1");
+    assert_string_equal(o.host_names[2], "h3");
+    assert_int_equal(o.format, SM_CLI_FMT_JSON);
+    char *first[] = {"sockmatrix", "hosts", "--format=table", "diff", "a", "b", NULL};
+    assert_int_equal(parse(first, ARGC(first), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_HOSTS_DIFF);
+    assert_int_equal(o.format, SM_CLI_FMT_TABLE);
+    assert_int_equal(o.n_host_names, 2);
+
+    char *one[] = {"sockmatrix", "hosts", "diff", "h1", NULL};
+    assert_fails_naming(one, ARGC(one), "hosts diff: compare at least 2 hosts");
+    char *twice[] = {"sockmatrix", "hosts", "diff", "h1", "h2", "h1", NULL};
+    assert_fails_naming(twice, ARGC(twice), "hosts diff: 'h1' is given twice");
+    char *comma[] = {"sockmatrix", "hosts", "diff", "h1,h2", NULL};
+    assert_fails_naming(comma, ARGC(comma), "'h1,h2' is not an agent name");
+    char *empty[] = {"sockmatrix", "hosts", "diff", "h1", "", NULL};
+    assert_fails_naming(empty, ARGC(empty), "'' is not an agent name");
+    char *many[20] = {"sockmatrix", "hosts", "diff"};
+    char names[17][8];
+    for (int i = 0; i < 17; i++) {
+        snprintf(names[i], sizeof names[i], "h%d", i);
+        many[3 + i] = names[i];
+    }
+    assert_fails_naming(many, 20, "hosts diff: at most 16 hosts");
+    char *csv[] = {"sockmatrix", "hosts", "diff", "a", "b", "--format", "csv", NULL};
+    assert_fails_naming(csv, ARGC(csv), "--format: 'csv' is not table or json");
+    char *nosub[] = {"sockmatrix", "hosts", NULL};
+    assert_fails_naming(nosub, ARGC(nosub), "hosts: diff or fingerprint?");
+    char *badsub[] = {"sockmatrix", "hosts", "compare", "a", "b", NULL};
+    assert_fails_naming(badsub, ARGC(badsub), "hosts: 'compare' is not diff or fingerprint");
+    char *wait[] = {"sockmatrix", "hosts", "diff", "a", "b", "--wait", NULL};
+    assert_fails_naming(wait, ARGC(wait), "--wait: not an option of hosts");
+}
+
+static void test_cli_hosts_fingerprint_takes_one_host(void **state)
+{
+    (void)state;
+    sm_cli_opts o;
+    sm_error err = {0};
+    char *argv[] = {"sockmatrix", "hosts", "fingerprint", "h2", NULL};
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_HOSTS_FINGERPRINT);
+    assert_int_equal(o.n_host_names, 1);
+    assert_string_equal(o.host_names[0], "h2");
+    assert_int_equal(o.format, SM_CLI_FMT_TABLE);
+    char *json[] = {"sockmatrix", "hosts", "fingerprint", "--format", "json", "h2", NULL};
+    assert_int_equal(parse(json, ARGC(json), &o, &err), 0);
+    assert_int_equal(o.format, SM_CLI_FMT_JSON);
+    char *none[] = {"sockmatrix", "hosts", "fingerprint", NULL};
+    assert_fails_naming(none, ARGC(none), "hosts fingerprint: which host?");
+    char *two[] = {"sockmatrix", "hosts", "fingerprint", "h1", "h2", NULL};
+    assert_fails_naming(two, ARGC(two), "hosts fingerprint: unexpected argument 'h2'");
+}
+
 static void test_cli_bad_commands_and_options_are_named(void **state)
 {
     (void)state;
@@ -966,6 +1029,8 @@ int main(void)
         cmocka_unit_test(test_cli_run_bounds_repetitions_timeout_and_host_names),
         cmocka_unit_test(test_cli_show_cancel_export_need_a_numeric_run_id),
         cmocka_unit_test(test_cli_export_needs_a_file_format_and_takes_an_output),
+        cmocka_unit_test(test_cli_hosts_diff_takes_2_to_16_hosts_each_once_and_a_format),
+        cmocka_unit_test(test_cli_hosts_fingerprint_takes_one_host),
         cmocka_unit_test(test_cli_bad_commands_and_options_are_named),
         cmocka_unit_test(test_cli_help_and_version),
         cmocka_unit_test(test_cli_takes_whole_option_names_and_ends_options_at_a_double_dash),

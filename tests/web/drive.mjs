@@ -265,6 +265,57 @@ const scenarios = {
     return seen;
   },
 
+  // #/fleet -> "compare hosts" -> pick a.hosts -> Compare: the hash, the summary and the rows
+  // of the side by side (class "differs" on the rows that differ, "odd" on the cells that
+  // stand apart).
+  async hosts(a) {
+    await view('/fleet');
+    await page.click('a#compare-hosts-link', { timeout: STEP_MS });
+    await until('the host checkboxes', () => page.$$eval('#hosts-pick input[name=host]',
+      (is) => is.map((i) => i.value)), (v) => a.hosts.every((n) => v.includes(n)));
+    for (const n of a.hosts) await page.check(`#hosts-pick input[data-host="${n}"]`);
+    await page.click('button#hosts-compare', { timeout: STEP_MS });
+    const at = await until('the URL to name the hosts', hash, (h) => h.startsWith('#/hosts/'));
+    await page.waitForSelector('table#hosts-table tbody tr', { timeout: STEP_MS });
+    const snap = () => page.evaluate(() => {
+      const s = document.querySelector('#hosts-summary');
+      const rows = [...document.querySelectorAll('table#hosts-table tbody tr')];
+      return {
+        summary: { text: s.textContent.trim(), differ: s.dataset.differ, same: s.dataset.same },
+        n_rows: rows.length,
+        order: rows.map((tr) => tr.classList.contains('differs')),
+        differs: Object.fromEntries(rows.filter((tr) => tr.classList.contains('differs'))
+          .map((tr) => [tr.dataset.item, Object.fromEntries([...tr.querySelectorAll('td')]
+            .map((td) => [td.dataset.host, { text: td.textContent, odd: td.classList.contains('odd') }]))])),
+      };
+    });
+    const all = await snap();
+    if (a.shot) await page.screenshot({ path: a.shot, fullPage: true });
+    await page.check('#hosts-only-differs');
+    const only = await snap();
+    return { hash: at, all, only_rows: only.n_rows };
+  },
+
+  // #/compare/ID with GET /api/runs/ID/anomalies answered by a.fixture: the anomaly card's
+  // differences and changes as shown.
+  async anomaly_why(a) {
+    await page.route(/\/api\/runs\/\d+\/anomalies/, (route) => route.fulfill({
+      status: 200, contentType: 'application/json', body: JSON.stringify(a.fixture),
+    }));
+    await view(`/compare/${a.run}`);
+    await page.waitForSelector('ul#anomalies li .why li', { timeout: STEP_MS });
+    if (a.shot) await page.screenshot({ path: a.shot });
+    const cards = await page.evaluate(() => [...document.querySelectorAll('ul#anomalies li.anomaly')].map((li) => ({
+      host: li.dataset.host,
+      kind: li.dataset.kind,
+      differences: [...li.querySelectorAll('ul.differences li')].map((d) => ({
+        item: d.dataset.item, text: d.textContent })),
+      changes: [...li.querySelectorAll('ul.changes li')].map((d) => ({
+        item: d.dataset.item, text: d.textContent })),
+    })));
+    return { cards };
+  },
+
   // #/launch with a token: what the form says when the coordinator refuses it.
   async token(a) {
     const posts = watchPosts();
