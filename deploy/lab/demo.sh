@@ -121,6 +121,11 @@ cat >"$STATE/http-one-at-a-time.json" <<'SPEC'
  "tests": [{"workload": "http", "scope": "local", "client": ["thread", "pool", "multi"],
             "bytes": 1048576, "repeat": 11}]}
 SPEC
+# Why h2 stands apart: the settings in which it differs from the others, from the fingerprints
+# the agents sent (the flags above already name the most relevant difference).
+say ""
+say "what sets h2 apart from h1 (each agent's fingerprint: sysctls, qdiscs, offloads, CPUs...):"
+"${CLI[@]}" hosts diff h1 h2 || rc=$?
 say ""
 say "running the 2009 test (1 MiB bodies over one kept-alive connection, libcurl on a new"
 say "thread per transfer, on reused threads and in one event loop) on every host:"

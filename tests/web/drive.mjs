@@ -296,15 +296,22 @@ const scenarios = {
     return { hash: at, all, only_rows: only.n_rows };
   },
 
-  // #/compare/ID with GET /api/runs/ID/anomalies answered by a.fixture: the anomaly card's
-  // differences and changes as shown.
+  // #/compare/ID, GET /api/runs/ID/anomalies answered by a.fixture when given (else by the
+  // coordinator): the anomaly card's differences and changes as shown.
   async anomaly_why(a) {
-    await page.route(/\/api\/runs\/\d+\/anomalies/, (route) => route.fulfill({
-      status: 200, contentType: 'application/json', body: JSON.stringify(a.fixture),
-    }));
+    if (a.fixture) {
+      await page.route(/\/api\/runs\/\d+\/anomalies/, (route) => route.fulfill({
+        status: 200, contentType: 'application/json', body: JSON.stringify(a.fixture),
+      }));
+    }
     await view(`/compare/${a.run}`);
     await page.waitForSelector('ul#anomalies li .why li', { timeout: STEP_MS });
-    if (a.shot) await page.screenshot({ path: a.shot });
+    if (a.shot) {
+      // The anomalies at the top, the charts above them scrolled away.
+      await page.evaluate(() => document.querySelector('ul#anomalies').closest('section, div')
+        .scrollIntoView({ block: 'start' }));
+      await page.screenshot({ path: a.shot });
+    }
     const cards = await page.evaluate(() => [...document.querySelectorAll('ul#anomalies li.anomaly')].map((li) => ({
       host: li.dataset.host,
       kind: li.dataset.kind,

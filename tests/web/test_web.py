@@ -249,6 +249,26 @@ class AnomalyTest(WebCase):
         self.assertNotIn("anomalous", rows["h3"])
         self.assertEqual(set(res["anomalies"]), {"h2"})
         self.assertEqual(png_size(shot), (1600, 1000))
+        # Why: each of h2's cards names the tbf on its lo first, against the fleet's noqueue,
+        # as the coordinator's fingerprints say.
+        qdisc = f.get("/api/agents/h2/fingerprint")["fingerprint"]["items"]["if.lo.qdisc"]
+        self.assertTrue(qdisc.startswith("tbf rate "), qdisc)
+        why_shot = os.path.join(SHOTS, "anomaly-why.png")
+        cards = self.drive(f, "anomaly_why", run=rid, shot=why_shot, width=1600,
+                           height=1000)["cards"]
+        self.assertEqual(png_size(why_shot), (1600, 1000))
+        self.assertTrue(cards)
+        for card in cards:
+            self.assertEqual(card["host"], "h2", card)
+            first = card["differences"][0]
+            self.assertEqual(first["item"], "if.lo.qdisc", card)
+            self.assertIn(qdisc, first["text"])
+            self.assertIn("noqueue", first["text"])
+        # And the compare-hosts page highlights that row, h2's cell the odd one.
+        res = self.drive(f, "hosts", hosts=["h1", "h2", "h3"])
+        row = res["all"]["differs"]["if.lo.qdisc"]
+        self.assertEqual(row["h2"], {"text": qdisc, "odd": True}, row)
+        self.assertEqual((row["h1"]["text"], row["h1"]["odd"]), ("noqueue", False), row)
 
 
 class TokenTest(WebCase):
