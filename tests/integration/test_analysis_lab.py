@@ -185,6 +185,11 @@ class AnalysisLabTest(unittest.TestCase):
         self.assertTrue(hosts, found)
         self.assertEqual({a["host"] for a in hosts}, {"h3"}, found)
         self.assertTrue(all(a["direction"] == "slower" for a in hosts), hosts)
+        # Why: the tbf on its eth0, the interface its pair jobs used, comes first.
+        for a in hosts:
+            first = a["differences"][0]
+            self.assertEqual(first["item"], "if.eth0.qdisc", a)
+            self.assertTrue(first["host_value"].startswith("tbf rate "), a)
         # Its slowness is the host's, not its links'. (A link between two other hosts may still
         # stand apart on its own measure: under ASan the fast pairs vary by 20%.)
         links = [a["host"] for a in found if a["kind"] == "slow-link"]
