@@ -172,8 +172,7 @@ void ctl_forgive_away(sm_control *c, int64_t now);
 /* Takes what poll p says about its agent a (boot, labels, address, quarantine) and registers
  * or refreshes its row; *rebooted: it restarted since its previous poll. */
 /* Stores the fingerprint p carries (when it does), as a's latest. */
-int ctl_take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms,
-                         sm_error *err);
+int ctl_take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err);
 int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, bool *rebooted,
                     sm_error *err);
 /* What the agent says it is doing, against what the coordinator thinks it is doing. */

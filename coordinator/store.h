@@ -279,8 +279,7 @@ void sm_fp_rows_free(sm_fp_row *rows, size_t n);
 int sm_store_fp_put(sm_store *st, const char *agent, const char *hash, const char *json,
                     int64_t now_ms, int64_t *id, bool *changed, sm_error *err);
 /* The agent's latest fingerprint; *found false when it has none. */
-int sm_store_fp_latest(sm_store *st, const char *agent, sm_fp_row *out, bool *found,
-                       sm_error *err);
+int sm_store_fp_latest(sm_store *st, const char *agent, sm_fp_row *out, bool *found, sm_error *err);
 /* The agent's rows, oldest first, without their documents. */
 int sm_store_fp_history(sm_store *st, const char *agent, sm_fp_row **rows, size_t *n,
                         sm_error *err);
