@@ -33,6 +33,25 @@ static int answer_error(const char *what, const char *msg)
     return sm_cli_bad_answer(what, &err);
 }
 
+/* GET path: with --format json its body is printed as it is (*out stays NULL, the exit code is
+ * returned); else *out is the parsed answer (NULL and 1 when it could not be had). */
+static int get_json(sm_http *h, const char *path, const char *what, sm_cli_format format,
+                    cJSON **out)
+{
+    *out = NULL;
+    sm_http_resp r;
+    if (sm_cli_call(h, path, NULL, 0, &r))
+        return 1;
+    if (format == SM_CLI_FMT_JSON) {
+        int rc = sm_cli_print_body(r.body, r.len);
+        sm_http_resp_fini(&r);
+        return rc;
+    }
+    *out = cJSON_ParseWithLength(r.body, r.len);
+    sm_http_resp_fini(&r);
+    return *out ? 0 : answer_error(what, "not JSON");
+}
+
 /* The side by side as a grid: ITEM and one column per host, then how many items agree. */
 static int print_diff(const cJSON *o)
 {
@@ -97,19 +116,11 @@ int sm_cli_cmd_hosts_diff(sm_http *h, const sm_cli_opts *o)
     int at = snprintf(path, sizeof path, "/api/fingerprints/diff?hosts=");
     for (size_t i = 0; i < o->n_host_names; i++)
         at += snprintf(path + at, sizeof path - (size_t)at, "%s%s", i ? "," : "", o->host_names[i]);
-    sm_http_resp r;
-    if (sm_cli_call(h, path, NULL, 0, &r))
-        return 1;
-    if (o->format == SM_CLI_FMT_JSON) {
-        int rc = sm_cli_print_body(r.body, r.len);
-        sm_http_resp_fini(&r);
+    cJSON *j = NULL;
+    int rc = get_json(h, path, "GET /api/fingerprints/diff", o->format, &j);
+    if (j == NULL)
         return rc;
-    }
-    cJSON *j = cJSON_ParseWithLength(r.body, r.len);
-    sm_http_resp_fini(&r);
-    if (!j)
-        return answer_error("GET /api/fingerprints/diff", "not JSON");
-    int rc = print_diff(j);
+    rc = print_diff(j);
     cJSON_Delete(j);
     return rc;
 }
@@ -182,22 +193,13 @@ int sm_cli_cmd_hosts_fingerprint(sm_http *h, const sm_cli_opts *o)
     const char *host = o->host_names[0];
     char path[128];
     snprintf(path, sizeof path, "/api/agents/%s/fingerprint", host);
-    sm_http_resp r;
-    if (sm_cli_call(h, path, NULL, 0, &r))
-        return 1;
-    if (o->format == SM_CLI_FMT_JSON) {
-        int rc = sm_cli_print_body(r.body, r.len);
-        sm_http_resp_fini(&r);
+    cJSON *j = NULL;
+    int rc = get_json(h, path, "GET /api/agents/NAME/fingerprint", o->format, &j);
+    if (j == NULL)
         return rc;
-    }
-    cJSON *j = cJSON_ParseWithLength(r.body, r.len);
-    sm_http_resp_fini(&r);
-    if (!j)
-        return answer_error("GET /api/agents/NAME/fingerprint", "not JSON");
     sm_fingerprint fp;
     sm_fp_init(&fp);
     sm_error err = {0};
-    int rc;
     if (sm_fp_from_cjson(cJSON_GetObjectItemCaseSensitive(j, "fingerprint"), &fp, &err) != 0)
         rc = sm_cli_bad_answer("GET /api/agents/NAME/fingerprint", &err);
     else
