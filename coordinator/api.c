@@ -601,6 +601,9 @@ int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const cha
     if (strcmp(path, "/api/fingerprints/diff") == 0)
         return get ? sm_api_get_fp_diff(a, query, resp, resp_len)
                    : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
+    if (strcmp(path, "/api/compare") == 0)
+        return get ? sm_api_get_compare(a, query, resp, resp_len)
+                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
     if (strncmp(path, "/api/runs/", 10) == 0)
         return runs_route(a, get, post, path + 10, query, auth, resp, resp_len, content_type);
     if (strncmp(path, "/api/jobs/", 10) == 0)

@@ -25,6 +25,11 @@ bool sm_api_parse_id(const char *text, size_t len, uint64_t *id);
 int sm_api_get_report(sm_api_ctx *a, uint64_t id, bool table, const char *query, char **resp,
                       size_t *len, const char **ctype);
 
+/* api_reports.c: GET /api/compare?a=RUN&b=RUN[&disturbed=include]: the cells two runs share
+ * side by side (sm_compare_json), 400 for a missing or bad id or a == b, 404 for an unknown
+ * run, 409 when they share no cell (the error names each run's tests). */
+int sm_api_get_compare(sm_api_ctx *a, const char *query, char **resp, size_t *len);
+
 /* api_fp.c: GET /api/agents/{name}/fingerprint (the latest fingerprint and its history; 404
  * for an unknown agent or one that sent none) and GET /api/fingerprints/diff?hosts=h1,h2[,...]
  * (2 to 16 hosts, each once: the side by side of their latest fingerprints; 404 naming a host

@@ -3,6 +3,7 @@
 #include "coordinator/analysis.h"
 #include "coordinator/api.h"
 #include "coordinator/api_int.h"
+#include "coordinator/compare.h"
 #include "coordinator/explain.h"
 #include "coordinator/export.h"
 #include "coordinator/report_cache.h"
@@ -340,6 +341,99 @@ static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_an
     return out;
 }
 
+/* The cells runs d and b share, over both scopes (hosts, pairs); when they share none, *why
+ * says so, naming each run's tests. 0, or 500 with err set. */
+static int compare_runs(const run_data *d, const run_data *b, sm_compare *out, char *why,
+                        size_t why_cap, sm_error *err)
+{
+    static const sm_scope scopes[] = {SM_SCOPE_LOCAL, SM_SCOPE_PAIR};
+    sm_table ta[2], tb[2];
+    memset(ta, 0, sizeof ta);
+    memset(tb, 0, sizeof tb);
+    memset(out, 0, sizeof *out);
+    int rc = 0;
+    size_t na = 0, nb = 0;
+    for (size_t k = 0; k < 2 && rc == 0; k++) {
+        bool in_a = scopes[k] == SM_SCOPE_LOCAL ? d->any_local : d->any_pair;
+        bool in_b = scopes[k] == SM_SCOPE_LOCAL ? b->any_local : b->any_pair;
+        if (in_a && (rc = run_data_table(d, scopes[k], &ta[na], err)) == 0)
+            na++;
+        if (rc == 0 && in_b && (rc = run_data_table(b, scopes[k], &tb[nb], err)) == 0)
+            nb++;
+        if (rc == 0 && in_a && in_b && sm_compare_tables(&ta[na - 1], &tb[nb - 1], out) != 0)
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+    if (rc == 0 && out->n_shared == 0 && why) {
+        const sm_table *pa[2] = {&ta[0], &ta[1]}, *pb[2] = {&tb[0], &tb[1]};
+        char tests_a[512], tests_b[512];
+        sm_compare_tests_text(pa, na, tests_a, sizeof tests_a);
+        sm_compare_tests_text(pb, nb, tests_b, sizeof tests_b);
+        snprintf(why, why_cap,
+                 "runs %" PRIu64 " and %" PRIu64
+                 " share no cell (same host, same test): run %" PRIu64 " has tests %s; run %" PRIu64
+                 " has tests %s",
+                 d->run.id, b->run.id, d->run.id, tests_a, b->run.id, tests_b);
+    }
+    for (size_t k = 0; k < 2; k++) {
+        sm_table_fini(&ta[k]);
+        sm_table_fini(&tb[k]);
+    }
+    return rc ? 500 : 0;
+}
+
+/* GET /api/compare?a=RUN&b=RUN[&disturbed=include] */
+int sm_api_get_compare(sm_api_ctx *a, const char *query, char **resp, size_t *len)
+{
+    char ia[24], ib[24];
+    uint64_t id_a = 0, id_b = 0;
+    if (!query_param(query, "a", ia, sizeof ia) || !sm_api_parse_id(ia, strlen(ia), &id_a) ||
+        id_a == 0)
+        return sm_api_reply_error(resp, len, 400, "a: expected a run id (?a=RUN&b=RUN)", "a");
+    if (!query_param(query, "b", ib, sizeof ib) || !sm_api_parse_id(ib, strlen(ib), &id_b) ||
+        id_b == 0)
+        return sm_api_reply_error(resp, len, 400, "b: expected a run id (?a=RUN&b=RUN)", "b");
+    if (id_a == id_b)
+        return sm_api_reply_error(resp, len, 400, "b: a run is not compared with itself", "b");
+    int with_disturbed = query_disturbed(query);
+    if (with_disturbed < 0)
+        return sm_api_reply_error(resp, len, 400, DISTURBED_ERROR, "disturbed");
+    run_data d, b;
+    memset(&b, 0, sizeof b);
+    sm_compare cmp = {0};
+    sm_error err = {0};
+    char msg[1200];
+    int status = run_data_load(a, id_a, &d, &err);
+    if (status == 0)
+        status = run_data_load(a, id_b, &b, &err);
+    if (status != 0) {
+        const char *field = d.run.id == id_a ? "b" : "a";
+        if (status == 404)
+            snprintf(msg, sizeof msg, "%s: no such run %" PRIu64, field,
+                     field[0] == 'a' ? id_a : id_b);
+        status = sm_api_reply_error(resp, len, status, status == 404 ? msg : err.msg,
+                                    status == 404 ? field : NULL);
+        goto out;
+    }
+    d.eo.include_disturbed = b.eo.include_disturbed = with_disturbed == 1;
+    msg[0] = '\0';
+    if ((status = compare_runs(&d, &b, &cmp, msg, sizeof msg, &err)) != 0) {
+        status = sm_api_reply_error(resp, len, status, err.msg, NULL);
+        goto out;
+    }
+    if (cmp.n_shared == 0) {
+        status = sm_api_reply_error(resp, len, 409, msg, "b");
+        goto out;
+    }
+    sm_compare_run ra = {id_a, d.run.name, sm_run_state_name(d.run.state)};
+    sm_compare_run rb = {id_b, b.run.name, sm_run_state_name(b.run.state)};
+    status = sm_api_reply(resp, len, 200, sm_compare_json(&cmp, ra, rb, with_disturbed == 1));
+out:
+    sm_compare_fini(&cmp);
+    run_data_fini(&d);
+    run_data_fini(&b);
+    return status;
+}
+
 /* GET /api/runs/{id}/anomalies[?baseline=ID][&floor=F][&format=text][&disturbed=include] */
 static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
                          const char **ctype)
@@ -382,6 +476,29 @@ static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **r
         goto out;
     }
     d.eo.include_disturbed = b.eo.include_disturbed = with_disturbed == 1;
+    if (base_id != 0) {
+        /* A baseline that shares no cell says nothing about this run: an error when it was
+         * asked for, no baseline when it was only the previous run of the same name. */
+        sm_compare cmp;
+        char why[1200] = "";
+        status = compare_runs(&d, &b, &cmp, why, sizeof why, &err);
+        const size_t shared = cmp.n_shared;
+        sm_compare_fini(&cmp);
+        if (status != 0) {
+            status = sm_api_reply_error(resp, len, status, err.msg, NULL);
+            goto out;
+        }
+        if (shared == 0 && bl[0]) {
+            char msg[1300];
+            snprintf(msg, sizeof msg, "baseline: %s", why);
+            status = sm_api_reply_error(resp, len, 409, msg, "baseline");
+            goto out;
+        }
+        if (shared == 0) {
+            run_data_fini(&b);
+            base_id = 0;
+        }
+    }
     if (analyse_run(a, &d, base_id ? &b : NULL, &ao, &an, &err) != 0) {
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
         goto out;
