@@ -91,6 +91,9 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
     case SM_CLI_HOSTS_FINGERPRINT:
         rc = sm_cli_cmd_hosts_fingerprint(h, o);
         break;
+    case SM_CLI_COMPARE:
+        rc = sm_cli_cmd_compare(h, o);
+        break;
     default:
         sm_cli_fail("internal: command %d is main's to handle", (int)o->cmd);
         rc = 1;

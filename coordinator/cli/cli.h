@@ -29,6 +29,7 @@ typedef enum sm_cli_cmd {
     SM_CLI_ANOMALIES,
     SM_CLI_HOSTS_DIFF,        /* hosts diff H1 H2 [H3...] */
     SM_CLI_HOSTS_FINGERPRINT, /* hosts fingerprint H */
+    SM_CLI_COMPARE,           /* compare A B */
 } sm_cli_cmd;
 
 typedef enum sm_cli_format {
@@ -57,8 +58,10 @@ typedef struct sm_cli_opts {
     uint32_t timeout_s; /* --wait gives up after this */
     /* run --wait, export; anomalies, hosts: table (lines) or json */
     sm_cli_format format;
-    /* show, cancel, export */
+    /* show, cancel, export; compare: A */
     uint64_t run_id;
+    /* compare: B */
+    uint64_t run_b;
     /* export */
     const char *output; /* -o FILE; NULL: stdout */
     /* anomalies, run --wait */

@@ -26,6 +26,9 @@ int sm_cli_cmd_anomalies(sm_http *h, const sm_cli_opts *o);
 int sm_cli_cmd_hosts_diff(sm_http *h, const sm_cli_opts *o);
 int sm_cli_cmd_hosts_fingerprint(sm_http *h, const sm_cli_opts *o);
 
+/* cmd_compare.c: run A against run B, as a grid, CSV or the coordinator's JSON. */
+int sm_cli_cmd_compare(sm_http *h, const sm_cli_opts *o);
+
 /* cmd_run.c: start a run, and with --wait follow it to its table and anomalies. */
 int sm_cli_cmd_run(sm_http *h, const sm_cli_opts *o);
 

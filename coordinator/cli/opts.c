@@ -44,7 +44,13 @@ static const char usage[] =
     "  hosts fingerprint H [--format table|json]\n"
     "                           one host's latest fingerprint, item by item, and when it\n"
     "                           changed\n"
-    "  --disturbed include|exclude  (export, anomalies, run --wait) samples measured while\n"
+    "  compare A B [--format table|csv|json]\n"
+    "                           run A against run B: the cells both have (same host, same\n"
+    "                           test) with both medians and 95%% CIs, the change (B/A - 1)\n"
+    "                           and whether the CIs are apart; the cells only one run has\n"
+    "                           are listed under it\n"
+    "  --disturbed include|exclude  (export, anomalies, compare, run --wait) samples measured "
+    "while\n"
     "                           the host was disturbed are counted per cell and left out of\n"
     "                           the statistics (exclude, the default); include puts them back\n"
     "\n"
@@ -109,13 +115,14 @@ static const opt options[] = {
     {"--ci-rel", NULL, O_CI_REL, true, ON(SM_CLI_RUN)},
     {"--wait", NULL, O_WAIT, false, ON(SM_CLI_RUN)},
     {"--format", NULL, O_FORMAT, true,
-     ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES) | ON(SM_CLI_HOSTS_DIFF)},
+     ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES) | ON(SM_CLI_HOSTS_DIFF) |
+         ON(SM_CLI_COMPARE)},
     {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN)},
     {"--output", "-o", O_OUTPUT, true, ON(SM_CLI_EXPORT)},
     {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
     {"--floor", NULL, O_FLOOR, true, ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN)},
     {"--disturbed", NULL, O_DISTURBED, true,
-     ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT)},
+     ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_COMPARE)},
 };
 
 #define N_OPTIONS (sizeof options / sizeof *options)
@@ -137,6 +144,7 @@ static const command commands[] = {
     {"anomalies", SM_CLI_ANOMALIES, true},
     /* hosts diff|fingerprint: the word after it picks the command (hosts_positional) */
     {"hosts", SM_CLI_HOSTS_DIFF, false},
+    {"compare", SM_CLI_COMPARE, false}, /* two runs (compare_positional) */
 };
 
 /* The parse so far: what the line asked for, and what the final checks need. */
@@ -229,6 +237,10 @@ static int parse_format(const char *v, sm_cli_cmd cmd, sm_cli_format *out, sm_er
         }
         return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table or json", v);
     }
+    if (cmd == SM_CLI_COMPARE &&
+        (strcmp(v, "md") == 0 ||
+         (strcmp(v, "table") != 0 && strcmp(v, "csv") != 0 && strcmp(v, "json") != 0)))
+        return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table, csv or json", v);
     static const char *const names[] = {"table", "csv", "md", "json"};
     for (size_t i = cmd == SM_CLI_EXPORT ? 1 : 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(v, names[i]) == 0) {
@@ -386,11 +398,37 @@ static int hosts_positional(parse *s, const char *arg, sm_error *err)
     return 0;
 }
 
+/* compare A B: two run ids, different. */
+static int compare_positional(parse *s, const char *arg, sm_error *err)
+{
+    uint64_t id;
+    if (s->r.run_b)
+        return sm_error_set(err, SM_EINVAL,
+                            "compare: unexpected argument '%s' (it compares two runs: "
+                            "sockmatrix compare A B)",
+                            arg);
+    if (!parse_uint(arg, 1, UINT64_MAX, &id))
+        return sm_error_set(err, SM_EINVAL,
+                            "compare: '%s' is not a run id (a number; sockmatrix runs lists them)",
+                            arg);
+    if (s->r.run_id == 0) {
+        s->r.run_id = id;
+        return 0;
+    }
+    if (id == s->r.run_id)
+        return sm_error_set(err, SM_EINVAL,
+                            "compare: run %s against itself (give two different runs)", arg);
+    s->r.run_b = id;
+    return 0;
+}
+
 /* The command's positional argument: its run id, and nothing else. */
 static int positional(parse *s, const char *arg, sm_error *err)
 {
     if (s->cmd->cmd == SM_CLI_HOSTS_DIFF)
         return hosts_positional(s, arg, err);
+    if (s->cmd->cmd == SM_CLI_COMPARE)
+        return compare_positional(s, arg, err);
     if (!s->cmd->takes_run || s->run_arg)
         return sm_error_set(err, SM_EINVAL, "%s: unexpected argument '%s' (see --help)",
                             s->cmd->name, arg);
@@ -561,6 +599,10 @@ static int check_command(const parse *s, sm_error *err)
         return check_run(s, err);
     if (s->cmd->cmd == SM_CLI_HOSTS_DIFF)
         return check_hosts_cmd(s, err);
+    if (s->r.cmd == SM_CLI_COMPARE && !s->r.run_b)
+        return sm_error_set(err, SM_EINVAL,
+                            "compare: which two runs? (sockmatrix compare A B; sockmatrix runs "
+                            "lists them)");
     if (s->cmd->takes_run && !s->run_arg)
         return sm_error_set(err, SM_EINVAL,
                             "%s: which run? (sockmatrix %s RUN; sockmatrix runs lists them)",
@@ -597,7 +639,7 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
     else if (!s.cmd)
         return sm_error_set(err, SM_EINVAL,
                             "a command is needed: agents, presets, run, runs, "
-                            "show, cancel, export, anomalies or hosts (see --help)");
+                            "show, cancel, export, anomalies, compare or hosts (see --help)");
     else if ((rc = check_command(&s, err)))
         return rc;
     if (s.r.reps_auto) {

@@ -460,6 +460,39 @@ static void test_cli_hosts_diff_takes_2_to_16_hosts_each_once_and_a_format(void 
     assert_fails_naming(wait, ARGC(wait), "--wait: not an option of hosts");
 }
 
+static void test_cli_compare_takes_two_different_runs_and_a_format(void **state)
+{
+    (void)state;
+    sm_cli_opts o;
+    sm_error err = {0};
+    char *argv[] = {"sockmatrix", "compare",     "3",       "1", "--format",
+                    "csv",        "--disturbed", "include", NULL};
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_COMPARE);
+    assert_int_equal(o.run_id, 3);
+    assert_int_equal(o.run_b, 1);
+    assert_int_equal(o.format, SM_CLI_FMT_CSV);
+    assert_true(o.include_disturbed);
+    char *plain[] = {"sockmatrix", "compare", "1", "2", NULL};
+    assert_int_equal(parse(plain, ARGC(plain), &o, &err), 0);
+    assert_int_equal(o.format, SM_CLI_FMT_TABLE);
+
+    char *one[] = {"sockmatrix", "compare", "1", NULL};
+    assert_fails_naming(one, ARGC(one), "compare: which two runs?");
+    char *none[] = {"sockmatrix", "compare", NULL};
+    assert_fails_naming(none, ARGC(none), "compare: which two runs?");
+    char *same[] = {"sockmatrix", "compare", "2", "2", NULL};
+    assert_fails_naming(same, ARGC(same), "compare: run 2 against itself");
+    char *three[] = {"sockmatrix", "compare", "1", "2", "3", NULL};
+    assert_fails_naming(three, ARGC(three), "compare: unexpected argument '3'");
+    char *word[] = {"sockmatrix", "compare", "1", "x", NULL};
+    assert_fails_naming(word, ARGC(word), "compare: 'x' is not a run id");
+    char *md[] = {"sockmatrix", "compare", "1", "2", "--format", "md", NULL};
+    assert_fails_naming(md, ARGC(md), "--format: 'md' is not table, csv or json");
+    char *bl[] = {"sockmatrix", "compare", "1", "2", "--baseline", "3", NULL};
+    assert_fails_naming(bl, ARGC(bl), "--baseline: not an option of compare");
+}
+
 static void test_cli_hosts_fingerprint_takes_one_host(void **state)
 {
     (void)state;
@@ -1030,6 +1063,7 @@ int main(void)
         cmocka_unit_test(test_cli_show_cancel_export_need_a_numeric_run_id),
         cmocka_unit_test(test_cli_export_needs_a_file_format_and_takes_an_output),
         cmocka_unit_test(test_cli_hosts_diff_takes_2_to_16_hosts_each_once_and_a_format),
+        cmocka_unit_test(test_cli_compare_takes_two_different_runs_and_a_format),
         cmocka_unit_test(test_cli_hosts_fingerprint_takes_one_host),
         cmocka_unit_test(test_cli_bad_commands_and_options_are_named),
         cmocka_unit_test(test_cli_help_and_version),
