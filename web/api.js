@@ -100,6 +100,7 @@ export const api = {
     // The names go as the API spells the list (commas), each name encoded.
     fingerprintDiff: (hosts) =>
         request('GET', `/api/fingerprints/diff?hosts=${hosts.map(enc).join(',')}`),
+    compare: (a, b) => request('GET', `/api/compare?a=${enc(a)}&b=${enc(b)}`),
     anomalies: (id, baseline) =>
         request('GET', `/api/runs/${enc(id)}/anomalies` + (baseline ? `?baseline=${enc(baseline)}` : '')),
 };

@@ -5,6 +5,7 @@
 import {api, tableUrl, getToken, download} from './api.js';
 import {h, clear, scrollBox, fmtNum, anomalyItem} from './dom.js';
 import {whiskerBars, viridis, viridisGradient} from './charts.js';
+import {runsCard} from './compare_runs.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
 
@@ -206,6 +207,7 @@ function downloads(id, scope) {
 
 export function mount(root, args, {live}) {
     const id = args[0] || '';
+    const runs = runsCard(id, args[1] || '');
     let alive = true;
     let chart = null;
     let data = null; // {run, main, pair, anomalies}
@@ -242,7 +244,8 @@ export function mount(root, args, {live}) {
             chartCard,
             anomCard,
             heatCard,
-            h('section', {class: 'card wide'}, h('h2', {}, 'Table'), tableBox, pairTableBox))));
+            h('section', {class: 'card wide'}, h('h2', {}, 'Table'), tableBox, pairTableBox),
+            runs.card)));
 
     const drawChart = () => {
         if (chart)
@@ -305,7 +308,7 @@ export function mount(root, args, {live}) {
         anomList.append(...anomalies.map(anomalyItem));
         anomNote.textContent = (anomalies.length ? '' : 'No host or link stands apart. ') +
             (baseline ? `Regressions against baseline run ${baseline.id}.`
-                : 'No baseline run (an earlier run of the same name that ended done).');
+                : 'No baseline run (an earlier run of the same name that ended done and shares a cell with it).');
 
         heatCard.hidden = !pair;
         // Alone on its row the anomalies card takes the width the heatmap would have had.
@@ -381,6 +384,7 @@ export function mount(root, args, {live}) {
         },
     });
     load();
+    runs.load(() => alive);
     return () => {
         alive = false;
         off();

@@ -98,7 +98,7 @@ export function mount(root, _args, {live}) {
             const moves = (an.anomalies || []).filter((a) => a.kind === 'fleet-move');
             regressions.append(...moves.map(anomalyItem), ...regs.map(anomalyItem));
             note.textContent = !an.baseline
-                ? `Run ${id} has no baseline: no earlier run of its name ended done. Pick one.`
+                ? `Run ${id} has no baseline: no earlier run of its name ended done with a cell in common. Pick one.`
                 : `${regs.length ? regs.length : 'No'} regression${regs.length === 1 ? '' : 's'} of run ${id} ` +
                   `against run ${an.baseline.id} (cells whose 95% intervals no longer overlap and ` +
                   'that moved past the floor, beyond the fleet\'s own move)' +
@@ -106,6 +106,11 @@ export function mount(root, _args, {live}) {
         } catch (e) {
             if (!alive || mine !== seq)
                 return;
+            // Two runs that share no cell have no regressions to show, nor "none": say so.
+            if (e.status === 409) {
+                note.textContent = `${e.message}: nothing to compare.`;
+                return;
+            }
             note.textContent = '';
             error.hidden = false;
             error.textContent = e.message;

@@ -341,6 +341,43 @@ const scenarios = {
     return { error: err, hash: await hash(), posts, bodies };
   },
 
+  // #/compare/A: pick run B in the select, then read the side by side; then runs that share
+  // no cell, on the compare view and in History.
+  async compare_runs(a) {
+    await view(`/compare/${a.a}`);
+    await until(`select#compare-other to offer run ${a.b}`,
+      () => page.$$eval('select#compare-other option', (os) => os.map((o) => o.value)),
+      (v) => v.includes(String(a.b)));
+    await page.selectOption('select#compare-other', String(a.b));
+    const at = await until(`the URL to become #/compare/${a.a}/${a.b}`, hash,
+      (h) => h === `#/compare/${a.a}/${a.b}`);
+    const rows = await until('the shared cells', () => page.$$eval(
+      'table#runs-compare-table tr[data-host]', (trs) => trs.map((tr) => ({
+        host: tr.dataset.host, test: tr.dataset.test, verdict: tr.dataset.verdict,
+        marked: tr.classList.contains('anomalous'),
+        cells: [...tr.querySelectorAll('td')].map((td) => td.textContent.trim()),
+      }))), (r) => r.length > 0);
+    const list = (sel) => page.$$eval(sel, (lis) => lis.map((li) => li.textContent.trim()));
+    const only_a = await list('ul#runs-only-a li');
+    const only_b = await list('ul#runs-only-b li');
+    const note = await page.$eval('#runs-compare-note', (e) => e.textContent.trim());
+    await view(`/compare/${a.a}/${a.c}`);
+    const none = await until('the note on runs that share no cell',
+      () => page.$eval('#runs-compare-note', (e) => e.textContent.trim()),
+      (t) => t.includes('share no cell'));
+    const none_rows = await page.$$eval('table#runs-compare-table tr[data-host]', (t) => t.length);
+    await view('/history');
+    await until(`select#history-run to offer run ${a.c}`,
+      () => page.$$eval('select#baseline option', (os) => os.map((o) => o.value)),
+      (v) => v.includes(String(a.a)));
+    await page.selectOption('select#history-run', String(a.c));
+    await page.selectOption('select#baseline', String(a.a));
+    const history = await until('the History note on runs that share no cell',
+      () => page.$eval('#regressions-note', (e) => e.textContent.trim()),
+      (t) => t.includes('share no cell'));
+    return { hash: at, rows, only_a, only_b, note, none, none_rows, history };
+  },
+
   // Each view at the viewport given, once it shows what it is for.
   async shots(a) {
     const out = {};
