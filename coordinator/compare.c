@@ -45,9 +45,10 @@ sm_compare_verdict sm_compare_cells(const sm_table_cell *a, const sm_table_cell 
     return SM_COMPARE_OVERLAP;
 }
 
+/* A cell whose samples were all disturbed (and left out) ran all the same: it is in the run. */
 static bool present(const sm_table_cell *c)
 {
-    return c->have || c->failed > 0;
+    return c->have || c->failed > 0 || c->disturbed > 0;
 }
 
 static size_t find_row(const sm_table *t, const char *want)

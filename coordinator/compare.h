@@ -52,8 +52,8 @@ typedef struct sm_compare {
 sm_compare_verdict sm_compare_cells(const sm_table_cell *a, const sm_table_cell *b);
 
 /* Appends to *out (zeroed before the first call; call once per scope: hosts, pairs) the cells
- * of a and b: a cell is in a table when it has a median or failed jobs. Returns 0 or
- * SM_ENOMEM (*out then holds what was appended before; sm_compare_fini frees it). */
+ * of a and b: a cell is in a table when it has a median, failed jobs or disturbed ones. Returns 0
+ * or SM_ENOMEM (*out then holds what was appended before; sm_compare_fini frees it). */
 int sm_compare_tables(const sm_table *a, const sm_table *b, sm_compare *out);
 void sm_compare_fini(sm_compare *c);
 

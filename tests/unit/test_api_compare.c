@@ -308,8 +308,9 @@ static void one_cell(sm_table *t, const char *row, const char *test, double lo, 
     snprintf(t->cols[0].label, sizeof t->cols[0].label, "%s", test);
     snprintf(t->cols[0].unit, sizeof t->cols[0].unit, "us");
     sm_table_cell *c = sm_table_at(t, 0, 0);
-    if (n == 0) {
-        c->failed = 2;
+    if (n == 0 || n == SIZE_MAX) {
+        /* n 0: only failed jobs; SIZE_MAX: only disturbed samples */
+        *(n == 0 ? &c->failed : &c->disturbed) = 2;
         return;
     }
     c->have = true;
@@ -343,6 +344,8 @@ static void test_compare_verdict_is_apart_only_when_the_cis_do_not_meet(void **s
     assert_int_equal(verdict_of(10, 11, 12, 11.5, 30, 40, 5), SM_COMPARE_OVERLAP);
     /* Only failed jobs in b: in both runs, no median to judge. */
     assert_int_equal(verdict_of(10, 11, 12, 0, 0, 0, 0), SM_COMPARE_NO_DATA);
+    /* Only disturbed samples in b (left out of the statistics): the same. */
+    assert_int_equal(verdict_of(10, 11, 12, 0, 0, 0, SIZE_MAX), SM_COMPARE_NO_DATA);
     assert_string_equal(sm_compare_verdict_name(SM_COMPARE_NO_DATA), "no data");
 }
 
