@@ -602,6 +602,10 @@ static void test_cli_help_and_version(void **state)
     const char *u = sm_cli_usage();
     assert_non_null(strstr(u, "sockmatrix [--coordinator URL] [--token-file PATH] COMMAND"));
     assert_non_null(strstr(u, "export RUN --format csv|md|json [-o FILE]"));
+    /* What presets and a --spec file do now, not what they did. */
+    assert_non_null(strstr(u, "each one's jobs on\n"));
+    assert_non_null(strstr(u, "a --spec file is checked here"));
+    assert_null(strstr(u, "a --spec file is sent as it is"));
 }
 
 /* ---- the token file ---- */
