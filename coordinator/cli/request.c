@@ -2,11 +2,19 @@
 #include "coordinator/cli/request.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "coordinator/cli/apiview.h"
 #include "coordinator/cli/output.h"
+
+/* Whether the message already starts with its field ("preset: no preset ..."). */
+static bool names_field(const char *msg, const char *field)
+{
+    size_t n = strlen(field);
+    return strncmp(msg, field, n) == 0 && msg[n] == ':';
+}
 
 void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err)
 {
@@ -22,7 +30,7 @@ void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err)
     if (sm_apiview_error_decode(r->body, r->len, &e, &derr) != 0)
         sm_cli_fail("the coordinator at %s answered HTTP %ld without an error message",
                     sm_http_url(h), r->status);
-    else if (e.field[0])
+    else if (e.field[0] && !names_field(e.error, e.field))
         sm_cli_fail("%s (field: %s)", e.error, e.field);
     else
         sm_cli_fail("%s", e.error);

@@ -244,6 +244,8 @@ class CliTest(unittest.TestCase):
     def test_run_with_an_unknown_preset_lists_the_presets(self):
         p = self.cli("run", "--preset", "nope")
         line = self.assert_one_error_line(p, 1, 'no preset "nope"')
+        self.assertTrue(line.startswith("sockmatrix: preset: no preset"), line)
+        self.assertNotIn("(field: preset)", line)  # the message names its field already
         for name in ("seed-tcp-unix", "seed-http", "quick", "full"):
             self.assertIn(name, line)
 
