@@ -481,6 +481,26 @@ out:
     return status;
 }
 
+/* A cancel the control refused: a run the store does not know is 404, one that ended is 409
+ * and says how and when it ended, so that the caller need not ask again. */
+static int cancel_refused(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
+{
+    sm_run_row run;
+    sm_error err = {0};
+    if (sm_store_run_get(a->st, id, &run, &err) != 0)
+        return sm_api_reply_error(resp, len, 404, "no such run", "id");
+    char when[32] = "an unknown time";
+    struct tm tm;
+    time_t t = (time_t)(run.finished_ms / 1000);
+    if (run.finished_ms > 0 && gmtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    char msg[160];
+    snprintf(msg, sizeof msg, "run %" PRIu64 " ended (%s) at %s; nothing to cancel", id,
+             sm_run_state_name(run.state), when);
+    sm_run_row_fini(&run);
+    return sm_api_reply_error(resp, len, 409, msg, NULL);
+}
+
 static int cancel_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
 {
     sm_error err = {0};
@@ -488,7 +508,9 @@ static int cancel_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
         return sm_api_reply_error(resp, len, 500, err.msg, NULL);
     if (sm_control_run_cancel(a->ctl, id, now_ms(), &err) != 0) {
         undo(a, err.code);
-        return sm_api_reply_error(resp, len, err.code == SM_EINVAL ? 409 : 500, err.msg, "id");
+        if (err.code == SM_EINVAL)
+            return cancel_refused(a, id, resp, len);
+        return sm_api_reply_error(resp, len, 500, err.msg, "id");
     }
     if (sm_store_commit(a->st, &err) != 0) {
         sm_control_rollback(&a->ctl, now_ms(), NULL);

@@ -239,8 +239,16 @@ int sm_api_run_request(const char *body, size_t len, char **spec_json, sm_error 
     const sm_preset *p = cJSON_IsString(preset) ? sm_preset_find(preset->valuestring) : NULL;
     if (!p) {
         sm_error_field(err, "preset");
+        /* Name the presets there are: the fix is one of these names. */
+        char names[256] = "";
+        size_t n = 0;
+        for (const sm_preset *q = sm_presets(); q->name && n < sizeof names; q++)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", q->name);
+        int refused =
+            sm_error_set(err, SM_EINVAL, "preset: no preset \"%.64s\"; the presets are %s",
+                         cJSON_IsString(preset) ? preset->valuestring : "(not a string)", names);
         cJSON_Delete(req);
-        return sm_error_set(err, SM_EINVAL, "preset: no such preset (GET /api/presets lists them)");
+        return refused;
     }
     cJSON *spec = cJSON_Parse(p->spec_json);
     int rc = 0;

@@ -266,6 +266,23 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
     return handle(wsi, p);
 }
 
+/* Whether the upgrade's subprotocol list (comma-separated, RFC 6455 4.1) names sm-events. */
+static bool asks_events(struct lws *wsi)
+{
+    char protos[512];
+    const char *list = header(wsi, WSI_TOKEN_PROTOCOL, protos, sizeof protos);
+    static const char want[] = "sm-events";
+    bool found = false;
+    for (const char *p = list; p && *p && !found;) {
+        p += strspn(p, " \t,");
+        size_t n = strcspn(p, " \t,");
+        found = n == sizeof want - 1 && memcmp(p, want, n) == 0;
+        p += n;
+    }
+    OPENSSL_cleanse(protos, sizeof protos); /* the list may carry the token */
+    return found;
+}
+
 /* A WebSocket upgrade passes the same checks as a request, its token in the subprotocol list
  * ("sm-token.<token>", percent-encoded) since a browser cannot set headers on one. Answers a
  * refusal itself; returns as the HTTP_CONFIRM_UPGRADE callback does. */
@@ -288,6 +305,13 @@ static int on_upgrade(struct lws *wsi)
         }
         OPENSSL_cleanse(tok, sizeof tok);
         OPENSSL_cleanse(auth, sizeof auth);
+    }
+    if (!status && !asks_events(wsi)) {
+        /* Upgraded, a client without sm-events would only wait: tell it what to ask for. It
+         * counts with the refused content types: what it asked to speak is not spoken here. */
+        http_refused(s, HR_TYPE, "%s", "a WebSocket without the sm-events subprotocol");
+        msg = "/ws speaks only the sm-events subprotocol: send Sec-WebSocket-Protocol: sm-events";
+        status = 400;
     }
     if (!status)
         return 0;

@@ -385,6 +385,15 @@ static int axes_from_json(const cJSON *t, size_t ti, axis *axes, size_t *n_axes,
         if (n == TEST_KEYS_MAX)
             return sm_error_set(c->err, SM_EPARSE, "tests[%zu]: more than %d fields", ti,
                                 TEST_KEYS_MAX);
+        /* The README's "a test with scope pair runs between hosts: pairs ..." reads as if pairs
+         * were the test's; say where it goes rather than that it is unknown. */
+        if (strcmp(item->string, "pairs") == 0) {
+            set_field(c, "tests[%zu].pairs", ti);
+            return sm_error_set(c->err, SM_EINVAL,
+                                "tests[%zu]: pairs: goes in the spec, next to \"tests\" and "
+                                "\"hosts\", not inside a test",
+                                ti);
+        }
         axis *a = &axes[n++];
         a->key = item;
         a->list = cJSON_IsArray(item) ? item : NULL;

@@ -9,10 +9,13 @@
 #include "coordinator/cli/cli.h"
 #include "coordinator/cli/http.h"
 
-/* cmd_list.c: the fleet, the presets and the latest runs, as grids. */
+/* cmd_list.c: the fleet and the latest runs, as grids. */
 int sm_cli_cmd_agents(sm_http *h);
-int sm_cli_cmd_presets(sm_http *h);
 int sm_cli_cmd_runs(sm_http *h);
+
+/* cmd_presets.c: the presets with their job count on the online hosts and a time estimate
+ * from each one's last finished run. */
+int sm_cli_cmd_presets(sm_http *h);
 
 /* cmd_show.c: one run's state and cells; cancelling one. */
 int sm_cli_cmd_show(sm_http *h, uint64_t id);

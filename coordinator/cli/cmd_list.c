@@ -1,4 +1,4 @@
-/* sockmatrix agents, presets and runs: the coordinator's lists as aligned grids. */
+/* sockmatrix agents and runs: the coordinator's lists as aligned grids. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,29 +61,6 @@ int sm_cli_cmd_agents(sm_http *h)
         rc = sm_grid_row(&g, row);
     }
     free(a);
-    return sm_grid_done(&g, rc);
-}
-
-int sm_cli_cmd_presets(sm_http *h)
-{
-    sm_http_resp r;
-    if (sm_cli_call(h, "/api/presets", NULL, 0, &r))
-        return 1;
-    sm_apiview_preset *p = NULL;
-    size_t n = 0;
-    sm_error err = {0};
-    int rc = sm_apiview_presets_decode(r.body, r.len, &p, &n, &err);
-    sm_http_resp_fini(&r);
-    if (rc)
-        return sm_cli_bad_answer("GET /api/presets", &err);
-    sm_grid g = {2, 0, "ll", NULL};
-    static const char *const head[] = {"NAME", "DESCRIPTION"};
-    rc = sm_grid_row(&g, head);
-    for (size_t i = 0; i < n && !rc; i++) {
-        const char *row[] = {p[i].name, p[i].description};
-        rc = sm_grid_row(&g, row);
-    }
-    free(p);
     return sm_grid_done(&g, rc);
 }
 

@@ -13,39 +13,11 @@
 #include "coordinator/cli/output.h"
 #include "coordinator/cli/progress.h"
 #include "coordinator/cli/request.h"
+#include "coordinator/cli/specfile.h"
 
-#define SPEC_FILE_MAX (1u << 20)
-#define POLL_MS       500
+#define POLL_MS 500
 /* How long --wait rides out a coordinator it cannot reach (a restart) before it gives up. */
 #define UNREACHABLE_MS 30000
-
-static int read_file(const char *path, char **out, size_t *len, sm_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sm_error_sys(err, errno, "--spec: cannot open %s", path);
-    char *buf = malloc(SPEC_FILE_MAX + 1);
-    if (!buf) {
-        fclose(f);
-        return sm_error_set(err, SM_ENOMEM, "out of memory");
-    }
-    size_t n = fread(buf, 1, SPEC_FILE_MAX + 1, f);
-    int rc = 0;
-    if (ferror(f))
-        rc = sm_error_sys(err, errno, "--spec: cannot read %s", path);
-    else if (n > SPEC_FILE_MAX)
-        rc = sm_error_set(err, SM_EINVAL, "--spec: %s is larger than %u KiB", path,
-                          SPEC_FILE_MAX >> 10);
-    fclose(f);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
-}
 
 static int64_t mono_ms(void)
 {
@@ -180,7 +152,7 @@ int sm_cli_cmd_run(sm_http *h, const sm_cli_opts *o)
     char *body = NULL;
     size_t len = 0;
     sm_error err = {0};
-    int rc = o->spec_file ? read_file(o->spec_file, &body, &len, &err)
+    int rc = o->spec_file ? sm_cli_spec_load(o->spec_file, &body, &len, &err)
              : o->reps_auto
                  ? sm_apiview_preset_request_adaptive(o->preset, o->hosts, &o->reps, &body, &err)
                  : sm_apiview_preset_request(o->preset, o->hosts, o->repetitions, &body, &err);

@@ -36,7 +36,7 @@ int sm_cli_cmd_show(sm_http *h, uint64_t id)
     char path[64];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64, id);
     sm_http_resp r;
-    if (sm_cli_call(h, path, NULL, 0, &r))
+    if (sm_cli_call_run(h, id, path, NULL, 0, &r))
         return 1;
     sm_apiview_run run;
     sm_apiview_cell *cells = NULL;
@@ -63,7 +63,7 @@ int sm_cli_cmd_cancel(sm_http *h, uint64_t id)
     snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/cancel", id);
     sm_http_resp r;
     /* The call has nothing to say, but it is sent as application/json: an empty object. */
-    if (sm_cli_call(h, path, "{}", 2, &r))
+    if (sm_cli_call_run(h, id, path, "{}", 2, &r))
         return 1;
     sm_apiview_run run;
     sm_error err = {0};

@@ -2,10 +2,19 @@
 #include "coordinator/cli/request.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "coordinator/cli/apiview.h"
 #include "coordinator/cli/output.h"
+
+/* Whether the message already starts with its field ("preset: no preset ..."). */
+static bool names_field(const char *msg, const char *field)
+{
+    size_t n = strlen(field);
+    return strncmp(msg, field, n) == 0 && msg[n] == ':';
+}
 
 void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err)
 {
@@ -21,13 +30,15 @@ void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err)
     if (sm_apiview_error_decode(r->body, r->len, &e, &derr) != 0)
         sm_cli_fail("the coordinator at %s answered HTTP %ld without an error message",
                     sm_http_url(h), r->status);
-    else if (e.field[0])
+    else if (e.field[0] && !names_field(e.error, e.field))
         sm_cli_fail("%s (field: %s)", e.error, e.field);
     else
         sm_cli_fail("%s", e.error);
 }
 
-int sm_cli_call(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r)
+/* With run nonzero, a 404 about the id names the run and where the runs are listed. */
+static int call(sm_http *h, uint64_t run, const char *path, const char *body, size_t len,
+                sm_http_resp *r)
 {
     sm_error err = {0};
     int rc = body ? sm_http_post(h, path, body, len, r, &err) : sm_http_get(h, path, r, &err);
@@ -36,11 +47,28 @@ int sm_cli_call(sm_http *h, const char *path, const char *body, size_t len, sm_h
         return 1;
     }
     if (r->status < 200 || r->status > 299) {
-        sm_cli_report(h, r, &err);
+        sm_apiview_error e;
+        sm_error derr = {0};
+        if (run && r->status == 404 && sm_apiview_error_decode(r->body, r->len, &e, &derr) == 0 &&
+            strcmp(e.field, "id") == 0)
+            sm_cli_fail("no run %" PRIu64 " (sockmatrix runs lists them)", run);
+        else
+            sm_cli_report(h, r, &err);
         sm_http_resp_fini(r);
         return 1;
     }
     return 0;
+}
+
+int sm_cli_call(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r)
+{
+    return call(h, 0, path, body, len, r);
+}
+
+int sm_cli_call_run(sm_http *h, uint64_t run, const char *path, const char *body, size_t len,
+                    sm_http_resp *r)
+{
+    return call(h, run, path, body, len, r);
 }
 
 int sm_cli_bad_answer(const char *what, const sm_error *err)
@@ -68,7 +96,7 @@ int sm_cli_get_table(sm_http *h, uint64_t id, sm_cli_format f, bool disturbed, s
     char path[128];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/table?format=%s%s", id, format_query(f),
              disturbed ? "&disturbed=include" : "");
-    return sm_cli_call(h, path, NULL, 0, r);
+    return sm_cli_call_run(h, id, path, NULL, 0, r);
 }
 
 int sm_cli_get_anomalies(sm_http *h, uint64_t id, uint64_t baseline, const char *floor,
@@ -83,5 +111,5 @@ int sm_cli_get_anomalies(sm_http *h, uint64_t id, uint64_t baseline, const char 
         n += snprintf(path + n, sizeof path - (size_t)n, "&floor=%s", floor);
     if (disturbed)
         snprintf(path + n, sizeof path - (size_t)n, "&disturbed=include");
-    return sm_cli_call(h, path, NULL, 0, r);
+    return sm_cli_call_run(h, id, path, NULL, 0, r);
 }

@@ -17,6 +17,11 @@ void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err);
  * sm_http_resp_fini), or 1 once the failure is reported. */
 int sm_cli_call(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r);
 
+/* As sm_cli_call for a path about run: the coordinator's 404 for its id is said as "no run
+ * ID (sockmatrix runs lists them)". */
+int sm_cli_call_run(sm_http *h, uint64_t run, const char *path, const char *body, size_t len,
+                    sm_http_resp *r);
+
 /* Reports an answer that did not decode; returns 1, the exit status. */
 int sm_cli_bad_answer(const char *what, const sm_error *err);
 

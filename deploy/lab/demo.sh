@@ -21,6 +21,30 @@ HOSTS=(h1 h2 h3)
 
 say() { printf 'demo: %s\n' "$*" >&2; }
 
+# The jobs the demo runs, one at a time (the hosts share this machine): the 2010 test's 4
+# variants x (10 + 2 warm-up) repetitions and the 2009 test's 3 clients x (5 + 1), per host.
+SEED_JOBS=$((${#HOSTS[@]} * 4 * (10 + 2)))
+HTTP_JOBS=$((${#HOSTS[@]} * 3 * (5 + 1)))
+
+# What the demo will take, said before anything starts: the last demo's time on this machine
+# when there was one (written at the end), else the one measurement there is: a slow 2-core lab
+# took 9 minutes. A faster machine takes less; how much less is not known until it has run.
+estimate() {
+  local last
+  say "$SEED_JOBS + $HTTP_JOBS jobs, one at a time, after the build and the lab's set-up"
+  if last=$(cat "$STATE/last-duration" 2>/dev/null) && [[ $last =~ ^[0-9]+$ ]]; then
+    say "estimated time: about $((last / 60))m$(printf '%02d' $((last % 60)))s (the last demo on this machine)"
+  else
+    say "estimated time: up to about 10 minutes on a 2-core machine (a slow 2-core lab took 9;"
+    say "this machine's own time is kept for next time)"
+  fi
+}
+
+if [[ ${1:-} == estimate ]]; then
+  estimate
+  exit 0
+fi
+
 stop_all() {
   # Only the processes this script started, by the PIDs it wrote down.
   for f in "$STATE"/*.pid; do
@@ -40,6 +64,8 @@ if [[ ${1:-} == down ]]; then
   exit 0
 fi
 
+START=$SECONDS
+[[ ${SM_DEMO_ESTIMATED:-} == 1 ]] || estimate
 stop_all
 mkdir -p "$STATE"
 rm -rf "$STATE"/spool-* "$STATE/coordinator.db"*
@@ -130,6 +156,8 @@ say ""
 say "running the 2009 test (1 MiB bodies over one kept-alive connection, libcurl on a new"
 say "thread per transfer, on reused threads and in one event loop) on every host:"
 "${CLI[@]}" run --spec "$STATE/http-one-at-a-time.json" --wait --format table || rc=$?
-say "coordinator: http://$HTTP (GET /api/runs, /api/runs/2/table?format=csv); the dashboard"
-say "will be served there too. Stop everything with: make demo-down"
+echo $((SECONDS - START)) >"$STATE/last-duration"
+say "took $((SECONDS - START)) s. The dashboard is served at http://$HTTP/ (runs, their tables"
+say "and charts, live jobs); the API at http://$HTTP/api/runs and /api/runs/2/table?format=csv."
+say "Stop everything with: make demo-down"
 exit "$rc"

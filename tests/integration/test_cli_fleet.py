@@ -220,19 +220,69 @@ class CliTest(unittest.TestCase):
         self.assertEqual(len(cells), 6)
         self.assertEqual({c[1] for c in cells}, {"h1", "h2"})
 
-    def test_cancel_of_a_finished_run_exits_1_with_the_apis_message(self):
+    def test_cancel_of_a_finished_run_says_how_and_when_it_ended(self):
         rid = self.finished_run()
         status, body = self.f.post(f"/api/runs/{rid}/cancel", {})
-        self.assertGreaterEqual(status, 400)
+        self.assertEqual(status, 409)
+        self.assertNotIn("field", body)
         p = self.cli("cancel", str(rid))
-        want = body["error"] + (f" (field: {body['field']})" if body.get("field") else "")
-        self.assertEqual(self.assert_one_error_line(p, 1), f"sockmatrix: {want}")
+        line = self.assert_one_error_line(p, 1)
+        self.assertRegex(line, rf"^sockmatrix: run {rid} ended \(done\) at "
+                               r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; nothing to cancel$")
+        self.assertEqual(line, f"sockmatrix: {body['error']}")
         self.assertEqual(p.stdout, "")
 
-    def test_show_of_a_run_that_does_not_exist_exits_1(self):
-        p = self.cli("show", "999999")
-        self.assert_one_error_line(p, 1, "no such run")
+    def test_show_cancel_and_export_of_a_run_that_does_not_exist_name_it_and_runs(self):
+        status, body = self.f.post("/api/runs/999999/cancel", {})
+        self.assertEqual((status, body.get("field")), (404, "id"))
+        for cmd in (["show", "999999"], ["cancel", "999999"], ["export", "999999", "--format", "csv"],
+                    ["anomalies", "999999"]):
+            p = self.cli(*cmd)
+            self.assertEqual(self.assert_one_error_line(p, 1),
+                             "sockmatrix: no run 999999 (sockmatrix runs lists them)", cmd)
 
+    def test_run_with_an_unknown_preset_lists_the_presets(self):
+        p = self.cli("run", "--preset", "nope")
+        line = self.assert_one_error_line(p, 1, 'no preset "nope"')
+        self.assertTrue(line.startswith("sockmatrix: preset: no preset"), line)
+        self.assertNotIn("(field: preset)", line)  # the message names its field already
+        for name in ("seed-tcp-unix", "seed-http", "quick", "full"):
+            self.assertIn(name, line)
+
+    def test_a_bad_spec_file_names_the_file_and_the_place(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
+            spec.write('{"name": "s",\n "tests": [{"workload": "stream",}]}\n')
+        self.addCleanup(os.unlink, spec.name)
+        p = self.cli("run", "--spec", spec.name)
+        # The "}" where a field name should be is column 34; cJSON stops just past it.
+        self.assertEqual(self.assert_one_error_line(p, 1),
+                         f"sockmatrix: --spec {spec.name}: line 2, column 35: not valid JSON")
+        # "pairs" inside the test: the JSON path, and where pairs goes instead.
+        with open(spec.name, "w") as f:
+            json.dump({"name": "s", "tests": [{"workload": "rr", "scope": "pair",
+                                               "pairs": "mesh"}]}, f)
+        p = self.cli("run", "--spec", spec.name)
+        self.assert_one_error_line(p, 1, f"--spec {spec.name}: at tests[0].pairs:",
+                                   'goes in the spec, next to "tests"')
+
+    def test_presets_give_the_jobs_on_the_fleet_and_an_estimate_from_the_last_run(self):
+        rid = self.finished_run()
+        run = self.f.get(f"/api/runs/{rid}")
+        p = self.cli("presets")
+        self.assertEqual(p.returncode, 0, p)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[0].split()[:4], ["NAME", "JOBS", "(2", "HOSTS)"])
+        rows = {line.split()[0]: line for line in lines[1:]}
+        self.assertEqual(set(rows), {"seed-tcp-unix", "seed-http", "quick", "full"})
+        # seed-tcp-unix: 3 variants x 12 repetitions x 2 hosts; the run above had 2
+        # repetitions (24 jobs), so its time is scaled by 72/24.
+        took = (run["finished_ms"] - run["created_ms"]) / 1000
+        m = re.search(rf"^seed-tcp-unix\s+72\s+about (?:(\d+)m)?(\d+)s \(run {rid}: 24 jobs in ",
+                      rows["seed-tcp-unix"])
+        self.assertIsNotNone(m, rows["seed-tcp-unix"])
+        est = int(m.group(1) or 0) * 60 + int(m.group(2))
+        self.assertAlmostEqual(est, took * 3, delta=2)
+        self.assertIn("no estimate (no finished run of it yet)", rows["quick"])
 
 if __name__ == "__main__":
     unittest.main()

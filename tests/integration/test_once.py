@@ -347,6 +347,20 @@ class CliTest(unittest.TestCase):
                     "--time-limit-ms", "--format", "--preset", "--quiet", "--log-level"):
             self.assertIn(opt, r.out)
 
+    def test_once_help_lists_every_preset_and_what_seed_http_runs(self):
+        # The presets --once knows are the ones its error for an unknown one names.
+        r = agent("--once", "--preset", "nope")
+        self.assertEqual(r.rc, 2, r.err)
+        names = re.search(r"is not a preset \(([^)]*)\)", r.err).group(1).split(", ")
+        self.assertEqual(names, ["seed-tcp-unix", "seed-http"])
+        r = agent("--once", "--help")
+        self.assertEqual(r.rc, 0)
+        for name in names:
+            self.assertIn(f"{name}: the 20", r.out)
+        # seed-http here is its first test only, and the help says how to run the follow-ups.
+        self.assertIn("over one\n", r.out)
+        self.assertIn("--connections 4 --tls", r.out)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,8 +1,10 @@
 """The dashboard's side of the coordinator: static files from --web-dir and the live events of
 /ws, with the real coordinator and agents: a snapshot on connect, run and job events as a run
 goes, a bad message dropped and counted, files outside the folder refused."""
+import json
 import os
 import shutil
+import socket
 import tempfile
 import time
 import unittest
@@ -115,6 +117,42 @@ class WsTest(unittest.TestCase):
         self.assertEqual(health["ws_rejected"], 3)
         self.assertEqual(health["ws_clients"], 1)
         self.assertEqual(self.f.get("/api/runs")["runs"], [])  # nothing a message could start
+
+    def upgrade(self, protocol_header):
+        """A raw upgrade of /ws with the given Sec-WebSocket-Protocol line (or none); returns the
+        status line and the body the coordinator answered with."""
+        port = int(self.f.url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                      f"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                      f"Sec-WebSocket-Version: 13\r\n{protocol_header}\r\n".encode())
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                buf += chunk
+            head, _, body = buf.partition(b"\r\n\r\n")
+            lines = head.decode().split("\r\n")
+            length = [int(h.split(":", 1)[1]) for h in lines if h.lower().startswith("content-length:")]
+            while length and len(body) < length[0]:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                body += chunk
+            return lines[0], body
+
+    def test_ws_without_the_sm_events_subprotocol_is_refused_with_400_naming_it(self):
+        for header in ("", "Sec-WebSocket-Protocol: chat\r\n"):
+            status, body = self.upgrade(header)
+            self.assertEqual(status.split()[1], "400", (header, status))
+            self.assertIn("sm-events", json.loads(body)["error"], header)
+        # sm-events anywhere in the list is enough, and the client then gets its snapshot.
+        status, _ = self.upgrade("Sec-WebSocket-Protocol: chat, sm-events\r\n")
+        self.assertEqual(status.split()[1], "101", status)
+        ws = WsClient(int(self.f.url.rsplit(":", 1)[1]))
+        self.addCleanup(ws.close)
+        self.assertEqual(ws.recv_json()["type"], "snapshot")
 
 
 if __name__ == "__main__":

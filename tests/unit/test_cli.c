@@ -15,6 +15,7 @@
 #include "coordinator/apijson.h"
 #include "coordinator/cli/cli.h"
 #include "coordinator/cli/grid.h"
+#include "coordinator/cli/specfile.h"
 #include "coordinator/apijson.h"
 #include "coordinator/cli/apiview.h"
 #include "coordinator/spec.h"
@@ -634,6 +635,10 @@ static void test_cli_help_and_version(void **state)
     const char *u = sm_cli_usage();
     assert_non_null(strstr(u, "sockmatrix [--coordinator URL] [--token-file PATH] COMMAND"));
     assert_non_null(strstr(u, "export RUN --format csv|md|json [-o FILE]"));
+    /* What presets and a --spec file do now, not what they did. */
+    assert_non_null(strstr(u, "each one's jobs on\n"));
+    assert_non_null(strstr(u, "a --spec file is checked here"));
+    assert_null(strstr(u, "a --spec file is sent as it is"));
 }
 
 /* ---- the token file ---- */
@@ -1046,6 +1051,86 @@ static void test_apiview_preset_request_is_the_exact_body(void **state)
     free(body);
 }
 
+/* Writes text to a new file under dir; returns its path (static storage, one at a time). */
+static const char *spec_file(const char *dir, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/spec.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    return path;
+}
+
+static void test_cli_spec_file_error_names_the_file_and_the_line_and_column(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sm-cli-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *body = (char *)"untouched";
+    size_t len = 0;
+    sm_error err = {0};
+    /* The comma after "s" is missing: cJSON stops at the second line's quote. */
+    const char *path = spec_file(dir, "{\"name\": \"s\"\n  \"tests\": []}\n");
+    assert_int_equal(sm_cli_spec_load(path, &body, &len, &err), SM_EPARSE);
+    assert_null(body);
+    char want[320];
+    snprintf(want, sizeof want, "--spec %s: line 2, column 3: not valid JSON", path);
+    assert_string_equal(err.msg, want);
+    unlink(path);
+
+    /* Valid JSON, refused by the spec: the JSON path of the field at fault. */
+    path = spec_file(dir, "{\"name\":\"s\",\"tests\":[{\"workload\":\"stream\","
+                          "\"colour\":1}]}");
+    assert_int_equal(sm_cli_spec_load(path, &body, &len, &err), SM_EPARSE);
+    snprintf(want, sizeof want, "--spec %s: at tests[0].colour: tests[0]: unknown field 'colour'",
+             path);
+    assert_string_equal(err.msg, want);
+
+    /* A good spec comes back whole, as it is sent. */
+    const char *good = "{\"name\":\"s\",\"tests\":[{\"workload\":\"stream\"}]}";
+    path = spec_file(dir, good);
+    assert_int_equal(sm_cli_spec_load(path, &body, &len, &err), 0);
+    assert_int_equal(len, strlen(good));
+    assert_string_equal(body, good);
+    free(body);
+    unlink(path);
+
+    assert_int_equal(sm_cli_spec_load(path, &body, &len, &err), SM_ESYS);
+    assert_non_null(strstr(err.msg, "--spec: cannot open"));
+    rmdir(dir);
+}
+
+static void test_cli_spec_position_counts_lines_and_columns_from_one(void **state)
+{
+    (void)state;
+    unsigned line, col;
+    sm_cli_spec_position("ab\ncd\n", 0, &line, &col);
+    assert_int_equal(line, 1);
+    assert_int_equal(col, 1);
+    sm_cli_spec_position("ab\ncd\n", 4, &line, &col);
+    assert_int_equal(line, 2);
+    assert_int_equal(col, 2);
+    sm_cli_spec_position("ab\ncd\n", 6, &line, &col);
+    assert_int_equal(line, 3);
+    assert_int_equal(col, 1);
+}
+
+static void test_cli_unknown_preset_names_every_preset(void **state)
+{
+    (void)state;
+    char *spec = NULL;
+    sm_error err = {0};
+    const char *body = "{\"preset\":\"nope\"}";
+    assert_int_equal(sm_api_run_request(body, strlen(body), &spec, &err), SM_EINVAL);
+    assert_null(spec);
+    assert_string_equal(err.field, "preset");
+    assert_non_null(strstr(err.msg, "no preset \"nope\"; the presets are "));
+    for (const sm_preset *p = sm_presets(); p->name; p++)
+        assert_non_null(strstr(err.msg, p->name));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1080,6 +1165,9 @@ int main(void)
         cmocka_unit_test(test_apiview_error_reads_message_and_field),
         cmocka_unit_test(test_apiview_run_id_reads_the_created_answer),
         cmocka_unit_test(test_apiview_preset_request_is_the_exact_body),
+        cmocka_unit_test(test_cli_spec_file_error_names_the_file_and_the_line_and_column),
+        cmocka_unit_test(test_cli_spec_position_counts_lines_and_columns_from_one),
+        cmocka_unit_test(test_cli_unknown_preset_names_every_preset),
         cmocka_unit_test(test_cli_anomalies_takes_a_run_a_baseline_and_a_floor),
         cmocka_unit_test(test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait),
     };

@@ -717,6 +717,11 @@ static void test_spec_invalid_params_name_the_test_and_field(void **state)
                       "tests[0]: unknown field 'colour'", "tests[0].colour");
     assert_spec_error("{'name':'s','tests':[{'workload':'stream','colour':[1,2]}]}", SM_EPARSE,
                       "tests[0]: unknown field 'colour'", "tests[0].colour");
+    /* pairs is the spec's, not a test's: the error says where it goes. */
+    assert_spec_error("{'name':'s','pairs':'mesh','tests':[{'workload':'rr','scope':'pair',"
+                      "'pairs':'ring'}]}",
+                      SM_EINVAL, "tests[0]: pairs: goes in the spec, next to \"tests\"",
+                      "tests[0].pairs");
     assert_spec_error("{'name':'s','tests':[{'scope':'local'}]}", SM_EPARSE,
                       "tests[0]: missing field 'workload'", "tests[0].workload");
     assert_spec_error("{'name':'s','tests':[{'workload':'stream','count':1,'count':2}]}", SM_EPARSE,
