@@ -75,15 +75,58 @@ const whiskers = {
     },
 };
 
+// Each bar's median, written above its whisker (or its bar), so that a bar too short to see
+// beside the others still says what it is.
+const valueLabels = {
+    id: 'smValueLabels',
+    afterDatasetsDraw(chart) {
+        const {ctx} = chart;
+        const y = chart.scales.y;
+        ctx.save();
+        ctx.fillStyle = '#111';
+        ctx.textAlign = 'center';
+        ctx.textBaseline = 'bottom';
+        ctx.font = `${Math.max(10, Math.round(window.Chart.defaults.font.size * 0.85))}px sans-serif`;
+        chart.data.datasets.forEach((ds, i) => {
+            if (!chart.isDatasetVisible(i))
+                return;
+            chart.getDatasetMeta(i).data.forEach((bar, j) => {
+                const v = ds.data[j];
+                if (!Number.isFinite(v))
+                    return;
+                const w = ds.whiskers && ds.whiskers[j];
+                const top = w && Number.isFinite(w[1]) ? y.getPixelForValue(w[1]) : bar.y;
+                ctx.fillText(fmtNum(v), bar.x, Math.max(12, Math.min(top, bar.y)) - 2);
+            });
+        });
+        ctx.restore();
+    },
+};
+
+// Whether bars of these cells are better read on a log axis: the positive medians span more
+// than 10x, so that the small ones would be invisible beside the large ones.
+export function wantsLog(groups) {
+    const v = groups.flatMap((g) => g.cells.map((c) => (c ? c.median : NaN)))
+        .filter((x) => Number.isFinite(x) && x > 0);
+    return v.length > 1 && Math.max(...v) / Math.min(...v) > 10;
+}
+
 // groups: [{label, cells: [cell|null per row]}] with cell {median, ci95_low, ci95_high, n,
-// noisy}. Returns the Chart (destroy() it when the view goes), or null when Chart.js is absent.
-export function whiskerBars(canvas, {rows, groups, unit, title}) {
+// noisy}. flagged: the rows (hosts) an anomaly names: their labels are marked and their bars
+// outlined. log: true, false, or undefined for wantsLog. The canvas says what it drew in
+// data-scale ("log" or "linear") and data-flagged (the flagged rows, comma-separated). Returns
+// the Chart (destroy() it when the view goes), or null when Chart.js is absent.
+export function whiskerBars(canvas, {rows, groups, unit, title, flagged = new Set(), log}) {
     const Chart = window.Chart;
     if (!Chart)
         return null;
     // Chart.js draws 12 px text whatever the page's size; follow the page's own scale instead.
     const rootPx = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
     Chart.defaults.font.size = Math.round(rootPx * 0.85);
+    const useLog = log === undefined ? wantsLog(groups) : !!log;
+    canvas.dataset.scale = useLog ? 'log' : 'linear';
+    canvas.dataset.flagged = rows.filter((r) => flagged.has(r)).join(',');
+    const mark = (r) => (flagged.has(r) ? `\u26a0 ${r}` : r);
     let top = 0;
     const datasets = groups.map((g, i) => {
         const colour = PALETTE[i % PALETTE.length];
@@ -98,25 +141,35 @@ export function whiskerBars(canvas, {rows, groups, unit, title}) {
             cells: g.cells,
             whiskers: ws,
             backgroundColor: colour + 'cc',
-            borderColor: colour,
-            borderWidth: 1,
+            // A flagged host's bars: outlined in vermillion, thick, so the outlier is the first
+            // thing one sees whatever its height.
+            borderColor: rows.map((r) => (flagged.has(r) ? '#D55E00' : colour)),
+            borderWidth: rows.map((r) => (flagged.has(r) ? 3 : 1)),
         };
     });
     return new Chart(canvas, {
         type: 'bar',
-        data: {labels: rows, datasets},
-        plugins: [whiskers],
+        data: {labels: rows.map(mark), datasets},
+        plugins: [whiskers, valueLabels],
         options: {
             responsive: true,
             maintainAspectRatio: false,
             animation: false,
             scales: {
-                x: {ticks: {color: '#222'}, grid: {display: false}},
+                x: {
+                    ticks: {
+                        color: (c) => (flagged.has(rows[c.index]) ? '#B34700' : '#222'),
+                        font: (c) => (flagged.has(rows[c.index]) ? {weight: 'bold'} : {}),
+                    },
+                    grid: {display: false},
+                },
                 y: {
-                    beginAtZero: true,
-                    // Whiskers past the tallest bar must stay on the canvas.
-                    suggestedMax: top > 0 ? top * 1.05 : undefined,
-                    title: {display: true, text: unit, color: '#222'},
+                    type: useLog ? 'logarithmic' : 'linear',
+                    beginAtZero: !useLog,
+                    // Whiskers and value labels past the tallest bar must stay on the canvas.
+                    suggestedMax: top > 0 ? top * (useLog ? 2 : 1.12) : undefined,
+                    title: {display: true, text: unit + (useLog ? ', log scale' : ''),
+                        color: '#222'},
                     ticks: {color: '#222'},
                 },
             },

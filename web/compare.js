@@ -220,8 +220,17 @@ export function mount(root, args, {live}) {
         'aria-label': 'medians per host with 95% confidence intervals'});
     const chartNote = h('p', {class: 'hint'},
         'Bars: median. Whiskers: 95% confidence interval of the median ([min, max] below 6 repetitions).');
-    const chartCard = h('section', {class: 'card wide'}, h('h2', {}, 'Per host'),
-        h('div', {class: 'field inline'}, h('label', {for: 'compare-family'}, 'test'), familySel),
+    // The axis: automatic (log when the medians span more than 10x), or what the user chose.
+    const logBox = h('input', {type: 'checkbox', id: 'compare-log'});
+    let logChosen;
+    logBox.addEventListener('change', () => {
+        logChosen = logBox.checked;
+        drawChart();
+    });
+    const chartTitle = h('h2', {}, 'Per host');
+    const chartCard = h('section', {class: 'card wide'}, chartTitle,
+        h('div', {class: 'field inline'}, h('label', {for: 'compare-family'}, 'test'), familySel,
+            h('label', {class: 'pick', for: 'compare-log'}, logBox, ' log scale')),
         h('div', {class: 'chart-box'}, canvas), chartNote);
     const anomList = h('ul', {id: 'anomalies', class: 'anomalies'});
     const anomCard = h('section', {class: 'card'}, h('h2', {}, 'Anomalies'));
@@ -259,13 +268,22 @@ export function mount(root, args, {live}) {
         if (!fam)
             return;
         const cell = indexCells(t.cells);
+        const labels = new Set(fam.variants.map((v) => t.columns[v.col].label));
+        const flagged = new Set((data.anomalies || []).filter((a) => labels.has(a.test))
+            .flatMap((a) => (t.rows || []).filter((r) => rowAnomalies(r, [a]).length)));
+        const groups = fam.variants.map((v) => ({label: v.label,
+            cells: (t.rows || []).map((_r, r) => cell(r, v.col))}));
         chart = whiskerBars(canvas, {
             rows: t.rows || [],
             unit: `${fam.metric} (${fam.unit})`,
             title: fam.test,
-            groups: fam.variants.map((v) => ({label: v.label,
-                cells: (t.rows || []).map((_r, r) => cell(r, v.col))})),
+            groups,
+            flagged,
+            log: logChosen,
         });
+        logBox.checked = canvas.dataset.scale === 'log';
+        chartTitle.textContent = (t.rows || []).some((r) => splitPair(r))
+            ? 'Per pair (client->server)' : 'Per host';
         if (!chart && !window.Chart)
             chartNote.textContent = 'The chart library (vendor/chart.umd.js) did not load; the table below has the same numbers.';
     };

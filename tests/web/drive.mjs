@@ -265,6 +265,25 @@ const scenarios = {
     return seen;
   },
 
+  // #/compare/ID's chart: its axis (automatic, then switched by the "log scale" box), the rows
+  // it marks as flagged, its title; a.family picks the test (its option's value) when given.
+  async chart(a) {
+    await view(`/compare/${a.run}`);
+    await page.waitForSelector('#compare-chart[data-scale]', { timeout: STEP_MS });
+    if (a.family) await page.selectOption('#compare-family', a.family);
+    const snap = () => page.evaluate(() => {
+      const c = document.querySelector('#compare-chart');
+      return { scale: c.dataset.scale, flagged: c.dataset.flagged,
+        log_box: document.querySelector('#compare-log').checked,
+        title: c.closest('section').querySelector('h2').textContent };
+    });
+    await until('the anomalies to mark the chart', snap, (s) => s.flagged !== undefined);
+    const auto = await settle(snap, (s) => s.flagged, 5000);
+    await page.click('#compare-log');
+    const switched = await until('the axis to switch', snap, (s) => s.scale !== auto.scale);
+    return { auto, switched };
+  },
+
   // #/fleet -> "compare hosts" -> pick a.hosts -> Compare: the hash, the summary and the rows
   // of the side by side (class "differs" on the rows that differ, "odd" on the cells that
   // stand apart).

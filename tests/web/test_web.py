@@ -249,6 +249,20 @@ class AnomalyTest(WebCase):
         self.assertNotIn("anomalous", rows["h3"])
         self.assertEqual(set(res["anomalies"]), {"h2"})
         self.assertEqual(png_size(shot), (1600, 1000))
+        # The chart marks h2, and its axis is log exactly when the medians span more than 10x
+        # (what this machine measured decides which), then the box switches it.
+        t = f.get(f"/api/runs/{rid}/table?format=json")
+        medians = [c["median"] for c in t["cells"]
+                   if c.get("median") and c["median"] > 0 and c["column"] in (0, 1)]
+        chart = self.drive(f, "chart", run=rid)
+        auto = chart["auto"]
+        self.assertEqual(auto["flagged"], "h2", chart)
+        self.assertEqual(auto["title"], "Per host")
+        self.assertEqual(auto["scale"], "log" if max(medians) / min(medians) > 10 else "linear",
+                         (medians, chart))
+        self.assertEqual(auto["log_box"], auto["scale"] == "log")
+        self.assertEqual(chart["switched"]["flagged"], "h2")
+        self.assertNotEqual(chart["switched"]["scale"], auto["scale"])
         # Why: each of h2's cards names the tbf on its lo first, against the fleet's noqueue,
         # as the coordinator's fingerprints say.
         qdisc = f.get("/api/agents/h2/fingerprint")["fingerprint"]["items"]["if.lo.qdisc"]
