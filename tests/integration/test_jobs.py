@@ -1,6 +1,8 @@
 """A run's jobs against the real coordinator and two real agents on loopback: GET
 /api/runs/ID/jobs pages over every job once, the job resource says why a job failed, and
-`sockmatrix show` prints the run's times, each failed job's id, host and reason, and its flags."""
+`sockmatrix show` prints the run's times, each failed job's id, host and reason, and its flags;
+`sockmatrix jobs` lists the jobs the API lists."""
+import json
 import os
 import re
 import subprocess
@@ -83,6 +85,35 @@ class JobsTest(unittest.TestCase):
             self.assertIn("\nflags:\n", out)
         else:
             self.assertIn("\nflags: none\n", out)
+
+    def cli(self, *args):
+        return subprocess.run([CLI, "--coordinator", self.f.url, *args], capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+    def test_jobs_lists_the_apis_jobs_as_a_grid_and_as_json(self):
+        p = self.cli("jobs", str(self.rid))
+        self.assertEqual(p.returncode, 0, p)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[0].split(), ["ID", "HOST", "TEST", "REP", "WARM-UP", "STATE",
+                                            "DURATION", "HEADLINE", "REASON"])
+        api = self.f.get(f"/api/runs/{self.rid}/jobs")["jobs"]
+        self.assertEqual([line.split()[0] for line in lines[1:]], [j["id"] for j in api])
+        for line, j in zip((x.rstrip() for x in lines[1:]), api):
+            self.assertIn(f" {j['test']} ", line)
+            if j["state"] == "failed":
+                self.assertTrue(line.endswith(j["reason"]), line)
+            else:
+                # One notation, as the dashboard: no exponent.
+                self.assertRegex(line, r" \d+(\.\d+)? MB/s$")
+        p = self.cli("jobs", str(self.rid), "--host", "h2", "--state", "failed",
+                     "--format", "json")
+        self.assertEqual(p.returncode, 0, p)
+        got = json.loads(p.stdout)
+        self.assertEqual(got, self.f.get(f"/api/runs/{self.rid}/jobs?host=h2&state=failed")["jobs"])
+        self.assertEqual(len(got), 1)
+        p = self.cli("jobs", "999999")
+        self.assertEqual(p.returncode, 1, p)
+        self.assertEqual(p.stderr, "sockmatrix: no such run (field: id)\n")
 
 
 if __name__ == "__main__":
