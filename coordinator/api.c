@@ -107,24 +107,10 @@ static int get_agents(sm_api_ctx *a, char **resp, size_t *len)
 
 static int get_job(sm_api_ctx *a, const char *id_text, char **resp, size_t *len)
 {
-    char *end;
-    unsigned long long id = strtoull(id_text, &end, 10);
-    if (!*id_text || *end || id_text[0] == '-')
+    uint64_t id;
+    if (!sm_api_parse_id(id_text, strlen(id_text), &id))
         return sm_api_reply_error(resp, len, 400, "job id: expected a number", "id");
-    sm_job_row row;
-    sm_error err = {0};
-    if (sm_store_job_get(a->st, id, &row, &err) != 0)
-        return sm_api_reply_error(resp, len, 404, "no such job", "id");
-    char *result = NULL;
-    sm_store_result_get(a->st, id, row.attempt, &result, &err);
-    sm_api_job j = {row.id,         row.host,       sm_job_state_name(row.state),
-                    row.reason,     row.attempt,    row.params_json,
-                    result,         row.created_ms, row.assigned_ms,
-                    row.started_ms, row.finished_ms};
-    int status = sm_api_reply(resp, len, 200, sm_api_job_encode(&j));
-    free(result);
-    sm_job_row_fini(&row);
-    return status;
+    return sm_api_get_job(a, id, resp, len);
 }
 
 static int post_jobs(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
@@ -537,7 +523,7 @@ void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id)
         sm_report_cache_run_changed(a->cache, run_id);
 }
 
-/* /api/runs/{id}[/cancel|/table|/anomalies] */
+/* /api/runs/{id}[/cancel|/table|/anomalies|/jobs] */
 static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, const char *query,
                       const char *auth, char **resp, size_t *len, const char **ctype)
 {
@@ -553,6 +539,9 @@ static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, cons
                    : sm_api_reply_error(resp, len, 405, "use GET", NULL);
     if (strcmp(slash, "/anomalies") == 0)
         return get ? sm_api_get_report(a, id, false, query, resp, len, ctype)
+                   : sm_api_reply_error(resp, len, 405, "use GET", NULL);
+    if (strcmp(slash, "/jobs") == 0)
+        return get ? sm_api_get_run_jobs(a, id, query, resp, len)
                    : sm_api_reply_error(resp, len, 405, "use GET", NULL);
     if (strcmp(slash, "/cancel") == 0) {
         if (!post)

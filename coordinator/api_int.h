@@ -37,4 +37,12 @@ int sm_api_get_compare(sm_api_ctx *a, const char *query, char **resp, size_t *le
 int sm_api_get_fingerprint(sm_api_ctx *a, const char *name, char **resp, size_t *len);
 int sm_api_get_fp_diff(sm_api_ctx *a, const char *query, char **resp, size_t *len);
 
+/* api_jobs.c: GET /api/jobs/{id} (the full job resource; 404 for an unknown job) and GET
+ * /api/runs/{id}/jobs?limit=&after=&host=&cell=&state= (the run's jobs in run order, paged by
+ * the cursor after; 400 naming a bad parameter, 404 for an unknown run). Return the HTTP
+ * status, as sm_api_handle. */
+int sm_api_get_job(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
+int sm_api_get_run_jobs(sm_api_ctx *a, uint64_t run_id, const char *query, char **resp,
+                        size_t *len);
+
 #endif

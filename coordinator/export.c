@@ -144,6 +144,11 @@ static void fill_col(sm_table_col *col, const sm_params *p, bool ratio)
     set_fixed(col->unit, sizeof col->unit, ratio ? "x" : sm_metric_unit(m));
 }
 
+void sm_export_column(const sm_params *p, sm_table_col *col)
+{
+    fill_col(col, p, false);
+}
+
 /* Field by field: the struct has padding, which memcmp would compare too. */
 static bool params_equal(const sm_params *a, const sm_params *b)
 {

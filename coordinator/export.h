@@ -25,6 +25,10 @@ typedef struct sm_export_sample {
  * throughput_MBps. */
 sm_metric sm_export_headline(const sm_params *p);
 
+/* The column a cell of params p is in: its label ("stream tcp lines 128 B x 8192"), headline
+ * metric and unit, exactly as a run's table names it (the job resource uses it too). */
+void sm_export_column(const sm_params *p, sm_table_col *col);
+
 /* Rows: the hosts of local cells (in cell order) or "client->server" of pair cells (a table is
  * one or the other: scope selects which cells are used). Columns: one per (test, variant), the
  * headline metric, summarised over the ok, non-warm-up results of that cell (failed ones only

@@ -93,6 +93,9 @@ export const api = {
     runs: () => request('GET', '/api/runs').then((j) => j.runs || []),
     run: (id) => request('GET', `/api/runs/${enc(id)}`),
     startRun: (body) => request('POST', '/api/runs', body),
+    // One page of a run's jobs in run order (1000 at most); page.next is the next page's cursor.
+    runJobs: (id, after) =>
+        request('GET', `/api/runs/${enc(id)}/jobs?limit=1000` + (after ? `&after=${enc(after)}` : '')),
     cancelRun: (id) => request('POST', `/api/runs/${enc(id)}/cancel`, '{}'),
     table: (id, scope) =>
         request('GET', `/api/runs/${enc(id)}/table?format=json` + (scope ? `&scope=${scope}` : '')),

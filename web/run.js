@@ -1,8 +1,9 @@
-// Run view: one run's progress, live. The page's state comes from GET /api/runs/ID, so a
-// reload mid-run shows what the coordinator knows; /ws events move it on from there.
+// Run view: one run's progress, live. The page's state comes from GET /api/runs/ID and its jobs
+// from GET /api/runs/ID/jobs, so a reload (or a finished run opened later) shows what the
+// coordinator knows; /ws events move it on from there.
 
 import {api, ApiError} from './api.js';
-import {h, clear, scrollBox, fmtDate, fmtBytes, anomalyItem} from './dom.js';
+import {h, clear, scrollBox, fmtDate, fmtBytes, fmtValue, anomalyItem} from './dom.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
 const JOBS_SHOWN_MAX = 20000; // past this the cells table, which sums them all, has to do
@@ -51,8 +52,8 @@ export function mount(root, args, {live}) {
                 .map((c, i) => h('th', {scope: 'col', class: i >= 4 ? 'num' : null}, c)))),
         cellsBody);
     const jobs = h('ul', {id: 'run-jobs', class: 'jobs', 'aria-live': 'polite'});
-    const jobsNote = h('p', {class: 'hint'}, 'Jobs appear here as they finish while this page is open.');
-    const jobLis = new Map();
+    const jobsNote = h('p', {id: 'run-jobs-note', class: 'hint'}, 'No jobs yet.');
+    const jobLis = new Map(); // job id -> {li, key}
     const anomalies = h('ul', {id: 'run-anomalies', class: 'anomalies'});
     const anomNote = h('p', {class: 'hint'}, 'None so far.');
 
@@ -126,6 +127,7 @@ export function mount(root, args, {live}) {
             error.hidden = true;
             showRun(r);
             showCells(r.cells);
+            await loadJobs();
             // An ended run's flags are in the store; a page opened after the events missed them.
             if (ENDED.has(r.state) && !anomaliesLoaded) {
                 anomaliesLoaded = true;
@@ -171,37 +173,89 @@ export function mount(root, args, {live}) {
         }, wait);
     };
 
-    // One line per job, in job order, updated in place as its state moves on.
-    const showJob = (j) => {
+    // One line per job, in run order, from the API: the test as the table names it, the
+    // headline figure in the table's notation, and its result a click away.
+    const jobKey = (j) => JSON.stringify([j.state, j.attempt, j.reason, j.finished_ms, j.headline]);
+    const jobLi = (j) => {
         const who = j.peer ? `${j.host}->${j.peer}` : j.host;
-        const li = h('li', {'data-job': j.id, 'data-state': j.state, class: 'job'},
-            h('span', {class: 'job-id'}, `#${j.id}`), ' ',
-            h('span', {class: 'host'}, who), ' ',
+        const rep = j.repetition === null || j.repetition === undefined ? null
+            : h('span', {class: `rep${j.warmup ? ' warmup' : ''}`},
+                j.warmup ? `warm-up ${j.repetition}` : `rep ${j.repetition}`);
+        const took = j.duration_ms === null || j.duration_ms === undefined ? null
+            : h('span', {class: 'duration'}, fmtValue(j.duration_ms / 1000, 's'));
+        const head = j.headline ? h('span', {class: 'headline', title: j.headline.metric},
+            fmtValue(j.headline.value, j.headline.unit)) : null;
+        const pre = h('pre', {class: 'job-json'});
+        const details = h('details', {class: 'job-details', 'data-job': j.id},
+            h('summary', {}, j.samples ? `samples (${j.samples.length})` : 'result'), pre);
+        details.addEventListener('toggle', () => {
+            if (details.open && !pre.textContent) {
+                const shown = {samples: j.samples, result: j.result, sides: j.sides, params: j.params};
+                pre.textContent = JSON.stringify(shown, null, 2);
+            }
+        });
+        return h('li', {'data-job': j.id, 'data-state': j.state, 'data-warmup': j.warmup ? '1' : '0',
+            class: 'job'},
+            h('a', {class: 'job-id', href: `/api/jobs/${encodeURIComponent(j.id)}`,
+                title: 'the job as JSON'}, `#${j.id}`),
+            h('span', {class: 'host'}, who),
+            h('span', {class: 'test'}, j.test || ''),
+            rep,
             h('span', {class: `badge state-${j.state}`}, j.state),
-            j.summary ? h('span', {class: 'summary'},
-                ` ${Number(j.summary.value).toPrecision(4)} ${j.summary.unit} ` +
-                `(${j.summary.metric})`) : null,
+            took, head,
             // Kept, but not in the table's statistics unless asked for (docs/analysis.md).
-            j.summary?.disturbed ? h('span', {class: 'badge disturbed',
-                title: `disturbed: ${j.summary.disturbed}`}, 'disturbed') : null,
-            j.reason ? h('span', {class: 'reason'}, ` ${j.reason}`) : null);
-        const old = jobLis.get(String(j.id));
-        jobLis.set(String(j.id), li);
-        if (old) {
-            old.replaceWith(li);
-        } else if (jobLis.size <= JOBS_SHOWN_MAX) {
-            // News comes in job order, so the end is almost always the place.
-            const last = jobs.lastElementChild;
-            const next = !last || Number(last.dataset.job) < Number(j.id) ? null
-                : [...jobs.children].find((x) => Number(x.dataset.job) > Number(j.id));
-            jobs.insertBefore(li, next || null);
+            j.result?.host?.disturbed ? h('span', {class: 'badge disturbed'}, 'disturbed') : null,
+            j.state === 'failed' && j.reason ? h('span', {class: 'reason'}, j.reason) : null,
+            details);
+    };
+    // The list becomes the API's: rows whose job did not change stay (an open details too).
+    const showJobs = (list) => {
+        const want = new Set(list.map((j) => String(j.id)));
+        for (const [jid, x] of jobLis)
+            if (!want.has(jid)) {
+                x.li.remove();
+                jobLis.delete(jid);
+            }
+        let prev = null;
+        for (const j of list) {
+            const jid = String(j.id), key = jobKey(j);
+            let x = jobLis.get(jid);
+            if (!x || x.key !== key) {
+                const li = jobLi(j);
+                const open = x && x.li.querySelector('details')?.open;
+                if (x)
+                    x.li.replaceWith(li);
+                if (open)
+                    li.querySelector('details').open = true;
+                x = {li, key};
+                jobLis.set(jid, x);
+            }
+            const at = prev ? prev.nextSibling : jobs.firstChild;
+            if (at !== x.li)
+                jobs.insertBefore(x.li, at);
+            prev = x.li;
         }
-        jobsNote.hidden = true;
+        jobsNote.hidden = list.length > 0;
+    };
+    // Every page, in order; an answer older than one already shown is dropped.
+    let jobsAsked = 0, jobsShown = 0;
+    const loadJobs = async () => {
+        const ask = ++jobsAsked;
+        const list = [];
+        let after = null;
+        do {
+            const page = await api.runJobs(id, after);
+            list.push(...(page.jobs || []));
+            after = page.next;
+        } while (after && list.length < JOBS_SHOWN_MAX && alive);
+        if (!alive || ask < jobsShown)
+            return;
+        jobsShown = ask;
+        showJobs(list);
     };
     const onJob = (j) => {
         if (String(j.run) !== String(id))
             return;
-        showJob(j);
         refetchSoon();
     };
 
@@ -246,7 +300,6 @@ export function mount(root, args, {live}) {
         }
     });
 
-    live.jobsOf(id).forEach(showJob);
     load();
     return () => {
         alive = false;

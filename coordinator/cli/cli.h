@@ -30,6 +30,7 @@ typedef enum sm_cli_cmd {
     SM_CLI_HOSTS_DIFF,        /* hosts diff H1 H2 [H3...] */
     SM_CLI_HOSTS_FINGERPRINT, /* hosts fingerprint H */
     SM_CLI_COMPARE,           /* compare A B */
+    SM_CLI_JOBS,              /* jobs RUN [--host H] [--state S] */
 } sm_cli_cmd;
 
 typedef enum sm_cli_format {
@@ -73,6 +74,8 @@ typedef struct sm_cli_opts {
     /* hosts diff (2..SM_CLI_HOSTS_MAX, each once) and hosts fingerprint (1): agent names */
     const char *host_names[SM_CLI_HOSTS_MAX];
     size_t n_host_names;
+    /* jobs: --host and --state filters (checked; NULL: all) */
+    const char *job_host, *job_state;
 } sm_cli_opts;
 
 /* Parses argv: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ... (the global

@@ -21,6 +21,15 @@ int sm_cli_cmd_presets(sm_http *h);
 int sm_cli_cmd_show(sm_http *h, uint64_t id);
 int sm_cli_cmd_cancel(sm_http *h, uint64_t id);
 
+/* cmd_jobs.c: under sockmatrix show's progress, the run's created and finished times (UTC,
+ * ISO 8601) and duration, each failed job with its host and reason, and the run's flags
+ * (the anomalies' one-line texts). 0, or 1 when the coordinator could not say. */
+struct sm_apiview_run;
+int sm_cli_show_details(sm_http *h, const struct sm_apiview_run *run);
+/* sockmatrix jobs RUN: every job of the run (--host, --state filter), a grid or the API's
+ * jobs as one JSON array. */
+int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o);
+
 /* cmd_export.c: a run's comparison table and its anomalies. */
 int sm_cli_cmd_export(sm_http *h, const sm_cli_opts *o);
 int sm_cli_cmd_anomalies(sm_http *h, const sm_cli_opts *o);

@@ -52,7 +52,9 @@ int sm_cli_cmd_show(sm_http *h, uint64_t id)
     sm_cli_print_parallel(stdout, NULL, &run);
     printf("progress: %" PRIu32 "/%" PRIu32 " jobs done, %" PRIu32 " failed\n", run.done, run.total,
            run.failed);
-    rc = n ? print_cells(cells, n) : 0;
+    rc = sm_cli_show_details(h, &run);
+    if (!rc && n)
+        rc = print_cells(cells, n);
     free(cells);
     return rc;
 }

@@ -30,7 +30,12 @@ static const char usage[] =
     "                           of it (--ci-rel, default 0.05) or N repetitions ran\n"
     "                           (--max-repetitions, default 30)\n"
     "  runs                     the latest runs and their progress\n"
-    "  show RUN                 one run: state, reason, progress and per-cell counts\n"
+    "  show RUN                 one run: state, reason, progress, times, failed jobs and\n"
+    "                           their reasons, flags and per-cell counts\n"
+    "  jobs RUN [--host H] [--state S] [--format table|json]\n"
+    "                           the run's jobs in run order: host, test, repetition,\n"
+    "                           warm-up, state, duration and headline figure; S is queued,\n"
+    "                           assigned, running, done or failed\n"
     "  cancel RUN               cancel a run and print its new state\n"
     "  export RUN --format csv|md|json [-o FILE]\n"
     "                           the run's comparison table, to FILE (replaced atomically)\n"
@@ -92,6 +97,8 @@ enum {
     O_BASELINE,
     O_FLOOR,
     O_DISTURBED,
+    O_JOB_HOST,
+    O_JOB_STATE,
 };
 
 #define BEFORE_CMD (1u << 31) /* allowed before the command word */
@@ -119,13 +126,15 @@ static const opt options[] = {
     {"--wait", NULL, O_WAIT, false, ON(SM_CLI_RUN)},
     {"--format", NULL, O_FORMAT, true,
      ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES) | ON(SM_CLI_HOSTS_DIFF) |
-         ON(SM_CLI_COMPARE)},
+         ON(SM_CLI_COMPARE) | ON(SM_CLI_JOBS)},
     {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN)},
     {"--output", "-o", O_OUTPUT, true, ON(SM_CLI_EXPORT)},
     {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
     {"--floor", NULL, O_FLOOR, true, ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN)},
     {"--disturbed", NULL, O_DISTURBED, true,
      ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_COMPARE)},
+    {"--host", NULL, O_JOB_HOST, true, ON(SM_CLI_JOBS)},
+    {"--state", NULL, O_JOB_STATE, true, ON(SM_CLI_JOBS)},
 };
 
 #define N_OPTIONS (sizeof options / sizeof *options)
@@ -148,6 +157,7 @@ static const command commands[] = {
     /* hosts diff|fingerprint: the word after it picks the command (hosts_positional) */
     {"hosts", SM_CLI_HOSTS_DIFF, false},
     {"compare", SM_CLI_COMPARE, false}, /* two runs (compare_positional) */
+    {"jobs", SM_CLI_JOBS, true},
 };
 
 /* The parse so far: what the line asked for, and what the final checks need. */
@@ -233,7 +243,8 @@ static int check_hosts(const char *hosts, sm_error *err)
 
 static int parse_format(const char *v, sm_cli_cmd cmd, sm_cli_format *out, sm_error *err)
 {
-    if (cmd == SM_CLI_ANOMALIES || cmd == SM_CLI_HOSTS_DIFF || cmd == SM_CLI_HOSTS_FINGERPRINT) {
+    if (cmd == SM_CLI_ANOMALIES || cmd == SM_CLI_HOSTS_DIFF || cmd == SM_CLI_HOSTS_FINGERPRINT ||
+        cmd == SM_CLI_JOBS) {
         if (strcmp(v, "table") == 0 || strcmp(v, "json") == 0) {
             *out = v[0] == 't' ? SM_CLI_FMT_TABLE : SM_CLI_FMT_JSON;
             return 0;
@@ -307,6 +318,21 @@ static int apply_checked(parse *s, int id, const char *v, sm_error *err)
                                 SM_CLI_TIMEOUT_S_MAX);
         o->timeout_s = (uint32_t)n;
         s->timeout_given = true;
+        return 0;
+    case O_JOB_HOST:
+        if (!*v || strlen(v) > SM_NAME_MAX || v[strspn(v, NAME_CHARS)])
+            return sm_error_set(err, SM_EINVAL,
+                                "--host: '%s' is not an agent name (up to %d of A-Z a-z 0-9 . _ -)",
+                                v, SM_NAME_MAX);
+        o->job_host = v;
+        return 0;
+    case O_JOB_STATE:
+        if (strcmp(v, "queued") && strcmp(v, "assigned") && strcmp(v, "running") &&
+            strcmp(v, "done") && strcmp(v, "failed"))
+            return sm_error_set(err, SM_EINVAL,
+                                "--state: '%s' is not queued, assigned, running, done or failed",
+                                v);
+        o->job_state = v;
         return 0;
     case O_BASELINE:
         if (!parse_uint(v, 1, UINT64_MAX, &n))
@@ -642,7 +668,7 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
     else if (!s.cmd)
         return sm_error_set(err, SM_EINVAL,
                             "a command is needed: agents, presets, run, runs, "
-                            "show, cancel, export, anomalies, compare or hosts (see --help)");
+                            "show, jobs, cancel, export, anomalies, compare or hosts (see --help)");
     else if ((rc = check_command(&s, err)))
         return rc;
     if (s.r.reps_auto) {

@@ -88,6 +88,37 @@ static void test_cli_anomalies_takes_a_run_a_baseline_and_a_floor(void **state)
     assert_fails_naming(nowait, ARGC(nowait), "--floor goes with --wait");
 }
 
+static void test_cli_jobs_takes_a_run_a_host_a_state_and_a_format(void **state)
+{
+    (void)state;
+    char *argv[] = {"sockmatrix", "jobs",   "7",        "--host", "h2",
+                    "--state",    "failed", "--format", "json",   NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_JOBS);
+    assert_int_equal(o.run_id, 7);
+    assert_string_equal(o.job_host, "h2");
+    assert_string_equal(o.job_state, "failed");
+    assert_int_equal(o.format, SM_CLI_FMT_JSON);
+    char *plain[] = {"sockmatrix", "jobs", "7", NULL};
+    assert_int_equal(parse(plain, ARGC(plain), &o, &err), 0);
+    assert_null(o.job_host);
+    assert_null(o.job_state);
+    assert_int_equal(o.format, SM_CLI_FMT_TABLE);
+
+    char *norun[] = {"sockmatrix", "jobs", NULL};
+    assert_fails_naming(norun, ARGC(norun), "jobs: which run?");
+    char *host[] = {"sockmatrix", "jobs", "7", "--host", "h 2", NULL};
+    assert_fails_naming(host, ARGC(host), "--host: 'h 2' is not an agent name");
+    char *st[] = {"sockmatrix", "jobs", "7", "--state", "finished", NULL};
+    assert_fails_naming(st, ARGC(st), "--state: 'finished' is not queued");
+    char *csv[] = {"sockmatrix", "jobs", "7", "--format", "csv", NULL};
+    assert_fails_naming(csv, ARGC(csv), "--format: 'csv' is not table or json");
+    char *show[] = {"sockmatrix", "show", "7", "--host", "h1", NULL};
+    assert_fails_naming(show, ARGC(show), "--host: not an option of show");
+}
+
 static void test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait(void **state)
 {
     (void)state;
@@ -1169,6 +1200,7 @@ int main(void)
         cmocka_unit_test(test_cli_spec_position_counts_lines_and_columns_from_one),
         cmocka_unit_test(test_cli_unknown_preset_names_every_preset),
         cmocka_unit_test(test_cli_anomalies_takes_a_run_a_baseline_and_a_floor),
+        cmocka_unit_test(test_cli_jobs_takes_a_run_a_host_a_state_and_a_format),
         cmocka_unit_test(test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,6 +31,9 @@ static void test_guard_route_gives_methods_caps_and_api(void **state)
     assert_true(sm_guard_route("/api/runs/7/table", false, &r));
     assert_string_equal(r.allow, "GET");
     assert_int_equal(r.body_max, 0);
+    assert_true(sm_guard_route("/api/runs/7/jobs", false, &r));
+    assert_string_equal(r.allow, "GET");
+    assert_true(r.api);
     assert_true(sm_guard_route("/healthz", false, &r));
     assert_true(r.api);
     assert_true(sm_guard_route("/api/agents/h1/fingerprint", false, &r));

@@ -221,6 +221,33 @@ const scenarios = {
     };
   },
 
+  // #/run/ID of a finished run, then reloaded: the job list each time, and one done job's
+  // details opened.
+  async run_jobs(a) {
+    const snap = () => page.evaluate(() => [...document.querySelectorAll('ul#run-jobs li[data-job]')]
+      .map((li) => ({
+        id: li.dataset.job, state: li.dataset.state, warmup: li.dataset.warmup === '1',
+        test: li.querySelector('.test')?.textContent ?? null,
+        rep: li.querySelector('.rep')?.textContent ?? null,
+        duration: li.querySelector('.duration')?.textContent ?? null,
+        headline: li.querySelector('.headline')?.textContent ?? null,
+        reason: li.querySelector('.reason')?.textContent ?? null,
+        href: li.querySelector('a.job-id')?.getAttribute('href') ?? null,
+      })));
+    await view(`/run/${a.run}`);
+    const before = await until(`${a.total} jobs listed`, snap, (l) => l.length >= a.total);
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: STEP_MS });
+    const after = await until(`${a.total} jobs listed after the reload`, snap,
+      (l) => l.length >= a.total);
+    const note = await page.$eval('#run-jobs-note', (n) => n.hidden);
+    const done = after.find((j) => j.state === 'done' && !j.warmup);
+    const sel = `ul#run-jobs li[data-job="${done.id}"]`;
+    await page.click(`${sel} details summary`);
+    const json = await until('the job\'s result JSON', () => page.$eval(`${sel} pre`,
+      (p) => p.textContent), (t) => t.length > 0);
+    return { before, after, note_hidden: note, opened: done.id, details: JSON.parse(json) };
+  },
+
   // #/run/ID of a running run, reloaded: what it shows before and after, and the API around it.
   async reload(a) {
     await view(`/run/${a.run}`);

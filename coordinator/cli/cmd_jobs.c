@@ -1,0 +1,263 @@
+/* What sockmatrix show adds under a run's progress (its times, its failed jobs with their
+ * reasons and its flags) and sockmatrix jobs, from GET /api/runs/ID/jobs and the anomalies'
+ * text. */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coordinator/cli/apiview.h"
+#include "coordinator/cli/cmd.h"
+#include "coordinator/cli/grid.h"
+#include "coordinator/cli/output.h"
+#include "coordinator/cli/request.h"
+#include "proto/clock.h"
+
+/* "2026-12-01T16:53:02Z" */
+static void iso_utc(int64_t ms, char *buf, size_t cap)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, cap, "?");
+}
+
+/* "8.4 s", "2m 08s", "1h 02m 08s" */
+static void duration_text(int64_t ms, char *buf, size_t cap)
+{
+    if (ms < 0)
+        ms = 0;
+    if (ms < 60000) {
+        snprintf(buf, cap, "%.1f s", (double)ms / 1000.0);
+        return;
+    }
+    const int64_t s = ms / 1000;
+    if (s < 3600)
+        snprintf(buf, cap, "%" PRId64 "m %02" PRId64 "s", s / 60, s % 60);
+    else
+        snprintf(buf, cap, "%" PRId64 "h %02" PRId64 "m %02" PRId64 "s", s / 3600, s / 60 % 60,
+                 s % 60);
+}
+
+static void print_times(const sm_apiview_run *run)
+{
+    char created[32], finished[32], took[32];
+    iso_utc(run->created_ms, created, sizeof created);
+    printf("created: %s\n", created);
+    if (run->finished_ms > 0) {
+        iso_utc(run->finished_ms, finished, sizeof finished);
+        duration_text(run->finished_ms - run->created_ms, took, sizeof took);
+        printf("finished: %s (took %s)\n", finished, took);
+    } else {
+        duration_text(sm_wall_ms() - run->created_ms, took, sizeof took);
+        printf("finished: not yet (running for %s)\n", took);
+    }
+}
+
+/* Every failed job, page by page; 1 when the coordinator could not say. */
+static int print_failed(sm_http *h, uint64_t id)
+{
+    char after[32] = "";
+    size_t shown = 0;
+    for (;;) {
+        char path[128];
+        snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/jobs?state=failed&limit=1000%s%s", id,
+                 after[0] ? "&after=" : "", after);
+        sm_http_resp r;
+        if (sm_cli_call(h, path, NULL, 0, &r))
+            return 1;
+        cJSON *o = cJSON_ParseWithLength(r.body, r.len);
+        sm_http_resp_fini(&r);
+        const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(o, "jobs");
+        if (!cJSON_IsArray(jobs)) {
+            cJSON_Delete(o);
+            sm_error err = {0};
+            sm_error_set(&err, SM_EPARSE, "no \"jobs\" array");
+            return sm_cli_bad_answer("GET /api/runs/ID/jobs", &err);
+        }
+        const cJSON *j;
+        cJSON_ArrayForEach(j, jobs)
+        {
+            const char *jid = cJSON_GetStringValue(cJSON_GetObjectItem(j, "id"));
+            const char *host = cJSON_GetStringValue(cJSON_GetObjectItem(j, "host"));
+            const char *peer = cJSON_GetStringValue(cJSON_GetObjectItem(j, "peer"));
+            const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(j, "reason"));
+            if (shown++ == 0)
+                printf("failures:\n");
+            printf("  job %s on %s%s%s: %s\n", jid ? jid : "?", host ? host : "?", peer ? "->" : "",
+                   peer ? peer : "", reason && *reason ? reason : "no reason");
+        }
+        const char *next = cJSON_GetStringValue(cJSON_GetObjectItem(o, "next"));
+        if (next)
+            snprintf(after, sizeof after, "%.30s", next);
+        cJSON_Delete(o);
+        if (!next)
+            break;
+    }
+    if (shown == 0)
+        printf("failures: none\n");
+    return 0;
+}
+
+/* The anomalies' one-line texts (the lines "  <kind> <text>" of the text format); a run whose
+ * table cannot be built yet has none to show. */
+static void print_flags(sm_http *h, uint64_t id)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/anomalies?format=text", id);
+    sm_http_resp r;
+    sm_error err = {0};
+    size_t shown = 0;
+    if (sm_http_get(h, path, &r, &err) == 0) {
+        if (r.status == 200) {
+            for (const char *p = r.body, *end = r.body + r.len; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                const size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+                if (n > 2 && p[0] == ' ' && p[1] == ' ' && p[2] != ' ') {
+                    if (shown++ == 0)
+                        printf("flags:\n");
+                    printf("%.*s\n", (int)n, p);
+                }
+                p = nl ? nl + 1 : end;
+            }
+        }
+        sm_http_resp_fini(&r);
+    }
+    if (shown == 0)
+        printf("flags: none\n");
+}
+
+int sm_cli_show_details(sm_http *h, const sm_apiview_run *run)
+{
+    print_times(run);
+    if (print_failed(h, run->id))
+        return 1;
+    print_flags(h, run->id);
+    return 0;
+}
+
+/* ---- sockmatrix jobs ---- */
+
+/* 4 significant digits, as the dashboard shows them: "19960", "0.0567"; an exponent only
+ * below 0.001 or from 10^9. */
+static void num_text(double v, char *buf, size_t cap)
+{
+    const double a = v < 0 ? -v : v;
+    if (a != 0 && (a < 1e-3 || a >= 1e9))
+        snprintf(buf, cap, "%.3e", v);
+    else {
+        char tmp[48];
+        snprintf(tmp, sizeof tmp, "%.4g", v);
+        snprintf(buf, cap, "%.15g", strtod(tmp, NULL));
+    }
+}
+
+static const char *str_or(const cJSON *o, const char *k, const char *dflt)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+    return v ? v : dflt;
+}
+
+static int jobs_row(sm_grid *g, const cJSON *j)
+{
+    char who[140], rep[16] = "", took[32] = "-", head[64] = "-";
+    const char *peer = str_or(j, "peer", NULL);
+    snprintf(who, sizeof who, "%s%s%s", str_or(j, "host", "?"), peer ? "->" : "", peer ? peer : "");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "repetition");
+    if (cJSON_IsNumber(r))
+        snprintf(rep, sizeof rep, "%d", r->valueint);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "duration_ms");
+    if (cJSON_IsNumber(d))
+        duration_text((int64_t)d->valuedouble, took, sizeof took);
+    const cJSON *hl = cJSON_GetObjectItemCaseSensitive(j, "headline");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(hl, "value");
+    if (cJSON_IsNumber(v)) {
+        char n[40];
+        num_text(v->valuedouble, n, sizeof n);
+        snprintf(head, sizeof head, "%s %s", n, str_or(hl, "unit", ""));
+    }
+    const char *state = str_or(j, "state", "?");
+    const char *reason = strcmp(state, "failed") == 0 ? str_or(j, "reason", "") : "";
+    const char *row[] = {str_or(j, "id", "?"),
+                         who,
+                         str_or(j, "test", ""),
+                         rep,
+                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "warmup")) ? "yes" : "",
+                         state,
+                         took,
+                         head,
+                         reason};
+    return sm_grid_row(g, row);
+}
+
+int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
+{
+    sm_grid g = {9, 0, "rllrllrrl", NULL};
+    static const char *const header[] = {"ID",    "HOST",     "TEST",     "REP",   "WARM-UP",
+                                         "STATE", "DURATION", "HEADLINE", "REASON"};
+    int rc = o->format == SM_CLI_FMT_JSON ? 0 : sm_grid_row(&g, header);
+    cJSON *all = o->format == SM_CLI_FMT_JSON ? cJSON_CreateArray() : NULL;
+    if (o->format == SM_CLI_FMT_JSON && !all) {
+        sm_cli_fail("out of memory");
+        return 1;
+    }
+    char after[32] = "";
+    for (bool more = true; more && !rc;) {
+        char path[256];
+        snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/jobs?limit=1000%s%s%s%s%s%s", o->run_id,
+                 o->job_host ? "&host=" : "", o->job_host ? o->job_host : "",
+                 o->job_state ? "&state=" : "", o->job_state ? o->job_state : "",
+                 after[0] ? "&after=" : "", after);
+        sm_http_resp r;
+        if (sm_cli_call(h, path, NULL, 0, &r)) {
+            rc = 1;
+            break;
+        }
+        cJSON *page = cJSON_ParseWithLength(r.body, r.len);
+        sm_http_resp_fini(&r);
+        cJSON *jobs = cJSON_GetObjectItemCaseSensitive(page, "jobs");
+        if (!cJSON_IsArray(jobs)) {
+            cJSON_Delete(page);
+            sm_error err = {0};
+            sm_error_set(&err, SM_EPARSE, "no \"jobs\" array");
+            rc = sm_cli_bad_answer("GET /api/runs/ID/jobs", &err);
+            break;
+        }
+        if (all) {
+            /* The page's jobs move to the one array printed at the end. */
+            for (cJSON *j; (j = cJSON_DetachItemFromArray(jobs, 0)) != NULL;)
+                cJSON_AddItemToArray(all, j);
+        } else {
+            for (const cJSON *j = jobs->child; j && !rc; j = j->next)
+                rc = jobs_row(&g, j);
+        }
+        const char *next = cJSON_GetStringValue(cJSON_GetObjectItem(page, "next"));
+        more = next != NULL;
+        if (next)
+            snprintf(after, sizeof after, "%.30s", next);
+        cJSON_Delete(page);
+    }
+    if (o->format != SM_CLI_FMT_JSON) {
+        if (rc == 1) {
+            sm_grid_fini(&g);
+            return 1;
+        }
+        return sm_grid_done(&g, rc);
+    }
+    sm_grid_fini(&g);
+    if (rc) {
+        cJSON_Delete(all);
+        return 1;
+    }
+    char *text = cJSON_Print(all);
+    cJSON_Delete(all);
+    if (!text) {
+        sm_cli_fail("out of memory");
+        return 1;
+    }
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
