@@ -37,4 +37,8 @@ int sm_api_get_compare(sm_api_ctx *a, const char *query, char **resp, size_t *le
 int sm_api_get_fingerprint(sm_api_ctx *a, const char *name, char **resp, size_t *len);
 int sm_api_get_fp_diff(sm_api_ctx *a, const char *query, char **resp, size_t *len);
 
+/* api_metrics.c: GET /metrics, the Prometheus text format (docs/metrics.md); *ctype is its
+ * media type. Returns the HTTP status, as sm_api_handle. */
+int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype);
+
 #endif
