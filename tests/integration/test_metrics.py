@@ -148,10 +148,35 @@ class MetricsTest(unittest.TestCase):
         high = self.query('sockmatrix_cell_ci95_high{run_name="prom"}')
         self.assertEqual(len(low), len(want))
         self.assertEqual(len(high), len(want))
+        self.grafana_queries_are_valid(rid)
         for s in low:
             key = (s["metric"]["host"], s["metric"]["test"], s["metric"]["metric"],
                    s["metric"]["unit"])
             self.assertLessEqual(float(s["value"][1]), float(want[key]), key)
+
+    def grafana_queries_are_valid(self, rid):
+        """Every query of deploy/grafana/sockmatrix.json, its variables set to this run, is
+        PromQL Prometheus accepts, and those that do not filter on a condition return series."""
+        path = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "grafana",
+                            "sockmatrix.json")
+        with open(path) as d:
+            dash = json.load(d)
+        subst = {"$run_name": "prom", "$test": ".+", "$host": ".+"}
+        exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+        exprs += [v["query"]["query"] for v in dash["templating"]["list"]]
+        self.assertGreaterEqual(len(exprs), 10)
+        for e in exprs:
+            for k, v in subst.items():
+                e = e.replace(k, v)
+            if e.startswith("label_values("):
+                metric = e[len("label_values("):].rsplit(",", 1)[0]
+                self.assertTrue(self.query(metric), e)
+                continue
+            if "==" in e or ">" in e:
+                self.query(e)  # a condition may hold for no series; the query must parse
+            else:
+                # a rate needs two scrapes in its window: a bounded wait
+                wait_for(f"series for {e}", lambda: self.query(e), 20, 0.5)
 
 
 if __name__ == "__main__":
