@@ -48,7 +48,7 @@ static void coordinator_counters(sm_api_ctx *a, sm_prom *p)
     gauge(p, "sockmatrix_ws_clients", "Dashboard WebSocket clients connected.",
           w ? (double)w[0] : 0);
 
-    /* The same reasons, by the same names, as /healthz's "rejects". */
+    /* The same reasons, by the same names, as /healthz's "rejected". */
     sm_prom_family(p, "sockmatrix_rejects_total", "counter",
                    "Agent messages and polls refused, by reason.");
     static const char *const key[] = {"reason"};
