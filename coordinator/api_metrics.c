@@ -157,7 +157,7 @@ static double num(const cJSON *o, const char *k)
 
 /* One run's table (the API's own JSON, cached once the run ended) as samples of family f;
  * returns the cells written, at most room. */
-static size_t run_cells(sm_prom *p, const sm_run_row *run, const cJSON *t, int f, size_t room)
+static size_t run_cells(sm_prom *p, const sm_metrics_table *run, const cJSON *t, int f, size_t room)
 {
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(t, "rows");
     const cJSON *cols = cJSON_GetObjectItemCaseSensitive(t, "columns");
@@ -182,7 +182,7 @@ static size_t run_cells(sm_prom *p, const sm_run_row *run, const cJSON *t, int f
             continue; /* no value: no sample, rather than a NaN series */
         written++;
         const char *keys[] = {"run_name", "host", "test", "metric", "unit"};
-        const char *vals[] = {run->name, host, test, metric, unit};
+        const char *vals[] = {run->run_name, host, test, metric, unit};
         double v = 0;
         switch (f) {
         case CELL_F_MEDIAN:
@@ -200,7 +200,7 @@ static size_t run_cells(sm_prom *p, const sm_run_row *run, const cJSON *t, int f
             break;
         }
         default:
-            v = (double)run->id;
+            v = (double)run->run_id;
             break;
         }
         /* The run id is a gauge of its own: as a label it would start new series each run. */
@@ -226,33 +226,51 @@ static size_t latest_by_name(const sm_run_row *runs, size_t n, size_t *pick)
     return np;
 }
 
+void sm_api_metrics_cells(sm_prom *p, const sm_metrics_table *t, size_t n, size_t max_cells)
+{
+    cJSON **tables = calloc(n ? n : 1, sizeof *tables);
+    if (!tables) {
+        p->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        tables[i] = t[i].json ? cJSON_Parse(t[i].json) : NULL;
+    char note[160];
+    snprintf(note, sizeof note,
+             "cells: the latest finished run of each name, at most %d names and %zu cells",
+             METRICS_RUN_NAMES_MAX, max_cells);
+    sm_prom_comment(p, note);
+    for (int f = 0; f < CELL_F__COUNT; f++) {
+        sm_prom_family(p, CELL_FAMILIES[f][0], "gauge", CELL_FAMILIES[f][1]);
+        size_t room = max_cells;
+        for (size_t i = 0; i < n && room; i++)
+            if (tables[i])
+                room -= run_cells(p, &t[i], tables[i], f, room);
+    }
+    for (size_t i = 0; i < n; i++)
+        cJSON_Delete(tables[i]);
+    free(tables);
+}
+
 static void cells(sm_api_ctx *a, sm_prom *p, const sm_run_row *runs, size_t n)
 {
     size_t pick[METRICS_RUN_NAMES_MAX];
     const size_t np = latest_by_name(runs, n, pick);
-    cJSON *tables[METRICS_RUN_NAMES_MAX] = {0};
+    sm_metrics_table t[METRICS_RUN_NAMES_MAX] = {0};
+    char *bodies[METRICS_RUN_NAMES_MAX] = {0};
     for (size_t i = 0; i < np; i++) {
-        char *body = NULL;
         size_t len = 0;
         const char *ctype = NULL;
-        if (sm_api_get_report(a, runs[pick[i]].id, true, "format=json", &body, &len, &ctype) == 200)
-            tables[i] = cJSON_ParseWithLength(body, len);
-        free(body);
+        const sm_run_row *r = &runs[pick[i]];
+        if (sm_api_get_report(a, r->id, true, "format=json", &bodies[i], &len, &ctype) != 200) {
+            free(bodies[i]);
+            bodies[i] = NULL;
+        }
+        t[i] = (sm_metrics_table){r->name, r->id, bodies[i]};
     }
-    char note[160];
-    snprintf(note, sizeof note,
-             "cells: the latest finished run of each name, at most %d names and %d cells",
-             METRICS_RUN_NAMES_MAX, METRICS_CELLS_MAX);
-    sm_prom_comment(p, note);
-    for (int f = 0; f < CELL_F__COUNT; f++) {
-        sm_prom_family(p, CELL_FAMILIES[f][0], "gauge", CELL_FAMILIES[f][1]);
-        size_t room = METRICS_CELLS_MAX;
-        for (size_t i = 0; i < np && room; i++)
-            if (tables[i])
-                room -= run_cells(p, &runs[pick[i]], tables[i], f, room);
-    }
+    sm_api_metrics_cells(p, t, np, METRICS_CELLS_MAX);
     for (size_t i = 0; i < np; i++)
-        cJSON_Delete(tables[i]);
+        free(bodies[i]);
 }
 
 int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype)

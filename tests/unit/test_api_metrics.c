@@ -1,6 +1,7 @@
 /* Unit tests of GET /metrics (api_metrics.c) over a real SQLite store and a real control: the
  * media type, one HELP and TYPE per family, the rejects and agents as counted, and the method
- * refused. The cells, read from a real run's table, are tests/integration/test_metrics.py's. */
+ * refused; the cell families from run tables (flags, escaping, cells without a value, the cap).
+ * Cells read from a real run's table are tests/integration/test_metrics.py's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include "coordinator/api.h"
+#include "coordinator/api_int.h"
+#include "coordinator/promtext.h"
 #include "coordinator/control.h"
 #include "coordinator/store.h"
 
@@ -146,12 +149,85 @@ static void test_metrics_answer_only_get(void **state)
     free(body);
 }
 
+/* Two hosts x two columns; h2's row flagged; h1's second cell has no value. */
+static const char TABLE[] =
+    "{\"version\":1,\"rows\":[\"h1\",\"h2\"],"
+    "\"columns\":[{\"label\":\"stream tcp \\\"x\\\" 1000 B\",\"metric\":\"throughput_MBps\","
+    "\"unit\":\"MB/s\"},{\"label\":\"rr unix\",\"metric\":\"latency_us\",\"unit\":\"us\"}],"
+    "\"cells\":[{\"row\":0,\"column\":0,\"n\":3,\"median\":231.5,\"ci95_low\":220,"
+    "\"ci95_high\":241.25},{\"row\":0,\"column\":1,\"n\":0,\"median\":null},"
+    "{\"row\":1,\"column\":0,\"n\":3,\"median\":6.125,\"ci95_low\":6,\"ci95_high\":6.5},"
+    "{\"row\":1,\"column\":1,\"n\":3,\"median\":0.04505,\"ci95_low\":0.01952,"
+    "\"ci95_high\":0.06031}],\"flags\":[{\"row\":1,\"flag\":\"slow\"}]}";
+
+static char *cells_text(const sm_metrics_table *t, size_t n, size_t cap)
+{
+    sm_prom p;
+    sm_prom_init(&p);
+    sm_api_metrics_cells(&p, t, n, cap);
+    size_t len;
+    char *text = sm_prom_take(&p, &len);
+    assert_non_null(text);
+    return text;
+}
+
+static void test_metrics_cells_give_median_ci_flag_and_run_id_with_stable_labels(void **state)
+{
+    (void)state;
+    const sm_metrics_table t[] = {
+        {"seed", 7, TABLE}, {"broken", 8, "{not json"}, {"none", 9, NULL}};
+    char *text = cells_text(t, 3, 2000);
+    const char *l1 = "{run_name=\"seed\",host=\"h1\",test=\"stream tcp \\\"x\\\" 1000 "
+                     "B\",metric=\"throughput_MBps\",unit=\"MB/s\"}";
+    const char *l2 = "{run_name=\"seed\",host=\"h2\",test=\"rr unix\",metric=\"latency_us\","
+                     "unit=\"us\"}";
+    char want[512];
+    snprintf(want, sizeof want, "sockmatrix_cell_median%s 231.5\n", l1);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "sockmatrix_cell_ci95_high%s 241.25\n", l1);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "sockmatrix_cell_median%s 0.04505\n", l2);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "sockmatrix_cell_ci95_low%s 0.01952\n", l2);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "sockmatrix_cell_flagged%s 0\n", l1);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "sockmatrix_cell_flagged%s 1\n", l2);
+    assert_non_null(strstr(text, want));
+    /* the run id in its own series, without the unit; never a label of the values */
+    assert_non_null(strstr(text, "sockmatrix_cell_run_id{run_name=\"seed\",host=\"h2\",test=\"rr "
+                                 "unix\",metric=\"latency_us\"} 7\n"));
+    assert_null(strstr(text, "run_id="));
+    assert_null(strstr(text, "run=\""));
+    /* h1's cell without a value has no series; the broken and absent tables give none */
+    assert_int_equal(count(text, "sockmatrix_cell_median{"), 3);
+    assert_int_equal(count(text, "sockmatrix_cell_run_id{"), 3);
+    assert_null(strstr(text, "broken"));
+    assert_non_null(strstr(text, "# cells: the latest finished run of each name, at most 16 names "
+                                 "and 2000 cells\n"));
+    free(text);
+}
+
+static void test_metrics_cells_stop_at_the_cap_per_family(void **state)
+{
+    (void)state;
+    const sm_metrics_table t[] = {{"a", 1, TABLE}, {"b", 2, TABLE}};
+    char *text = cells_text(t, 2, 4);
+    assert_int_equal(count(text, "sockmatrix_cell_median{"), 4);
+    assert_int_equal(count(text, "sockmatrix_cell_flagged{"), 4);
+    assert_int_equal(count(text, "sockmatrix_cell_median{run_name=\"b\""), 1);
+    assert_int_equal(count(text, "# TYPE sockmatrix_cell_median gauge\n"), 1);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_metrics_give_counters_rejects_and_agents_in_the_text_format, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_answer_only_get, setup, teardown),
+        cmocka_unit_test(test_metrics_cells_give_median_ci_flag_and_run_id_with_stable_labels),
+        cmocka_unit_test(test_metrics_cells_stop_at_the_cap_per_family),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
