@@ -69,7 +69,8 @@ class MetricsTest(unittest.TestCase):
         os.makedirs(d)
         config = os.path.join(d, "prometheus.yml")
         with open(config, "w") as c:
-            c.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+            # A scrape on a loaded machine may take over a second: a 2 s timeout.
+            c.write("global:\n  scrape_interval: 2s\n  scrape_timeout: 2s\n"
                     "scrape_configs:\n  - job_name: sockmatrix\n"
                     "    authorization:\n      type: Bearer\n"
                     f"      credentials_file: {self.token_file}\n"
@@ -92,6 +93,21 @@ class MetricsTest(unittest.TestCase):
             except OSError:
                 return False
         wait_for("prometheus ready", ready, 30, 0.2)
+
+    def wait(self, what, check, timeout):
+        """wait_for, failing with what Prometheus says of its target (its last scrape's error)
+        and its log, so that a slow or refused scrape is told apart from a missing series."""
+        try:
+            return wait_for(what, check, timeout, 0.5)
+        except AssertionError as e:
+            try:
+                with urllib.request.urlopen(self.prom_url + "/api/v1/targets", timeout=5) as r:
+                    targets = [(t["health"], t["lastError"])
+                               for t in json.loads(r.read())["data"]["activeTargets"]]
+            except OSError as oe:
+                targets = str(oe)
+            raise AssertionError(f"{e}; targets: {targets}; log: "
+                                 f"{self.f.log('prometheus')[-1500:]}") from None
 
     def query(self, q):
         url = self.prom_url + "/api/v1/query?" + urllib.parse.urlencode({"query": q})
@@ -129,7 +145,7 @@ class MetricsTest(unittest.TestCase):
             r = self.query("sockmatrix_agent_up")
             got = {s["metric"]["agent"]: s["value"][1] for s in r}
             return got if got == {"h1": "1", "h2": "1"} else None
-        up = wait_for("prometheus to return both agents up", agents_up, 60, 0.5)
+        up = self.wait("prometheus to return both agents up", agents_up, 60)
         self.assertEqual(up, {"h1": "1", "h2": "1"})
 
         def medians():
@@ -137,7 +153,7 @@ class MetricsTest(unittest.TestCase):
             got = {(s["metric"]["host"], s["metric"]["test"], s["metric"]["metric"],
                     s["metric"]["unit"]): float(s["value"][1]) for s in r}
             return got if len(got) == len(want) else None
-        got = wait_for("prometheus to return every cell median", medians, 30, 0.5)
+        got = self.wait("prometheus to return every cell median", medians, 60)
         self.assertEqual(got, {k: float(v) for k, v in want.items()})
 
         ids = self.query('sockmatrix_cell_run_id{run_name="prom"}')
@@ -176,7 +192,7 @@ class MetricsTest(unittest.TestCase):
                 self.query(e)  # a condition may hold for no series; the query must parse
             else:
                 # a rate needs two scrapes in its window: a bounded wait
-                wait_for(f"series for {e}", lambda: self.query(e), 20, 0.5)
+                self.wait(f"series for {e}", lambda: self.query(e), 60)
 
 
 if __name__ == "__main__":
