@@ -581,6 +581,9 @@ int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const cha
     if (strcmp(path, "/healthz") == 0)
         return get ? get_health(a, resp, resp_len)
                    : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
+    if (strcmp(path, "/metrics") == 0)
+        return get ? sm_api_get_metrics(a, resp, resp_len, content_type)
+                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
     if (strcmp(path, "/api/agents") == 0)
         return get ? get_agents(a, resp, resp_len)
                    : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);

@@ -44,5 +44,21 @@ int sm_api_get_fp_diff(sm_api_ctx *a, const char *query, char **resp, size_t *le
 int sm_api_get_job(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 int sm_api_get_run_jobs(sm_api_ctx *a, uint64_t run_id, const char *query, char **resp,
                         size_t *len);
+/* api_metrics.c: GET /metrics, the Prometheus text format (docs/metrics.md); *ctype is its
+ * media type. Returns the HTTP status, as sm_api_handle. */
+int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype);
+
+/* The cell families of GET /metrics from n run tables, each the JSON GET /api/runs/ID/table
+ * gives (json NULL or unparsable: skipped), at most max_cells samples per family. The value
+ * series are labelled run_name, host (the row), test, metric and unit (the column); the run id
+ * series has no unit. A cell with no value (n 0) has no series; a cell is flagged when its row
+ * has a flag. */
+typedef struct sm_metrics_table {
+    const char *run_name;
+    uint64_t run_id;
+    const char *json;
+} sm_metrics_table;
+struct sm_prom;
+void sm_api_metrics_cells(struct sm_prom *p, const sm_metrics_table *t, size_t n, size_t max_cells);
 
 #endif

@@ -178,7 +178,8 @@ static int handle(struct lws *wsi, http_pss *p)
         size_t used = strlen(p->query);
         snprintf(p->query + used, sizeof p->query - used, "%s%s", used ? "&" : "", frag);
     }
-    if (strncmp(p->path, "/api/", 5) != 0 && strcmp(p->path, "/healthz") != 0) {
+    if (strncmp(p->path, "/api/", 5) != 0 && strcmp(p->path, "/healthz") != 0 &&
+        strcmp(p->path, "/metrics") != 0) {
         /* Everything else a browser asks for is the dashboard's. */
         p->status = sm_web_file(s->cfg->web_dir, p->path, &p->resp, &p->resp_len, &p->ctype);
         if (p->status != 200) {

@@ -36,6 +36,10 @@ static void test_guard_route_gives_methods_caps_and_api(void **state)
     assert_true(r.api);
     assert_true(sm_guard_route("/healthz", false, &r));
     assert_true(r.api);
+    /* the token guards /metrics as the other API reads, dashboard or not */
+    assert_true(sm_guard_route("/metrics", true, &r));
+    assert_string_equal(r.allow, "GET");
+    assert_true(r.api);
     assert_true(sm_guard_route("/api/agents/h1/fingerprint", false, &r));
     assert_string_equal(r.allow, "GET");
     assert_true(r.api);
