@@ -435,6 +435,32 @@ out:
 }
 
 /* GET /api/runs/{id}/anomalies[?baseline=ID][&floor=F][&format=text][&disturbed=include] */
+/* A baseline that shares no cell with the run says nothing about it: an error (409) when it was
+ * asked for, no baseline (*base_id 0, b released) when it was only the previous run of the same
+ * name. Returns 0, or the status of the error reply it wrote. */
+static int baseline_shares(run_data *d, run_data *b, bool asked, uint64_t *base_id, char **resp,
+                           size_t *len)
+{
+    sm_compare cmp;
+    sm_error err = {0};
+    char why[1200] = "";
+    int status = compare_runs(d, b, &cmp, why, sizeof why, &err);
+    const size_t shared = cmp.n_shared;
+    sm_compare_fini(&cmp);
+    if (status != 0)
+        return sm_api_reply_error(resp, len, status, err.msg, NULL);
+    if (shared == 0 && asked) {
+        char msg[1300];
+        snprintf(msg, sizeof msg, "baseline: %s", why);
+        return sm_api_reply_error(resp, len, 409, msg, "baseline");
+    }
+    if (shared == 0) {
+        run_data_fini(b);
+        *base_id = 0;
+    }
+    return 0;
+}
+
 static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **resp, size_t *len,
                          const char **ctype)
 {
@@ -476,29 +502,8 @@ static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **r
         goto out;
     }
     d.eo.include_disturbed = b.eo.include_disturbed = with_disturbed == 1;
-    if (base_id != 0) {
-        /* A baseline that shares no cell says nothing about this run: an error when it was
-         * asked for, no baseline when it was only the previous run of the same name. */
-        sm_compare cmp;
-        char why[1200] = "";
-        status = compare_runs(&d, &b, &cmp, why, sizeof why, &err);
-        const size_t shared = cmp.n_shared;
-        sm_compare_fini(&cmp);
-        if (status != 0) {
-            status = sm_api_reply_error(resp, len, status, err.msg, NULL);
-            goto out;
-        }
-        if (shared == 0 && bl[0]) {
-            char msg[1300];
-            snprintf(msg, sizeof msg, "baseline: %s", why);
-            status = sm_api_reply_error(resp, len, 409, msg, "baseline");
-            goto out;
-        }
-        if (shared == 0) {
-            run_data_fini(&b);
-            base_id = 0;
-        }
-    }
+    if (base_id != 0 && (status = baseline_shares(&d, &b, bl[0] != '\0', &base_id, resp, len)))
+        goto out;
     if (analyse_run(a, &d, base_id ? &b : NULL, &ao, &an, &err) != 0) {
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
         goto out;
