@@ -13,126 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_fixture.h"
 #include "coordinator/api.h"
 #include "coordinator/control.h"
 #include "coordinator/store.h"
 #include "proto/fingerprint.h"
 #include "proto/result.h"
-
-typedef struct fixture {
-    char dir[64];
-    char db[96];
-    sm_store *st;
-    sm_control *c;
-    sm_rejects *rejects;
-    sm_api_ctx api;
-    /* What the jobs_queued callback was given. */
-    int queued_calls;
-    size_t queued_n;
-    char queued_host[32];
-} fixture;
-
-/* A response, freed by the test. */
-typedef struct response {
-    int status;
-    char *body;
-    size_t len;
-    const char *ctype;
-} response;
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void on_jobs_queued(void *arg, const char *const *hosts, size_t n)
-{
-    fixture *f = arg;
-    f->queued_calls++;
-    f->queued_n = n;
-    snprintf(f->queued_host, sizeof f->queued_host, "%s", n ? hosts[0] : "");
-}
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/sm-api-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->db, sizeof f->db, "%s/c.db", f->dir);
-    sm_error err = {0};
-    assert_int_equal(sm_store_open(&f->st, f->db, &err), 0);
-    sm_control_cfg cfg = {.hold_ms = 1000, .job_grace_ms = 1000};
-    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, wall_ms(), &err), 0);
-    f->rejects = sm_rejects_new();
-    assert_non_null(f->rejects);
-    f->api = (sm_api_ctx){
-        .st = f->st, .ctl = f->c, .rejects = f->rejects, .jobs_queued = on_jobs_queued, .arg = f};
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    sm_api_cache_free(&f->api); /* the reports of ended runs */
-    sm_control_close(f->api.ctl);
-    sm_store_close(f->st);
-    sm_rejects_free(f->rejects);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
-    free(f);
-    return 0;
-}
-
-static response call(fixture *f, const char *method, const char *path, const char *query,
-                     const char *auth, const char *body)
-{
-    response r = {0};
-    r.status = sm_api_handle(&f->api, method, path, query, auth, body ? body : "",
-                             body ? strlen(body) : 0, &r.body, &r.len, &r.ctype);
-    assert_non_null(r.body);
-    assert_int_equal(r.len, strlen(r.body));
-    return r;
-}
-
-/* Calls and checks the status; a 4xx must be {"error":...} in JSON. */
-static void expect(fixture *f, const char *method, const char *path, const char *query,
-                   const char *auth, const char *body, int status, const char *has)
-{
-    response r = call(f, method, path, query, auth, body);
-    if (r.status != status)
-        fail_msg("%s %s%s%s: %d, want %d: %s", method, path, query ? "?" : "", query ? query : "",
-                 r.status, status, r.body);
-    if (status >= 400) {
-        assert_string_equal(r.ctype, "application/json");
-        assert_non_null(strstr(r.body, "{\"error\":\""));
-    }
-    if (has && !strstr(r.body, has))
-        fail_msg("%s %s: %s lacks %s", method, path, r.body, has);
-    free(r.body);
-}
-
-/* Registers agent `name` the way its first poll does. */
-static void register_agent(fixture *f, const char *name)
-{
-    sm_poll p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.agent, sizeof p.agent, "%s", name);
-    snprintf(p.boot, sizeof p.boot, "0123456789abcdef0123456789abcdef");
-    p.have_facts = true;
-    snprintf(p.facts.hostname, sizeof p.facts.hostname, "%s", name);
-    sm_poll_reply r;
-    bool now;
-    sm_error err = {0};
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_poll(f->api.ctl, &p, wall_ms(), &r, &now, &err) != 0)
-        fail_msg("poll: %s", err.msg);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
-}
 
 #define JOB_H1   "[{\"host\":\"h1\",\"params\":{\"workload\":\"stream\",\"count\":5}}]"
 #define RUN_SPEC "{\"name\":\"r\",\"tests\":[{\"workload\":\"stream\",\"count\":5}]}"
@@ -271,44 +157,6 @@ static void put_fingerprint(fixture *f, uint64_t run, const char *agent, const c
     assert_int_equal(sm_store_commit(f->st, &err), 0);
     free(json);
     sm_fp_fini(&fp);
-}
-
-/* Agent name takes its jobs of the run and ends each with throughput MBps, until none is left. */
-static void finish_jobs(fixture *f, const char *name, double mbps)
-{
-    sm_poll p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.agent, sizeof p.agent, "%s", name);
-    snprintf(p.boot, sizeof p.boot, "0123456789abcdef0123456789abcdef");
-    sm_result_msg done[16];
-    for (int round = 0; round < 32; round++) {
-        sm_poll_reply r;
-        bool now;
-        sm_error err = {0};
-        assert_int_equal(sm_store_begin(f->st, &err), 0);
-        if (sm_control_poll(f->api.ctl, &p, wall_ms(), &r, &now, &err) != 0)
-            fail_msg("poll: %s", err.msg);
-        assert_int_equal(sm_store_commit(f->st, &err), 0);
-        for (size_t i = 0; i < p.n_results; i++)
-            sm_result_fini(&done[i].result);
-        p.results = NULL;
-        p.n_results = 0;
-        if (r.n_commands == 0)
-            return;
-        for (size_t i = 0; i < r.n_commands && p.n_results < 16; i++) {
-            if (r.commands[i].kind != SM_CMD_ASSIGN)
-                continue;
-            sm_result_msg *m = &done[p.n_results++];
-            memset(m, 0, sizeof *m);
-            m->job = r.commands[i].job;
-            m->attempt = r.commands[i].attempt;
-            sm_result_init(&m->result);
-            m->result.ok = true;
-            sm_result_set(&m->result, SM_M_THROUGHPUT, mbps);
-        }
-        p.results = done;
-    }
-    fail_msg("%s: jobs without end", name);
 }
 
 #define RUN_3REPS                                                                                  \

@@ -14,67 +14,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_fixture.h"
 #include "coordinator/api.h"
 #include "coordinator/control.h"
 #include "coordinator/store.h"
 #include "proto/fingerprint.h"
 
-typedef struct fixture {
-    char dir[64];
-    char db[96];
-    sm_store *st;
-    sm_control *c;
-    sm_rejects *rejects;
-    sm_api_ctx api;
-} fixture;
-
-typedef struct response {
+typedef struct fp_response {
     int status;
     char *body;
     cJSON *json; /* the body parsed */
-} response;
+} fp_response;
 
-static int64_t wall_ms(void)
+static fp_response fp_call(fixture *f, const char *method, const char *path, const char *query)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/sm-apifp-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->db, sizeof f->db, "%s/c.db", f->dir);
-    sm_error err = {0};
-    assert_int_equal(sm_store_open(&f->st, f->db, &err), 0);
-    sm_control_cfg cfg = {.hold_ms = 1000, .job_grace_ms = 1000};
-    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, wall_ms(), &err), 0);
-    f->rejects = sm_rejects_new();
-    assert_non_null(f->rejects);
-    f->api = (sm_api_ctx){.st = f->st, .ctl = f->c, .rejects = f->rejects};
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    sm_control_close(f->api.ctl);
-    sm_store_close(f->st);
-    sm_rejects_free(f->rejects);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
-    free(f);
-    return 0;
-}
-
-static response call(fixture *f, const char *method, const char *path, const char *query)
-{
-    response r = {0};
+    fp_response r = {0};
     size_t len = 0;
     const char *ctype = NULL;
     r.status = sm_api_handle(&f->api, method, path, query, NULL, "", 0, &r.body, &len, &ctype);
@@ -87,7 +41,7 @@ static response call(fixture *f, const char *method, const char *path, const cha
     return r;
 }
 
-static void response_fini(response *r)
+static void response_fini(fp_response *r)
 {
     cJSON_Delete(r->json);
     free(r->body);
@@ -97,7 +51,7 @@ static void response_fini(response *r)
 static void expect_error(fixture *f, const char *path, const char *query, int status,
                          const char *field, const char *msg_has)
 {
-    response r = call(f, "GET", path, query);
+    fp_response r = fp_call(f, "GET", path, query);
     if (r.status != status)
         fail_msg("GET %s?%s: %d, want %d: %s", path, query ? query : "", r.status, status, r.body);
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(r.json, "error");
@@ -110,23 +64,6 @@ static void expect_error(fixture *f, const char *path, const char *query, int st
     if (msg_has && !strstr(e->valuestring, msg_has))
         fail_msg("GET %s?%s: '%s' lacks '%s'", path, query ? query : "", e->valuestring, msg_has);
     response_fini(&r);
-}
-
-static void register_agent(fixture *f, const char *name)
-{
-    sm_poll p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.agent, sizeof p.agent, "%s", name);
-    snprintf(p.boot, sizeof p.boot, "0123456789abcdef0123456789abcdef");
-    p.have_facts = true;
-    snprintf(p.facts.hostname, sizeof p.facts.hostname, "%s", name);
-    sm_poll_reply r;
-    bool now;
-    sm_error err = {0};
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_poll(f->api.ctl, &p, wall_ms(), &r, &now, &err) != 0)
-        fail_msg("poll: %s", err.msg);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
 }
 
 /* Stores a fingerprint for agent with the given qdisc on lo and tcp_autocorking, seen at
@@ -175,7 +112,7 @@ static void test_fingerprint_gives_the_latest_document_and_the_history_oldest_fi
     assert_string_not_equal(first, second);
     assert_string_equal(second, again);
 
-    response r = call(f, "GET", "/api/agents/h1/fingerprint", NULL);
+    fp_response r = fp_call(f, "GET", "/api/agents/h1/fingerprint", NULL);
     assert_int_equal(r.status, 200);
     assert_string_equal(get(r.json, "agent")->valuestring, "h1");
     assert_string_equal(get(r.json, "hash")->valuestring, second);
@@ -219,7 +156,7 @@ static void test_fingerprint_refuses_unknown_agents_and_agents_without_one(void 
     expect_error(f, path, NULL, 400, "name", "longer than 64");
     expect_error(f, "/api/agents/h1", NULL, 404, NULL, "no such endpoint");
     expect_error(f, "/api/agents/h1/fingerprints", NULL, 404, NULL, "no such endpoint");
-    response r = call(f, "POST", "/api/agents/h1/fingerprint", NULL);
+    fp_response r = fp_call(f, "POST", "/api/agents/h1/fingerprint", NULL);
     assert_int_equal(r.status, 405);
     response_fini(&r);
 }
@@ -236,7 +173,7 @@ static void test_diff_lists_the_items_that_differ_with_each_hosts_value(void **s
     put_fp(f, "h3", "noqueue", "0", 1000, hash);
 
     /* The browser's form: commas percent-encoded. */
-    response r = call(f, "GET", "/api/fingerprints/diff", "hosts=h2%2Ch1%2ch3");
+    fp_response r = fp_call(f, "GET", "/api/fingerprints/diff", "hosts=h2%2Ch1%2ch3");
     assert_int_equal(r.status, 200);
     const cJSON *hosts = get(r.json, "hosts");
     assert_int_equal(cJSON_GetArraySize(hosts), 3);
@@ -260,7 +197,7 @@ static void test_diff_lists_the_items_that_differ_with_each_hosts_value(void **s
     response_fini(&r);
 
     /* Two hosts that agree on everything: no rows, every compared item the same. */
-    r = call(f, "GET", "/api/fingerprints/diff", "x=1&hosts=h1,h3");
+    r = fp_call(f, "GET", "/api/fingerprints/diff", "x=1&hosts=h1,h3");
     assert_int_equal(r.status, 200);
     assert_int_equal(cJSON_GetArraySize(get(r.json, "items")), 1);
     assert_int_equal((int)get(r.json, "same")->valuedouble, 4);
@@ -291,7 +228,7 @@ static void test_diff_refuses_bad_host_lists_and_names_the_host_without_a_finger
     expect_error(f, diff, many, 400, "hosts", "at most 16 hosts");
     expect_error(f, diff, "hosts=h1,h2", 404, "hosts", "'h2' has no fingerprint");
     expect_error(f, diff, "hosts=nope,h1", 404, "hosts", "'nope' has no fingerprint");
-    response r = call(f, "POST", diff, "hosts=h1,h2");
+    fp_response r = fp_call(f, "POST", diff, "hosts=h1,h2");
     assert_int_equal(r.status, 405);
     response_fini(&r);
 }

@@ -15,59 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_fixture.h"
 #include "coordinator/api.h"
 #include "coordinator/control.h"
 #include "coordinator/store.h"
 #include "proto/msg.h"
 #include "proto/result.h"
-
-typedef struct fixture {
-    char dir[64];
-    char db[96];
-    sm_store *st;
-    sm_control *c;
-    sm_rejects *rejects;
-    sm_api_ctx api;
-} fixture;
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/sm-apijobs-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->db, sizeof f->db, "%s/c.db", f->dir);
-    sm_error err = {0};
-    assert_int_equal(sm_store_open(&f->st, f->db, &err), 0);
-    sm_control_cfg cfg = {.hold_ms = 1000, .job_grace_ms = 1000};
-    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, wall_ms(), &err), 0);
-    f->rejects = sm_rejects_new();
-    assert_non_null(f->rejects);
-    f->api = (sm_api_ctx){.st = f->st, .ctl = f->c, .rejects = f->rejects};
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    sm_api_cache_free(&f->api);
-    sm_control_close(f->api.ctl);
-    sm_store_close(f->st);
-    sm_rejects_free(f->rejects);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
-    free(f);
-    return 0;
-}
 
 /* GET path?query; checks the status and returns the parsed body (the caller deletes it). */
 static cJSON *get(fixture *f, const char *path, const char *query, int status)

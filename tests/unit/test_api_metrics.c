@@ -14,76 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_fixture.h"
 #include "coordinator/api.h"
 #include "coordinator/api_int.h"
 #include "coordinator/promtext.h"
 #include "coordinator/control.h"
 #include "coordinator/store.h"
-
-typedef struct fixture {
-    char dir[64];
-    char db[96];
-    sm_store *st;
-    sm_rejects *rejects;
-    sm_api_ctx api;
-    uint64_t ws[3];
-} fixture;
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/sm-apimetrics-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->db, sizeof f->db, "%s/c.db", f->dir);
-    sm_error err = {0};
-    assert_int_equal(sm_store_open(&f->st, f->db, &err), 0);
-    sm_control *c;
-    sm_control_cfg cfg = {.hold_ms = 1000, .job_grace_ms = 1000};
-    assert_int_equal(sm_control_open(&c, f->st, &cfg, wall_ms(), &err), 0);
-    f->rejects = sm_rejects_new();
-    assert_non_null(f->rejects);
-    f->ws[0] = 3;
-    f->api = (sm_api_ctx){.st = f->st, .ctl = c, .rejects = f->rejects, .ws_counters = f->ws};
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    sm_api_cache_free(&f->api);
-    sm_control_close(f->api.ctl);
-    sm_store_close(f->st);
-    sm_rejects_free(f->rejects);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
-    free(f);
-    return 0;
-}
-
-static void register_agent(fixture *f, const char *name)
-{
-    sm_poll p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.agent, sizeof p.agent, "%s", name);
-    snprintf(p.boot, sizeof p.boot, "0123456789abcdef0123456789abcdef");
-    sm_poll_reply r;
-    bool now;
-    sm_error err = {0};
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_poll(f->api.ctl, &p, wall_ms(), &r, &now, &err) != 0)
-        fail_msg("poll: %s", err.msg);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
-}
 
 static char *scrape(fixture *f)
 {
@@ -104,6 +40,16 @@ static size_t count(const char *text, const char *needle)
     for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
         n++;
     return n;
+}
+
+/* The fixture with the ws hub's counters: 3 clients. */
+static int setup_ws(void **state)
+{
+    int rc = setup(state);
+    fixture *f = *state;
+    f->ws[0] = 3;
+    f->api.ws_counters = f->ws;
+    return rc;
 }
 
 static void test_metrics_give_counters_rejects_and_agents_in_the_text_format(void **state)
@@ -224,8 +170,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_metrics_give_counters_rejects_and_agents_in_the_text_format, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_metrics_answer_only_get, setup, teardown),
+            test_metrics_give_counters_rejects_and_agents_in_the_text_format, setup_ws, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_answer_only_get, setup_ws, teardown),
         cmocka_unit_test(test_metrics_cells_give_median_ci_flag_and_run_id_with_stable_labels),
         cmocka_unit_test(test_metrics_cells_stop_at_the_cap_per_family),
     };
