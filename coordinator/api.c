@@ -615,6 +615,10 @@ int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const cha
     if (strcmp(path, "/api/fingerprints/diff") == 0)
         return get ? sm_api_get_fp_diff(a, query, resp, resp_len)
                    : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
+    if (strcmp(path, "/api/trends") == 0 || strcmp(path, "/api/grid") == 0)
+        return !get             ? sm_api_reply_error(resp, resp_len, 405, "use GET", NULL)
+               : path[5] == 't' ? sm_api_get_trends(a, query, resp, resp_len)
+                                : sm_api_get_grid(a, resp, resp_len);
     if (strcmp(path, "/api/compare") == 0)
         return get ? sm_api_get_compare(a, query, resp, resp_len)
                    : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);

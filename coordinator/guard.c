@@ -39,7 +39,8 @@ bool sm_guard_route(const char *path, bool with_web, sm_route *out)
     } exact[] = {
         {"/healthz", &GET_API},     {"/api/agents", &GET_API}, {"/api/presets", &GET_API},
         {"/api/jobs", &POST_SPEC},  {"/api/runs", &BOTH_SPEC}, {"/api/fingerprints/diff", &GET_API},
-        {"/api/compare", &GET_API}, {"/metrics", &GET_API},
+        {"/api/compare", &GET_API}, {"/metrics", &GET_API},    {"/api/trends", &GET_API},
+        {"/api/grid", &GET_API},
     };
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
         if (strcmp(path, exact[i].path) == 0) {

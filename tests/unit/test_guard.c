@@ -48,6 +48,12 @@ static void test_guard_route_gives_methods_caps_and_api(void **state)
     assert_false(sm_guard_route("/api/agents/h1", true, &r));
     assert_false(sm_guard_route("/api/agents/h1/fingerprint/x", true, &r));
     assert_false(sm_guard_route("/api/fingerprints", true, &r));
+    assert_true(sm_guard_route("/api/trends", false, &r));
+    assert_string_equal(r.allow, "GET");
+    assert_true(r.api);
+    assert_true(sm_guard_route("/api/grid", true, &r));
+    assert_string_equal(r.allow, "GET");
+    assert_true(r.api);
     assert_false(sm_guard_route("/api/runs/7/nope", true, &r));
     assert_false(sm_guard_route("/api/nope", true, &r));
     assert_false(sm_guard_route("/index.html", false, &r));
