@@ -97,6 +97,9 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
     case SM_CLI_JOBS:
         rc = sm_cli_cmd_jobs(h, o);
         break;
+    case SM_CLI_TRENDS:
+        rc = sm_cli_cmd_trends(h, o);
+        break;
     default:
         sm_cli_fail("internal: command %d is main's to handle", (int)o->cmd);
         rc = 1;

@@ -31,6 +31,7 @@ typedef enum sm_cli_cmd {
     SM_CLI_HOSTS_FINGERPRINT, /* hosts fingerprint H */
     SM_CLI_COMPARE,           /* compare A B */
     SM_CLI_JOBS,              /* jobs RUN [--host H] [--state S] */
+    SM_CLI_TRENDS,            /* trends --host H --test T [--metric M] */
 } sm_cli_cmd;
 
 typedef enum sm_cli_format {
@@ -76,6 +77,8 @@ typedef struct sm_cli_opts {
     size_t n_host_names;
     /* jobs: --host and --state filters (checked; NULL: all) */
     const char *job_host, *job_state;
+    /* trends: --host (job_host: an agent name or "client->server"), --test, --metric */
+    const char *trend_test, *trend_metric;
 } sm_cli_opts;
 
 /* Parses argv: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ... (the global

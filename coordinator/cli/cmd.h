@@ -41,6 +41,10 @@ int sm_cli_cmd_hosts_fingerprint(sm_http *h, const sm_cli_opts *o);
 /* cmd_compare.c: run A against run B, as a grid, CSV or the coordinator's JSON. */
 int sm_cli_cmd_compare(sm_http *h, const sm_cli_opts *o);
 
+/* cmd_trends.c: one host's cell of one test across the ended runs, as a grid, CSV or the
+ * coordinator's JSON. */
+int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o);
+
 /* cmd_run.c: start a run, and with --wait follow it to its table and anomalies. */
 int sm_cli_cmd_run(sm_http *h, const sm_cli_opts *o);
 

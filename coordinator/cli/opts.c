@@ -57,6 +57,11 @@ static const char usage[] =
     "                           test) with both medians and 95%% CIs, the change (B/A - 1)\n"
     "                           and whether the CIs are apart; the cells only one run has\n"
     "                           are listed under it\n"
+    "  trends --host H --test T [--metric M] [--format table|csv|json]\n"
+    "                           one host's (or client->server pair's) cell of one test\n"
+    "                           across the ended runs: finished time (UTC), run, median\n"
+    "                           and 95%% CI, and whether that run's analysis flagged it;\n"
+    "                           T is the column label of the run's table\n"
     "  --disturbed include|exclude  (export, anomalies, compare, run --wait) samples measured "
     "while\n"
     "                           the host was disturbed are counted per cell and left out of\n"
@@ -99,6 +104,8 @@ enum {
     O_DISTURBED,
     O_JOB_HOST,
     O_JOB_STATE,
+    O_TREND_TEST,
+    O_TREND_METRIC,
 };
 
 #define BEFORE_CMD (1u << 31) /* allowed before the command word */
@@ -126,14 +133,16 @@ static const opt options[] = {
     {"--wait", NULL, O_WAIT, false, ON(SM_CLI_RUN)},
     {"--format", NULL, O_FORMAT, true,
      ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES) | ON(SM_CLI_HOSTS_DIFF) |
-         ON(SM_CLI_COMPARE) | ON(SM_CLI_JOBS)},
+         ON(SM_CLI_COMPARE) | ON(SM_CLI_JOBS) | ON(SM_CLI_TRENDS)},
     {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN)},
     {"--output", "-o", O_OUTPUT, true, ON(SM_CLI_EXPORT)},
     {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
     {"--floor", NULL, O_FLOOR, true, ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN)},
     {"--disturbed", NULL, O_DISTURBED, true,
      ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_COMPARE)},
-    {"--host", NULL, O_JOB_HOST, true, ON(SM_CLI_JOBS)},
+    {"--host", NULL, O_JOB_HOST, true, ON(SM_CLI_JOBS) | ON(SM_CLI_TRENDS)},
+    {"--test", NULL, O_TREND_TEST, true, ON(SM_CLI_TRENDS)},
+    {"--metric", NULL, O_TREND_METRIC, true, ON(SM_CLI_TRENDS)},
     {"--state", NULL, O_JOB_STATE, true, ON(SM_CLI_JOBS)},
 };
 
@@ -158,6 +167,7 @@ static const command commands[] = {
     {"hosts", SM_CLI_HOSTS_DIFF, false},
     {"compare", SM_CLI_COMPARE, false}, /* two runs (compare_positional) */
     {"jobs", SM_CLI_JOBS, true},
+    {"trends", SM_CLI_TRENDS, false},
 };
 
 /* The parse so far: what the line asked for, and what the final checks need. */
@@ -251,7 +261,7 @@ static int parse_format(const char *v, sm_cli_cmd cmd, sm_cli_format *out, sm_er
         }
         return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table or json", v);
     }
-    if (cmd == SM_CLI_COMPARE &&
+    if ((cmd == SM_CLI_COMPARE || cmd == SM_CLI_TRENDS) &&
         (strcmp(v, "md") == 0 ||
          (strcmp(v, "table") != 0 && strcmp(v, "csv") != 0 && strcmp(v, "json") != 0)))
         return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table, csv or json", v);
@@ -303,6 +313,19 @@ static int apply_reps(sm_cli_opts *o, int id, const char *v, sm_error *err)
     return 0;
 }
 
+/* A trends row: an agent name, or "client->server" of two (names may hold '-', not '>'). */
+static bool trend_host_ok(const char *v)
+{
+    const char *arrow = strstr(v, "->");
+    const size_t a = arrow ? (size_t)(arrow - v) : strlen(v);
+    const char *b = arrow ? arrow + 2 : NULL;
+    for (size_t i = 0; i < a; i++)
+        if (!strchr(NAME_CHARS, v[i]))
+            return false;
+    return a && a <= SM_NAME_MAX &&
+           (!b || (*b && strlen(b) <= SM_NAME_MAX && !b[strspn(b, NAME_CHARS)]));
+}
+
 /* Applies one option with a value that is a number or a word from a list. */
 static int apply_checked(parse *s, int id, const char *v, sm_error *err)
 {
@@ -320,10 +343,16 @@ static int apply_checked(parse *s, int id, const char *v, sm_error *err)
         s->timeout_given = true;
         return 0;
     case O_JOB_HOST:
+        if (o->cmd == SM_CLI_TRENDS && trend_host_ok(v)) {
+            o->job_host = v;
+            return 0;
+        }
         if (!*v || strlen(v) > SM_NAME_MAX || v[strspn(v, NAME_CHARS)])
             return sm_error_set(err, SM_EINVAL,
-                                "--host: '%s' is not an agent name (up to %d of A-Z a-z 0-9 . _ -)",
-                                v, SM_NAME_MAX);
+                                "--host: '%s' is not an agent name (up to %d of A-Z a-z 0-9 . _ "
+                                "-)%s",
+                                v, SM_NAME_MAX,
+                                o->cmd == SM_CLI_TRENDS ? " or client->server" : "");
         o->job_host = v;
         return 0;
     case O_JOB_STATE:
@@ -388,6 +417,20 @@ static int apply(parse *s, const opt *op, const char *v, sm_error *err)
         return 0;
     case O_OUTPUT:
         o->output = v;
+        return 0;
+    case O_TREND_TEST:
+        if (!*v || strlen(v) >= 128)
+            return sm_error_set(err, SM_EINVAL,
+                                "--test: give a column label of the run's table, such as "
+                                "'stream tcp 128 KiB' (at most 127 characters)");
+        o->trend_test = v;
+        return 0;
+    case O_TREND_METRIC:
+        if (!*v || strlen(v) >= 32)
+            return sm_error_set(err, SM_EINVAL,
+                                "--metric: give a metric name such as throughput_MBps (at most "
+                                "31 characters)");
+        o->trend_metric = v;
         return 0;
     default:
         return apply_checked(s, op->id, v, err);
@@ -636,6 +679,10 @@ static int check_command(const parse *s, sm_error *err)
         return sm_error_set(err, SM_EINVAL,
                             "%s: which run? (sockmatrix %s RUN; sockmatrix runs lists them)",
                             s->cmd->name, s->cmd->name);
+    if (s->r.cmd == SM_CLI_TRENDS && (!s->r.job_host || !s->r.trend_test))
+        return sm_error_set(err, SM_EINVAL,
+                            "trends: --host H and --test T are needed (T is a column label of "
+                            "sockmatrix export RUN --format md, e.g. 'stream tcp 128 KiB')");
     if (s->r.cmd == SM_CLI_EXPORT && !s->format_given)
         return sm_error_set(err, SM_EINVAL, "export: --format csv|md|json is required");
     return 0;
@@ -668,7 +715,8 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
     else if (!s.cmd)
         return sm_error_set(err, SM_EINVAL,
                             "a command is needed: agents, presets, run, runs, "
-                            "show, jobs, cancel, export, anomalies, compare or hosts (see --help)");
+                            "show, jobs, cancel, export, anomalies, compare, trends or hosts (see "
+                            "--help)");
     else if ((rc = check_command(&s, err)))
         return rc;
     if (s.r.reps_auto) {

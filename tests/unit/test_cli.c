@@ -119,6 +119,35 @@ static void test_cli_jobs_takes_a_run_a_host_a_state_and_a_format(void **state)
     assert_fails_naming(show, ARGC(show), "--host: not an option of show");
 }
 
+static void test_cli_trends_takes_a_host_or_pair_a_test_a_metric_and_a_format(void **state)
+{
+    (void)state;
+    char *argv[] = {
+        "sockmatrix", "trends",          "--host",   "h1->h2", "--test", "stream tcp 1 MiB",
+        "--metric",   "throughput_MBps", "--format", "csv",    NULL};
+    sm_cli_opts o;
+    sm_error err;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_TRENDS);
+    assert_string_equal(o.job_host, "h1->h2");
+    assert_string_equal(o.trend_test, "stream tcp 1 MiB");
+    assert_string_equal(o.trend_metric, "throughput_MBps");
+    assert_int_equal(o.format, SM_CLI_FMT_CSV);
+    char *plain[] = {"sockmatrix", "trends", "--host", "node-1", "--test", "rr tcp", NULL};
+    assert_int_equal(parse(plain, ARGC(plain), &o, &err), 0);
+    assert_null(o.trend_metric);
+    assert_int_equal(o.format, SM_CLI_FMT_TABLE);
+
+    char *notest[] = {"sockmatrix", "trends", "--host", "h1", NULL};
+    assert_fails_naming(notest, ARGC(notest), "trends: --host H and --test T are needed");
+    char *half[] = {"sockmatrix", "trends", "--host", "h1->", "--test", "x", NULL};
+    assert_fails_naming(half, ARGC(half), "--host: 'h1->' is not an agent name");
+    char *md[] = {"sockmatrix", "trends", "--host", "h1", "--test", "x", "--format", "md", NULL};
+    assert_fails_naming(md, ARGC(md), "--format: 'md' is not table, csv or json");
+    char *jobs[] = {"sockmatrix", "jobs", "7", "--test", "x", NULL};
+    assert_fails_naming(jobs, ARGC(jobs), "--test: not an option of jobs");
+}
+
 static void test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait(void **state)
 {
     (void)state;
@@ -1201,6 +1230,7 @@ int main(void)
         cmocka_unit_test(test_cli_unknown_preset_names_every_preset),
         cmocka_unit_test(test_cli_anomalies_takes_a_run_a_baseline_and_a_floor),
         cmocka_unit_test(test_cli_jobs_takes_a_run_a_host_a_state_and_a_format),
+        cmocka_unit_test(test_cli_trends_takes_a_host_or_pair_a_test_a_metric_and_a_format),
         cmocka_unit_test(test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,138 @@
+/* sockmatrix trends --host H --test T: one host's cell of one test across the ended runs, a
+ * point per run (finished time in UTC, run, median [95% CI] unit, flag), as a grid, CSV or
+ * the coordinator's JSON. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "coordinator/cli/cmd.h"
+#include "coordinator/cli/grid.h"
+#include "coordinator/cli/output.h"
+#include "coordinator/cli/request.h"
+
+#define WHAT "GET /api/trends"
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Appends name=value to buf, value percent-encoded (all but RFC 3986's unreserved). */
+static void add_param(char *buf, size_t cap, const char *name, const char *value)
+{
+    size_t len = strlen(buf);
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s=", len && buf[len - 1] != '?' ? "&" : "",
+                            name);
+    for (const unsigned char *p = (const unsigned char *)value; *p && len + 4 < cap; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~", *p))
+            buf[len++] = (char)*p;
+        else
+            len += (size_t)snprintf(buf + len, cap - len, "%%%02X", *p);
+    }
+    buf[len] = '\0';
+}
+
+static void utc(double ms, char *buf, size_t cap)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!isfinite(ms) || !gmtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm))
+        snprintf(buf, cap, "-");
+}
+
+static int print_grid(const cJSON *o)
+{
+    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points");
+    printf("%s, %s, %s (%s)\n", str(o, "host"), str(o, "test"), str(o, "metric"), str(o, "unit"));
+    sm_grid g = {5, 0, "llrrl", NULL};
+    const char *head[] = {"FINISHED (UTC)", "RUN", "MEDIAN [95% CI]", "N", "FLAG"};
+    int rc = sm_grid_row(&g, head);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, pts)
+    {
+        if (rc)
+            break;
+        char when[32], med[96], n[16];
+        utc(num(p, "finished_ms"), when, sizeof when);
+        snprintf(med, sizeof med, "%.6g [%.6g, %.6g] %s", num(p, "median"), num(p, "ci_lo"),
+                 num(p, "ci_hi"), str(o, "unit"));
+        snprintf(n, sizeof n, "%.0f", num(p, "n"));
+        const char *row[] = {when, str(p, "run"), med, n,
+                             cJSON_IsTrue(cJSON_GetObjectItem(p, "flagged")) ? "flagged" : ""};
+        rc = sm_grid_row(&g, row);
+    }
+    if ((rc = sm_grid_done(&g, rc)) != 0)
+        return rc;
+    if (*str(o, "note"))
+        printf("\nnote: %s\n", str(o, "note"));
+    printf("\nrule: %s\n", str(o, "rule"));
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static void csv_num(double v, const char *sep)
+{
+    if (isfinite(v))
+        printf("%.17g", v);
+    fputs(sep, stdout);
+}
+
+static int print_csv(const cJSON *o)
+{
+    /* Units in the header, as the table's CSV has them; unit is a short word, never quoted. */
+    const char *u = str(o, "unit");
+    printf("finished_utc,run,median (%s),ci95_low (%s),ci95_high (%s),n,flagged\r\n", u, u, u);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "points"))
+    {
+        char when[32];
+        time_t t = (time_t)(num(p, "finished_ms") / 1000);
+        struct tm tm;
+        if (!gmtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+            when[0] = '\0';
+        printf("%s,%s,", when, str(p, "run"));
+        csv_num(num(p, "median"), ",");
+        csv_num(num(p, "ci_lo"), ",");
+        csv_num(num(p, "ci_hi"), ",");
+        csv_num(num(p, "n"), ",");
+        printf("%s\r\n", cJSON_IsTrue(cJSON_GetObjectItem(p, "flagged")) ? "true" : "false");
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o)
+{
+    char path[1024] = "/api/trends?";
+    add_param(path, sizeof path, "host", o->job_host);
+    add_param(path, sizeof path, "test", o->trend_test);
+    if (o->trend_metric)
+        add_param(path, sizeof path, "metric", o->trend_metric);
+    sm_http_resp r;
+    if (sm_cli_call(h, path, NULL, 0, &r))
+        return 1;
+    if (o->format == SM_CLI_FMT_JSON) {
+        const int rc = sm_cli_print_body(r.body, r.len);
+        sm_http_resp_fini(&r);
+        return rc;
+    }
+    cJSON *doc = cJSON_ParseWithLength(r.body, r.len);
+    sm_http_resp_fini(&r);
+    if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "points"))) {
+        cJSON_Delete(doc);
+        sm_error err = {0};
+        sm_error_set(&err, SM_EPARSE, "expected points");
+        return sm_cli_bad_answer(WHAT, &err);
+    }
+    const int rc = o->format == SM_CLI_FMT_CSV ? print_csv(doc) : print_grid(doc);
+    cJSON_Delete(doc);
+    return rc;
+}
