@@ -104,6 +104,9 @@ export const api = {
     fingerprintDiff: (hosts) =>
         request('GET', `/api/fingerprints/diff?hosts=${hosts.map(enc).join(',')}`),
     compare: (a, b) => request('GET', `/api/compare?a=${enc(a)}&b=${enc(b)}`),
+    grid: () => request('GET', '/api/grid'),
+    trends: (host, test, metric) => request('GET', `/api/trends?host=${enc(host)}&test=${enc(test)}` +
+        (metric ? `&metric=${enc(metric)}` : '')),
     anomalies: (id, baseline) =>
         request('GET', `/api/runs/${enc(id)}/anomalies` + (baseline ? `?baseline=${enc(baseline)}` : '')),
 };

@@ -453,6 +453,45 @@ const scenarios = {
   },
 };
 
+// #/trends: the grid's cells with their verdict classes and the legend; a click on a.host's
+// cell of a.test draws its trend chart; a reload keeps the hash and the chart.
+async function trendsScenario(a) {
+  await view('/trends');
+  const gridCells = () => page.$$eval('table#trends-grid td[data-verdict]', (tds) => tds.map((td) => ({
+    host: td.dataset.host, test: td.dataset.test, verdict: td.dataset.verdict, run: td.dataset.run,
+    classes: [...td.classList], text: td.textContent.trim(),
+  })));
+  const cells = await until(`${a.n_cells} grid cells`, gridCells, (c) => c.length >= a.n_cells);
+  const legend = await page.$$eval('#trends-legend li', (lis) => lis.map((li) => ({
+    verdict: li.dataset.verdict, classes: [...li.classList], text: li.textContent.trim(),
+  })));
+  const clicked = await page.evaluate(([host, test]) => {
+    const td = [...document.querySelectorAll('table#trends-grid td[data-verdict]')]
+      .find((x) => x.dataset.host === host && x.dataset.test === test);
+    const link = td && td.querySelector('a');
+    if (link) link.click();
+    return !!link;
+  }, [a.host, a.test]);
+  if (!clicked) throw new Error(`no link in the grid cell of ${a.host}, ${a.test}`);
+  const chartSnap = () => page.evaluate(() => {
+    const c = document.querySelector('canvas#trend-chart');
+    return {
+      hash: location.hash,
+      points: c ? Number(c.dataset.points) : null,
+      scale: c ? c.dataset.scale : null,
+      flagged: c ? Number(c.dataset.flagged) : null,
+      rows: [...document.querySelectorAll('table#trend-points tr[data-run]')].map((tr) => tr.dataset.run),
+      run_links: [...document.querySelectorAll('table#trend-points a')].map((x) => x.getAttribute('href')),
+      note: document.querySelector('#trend-note')?.textContent.trim() ?? null,
+    };
+  });
+  const chart = await until('the trend chart', chartSnap, (c) => c.points !== null);
+  await page.reload({ waitUntil: 'load', timeout: STEP_MS });
+  const reloaded = await until('the trend chart after a reload', chartSnap, (c) => c.points !== null);
+  return { cells, legend, chart, reloaded };
+}
+scenarios.trends = trendsScenario;
+
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);
   browser = await chromium.launch(LAUNCH);

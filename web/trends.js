@@ -1,0 +1,215 @@
+// Trends view: the fleet grid of hosts x tests, each cell the verdict of the latest ended run
+// that has it (GET /api/grid), and under it the trend chart of one host's cell of one test
+// (GET /api/trends): the median line, its 95% CI as a band, flagged runs highlighted. The hash
+// #/trends/HOST/TEST[/METRIC] keeps the chart across a reload.
+
+import {api} from './api.js';
+import {h, clear, scrollBox, fmtNum, fmtValue} from './dom.js';
+import {PALETTE, wantsLog} from './charts.js';
+
+// Each verdict: a class for its colour, a mark and a word, so colour is never alone.
+const VERDICTS = [
+    {verdict: 'ok', cls: 'verdict-ok', mark: '\u2713', text: 'ok'},
+    {verdict: 'flagged', cls: 'verdict-flagged', mark: '\u26a0', text: 'flagged'},
+    {verdict: 'failed', cls: 'verdict-failed', mark: '\u2717', text: 'failed'},
+    {verdict: 'no data', cls: 'verdict-nodata', mark: '\u2013', text: 'no data'},
+];
+const BY_VERDICT = Object.fromEntries(VERDICTS.map((v) => [v.verdict, v]));
+const FLAG_COLOUR = '#D55E00';
+
+const enc = encodeURIComponent;
+
+export function trendHash(host, test, metric) {
+    return `#/trends/${enc(host)}/${enc(test)}` + (metric ? `/${enc(metric)}` : '');
+}
+
+function utc(ms) {
+    return new Date(Number(ms)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+function legend() {
+    return h('ul', {id: 'trends-legend', class: 'verdict-legend', 'aria-label': 'legend'},
+        VERDICTS.map((v) => h('li', {class: v.cls, 'data-verdict': v.verdict},
+            h('span', {class: 'mark', 'aria-hidden': 'true'}, v.mark), ` ${v.text}`)));
+}
+
+function gridTable(grid, current) {
+    const cells = new Map(grid.cells.map((c) => [`${c.host}\n${c.test}`, c]));
+    return h('table', {id: 'trends-grid', class: 'matrix verdict-grid'},
+        h('caption', {class: 'visually-hidden'},
+            'hosts by tests, each cell the verdict of the latest ended run that has it'),
+        h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'host'),
+            grid.tests.map((t) => h('th', {scope: 'col'}, t)))),
+        h('tbody', {}, grid.hosts.map((host) => h('tr', {'data-host': host},
+            h('th', {scope: 'row'}, host),
+            grid.tests.map((test) => {
+                const c = cells.get(`${host}\n${test}`) || {verdict: 'no data'};
+                const v = BY_VERDICT[c.verdict] || BY_VERDICT['no data'];
+                const value = c.median !== null && c.median !== undefined
+                    ? ` ${fmtValue(c.median, c.unit || '')}` : '';
+                const label = `${v.text}${c.run ? `, run ${c.run}` : ''}`;
+                const here = current && current.host === host && current.test === test;
+                return h('td', {class: `${v.cls}${here ? ' current' : ''}`, 'data-host': host,
+                    'data-test': test, 'data-verdict': c.verdict, 'data-run': c.run || ''},
+                c.run
+                    ? h('a', {href: trendHash(host, test, c.metric), title: `${label}: trend of ${host}, ${test}`},
+                        h('span', {class: 'mark', 'aria-hidden': 'true'}, v.mark),
+                        h('span', {class: 'visually-hidden'}, `${v.text} `), value)
+                    : h('span', {title: label}, h('span', {class: 'mark', 'aria-hidden': 'true'}, v.mark),
+                        h('span', {class: 'visually-hidden'}, v.text)));
+            })))));
+}
+
+// The chart of a trend's points on canvas; the Chart (destroy() it), or null without Chart.js.
+function trendChart(canvas, t) {
+    const Chart = window.Chart;
+    const pts = t.points;
+    // The same axis choice as the comparison's bars: log when the medians span more than 10x.
+    const log = wantsLog([{cells: pts}]);
+    canvas.dataset.points = String(pts.length);
+    canvas.dataset.flagged = String(pts.filter((p) => p.flagged).length);
+    canvas.dataset.scale = log ? 'log' : 'linear';
+    if (!Chart)
+        return null;
+    const rootPx = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+    Chart.defaults.font.size = Math.round(rootPx * 0.85);
+    const xy = (k) => pts.map((p) => ({x: Number(p.finished_ms), y: p[k]}));
+    const colour = PALETTE[0];
+    const unit = t.unit || '';
+    return new Chart(canvas, {
+        type: 'line',
+        data: {
+            datasets: [
+                {label: '95% CI', data: xy('ci_hi'), pointRadius: 0, borderWidth: 0, fill: false,
+                    tension: 0},
+                {label: '95% CI low', data: xy('ci_lo'), pointRadius: 0, borderWidth: 0,
+                    fill: '-1', backgroundColor: colour + '33', tension: 0},
+                {label: 'median', data: xy('median'), borderColor: colour, backgroundColor: colour,
+                    tension: 0,
+                    pointRadius: pts.map((p) => (p.flagged ? 7 : 3)),
+                    pointHoverRadius: pts.map((p) => (p.flagged ? 9 : 5)),
+                    pointStyle: pts.map((p) => (p.flagged ? 'triangle' : 'circle')),
+                    pointBackgroundColor: pts.map((p) => (p.flagged ? FLAG_COLOUR : colour)),
+                    pointBorderColor: pts.map((p) => (p.flagged ? '#000' : colour))},
+            ],
+        },
+        options: {
+            responsive: true,
+            maintainAspectRatio: false,
+            animation: false,
+            interaction: {mode: 'nearest', intersect: false, axis: 'x'},
+            // A point opens its run.
+            onClick(_ev, els) {
+                const e = els.find((x) => x.datasetIndex === 2) || els[0];
+                if (e && pts[e.index])
+                    location.hash = `#/run/${enc(pts[e.index].run)}`;
+            },
+            scales: {
+                x: {
+                    type: 'linear',
+                    title: {display: true, text: 'finished (UTC)', color: '#222'},
+                    ticks: {color: '#222', maxRotation: 0, autoSkip: true, maxTicksLimit: 6,
+                        callback: (v) => utc(v).slice(0, 16)},
+                },
+                y: {
+                    type: log ? 'logarithmic' : 'linear',
+                    title: {display: true, text: unit + (log ? ', log scale' : ''), color: '#222'},
+                    ticks: {color: '#222'},
+                },
+            },
+            plugins: {
+                title: {display: true, text: `${t.host}: ${t.test}`, color: '#111', font: {size: 14}},
+                legend: {labels: {color: '#222', filter: (item) => item.text !== '95% CI low'}},
+                tooltip: {
+                    filter: (item) => item.datasetIndex === 2,
+                    callbacks: {
+                        title: (items) => (items.length ? utc(pts[items[0].dataIndex].finished_ms) : ''),
+                        label(item) {
+                            const p = pts[item.dataIndex];
+                            return `run ${p.run} (${p.run_name}): ${fmtValue(p.median, unit)} ` +
+                                `[${fmtNum(p.ci_lo)}, ${fmtNum(p.ci_hi)}] n=${p.n}` +
+                                (p.flagged ? ', flagged' : '');
+                        },
+                    },
+                },
+            },
+        },
+    });
+}
+
+function pointsTable(t) {
+    return h('table', {id: 'trend-points', class: 'data'},
+        h('caption', {class: 'visually-hidden'}, 'the trend\'s points, oldest first'),
+        h('thead', {}, h('tr', {}, ['finished (UTC)', 'run', `median [95% CI] ${t.unit || ''}`, 'n', 'flag']
+            .map((c) => h('th', {scope: 'col'}, c)))),
+        h('tbody', {}, t.points.map((p) => h('tr', {'data-run': p.run, class: p.flagged ? 'anomalous' : null},
+            h('td', {}, utc(p.finished_ms)),
+            h('td', {class: 'num'}, h('a', {href: `#/run/${enc(p.run)}`}, p.run)),
+            h('td', {class: 'num'}, `${fmtNum(p.median)} [${fmtNum(p.ci_lo)}, ${fmtNum(p.ci_hi)}]`),
+            h('td', {class: 'num'}, String(p.n)),
+            h('td', {class: p.flagged ? 'flagged' : null}, p.flagged ? '\u26a0 flagged' : '')))));
+}
+
+export function mount(root, args) {
+    let alive = true;
+    let chart = null;
+    const [host, test, metric] = args;
+    const current = host && test ? {host, test} : null;
+    const gridBox = h('div', {});
+    const gridNote = h('p', {class: 'hint', id: 'trends-grid-note', 'aria-live': 'polite'}, 'loading...');
+    const trendBox = h('div', {});
+    const trendNote = h('p', {class: 'hint', id: 'trend-note', 'aria-live': 'polite'},
+        current ? 'loading...' : 'Pick a cell of the grid to see its trend.');
+    root.append(h('section', {class: 'view trends'},
+        h('h1', {}, 'Trends'),
+        h('section', {class: 'card', id: 'trends-grid-card'},
+            h('h2', {}, 'Fleet grid: latest verdict per host and test'), legend(), gridNote, gridBox),
+        h('section', {class: 'card', id: 'trend-card'},
+            h('h2', {}, current ? `Trend of ${host}: ${test}` : 'Trend'), trendNote, trendBox)));
+
+    (async () => {
+        try {
+            const grid = await api.grid();
+            if (!alive)
+                return;
+            gridNote.textContent = grid.hosts.length
+                ? `${grid.hosts.length} hosts x ${grid.tests.length} tests. ${grid.rule}.`
+                : 'No ended run yet: the grid fills as runs end.';
+            clear(gridBox);
+            if (grid.hosts.length)
+                gridBox.append(scrollBox(gridTable(grid, current)));
+        } catch (e) {
+            if (alive)
+                gridNote.textContent = e.message;
+        }
+    })();
+    if (current) {
+        (async () => {
+            try {
+                const t = await api.trends(host, test, metric);
+                if (!alive)
+                    return;
+                const n = t.points.length, flagged = t.points.filter((p) => p.flagged).length;
+                trendNote.textContent = t.note ||
+                    `${n} run${n === 1 ? '' : 's'}, ${flagged} flagged; ${t.metric} (${t.unit}). ` +
+                    'A point opens its run.';
+                clear(trendBox);
+                if (!n)
+                    return;
+                const canvas = h('canvas', {id: 'trend-chart', role: 'img',
+                    'aria-label': `${t.metric} of ${host} for ${test} over ${n} runs`});
+                trendBox.append(h('div', {class: 'chart-box'}, canvas),
+                    h('p', {class: 'hint'}, `Rule: ${t.rule}.`), scrollBox(pointsTable(t)));
+                chart = trendChart(canvas, t);
+            } catch (e) {
+                if (alive)
+                    trendNote.textContent = e.message;
+            }
+        })();
+    }
+    return () => {
+        alive = false;
+        if (chart)
+            chart.destroy();
+    };
+}
