@@ -27,6 +27,16 @@ function utc(ms) {
     return new Date(Number(ms)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
+// A tick's text: as precise as the span of the chart needs (runs minutes apart, or weeks).
+function tickText(ms, span) {
+    const t = utc(ms);
+    if (span > 2 * 86400e3)
+        return t.slice(0, 10);
+    if (span > 2 * 3600e3)
+        return t.slice(5, 16);
+    return t.slice(11, 19);
+}
+
 function legend() {
     return h('ul', {id: 'trends-legend', class: 'verdict-legend', 'aria-label': 'legend'},
         VERDICTS.map((v) => h('li', {class: v.cls, 'data-verdict': v.verdict},
@@ -76,12 +86,14 @@ function trendChart(canvas, t) {
     const xy = (k) => pts.map((p) => ({x: Number(p.finished_ms), y: p[k]}));
     const colour = PALETTE[0];
     const unit = t.unit || '';
+    const times = pts.map((p) => Number(p.finished_ms));
+    const span = Math.max(...times) - Math.min(...times);
     return new Chart(canvas, {
         type: 'line',
         data: {
             datasets: [
                 {label: '95% CI', data: xy('ci_hi'), pointRadius: 0, borderWidth: 0, fill: false,
-                    tension: 0},
+                    backgroundColor: colour + '33', tension: 0},
                 {label: '95% CI low', data: xy('ci_lo'), pointRadius: 0, borderWidth: 0,
                     fill: '-1', backgroundColor: colour + '33', tension: 0},
                 {label: 'median', data: xy('median'), borderColor: colour, backgroundColor: colour,
@@ -109,7 +121,7 @@ function trendChart(canvas, t) {
                     type: 'linear',
                     title: {display: true, text: 'finished (UTC)', color: '#222'},
                     ticks: {color: '#222', maxRotation: 0, autoSkip: true, maxTicksLimit: 6,
-                        callback: (v) => utc(v).slice(0, 16)},
+                        callback: (v) => tickText(v, span)},
                 },
                 y: {
                     type: log ? 'logarithmic' : 'linear',
@@ -173,7 +185,8 @@ export function mount(root, args) {
             if (!alive)
                 return;
             gridNote.textContent = grid.hosts.length
-                ? `${grid.hosts.length} hosts x ${grid.tests.length} tests. ${grid.rule}.`
+                ? `${grid.hosts.length} hosts x ${grid.tests.length} tests. ` +
+                    `${grid.rule[0].toUpperCase()}${grid.rule.slice(1)}.`
                 : 'No ended run yet: the grid fills as runs end.';
             clear(gridBox);
             if (grid.hosts.length)
