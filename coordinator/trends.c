@@ -178,6 +178,22 @@ static cJSON *point_json(const sm_trend_run *run, const point *pt)
     return o;
 }
 
+/* The unit of the first column of test (and metric, when not NULL) in the runs' tables. */
+static const char *unit_of(const parsed *p, size_t n, const char *test, const char *metric)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int t = 0; t < 2; t++)
+            for (int k = 0; k < 2; k++) {
+                const cJSON *col;
+                cJSON_ArrayForEach(col, cJSON_GetObjectItemCaseSensitive(p[i].t[t], KINDS[k][0]))
+                {
+                    if (eq(str(col, "label"), test) && (!metric || eq(str(col, "metric"), metric)))
+                        return str(col, "unit");
+                }
+            }
+    return NULL;
+}
+
 /* The metrics of test's columns in every table, and which one q asks for. 0, or SM_EINVAL
  * with the reason. */
 static int pick_metric(const sm_trend_query *q, const parsed *p, size_t n, strs *metrics,
@@ -228,6 +244,7 @@ int sm_trends_json(const sm_trend_query *q, const sm_trend_run *runs, size_t n, 
     rc = pick_metric(q, p, n, &metrics, &metric, err);
     if (rc != 0)
         goto out;
+    unit = unit_of(p, n, q->test, metric);
     for (size_t i = 0; i < n; i++) {
         bool got = false; /* one point per run, from its first table that has the cell */
         for (int t = 0; t < 2 && !got; t++) {
@@ -258,8 +275,6 @@ int sm_trends_json(const sm_trend_query *q, const sm_trend_run *runs, size_t n, 
                         if (cell && num(cell, "n") > 0) {
                             got = true;
                             with_cell++;
-                            if (!unit)
-                                unit = str(col, "unit");
                             if (runs[i].finished_ms >= q->from_ms &&
                                 runs[i].finished_ms <= q->to_ms)
                                 pts[npts++] =
@@ -292,7 +307,10 @@ int sm_trends_json(const sm_trend_query *q, const sm_trend_run *runs, size_t n, 
         bool host_known = false;
         for (size_t i = 0; i < hosts.n; i++)
             host_known = host_known || strcmp(hosts.v[i], q->host) == 0;
-        if (!host_known) {
+        if (hosts.n == 0) {
+            snprintf(note, sizeof note, "no ended run has host '%s', nor any %s row", q->host,
+                     strstr(q->host, "->") ? "client->server" : "host");
+        } else if (!host_known) {
             list_text(&hosts, list, sizeof list);
             snprintf(note, sizeof note, "no ended run has host '%s'; the hosts they have: %s",
                      q->host, list);

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -42,6 +43,22 @@ static void add_param(char *buf, size_t cap, const char *name, const char *value
     buf[len] = '\0';
 }
 
+/* 4 significant digits, as the dashboard and sockmatrix jobs show them: "19960", "0.0567"; an
+ * exponent only below 0.001 or from 10^9. */
+static void num_text(double v, char *buf, size_t cap)
+{
+    const double a = v < 0 ? -v : v;
+    if (!isfinite(v))
+        snprintf(buf, cap, "-");
+    else if (a != 0 && (a < 1e-3 || a >= 1e9))
+        snprintf(buf, cap, "%.3e", v);
+    else {
+        char tmp[48];
+        snprintf(tmp, sizeof tmp, "%.4g", v);
+        snprintf(buf, cap, "%.15g", strtod(tmp, NULL));
+    }
+}
+
 static void utc(double ms, char *buf, size_t cap)
 {
     time_t t = (time_t)(ms / 1000);
@@ -53,7 +70,14 @@ static void utc(double ms, char *buf, size_t cap)
 static int print_grid(const cJSON *o)
 {
     const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points");
-    printf("%s, %s, %s (%s)\n", str(o, "host"), str(o, "test"), str(o, "metric"), str(o, "unit"));
+    printf("%s, %s", str(o, "host"), str(o, "test"));
+    if (*str(o, "metric"))
+        printf(", %s (%s)", str(o, "metric"), str(o, "unit"));
+    printf(": %d %s\n", cJSON_GetArraySize(pts), cJSON_GetArraySize(pts) == 1 ? "run" : "runs");
+    if (cJSON_GetArraySize(pts) == 0) {
+        printf("note: %s\n", str(o, "note"));
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
     sm_grid g = {5, 0, "llrrl", NULL};
     const char *head[] = {"FINISHED (UTC)", "RUN", "MEDIAN [95% CI]", "N", "FLAG"};
     int rc = sm_grid_row(&g, head);
@@ -62,10 +86,12 @@ static int print_grid(const cJSON *o)
     {
         if (rc)
             break;
-        char when[32], med[96], n[16];
+        char when[32], med[160], n[16], m[48], lo[48], hi[48];
         utc(num(p, "finished_ms"), when, sizeof when);
-        snprintf(med, sizeof med, "%.6g [%.6g, %.6g] %s", num(p, "median"), num(p, "ci_lo"),
-                 num(p, "ci_hi"), str(o, "unit"));
+        num_text(num(p, "median"), m, sizeof m);
+        num_text(num(p, "ci_lo"), lo, sizeof lo);
+        num_text(num(p, "ci_hi"), hi, sizeof hi);
+        snprintf(med, sizeof med, "%s [%s, %s] %s", m, lo, hi, str(o, "unit"));
         snprintf(n, sizeof n, "%.0f", num(p, "n"));
         const char *row[] = {when, str(p, "run"), med, n,
                              cJSON_IsTrue(cJSON_GetObjectItem(p, "flagged")) ? "flagged" : ""};

@@ -206,6 +206,20 @@ static void test_trend_of_an_unknown_host_or_test_says_what_there_is(void **stat
     assert_int_equal(cJSON_GetArraySize(points(o)), 0);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "note")),
                         "no ended run has host 'h9'; the hosts they have: h1, h2");
+    /* the test is known: its unit too */
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "unit")), "MB/s");
+    cJSON_Delete(o);
+    /* runs without a pair table (the API asks for those for a pair row) */
+    const sm_trend_run bare = {5, "b", 10, {NULL, NULL}, NULL};
+    q = query("h1->h2", TCP);
+    o = trend(&q, &bare, 1);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "note")),
+                        "no ended run has host 'h1->h2', nor any client->server row");
+    cJSON_Delete(o);
+    q = query("h1", TCP);
+    o = trend(&q, NULL, 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "note")),
+                        "no ended run has host 'h1', nor any host row");
     cJSON_Delete(o);
     q = query("h2", "rr tcp 1 B");
     o = trend(&q, x.r, 3);
