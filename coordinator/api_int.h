@@ -48,7 +48,8 @@ int sm_api_get_run_jobs(sm_api_ctx *a, uint64_t run_id, const char *query, char 
  * media type. Returns the HTTP status, as sm_api_handle. */
 int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype);
 
-/* api_trends.c: GET /api/trends?host=&test=[&metric=][&from=&to=][&limit=] (sm_trends_json
+/* api_trends.c: GET /api/trends?host=&test=[&metric=][&from=&to=][&limit=][&disturbed=include]
+ * (sm_trends_json
  * over the ended runs; 400 naming a bad parameter) and GET /api/grid (sm_grid_json over the
  * latest 100 ended runs). Return the HTTP status, as sm_api_handle. */
 int sm_api_get_trends(sm_api_ctx *a, const char *query, char **resp, size_t *len);

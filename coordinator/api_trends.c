@@ -5,6 +5,7 @@
 #include "coordinator/api_int.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,9 +88,10 @@ static size_t ended_runs(const sm_run_row *rows, size_t n, int64_t from, int64_t
 
 /* The reports of the picked runs, oldest first, into runs[] (bodies owned by the caller: free
  * each tables[k] and anomalies). queries: the table queries (NULL entries skipped). A pair
- * table is asked for only when the hosts table of the run holds hosts. */
+ * table is asked for only when the hosts table of the run holds hosts. an_query: the
+ * anomalies' query (NULL: the default report). */
 static void load_runs(sm_api_ctx *a, const sm_run_row *rows, const size_t *pick, size_t np,
-                      const char *const queries[2], sm_trend_run *runs)
+                      const char *const queries[2], const char *an_query, sm_trend_run *runs)
 {
     for (size_t j = 0; j < np; j++) {
         const sm_run_row *r = &rows[pick[np - 1 - j]];
@@ -107,7 +109,13 @@ static void load_runs(sm_api_ctx *a, const sm_run_row *rows, const size_t *pick,
             else
                 free(body);
         }
-        t->anomalies = sm_api_anomalies_body(a, r->id);
+        char *body = NULL;
+        size_t len = 0;
+        const char *ctype = NULL;
+        if (sm_api_get_report(a, r->id, false, an_query, &body, &len, &ctype) == 200)
+            t->anomalies = body;
+        else
+            free(body);
     }
 }
 
@@ -125,6 +133,7 @@ static void runs_free(sm_trend_run *runs, size_t n)
  * field set. */
 typedef struct trend_params {
     char host[2 * 65 + 2], test[SM_TABLE_LABEL_MAX], metric[32];
+    bool with_disturbed; /* disturbed=include: the tables and anomalies count them too */
     sm_trend_query q;
 } trend_params;
 
@@ -155,6 +164,14 @@ static int trend_params_read(const char *query, trend_params *t, char *msg, size
         return 400;
     }
     t->q.metric = r ? t->metric : NULL;
+    char dist[16];
+    r = param(query, "disturbed", dist, sizeof dist);
+    if (r < 0 || (r && strcmp(dist, "include") != 0 && strcmp(dist, "exclude") != 0)) {
+        *field = "disturbed";
+        snprintf(msg, cap, "disturbed: expected include or exclude");
+        return 400;
+    }
+    t->with_disturbed = r && strcmp(dist, "include") == 0;
     char num[24];
     int64_t v;
     static const char *const names[] = {"from", "to", "limit"};
@@ -215,9 +232,13 @@ int sm_api_get_trends(sm_api_ctx *a, const char *query, char **resp, size_t *len
         goto out;
     }
     /* A pair row is in the run's pair table, a host's in its hosts table. */
-    const char *const queries[2] = {strstr(t.host, "->") ? "format=json&scope=pair" : "format=json",
-                                    NULL};
-    load_runs(a, rows, pick, np, queries, runs);
+    const bool pair = strstr(t.host, "->") != NULL;
+    const char *const queries[2] = {
+        pair ? (t.with_disturbed ? "format=json&scope=pair&disturbed=include"
+                                 : "format=json&scope=pair")
+             : (t.with_disturbed ? "format=json&disturbed=include" : "format=json"),
+        NULL};
+    load_runs(a, rows, pick, np, queries, t.with_disturbed ? "disturbed=include" : NULL, runs);
     char *json = NULL;
     const int rc = sm_trends_json(&t.q, runs, np, &json, &err);
     if (rc == SM_EINVAL)
@@ -249,7 +270,7 @@ int sm_api_get_grid(sm_api_ctx *a, char **resp, size_t *len)
         goto out;
     }
     static const char *const queries[2] = {"format=json", "format=json&scope=pair"};
-    load_runs(a, rows, pick, np, queries, runs);
+    load_runs(a, rows, pick, np, queries, NULL, runs);
     status = sm_api_reply(resp, len, 200, sm_grid_json(runs, np));
 out:
     runs_free(runs, np);

@@ -142,6 +142,8 @@ int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o)
     add_param(path, sizeof path, "test", o->trend_test);
     if (o->trend_metric)
         add_param(path, sizeof path, "metric", o->trend_metric);
+    if (o->include_disturbed)
+        add_param(path, sizeof path, "disturbed", "include");
     sm_http_resp r;
     if (sm_cli_call(h, path, NULL, 0, &r))
         return 1;

@@ -62,10 +62,10 @@ static const char usage[] =
     "                           across the ended runs: finished time (UTC), run, median\n"
     "                           and 95%% CI, and whether that run's analysis flagged it;\n"
     "                           T is the column label of the run's table\n"
-    "  --disturbed include|exclude  (export, anomalies, compare, run --wait) samples measured "
-    "while\n"
-    "                           the host was disturbed are counted per cell and left out of\n"
-    "                           the statistics (exclude, the default); include puts them back\n"
+    "  --disturbed include|exclude  (export, anomalies, compare, trends, run --wait)\n"
+    "                           samples measured while the host was disturbed are counted\n"
+    "                           per cell and left out of the statistics (exclude, the\n"
+    "                           default); include puts them back\n"
     "\n"
     "Options:\n"
     "  --coordinator URL        the coordinator (default $SOCKMATRIX_COORDINATOR, else\n"
@@ -139,7 +139,8 @@ static const opt options[] = {
     {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
     {"--floor", NULL, O_FLOOR, true, ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN)},
     {"--disturbed", NULL, O_DISTURBED, true,
-     ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_COMPARE)},
+     ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_COMPARE) |
+         ON(SM_CLI_TRENDS)},
     {"--host", NULL, O_JOB_HOST, true, ON(SM_CLI_JOBS) | ON(SM_CLI_TRENDS)},
     {"--test", NULL, O_TREND_TEST, true, ON(SM_CLI_TRENDS)},
     {"--metric", NULL, O_TREND_METRIC, true, ON(SM_CLI_TRENDS)},

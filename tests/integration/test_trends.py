@@ -63,6 +63,17 @@ class TrendsTest(unittest.TestCase):
             self.assertIn(p["flagged"], (True, False))
             self.assertEqual(p["run_name"], "trend")
 
+    def test_with_disturbed_samples_every_run_is_a_point(self):
+        # Disturbed samples (a busy machine) can leave a cell without a median; counted in,
+        # each of the three runs has its point, equal to its table's cell counted the same way.
+        st, got = self.trend("h1", disturbed="include")
+        self.assertEqual(st, 200, got)
+        tables = [self.f.get(f"/api/runs/{r['id']}/table?format=json&disturbed=include")
+                  for r in self.runs]
+        self.assertEqual([(p["run"], p["median"]) for p in got["points"]],
+                         [(str(r["id"]), self.cell(t, "h1")) for r, t in zip(self.runs, tables)])
+        self.assertEqual(len(got["points"]), 3)
+
     def test_from_and_to_keep_the_runs_finished_between_them(self):
         _, all_points = self.trend("h1")
         pts = all_points["points"]
@@ -111,6 +122,10 @@ class TrendsTest(unittest.TestCase):
         lines = p.stdout.splitlines()
         self.assertTrue(lines[0].startswith("finished_utc,run,"), lines[0])
         self.assertEqual(len(lines), 1 + len(api["points"]))
+        p = run("--host", "h1", "--test", self.test, "--disturbed", "include", "--format", "json")
+        self.assertEqual(p.returncode, 0, p)
+        _, api = self.trend("h1", disturbed="include")
+        self.assertEqual(json.loads(p.stdout)["points"], api["points"])
         p = run("--host", "h1")
         self.assertEqual(p.returncode, 2, p)
         self.assertIn("--test", p.stderr)

@@ -84,6 +84,12 @@ static void test_trends_gives_the_ended_runs_points_and_their_flags(void **state
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "points")), 1);
     assert_string_equal(s(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "points"), 0), "run"), "2");
     cJSON_Delete(o);
+    /* disturbed=include: the same points here, where no sample was disturbed */
+    o = get_json(f, "/api/trends", "host=h3&" TEST_Q "&disturbed=include", 200);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "points")), 2);
+    assert_true(cJSON_IsTrue(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "points"), 1), "flagged")));
+    cJSON_Delete(o);
     /* a range before every run */
     o = get_json(f, "/api/trends", "host=h3&" TEST_Q "&from=0&to=1", 200);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "points")), 0);
@@ -124,6 +130,7 @@ static void test_trends_names_each_bad_parameter(void **state)
         {"host=h1&" TEST_Q "&to=soon", "to"},
         {"host=h1&" TEST_Q "&from=20&to=10", "to"},
         {"host=h1&" TEST_Q "&metric=rtt_p50_us", "metric"},
+        {"host=h1&" TEST_Q "&disturbed=all", "disturbed"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cJSON *o = get_json(f, "/api/trends", bad[i].query, 400);
