@@ -88,6 +88,9 @@ function trendChart(canvas, t) {
     const unit = t.unit || '';
     const times = pts.map((p) => Number(p.finished_ms));
     const span = Math.max(...times) - Math.min(...times);
+    // Room above and below the band, so that an outlier's mark at either end is whole.
+    const ys = pts.flatMap((p) => [p.ci_lo, p.median, p.ci_hi]).filter((v) => Number.isFinite(v) && (!log || v > 0));
+    const lo = Math.min(...ys), hi = Math.max(...ys);
     return new Chart(canvas, {
         type: 'line',
         data: {
@@ -125,6 +128,8 @@ function trendChart(canvas, t) {
                 },
                 y: {
                     type: log ? 'logarithmic' : 'linear',
+                    suggestedMin: log ? lo / 2 : lo - (hi - lo) * 0.1,
+                    suggestedMax: log ? hi * 2 : hi + (hi - lo) * 0.1,
                     title: {display: true, text: unit + (log ? ', log scale' : ''), color: '#222'},
                     ticks: {color: '#222'},
                 },

@@ -454,7 +454,8 @@ const scenarios = {
 };
 
 // #/trends: the grid's cells with their verdict classes and the legend; a click on a.host's
-// cell of a.test draws its trend chart; a reload keeps the hash and the chart.
+// cell of a.test draws its trend chart; a reload keeps the hash and the chart. Then, with
+// GET /api/trends answered by a.fixture, the chart of a trend with a flagged outlier.
 async function trendsScenario(a) {
   await view('/trends');
   const gridCells = () => page.$$eval('table#trends-grid td[data-verdict]', (tds) => tds.map((td) => ({
@@ -488,7 +489,17 @@ async function trendsScenario(a) {
   const chart = await until('the trend chart', chartSnap, (c) => c.points !== null);
   await page.reload({ waitUntil: 'load', timeout: STEP_MS });
   const reloaded = await until('the trend chart after a reload', chartSnap, (c) => c.points !== null);
-  return { cells, legend, chart, reloaded };
+  let outlier = null;
+  if (a.fixture) {
+    await page.route((u) => u.pathname === '/api/trends', (route) => route.fulfill({
+      status: 200, contentType: 'application/json', body: JSON.stringify(a.fixture),
+    }));
+    await view(`/trends/${encodeURIComponent(a.fixture.host)}/${encodeURIComponent(a.fixture.test)}`);
+    outlier = await until('the fixture\'s trend chart', chartSnap,
+      (c) => c.points === a.fixture.points.length);
+    outlier.marked = await page.$$eval('table#trend-points tr.anomalous', (trs) => trs.map((tr) => tr.dataset.run));
+  }
+  return { cells, legend, chart, reloaded, outlier };
 }
 scenarios.trends = trendsScenario;
 

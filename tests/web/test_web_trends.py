@@ -37,8 +37,16 @@ class TrendsWebTest(WebCase):
         q = urllib.parse.urlencode({"host": pick["host"], "test": pick["test"],
                                     "metric": pick["metric"]}, quote_via=urllib.parse.quote)
         trend = self.f.get(f"/api/trends?{q}")
+        # A trend whose medians span more than 10x, run 12 flagged: served by the page's own
+        # route for GET /api/trends after the real chart was checked.
+        pt = lambda run, med, flagged: {"run": run, "run_name": "n", "finished_ms": 1764547200000
+                                        + int(run) * 3600000, "median": med, "ci_lo": med * 0.9,
+                                        "ci_hi": med * 1.1, "n": 5, "flagged": flagged}
+        fixture = {"host": "h2", "test": "stream tcp 128 KiB", "metric": "throughput_MBps",
+                   "unit": "MB/s", "rule": "r",
+                   "points": [pt("10", 1500, False), pt("11", 1480, False), pt("12", 6, True)]}
         res = self.drive(self.f, "trends", n_cells=len(grid["cells"]), host=pick["host"],
-                         test=pick["test"])
+                         test=pick["test"], fixture=fixture)
 
         shown = {(c["host"], c["test"]): c for c in res["cells"]}
         self.assertEqual(set(shown), {(c["host"], c["test"]) for c in grid["cells"]})
@@ -66,4 +74,9 @@ class TrendsWebTest(WebCase):
         self.assertEqual(res["reloaded"]["hash"], want_hash)
         self.assertEqual(res["reloaded"]["points"], chart["points"])
         self.assertEqual(res["reloaded"]["rows"], chart["rows"])
+        out = res["outlier"]
+        self.assertEqual(out["points"], 3)
+        self.assertEqual(out["scale"], "log")  # 1500 against 6: more than 10x
+        self.assertEqual(out["flagged"], 1)
+        self.assertEqual(out["marked"], ["12"])
         self.assertEqual(res["page_errors"], [])
