@@ -52,6 +52,14 @@ static double num(const cJSON *o, const char *k)
     return cJSON_IsNumber(v) ? v->valuedouble : 0.0 / 0.0;
 }
 
+/* A row or column index of a cell: -1 when absent, negative or too large for an int (a cast of
+ * those would be undefined). */
+static int idx(const cJSON *o, const char *k)
+{
+    const double v = num(o, k);
+    return v >= 0 && v < 1e9 ? (int)v : -1;
+}
+
 static const char *str(const cJSON *o, const char *k)
 {
     return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
@@ -95,7 +103,7 @@ static const cJSON *cell_at(const cJSON *cells, int r, int k)
     const cJSON *c;
     cJSON_ArrayForEach(c, cells)
     {
-        if (num(c, "row") == r && num(c, "column") == k)
+        if (idx(c, "row") == r && idx(c, "column") == k)
             return c;
     }
     return NULL;
@@ -261,8 +269,8 @@ int sm_trends_json(const sm_trend_query *q, const sm_trend_run *runs, size_t n, 
                 const cJSON *c;
                 cJSON_ArrayForEach(c, cells)
                 {
-                    const cJSON *col = cJSON_GetArrayItem(cols, (int)num(c, "column"));
-                    if (num(c, "row") == row && num(c, "n") > 0)
+                    const cJSON *col = cJSON_GetArrayItem(cols, idx(c, "column"));
+                    if (idx(c, "row") == row && num(c, "n") > 0)
                         strs_add(&tests, str(col, "label"));
                 }
                 int ci = 0;
@@ -418,11 +426,11 @@ static void each_cell(const parsed *p, size_t i, cell_fn fn, void *arg)
             const cJSON *c;
             cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(tab, KINDS[k][1]))
             {
-                const double r = num(c, "row"), col = num(c, "column");
-                if (!(r >= 0 && col >= 0) || !present(c))
+                const int r = idx(c, "row"), col = idx(c, "column");
+                if (r < 0 || col < 0 || !present(c))
                     continue;
-                const char *host = cJSON_GetStringValue(cJSON_GetArrayItem(rows, (int)r));
-                const cJSON *cj = cJSON_GetArrayItem(cols, (int)col);
+                const char *host = cJSON_GetStringValue(cJSON_GetArrayItem(rows, r));
+                const cJSON *cj = cJSON_GetArrayItem(cols, col);
                 if (host && str(cj, "label"))
                     fn(arg, i, host, cj, c);
             }

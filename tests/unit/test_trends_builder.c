@@ -352,6 +352,23 @@ static void test_grid_of_no_runs_is_empty(void **state)
     free(json);
 }
 
+static void test_cells_without_a_valid_row_or_column_are_skipped(void **state)
+{
+    (void)state;
+    const char *t = "{\"rows\":[\"h1\"],\"columns\":[{\"label\":\"" TCP "\",\"metric\":\"m\","
+                    "\"unit\":\"u\"}],\"cells\":[{\"column\":0,\"n\":3,\"median\":1},{\"row\":-1,"
+                    "\"column\":0,\"n\":3,\"median\":2},{\"row\":0,\"column\":1e300,\"n\":3,"
+                    "\"median\":3},{\"row\":\"0\",\"column\":0,\"n\":3,\"median\":4}]}";
+    sm_trend_run r = {1, "x", 1, {t, NULL}, "not json"};
+    sm_trend_query q = query("h1", TCP);
+    cJSON *o = trend(&q, &r, 1);
+    assert_int_equal(cJSON_GetArraySize(points(o)), 0);
+    cJSON_Delete(o);
+    char *json = sm_grid_json(&r, 1);
+    assert_non_null(strstr(json, "\"hosts\":[],\"tests\":[],\"cells\":[]"));
+    free(json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_trend_of_a_pair_row_is_flagged_by_its_slow_server),
         cmocka_unit_test(test_grid_gives_each_cell_its_latest_runs_verdict),
         cmocka_unit_test(test_grid_of_no_runs_is_empty),
+        cmocka_unit_test(test_cells_without_a_valid_row_or_column_are_skipped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
