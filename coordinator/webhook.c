@@ -205,8 +205,10 @@ static void deliver(sm_webhook *w, CURL *curl, const delivery *d)
 {
     struct curl_slist *headers = make_headers(w, d);
     if (!headers) {
-        sm_log(LOG_ERR, "SM-WEBHOOK-FAILED", "delivery %" PRIu64 " to %s: out of memory", d->id,
-               d->url);
+        sm_log(LOG_ERR, "SM-WEBHOOK-FAILED",
+               "delivery %" PRIu64
+               " to %s: its headers or signature could not be made (out of memory)",
+               d->id, d->url);
         pthread_mutex_lock(&w->mu);
         w->stats.failed++;
         pthread_mutex_unlock(&w->mu);
