@@ -653,6 +653,10 @@ static int check_command(const parse *s, sm_error *err)
                             s->cmd->name, s->cmd->name);
     if (s->r.cmd == SM_CLI_EXPORT && !s->format_given)
         return sm_error_set(err, SM_EINVAL, "export: --format csv|md|json is required");
+    if (s->r.have_job_cell && (s->r.job_host || s->r.job_state))
+        return sm_error_set(err, SM_EINVAL,
+                            "--cell shows one cell's repetitions: give it without --host and "
+                            "--state");
     return 0;
 }
 
