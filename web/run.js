@@ -28,7 +28,7 @@ const cellHref = (run, cell) => `#/run/${encodeURIComponent(run)}/cell/${encodeU
 // The strip plot of a cell's values in run order: x the job's place, y its value; warm-ups
 // hollow, values the table leaves out grey, the table's CI a band and its median a line.
 function stripPlot(c) {
-    const W = 520, H = 160, L = 8, R = 8, T = 10, B = 10;
+    const W = 560, H = 160, L = 72, R = 8, T = 10, B = 10;
     const vals = (c.values || []).filter((v) => Number.isFinite(v.value));
     const ys = vals.map((v) => v.value);
     for (const k of ['median', 'ci95_low', 'ci95_high'])
@@ -45,12 +45,17 @@ function stripPlot(c) {
     const y = (v) => T + ((hi - v) * (H - T - B)) / (hi - lo);
     const plot = svg('svg', {id: 'run-samples-plot', viewBox: `0 0 ${W} ${H}`, width: W, height: H,
         role: 'img', 'aria-label': `${n} repetitions of ${c.test} on ${c.row}`, class: 'strip'});
+    // The axis: its two ends and the median, in the table's notation.
+    const label = (v, cls) => svg('text', {class: cls, x: L - 6, y: y(v) + 4, 'text-anchor': 'end',
+        'font-size': 11, fill: 'currentColor'}, document.createTextNode(fmtValue(v, c.unit)));
+    plot.append(svg('line', {x1: L - 2, x2: L - 2, y1: T, y2: H - B, stroke: '#999'}),
+        label(hi, 'axis-hi'), label(lo, 'axis-lo'));
     if (Number.isFinite(c.ci95_low) && Number.isFinite(c.ci95_high))
-        plot.append(svg('rect', {class: 'ci', x: 0, width: W, y: y(c.ci95_high),
+        plot.append(svg('rect', {class: 'ci', x: L, width: W - L, y: y(c.ci95_high),
             height: Math.max(1, y(c.ci95_low) - y(c.ci95_high)), fill: '#0072b2',
             'fill-opacity': 0.12}));
     if (Number.isFinite(c.median))
-        plot.append(svg('line', {class: 'median', x1: 0, x2: W, y1: y(c.median), y2: y(c.median),
+        plot.append(svg('line', {class: 'median', x1: L, x2: W, y1: y(c.median), y2: y(c.median),
             stroke: '#0072b2', 'stroke-width': 2, 'stroke-dasharray': '6 3'}));
     (c.values || []).forEach((v, i) => {
         if (!Number.isFinite(v.value))
@@ -190,7 +195,8 @@ export function mount(root, args, {live}) {
         const figures = Number.isFinite(c.median)
             ? `median ${fmtValue(c.median, c.unit)} [${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}]` +
               ` n=${c.n}`
-            : 'no median yet';
+            : c.n === 0 ? 'no median: the table counts none of these values'
+                : 'no median yet';
         const list = h('ol', {id: 'run-samples-list', class: 'samples'},
             (c.values || []).map((v) => h('li', {'data-job': v.job,
                 'data-warmup': v.warmup ? '1' : '0', 'data-counted': v.counted ? '1' : '0'},

@@ -474,6 +474,7 @@ async function cellSamples(a) {
   const before = await until(`${a.n} dots`, snap, (s) => s.dots.length >= a.n);
   await page.reload({ waitUntil: 'domcontentloaded', timeout: STEP_MS });
   const after = await until(`${a.n} dots after the reload`, snap, (s) => s.dots.length >= a.n);
+  if (a.shot) await page.screenshot({ path: a.shot });
   return { before, after };
 }
 scenarios.cell_samples = cellSamples;

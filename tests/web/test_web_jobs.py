@@ -81,9 +81,11 @@ class JobListTest(WebCase):
             self.assertEqual([d["hollow"] for d in snap["dots"]], [v["warmup"] for v in values])
             self.assertEqual([d["counted"] for d in snap["dots"]], [v["counted"] for v in values])
             self.assertEqual(snap["list"], [v["job"] for v in values])
-            self.assertTrue(snap["median_line"])
-            self.assertTrue(snap["ci_band"])
-            self.assertIn(f"n={cell['n']}", snap["figures"])
+            # On a busy machine every repetition may be disturbed and left out: no median then.
+            have = cell["median"] is not None
+            self.assertEqual(snap["median_line"], have)
+            self.assertEqual(snap["ci_band"], have and cell["ci95_low"] is not None)
+            self.assertIn(f"n={cell['n']}" if have else "no median", snap["figures"])
         self.assertEqual(sum(d["warmup"] for d in res["after"]["dots"]), 1)
 
 
