@@ -76,6 +76,9 @@ typedef struct sm_cli_opts {
     size_t n_host_names;
     /* jobs: --host and --state filters (checked; NULL: all) */
     const char *job_host, *job_state;
+    /* jobs --cell N: that cell's repetitions (GET /api/runs/ID/cells/N) instead of the list */
+    bool have_job_cell;
+    uint32_t job_cell;
 } sm_cli_opts;
 
 /* Parses argv: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ... (the global
