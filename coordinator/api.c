@@ -523,7 +523,7 @@ void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id)
         sm_report_cache_run_changed(a->cache, run_id);
 }
 
-/* /api/runs/{id}[/cancel|/table|/anomalies|/jobs] */
+/* /api/runs/{id}[/cancel|/table|/anomalies|/jobs|/cells/{n}] */
 static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, const char *query,
                       const char *auth, char **resp, size_t *len, const char **ctype)
 {
@@ -542,6 +542,9 @@ static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, cons
                    : sm_api_reply_error(resp, len, 405, "use GET", NULL);
     if (strcmp(slash, "/jobs") == 0)
         return get ? sm_api_get_run_jobs(a, id, query, resp, len)
+                   : sm_api_reply_error(resp, len, 405, "use GET", NULL);
+    if (strncmp(slash, "/cells/", 7) == 0)
+        return get ? sm_api_get_run_cell(a, id, slash + 7, query, resp, len)
                    : sm_api_reply_error(resp, len, 405, "use GET", NULL);
     if (strcmp(slash, "/cancel") == 0) {
         if (!post)

@@ -44,6 +44,12 @@ int sm_api_get_fp_diff(sm_api_ctx *a, const char *query, char **resp, size_t *le
 int sm_api_get_job(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 int sm_api_get_run_jobs(sm_api_ctx *a, uint64_t run_id, const char *query, char **resp,
                         size_t *len);
+/* api_jobs.c: GET /api/runs/{id}/cells/{n}[?disturbed=include]: the cell's every job in run
+ * order with its headline value, warm-up and disturbed marks and whether the table counts it,
+ * and the median, CI and n the run's table shows for it (null before it has them). 400 for a
+ * cell that is not a number, 404 for an unknown run or cell. Returns the HTTP status. */
+int sm_api_get_run_cell(sm_api_ctx *a, uint64_t run_id, const char *cell, const char *query,
+                        char **resp, size_t *len);
 /* api_metrics.c: GET /metrics, the Prometheus text format (docs/metrics.md); *ctype is its
  * media type. Returns the HTTP status, as sm_api_handle. */
 int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype);
@@ -58,8 +64,9 @@ int sm_api_get_grid(sm_api_ctx *a, char **resp, size_t *len);
 /* The cell families of GET /metrics from n run tables, each the JSON GET /api/runs/ID/table
  * gives (json NULL or unparsable: skipped), at most max_cells samples per family. The value
  * series are labelled run_name, host (the row), test, metric and unit (the column); the run id
- * series has no unit. A cell with no value (n 0) has no series; a cell is flagged when its row
- * has a flag. */
+ * series has no unit. The table's ratio cells ("ratios", "ratio_columns") follow in the same
+ * families with metric "ratio" and unit "x", test the ratio column's label. A cell with no
+ * value (n 0) has no series; a cell is flagged when its row has a flag. */
 typedef struct sm_metrics_table {
     const char *run_name;
     uint64_t run_id;

@@ -1,5 +1,6 @@
-/* GET /metrics: the coordinator's counters, its agents, and the latest finished run's cells per
- * run name, in the Prometheus text format (promtext.h). docs/metrics.md names every family. */
+/* GET /metrics: the coordinator's counters, its agents, and the latest finished run's cells (and
+ * ratio cells) per run name, in the Prometheus text format (promtext.h). docs/metrics.md names
+ * every family. */
 #include "coordinator/api.h"
 #include "coordinator/api_int.h"
 
@@ -155,56 +156,71 @@ static double num(const cJSON *o, const char *k)
     return cJSON_IsNumber(v) ? v->valuedouble : 0.0 / 0.0;
 }
 
-/* One run's table (the API's own JSON, cached once the run ended) as samples of family f;
+/* One run's table (the API's own JSON, cached once the run ended) as samples of family f:
+ * its cells, then its ratio cells (metric "ratio", unit "x", test the ratio column's label);
  * returns the cells written, at most room. */
 static size_t run_cells(sm_prom *p, const sm_metrics_table *run, const cJSON *t, int f, size_t room)
 {
+    static const struct {
+        const char *cells, *cols;
+        bool ratio;
+    } parts[] = {{"cells", "columns", false}, {"ratios", "ratio_columns", true}};
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(t, "rows");
-    const cJSON *cols = cJSON_GetObjectItemCaseSensitive(t, "columns");
-    const cJSON *cells = cJSON_GetObjectItemCaseSensitive(t, "cells");
     const cJSON *flags = cJSON_GetObjectItemCaseSensitive(t, "flags");
-    const int nr = cJSON_GetArraySize(rows), ncol = cJSON_GetArraySize(cols);
+    const int nr = cJSON_GetArraySize(rows);
     size_t written = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cells)
-    {
-        if (written == room)
-            break;
-        const double r = num(c, "row"), k = num(c, "column");
-        if (!(r >= 0 && r < nr && k >= 0 && k < ncol))
-            continue;
-        const cJSON *col = cJSON_GetArrayItem(cols, (int)k);
-        const char *host = cJSON_GetStringValue(cJSON_GetArrayItem(rows, (int)r));
-        const char *test = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(col, "label"));
-        const char *metric = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(col, "metric"));
-        const char *unit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(col, "unit"));
-        if (!host || !test || !metric || !unit || !(num(c, "n") > 0))
-            continue; /* no value: no sample, rather than a NaN series */
-        written++;
-        const char *keys[] = {"run_name", "host", "test", "metric", "unit"};
-        const char *vals[] = {run->run_name, host, test, metric, unit};
-        double v = 0;
-        switch (f) {
-        case CELL_F_MEDIAN:
-            v = num(c, "median");
-            break;
-        case CELL_F_LOW:
-            v = num(c, "ci95_low");
-            break;
-        case CELL_F_HIGH:
-            v = num(c, "ci95_high");
-            break;
-        case CELL_F_FLAGGED: {
-            const cJSON *fl;
-            cJSON_ArrayForEach(fl, flags) v = num(fl, "row") == r ? 1 : v;
-            break;
+    for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
+        const cJSON *cols = cJSON_GetObjectItemCaseSensitive(t, parts[k].cols);
+        const cJSON *cells = cJSON_GetObjectItemCaseSensitive(t, parts[k].cells);
+        const int ncol = cJSON_GetArraySize(cols);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cells)
+        {
+            if (written == room)
+                return written;
+            const double r = num(c, "row"), ci = num(c, "column");
+            if (!(r >= 0 && r < nr && ci >= 0 && ci < ncol))
+                continue;
+            const cJSON *col = cJSON_GetArrayItem(cols, (int)ci);
+            const char *host = cJSON_GetStringValue(cJSON_GetArrayItem(rows, (int)r));
+            const char *test = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(col, "label"));
+            const char *metric =
+                parts[k].ratio
+                    ? "ratio"
+                    : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(col, "metric"));
+            const char *unit =
+                parts[k].ratio
+                    ? "x"
+                    : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(col, "unit"));
+            if (!host || !test || !metric || !unit || !(num(c, "n") > 0))
+                continue; /* no value: no sample, rather than a NaN series */
+            written++;
+            const char *keys[] = {"run_name", "host", "test", "metric", "unit"};
+            const char *vals[] = {run->run_name, host, test, metric, unit};
+            double v = 0;
+            switch (f) {
+            case CELL_F_MEDIAN:
+                v = num(c, "median");
+                break;
+            case CELL_F_LOW:
+                v = num(c, "ci95_low");
+                break;
+            case CELL_F_HIGH:
+                v = num(c, "ci95_high");
+                break;
+            case CELL_F_FLAGGED: {
+                const cJSON *fl;
+                cJSON_ArrayForEach(fl, flags) v = num(fl, "row") == r ? 1 : v;
+                break;
+            }
+            default:
+                v = (double)run->run_id;
+                break;
+            }
+            /* The run id is a gauge of its own: as a label it would start new series each
+             * run. */
+            sm_prom_sample(p, CELL_FAMILIES[f][0], keys, vals, f == CELL_F_RUN ? 4 : 5, v);
         }
-        default:
-            v = (double)run->run_id;
-            break;
-        }
-        /* The run id is a gauge of its own: as a label it would start new series each run. */
-        sm_prom_sample(p, CELL_FAMILIES[f][0], keys, vals, f == CELL_F_RUN ? 4 : 5, v);
     }
     return written;
 }

@@ -63,7 +63,8 @@ bool sm_guard_route(const char *path, bool with_web, sm_route *out)
     if (strncmp(path, "/api/runs/", 10) == 0) {
         const char *slash = strchr(path + 10, '/');
         if (!slash || strcmp(slash, "/table") == 0 || strcmp(slash, "/anomalies") == 0 ||
-            strcmp(slash, "/jobs") == 0) {
+            strcmp(slash, "/jobs") == 0 ||
+            (strncmp(slash, "/cells/", 7) == 0 && slash[7] && !strchr(slash + 7, '/'))) {
             *out = GET_API;
             return true;
         }

@@ -4,7 +4,9 @@
  * waits on a receiver. Each delivery carries
  *   Content-Type: application/json
  *   X-Sockmatrix-Event: EVENT            (e.g. "flag", "regression")
- *   X-Sockmatrix-Delivery: ID            (the same on every attempt of one delivery)
+ *   X-Sockmatrix-Delivery: HEX-ID        (the same on every attempt of one delivery; HEX is
+ *                                        random per sm_webhook_open, so ids stay unique across
+ *                                        restarts; ID is what sm_webhook_post returned)
  *   X-Sockmatrix-Signature: sha256=HEX   (HMAC-SHA256 of the body, keyed with the token; absent
  *                                        when the coordinator has no dashboard token)
  * A 2xx answer ends a delivery; anything else (another status, a refused connection, a timeout)
@@ -20,36 +22,43 @@
 
 #include "proto/err.h"
 
-#define SM_WEBHOOK_URL_MAX 512   /* a schedule's webhook URL, bytes */
+#define SM_WEBHOOK_URL_MAX   512 /* a schedule's webhook URL, bytes */
 #define SM_WEBHOOK_QUEUE_MAX 256 /* deliveries waiting at most; more are refused */
 
 typedef struct sm_webhook sm_webhook;
 
 typedef struct sm_webhook_cfg {
-    const char *token;     /* HMAC key: the dashboard token; NULL or "" signs nothing */
-    unsigned attempts;     /* attempts per delivery in all, >= 1 (default 5) */
-    unsigned backoff_ms;   /* wait before the second attempt, doubled after (default 1000) */
-    unsigned timeout_ms;   /* per attempt, connect and answer (default 5000) */
+    const char *token;   /* HMAC key: the dashboard token; NULL or "" signs nothing */
+    unsigned attempts;   /* attempts per delivery in all, >= 1 (default 5) */
+    unsigned backoff_ms; /* wait before the second attempt, doubled after (default 1000) */
+    unsigned timeout_ms; /* per attempt, connect and answer (default 5000) */
 } sm_webhook_cfg;
 
 /* Checks a URL a user gave: http:// or https://, a host, at most SM_WEBHOOK_URL_MAX - 1 bytes,
  * no spaces or control characters. Returns 0 or SM_EINVAL with err saying what is wrong. */
 int sm_webhook_url_check(const char *url, sm_error *err);
 
-/* Starts the delivery thread. Zeroed fields of cfg take the defaults. */
+/* Starts the delivery thread. Zeroed fields of cfg (or a NULL cfg) take the defaults; the token
+ * is copied. */
 int sm_webhook_open(sm_webhook **out, const sm_webhook_cfg *cfg, sm_error *err);
 
-/* Queues one delivery (url and body are copied). Returns its id (> 0), or 0 when the queue is
- * full or memory runs out (logged). Never blocks on the network. */
+/* Queues one delivery (url, event and body are copied). event is 1 to 63 characters of
+ * [A-Za-z0-9._-]; url must pass sm_webhook_url_check; body is a NUL-terminated JSON text.
+ * Returns its id (> 0), or 0 when one of those is wrong, the queue is full or memory runs out
+ * (logged as SM-WEBHOOK-DROPPED and counted dropped). Never blocks on the network. Thread-safe,
+ * but not concurrently with sm_webhook_close. */
 uint64_t sm_webhook_post(sm_webhook *w, const char *url, const char *event, const char *body);
 
 typedef struct sm_webhook_stats {
-    uint64_t delivered, retried, failed, dropped; /* failed: gave up after all attempts */
+    /* retried: attempts that failed and were tried again; failed: gave up after all attempts;
+     * dropped: refused by sm_webhook_post, or cut off by sm_webhook_close */
+    uint64_t delivered, retried, failed, dropped;
 } sm_webhook_stats;
 void sm_webhook_get_stats(sm_webhook *w, sm_webhook_stats *out);
 
-/* The signature header's value for body under token ("sha256=" and 64 hex digits), into out
- * (at least 72 bytes). */
+/* The signature header's value for body under token ("sha256=" and 64 lower-case hex digits),
+ * into out (at least 72 bytes); NULL token is the empty key. out is "" if OpenSSL fails, and a
+ * delivery is then not sent. */
 void sm_webhook_sign(const char *token, const char *body, size_t len, char out[72]);
 
 /* Stops the thread: the attempt under way finishes (bounded by timeout_ms), waits between

@@ -96,6 +96,8 @@ export const api = {
     // One page of a run's jobs in run order (1000 at most); page.next is the next page's cursor.
     runJobs: (id, after) =>
         request('GET', `/api/runs/${enc(id)}/jobs?limit=1000` + (after ? `&after=${enc(after)}` : '')),
+    // One cell's repetitions in run order with the table's median and CI.
+    runCell: (id, cell) => request('GET', `/api/runs/${enc(id)}/cells/${enc(cell)}`),
     cancelRun: (id) => request('POST', `/api/runs/${enc(id)}/cancel`, '{}'),
     table: (id, scope) =>
         request('GET', `/api/runs/${enc(id)}/table?format=json` + (scope ? `&scope=${scope}` : '')),

@@ -1,13 +1,75 @@
 // Run view: one run's progress, live. The page's state comes from GET /api/runs/ID and its jobs
 // from GET /api/runs/ID/jobs, so a reload (or a finished run opened later) shows what the
-// coordinator knows; /ws events move it on from there.
+// coordinator knows; /ws events move it on from there. #/run/ID/cell/N adds that cell's samples
+// (GET /api/runs/ID/cells/N): one dot per repetition, so a wide interval can be seen for what it is.
 
 import {api, ApiError} from './api.js';
-import {h, clear, scrollBox, fmtDate, fmtBytes, fmtValue, anomalyItem} from './dom.js';
+import {h, clear, scrollBox, fmtDate, fmtBytes, fmtNum, fmtValue, anomalyItem} from './dom.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
 const JOBS_SHOWN_MAX = 20000; // past this the cells table, which sums them all, has to do
 const REFETCH_MS = 1000;
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+function svg(tag, attrs, ...children) {
+    const el = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {}))
+        if (v !== undefined && v !== null)
+            el.setAttribute(k, String(v));
+    for (const c of children)
+        if (c)
+            el.append(c);
+    return el;
+}
+
+const cellHref = (run, cell) => `#/run/${encodeURIComponent(run)}/cell/${encodeURIComponent(cell)}`;
+
+// The strip plot of a cell's values in run order: x the job's place, y its value; warm-ups
+// hollow, values the table leaves out grey, the table's CI a band and its median a line.
+function stripPlot(c) {
+    const W = 560, H = 160, L = 72, R = 8, T = 10, B = 10;
+    const vals = (c.values || []).filter((v) => Number.isFinite(v.value));
+    const ys = vals.map((v) => v.value);
+    for (const k of ['median', 'ci95_low', 'ci95_high'])
+        if (Number.isFinite(c[k]))
+            ys.push(c[k]);
+    let lo = Math.min(...ys), hi = Math.max(...ys);
+    if (!(hi > lo)) {
+        const pad = Math.abs(lo) * 0.1 || 1;
+        lo -= pad;
+        hi += pad;
+    }
+    const n = (c.values || []).length;
+    const x = (i) => L + (n <= 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (n - 1));
+    const y = (v) => T + ((hi - v) * (H - T - B)) / (hi - lo);
+    const plot = svg('svg', {id: 'run-samples-plot', viewBox: `0 0 ${W} ${H}`, width: W, height: H,
+        role: 'img', 'aria-label': `${n} repetitions of ${c.test} on ${c.row}`, class: 'strip'});
+    // The axis: its two ends and the median, in the table's notation.
+    const label = (v, cls) => svg('text', {class: cls, x: L - 6, y: y(v) + 4, 'text-anchor': 'end',
+        'font-size': 11, fill: 'currentColor'}, document.createTextNode(fmtValue(v, c.unit)));
+    plot.append(svg('line', {x1: L - 2, x2: L - 2, y1: T, y2: H - B, stroke: '#999'}),
+        label(hi, 'axis-hi'), label(lo, 'axis-lo'));
+    if (Number.isFinite(c.ci95_low) && Number.isFinite(c.ci95_high))
+        plot.append(svg('rect', {class: 'ci', x: L, width: W - L, y: y(c.ci95_high),
+            height: Math.max(1, y(c.ci95_low) - y(c.ci95_high)), fill: '#0072b2',
+            'fill-opacity': 0.12}));
+    if (Number.isFinite(c.median))
+        plot.append(svg('line', {class: 'median', x1: L, x2: W, y1: y(c.median), y2: y(c.median),
+            stroke: '#0072b2', 'stroke-width': 2, 'stroke-dasharray': '6 3'}));
+    (c.values || []).forEach((v, i) => {
+        if (!Number.isFinite(v.value))
+            return;
+        const colour = v.counted ? '#d55e00' : '#777';
+        plot.append(svg('circle', {class: 'sample', cx: x(i), cy: y(v.value), r: 5,
+            'data-job': v.job, 'data-warmup': v.warmup ? '1' : '0',
+            'data-counted': v.counted ? '1' : '0', fill: v.warmup ? 'none' : colour,
+            stroke: colour, 'stroke-width': 2},
+        svg('title', {}, document.createTextNode(
+            `${v.warmup ? 'warm-up' : 'rep'} ${v.repetition}: ${fmtValue(v.value, c.unit)}`))));
+    });
+    return plot;
+}
 
 function testText(p) {
     if (!p)
@@ -56,6 +118,10 @@ export function mount(root, args, {live}) {
     const jobLis = new Map(); // job id -> {li, key}
     const anomalies = h('ul', {id: 'run-anomalies', class: 'anomalies'});
     const anomNote = h('p', {class: 'hint'}, 'None so far.');
+    // #/run/ID/cell/N: that cell's samples above the rest.
+    const sampleCell = args[1] === 'cell' && /^\d+$/.test(args[2] || '') ? args[2] : null;
+    const samples = h('section', {id: 'run-samples', class: 'card', hidden: true,
+        'data-cell': sampleCell});
 
     root.append(h('section', {class: 'view run'},
         title,
@@ -64,6 +130,7 @@ export function mount(root, args, {live}) {
         h('div', {class: 'run-progress'}, progress, progressText),
         h('div', {class: 'actions'}, cancel, toCompare),
         error,
+        samples,
         h('div', {class: 'run-grid'},
             h('section', {class: 'card'}, h('h2', {}, 'Jobs'), jobsNote, jobs),
             h('section', {class: 'card'}, h('h2', {}, 'Cells'), scrollBox(cellsTable),
@@ -113,10 +180,53 @@ export function mount(root, args, {live}) {
         clear(cellsBody);
         for (const c of cells || [])
             cellsBody.append(h('tr', {'data-cell': c.index},
-                h('td', {class: 'num'}, c.index), h('td', {}, c.host), h('td', {}, c.peer || ''),
+                h('td', {class: 'num'}, h('a', {class: 'cell-link', href: cellHref(id, c.index),
+                    title: 'this cell\'s samples'}, c.index)),
+                h('td', {}, c.host), h('td', {}, c.peer || ''),
                 h('td', {class: 'test'}, testText(c.params)),
                 ['jobs', 'queued', 'active', 'done', 'failed'].map((k) =>
                     h('td', {class: `num ${k}${k === 'failed' && c[k] > 0 ? ' bad' : ''}`}, c[k]))));
+    };
+
+    // The cell's values from the API, in run order, with the table's median and CI.
+    const showSamples = (c) => {
+        clear(samples);
+        samples.hidden = false;
+        const figures = Number.isFinite(c.median)
+            ? `median ${fmtValue(c.median, c.unit)} [${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}]` +
+              ` n=${c.n}`
+            : c.n === 0 ? 'no median: the table counts none of these values'
+                : 'no median yet';
+        const list = h('ol', {id: 'run-samples-list', class: 'samples'},
+            (c.values || []).map((v) => h('li', {'data-job': v.job,
+                'data-warmup': v.warmup ? '1' : '0', 'data-counted': v.counted ? '1' : '0'},
+            h('a', {href: `/api/jobs/${encodeURIComponent(v.job)}`}, `#${v.job}`), ' ',
+            v.warmup ? `warm-up ${v.repetition}` : `rep ${v.repetition}`, ': ',
+            Number.isFinite(v.value) ? fmtValue(v.value, c.unit) : v.state,
+            v.counted ? '' : v.warmup ? ' (not counted)' : v.disturbed ? ' (disturbed, not counted)'
+                : ' (not counted)')));
+        samples.append(
+            h('h2', {}, `Cell ${c.cell}: ${c.row}, ${c.test}`),
+            h('p', {id: 'run-samples-figures'}, `${c.metric}: ${figures}`,
+                ' ', h('a', {href: `#/run/${encodeURIComponent(id)}`, class: 'hint'}, 'close')),
+            h('p', {class: 'hint'}, 'One dot per repetition in run order; warm-ups hollow, ' +
+                'values the table leaves out grey; the line is the median, the band its 95% CI.'),
+            stripPlot(c), list);
+    };
+    const loadSamples = async () => {
+        if (sampleCell === null)
+            return;
+        try {
+            const c = await api.runCell(id, sampleCell);
+            if (alive)
+                showSamples(c);
+        } catch (e) {
+            if (!alive)
+                return;
+            clear(samples);
+            samples.hidden = false;
+            samples.append(h('p', {class: 'error', role: 'alert'}, `cell ${sampleCell}: ${e.message}`));
+        }
     };
 
     const load = async () => {
@@ -128,6 +238,7 @@ export function mount(root, args, {live}) {
             showRun(r);
             showCells(r.cells);
             await loadJobs();
+            await loadSamples();
             // An ended run's flags are in the store; a page opened after the events missed them.
             if (ENDED.has(r.state) && !anomaliesLoaded) {
                 anomaliesLoaded = true;
@@ -187,7 +298,8 @@ export function mount(root, args, {live}) {
             fmtValue(j.headline.value, j.headline.unit)) : null;
         const pre = h('pre', {class: 'job-json'});
         const details = h('details', {class: 'job-details', 'data-job': j.id},
-            h('summary', {}, j.samples ? `samples (${j.samples.length})` : 'result'), pre);
+            h('summary', {}, j.samples ? `samples (${(j.samples.metrics || []).length} figures)`
+                : 'result'), pre);
         details.addEventListener('toggle', () => {
             if (details.open && !pre.textContent) {
                 const shown = {samples: j.samples, result: j.result, sides: j.sides, params: j.params};
@@ -206,6 +318,9 @@ export function mount(root, args, {live}) {
             // Kept, but not in the table's statistics unless asked for (docs/analysis.md).
             j.result?.host?.disturbed ? h('span', {class: 'badge disturbed'}, 'disturbed') : null,
             j.state === 'failed' && j.reason ? h('span', {class: 'reason'}, j.reason) : null,
+            j.cell === null || j.cell === undefined ? null
+                : h('a', {class: 'samples-link', href: cellHref(id, j.cell),
+                    title: 'every repetition of this cell'}, `cell ${j.cell}`),
             details);
     };
     // The list becomes the API's: rows whose job did not change stay (an open details too).

@@ -79,6 +79,9 @@ typedef struct sm_cli_opts {
     const char *job_host, *job_state;
     /* trends: --host (job_host: an agent name or "client->server"), --test, --metric */
     const char *trend_test, *trend_metric;
+    /* jobs --cell N: that cell's repetitions (GET /api/runs/ID/cells/N) instead of the list */
+    bool have_job_cell;
+    uint32_t job_cell;
 } sm_cli_opts;
 
 /* Parses argv: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ... (the global

@@ -1,6 +1,6 @@
 /* What sockmatrix show adds under a run's progress (its times, its failed jobs with their
  * reasons and its flags) and sockmatrix jobs, from GET /api/runs/ID/jobs and the anomalies'
- * text. */
+ * text; sockmatrix jobs --cell, from GET /api/runs/ID/cells/N. */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -192,8 +192,92 @@ static int jobs_row(sm_grid *g, const cJSON *j)
     return sm_grid_row(g, row);
 }
 
+/* "104 [103, 106] n=3", "-" before the table has the cell's figures */
+static void figures_text(const cJSON *c, char *buf, size_t cap)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "median"),
+                *lo = cJSON_GetObjectItemCaseSensitive(c, "ci95_low"),
+                *hi = cJSON_GetObjectItemCaseSensitive(c, "ci95_high"),
+                *n = cJSON_GetObjectItemCaseSensitive(c, "n");
+    if (!cJSON_IsNumber(m) || !cJSON_IsNumber(n)) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    char tm[40], tl[40] = "?", th[40] = "?";
+    num_text(m->valuedouble, tm, sizeof tm);
+    if (cJSON_IsNumber(lo))
+        num_text(lo->valuedouble, tl, sizeof tl);
+    if (cJSON_IsNumber(hi))
+        num_text(hi->valuedouble, th, sizeof th);
+    snprintf(buf, cap, "%s [%s, %s] n=%d", tm, tl, th, n->valueint);
+}
+
+/* sockmatrix jobs RUN --cell N: GET /api/runs/ID/cells/N, a heading with the table's figures
+ * and one line per job of the cell in run order. */
+static int cell_values(sm_http *h, const sm_cli_opts *o)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/cells/%" PRIu32, o->run_id, o->job_cell);
+    sm_http_resp r;
+    if (sm_cli_call_run(h, o->run_id, path, NULL, 0, &r))
+        return 1;
+    cJSON *c = cJSON_ParseWithLength(r.body, r.len);
+    sm_http_resp_fini(&r);
+    const cJSON *values = cJSON_GetObjectItemCaseSensitive(c, "values");
+    if (!cJSON_IsArray(values)) {
+        cJSON_Delete(c);
+        sm_error err = {0};
+        sm_error_set(&err, SM_EPARSE, "no \"values\" array");
+        return sm_cli_bad_answer("GET /api/runs/ID/cells/N", &err);
+    }
+    if (o->format == SM_CLI_FMT_JSON) {
+        char *text = cJSON_Print(c);
+        cJSON_Delete(c);
+        if (!text) {
+            sm_cli_fail("out of memory");
+            return 1;
+        }
+        printf("%s\n", text);
+        free(text);
+        return 0;
+    }
+    char fig[160];
+    figures_text(c, fig, sizeof fig);
+    printf("cell %" PRIu32 ": %s, %s (%s, %s)\n", o->job_cell, str_or(c, "row", "?"),
+           str_or(c, "test", "?"), str_or(c, "metric", "?"), str_or(c, "unit", ""));
+    printf("table: %s\n", fig);
+    sm_grid g = {6, 0, "lrlllr", NULL};
+    static const char *const header[] = {"JOB", "REP", "WARM-UP", "STATE", "COUNTED", "VALUE"};
+    int rc = sm_grid_row(&g, header);
+    for (const cJSON *v = values->child; v && !rc; v = v->next) {
+        char rep[16] = "", val[48] = "-";
+        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(v, "repetition");
+        if (cJSON_IsNumber(rv))
+            snprintf(rep, sizeof rep, "%d", rv->valueint);
+        const cJSON *vv = cJSON_GetObjectItemCaseSensitive(v, "value");
+        if (cJSON_IsNumber(vv))
+            num_text(vv->valuedouble, val, sizeof val);
+        const bool counted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "counted"));
+        const bool disturbed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "disturbed"));
+        const char *row[] = {str_or(v, "job", "?"),
+                             rep,
+                             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "warmup")) ? "yes"
+                                                                                         : "",
+                             str_or(v, "state", "?"),
+                             counted     ? "yes"
+                             : disturbed ? "no (disturbed)"
+                                         : "no",
+                             val};
+        rc = sm_grid_row(&g, row);
+    }
+    cJSON_Delete(c);
+    return sm_grid_done(&g, rc);
+}
+
 int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
 {
+    if (o->have_job_cell)
+        return cell_values(h, o);
     sm_grid g = {9, 0, "rllrllrrl", NULL};
     static const char *const header[] = {"ID",    "HOST",     "TEST",     "REP",   "WARM-UP",
                                          "STATE", "DURATION", "HEADLINE", "REASON"};

@@ -36,6 +36,10 @@ static const char usage[] =
     "                           the run's jobs in run order: host, test, repetition,\n"
     "                           warm-up, state, duration and headline figure; S is queued,\n"
     "                           assigned, running, done or failed\n"
+    "  jobs RUN --cell N [--format table|json]\n"
+    "                           cell N's every repetition of its headline figure in run\n"
+    "                           order, warm-ups marked, and the median and 95%% CI the\n"
+    "                           run's table shows for it\n"
     "  cancel RUN               cancel a run and print its new state\n"
     "  export RUN --format csv|md|json [-o FILE]\n"
     "                           the run's comparison table, to FILE (replaced atomically)\n"
@@ -106,6 +110,7 @@ enum {
     O_JOB_STATE,
     O_TREND_TEST,
     O_TREND_METRIC,
+    O_JOB_CELL,
 };
 
 #define BEFORE_CMD (1u << 31) /* allowed before the command word */
@@ -145,6 +150,7 @@ static const opt options[] = {
     {"--test", NULL, O_TREND_TEST, true, ON(SM_CLI_TRENDS)},
     {"--metric", NULL, O_TREND_METRIC, true, ON(SM_CLI_TRENDS)},
     {"--state", NULL, O_JOB_STATE, true, ON(SM_CLI_JOBS)},
+    {"--cell", NULL, O_JOB_CELL, true, ON(SM_CLI_JOBS)},
 };
 
 #define N_OPTIONS (sizeof options / sizeof *options)
@@ -363,6 +369,15 @@ static int apply_checked(parse *s, int id, const char *v, sm_error *err)
                                 "--state: '%s' is not queued, assigned, running, done or failed",
                                 v);
         o->job_state = v;
+        return 0;
+    case O_JOB_CELL:
+        if (!parse_uint(v, 0, UINT32_MAX, &n))
+            return sm_error_set(err, SM_EINVAL,
+                                "--cell: '%s' is not a cell number (sockmatrix show RUN lists "
+                                "them)",
+                                v);
+        o->job_cell = (uint32_t)n;
+        o->have_job_cell = true;
         return 0;
     case O_BASELINE:
         if (!parse_uint(v, 1, UINT64_MAX, &n))
@@ -686,6 +701,10 @@ static int check_command(const parse *s, sm_error *err)
                             "sockmatrix export RUN --format md, e.g. 'stream tcp 128 KiB')");
     if (s->r.cmd == SM_CLI_EXPORT && !s->format_given)
         return sm_error_set(err, SM_EINVAL, "export: --format csv|md|json is required");
+    if (s->r.have_job_cell && (s->r.job_host || s->r.job_state))
+        return sm_error_set(err, SM_EINVAL,
+                            "--cell shows one cell's repetitions: give it without --host and "
+                            "--state");
     return 0;
 }
 

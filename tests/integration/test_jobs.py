@@ -1,7 +1,8 @@
 """A run's jobs against the real coordinator and two real agents on loopback: GET
 /api/runs/ID/jobs pages over every job once, the job resource says why a job failed, and
 `sockmatrix show` prints the run's times, each failed job's id, host and reason, and its flags;
-`sockmatrix jobs` lists the jobs the API lists."""
+`sockmatrix jobs` lists the jobs the API lists; a job's samples and a cell's repetitions
+(GET /api/runs/ID/cells/N, `sockmatrix jobs RUN --cell N`) agree with the table."""
 import json
 import os
 import re
@@ -114,6 +115,76 @@ class JobsTest(unittest.TestCase):
         p = self.cli("jobs", "999999")
         self.assertEqual(p.returncode, 1, p)
         self.assertEqual(p.stderr, "sockmatrix: no such run (field: id)\n")
+
+    def table_cell(self, table, host, test):
+        r, c = table["rows"].index(host), [x["label"] for x in table["columns"]].index(test)
+        return next(x for x in table["cells"] if x["row"] == r and x["column"] == c)
+
+    def test_samples_and_the_cell_endpoint_agree_with_the_table(self):
+        # A job measured while this shared machine was busy is disturbed and left out of the
+        # table by default: with disturbed=include every ok job counts, whatever the load.
+        table = self.f.get(f"/api/runs/{self.rid}/table?disturbed=include")
+        plain = self.f.get(f"/api/runs/{self.rid}/table")
+        done, _ = self.all_jobs("state=done")
+        self.assertEqual(len(done), 2)
+        for j in done:
+            figures = {m["metric"]: m for m in j["samples"]["metrics"]}
+            head = figures[j["headline"]["metric"]]
+            self.assertEqual(head["value"], j["headline"]["value"])
+            self.assertEqual(head["unit"], "MB/s")
+            self.assertEqual(figures["seconds"]["unit"], "s")
+            self.assertEqual(figures["bytes"]["unit"], "B")
+            self.assertEqual(figures["bytes"]["value"], 1000 * 100)
+            self.assertIsNone(j["samples"]["sides"])
+            self.assertIsNone(j["samples"]["inner"])
+            # n = 1: the table's median is the job's headline value, to the last digit.
+            cell = self.table_cell(table, j["host"], j["test"])
+            self.assertEqual(cell["n"], 1)
+            self.assertEqual(cell["median"], j["headline"]["value"])
+            got = self.f.get(f"/api/runs/{self.rid}/cells/{j['cell']}?disturbed=include")
+            self.assertEqual((got["host"], got["test"]), (j["host"], j["test"]))
+            self.assertEqual([(v["job"], v["value"], v["warmup"], v["counted"])
+                              for v in got["values"]],
+                             [(j["id"], j["headline"]["value"], False, True)])
+            for k in ("median", "ci95_low", "ci95_high", "n"):
+                self.assertEqual(got[k], cell[k], k)
+            # By default, the table's own figures (none when the one job was disturbed).
+            disturbed = j["result"]["host"]["disturbed"]
+            got = self.f.get(f"/api/runs/{self.rid}/cells/{j['cell']}")
+            self.assertEqual([(v["disturbed"], v["counted"]) for v in got["values"]],
+                             [(disturbed, not disturbed)])
+            cell = self.table_cell(plain, j["host"], j["test"])
+            for k in ("median", "ci95_low", "ci95_high", "n"):
+                self.assertEqual(got[k], cell.get(k), k)
+            # The CLI prints the same values and figures.
+            p = self.cli("jobs", str(self.rid), "--cell", str(j["cell"]))
+            self.assertEqual(p.returncode, 0, p)
+            lines = p.stdout.splitlines()
+            self.assertEqual(lines[0], f"cell {j['cell']}: {j['host']}, {j['test']} "
+                                       "(throughput_MBps, MB/s)")
+            if disturbed:
+                self.assertEqual(lines[1], "table: -")
+            else:
+                self.assertRegex(lines[1], r"^table: [\d.]+ \[[\d.]+, [\d.]+\] n=1$")
+                self.assertEqual(lines[3].split()[-1], lines[1].split()[1])
+            self.assertEqual(lines[2].split(), ["JOB", "REP", "WARM-UP", "STATE", "COUNTED",
+                                                "VALUE"])
+            self.assertEqual(lines[3].split()[:3], [j["id"], "0", "done"])
+            self.assertIn(" no (disturbed) " if disturbed else " yes ", lines[3])
+            p = self.cli("jobs", str(self.rid), "--cell", str(j["cell"]), "--format", "json")
+            self.assertEqual(p.returncode, 0, p)
+            self.assertEqual(json.loads(p.stdout), got)
+        # A failed job's cell: its value is none, the table counts nothing.
+        failed, _ = self.all_jobs("state=failed")
+        got = self.f.get(f"/api/runs/{self.rid}/cells/{failed[0]['cell']}")
+        self.assertEqual([(v["value"], v["counted"], v["state"]) for v in got["values"]],
+                         [(None, False, "failed")])
+        p = self.cli("jobs", str(self.rid), "--cell", "99")
+        self.assertEqual(p.returncode, 1, p)
+        self.assertIn("no such cell", p.stderr)
+        p = self.cli("jobs", str(self.rid), "--cell", "x")
+        self.assertEqual(p.returncode, 2, p)
+        self.assertIn("--cell: 'x' is not a cell number", p.stderr)
 
 
 if __name__ == "__main__":

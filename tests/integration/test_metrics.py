@@ -1,7 +1,7 @@
 """GET /metrics scraped by a real Prometheus (Debian's prometheus): a loopback fleet runs a
 small run, the test starts Prometheus on a free loopback port with the coordinator as its only
-target, and its query API must return the agents as up and each cell's median as the run's
-table gives it."""
+target, and its query API must return the agents as up and each cell's median (and each ratio
+cell's, as metric "ratio") as the run's table gives it."""
 import json
 import os
 import shutil
@@ -124,8 +124,13 @@ class MetricsTest(unittest.TestCase):
         for c in table["cells"]:
             col = table["columns"][c["column"]]
             want[(table["rows"][c["row"]], col["label"], col["metric"], col["unit"])] = c["median"]
+        # The ratio columns (tcp/unix here) in the same families, as metric "ratio", unit "x".
+        for c in table["ratios"]:
+            col = table["ratio_columns"][c["column"]]
+            want[(table["rows"][c["row"]], col["label"], "ratio", "x")] = c["median"]
         self.assertEqual(sorted(table["rows"]), ["h1", "h2"])
-        self.assertEqual(len(want), 2 * len(table["columns"]), want)
+        self.assertEqual(len(table["ratio_columns"]), 1, table["ratio_columns"])
+        self.assertEqual(len(want), 2 * (len(table["columns"]) + 1), want)
 
         ctype, text = self.scrape()
         self.assertEqual(ctype, "text/plain; version=0.0.4; charset=utf-8")
@@ -177,7 +182,7 @@ class MetricsTest(unittest.TestCase):
                             "sockmatrix.json")
         with open(path) as d:
             dash = json.load(d)
-        subst = {"$run_name": "prom", "$test": ".+", "$host": ".+"}
+        subst = {"$run_name": "prom", "$test": ".+", "$ratio": ".+", "$host": ".+"}
         exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
         exprs += [v["query"]["query"] for v in dash["templating"]["list"]]
         self.assertGreaterEqual(len(exprs), 10)

@@ -19,6 +19,7 @@
 #include "coordinator/api.h"
 #include "coordinator/control.h"
 #include "coordinator/store.h"
+#include "proto/hist.h"
 #include "proto/msg.h"
 #include "proto/result.h"
 
@@ -305,7 +306,15 @@ static void test_api_job_resource_of_a_local_run_job(void **state)
     assert_int_equal((int)num(o, "attempt"), 1);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "peer")));
     assert_null(cJSON_GetObjectItem(o, "sides"));
-    assert_null(cJSON_GetObjectItem(o, "samples"));
+    /* Every figure of the result with its unit; no sides, no inner samples for stream. */
+    const cJSON *smp = cJSON_GetObjectItem(o, "samples");
+    const cJSON *ms = cJSON_GetObjectItem(smp, "metrics");
+    assert_int_equal(cJSON_GetArraySize(ms), 1);
+    assert_string_equal(str(cJSON_GetArrayItem(ms, 0), "metric"), "throughput_MBps");
+    assert_true(num(cJSON_GetArrayItem(ms, 0), "value") == 100.0);
+    assert_string_equal(str(cJSON_GetArrayItem(ms, 0), "unit"), "MB/s");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(smp, "sides")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(smp, "inner")));
     assert_true(num(o, "created_ms") > 0);
     /* The agent never said it started: the duration runs from the assignment. */
     assert_true(num(o, "started_ms") == 0);
@@ -341,6 +350,12 @@ static void test_api_job_resource_of_a_pair_job_shows_its_peer_and_sides(void **
     assert_int_equal(sm_store_job_insert_run(f->st, &j, wall_ms(), &job, &err), 0);
     bool ins;
     sm_result_cols cols = {NAN, NAN, NAN, 41.5, NAN, true};
+    /* The merged result holds the client's round-trip histogram: 3 round trips of 41.5 us. */
+    char merged[256];
+    snprintf(merged, sizeof merged,
+             "{\"ok\":true,\"metrics\":{\"rtt_p50_us\":41.5,\"user_s\":0.25},\"hist\":{"
+             "\"unit\":\"ns\",\"min\":41500,\"max\":41500,\"count\":3,\"buckets\":[[%zu,3]]}}",
+             sm_hist_index(41500));
     assert_int_equal(sm_store_side_insert(f->st, job, 1, "server", "h2",
                                           "{\"ok\":true,\"metrics\":{\"user_s\":0.5}}", wall_ms(),
                                           &ins, &err),
@@ -349,10 +364,8 @@ static void test_api_job_resource_of_a_pair_job_shows_its_peer_and_sides(void **
                                           "{\"ok\":true,\"metrics\":{\"rtt_p50_us\":41.5}}",
                                           wall_ms(), &ins, &err),
                      0);
-    assert_int_equal(sm_store_result_insert(f->st, job, 1, "h1",
-                                            "{\"ok\":true,\"metrics\":{\"rtt_p50_us\":41.5}}",
-                                            &cols, wall_ms(), &ins, &err),
-                     0);
+    assert_int_equal(
+        sm_store_result_insert(f->st, job, 1, "h1", merged, &cols, wall_ms(), &ins, &err), 0);
     assert_int_equal(sm_store_commit(f->st, &err), 0);
 
     char path[64];
@@ -377,6 +390,32 @@ static void test_api_job_resource_of_a_pair_job_shows_its_peer_and_sides(void **
     assert_true(num(h, "value") == 41.5);
     assert_string_equal(str(h, "unit"), "us");
     assert_non_null(strstr(str(o, "test"), "rr tcp 1 B/1 B"));
+    /* The samples: the merged figures, each side's as stored, the round trips inside. */
+    const cJSON *smp = cJSON_GetObjectItem(o, "samples");
+    const cJSON *ms = cJSON_GetObjectItem(smp, "metrics");
+    assert_int_equal(cJSON_GetArraySize(ms), 2);
+    assert_string_equal(str(cJSON_GetArrayItem(ms, 0), "metric"), "rtt_p50_us");
+    assert_string_equal(str(cJSON_GetArrayItem(ms, 0), "unit"), "us");
+    assert_string_equal(str(cJSON_GetArrayItem(ms, 1), "metric"), "user_s");
+    assert_string_equal(str(cJSON_GetArrayItem(ms, 1), "unit"), "s");
+    const cJSON *ss = cJSON_GetObjectItem(smp, "sides");
+    const cJSON *sc = cJSON_GetObjectItem(ss, "client"), *sv = cJSON_GetObjectItem(ss, "server");
+    assert_int_equal(cJSON_GetArraySize(sc), 1);
+    assert_string_equal(str(cJSON_GetArrayItem(sc, 0), "metric"), "rtt_p50_us");
+    assert_true(num(cJSON_GetArrayItem(sc, 0), "value") == 41.5);
+    assert_string_equal(str(cJSON_GetArrayItem(sc, 0), "unit"), "us");
+    assert_int_equal(cJSON_GetArraySize(sv), 1);
+    assert_string_equal(str(cJSON_GetArrayItem(sv, 0), "metric"), "user_s");
+    assert_true(num(cJSON_GetArrayItem(sv, 0), "value") == 0.5);
+    assert_string_equal(str(cJSON_GetArrayItem(sv, 0), "unit"), "s");
+    const cJSON *in = cJSON_GetObjectItem(smp, "inner");
+    assert_string_equal(str(in, "what"), "round-trip latency");
+    assert_string_equal(str(in, "unit"), "us");
+    assert_true(num(in, "count") == 3);
+    assert_true(num(in, "min") == 41.5);
+    const cJSON *b0 = cJSON_GetArrayItem(cJSON_GetObjectItem(in, "buckets"), 0);
+    assert_true(num(b0, "low") <= 41.5 && 41.5 <= num(b0, "high"));
+    assert_true(num(b0, "count") == 3);
     cJSON_Delete(o);
     /* In the run's list too, found by either host. */
     char q[32];
@@ -386,6 +425,135 @@ static void test_api_job_resource_of_a_pair_job_shows_its_peer_and_sides(void **
     snprintf(q, sizeof q, "host=h1");
     o = get(f, "/api/runs/1/jobs", q, 200);
     assert_int_equal((int)num(o, "total"), 1);
+    cJSON_Delete(o);
+}
+
+/* Every job ends ok with throughput 100 + its id: a value per job that says which it is. */
+static void run_jobs_by_id(fixture *f, const char *name)
+{
+    sm_result_msg done[16];
+    size_t n = 0;
+    for (int round = 0; round < 64; round++) {
+        sm_poll_reply r;
+        poll_as(f, name, done, n, &r);
+        for (size_t i = 0; i < n; i++)
+            sm_result_fini(&done[i].result);
+        n = 0;
+        if (r.n_commands == 0)
+            return;
+        for (size_t i = 0; i < r.n_commands && n < 16; i++) {
+            if (r.commands[i].kind != SM_CMD_ASSIGN)
+                continue;
+            sm_result_msg *m = &done[n++];
+            memset(m, 0, sizeof *m);
+            m->job = r.commands[i].job;
+            m->attempt = r.commands[i].attempt;
+            sm_result_init(&m->result);
+            m->result.ok = true;
+            sm_result_set(&m->result, SM_M_THROUGHPUT, 100.0 + (double)m->job);
+        }
+    }
+    fail_msg("%s: jobs without end", name);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_api_run_cell_lists_each_repetition_in_order_with_the_tables_median(void **state)
+{
+    fixture *f = *state;
+    static const char *const hosts[] = {"h1", "h2", "h3"};
+    sm_poll_reply r;
+    for (size_t h = 0; h < 3; h++)
+        poll_as(f, hosts[h], NULL, 0, &r);
+    char *body = NULL;
+    size_t len = 0;
+    const char *ctype = NULL;
+    assert_int_equal(sm_api_handle(&f->api, "POST", "/api/runs", NULL, NULL, RUN_SPEC,
+                                   strlen(RUN_SPEC), &body, &len, &ctype),
+                     201);
+    free(body);
+    for (size_t h = 0; h < 3; h++)
+        run_jobs_by_id(f, hosts[h]);
+
+    /* The cell's jobs as the run's list gives them, in run order. */
+    cJSON *page = get(f, "/api/runs/1/jobs", "cell=1", 200);
+    const cJSON *jobs = cJSON_GetObjectItem(page, "jobs");
+    cJSON *o = get(f, "/api/runs/1/cells/1", NULL, 200);
+    assert_string_equal(str(o, "run"), "1");
+    assert_int_equal((int)num(o, "cell"), 1);
+    assert_string_equal(str(o, "metric"), "throughput_MBps");
+    assert_string_equal(str(o, "unit"), "MB/s");
+    const char *host = str(o, "host");
+    const cJSON *values = cJSON_GetObjectItem(o, "values");
+    assert_int_equal(cJSON_GetArraySize(values), 4); /* 1 warm-up + 3 repetitions */
+    assert_int_equal(cJSON_GetArraySize(values), cJSON_GetArraySize(jobs));
+    double counted[4];
+    int nc = 0, warm = 0;
+    for (int i = 0; i < 4; i++) {
+        const cJSON *v = cJSON_GetArrayItem(values, i), *j = cJSON_GetArrayItem(jobs, i);
+        assert_string_equal(str(v, "job"), str(j, "id"));
+        assert_string_equal(str(j, "host"), host);
+        const double want = 100.0 + strtod(str(v, "job"), NULL);
+        assert_true(num(v, "value") == want);
+        const bool w = cJSON_IsTrue(cJSON_GetObjectItem(v, "warmup"));
+        assert_int_equal(w, cJSON_IsTrue(cJSON_GetObjectItem(j, "warmup")));
+        assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(v, "counted")), !w);
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItem(v, "disturbed")));
+        assert_true(num(v, "repetition") == num(j, "repetition"));
+        warm += w;
+        if (!w)
+            counted[nc++] = num(v, "value");
+    }
+    assert_int_equal(warm, 1);
+    assert_int_equal(nc, 3);
+    qsort(counted, 3, sizeof *counted, cmp_double);
+    assert_true(num(o, "median") == counted[1]);
+    assert_int_equal((int)num(o, "n"), 3);
+    assert_true(num(o, "ci95_low") <= counted[1] && counted[1] <= num(o, "ci95_high"));
+    /* The same figures as the run's table at that row and column. */
+    cJSON *t = get(f, "/api/runs/1/table", NULL, 200);
+    int row = -1, col = -1, i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(t, "rows"))
+    {
+        if (strcmp(e->valuestring, host) == 0)
+            row = i;
+        i++;
+    }
+    i = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(t, "columns"))
+    {
+        if (strcmp(str(e, "label"), str(o, "test")) == 0)
+            col = i;
+        i++;
+    }
+    bool found = false;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(t, "cells"))
+    {
+        if ((int)num(e, "row") != row || (int)num(e, "column") != col)
+            continue;
+        found = true;
+        assert_true(num(e, "median") == num(o, "median"));
+        assert_true(num(e, "ci95_low") == num(o, "ci95_low"));
+        assert_true(num(e, "ci95_high") == num(o, "ci95_high"));
+    }
+    assert_true(found);
+    cJSON_Delete(t);
+    cJSON_Delete(o);
+    cJSON_Delete(page);
+
+    o = get(f, "/api/runs/1/cells/99", NULL, 404);
+    assert_string_equal(str(o, "field"), "cell");
+    cJSON_Delete(o);
+    o = get(f, "/api/runs/1/cells/x", NULL, 400);
+    assert_string_equal(str(o, "field"), "cell");
+    cJSON_Delete(o);
+    o = get(f, "/api/runs/7/cells/0", NULL, 404);
+    assert_string_equal(str(o, "field"), "id");
     cJSON_Delete(o);
 }
 
@@ -403,6 +571,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_api_job_resource_of_a_local_run_job, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_api_job_resource_of_a_pair_job_shows_its_peer_and_sides, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_api_run_cell_lists_each_repetition_in_order_with_the_tables_median, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

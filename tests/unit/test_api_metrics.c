@@ -154,6 +154,50 @@ static void test_metrics_cells_give_median_ci_flag_and_run_id_with_stable_labels
     free(text);
 }
 
+/* One host, a time column and its tcp/unix ratio; an http user-CPU ratio without a value. */
+static const char RATIO_TABLE[] =
+    "{\"version\":1,\"rows\":[\"h1\"],"
+    "\"columns\":[{\"label\":\"stream tcp lines 128 B\",\"metric\":\"seconds\",\"unit\":\"s\"}],"
+    "\"cells\":[{\"row\":0,\"column\":0,\"n\":5,\"median\":0.5,\"ci95_low\":0.4,"
+    "\"ci95_high\":0.6}],"
+    "\"ratio_columns\":[{\"label\":\"tcp/unix stream lines 128 B\",\"metric\":\"seconds\","
+    "\"unit\":\"x\"},{\"label\":\"pool/thread http 16 MiB\",\"metric\":\"user_s\","
+    "\"unit\":\"x\"}],"
+    "\"ratios\":[{\"row\":0,\"column\":0,\"n\":5,\"median\":1.375,\"ci95_low\":1.25,"
+    "\"ci95_high\":1.5},{\"row\":0,\"column\":1,\"n\":0,\"median\":null}],"
+    "\"flags\":[{\"row\":0,\"flag\":\"slow\"}]}";
+
+static void test_metrics_ratio_columns_give_median_and_ci_labelled_metric_ratio(void **state)
+{
+    (void)state;
+    const sm_metrics_table t[] = {{"seed", 7, RATIO_TABLE}};
+    char *text = cells_text(t, 1, 2000);
+    const char *l = "{run_name=\"seed\",host=\"h1\",test=\"tcp/unix stream lines 128 "
+                    "B\",metric=\"ratio\",unit=\"x\"}";
+    char want[512];
+    snprintf(want, sizeof want, "sockmatrix_cell_median%s 1.375\n", l);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "sockmatrix_cell_ci95_low%s 1.25\n", l);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "sockmatrix_cell_ci95_high%s 1.5\n", l);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "sockmatrix_cell_flagged%s 1\n", l);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "sockmatrix_cell_run_id{run_name=\"seed\",host=\"h1\",test=\"tcp/"
+                                 "unix stream lines 128 B\",metric=\"ratio\"} 7\n"));
+    /* the plain cell keeps its metric; the ratio without a value has no series */
+    assert_non_null(strstr(text, "sockmatrix_cell_median{run_name=\"seed\",host=\"h1\",test=\""
+                                 "stream tcp lines 128 B\",metric=\"seconds\",unit=\"s\"} 0.5\n"));
+    assert_int_equal(count(text, "metric=\"ratio\""), 5);
+    assert_null(strstr(text, "pool/thread"));
+    free(text);
+    /* the ratio cells share the cap: 1 plain cell + 1 ratio at most 1 */
+    text = cells_text(t, 1, 1);
+    assert_int_equal(count(text, "sockmatrix_cell_median{"), 1);
+    assert_null(strstr(text, "metric=\"ratio\""));
+    free(text);
+}
+
 static void test_metrics_cells_stop_at_the_cap_per_family(void **state)
 {
     (void)state;
@@ -174,6 +218,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_metrics_answer_only_get, setup_ws, teardown),
         cmocka_unit_test(test_metrics_cells_give_median_ci_flag_and_run_id_with_stable_labels),
         cmocka_unit_test(test_metrics_cells_stop_at_the_cap_per_family),
+        cmocka_unit_test(test_metrics_ratio_columns_give_median_and_ci_labelled_metric_ratio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,6 +148,32 @@ static void test_cli_trends_takes_a_host_or_pair_a_test_a_metric_and_a_format(vo
     assert_fails_naming(jobs, ARGC(jobs), "--test: not an option of jobs");
 }
 
+static void test_cli_jobs_cell_takes_a_cell_number_alone(void **state)
+{
+    (void)state;
+    sm_cli_opts o;
+    sm_error err;
+    char *argv[] = {"sockmatrix", "jobs", "7", "--cell", "0", "--format", "json", NULL};
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_JOBS);
+    assert_int_equal(o.run_id, 7);
+    assert_true(o.have_job_cell);
+    assert_int_equal(o.job_cell, 0);
+    assert_int_equal(o.format, SM_CLI_FMT_JSON);
+    char *plain[] = {"sockmatrix", "jobs", "7", NULL};
+    assert_int_equal(parse(plain, ARGC(plain), &o, &err), 0);
+    assert_false(o.have_job_cell);
+
+    char *bad[] = {"sockmatrix", "jobs", "7", "--cell", "-1", NULL};
+    assert_fails_naming(bad, ARGC(bad), "--cell: '-1' is not a cell number");
+    char *big[] = {"sockmatrix", "jobs", "7", "--cell", "4294967296", NULL};
+    assert_fails_naming(big, ARGC(big), "--cell: '4294967296' is not a cell number");
+    char *both[] = {"sockmatrix", "jobs", "7", "--cell", "2", "--host", "h1", NULL};
+    assert_fails_naming(both, ARGC(both), "--cell shows one cell's repetitions");
+    char *show[] = {"sockmatrix", "show", "7", "--cell", "1", NULL};
+    assert_fails_naming(show, ARGC(show), "--cell: not an option of show");
+}
+
 static void test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait(void **state)
 {
     (void)state;
@@ -1231,6 +1257,7 @@ int main(void)
         cmocka_unit_test(test_cli_anomalies_takes_a_run_a_baseline_and_a_floor),
         cmocka_unit_test(test_cli_jobs_takes_a_run_a_host_a_state_and_a_format),
         cmocka_unit_test(test_cli_trends_takes_a_host_or_pair_a_test_a_metric_and_a_format),
+        cmocka_unit_test(test_cli_jobs_cell_takes_a_cell_number_alone),
         cmocka_unit_test(test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

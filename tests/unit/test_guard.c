@@ -34,6 +34,11 @@ static void test_guard_route_gives_methods_caps_and_api(void **state)
     assert_true(sm_guard_route("/api/runs/7/jobs", false, &r));
     assert_string_equal(r.allow, "GET");
     assert_true(r.api);
+    assert_true(sm_guard_route("/api/runs/7/cells/3", false, &r));
+    assert_string_equal(r.allow, "GET");
+    assert_true(r.api);
+    assert_false(sm_guard_route("/api/runs/7/cells/", true, &r));
+    assert_false(sm_guard_route("/api/runs/7/cells/3/x", true, &r));
     assert_true(sm_guard_route("/healthz", false, &r));
     assert_true(r.api);
     /* the token guards /metrics as the other API reads, dashboard or not */

@@ -503,6 +503,32 @@ async function trendsScenario(a) {
 }
 scenarios.trends = trendsScenario;
 
+// #/run/ID: a cell's samples view, reached from the cells table's link and reloaded: the dots
+// of the strip plot (one per repetition), the list beside it and the table's figures.
+async function cellSamples(a) {
+  const snap = () => page.evaluate(() => ({
+    hash: location.hash,
+    dots: [...document.querySelectorAll('#run-samples-plot circle.sample')].map((c) => ({
+      job: c.dataset.job, warmup: c.dataset.warmup === '1', counted: c.dataset.counted === '1',
+      hollow: c.getAttribute('fill') === 'none',
+    })),
+    median_line: !!document.querySelector('#run-samples-plot line.median'),
+    ci_band: !!document.querySelector('#run-samples-plot rect.ci'),
+    list: [...document.querySelectorAll('#run-samples-list li')].map((li) => li.dataset.job),
+    figures: document.querySelector('#run-samples-figures')?.textContent ?? null,
+  }));
+  await view(`/run/${a.run}`);
+  const link = `table#run-cells tr[data-cell="${a.cell}"] a.cell-link`;
+  await page.waitForSelector(link, { state: 'visible', timeout: STEP_MS });
+  await page.click(link);
+  const before = await until(`${a.n} dots`, snap, (s) => s.dots.length >= a.n);
+  await page.reload({ waitUntil: 'domcontentloaded', timeout: STEP_MS });
+  const after = await until(`${a.n} dots after the reload`, snap, (s) => s.dots.length >= a.n);
+  if (a.shot) await page.screenshot({ path: a.shot });
+  return { before, after };
+}
+scenarios.cell_samples = cellSamples;
+
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);
   browser = await chromium.launch(LAUNCH);

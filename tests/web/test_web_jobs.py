@@ -1,6 +1,8 @@
 """Browser test of a run's job list: a finished run's page lists every job of GET
 /api/runs/ID/jobs, the same after a reload, each with its test, repetition, state, duration,
-headline in the table's notation and, when failed, its reason; a job's details show its result."""
+headline in the table's notation and, when failed, its reason; a job's details show its result.
+A cell's samples view (#/run/ID/cell/N) draws one dot per repetition, warm-ups hollow, after a
+reload too."""
 import os
 import re
 import sys
@@ -60,6 +62,31 @@ class JobListTest(WebCase):
         self.assertEqual(res["details"]["result"], opened["result"])
         self.assertEqual(res["details"]["params"], opened["params"])
         self.assertTrue(re.match(r"^\d+$", res["opened"]))
+
+    def test_a_cells_samples_view_shows_one_dot_per_repetition_after_a_reload(self):
+        f = self.f
+        spec = {"name": "cellsamples", "hosts": "all", "repetitions": 4, "warmup": 1,
+                "tests": [{"workload": "stream", "scope": "local", "transport": "tcp",
+                           "msg_size": 1000, "count": 200}]}
+        rid = self.start_run(f, spec)
+        self.assertEqual(self.wait_run(f, rid)["state"], "done")
+        cell = f.get(f"/api/runs/{rid}/cells/0")
+        values = cell["values"]
+        self.assertEqual(len(values), 5)
+        res = self.drive(f, "cell_samples", run=rid, cell=0, n=len(values))
+        for snap in (res["before"], res["after"]):
+            self.assertEqual(snap["hash"], f"#/run/{rid}/cell/0")
+            self.assertEqual([d["job"] for d in snap["dots"]], [v["job"] for v in values])
+            self.assertEqual([d["warmup"] for d in snap["dots"]], [v["warmup"] for v in values])
+            self.assertEqual([d["hollow"] for d in snap["dots"]], [v["warmup"] for v in values])
+            self.assertEqual([d["counted"] for d in snap["dots"]], [v["counted"] for v in values])
+            self.assertEqual(snap["list"], [v["job"] for v in values])
+            # On a busy machine every repetition may be disturbed and left out: no median then.
+            have = cell["median"] is not None
+            self.assertEqual(snap["median_line"], have)
+            self.assertEqual(snap["ci_band"], have and cell["ci95_low"] is not None)
+            self.assertIn(f"n={cell['n']}" if have else "no median", snap["figures"])
+        self.assertEqual(sum(d["warmup"] for d in res["after"]["dots"]), 1)
 
 
 if __name__ == "__main__":
