@@ -119,6 +119,14 @@ static void test_cli_jobs_takes_a_run_a_host_a_state_and_a_format(void **state)
     assert_fails_naming(show, ARGC(show), "--host: not an option of show");
 }
 
+/* The usage is printed as it is (fputs), never through printf: a "%%" would show doubled. */
+static void test_cli_usage_says_percent_once(void **state)
+{
+    (void)state;
+    assert_null(strstr(sm_cli_usage(), "%%"));
+    assert_non_null(strstr(sm_cli_usage(), "95% CI"));
+}
+
 static void test_cli_trends_takes_a_host_or_pair_a_test_a_metric_and_a_format(void **state)
 {
     (void)state;
@@ -1257,6 +1265,7 @@ int main(void)
         cmocka_unit_test(test_cli_anomalies_takes_a_run_a_baseline_and_a_floor),
         cmocka_unit_test(test_cli_jobs_takes_a_run_a_host_a_state_and_a_format),
         cmocka_unit_test(test_cli_trends_takes_a_host_or_pair_a_test_a_metric_and_a_format),
+        cmocka_unit_test(test_cli_usage_says_percent_once),
         cmocka_unit_test(test_cli_jobs_cell_takes_a_cell_number_alone),
         cmocka_unit_test(test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait),
     };
