@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CACHE_RUNS     32 /* runs whose reports are kept, the least recently asked for out */
+#define CACHE_RUNS     SM_REPORT_CACHE_RUNS /* the least recently asked for go first */
 #define CACHE_VARIANTS 8  /* reports kept per run (format, floor, baseline, ...) */
 
 typedef struct cached {

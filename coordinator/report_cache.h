@@ -1,11 +1,15 @@
 /* The reports of ended runs (their tables and anomalies, as sent), kept so that each is
- * computed once: the 32 runs asked for most recently, 8 reports (format, floor, baseline, ...)
- * per run. Single-threaded, as the API that uses it. */
+ * computed once: the SM_REPORT_CACHE_RUNS runs asked for most recently, 8 reports (format,
+ * floor, baseline, ...) per run. Single-threaded, as the API that uses it. */
 #ifndef SM_COORD_REPORT_CACHE_H
 #define SM_COORD_REPORT_CACHE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* More than a trend's default 200 runs and the grid's 100, so that a trend asked for again
+ * finds every run's reports; at most 256 x 8 reports of ended runs stay in memory. */
+#define SM_REPORT_CACHE_RUNS 256
 
 typedef struct sm_report_cache sm_report_cache;
 

@@ -54,19 +54,20 @@ static void test_report_cache_hands_back_a_copy_of_what_was_put(void **state)
     sm_report_cache_free(NULL);
 }
 
-static void test_report_cache_drops_the_least_recently_asked_run_at_33(void **state)
+static void test_report_cache_drops_the_least_recently_asked_run_when_full(void **state)
 {
     (void)state;
     sm_report_cache *c = NULL;
     char buf[64];
-    for (uint64_t run = 1; run <= 32; run++)
+    const uint64_t full = SM_REPORT_CACHE_RUNS;
+    for (uint64_t run = 1; run <= full; run++)
         put(&c, run, "table?", 0, "t");
     /* Asking for run 1 makes run 2 the least recently used. */
     assert_int_equal(get(c, 1, "table?", buf, sizeof buf), 1);
-    put(&c, 33, "table?", 0, "t33");
+    put(&c, full + 1, "table?", 0, "new");
     assert_int_equal(get(c, 2, "table?", buf, sizeof buf), 0);
     assert_int_equal(get(c, 1, "table?", buf, sizeof buf), 1);
-    for (uint64_t run = 3; run <= 33; run++)
+    for (uint64_t run = 3; run <= full + 1; run++)
         assert_int_equal(get(c, run, "table?", buf, sizeof buf), 1);
     sm_report_cache_free(c);
 }
@@ -122,7 +123,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_cache_hands_back_a_copy_of_what_was_put),
-        cmocka_unit_test(test_report_cache_drops_the_least_recently_asked_run_at_33),
+        cmocka_unit_test(test_report_cache_drops_the_least_recently_asked_run_when_full),
         cmocka_unit_test(test_report_cache_keeps_eight_reports_a_run_dropping_the_oldest),
         cmocka_unit_test(test_report_cache_run_changed_drops_its_reports_and_anomalies_against_it),
     };
