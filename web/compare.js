@@ -4,7 +4,7 @@
 
 import {api, tableUrl, getToken, download} from './api.js';
 import {h, clear, scrollBox, fmtNum, fmtPercent, anomalyItem} from './dom.js';
-import {whiskerBars} from './charts.js';
+import {whiskerBars, deviationColour, NEUTRAL} from './charts.js';
 import {runsCard} from './compare_runs.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
@@ -149,19 +149,6 @@ function headerCell(c, cls) {
     return h('th', {scope: 'col', class: cls, 'data-label': c.label,
         title: `${c.label}: ${c.metric} (${unitText(c.unit)})`},
     `${c.short || c.label} (${unitText(c.unit)})`);
-}
-
-// A pair cell's colour: its deviation from the median of all the matrix's cells. Within the
-// analysis' flag floor it stays neutral, as a spread the analysis would never flag; past it the
-// hue says the side (blue above, orange below) and the depth how far, full at span.
-const NEUTRAL = {bg: '#eef1f4', fg: '#1a1a1a'};
-function deviationColour(dev, floor, span) {
-    if (!Number.isFinite(dev) || Math.abs(dev) < floor)
-        return NEUTRAL;
-    const k = Math.min(1, (Math.abs(dev) - floor) / Math.max(span - floor, 1e-9));
-    const [r, g, b] = dev > 0 ? [33, 102, 172] : [202, 86, 18];
-    const mix = (c, w) => Math.round(255 + (c - 255) * (0.35 + 0.65 * w));
-    return {bg: `rgb(${mix(r, k)}, ${mix(g, k)}, ${mix(b, k)})`, fg: k > 0.55 ? '#fff' : '#000'};
 }
 
 function median(values) {

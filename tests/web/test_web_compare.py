@@ -138,7 +138,7 @@ class TablesWebTest(WebCase):
             self.assertAlmostEqual(c["dev"], (cell["median"] - mid) / mid, places=3)
             self.assertEqual(c["neutral"], abs(c["dev"]) < floor, c)
             if c["neutral"]:
-                self.assertEqual(c["bg"], "rgb(238, 241, 244)", c)
+                self.assertEqual(c["bg"], "rgb(238, 241, 244)", c)  # charts.js NEUTRAL
             else:
                 self.assertNotEqual(c["bg"], "rgb(238, 241, 244)", c)
         self.assertIn(f"within \u00b1{round(floor * 100)}% (the analysis' flag floor) neutral",
