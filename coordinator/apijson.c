@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coordinator/export.h"
 #include "coordinator/spec.h"
 #include "proto/codec.h"
 #include "proto/json.h"
@@ -322,6 +323,21 @@ char *sm_api_run_item_encode(const sm_api_run *r)
     return finish(run_json(r));
 }
 
+/* "test": the cell's name as its table column has it (sm_export_label); null when the stored
+ * params do not decode. */
+static void add_test_label(cJSON *c, const char *params_json)
+{
+    sm_params p;
+    sm_error err = {0};
+    if (!params_json || sm_codec_params_decode(params_json, strlen(params_json), &p, &err) != 0) {
+        cJSON_AddNullToObject(c, "test");
+        return;
+    }
+    char label[SM_TABLE_LABEL_MAX];
+    sm_export_label(&p, SM_LABEL_TEST, false, label, sizeof label);
+    cJSON_AddStringToObject(c, "test", label);
+}
+
 char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n)
 {
     cJSON *o = run_json(r);
@@ -338,6 +354,7 @@ char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n)
         cJSON_AddStringToObject(c, "host", cells[i].host);
         cJSON_AddStringToObject(c, "peer", cells[i].peer ? cells[i].peer : "");
         add_raw(c, "params", cells[i].params_json);
+        add_test_label(c, cells[i].params_json);
         cJSON_AddNumberToObject(c, "jobs", cells[i].jobs);
         cJSON_AddNumberToObject(c, "queued", cells[i].queued);
         cJSON_AddNumberToObject(c, "active", cells[i].active);

@@ -85,8 +85,9 @@ typedef struct sm_api_cell {
 char *sm_api_runs_encode(const sm_api_run *r, size_t n);
 /* One item of that list, alone. */
 char *sm_api_run_item_encode(const sm_api_run *r);
-/* One run as above plus "cells":[{"index","host","peer","params","jobs","queued","active",
- * "done","failed"}] (the spec is left out; it is what was posted). */
+/* One run as above plus "cells":[{"index","host","peer","params","test","jobs","queued",
+ * "active","done","failed"}] ("test" as the run's table names the column: sm_export_label; the
+ * spec is left out, it is what was posted). */
 char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n);
 /* {"run":"7"} */
 char *sm_api_run_created(uint64_t id);

@@ -24,15 +24,15 @@ static const sm_fingerprint *find(const sm_fp_host *hosts, size_t n, const char 
     return NULL;
 }
 
-/* The transport a column label names: the first of its first three words' parts (split at
+/* The transport a column label names: the first of its first four words' parts (split at
  * '/' and '+') that is one: "tcp/unix stream ..." and "stream tcp+nodelay ..." are tcp,
- * "pair/loopback rr unix ..." unix, "pool/thread http ..." http. */
+ * "pair/loopback rr unix ..." unix, "user CPU pool/thread, http ..." http. */
 static void label_transport(const char *label, size_t cap, char *out, size_t outcap)
 {
     static const char *const names[] = {"tcp", "unix", "udp", "http"};
     size_t len = strnlen(label, cap), at = 0;
     out[0] = '\0';
-    for (int word = 0; word < 3 && at < len; word++) {
+    for (int word = 0; word < 4 && at < len; word++) {
         size_t end = at;
         while (end < len && label[end] != ' ')
             end++;

@@ -126,27 +126,71 @@ static sm_metric ratio_metric(const sm_params *p)
     return p->workload == SM_WL_HTTP ? SM_M_USER_S : sm_export_headline(p);
 }
 
-static void fill_col(sm_table_col *col, const sm_params *p, bool ratio)
+/* The part of params_text that tells the variants of one run apart at a glance: the sizes
+ * (" lines 128 B", " 1 B/1 B", " 16 MiB"), without the amount and socket options. */
+static void brief_text(const sm_params *p, char *buf, size_t cap)
 {
+    size_t len = 0;
+    buf[0] = '\0';
+    if (p->workload == SM_WL_HTTP) {
+        if (p->bytes)
+            append_size(buf, cap, &len, " ", p->bytes);
+        else if (p->url[0])
+            append(buf, cap, &len, " %.40s", p->url);
+    } else if (p->workload == SM_WL_STREAM) {
+        if (p->framing == SM_FRAMING_LINES)
+            append(buf, cap, &len, " lines");
+        append_size(buf, cap, &len, " ", p->msg_size);
+    } else if (p->workload == SM_WL_RR) {
+        append_size(buf, cap, &len, " ", p->req_size);
+        append_size(buf, cap, &len, "/", p->resp_size);
+    }
+}
+
+void sm_export_label(const sm_params *p, sm_export_label_kind kind, bool brief, char *buf,
+                     size_t cap)
+{
+    if (cap == 0)
+        return;
     char transport[32], rest[SM_TABLE_LABEL_MAX];
     transport_text(p, transport, sizeof transport);
-    params_text(p, rest, sizeof rest);
-    sm_metric m = ratio ? ratio_metric(p) : sm_export_headline(p);
-    size_t len = 0;
-    col->label[0] = '\0';
-    if (ratio)
-        append(col->label, sizeof col->label, &len, "%s/%s %s%s", transport,
-               p->workload == SM_WL_HTTP ? "thread" : "unix", sm_workload_name(p->workload), rest);
+    if (brief)
+        brief_text(p, rest, sizeof rest);
     else
-        append(col->label, sizeof col->label, &len, "%s %s%s", sm_workload_name(p->workload),
-               transport, rest);
+        params_text(p, rest, sizeof rest);
+    const char *wl = sm_workload_name(p->workload);
+    size_t len = 0;
+    buf[0] = '\0';
+    switch (kind) {
+    case SM_LABEL_RATIO:
+        /* An http ratio compares user CPU, not the headline throughput: its name says so. */
+        if (p->workload == SM_WL_HTTP)
+            append(buf, cap, &len, "user CPU %s/thread%s %s%s", transport, brief ? "" : ",", wl,
+                   rest);
+        else
+            append(buf, cap, &len, "%s/unix %s%s", transport, wl, rest);
+        break;
+    case SM_LABEL_LOOPBACK:
+        append(buf, cap, &len, "pair/loopback %s %s%s", wl, transport, rest);
+        break;
+    default:
+        append(buf, cap, &len, "%s %s%s", wl, transport, rest);
+        break;
+    }
+}
+
+static void fill_col(sm_table_col *col, const sm_params *p, sm_export_label_kind kind)
+{
+    sm_export_label(p, kind, false, col->label, sizeof col->label);
+    sm_export_label(p, kind, true, col->brief, sizeof col->brief);
+    sm_metric m = kind == SM_LABEL_RATIO ? ratio_metric(p) : sm_export_headline(p);
     set_fixed(col->metric, sizeof col->metric, sm_metric_name(m));
-    set_fixed(col->unit, sizeof col->unit, ratio ? "x" : sm_metric_unit(m));
+    set_fixed(col->unit, sizeof col->unit, kind == SM_LABEL_TEST ? sm_metric_unit(m) : "x");
 }
 
 void sm_export_column(const sm_params *p, sm_table_col *col)
 {
-    fill_col(col, p, false);
+    fill_col(col, p, SM_LABEL_TEST);
 }
 
 /* Field by field: the struct has padding, which memcmp would compare too. */
@@ -339,19 +383,6 @@ static size_t find_loopbacks(const sm_cell *cells, size_t n_cells, const sm_cell
     return n;
 }
 
-static void fill_loop_col(sm_table_col *col, const sm_params *p)
-{
-    char transport[32], rest[SM_TABLE_LABEL_MAX];
-    transport_text(p, transport, sizeof transport);
-    params_text(p, rest, sizeof rest);
-    size_t len = 0;
-    col->label[0] = '\0';
-    append(col->label, sizeof col->label, &len, "pair/loopback %s %s%s",
-           sm_workload_name(p->workload), transport, rest);
-    set_fixed(col->metric, sizeof col->metric, sm_metric_name(sm_export_headline(p)));
-    set_fixed(col->unit, sizeof col->unit, "x");
-}
-
 /* The ratio cells of loopback lb (ratio column k): for each row client->server, the pair's
  * headline metric over the client host's loopback, repetition against repetition. e/start are
  * the pair slots' entries; local and vals are scratch of n_samples entries each. */
@@ -540,12 +571,13 @@ static void label_table(const build *b, sm_table *t, uint64_t run_id, const char
                      c->host);
     }
     for (size_t c = 0; c < b->n_cols; c++)
-        fill_col(&t->cols[c], &b->sel[b->col_first[c]]->params, false);
+        fill_col(&t->cols[c], &b->sel[b->col_first[c]]->params, SM_LABEL_TEST);
     for (size_t k = 0; k < b->n_ratios; k++)
-        fill_col(&t->ratio_cols[k], &b->sel[b->col_first[b->ratio_tcp[k]]]->params, true);
+        fill_col(&t->ratio_cols[k], &b->sel[b->col_first[b->ratio_tcp[k]]]->params, SM_LABEL_RATIO);
     for (size_t k = 0; k < b->n_loop; k++)
-        fill_loop_col(&t->ratio_cols[b->n_ratios + k],
-                      &b->sel[b->col_first[b->loops[k].col]]->params);
+        fill_col(&t->ratio_cols[b->n_ratios + k], &b->sel[b->col_first[b->loops[k].col]]->params,
+                 SM_LABEL_LOOPBACK);
+    sm_table_unique_briefs(t);
 }
 
 /* Each measured sample goes to its (row, column) slot: failures are counted there, ok values

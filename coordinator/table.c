@@ -313,11 +313,11 @@ static void md_cell(sbuf *b, const sm_table_cell *c, bool ratio)
     /* A ratio's n (paired repetitions) is left to CSV and JSON: it keeps the ratio columns
      * narrow, and the value cells beside them show how many samples there were. */
     if (c->have && ratio) {
-        sbuf_printf(b, "%.2fx [%.2f, %.2f]%s", c->s.median, c->s.ci95_low, c->s.ci95_high,
-                    c->coarse ? " (coarse)" : "");
+        sbuf_printf(b, "%.2fx [%.2f, %.2f]%s%s", c->s.median, c->s.ci95_low, c->s.ci95_high,
+                    sm_table_ci_short(c) ? "~" : "", c->coarse ? " (coarse)" : "");
     } else if (c->have) {
         md_values(b, &c->s);
-        sbuf_printf(b, " n=%zu", c->s.n);
+        sbuf_printf(b, "%s n=%zu", sm_table_ci_short(c) ? "~" : "", c->s.n);
         /* Adaptive repetitions ran out before the CI was tight: its width is all there is. */
         if (c->stopped == SM_REPS_MAX)
             sbuf_puts(b, " (max)");
@@ -340,15 +340,63 @@ static void md_cell(sbuf *b, const sm_table_cell *c, bool ratio)
         sbuf_printf(b, "%s(%" PRIu32 " failed)", any ? " " : "", c->failed);
 }
 
-static void md_header(sbuf *b, const sm_table_col *c)
+/* A ratio's unit "x" reads "ratio" where people read it. */
+static void md_unit(sbuf *b, const sm_table_col *c)
 {
-    md_text(b, c->label, fixed_len(c->label, sizeof c->label));
     size_t unit_len = fixed_len(c->unit, sizeof c->unit);
-    if (unit_len > 0) {
+    if (unit_len == 1 && c->unit[0] == 'x') {
+        sbuf_puts(b, " (ratio)");
+    } else if (unit_len > 0) {
         sbuf_puts(b, " (");
         md_text(b, c->unit, unit_len);
         sbuf_puts(b, ")");
     }
+}
+
+/* The brief header when the column has one (the legend under the table names it in full). */
+static void md_header(sbuf *b, const sm_table_col *c)
+{
+    size_t brief_len = fixed_len(c->brief, sizeof c->brief);
+    if (brief_len > 0)
+        md_text(b, c->brief, brief_len);
+    else
+        md_text(b, c->label, fixed_len(c->label, sizeof c->label));
+    md_unit(b, c);
+}
+
+/* "- brief: full label, metric (unit)" for each column with a brief header. */
+static void md_legend_col(sbuf *b, const sm_table_col *c, bool *any)
+{
+    size_t brief_len = fixed_len(c->brief, sizeof c->brief);
+    if (brief_len == 0)
+        return;
+    sbuf_puts(b, *any ? "- " : "\nColumns:\n\n- ");
+    *any = true;
+    md_text(b, c->brief, brief_len);
+    sbuf_puts(b, ": ");
+    md_text(b, c->label, fixed_len(c->label, sizeof c->label));
+    sbuf_puts(b, ", ");
+    md_text(b, c->metric, fixed_len(c->metric, sizeof c->metric));
+    md_unit(b, c);
+    sbuf_puts(b, "\n");
+}
+
+/* Under the table: the full label of each brief header, and what "~" means when a cell has
+ * it. */
+static void md_legend(const sm_table *t, sbuf *out)
+{
+    bool any = false;
+    for (size_t c = 0; c < t->n_cols; c++)
+        md_legend_col(out, &t->cols[c], &any);
+    for (size_t c = 0; c < t->n_ratio_cols; c++)
+        md_legend_col(out, &t->ratio_cols[c], &any);
+    bool tilde = false;
+    for (size_t i = 0; i < t->n_rows * t->n_cols && !tilde; i++)
+        tilde = sm_table_ci_short(&t->cells[i]);
+    for (size_t i = 0; i < t->n_rows * t->n_ratio_cols && !tilde; i++)
+        tilde = sm_table_ci_short(&t->ratio_cells[i]);
+    if (tilde)
+        sbuf_puts(out, "\n" SM_TABLE_TILDE_RULE ".\n");
 }
 
 /* Display width: UTF-8 code points, so that a name with accents still lines up. */
@@ -467,6 +515,7 @@ char *sm_table_md(const sm_table *t)
         goto out;
     md_widths(&text, start, k, n_fields, width);
     md_render(t, &text, start, width, n_lines, n_fields, &out);
+    md_legend(t, &out);
     result = sbuf_finish(&out);
     out.p = NULL;
 out:
@@ -488,6 +537,8 @@ static bool json_columns(cJSON *root, const char *key, const sm_table_col *cols,
         cJSON *o = cJSON_CreateObject();
         if (!sm_json_append(arr, o) ||
             !sm_json_put_fixed(o, "label", cols[c].label, sizeof cols[c].label) ||
+            !sm_json_put_fixed(o, "short", cols[c].brief[0] ? cols[c].brief : cols[c].label,
+                               cols[c].brief[0] ? sizeof cols[c].brief : sizeof cols[c].label) ||
             !sm_json_put_fixed(o, "metric", cols[c].metric, sizeof cols[c].metric) ||
             !sm_json_put_fixed(o, "unit", cols[c].unit, sizeof cols[c].unit))
             return false;
@@ -533,6 +584,7 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
                 !sm_json_put_double(o, "ci95_low", h ? s->ci95_low : nan) ||
                 !sm_json_put_double(o, "ci95_high", h ? s->ci95_high : nan) ||
                 !sm_json_put_double(o, "ci_coverage", h ? s->ci_coverage : nan) ||
+                !cJSON_AddBoolToObject(o, "ci_short", sm_table_ci_short(cell)) ||
                 !sm_json_put_u64(o, "failed", cell->failed) ||
                 !sm_json_put_u64(o, "limited", cell->limited) ||
                 !sm_json_put_double(o, "limit_bound", cell->limited ? cell->limit_bound : nan) ||
@@ -590,6 +642,39 @@ char *sm_table_json_more(const sm_table *t, sm_table_json_more_fn more, void *ar
              (more == NULL || more(arg, r, o));
     }
     return sm_json_finish(root, ok, 0, "table", NULL);
+}
+
+/* ---- brief headers and "~" ---- */
+
+void sm_table_unique_briefs(sm_table *t)
+{
+    size_t n = t->n_cols + t->n_ratio_cols;
+    for (size_t i = 0; i < n; i++) {
+        sm_table_col *c = i < t->n_cols ? &t->cols[i] : &t->ratio_cols[i - t->n_cols];
+        if (c->brief[0] == '\0')
+            continue;
+        /* Columns are few (a run's tests): quadratic is fine. */
+        unsigned same = 1;
+        for (size_t j = 0; j < i; j++) {
+            const sm_table_col *d = j < t->n_cols ? &t->cols[j] : &t->ratio_cols[j - t->n_cols];
+            size_t len = strnlen(c->brief, sizeof c->brief);
+            same += strncmp(d->brief, c->brief, len) == 0 &&
+                    (d->brief[len] == '\0' || strncmp(d->brief + len, " #", 2) == 0);
+        }
+        if (same > 1) {
+            char mark[16];
+            int m = snprintf(mark, sizeof mark, " #%u", same);
+            size_t len = strnlen(c->brief, sizeof c->brief);
+            if (len + (size_t)m >= sizeof c->brief)
+                len = sizeof c->brief - (size_t)m - 1;
+            memcpy(c->brief + len, mark, (size_t)m + 1);
+        }
+    }
+}
+
+bool sm_table_ci_short(const sm_table_cell *c)
+{
+    return c->have && c->s.ci_coverage < 0.95;
 }
 
 /* ---- why a cell is noisy ---- */

@@ -13,11 +13,19 @@
 #include "proto/stats.h"
 
 #define SM_TABLE_LABEL_MAX 128
+#define SM_TABLE_BRIEF_MAX 64
+
+/* "~" after an interval: what it means, for every legend that shows it (C and dashboard). */
+#define SM_TABLE_TILDE_RULE                                                                        \
+    "~ marks an interval that covers less than 95% (below 6 samples it is [min, max])"
 
 typedef struct sm_table_col {
     char label[SM_TABLE_LABEL_MAX]; /* the test, e.g. "stream tcp+nodelay lines 128 B x 8192" */
-    char metric[32];                /* metric name, e.g. "seconds" */
-    char unit[16];                  /* its unit, e.g. "s", "MB/s", "us", "x" for ratios */
+    /* The header's short form ("stream tcp lines 128 B"), unique in its table; "" when the
+     * table has none: the header is then the label. */
+    char brief[SM_TABLE_BRIEF_MAX];
+    char metric[32]; /* metric name, e.g. "seconds" */
+    char unit[16];   /* its unit, e.g. "s", "MB/s", "us", "x" for ratios */
 } sm_table_col;
 
 typedef struct sm_table_cell {
@@ -60,6 +68,15 @@ int sm_table_init(sm_table *t, size_t n_rows, size_t n_cols, size_t n_ratio_cols
 void sm_table_fini(sm_table *t);
 sm_table_cell *sm_table_at(sm_table *t, size_t row, size_t col);
 sm_table_cell *sm_table_ratio_at(sm_table *t, size_t row, size_t col);
+
+/* Makes the columns' brief headers unique in t (value and ratio columns together): a brief
+ * that an earlier column has too gets " #2", " #3", ... */
+void sm_table_unique_briefs(sm_table *t);
+
+/* Whether cell c's interval is marked "~": it has a value and its CI covers less than 95%
+ * (ci_coverage < 0.95: the distribution-free median CI of fewer than 6 samples, [min, max]).
+ * Noise (CV) is no part of it. */
+bool sm_table_ci_short(const sm_table_cell *c);
 
 /* Each returns a malloc'd NUL-terminated text, or NULL when out of memory.
  * CSV: header "host,<label> median (<unit>),<label> ci95_low (<unit>),<label> ci95_high

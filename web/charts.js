@@ -1,18 +1,11 @@
 // Charts and colour scales for the comparison view: bars with 95% CI whiskers (Chart.js, loaded
-// as vendor/chart.umd.js) and a viridis scale for the pair heatmap.
+// as vendor/chart.umd.js) and the pair heatmap's scale of deviations from the median.
 
 import {fmtNum, fmtValue} from './dom.js';
 
 // Okabe and Ito's palette: told apart with every common colour-vision deficiency.
 export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00',
     '#F0E442', '#000000'];
-
-// Viridis, sampled at ten stops: perceptually uniform, readable in grey and by colour-blind
-// readers, unlike red-to-green.
-const VIRIDIS = [
-    [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
-    [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
-];
 
 // WCAG relative luminance of an sRGB colour.
 function luminance(rgb) {
@@ -23,22 +16,22 @@ function luminance(rgb) {
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
 
-// t in [0, 1] -> {bg, fg}: the text is black or white, whichever contrasts more with the
-// cell (WCAG's ratio), so the value in each cell stays readable along the whole scale.
-export function viridis(t) {
-    const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
-    const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
-    const f = x - i;
-    const c = VIRIDIS[i].map((v, k) => Math.round(v + (VIRIDIS[i + 1][k] - v) * f));
+// The pair heatmap's neutral cell: a deviation the analysis would never flag.
+export const NEUTRAL = {bg: 'rgb(238, 241, 244)', fg: '#000'};
+
+// A relative deviation from the fleet's median -> {bg, fg}. Within floor (the analysis' flag
+// floor) neutral; past it the palette's blue above and vermillion below, told apart with every
+// common colour-vision deficiency, deeper up to span. The text is black or white, whichever
+// contrasts more with the cell (WCAG's ratio).
+export function deviationColour(dev, floor, span) {
+    if (!Number.isFinite(dev) || Math.abs(dev) < floor)
+        return NEUTRAL;
+    const k = Math.min(1, (Math.abs(dev) - floor) / Math.max(span - floor, 1e-9));
+    const hue = dev > 0 ? [0, 114, 178] : [213, 94, 0];
+    const c = hue.map((v) => Math.round(255 + (v - 255) * (0.3 + 0.7 * k)));
     const L = luminance(c);
     const onWhite = 1.05 / (L + 0.05), onBlack = (L + 0.05) / 0.05;
     return {bg: `rgb(${c[0]}, ${c[1]}, ${c[2]})`, fg: onBlack >= onWhite ? '#000' : '#fff'};
-}
-
-export function viridisGradient() {
-    return 'linear-gradient(to right, ' +
-        VIRIDIS.map((c, i) => `rgb(${c.join(',')}) ${(i * 100 / (VIRIDIS.length - 1)).toFixed(0)}%`)
-            .join(', ') + ')';
 }
 
 // Draws each bar's [low, high] as a vertical whisker with caps, after the bars. Chart.js has

@@ -3,8 +3,8 @@
 // no statistic is recomputed in the browser, so the page and `sockmatrix export` agree.
 
 import {api, tableUrl, getToken, download} from './api.js';
-import {h, clear, scrollBox, fmtNum, anomalyItem} from './dom.js';
-import {whiskerBars, viridis, viridisGradient} from './charts.js';
+import {h, clear, scrollBox, fmtNum, fmtPercent, anomalyItem} from './dom.js';
+import {whiskerBars, deviationColour, NEUTRAL} from './charts.js';
 import {runsCard} from './compare_runs.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
@@ -85,17 +85,23 @@ function cellBox(c, unit) {
     }
     // Adaptive repetitions that ran out before the interval was tight say so, as "(max)".
     const max = c.stopped === 'max' ? ' (max)' : '';
-    const why = c.noisy_reason || 'CV > 10% or n < 3';
-    return h('td', {class: 'num' + (c.noisy ? ' noisy' : '') + (c.disturbed ? ' disturbed' : ''),
+    // "~" is the API's ci_short (the interval covers less than 95%), as the exports mark it;
+    // noise (CV) is told on hover, never as "~".
+    const short = c.ci_short === true;
+    return h('td', {class: 'num' + (short ? ' ci-short' : '') + (c.noisy ? ' noisy' : '') +
+            (c.disturbed ? ' disturbed' : ''),
         title: `median ${fmtNum(c.median)} ${unit}, 95% CI [${fmtNum(c.ci95_low)}, ` +
             `${fmtNum(c.ci95_high)}], n=${c.n}, CV ${fmtNum(c.cv * 100)}%` +
-            (c.noisy ? ` (noisy: ${why})` : '') + (extra ? `, ${extra}` : '') +
+            (short ? ` (~: the interval covers ${fmtNum(c.ci_coverage * 100)}%, less than 95%)` : '') +
+            (c.noisy && c.noisy_reason ? ` (noisy: ${c.noisy_reason})` : '') + (extra ? `, ${extra}` : '') +
             (c.disturbed ? ' (disturbed samples are not in the median)' : '') +
             (max ? ' (repetitions stopped on max before the CI was tight)' : '') +
             (c.coarse ? ' (coarse: CPU times of a tick or two, never judged)' : '')},
     h('span', {class: 'median'}, fmtNum(c.median)),
-    h('span', {class: 'ci'}, `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}] n=${c.n}${max}` +
-        (extra ? `, ${extra}` : '')));
+    // The interval stays on one line; the counts below it may wrap, so that a column is as
+    // wide as its numbers, not as its notes.
+    h('span', {class: 'ci'}, `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}]`),
+    h('span', {class: 'count'}, `n=${c.n}${max}` + (extra ? `, ${extra}` : '')));
 }
 
 // The host (or pair) table: every column and ratio column of the JSON table, and its flags.
@@ -122,20 +128,39 @@ function hostTable(id, t, anomalies) {
     });
     return h('table', {id, class: 'data matrix'},
         h('caption', {}, (t.pairs ? 'pairs (client->server)' : 'hosts') +
-            ': median [95% CI] n; ~ marks a noisy cell (CV > 10% or n < 3); ' +
-            'ratio columns pair repetition with repetition'),
+            `: median [95% CI] n; ${TILDE_RULE}; ` +
+            'ratio columns pair repetition with repetition; a header\'s full name on hover'),
         h('thead', {}, h('tr', {},
             h('th', {scope: 'col'}, t.pairs ? 'client->server' : 'host'),
-            cols.map((c) => h('th', {scope: 'col', class: 'num', title: c.metric},
-                `${c.label} (${c.unit})`)),
-            rcols.map((c) => h('th', {scope: 'col', class: 'num ratio', title: c.metric},
-                `${c.label} (${c.unit})`)),
-            h('th', {scope: 'col'}, 'flags'))),
+            cols.map((c) => headerCell(c, 'num')),
+            rcols.map((c) => headerCell(c, 'num ratio')),
+            h('th', {scope: 'col', class: 'flags'}, 'flags'))),
         h('tbody', {}, body));
 }
 
-// The pair matrix of one column: rows clients, columns servers, colour the median.
-function heatmap(t, which, anomalies) {
+// What "~" means, in the exports' words (coordinator/table.h SM_TABLE_TILDE_RULE).
+const TILDE_RULE = '~ marks an interval that covers less than 95% (below 6 samples it is [min, max])';
+
+// A ratio's unit "x" reads "ratio" in a header, as the Markdown export writes it.
+const unitText = (u) => (u === 'x' ? 'ratio' : u);
+
+// The API's short header, the full label on hover.
+function headerCell(c, cls) {
+    return h('th', {scope: 'col', class: cls, 'data-label': c.label,
+        title: `${c.label}: ${c.metric} (${unitText(c.unit)})`},
+    `${c.short || c.label} (${unitText(c.unit)})`);
+}
+
+function median(values) {
+    const v = [...values].sort((a, b) => a - b);
+    const m = v.length >> 1;
+    return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// The pair matrix of one column: rows clients, columns servers; a cell's colour is how far its
+// median is from the median of all pair cells, neutral below the analysis' floor (the relative
+// difference a flag needs, from GET /api/runs/ID/anomalies).
+function heatmap(t, which, anomalies, floor) {
     const isRatio = which.startsWith('r');
     const col = Number(which.slice(1));
     const meta = (isRatio ? t.ratio_columns : t.columns)[col];
@@ -151,13 +176,15 @@ function heatmap(t, which, anomalies) {
     });
     const names = [...hosts].sort();
     const values = [...at.values()].map((x) => x.c && x.c.median).filter(Number.isFinite);
-    const lo = Math.min(...values), hi = Math.max(...values);
-    const scale = (v) => (hi > lo ? (v - lo) / (hi - lo) : 0.5);
+    const mid = values.length ? median(values) : NaN;
+    const devOf = (v) => (mid !== 0 ? (v - mid) / Math.abs(mid) : NaN);
+    // Full colour at twice the floor or the widest deviation, whichever is more.
+    const span = Math.max(2 * floor, ...values.map((v) => Math.abs(devOf(v))).filter(Number.isFinite));
     const mine = anomalies.filter((a) => a.test === meta.label && !!a.ratio === isRatio);
     const slowHost = (name, role) => mine.some((a) => a.kind === 'slow-host' && a.host === name &&
         a.role === role);
     const table = h('table', {id: 'heatmap', class: 'heatmap', 'data-column': meta.label},
-        h('caption', {}, `${meta.label}: median (${meta.unit}); rows client, columns server`),
+        h('caption', {}, `${meta.label}: median (${unitText(meta.unit)}); rows client, columns server`),
         h('thead', {}, h('tr', {},
             h('th', {scope: 'col', class: 'corner'}, 'client \\ server'),
             names.map((s) => h('th', {scope: 'col', class: slowHost(s, 'server') ? 'anomalous' : null,
@@ -171,20 +198,31 @@ function heatmap(t, which, anomalies) {
                 const x = at.get(`${c}\n${s}`);
                 if (!x || !x.c || !Number.isFinite(x.c.median))
                     return h('td', {class: 'missing', 'data-server': s}, 'no data');
-                const {bg, fg} = viridis(scale(x.c.median));
+                const dev = devOf(x.c.median);
+                const {bg, fg} = deviationColour(dev, floor, span);
                 const link = mine.some((a) => a.kind === 'slow-link' && a.host === x.label);
                 return h('td', {'data-server': s, 'data-pair': x.label,
+                    'data-dev': Number.isFinite(dev) ? dev.toFixed(4) : null,
+                    'data-neutral': Number.isFinite(dev) && Math.abs(dev) < floor ? '1' : '0',
                     class: 'num' + (link ? ' anomalous' : '') + (x.c.noisy ? ' noisy' : ''),
                     style: `background:${bg};color:${fg}`,
                     title: `${x.label}: ${fmtNum(x.c.median)} ${meta.unit} ` +
-                        `[${fmtNum(x.c.ci95_low)}, ${fmtNum(x.c.ci95_high)}] n=${x.c.n}` +
+                        `[${fmtNum(x.c.ci95_low)}, ${fmtNum(x.c.ci95_high)}] n=${x.c.n}, ` +
+                        `${fmtPercent(dev)} from the median of all pairs` +
                         (link ? ' (slow link)' : '') + (x.c.noisy ? ' (noisy)' : '')},
                 fmtNum(x.c.median), link ? h('span', {class: 'flag-mark'}, ' !') : null);
             })))));
-    const legend = values.length ? h('div', {class: 'legend', 'aria-hidden': 'true'},
-        h('span', {}, `${fmtNum(lo)} ${meta.unit}`),
-        h('span', {class: 'ramp', style: `background:${viridisGradient()}`}),
-        h('span', {}, `${fmtNum(hi)} ${meta.unit}`)) : null;
+    const pct = (x) => `${Math.round(x * 100)}%`;
+    const ramp = (side) => [0, 0.5, 1].map((k) => deviationColour(side * (floor + k * (span - floor)),
+        floor, span).bg).join(', ');
+    const legend = values.length ? h('div', {class: 'legend heat-legend', id: 'heatmap-legend'},
+        h('span', {}, `-${pct(span)}`),
+        h('span', {class: 'ramp half', style: `background:linear-gradient(to left, ${ramp(-1)})`}),
+        h('span', {class: 'ramp neutral', style: `background:${NEUTRAL.bg}`}),
+        h('span', {class: 'ramp half', style: `background:linear-gradient(to right, ${ramp(1)})`}),
+        h('span', {}, `+${pct(span)}`),
+        h('span', {class: 'hint'}, `from the median of all pairs, ${fmtNum(mid)} ${meta.unit}; ` +
+            `within \u00b1${pct(floor)} (the analysis' flag floor) neutral`)) : null;
     return [scrollBox(table), legend];
 }
 
@@ -237,7 +275,8 @@ export function mount(root, args, {live}) {
     const anomNote = h('p', {class: 'hint', id: 'anomalies-note'});
     const heatSel = h('select', {id: 'heatmap-column'});
     const heatBox = h('div', {class: 'heat-box'});
-    const heatCard = h('section', {class: 'card', hidden: true}, h('h2', {}, 'Pair matrix'),
+    const heatTitle = h('h2', {id: 'heatmap-title'}, 'Per pair');
+    const heatCard = h('section', {class: 'card', hidden: true}, heatTitle,
         h('div', {class: 'field inline'}, h('label', {for: 'heatmap-column'}, 'column'), heatSel),
         heatBox);
     anomCard.append(anomNote, anomList);
@@ -291,7 +330,10 @@ export function mount(root, args, {live}) {
     const drawHeat = () => {
         clear(heatBox);
         if (data && data.pair && heatSel.value)
-            heatBox.append(...heatmap(data.pair, heatSel.value, data.anomalies).filter(Boolean));
+            heatBox.append(...heatmap(data.pair, heatSel.value, data.anomalies, data.floor)
+                .filter(Boolean));
+        const opt = heatSel.selectedOptions[0];
+        heatTitle.textContent = opt ? `Per pair: ${opt.dataset.short}` : 'Per pair';
     };
 
     const render = () => {
@@ -335,8 +377,10 @@ export function mount(root, args, {live}) {
             const keepH = heatSel.value;
             clear(heatSel);
             heatSel.append(
-                ...(pair.columns || []).map((c, i) => h('option', {value: `c${i}`}, `${c.label} (${c.unit})`)),
-                ...(pair.ratio_columns || []).map((c, i) => h('option', {value: `r${i}`}, `${c.label} (${c.unit})`)));
+                ...(pair.columns || []).map((c, i) => h('option', {value: `c${i}`,
+                    'data-short': c.short || c.label}, `${c.label} (${c.unit})`)),
+                ...(pair.ratio_columns || []).map((c, i) => h('option', {value: `r${i}`,
+                    'data-short': c.short || c.label}, `${c.label} (${unitText(c.unit)})`)));
             if ([...heatSel.options].some((o) => o.value === keepH))
                 heatSel.value = keepH;
             drawHeat();
@@ -365,7 +409,9 @@ export function mount(root, args, {live}) {
             if (!alive)
                 return;
             const pair = pairOnly || (main.pairs ? main : null);
-            data = {run, main, pair, anomalies: an.anomalies || [], baseline: an.baseline};
+            // The floor a flag needs (docs/analysis.md), the heatmap's neutral band.
+            const floor = Number.isFinite(Number(an.floor)) && Number(an.floor) > 0 ? Number(an.floor) : 0.15;
+            data = {run, main, pair, anomalies: an.anomalies || [], baseline: an.baseline, floor};
             error.hidden = true;
             render();
         } catch (e) {

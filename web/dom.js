@@ -78,19 +78,6 @@ export function fmtGiB(bytes) {
     return Number.isFinite(x) && x > 0 ? (x / 2 ** 30).toFixed(1) : '';
 }
 
-// Sizes as the table labels write them (export.c): 128 B, 4 KiB, 128 KiB, 64 MiB.
-export function fmtBytes(n) {
-    let x = Number(n);
-    if (!Number.isFinite(x))
-        return '';
-    for (const u of ['B', 'KiB', 'MiB', 'GiB']) {
-        if (x < 1024 || x % 1024 !== 0 || u === 'GiB')
-            return `${x} ${u}`;
-        x /= 1024;
-    }
-    return '';
-}
-
 export function fmtDate(ms) {
     const x = Number(ms);
     if (!Number.isFinite(x) || x <= 0)

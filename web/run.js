@@ -4,7 +4,7 @@
 // (GET /api/runs/ID/cells/N): one dot per repetition, so a wide interval can be seen for what it is.
 
 import {api, ApiError} from './api.js';
-import {h, clear, scrollBox, fmtDate, fmtBytes, fmtNum, fmtValue, anomalyItem} from './dom.js';
+import {h, clear, scrollBox, fmtDate, fmtNum, fmtValue, anomalyItem} from './dom.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
 const JOBS_SHOWN_MAX = 20000; // past this the cells table, which sums them all, has to do
@@ -69,24 +69,6 @@ function stripPlot(c) {
             `${v.warmup ? 'warm-up' : 'rep'} ${v.repetition}: ${fmtValue(v.value, c.unit)}`))));
     });
     return plot;
-}
-
-function testText(p) {
-    if (!p)
-        return '';
-    const bits = [p.workload, p.transport, p.scope === 'pair' ? 'pair' : null];
-    if (p.client)
-        bits.push(p.client);
-    if (p.framing === 'lines')
-        bits.push('lines');
-    for (const k of ['msg_size', 'req_size', 'bytes'])
-        if (p[k])
-            bits.push(fmtBytes(p[k]));
-    if (p.nodelay)
-        bits.push('nodelay');
-    if (p.tls)
-        bits.push('tls');
-    return bits.filter(Boolean).join(' ');
 }
 
 export function mount(root, args, {live}) {
@@ -183,7 +165,8 @@ export function mount(root, args, {live}) {
                 h('td', {class: 'num'}, h('a', {class: 'cell-link', href: cellHref(id, c.index),
                     title: 'this cell\'s samples'}, c.index)),
                 h('td', {}, c.host), h('td', {}, c.peer || ''),
-                h('td', {class: 'test'}, testText(c.params)),
+                // The coordinator's name for the test (its tables', show's): never formatted here.
+                h('td', {class: 'test'}, c.test || ''),
                 ['jobs', 'queued', 'active', 'done', 'failed'].map((k) =>
                     h('td', {class: `num ${k}${k === 'failed' && c[k] > 0 ? ' bad' : ''}`}, c[k]))));
     };

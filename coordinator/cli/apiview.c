@@ -130,26 +130,6 @@ static int run_from(const cJSON *o, const char *what, sm_apiview_run *r, sm_erro
     return 0;
 }
 
-/* "stream tcp nodelay 128 B" from a cell's params. Only shown, so a field of another shape is
- * left out of the summary rather than failing the whole answer. */
-static void test_summary(const cJSON *params, char *dst, size_t cap)
-{
-    dst[0] = '\0';
-    if (!cJSON_IsObject(params))
-        return;
-    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(params, "workload");
-    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(params, "transport");
-    const cJSON *nd = cJSON_GetObjectItemCaseSensitive(params, "nodelay");
-    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(params, "msg_size");
-    char size[32] = "";
-    if (cJSON_IsString(wl) && strcmp(wl->valuestring, "stream") == 0 && cJSON_IsNumber(ms))
-        snprintf(size, sizeof size, " %.0f B", ms->valuedouble);
-    char text[SM_APIVIEW_PROSE];
-    snprintf(text, sizeof text, "%s %s%s%s", cJSON_IsString(wl) ? wl->valuestring : "?",
-             cJSON_IsString(tr) ? tr->valuestring : "?", cJSON_IsTrue(nd) ? " nodelay" : "", size);
-    copy_prose(dst, cap, text);
-}
-
 static int cell_from(const cJSON *o, const char *what, sm_apiview_cell *c, sm_error *err)
 {
     if (!cJSON_IsObject(o))
@@ -164,8 +144,8 @@ static int cell_from(const cJSON *o, const char *what, sm_apiview_cell *c, sm_er
         (rc = get_u32(o, what, "done", &c->done, err)) ||
         (rc = get_u32(o, what, "failed", &c->failed, err)))
         return rc;
-    test_summary(cJSON_GetObjectItemCaseSensitive(o, "params"), c->test, sizeof c->test);
-    return 0;
+    /* The coordinator names the test as its tables do (null: params it could not read). */
+    return get_str(o, what, "test", c->test, sizeof c->test, true, true, err);
 }
 
 int sm_apiview_run_decode(const char *json, size_t len, sm_apiview_run *out,

@@ -41,7 +41,7 @@ typedef struct sm_apiview_cell {
     uint32_t index;
     char host[SM_APIVIEW_NAME];
     char peer[SM_APIVIEW_NAME];  /* "" for a local test */
-    char test[SM_APIVIEW_SHORT]; /* from params: "stream tcp nodelay 128 B" */
+    char test[SM_APIVIEW_PROSE]; /* the cell's "test": "stream tcp+nodelay 128 B x 256" */
     uint32_t jobs, queued, active, done, failed;
 } sm_apiview_cell;
 

@@ -220,6 +220,26 @@ class CliTest(unittest.TestCase):
         self.assertEqual(len(cells), 6)
         self.assertEqual({c[1] for c in cells}, {"h1", "h2"})
 
+    def test_show_the_api_and_the_table_name_a_test_the_same(self):
+        # 131072 B is 128 KiB: one name wherever the test is shown, as the tables write sizes.
+        spec = {"name": "naming", "hosts": ["h1"], "repetitions": 1, "warmup": 0,
+                "tests": [{"workload": "stream", "scope": "local", "transport": ["tcp", "unix"],
+                           "msg_size": 131072, "count": 16}]}
+        rid = self.f.start_run(spec)
+        self.assertEqual(self.f.wait_run(rid, 120)["state"], "done")
+        want = {"stream tcp 128 KiB x 16", "stream unix 128 KiB x 16"}
+        run = self.f.get(f"/api/runs/{rid}")
+        self.assertEqual({c["test"] for c in run["cells"]}, want)
+        table = self.f.get(f"/api/runs/{rid}/table?format=json")
+        self.assertEqual({c["label"] for c in table["columns"]}, want)
+        jobs = self.f.get(f"/api/runs/{rid}/jobs")["jobs"]
+        self.assertEqual({j["test"] for j in jobs}, want)
+        p = self.cli("show", str(rid))
+        self.assertEqual(p.returncode, 0, p)
+        for name in want:
+            self.assertRegex(p.stdout, rf"(?m)^\s*\d+\s+h1\s+-\s+{re.escape(name)}\s+1\s")
+        self.assertNotIn("131072", p.stdout)
+
     def test_cancel_of_a_finished_run_says_how_and_when_it_ended(self):
         rid = self.finished_run()
         status, body = self.f.post(f"/api/runs/{rid}/cancel", {})

@@ -84,6 +84,7 @@ static void test_context_takes_transport_from_the_label_and_iface_from_the_scope
         {"pair/loopback stream tcp 128 KiB x 2048", "tcp"},
         {"http thread 16 MiB x5", "http"},
         {"pool/thread http 16 MiB x5", "http"},
+        {"user CPU pool/thread, http 16 MiB x5", "http"},
         {"something else", ""},
     };
     fleet f;

@@ -545,7 +545,9 @@ static void test_export_http_client_models_side_by_side_with_user_cpu_ratio(void
     assert_string_equal(t.cols[1].metric, "throughput_MBps");
     assert_double_near(sm_table_at(&t, 0, 0)->s.median, 287.13, 0);
     assert_double_near(sm_table_at(&t, 0, 1)->s.median, 223.90, 0);
-    assert_string_equal(t.ratio_cols[0].label, "multi/thread http 51711600 B x4");
+    /* A ratio of user CPU, not of the headline throughput beside it: named so. */
+    assert_string_equal(t.ratio_cols[0].label, "user CPU multi/thread, http 51711600 B x4");
+    assert_string_equal(t.ratio_cols[0].brief, "user CPU multi/thread http 51711600 B");
     assert_string_equal(t.ratio_cols[0].metric, "user_s");
     assert_string_equal(t.ratio_cols[0].unit, "x");
     /* Paired by repetition: 0.159/0.038, 0.163/0.038, 0.301/0.219; median 0.159/0.038. */
@@ -666,8 +668,10 @@ static void test_export_md_footnotes_and_json_carry_the_flagged_hosts_difference
     snprintf(marked, sizeof marked, "**%s [1]**", flag);
     if (strstr(md, marked) == NULL)
         fail_msg("%s lacks %s", md, marked);
-    static const char note[] = "|\n\n[1] xeon5130-a: lo qdisc tbf rate 400Mbit burst 128Kb "
-                               "(fleet: noqueue, 2 of 2 hosts)\n";
+    /* After the table and its legend. */
+    static const char note[] =
+        "[min, max]).\n\n[1] xeon5130-a: lo qdisc tbf rate 400Mbit burst 128Kb "
+        "(fleet: noqueue, 2 of 2 hosts)\n";
     assert_true(strlen(md) > strlen(note));
     assert_string_equal(md + strlen(md) - strlen(note), note);
     assert_null(strstr(md, "[2]"));
@@ -683,6 +687,118 @@ static void test_export_md_footnotes_and_json_carry_the_flagged_hosts_difference
     for (size_t h = 0; h < 3; h++)
         sm_fp_fini(&fp[h]);
     sm_anomalies_fini(&an);
+    sm_table_fini(&t);
+}
+
+/* One label function for every place a test is named: sizes in binary suffixes, each
+ * workload, each kind of column, the brief header form. */
+static void label_is(const sm_params *p, sm_export_label_kind kind, const char *full,
+                     const char *brief)
+{
+    char buf[SM_TABLE_LABEL_MAX];
+    sm_export_label(p, kind, false, buf, sizeof buf);
+    assert_string_equal(buf, full);
+    sm_export_label(p, kind, true, buf, sizeof buf);
+    assert_string_equal(buf, brief);
+}
+
+static void test_export_label_writes_sizes_in_binary_suffixes(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_STREAM);
+    p.msg_size = 131072;
+    p.count = 256;
+    /* The quick preset's stream: never "131072 B" in one place and "128 KiB" in another. */
+    label_is(&p, SM_LABEL_TEST, "stream tcp 128 KiB x 256", "stream tcp 128 KiB");
+    p.msg_size = 1000; /* not a multiple of 1024: bytes as they are */
+    label_is(&p, SM_LABEL_TEST, "stream tcp 1000 B x 256", "stream tcp 1000 B");
+    p.msg_size = 3u << 20;
+    p.count = 0;
+    p.bytes = 1ull << 30;
+    label_is(&p, SM_LABEL_TEST, "stream tcp 3 MiB 1 GiB total", "stream tcp 3 MiB");
+    p.bytes = 0;
+    p.duration_ms = 2000;
+    p.transport = SM_TR_UNIX;
+    label_is(&p, SM_LABEL_TEST, "stream unix 3 MiB 2000 ms", "stream unix 3 MiB");
+}
+
+static void test_export_label_names_each_workload_and_kind_of_column(void **state)
+{
+    (void)state;
+    sm_params rr;
+    sm_params_init(&rr, SM_WL_RR);
+    rr.req_size = 1;
+    rr.resp_size = 1024;
+    rr.duration_ms = 1000;
+    rr.nodelay = true;
+    label_is(&rr, SM_LABEL_TEST, "rr tcp+nodelay 1 B/1 KiB 1000 ms", "rr tcp+nodelay 1 B/1 KiB");
+    label_is(&rr, SM_LABEL_RATIO, "tcp+nodelay/unix rr 1 B/1 KiB 1000 ms",
+             "tcp+nodelay/unix rr 1 B/1 KiB");
+    sm_params conn;
+    sm_params_init(&conn, SM_WL_CONNECT);
+    conn.count = 500;
+    conn.transport = SM_TR_UNIX;
+    label_is(&conn, SM_LABEL_TEST, "connect unix x 500", "connect unix");
+    sm_params lines = lines_params(SM_TR_TCP, false);
+    label_is(&lines, SM_LABEL_TEST, "stream tcp lines 128 B x 8192", "stream tcp lines 128 B");
+}
+
+static void test_export_label_names_pairs_against_loopback(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_STREAM);
+    p.msg_size = 131072;
+    p.count = 256;
+    p.scope = SM_SCOPE_PAIR;
+    /* The scope is in the rows ("a->b"), not in the test's name: a pair and a loopback test of
+     * the same params are one test. */
+    label_is(&p, SM_LABEL_TEST, "stream tcp 128 KiB x 256", "stream tcp 128 KiB");
+    label_is(&p, SM_LABEL_LOOPBACK, "pair/loopback stream tcp 128 KiB x 256",
+             "pair/loopback stream tcp 128 KiB");
+}
+
+static void test_export_label_names_http_ratios_user_cpu(void **state)
+{
+    (void)state;
+    sm_params p;
+    sm_params_init(&p, SM_WL_HTTP);
+    p.bytes = 16u << 20;
+    p.repeat = 11;
+    p.client = SM_HTTP_POOL;
+    label_is(&p, SM_LABEL_TEST, "http pool 16 MiB x11", "http pool 16 MiB");
+    label_is(&p, SM_LABEL_RATIO, "user CPU pool/thread, http 16 MiB x11",
+             "user CPU pool/thread http 16 MiB");
+    p.tls = true;
+    p.connections = 4;
+    label_is(&p, SM_LABEL_TEST, "http pool+tls 16 MiB x11 4 conns", "http pool+tls 16 MiB");
+    /* A buffer too small is cut, never overrun. */
+    char small[8];
+    sm_export_label(&p, SM_LABEL_RATIO, false, small, sizeof small);
+    assert_string_equal(small, "user CP");
+}
+
+/* Two columns whose brief forms meet (they differ only in the amount) get distinct headers;
+ * the full labels stay as they are. */
+static void test_export_brief_headers_are_unique_in_a_table(void **state)
+{
+    (void)state;
+    sm_params a;
+    sm_params_init(&a, SM_WL_CONNECT);
+    a.count = 1000;
+    sm_params b = a;
+    b.count = 2000;
+    uint32_t ca = add_cell(0, 0, "h1", "", a), cb = add_cell(1, 0, "h1", "", b);
+    add_sample(ca, 0, false, true, SM_M_CONNECTS_PER_S, 100);
+    add_sample(cb, 0, false, true, SM_M_CONNECTS_PER_S, 90);
+    sm_table t;
+    build(SM_SCOPE_LOCAL, &t);
+    assert_int_equal(t.n_cols, 2);
+    assert_string_equal(t.cols[0].label, "connect tcp x 1000");
+    assert_string_equal(t.cols[1].label, "connect tcp x 2000");
+    assert_string_equal(t.cols[0].brief, "connect tcp");
+    assert_string_equal(t.cols[1].brief, "connect tcp #2");
     sm_table_fini(&t);
 }
 
@@ -713,6 +829,11 @@ int main(void)
         cmocka_unit_test(test_export_no_cells_gives_an_empty_table),
         cmocka_unit_test_setup(
             test_export_md_footnotes_and_json_carry_the_flagged_hosts_differences, setup_2010),
+        cmocka_unit_test(test_export_label_writes_sizes_in_binary_suffixes),
+        cmocka_unit_test(test_export_label_names_each_workload_and_kind_of_column),
+        cmocka_unit_test(test_export_label_names_pairs_against_loopback),
+        cmocka_unit_test(test_export_label_names_http_ratios_user_cpu),
+        cmocka_unit_test_setup(test_export_brief_headers_are_unique_in_a_table, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "coordinator/table.h"
+#include <cjson/cJSON.h>
 #include "proto/err.h"
 #include "proto/stats.h"
 
@@ -111,10 +112,17 @@ static void build_small(sm_table *t)
     set_col(&t->cols[0], "stream tcp lines 128 B x 8192", "seconds", "s");
     set_col(&t->cols[1], "stream unix \"lines\", 128 B", "seconds", "s");
     set_col(&t->ratio_cols[0], "tcp/unix stream lines 128 B x 8192", "seconds", "x");
+    /* Brief headers on the tcp and ratio columns (the legend names them in full); the unix
+     * column has none and keeps its label as its header. */
+    snprintf(t->cols[0].brief, sizeof t->cols[0].brief, "stream tcp lines 128 B");
+    snprintf(t->ratio_cols[0].brief, sizeof t->ratio_cols[0].brief, "tcp/unix stream lines 128 B");
     set_cell(sm_table_at(t, 0, 0), 3, 0.230, 0.229, 0.231, 1);
     set_cell(sm_table_at(t, 0, 1), 3, 0.064, 0.063, 0.065, 0);
     set_cell(sm_table_at(t, 1, 0), 3, 0.133, 0.132, 0.134, 0);
     sm_table_at(t, 1, 0)->disturbed = 2;
+    /* Ten samples: the interval [x(2), x(9)] covers 97.9%, no "~". */
+    sm_table_at(t, 1, 0)->s.n = 10;
+    sm_table_at(t, 1, 0)->s.ci_coverage = 0.978515625;
     sm_table_at(t, 1, 1)->failed = sm_table_at(t, 1, 1)->limited = 2;
     sm_table_at(t, 1, 1)->limit_bound = 60;
     sm_table_at(t, 1, 1)->disturbed = 1;
@@ -246,12 +254,13 @@ static void test_table_md_lines_are_equally_wide(void **state)
     build_small(&t);
     char *md = sm_table_md(&t);
     assert_non_null(md);
-    /* Title, blank line, then header, separator and two rows of one width. */
+    /* Title, blank line, then header, separator and two rows of one width; the legend
+     * follows after a blank line. */
     const char *line = strstr(md, "\n\n");
     assert_non_null(line);
     line += 2;
     size_t width = strcspn(line, "\n"), lines = 0;
-    while (*line) {
+    while (*line && *line != '\n') {
         assert_int_equal(strcspn(line, "\n"), width);
         line += width + 1;
         lines++;
@@ -395,6 +404,65 @@ static void test_table_of_fixed_repetitions_has_no_stopped_column(void **state)
     sm_table_fini(&t);
 }
 
+/* "~" is the interval's coverage alone: the distribution-free median CI of 5 samples is
+ * [min, max] (93.75%), of 6 [x(1), x(6)] too but 96.9%, of 10 [x(2), x(9)] 97.9%. Noise is no
+ * part of it: a spread of 30% at n=10 carries none. */
+static void test_table_tilde_marks_an_interval_below_95_percent_only(void **state)
+{
+    (void)state;
+    static const double spread[10] = {70, 130, 100, 95, 105, 80, 120, 90, 110, 100};
+    static const struct {
+        size_t n;
+        bool tilde;
+    } cases[] = {{2, true}, {5, true}, {6, false}, {10, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sm_table_cell c;
+        memset(&c, 0, sizeof c);
+        assert_int_equal(sm_stats_summarize(spread, cases[i].n, &c.s), 0);
+        c.have = true;
+        if (sm_table_ci_short(&c) != cases[i].tilde)
+            fail_msg("n=%zu: coverage %.4f, ~ %d", cases[i].n, c.s.ci_coverage, !cases[i].tilde);
+    }
+    sm_table_cell none;
+    memset(&none, 0, sizeof none);
+    assert_false(sm_table_ci_short(&none)); /* no value, no interval to mark */
+
+    /* The same rule in the Markdown, the JSON and the legend under the table. */
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, 2, 1, 0), 0);
+    snprintf(t.rows[0], sizeof t.rows[0], "five");
+    snprintf(t.rows[1], sizeof t.rows[1], "ten");
+    set_col(&t.cols[0], "connect tcp x 500", "connects_per_s", "1/s");
+    t.cells[0].have = t.cells[1].have = true;
+    assert_int_equal(sm_stats_summarize(spread, 5, &t.cells[0].s), 0);
+    assert_int_equal(sm_stats_summarize(spread, 10, &t.cells[1].s), 0);
+    char *md = sm_table_md(&t);
+    assert_non_null(md);
+    if (!strstr(md, "100.0 [70.0, 130.0]~ n=5") || strstr(md, "]~ n=10") || !strstr(md, "] n=10"))
+        fail_msg("%s", md);
+    if (!strstr(md, "\n" SM_TABLE_TILDE_RULE ".\n"))
+        fail_msg("no legend for ~ in %s", md);
+    free(md);
+    char *json = sm_table_json(&t);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"n\":5,"));
+    cJSON *root = cJSON_Parse(json);
+    cJSON *cells = cJSON_GetObjectItem(root, "cells");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(cells, 0), "ci_short")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(cells, 1), "ci_short")));
+    cJSON_Delete(root);
+    free(json);
+    /* Without any "~" the legend does not speak of it. */
+    t.n_rows = 1;
+    t.cells[0] = t.cells[1];
+    md = sm_table_md(&t);
+    assert_non_null(md);
+    assert_null(strstr(md, "~"));
+    free(md);
+    t.n_rows = 2;
+    sm_table_fini(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_table_json_writes_doubles_exactly_and_big_run_ids_as_strings),
         cmocka_unit_test(test_table_says_which_cells_stopped_on_max),
         cmocka_unit_test(test_table_of_fixed_repetitions_has_no_stopped_column),
+        cmocka_unit_test(test_table_tilde_marks_an_interval_below_95_percent_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

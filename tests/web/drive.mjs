@@ -529,6 +529,55 @@ async function cellSamples(a) {
 }
 scenarios.cell_samples = cellSamples;
 
+// Issue 18's tables: #/compare/RUN at the viewport the test sets (the quick table, its headers,
+// its "~", whether its flags column fits), #/run/RUN's cells as the API names them, and
+// #/compare/PAIR_RUN's heatmap (colours against the median, the neutral band, legend, title).
+async function tablesScenario(a) {
+  await view(`/compare/${a.run}`);
+  await page.waitForSelector('table#ratio-table tr[data-host] td.num .median', { timeout: STEP_MS });
+  const quick = await page.evaluate(() => {
+    const t = document.querySelector('table#ratio-table');
+    const wrap = t.closest('.table-wrap');
+    const flags = t.querySelector('thead th.flags');
+    return {
+      viewport: window.innerWidth,
+      page_scroll_width: document.documentElement.scrollWidth,
+      flags_right: flags ? flags.getBoundingClientRect().right : null,
+      wrap_right: wrap.getBoundingClientRect().right,
+      wrap_scrolls: wrap.scrollWidth > wrap.clientWidth,
+      caption: t.caption.textContent,
+      headers: [...t.querySelectorAll('thead th[data-label]')].map((th) => ({
+        text: th.textContent, title: th.title, label: th.dataset.label })),
+      rows: [...t.querySelectorAll('tbody tr[data-host]')].map((tr) => ({
+        host: tr.dataset.host,
+        tilde: [...tr.querySelectorAll('td.num')].map((td) => {
+          const m = td.querySelector('.median');
+          return m ? getComputedStyle(m, '::after').content.includes('~') : null;
+        }),
+      })),
+    };
+  });
+  await view(`/run/${a.run}`);
+  await page.waitForSelector('table#run-cells tr[data-cell]', { timeout: STEP_MS });
+  const cells = await page.$$eval('table#run-cells tr[data-cell]', (trs) => trs.map((tr) => ({
+    index: tr.dataset.cell, test: tr.querySelector('td.test').textContent })));
+  let heat = null;
+  if (a.pair_run) {
+    await view(`/compare/${a.pair_run}`);
+    await page.waitForSelector('table#heatmap td[data-pair]', { timeout: STEP_MS });
+    heat = await page.evaluate(() => ({
+      title: document.querySelector('#heatmap-title').textContent,
+      column: document.querySelector('table#heatmap').dataset.column,
+      legend: document.querySelector('#heatmap-legend').textContent,
+      cells: [...document.querySelectorAll('table#heatmap td[data-pair]')].map((td) => ({
+        pair: td.dataset.pair, dev: Number(td.dataset.dev), neutral: td.dataset.neutral === '1',
+        bg: getComputedStyle(td).backgroundColor })),
+    }));
+  }
+  return { quick, cells, heat };
+}
+scenarios.tables = tablesScenario;
+
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);
   browser = await chromium.launch(LAUNCH);
