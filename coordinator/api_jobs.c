@@ -65,7 +65,7 @@ static void add_test(cJSON *o, const char *params_json, const char *result_json)
     if (!h)
         return;
     cJSON_AddStringToObject(h, "metric", col.metric);
-    cJSON_AddNumberToObject(h, "value", v);
+    sm_json_put(h, "value", sm_json_double(v));
     cJSON_AddStringToObject(h, "unit", col.unit);
 }
 
@@ -102,7 +102,7 @@ static cJSON *metric_list(const char *result_json, sm_result *r)
         if (!e)
             break;
         cJSON_AddStringToObject(e, "metric", sm_metric_name((sm_metric)m));
-        cJSON_AddNumberToObject(e, "value", sm_result_get(r, (sm_metric)m));
+        sm_json_put(e, "value", sm_json_double(sm_result_get(r, (sm_metric)m)));
         cJSON_AddStringToObject(e, "unit", sm_metric_unit((sm_metric)m));
         cJSON_AddItemToArray(arr, e);
     }
@@ -443,7 +443,7 @@ static void add_table_figures(sm_api_ctx *a, cJSON *o, uint64_t run_id, bool pai
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(cell, keys[k]);
         if (cJSON_IsNumber(v))
-            cJSON_AddNumberToObject(o, keys[k], v->valuedouble);
+            sm_json_put(o, keys[k], sm_json_double(v->valuedouble));
         else
             cJSON_AddNullToObject(o, keys[k]);
     }
@@ -477,7 +477,7 @@ static cJSON *cell_value(sm_api_ctx *a, const sm_job_row *j, sm_metric m, bool w
     cJSON_AddBoolToObject(o, "warmup", j->warmup);
     cJSON_AddStringToObject(o, "state", sm_job_state_name(j->state));
     if (ok)
-        cJSON_AddNumberToObject(o, "value", v);
+        sm_json_put(o, "value", sm_json_double(v));
     else
         cJSON_AddNullToObject(o, "value");
     cJSON_AddBoolToObject(o, "disturbed", disturbed);

@@ -3,10 +3,10 @@
 #include "coordinator/compare.h"
 
 #include "proto/err.h"
+#include "proto/json.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,24 +200,16 @@ void sm_compare_tests_text(const sm_table *const *t, size_t n, char *buf, size_t
         snprintf(buf, cap, "no tests");
 }
 
-static void add_num(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
-
 static cJSON *side_json(const sm_table_cell *c, const char *unit)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
     const bool have = c->have && c->s.n > 0;
-    add_num(o, "median", have ? c->s.median : NAN);
-    add_num(o, "ci95_low", have ? c->s.ci95_low : NAN);
-    add_num(o, "ci95_high", have ? c->s.ci95_high : NAN);
-    add_num(o, "ci_coverage", have ? c->s.ci_coverage : NAN);
+    sm_json_put_double(o, "median", have ? c->s.median : NAN);
+    sm_json_put_double(o, "ci95_low", have ? c->s.ci95_low : NAN);
+    sm_json_put_double(o, "ci95_high", have ? c->s.ci95_high : NAN);
+    sm_json_put_double(o, "ci_coverage", have ? c->s.ci_coverage : NAN);
     cJSON_AddNumberToObject(o, "n", have ? (double)c->s.n : 0);
     cJSON_AddNumberToObject(o, "failed", c->failed);
     cJSON_AddStringToObject(o, "unit", unit);
@@ -276,7 +268,11 @@ char *sm_compare_json(const sm_compare *c, sm_compare_run a, sm_compare_run b, b
         cJSON_AddBoolToObject(e, "ratio", x->ratio);
         cJSON_AddItemToObject(e, "a", side_json(&x->a, x->unit));
         cJSON_AddItemToObject(e, "b", side_json(&x->b, x->unit));
-        add_num(e, "change_pct", x->change * 100);
+        /* A derived percentage: cJSON's 15 digits say -10, not -9.9999999999999982. */
+        if (isfinite(x->change))
+            cJSON_AddNumberToObject(e, "change_pct", x->change * 100);
+        else
+            cJSON_AddNullToObject(e, "change_pct");
         cJSON_AddStringToObject(e, "verdict", sm_compare_verdict_name(x->verdict));
         changed += x->verdict == SM_COMPARE_HIGHER || x->verdict == SM_COMPARE_LOWER;
     }
