@@ -15,6 +15,9 @@
 #include "proto/json.h"
 #include "proto/log.h"
 
+_Static_assert(SM_SCHED_URL_MAX == SM_WEBHOOK_URL_MAX, "a stored webhook URL is one a user gave");
+_Static_assert(SM_SCHED_CRON_MAX == SM_CRON_MAX, "a stored cron expression is one a user gave");
+
 #define SCHEDULE_RUNS_SHOWN   20
 #define SCHEDULE_EVENTS_SHOWN 20
 
