@@ -333,10 +333,10 @@ bool sm_api_parse_id(const char *text, size_t len, uint64_t *id)
 
 static sm_api_run api_run(const sm_run_row *r)
 {
-    return (sm_api_run){r->id,        r->name,         sm_run_state_name(r->state),
-                        r->reason,    r->total,        r->done,
-                        r->failed,    r->created_ms,   r->finished_ms,
-                        !r->parallel, r->parallel_note};
+    return (sm_api_run){r->id,        r->name,          sm_run_state_name(r->state),
+                        r->reason,    r->total,         r->done,
+                        r->failed,    r->created_ms,    r->finished_ms,
+                        !r->parallel, r->parallel_note, r->schedule_id};
 }
 
 /* Rolls back a request's transaction after its control call failed with code. A refusal
@@ -625,6 +625,8 @@ int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const cha
     if (strcmp(path, "/api/compare") == 0)
         return get ? sm_api_get_compare(a, query, resp, resp_len)
                    : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
+    if (strcmp(path, "/api/schedules") == 0 || strncmp(path, "/api/schedules/", 15) == 0)
+        return sm_api_schedules(a, method, path, auth, body, len, resp, resp_len);
     if (strncmp(path, "/api/runs/", 10) == 0)
         return runs_route(a, get, post, path + 10, query, auth, resp, resp_len, content_type);
     if (strncmp(path, "/api/jobs/", 10) == 0)

@@ -27,6 +27,10 @@ typedef struct sm_api_ctx {
     /* The tables and anomalies of ended runs, computed once (NULL until the first; free with
      * sm_api_cache_free). */
     struct sm_report_cache *cache;
+    /* Posts a webhook delivery and returns its id (0: refused), as webhook.h's sm_webhook_post
+     * does with notify_ctx its sm_webhook; NULL: no webhook is sent (schedules.c logs it). */
+    uint64_t (*notify)(void *ctx, const char *url, const char *event, const char *body);
+    void *notify_ctx;
 } sm_api_ctx;
 
 /* One request: method "GET"/"POST", path without query, query ("format=csv&x=y", may be

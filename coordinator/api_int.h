@@ -61,6 +61,13 @@ int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **cty
 int sm_api_get_trends(sm_api_ctx *a, const char *query, char **resp, size_t *len);
 int sm_api_get_grid(sm_api_ctx *a, char **resp, size_t *len);
 
+/* api_schedules.c: /api/schedules (GET list, POST create), /api/schedules/{id} (GET with its
+ * last runs and events, DELETE) and /api/schedules/{id}/pause and /resume (POST); POST and
+ * DELETE need the token when there is one. method is "GET", "POST", "DELETE", ...; path starts
+ * with /api/schedules. Returns the HTTP status, as sm_api_handle. */
+int sm_api_schedules(sm_api_ctx *a, const char *method, const char *path, const char *auth,
+                     const char *body, size_t len, char **resp, size_t *resp_len);
+
 /* The cell families of GET /metrics from n run tables, each the JSON GET /api/runs/ID/table
  * gives (json NULL or unparsable: skipped), at most max_cells samples per family. The value
  * series are labelled run_name, host (the row), test, metric and unit (the column); the run id

@@ -302,6 +302,10 @@ static cJSON *run_json(const sm_api_run *r)
     cJSON_AddBoolToObject(o, "parallel", !r->serial);
     cJSON_AddStringToObject(o, "serial_reason", r->serial ? note : "");
     cJSON_AddStringToObject(o, "parallel_warning", r->serial ? "" : note);
+    if (r->schedule)
+        sm_json_put_u64_str(o, "schedule", r->schedule);
+    else
+        cJSON_AddNullToObject(o, "schedule");
     return o;
 }
 

@@ -68,6 +68,7 @@ typedef struct sm_api_run {
     int64_t created_ms, finished_ms;
     bool serial;               /* its jobs go one at a time (false: side by side) */
     const char *parallel_note; /* why they go one at a time, or the warning; NULL or "" */
+    uint64_t schedule;         /* the schedule that started it; 0: started by hand */
 } sm_api_run;
 
 /* One cell of a run with the states of its jobs. */
@@ -78,7 +79,8 @@ typedef struct sm_api_cell {
 } sm_api_cell;
 
 /* {"runs":[{"id","name","state","reason","progress":{"done","failed","total"},
- *  "created_ms","finished_ms","parallel","serial_reason","parallel_warning"}]}
+ *  "created_ms","finished_ms","parallel","serial_reason","parallel_warning","schedule"}]}
+ * "schedule" is the id of the schedule that started the run, null for a run started by hand.
  * "parallel" is false when the jobs go one at a time, and "serial_reason" then says why (hosts
  * that share one machine, or the spec); "parallel_warning" is set when they go side by side on
  * hosts that share one machine. Each is "" when it does not apply. */

@@ -30,6 +30,7 @@ static const sm_route POST_SPEC = {"POST", SM_SPEC_BODY_MAX, true};
 static const sm_route POST_SMALL = {"POST", SM_SMALL_BODY_MAX, true};
 static const sm_route BOTH_SPEC = {"GET, POST", SM_SPEC_BODY_MAX, true};
 static const sm_route GET_FILE = {"GET", 0, false};
+static const sm_route GET_DELETE = {"GET, DELETE", 0, true};
 
 bool sm_guard_route(const char *path, bool with_web, sm_route *out)
 {
@@ -37,10 +38,12 @@ bool sm_guard_route(const char *path, bool with_web, sm_route *out)
         const char *path;
         const sm_route *r;
     } exact[] = {
-        {"/healthz", &GET_API},     {"/api/agents", &GET_API}, {"/api/presets", &GET_API},
-        {"/api/jobs", &POST_SPEC},  {"/api/runs", &BOTH_SPEC}, {"/api/fingerprints/diff", &GET_API},
-        {"/api/compare", &GET_API}, {"/metrics", &GET_API},    {"/api/trends", &GET_API},
-        {"/api/grid", &GET_API},
+        {"/healthz", &GET_API},         {"/api/agents", &GET_API},
+        {"/api/presets", &GET_API},     {"/api/jobs", &POST_SPEC},
+        {"/api/runs", &BOTH_SPEC},      {"/api/fingerprints/diff", &GET_API},
+        {"/api/compare", &GET_API},     {"/metrics", &GET_API},
+        {"/api/trends", &GET_API},      {"/api/grid", &GET_API},
+        {"/api/schedules", &BOTH_SPEC},
     };
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
         if (strcmp(path, exact[i].path) == 0) {
@@ -73,6 +76,16 @@ bool sm_guard_route(const char *path, bool with_web, sm_route *out)
             return true;
         }
         return false;
+    }
+    if (strncmp(path, "/api/schedules/", 15) == 0) {
+        const char *slash = strchr(path + 15, '/');
+        if (!slash)
+            *out = GET_DELETE;
+        else if (strcmp(slash, "/pause") == 0 || strcmp(slash, "/resume") == 0)
+            *out = POST_SMALL;
+        else
+            return false;
+        return true;
     }
     if (strncmp(path, "/api/", 5) == 0 || strcmp(path, "/api") == 0 || !with_web)
         return false;

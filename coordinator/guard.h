@@ -24,8 +24,8 @@ typedef struct sm_guard {
 bool sm_guard_is_loopback(const char *addr);
 bool sm_guard_is_wildcard(const char *addr);
 
-/* The route of a request: which methods it answers ("GET", "POST" or "GET, POST", as the
- * Allow header lists them), how large a body it reads, and whether it is the API (its GETs are
+/* The route of a request: which methods it answers ("GET", "POST", "GET, POST" or "GET, DELETE", as
+ * the Allow header lists them), how large a body it reads, and whether it is the API (its GETs are
  * guarded by the token on a public listener) or a dashboard file (public). */
 typedef struct sm_route {
     const char *allow;

@@ -208,6 +208,8 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
     snprintf(p->method, sizeof p->method, "%s",
              method_name(lws_http_get_uri_and_method(wsi, &muri, &mlen)));
     const bool post = strcmp(p->method, "POST") == 0;
+    /* A DELETE changes state as a POST does: same site and token checks, no body. */
+    const bool writes = post || strcmp(p->method, "DELETE") == 0;
     char num[32];
     const char *cl = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, num, sizeof num);
     const unsigned long long clen = cl && *cl ? strtoull(cl, NULL, 10) : 0;
@@ -216,7 +218,7 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
     p->close_after = body_follows;
 
     const char *msg;
-    int status = check_site(s, wsi, post, &msg);
+    int status = check_site(s, wsi, writes, &msg);
     if (status)
         return refuse(wsi, p, status, msg, status == 421 ? "Host" : "Origin");
     sm_route route;
@@ -241,7 +243,7 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
     const char *auth = header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, p->auth, sizeof p->auth);
     /* The token guards every state change, and on a listener off loopback every read of the
      * API too; the dashboard's files hold no data and stay public. */
-    const bool need_token = s->cfg->token && route.api && (post || !s->loopback);
+    const bool need_token = s->cfg->token && route.api && (writes || !s->loopback);
     if (need_token && !token_ok(s, auth, &msg)) {
         http_refused(s, HR_TOKEN, "%s", "no or a wrong dashboard token");
         return refuse(wsi, p, 401, msg, "Authorization");

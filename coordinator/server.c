@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "coordinator/api.h"
+#include "coordinator/schedules.h"
 #include "coordinator/apijson.h"
 #include "coordinator/bus.h"
 #include "coordinator/control.h"
@@ -383,6 +384,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
             sm_control_rollback(&s->api.ctl, now, NULL);
         }
     }
+    sm_schedules_tick(&s->api, now);
     /* Expired holds are answered with whatever there is (often nothing). */
     char names[64][SM_NAME_MAX + 1];
     size_t n = 0, cur = 0;
@@ -475,8 +477,8 @@ static int server_open(server *s, sm_error *err)
     s->started_ms = sm_mono_ms();
     if (!s->replay || !s->rejects || !s->held || !s->on_prev_key || sm_server_scratch_new(s) != 0)
         return sm_error_set(err, SM_ENOMEM, "out of memory");
-    s->api = (sm_api_ctx){s->st, s->api.ctl,     s->rejects, cfg->token, jobs_queued,
-                          s,     s->ws_counters, s->http,    NULL};
+    s->api = (sm_api_ctx){s->st,          s->api.ctl, s->rejects, cfg->token, jobs_queued, s,
+                          s->ws_counters, s->http,    NULL,       NULL,       NULL};
     if (!(s->hub = sm_ws_hub_new(&s->api, s->st, s->ws_counters)))
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     memcpy(s->protocols, protocols_template, sizeof s->protocols);

@@ -1,6 +1,7 @@
 /* The coordinator's store on SQLite: opening it, its schema migrations, the statement cache and
- * the transactions. The rows of each table are in store_agents.c, store_jobs.c, store_runs.c and
- * store_results.c, the WAL check in store_wal.c; store_internal.h is what they share. */
+ * the transactions. The rows of each table are in store_agents.c, store_jobs.c, store_runs.c,
+ * store_results.c and store_schedules.c, the WAL check in store_wal.c; store_internal.h is what
+ * they share. */
 #include "coordinator/store_internal.h"
 
 #include "proto/clock.h"
@@ -138,6 +139,18 @@ const char *const store_migrations[] = {
     " agent TEXT NOT NULL, fingerprint_id INTEGER NOT NULL REFERENCES fingerprints(id),"
     " PRIMARY KEY(run_id, agent)) WITHOUT ROWID;"
     "PRAGMA user_version = 7;",
+    /* 8: recurring runs. A schedule is kept when deleted (deleted = 1), so that its runs keep
+     * their link; notified_run is the last of its ended runs its webhook was judged for. A
+     * run's schedule_id is NULL for a run started by hand. */
+    "CREATE TABLE schedules(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,"
+    " spec_json TEXT NOT NULL, every_s INTEGER NOT NULL DEFAULT 0,"
+    " cron TEXT NOT NULL DEFAULT '', hosts_json TEXT NOT NULL DEFAULT '',"
+    " webhook_url TEXT NOT NULL DEFAULT '', paused INTEGER NOT NULL DEFAULT 0,"
+    " created_ms INTEGER NOT NULL, next_ms INTEGER NOT NULL,"
+    " deleted INTEGER NOT NULL DEFAULT 0, notified_run INTEGER NOT NULL DEFAULT 0);"
+    "ALTER TABLE runs ADD COLUMN schedule_id INTEGER;"
+    "CREATE INDEX runs_schedule ON runs(schedule_id, id);"
+    "PRAGMA user_version = 8;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof store_migrations / sizeof store_migrations[0]))
@@ -149,7 +162,15 @@ const char *const store_migrations[] = {
 /* spec is the column that fills spec_json: "spec_json", or "NULL" where lists leave it out. */
 #define RUN_COLUMNS(spec)                                                                          \
     "id, name, " spec ", state, reason, created_ms, finished_ms, total, done, failed,"             \
-    " parallel, parallel_note"
+    " parallel, parallel_note, schedule_id"
+
+/* A schedule with its last run (id and state) and how many runs it started. */
+#define SCHED_COLUMNS                                                                              \
+    "id, name, spec_json, every_s, cron, hosts_json, webhook_url, paused, created_ms, next_ms,"    \
+    " notified_run,"                                                                               \
+    " (SELECT max(id) FROM runs WHERE schedule_id = s.id),"                                        \
+    " (SELECT state FROM runs WHERE schedule_id = s.id ORDER BY id DESC LIMIT 1),"                 \
+    " (SELECT count(*) FROM runs WHERE schedule_id = s.id)"
 
 static const char *const queries[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -240,6 +261,30 @@ static const char *const queries[Q_COUNT] = {
     [Q_RUN_FPS] = "SELECT f.id, f.agent, f.hash, f.body_json, f.first_seen_ms, f.last_seen_ms"
                   " FROM run_fingerprints r JOIN fingerprints f ON f.id = r.fingerprint_id"
                   " WHERE r.run_id = ?1 ORDER BY r.agent",
+    [Q_SCHED_INSERT] =
+        "INSERT INTO schedules(name, spec_json, every_s, cron, hosts_json, webhook_url, paused,"
+        " created_ms, next_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    /* With the last run and the count, as lists show them. */
+    [Q_SCHED_GET] = "SELECT " SCHED_COLUMNS " FROM schedules s WHERE id = ?1 AND deleted = 0",
+    [Q_SCHED_LIST] = "SELECT " SCHED_COLUMNS " FROM schedules s WHERE deleted = 0 ORDER BY id",
+    [Q_SCHED_DUE] = "SELECT " SCHED_COLUMNS " FROM schedules s"
+                    " WHERE deleted = 0 AND paused = 0 AND next_ms <= ?1 ORDER BY next_ms, id",
+    [Q_SCHED_SET_NEXT] = "UPDATE schedules SET next_ms = ?2 WHERE id = ?1 AND deleted = 0",
+    [Q_SCHED_SET_PAUSED] = "UPDATE schedules SET paused = ?2, next_ms = coalesce(?3, next_ms)"
+                           " WHERE id = ?1 AND deleted = 0",
+    [Q_SCHED_DELETE] = "UPDATE schedules SET deleted = 1 WHERE id = ?1 AND deleted = 0",
+    [Q_SCHED_SET_NOTIFIED] = "UPDATE schedules SET notified_run = ?2 WHERE id = ?1",
+    [Q_RUN_SET_SCHEDULE] = "UPDATE runs SET schedule_id = ?2 WHERE id = ?1",
+    [Q_SCHED_RUNS] = "SELECT " RUN_COLUMNS("NULL") " FROM runs WHERE schedule_id = ?1"
+                                                   " ORDER BY id DESC LIMIT ?2",
+    /* The oldest ended run of each schedule with a webhook that it was not judged for yet. */
+    [Q_SCHED_TO_NOTIFY] = "SELECT s.id, min(r.id) FROM schedules s JOIN runs r"
+                          " ON r.schedule_id = s.id AND r.id > s.notified_run"
+                          " WHERE s.deleted = 0 AND s.webhook_url != '' AND r.state != 'running'"
+                          " GROUP BY s.id ORDER BY s.id",
+    [Q_EVENT_INSERT] = "INSERT INTO events(ts_ms, kind, subject, detail) VALUES (?1, ?2, ?3, ?4)",
+    [Q_EVENTS_OF] = "SELECT ts_ms, kind, detail FROM events WHERE subject = ?1"
+                    " ORDER BY id DESC LIMIT ?2",
     [Q_RUN_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
                       " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                       " WHERE j.run_id = ?1 ORDER BY j.ord",

@@ -171,6 +171,7 @@ typedef struct sm_run_row {
      * decided when it started, and why ("" when there is nothing to say). */
     bool parallel;
     char parallel_note[SM_RUN_NOTE_MAX];
+    uint64_t schedule_id; /* schema version 8: the schedule that started it; 0 by hand */
 } sm_run_row;
 void sm_run_row_fini(sm_run_row *r);
 
@@ -288,5 +289,70 @@ int sm_store_fp_history(sm_store *st, const char *agent, sm_fp_row **rows, size_
 int sm_store_run_fp_tie(sm_store *st, uint64_t run_id, const char *agent, sm_error *err);
 /* The run's fingerprints, one per host that has one, with their documents, by host name. */
 int sm_store_run_fps(sm_store *st, uint64_t run_id, sm_fp_row **rows, size_t *n, sm_error *err);
+
+/* ---- recurring runs (schema version 8, store_schedules.c) ----
+ * A deleted schedule keeps its row (hidden from every read here), so that its runs keep their
+ * link. */
+#define SM_SCHED_CRON_MAX 128 /* bytes of a cron expression, with its NUL */
+#define SM_SCHED_URL_MAX  512 /* bytes of a webhook URL, with its NUL */
+
+typedef struct sm_schedule_row {
+    uint64_t id;
+    char name[65];
+    char *spec_json;              /* owned: the spec as POST /api/runs would store it */
+    uint32_t every_s;             /* 0 when cron */
+    char cron[SM_SCHED_CRON_MAX]; /* "" when every */
+    char *hosts_json; /* owned: a JSON array of host names, or "" for the spec's own hosts */
+    char webhook_url[SM_SCHED_URL_MAX]; /* "" none */
+    bool paused;
+    int64_t created_ms, next_ms;
+    uint64_t notified_run; /* the last ended run its webhook was judged for (0 none) */
+    /* Read only: its newest run (0 none) and that run's state, and how many runs it started. */
+    uint64_t last_run;
+    sm_run_state last_state;
+    uint32_t n_runs;
+} sm_schedule_row;
+void sm_schedule_row_fini(sm_schedule_row *r);
+void sm_store_schedules_free(sm_schedule_row *rows, size_t n);
+
+/* A new schedule from s (id and the read-only fields ignored); *id its id. SM_EINVAL when a
+ * text is empty where it must not be or does not fit its field. */
+int sm_store_schedule_insert(sm_store *st, const sm_schedule_row *s, int64_t now_ms, uint64_t *id,
+                             sm_error *err);
+/* SM_EINVAL when there is no such schedule (or it was deleted). */
+int sm_store_schedule_get(sm_store *st, uint64_t id, sm_schedule_row *out, sm_error *err);
+/* Every schedule not deleted, by id. */
+int sm_store_schedules_list(sm_store *st, sm_schedule_row **rows, size_t *n, sm_error *err);
+/* The schedules due at now_ms (not paused, not deleted, next_ms <= now_ms), soonest first. */
+int sm_store_schedules_due(sm_store *st, int64_t now_ms, sm_schedule_row **rows, size_t *n,
+                           sm_error *err);
+int sm_store_schedule_set_next(sm_store *st, uint64_t id, int64_t next_ms, sm_error *err);
+/* Pauses or resumes; next_ms (0: unchanged) is when a resumed one fires next. */
+int sm_store_schedule_set_paused(sm_store *st, uint64_t id, bool paused, int64_t next_ms,
+                                 sm_error *err);
+/* Each of these is SM_EINVAL when there is no such schedule (or it was deleted). */
+int sm_store_schedule_delete(sm_store *st, uint64_t id, sm_error *err);
+int sm_store_schedule_set_notified(sm_store *st, uint64_t id, uint64_t run_id, sm_error *err);
+/* Links a run to the schedule that started it. SM_EINVAL when there is no such run. */
+int sm_store_run_set_schedule(sm_store *st, uint64_t run_id, uint64_t schedule_id, sm_error *err);
+/* The schedule's runs, newest first, at most limit (spec_json NULL); sm_store_runs_free. */
+int sm_store_schedule_runs(sm_store *st, uint64_t id, size_t limit, sm_run_row **rows, size_t *n,
+                           sm_error *err);
+/* Pairs (schedule, run): per schedule with a webhook, its oldest ended run after its
+ * notified_run. At most max pairs. */
+int sm_store_schedules_to_notify(sm_store *st, uint64_t (*pairs)[2], size_t max, size_t *n,
+                                 sm_error *err);
+
+/* The events table: what happened to a subject ("schedule 3"), for people. */
+typedef struct sm_event_row {
+    int64_t ts_ms;
+    char kind[32];
+    char detail[256];
+} sm_event_row;
+int sm_store_event_insert(sm_store *st, int64_t ts_ms, const char *kind, const char *subject,
+                          const char *detail, sm_error *err);
+/* The subject's newest events first, at most limit; free() the array. */
+int sm_store_events_of(sm_store *st, const char *subject, size_t limit, sm_event_row **rows,
+                       size_t *n, sm_error *err);
 
 #endif

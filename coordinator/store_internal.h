@@ -51,6 +51,19 @@ enum {
     Q_FP_HISTORY,
     Q_RUN_FP_TIE,
     Q_RUN_FPS,
+    Q_SCHED_INSERT,
+    Q_SCHED_GET,
+    Q_SCHED_LIST,
+    Q_SCHED_DUE,
+    Q_SCHED_SET_NEXT,
+    Q_SCHED_SET_PAUSED,
+    Q_SCHED_DELETE,
+    Q_SCHED_SET_NOTIFIED,
+    Q_RUN_SET_SCHEDULE,
+    Q_SCHED_RUNS,
+    Q_SCHED_TO_NOTIFY,
+    Q_EVENT_INSERT,
+    Q_EVENTS_OF,
     Q_COUNT
 };
 
@@ -67,6 +80,9 @@ struct sm_store {
     char id[SM_STORE_ID_SIZE];
     char warning[SM_STORE_WARNING_MAX]; /* "" when none */
 };
+
+/* Reads the current row of a statement selecting RUN_COLUMNS (store_runs.c). */
+int store_read_run(sqlite3_stmt *s, void *row, sm_error *err);
 
 /* The schema scripts, from version 0 on; the schema version is their count (store.c). Each
  * script that shipped stays as it shipped, so store_migrations[0] is schema version 1 as the

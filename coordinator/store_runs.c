@@ -79,7 +79,7 @@ out:
     return ret;
 }
 
-static int read_run(sqlite3_stmt *s, void *row, sm_error *err)
+int store_read_run(sqlite3_stmt *s, void *row, sm_error *err)
 {
     sm_run_row *r = row;
     memset(r, 0, sizeof *r);
@@ -106,6 +106,7 @@ static int read_run(sqlite3_stmt *s, void *row, sm_error *err)
         r->failed = (uint32_t)sqlite3_column_int64(s, 9);
         r->parallel = sqlite3_column_int64(s, 10) != 0;
         ret = store_column_copy(s, 11, r->parallel_note, sizeof r->parallel_note, err);
+        r->schedule_id = (uint64_t)sqlite3_column_int64(s, 12); /* NULL reads 0 */
     }
     if (ret != 0)
         sm_run_row_fini(r);
@@ -120,7 +121,7 @@ int sm_store_run_get(sm_store *st, uint64_t id, sm_run_row *out, sm_error *err)
         goto out;
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW)
-        ret = read_run(s, out, err);
+        ret = store_read_run(s, out, err);
     else if (rc == SQLITE_DONE)
         ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
     else
@@ -136,7 +137,7 @@ static int runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const c
 {
     void *rows;
     size_t n;
-    int ret = store_collect(s, sizeof(sm_run_row), read_run, &rows, &n, what, err);
+    int ret = store_collect(s, sizeof(sm_run_row), store_read_run, &rows, &n, what, err);
     if (ret != 0) {
         sm_store_runs_free(rows, n);
         return ret;

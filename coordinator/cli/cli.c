@@ -100,6 +100,15 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
     case SM_CLI_TRENDS:
         rc = sm_cli_cmd_trends(h, o);
         break;
+    case SM_CLI_SCHEDULES:
+        rc = sm_cli_cmd_schedules(h);
+        break;
+    case SM_CLI_SCHEDULE_ADD:
+    case SM_CLI_SCHEDULE_PAUSE:
+    case SM_CLI_SCHEDULE_RESUME:
+    case SM_CLI_SCHEDULE_DELETE:
+        rc = sm_cli_cmd_schedule(h, o);
+        break;
     default:
         sm_cli_fail("internal: command %d is main's to handle", (int)o->cmd);
         rc = 1;

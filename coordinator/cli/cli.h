@@ -32,6 +32,11 @@ typedef enum sm_cli_cmd {
     SM_CLI_COMPARE,           /* compare A B */
     SM_CLI_JOBS,              /* jobs RUN [--host H] [--state S] */
     SM_CLI_TRENDS,            /* trends --host H --test T [--metric M] */
+    SM_CLI_SCHEDULES,         /* schedules */
+    SM_CLI_SCHEDULE_ADD,      /* schedule add --name N ... */
+    SM_CLI_SCHEDULE_PAUSE,    /* schedule pause ID */
+    SM_CLI_SCHEDULE_RESUME,   /* schedule resume ID */
+    SM_CLI_SCHEDULE_DELETE,   /* schedule delete ID */
 } sm_cli_cmd;
 
 typedef enum sm_cli_format {
@@ -82,6 +87,10 @@ typedef struct sm_cli_opts {
     /* jobs --cell N: that cell's repetitions (GET /api/runs/ID/cells/N) instead of the list */
     bool have_job_cell;
     uint32_t job_cell;
+    /* schedule add: --name, --every or --cron, --webhook (checked; NULL: not given), with
+     * --preset or --spec and --hosts as run takes them; schedule pause|resume|delete: its id */
+    const char *sched_name, *every, *cron, *webhook;
+    uint64_t schedule_id;
 } sm_cli_opts;
 
 /* Parses argv: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ... (the global

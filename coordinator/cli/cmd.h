@@ -48,4 +48,16 @@ int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o);
 /* cmd_run.c: start a run, and with --wait follow it to its table and anomalies. */
 int sm_cli_cmd_run(sm_http *h, const sm_cli_opts *o);
 
+/* cmd_schedules.c: the recurring runs (sockmatrix schedules), and schedule add, pause, resume
+ * and delete. */
+int sm_cli_cmd_schedules(sm_http *h);
+int sm_cli_cmd_schedule(sm_http *h, const sm_cli_opts *o);
+/* Their command line, for opts.c: option k (0 --name, 1 --every, 2 --cron, 3 --webhook) with
+ * its value, checked here as the coordinator will; the words after "schedule" (add, or pause,
+ * resume, delete and an id; *sub the first, as given); and the checks of the whole line. Each
+ * returns 0 or SM_EINVAL with a one-line message. */
+int sm_cli_schedule_option(sm_cli_opts *o, int k, const char *v, sm_error *err);
+int sm_cli_schedule_positional(sm_cli_opts *o, const char **sub, const char *arg, sm_error *err);
+int sm_cli_schedule_check(const sm_cli_opts *o, const char *sub, sm_error *err);
+
 #endif

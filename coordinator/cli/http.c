@@ -105,8 +105,9 @@ static bool add_header(struct curl_slist **list, const char *line)
     return true;
 }
 
-static int perform(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r,
-                   sm_error *err)
+/* method NULL: GET, or POST when there is a body. */
+static int perform(sm_http *h, const char *method, const char *path, const char *body, size_t len,
+                   sm_http_resp *r, sm_error *err)
 {
     size_t ulen = strlen(h->url) + strlen(path) + 1;
     char *url = malloc(ulen);
@@ -146,6 +147,8 @@ static int perform(sm_http *h, const char *path, const char *body, size_t len, s
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     }
+    if (method)
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     CURLcode cc = curl_easy_perform(c);
     curl_slist_free_all(headers);
     free(url);
@@ -173,13 +176,18 @@ static int perform(sm_http *h, const char *path, const char *body, size_t len, s
 
 int sm_http_get(sm_http *h, const char *path, sm_http_resp *r, sm_error *err)
 {
-    return perform(h, path, NULL, 0, r, err);
+    return perform(h, NULL, path, NULL, 0, r, err);
+}
+
+int sm_http_delete(sm_http *h, const char *path, sm_http_resp *r, sm_error *err)
+{
+    return perform(h, "DELETE", path, NULL, 0, r, err);
 }
 
 int sm_http_post(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r,
                  sm_error *err)
 {
-    return perform(h, path, body ? body : "", body ? len : 0, r, err);
+    return perform(h, NULL, path, body ? body : "", body ? len : 0, r, err);
 }
 
 void sm_http_resp_fini(sm_http_resp *r)

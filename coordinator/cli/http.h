@@ -37,6 +37,8 @@ int sm_http_get(sm_http *h, const char *path, sm_http_resp *r, sm_error *err);
 int sm_http_post(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r,
                  sm_error *err);
 
+/* DELETE base_url + path, with no body; as sm_http_get. */
+int sm_http_delete(sm_http *h, const char *path, sm_http_resp *r, sm_error *err);
 void sm_http_resp_fini(sm_http_resp *r);
 
 #endif

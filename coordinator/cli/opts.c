@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coordinator/cli/cmd.h"
 #include "coordinator/spec.h"
 
 static const char usage[] =
@@ -66,6 +67,16 @@ static const char usage[] =
     "                           across the ended runs: finished time (UTC), run, median\n"
     "                           and 95% CI, and whether that run's analysis flagged it;\n"
     "                           T is the column label of the run's table\n"
+    "  schedules                the recurring runs: when each fires next, paused, its\n"
+    "                           last run and how many runs it started\n"
+    "  schedule add --name N (--preset NAME | --spec FILE) (--every D | --cron EXPR)\n"
+    "      [--hosts a,b] [--webhook URL]\n"
+    "                           a recurring run: every D (\"30s\", \"15m\", \"6h\", \"1d\",\n"
+    "                           at least 10 s) or on a 5-field cron expression (UTC);\n"
+    "                           --webhook hears of new flags and regressions\n"
+    "  schedule pause|resume|delete ID\n"
+    "                           stop firing it for now, fire again, or drop it (its runs\n"
+    "                           stay)\n"
     "  --disturbed include|exclude  (export, anomalies, compare, trends, run --wait)\n"
     "                           samples measured while the host was disturbed are counted\n"
     "                           per cell and left out of the statistics (exclude, the\n"
@@ -74,9 +85,9 @@ static const char usage[] =
     "Options:\n"
     "  --coordinator URL        the coordinator (default $SOCKMATRIX_COORDINATOR, else\n"
     "                           " SM_CLI_URL_DEFAULT ")\n"
-    "  --token-file PATH        the dashboard token: one line, mode 0600; needed for run and\n"
-    "                           cancel, and for every command when the coordinator's HTTP\n"
-    "                           listener is not on loopback\n"
+    "  --token-file PATH        the dashboard token: one line, mode 0600; needed for run,\n"
+    "                           cancel and schedule, and for every command when the\n"
+    "                           coordinator's HTTP listener is not on loopback\n"
     "  --help, --version\n"
     "\n"
     "Exit status: 0 success; 1 the coordinator refused or could not be reached, the run\n"
@@ -111,6 +122,10 @@ enum {
     O_TREND_TEST,
     O_TREND_METRIC,
     O_JOB_CELL,
+    O_NAME,
+    O_EVERY,
+    O_CRON,
+    O_WEBHOOK,
 };
 
 #define BEFORE_CMD (1u << 31) /* allowed before the command word */
@@ -129,9 +144,9 @@ static const opt options[] = {
     {"--token-file", NULL, O_TOKEN, true, ANYWHERE},
     {"--help", "-h", O_HELP, false, ANYWHERE},
     {"--version", NULL, O_VERSION, false, ANYWHERE},
-    {"--preset", NULL, O_PRESET, true, ON(SM_CLI_RUN)},
-    {"--spec", NULL, O_SPEC, true, ON(SM_CLI_RUN)},
-    {"--hosts", NULL, O_HOSTS, true, ON(SM_CLI_RUN)},
+    {"--preset", NULL, O_PRESET, true, ON(SM_CLI_RUN) | ON(SM_CLI_SCHEDULE_ADD)},
+    {"--spec", NULL, O_SPEC, true, ON(SM_CLI_RUN) | ON(SM_CLI_SCHEDULE_ADD)},
+    {"--hosts", NULL, O_HOSTS, true, ON(SM_CLI_RUN) | ON(SM_CLI_SCHEDULE_ADD)},
     {"--repetitions", NULL, O_REPS, true, ON(SM_CLI_RUN)},
     {"--max-repetitions", NULL, O_MAX_REPS, true, ON(SM_CLI_RUN)},
     {"--ci-rel", NULL, O_CI_REL, true, ON(SM_CLI_RUN)},
@@ -151,6 +166,10 @@ static const opt options[] = {
     {"--metric", NULL, O_TREND_METRIC, true, ON(SM_CLI_TRENDS)},
     {"--state", NULL, O_JOB_STATE, true, ON(SM_CLI_JOBS)},
     {"--cell", NULL, O_JOB_CELL, true, ON(SM_CLI_JOBS)},
+    {"--name", NULL, O_NAME, true, ON(SM_CLI_SCHEDULE_ADD)},
+    {"--every", NULL, O_EVERY, true, ON(SM_CLI_SCHEDULE_ADD)},
+    {"--cron", NULL, O_CRON, true, ON(SM_CLI_SCHEDULE_ADD)},
+    {"--webhook", NULL, O_WEBHOOK, true, ON(SM_CLI_SCHEDULE_ADD)},
 };
 
 #define N_OPTIONS (sizeof options / sizeof *options)
@@ -175,6 +194,9 @@ static const command commands[] = {
     {"compare", SM_CLI_COMPARE, false}, /* two runs (compare_positional) */
     {"jobs", SM_CLI_JOBS, true},
     {"trends", SM_CLI_TRENDS, false},
+    {"schedules", SM_CLI_SCHEDULES, false},
+    /* schedule add|pause|resume|delete: the word after it picks the command */
+    {"schedule", SM_CLI_SCHEDULE_ADD, false},
 };
 
 /* The parse so far: what the line asked for, and what the final checks need. */
@@ -183,6 +205,7 @@ typedef struct parse {
     const command *cmd; /* NULL before the command word */
     const char *run_arg;
     const char *hosts_sub; /* "diff" or "fingerprint", once given */
+    const char *sched_sub; /* "add", "pause", "resume" or "delete", once given */
     bool format_given, timeout_given, version, help;
 } parse;
 
@@ -395,6 +418,11 @@ static int apply_checked(parse *s, int id, const char *v, sm_error *err)
             return sm_error_set(err, SM_EINVAL, "--disturbed: '%s' is not include or exclude", v);
         o->include_disturbed = strcmp(v, "include") == 0;
         return 0;
+    case O_NAME:
+    case O_EVERY:
+    case O_CRON:
+    case O_WEBHOOK:
+        return sm_cli_schedule_option(o, id - O_NAME, v, err);
     default:
         return apply_reps(o, id, v, err);
     }
@@ -517,6 +545,8 @@ static int positional(parse *s, const char *arg, sm_error *err)
         return hosts_positional(s, arg, err);
     if (s->cmd->cmd == SM_CLI_COMPARE)
         return compare_positional(s, arg, err);
+    if (s->cmd->cmd == SM_CLI_SCHEDULE_ADD)
+        return sm_cli_schedule_positional(&s->r, &s->sched_sub, arg, err);
     if (!s->cmd->takes_run || s->run_arg)
         return sm_error_set(err, SM_EINVAL, "%s: unexpected argument '%s' (see --help)",
                             s->cmd->name, arg);
@@ -687,6 +717,8 @@ static int check_command(const parse *s, sm_error *err)
         return check_run(s, err);
     if (s->cmd->cmd == SM_CLI_HOSTS_DIFF)
         return check_hosts_cmd(s, err);
+    if (s->cmd->cmd == SM_CLI_SCHEDULE_ADD)
+        return sm_cli_schedule_check(&s->r, s->sched_sub, err);
     if (s->r.cmd == SM_CLI_COMPARE && !s->r.run_b)
         return sm_error_set(err, SM_EINVAL,
                             "compare: which two runs? (sockmatrix compare A B; sockmatrix runs "
@@ -735,8 +767,8 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
     else if (!s.cmd)
         return sm_error_set(err, SM_EINVAL,
                             "a command is needed: agents, presets, run, runs, "
-                            "show, jobs, cancel, export, anomalies, compare, trends or hosts (see "
-                            "--help)");
+                            "show, jobs, cancel, export, anomalies, compare, trends, hosts, "
+                            "schedules or schedule (see --help)");
     else if ((rc = check_command(&s, err)))
         return rc;
     if (s.r.reps_auto) {

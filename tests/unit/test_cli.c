@@ -588,6 +588,75 @@ static void test_cli_compare_takes_two_different_runs_and_a_format(void **state)
     assert_fails_naming(bl, ARGC(bl), "--baseline: not an option of compare");
 }
 
+static void test_cli_schedule_add_pause_resume_delete_and_their_refusals(void **state)
+{
+    (void)state;
+    sm_cli_opts o;
+    sm_error err = {0};
+    char *add[] = {"sockmatrix",
+                   "schedule",
+                   "add",
+                   "--name",
+                   "nightly",
+                   "--preset",
+                   "quick",
+                   "--cron",
+                   "0 3 * * *",
+                   "--hosts",
+                   "h1,h2",
+                   "--webhook",
+                   "http://127.0.0.1:9/h",
+                   NULL};
+    assert_int_equal(parse(add, ARGC(add), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_SCHEDULE_ADD);
+    assert_string_equal(o.sched_name, "nightly");
+    assert_string_equal(o.preset, "quick");
+    assert_string_equal(o.cron, "0 3 * * *");
+    assert_null(o.every);
+    assert_string_equal(o.hosts, "h1,h2");
+    assert_string_equal(o.webhook, "http://127.0.0.1:9/h");
+    char *pause[] = {"sockmatrix", "schedule", "pause", "7", NULL};
+    assert_int_equal(parse(pause, ARGC(pause), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_SCHEDULE_PAUSE);
+    assert_int_equal(o.schedule_id, 7);
+    char *del[] = {"sockmatrix", "schedule", "delete", "8", NULL};
+    assert_int_equal(parse(del, ARGC(del), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_SCHEDULE_DELETE);
+    char *list[] = {"sockmatrix", "schedules", NULL};
+    assert_int_equal(parse(list, ARGC(list), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_SCHEDULES);
+
+    char *short_every[] = {"sockmatrix", "schedule", "add",     "--name", "n",
+                           "--preset",   "quick",    "--every", "5s",     NULL};
+    assert_fails_naming(short_every, ARGC(short_every),
+                        "--every: \"5s\" is under the minimum of 10 s");
+    char *bad_cron[] = {"sockmatrix", "schedule", "add",    "--name",    "n",
+                        "--preset",   "quick",    "--cron", "0 0 * * 9", NULL};
+    assert_fails_naming(bad_cron, ARGC(bad_cron), "--cron: the day-of-week field \"9\"");
+    char *both[] = {"sockmatrix", "schedule", "add", "--name", "n",         "--preset",
+                    "quick",      "--every",  "1m",  "--cron", "* * * * *", NULL};
+    assert_fails_naming(both, ARGC(both), "give --every D");
+    char *none[] = {"sockmatrix", "schedule", "add", "--name", "n", "--every", "1m", NULL};
+    assert_fails_naming(none, ARGC(none), "give --preset NAME or --spec FILE");
+    char *noname[] = {"sockmatrix", "schedule", "add", "--preset", "quick", "--every", "1m", NULL};
+    assert_fails_naming(noname, ARGC(noname), "give it a --name");
+    char *hook[] = {"sockmatrix", "schedule", "add", "--name",    "n",       "--preset",
+                    "quick",      "--every",  "1m",  "--webhook", "ftp://x", NULL};
+    assert_fails_naming(hook, ARGC(hook), "--webhook: only http:// and https://");
+    char *noid[] = {"sockmatrix", "schedule", "resume", NULL};
+    assert_fails_naming(noid, ARGC(noid), "schedule resume: which schedule?");
+    char *word[] = {"sockmatrix", "schedule", "delete", "x", NULL};
+    assert_fails_naming(word, ARGC(word), "schedule delete: 'x' is not a schedule id");
+    char *opt[] = {"sockmatrix", "schedule", "pause", "3", "--every", "1m", NULL};
+    assert_fails_naming(opt, ARGC(opt), "schedule pause: takes an id only");
+    char *sub[] = {"sockmatrix", "schedule", "stop", "3", NULL};
+    assert_fails_naming(sub, ARGC(sub), "schedule: 'stop' is not add, pause, resume or delete");
+    char *bare[] = {"sockmatrix", "schedule", NULL};
+    assert_fails_naming(bare, ARGC(bare), "schedule: add, pause, resume or delete?");
+    char *runopt[] = {"sockmatrix", "run", "--preset", "quick", "--every", "1m", NULL};
+    assert_fails_naming(runopt, ARGC(runopt), "--every: not an option of run");
+}
+
 static void test_cli_hosts_fingerprint_takes_one_host(void **state)
 {
     (void)state;
@@ -801,7 +870,7 @@ static void assert_decode_fails(int rc, const sm_error *err, const char *needle)
 static void test_apiview_run_reads_the_coordinators_run_with_its_cells(void **state)
 {
     (void)state;
-    sm_api_run r = {7, "seed-tcp-unix", "running", "", 36, 12, 1, 1700000000123, 0, false, NULL};
+    sm_api_run r = {7, "seed-tcp-unix", "running", "", 36, 12, 1, 1700000000123, 0, false, NULL, 0};
     sm_api_cell cells[2] = {
         {0, "h1", "",
          "{\"workload\":\"stream\",\"transport\":\"tcp\",\"nodelay\":true,"
@@ -915,7 +984,7 @@ static void test_apiview_run_shortens_a_long_reason_and_keeps_utf8_whole(void **
     for (size_t i = 1; i + 2 < sizeof reason; i += 2)
         memcpy(reason + i, "\xc3\xa9", 2);
     reason[sizeof reason - 1] = '\0';
-    sm_api_run r = {3, "r", "failed", reason, 1, 0, 1, 1, 2, false, NULL};
+    sm_api_run r = {3, "r", "failed", reason, 1, 0, 1, 1, 2, false, NULL, 0};
     char *json = sm_api_runs_encode(&r, 1);
     sm_apiview_run *runs = NULL;
     size_t n = 0;
@@ -935,10 +1004,10 @@ static void test_apiview_run_shortens_a_long_reason_and_keeps_utf8_whole(void **
 static void test_apiview_runs_reads_a_list_and_an_empty_one(void **state)
 {
     (void)state;
-    sm_api_run r[2] = {
-        {9, "quick", "done", "", 6, 6, 0, 10, 20, true,
-         "h1, h2 share one machine (boot id 4af93bb9)"},
-        {8, "full", "cancelled", "cancelled", 60, 3, 2, 5, 9, false, "h1, h2 share one machine"}};
+    sm_api_run r[2] = {{9, "quick", "done", "", 6, 6, 0, 10, 20, true,
+                        "h1, h2 share one machine (boot id 4af93bb9)", 0},
+                       {8, "full", "cancelled", "cancelled", 60, 3, 2, 5, 9, false,
+                        "h1, h2 share one machine", 0}};
     char *json = sm_api_runs_encode(r, 2);
     sm_apiview_run *runs = NULL;
     size_t n = 0;
@@ -1269,6 +1338,7 @@ int main(void)
         cmocka_unit_test(test_cli_usage_says_percent_once),
         cmocka_unit_test(test_cli_jobs_cell_takes_a_cell_number_alone),
         cmocka_unit_test(test_cli_disturbed_include_goes_with_export_anomalies_and_run_wait),
+        cmocka_unit_test(test_cli_schedule_add_pause_resume_delete_and_their_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,18 @@ static void test_guard_route_gives_methods_caps_and_api(void **state)
     assert_false(sm_guard_route("/api/runs/7/cells/3/x", true, &r));
     assert_true(sm_guard_route("/healthz", false, &r));
     assert_true(r.api);
+    /* schedules: a DELETE of one, a POST to pause or resume it */
+    assert_true(sm_guard_route("/api/schedules", false, &r));
+    assert_string_equal(r.allow, "GET, POST");
+    assert_true(sm_guard_route("/api/schedules/3", false, &r));
+    assert_string_equal(r.allow, "GET, DELETE");
+    assert_int_equal(r.body_max, 0);
+    assert_true(sm_guard_method_ok(&r, "DELETE"));
+    assert_false(sm_guard_method_ok(&r, "POST"));
+    assert_true(sm_guard_route("/api/schedules/3/pause", false, &r));
+    assert_string_equal(r.allow, "POST");
+    assert_true(sm_guard_route("/api/schedules/3/resume", false, &r));
+    assert_false(sm_guard_route("/api/schedules/3/stop", true, &r));
     /* the token guards /metrics as the other API reads, dashboard or not */
     assert_true(sm_guard_route("/metrics", true, &r));
     assert_string_equal(r.allow, "GET");

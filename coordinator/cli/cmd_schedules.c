@@ -1,0 +1,312 @@
+/* sockmatrix schedules, and schedule add, pause, resume and delete: the recurring runs. */
+#include "coordinator/cli/cmd.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coordinator/cli/grid.h"
+#include "coordinator/cli/output.h"
+#include "coordinator/cli/request.h"
+#include "coordinator/cli/specfile.h"
+#include "coordinator/cron.h"
+#include "coordinator/webhook.h"
+
+/* ---- the command line ---- */
+
+/* The model's message ("every: ...") as the option's ("--every: ..."). */
+static int as_option(sm_error *err)
+{
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return sm_error_set(err, SM_EINVAL, "--%s", msg);
+}
+
+int sm_cli_schedule_option(sm_cli_opts *o, int k, const char *v, sm_error *err)
+{
+    uint32_t secs;
+    sm_cron c;
+    switch (k) {
+    case 0:
+        if (strlen(v) > 64)
+            return sm_error_set(err, SM_EINVAL, "--name: longer than 64 bytes");
+        o->sched_name = v;
+        return 0;
+    case 1:
+        if (sm_every_parse(v, &secs, err))
+            return as_option(err);
+        o->every = v;
+        return 0;
+    case 2:
+        if (sm_cron_parse(v, &c, err))
+            return as_option(err);
+        o->cron = v;
+        return 0;
+    default:
+        if (sm_webhook_url_check(v, err))
+            return as_option(err);
+        o->webhook = v;
+        return 0;
+    }
+}
+
+int sm_cli_schedule_positional(sm_cli_opts *o, const char **sub, const char *arg, sm_error *err)
+{
+    if (!*sub) {
+        static const struct {
+            const char *word;
+            sm_cli_cmd cmd;
+        } subs[] = {{"add", SM_CLI_SCHEDULE_ADD},
+                    {"pause", SM_CLI_SCHEDULE_PAUSE},
+                    {"resume", SM_CLI_SCHEDULE_RESUME},
+                    {"delete", SM_CLI_SCHEDULE_DELETE}};
+        for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
+            if (strcmp(arg, subs[i].word) == 0) {
+                *sub = subs[i].word;
+                o->cmd = subs[i].cmd;
+                return 0;
+            }
+        return sm_error_set(err, SM_EINVAL,
+                            "schedule: '%s' is not add, pause, resume or delete (see --help)", arg);
+    }
+    if (o->cmd == SM_CLI_SCHEDULE_ADD || o->schedule_id)
+        return sm_error_set(err, SM_EINVAL, "schedule %s: unexpected argument '%s' (see --help)",
+                            *sub, arg);
+    char *end;
+    unsigned long long id = arg[0] >= '0' && arg[0] <= '9' ? strtoull(arg, &end, 10) : 0;
+    if (!id || *end)
+        return sm_error_set(err, SM_EINVAL,
+                            "schedule %s: '%s' is not a schedule id (a number; sockmatrix "
+                            "schedules lists them)",
+                            *sub, arg);
+    o->schedule_id = id;
+    return 0;
+}
+
+int sm_cli_schedule_check(const sm_cli_opts *o, const char *sub, sm_error *err)
+{
+    if (!sub)
+        return sm_error_set(err, SM_EINVAL,
+                            "schedule: add, pause, resume or delete? (sockmatrix schedule add "
+                            "--name N ..., sockmatrix schedule pause ID)");
+    const bool add = o->cmd == SM_CLI_SCHEDULE_ADD;
+    const bool add_opts =
+        o->sched_name || o->every || o->cron || o->webhook || o->preset || o->spec_file || o->hosts;
+    if (!add && add_opts)
+        return sm_error_set(err, SM_EINVAL,
+                            "schedule %s: takes an id only (the options go with schedule add)",
+                            sub);
+    if (!add && !o->schedule_id)
+        return sm_error_set(err, SM_EINVAL,
+                            "schedule %s: which schedule? (sockmatrix schedule %s ID; sockmatrix "
+                            "schedules lists them)",
+                            sub, sub);
+    if (!add)
+        return 0;
+    if (!o->sched_name)
+        return sm_error_set(err, SM_EINVAL, "schedule add: give it a --name");
+    if (!o->preset == !o->spec_file)
+        return sm_error_set(err, SM_EINVAL, "schedule add: give --preset NAME or --spec FILE");
+    if (!o->every == !o->cron)
+        return sm_error_set(
+            err, SM_EINVAL,
+            "schedule add: give --every D (\"15m\") or --cron EXPR (\"0 3 * * *\")");
+    return 0;
+}
+
+/* ---- the commands ---- */
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void utc(double ms, char *out, size_t cap)
+{
+    struct tm tm;
+    const time_t t = (time_t)(ms / 1000);
+    if (ms <= 0 || !gmtime_r(&t, &tm) || !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(out, cap, "-");
+}
+
+/* "every 15m" / "every 90 s" / "cron 0 3 * * *" */
+static void when_of(const cJSON *s, char *out, size_t cap)
+{
+    const cJSON *every = cJSON_GetObjectItemCaseSensitive(s, "every_s");
+    const char *cron = str(s, "cron");
+    if (cJSON_IsNumber(every)) {
+        const double v = every->valuedouble;
+        if ((long long)v % 86400 == 0)
+            snprintf(out, cap, "every %lldd", (long long)v / 86400);
+        else if ((long long)v % 3600 == 0)
+            snprintf(out, cap, "every %lldh", (long long)v / 3600);
+        else if ((long long)v % 60 == 0)
+            snprintf(out, cap, "every %lldm", (long long)v / 60);
+        else
+            snprintf(out, cap, "every %llds", (long long)v);
+    } else {
+        snprintf(out, cap, "cron %s", cron ? cron : "?");
+    }
+}
+
+int sm_cli_cmd_schedules(sm_http *h)
+{
+    sm_http_resp r;
+    if (sm_cli_call(h, "/api/schedules", NULL, 0, &r))
+        return 1;
+    cJSON *root = cJSON_ParseWithLength(r.body, r.len);
+    sm_http_resp_fini(&r);
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "schedules");
+    if (!cJSON_IsArray(list)) {
+        cJSON_Delete(root);
+        const sm_error err = {SM_EPARSE, "no \"schedules\" list", ""};
+        return sm_cli_bad_answer("GET /api/schedules", &err);
+    }
+    if (cJSON_GetArraySize(list) == 0) {
+        cJSON_Delete(root);
+        sm_cli_fail("no schedules yet (make one: sockmatrix schedule add --name N --preset P "
+                    "--every 1h)");
+        return 0;
+    }
+    sm_grid g = {7, 0, "rlllrlr", NULL};
+    static const char *const head[] = {"ID",     "NAME",     "WHEN", "NEXT (UTC)",
+                                       "PAUSED", "LAST RUN", "RUNS"};
+    int rc = sm_grid_row(&g, head);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, list)
+    {
+        if (rc)
+            break;
+        char when[160], next[32], last[64], runs[24];
+        when_of(s, when, sizeof when);
+        const cJSON *nx = cJSON_GetObjectItemCaseSensitive(s, "next_ms");
+        if (cJSON_IsNumber(nx))
+            utc(nx->valuedouble, next, sizeof next);
+        else
+            snprintf(next, sizeof next, "never");
+        const cJSON *lr = cJSON_GetObjectItemCaseSensitive(s, "last_run");
+        if (cJSON_IsObject(lr))
+            snprintf(last, sizeof last, "%s (%s)", str(lr, "id") ? str(lr, "id") : "?",
+                     str(lr, "state") ? str(lr, "state") : "?");
+        else
+            snprintf(last, sizeof last, "-");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(s, "runs");
+        snprintf(runs, sizeof runs, "%.0f", cJSON_IsNumber(n) ? n->valuedouble : 0);
+        const char *row[] = {str(s, "id"),
+                             str(s, "name"),
+                             when,
+                             next,
+                             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "paused")) ? "yes"
+                                                                                         : "no",
+                             last,
+                             runs};
+        rc = sm_grid_row(&g, row);
+    }
+    cJSON_Delete(root);
+    return sm_grid_done(&g, rc);
+}
+
+/* The body of POST /api/schedules from the command line; NULL with the failure reported. */
+static char *add_body(const sm_cli_opts *o)
+{
+    cJSON *b = cJSON_CreateObject();
+    bool ok = b && cJSON_AddStringToObject(b, "name", o->sched_name);
+    if (ok && o->spec_file) {
+        char *text = NULL;
+        size_t len = 0;
+        sm_error err = {0};
+        if (sm_cli_spec_load(o->spec_file, &text, &len, &err) != 0) {
+            sm_cli_fail("%s", err.msg);
+            cJSON_Delete(b);
+            return NULL;
+        }
+        cJSON *spec = cJSON_ParseWithLength(text, len);
+        free(text);
+        ok = spec && cJSON_AddItemToObject(b, "spec", spec);
+    } else if (ok) {
+        ok = cJSON_AddStringToObject(b, "preset", o->preset) != NULL;
+    }
+    if (ok)
+        ok = o->every ? cJSON_AddStringToObject(b, "every", o->every) != NULL
+                      : cJSON_AddStringToObject(b, "cron", o->cron) != NULL;
+    if (ok && o->hosts && strcmp(o->hosts, "all") != 0) {
+        cJSON *hosts = cJSON_AddArrayToObject(b, "hosts");
+        ok = hosts != NULL;
+        for (const char *p = o->hosts; ok && *p;) {
+            const size_t n = strcspn(p, ",");
+            char name[80];
+            snprintf(name, sizeof name, "%.*s", (int)n, p);
+            ok = cJSON_AddItemToArray(hosts, cJSON_CreateString(name));
+            p += n + (p[n] == ',');
+        }
+    }
+    if (ok && o->webhook)
+        ok = cJSON_AddStringToObject(b, "webhook", o->webhook) != NULL;
+    char *text = ok ? cJSON_PrintUnformatted(b) : NULL;
+    cJSON_Delete(b);
+    if (!text)
+        sm_cli_fail("out of memory");
+    return text;
+}
+
+/* A 404 about a schedule's id says which and where they are listed. */
+static int refused(sm_http *h, const sm_cli_opts *o, const sm_http_resp *r)
+{
+    sm_error err = {0};
+    if (r->status == 404 && r->body && strstr(r->body, "\"field\":\"id\""))
+        sm_cli_fail("no schedule %" PRIu64 " (sockmatrix schedules lists them)", o->schedule_id);
+    else
+        sm_cli_report(h, r, &err);
+    return 1;
+}
+
+int sm_cli_cmd_schedule(sm_http *h, const sm_cli_opts *o)
+{
+    if (o->cmd == SM_CLI_SCHEDULE_ADD) {
+        char *body = add_body(o);
+        if (!body)
+            return 1;
+        sm_http_resp r;
+        const int rc = sm_cli_call(h, "/api/schedules", body, strlen(body), &r);
+        free(body);
+        if (rc)
+            return 1;
+        cJSON *j = cJSON_ParseWithLength(r.body, r.len);
+        const cJSON *next = cJSON_GetObjectItemCaseSensitive(j, "next_ms");
+        char when[32];
+        utc(cJSON_IsNumber(next) ? next->valuedouble : 0, when, sizeof when);
+        printf("schedule %s: first run at %s\n", str(j, "id") ? str(j, "id") : "?", when);
+        cJSON_Delete(j);
+        sm_http_resp_fini(&r);
+        return 0;
+    }
+    char path[80];
+    const char *verb = o->cmd == SM_CLI_SCHEDULE_PAUSE    ? "pause"
+                       : o->cmd == SM_CLI_SCHEDULE_RESUME ? "resume"
+                                                          : NULL;
+    if (verb)
+        snprintf(path, sizeof path, "/api/schedules/%" PRIu64 "/%s", o->schedule_id, verb);
+    else
+        snprintf(path, sizeof path, "/api/schedules/%" PRIu64, o->schedule_id);
+    sm_http_resp r;
+    sm_error err = {0};
+    const int rc =
+        verb ? sm_http_post(h, path, "{}", 2, &r, &err) : sm_http_delete(h, path, &r, &err);
+    if (rc) {
+        sm_cli_report(h, NULL, &err);
+        return 1;
+    }
+    if (r.status < 200 || r.status > 299) {
+        refused(h, o, &r);
+        sm_http_resp_fini(&r);
+        return 1;
+    }
+    sm_http_resp_fini(&r);
+    printf("schedule %" PRIu64 ": %s\n", o->schedule_id,
+           verb ? (o->cmd == SM_CLI_SCHEDULE_PAUSE ? "paused" : "resumed") : "deleted");
+    return 0;
+}

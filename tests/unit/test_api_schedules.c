@@ -1,0 +1,438 @@
+/* Unit tests of recurring runs over a real SQLite store and a real control: the routes of
+ * /api/schedules with every refusal (its status and the field it names), and the tick that
+ * fires them (coordinator/schedules.c): runs linked to their schedule, the schedule's hosts,
+ * a slot skipped while the previous run runs, missed slots fired once, paused and deleted
+ * schedules silent, and the webhook body told to the notifier. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_fixture.h"
+#include "coordinator/schedules.h"
+
+#define SPEC                                                                                       \
+    "{\"name\":\"tiny\",\"hosts\":\"all\",\"repetitions\":3,\"warmup\":0,\"tests\":["              \
+    "{\"workload\":\"stream\",\"scope\":\"local\",\"transport\":\"tcp\",\"msg_size\":1000,"        \
+    "\"count\":100}]}"
+
+static cJSON *call_json(fixture *f, const char *method, const char *path, const char *body,
+                        int want)
+{
+    response r = call(f, method, path, NULL, NULL, body);
+    if (r.status != want)
+        fail_msg("%s %s: %d, want %d: %s", method, path, r.status, want, r.body);
+    cJSON *j = cJSON_Parse(r.body);
+    if (!j)
+        fail_msg("%s %s: not JSON: %s", method, path, r.body);
+    free(r.body);
+    return j;
+}
+
+static const char *s_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(v))
+        fail_msg("%s: not a string", key);
+    return v->valuestring;
+}
+
+static double n_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v))
+        fail_msg("%s: not a number", key);
+    return v->valuedouble;
+}
+
+/* A 400 (or status) naming field, the message holding has. */
+static void refused(fixture *f, const char *method, const char *path, const char *body, int status,
+                    const char *field, const char *has)
+{
+    cJSON *j = call_json(f, method, path, body, status);
+    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(j, "field");
+    if (field && (!cJSON_IsString(fl) || strcmp(fl->valuestring, field) != 0))
+        fail_msg("%s %s: field %s, want %s", path, body ? body : "",
+                 cJSON_IsString(fl) ? fl->valuestring : "(none)", field);
+    if (has && !strstr(s_of(j, "error"), has))
+        fail_msg("%s: \"%s\" lacks \"%s\"", body ? body : path, s_of(j, "error"), has);
+    cJSON_Delete(j);
+}
+
+static void test_schedules_post_refuses_each_bad_field_by_name(void **state)
+{
+    fixture *f = *state;
+    const char *p = "/api/schedules";
+    refused(f, "POST", p, "[1]", 400, NULL, "not a JSON object");
+    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\",\"x\":1}",
+            400, "x", "not a field of a schedule");
+    refused(f, "POST", p, "{\"preset\":\"seed-tcp-unix\",\"every\":\"1m\"}", 400, "name", "name");
+    refused(f, "POST", p, "{\"name\":\"\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\"}", 400,
+            "name", "1 to 64 bytes");
+    refused(f, "POST", p, "{\"name\":\"n\",\"every\":\"1m\"}", 400, "spec", "either");
+    refused(f, "POST", p,
+            "{\"name\":\"n\",\"spec\":" SPEC ",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\"}", 400,
+            "spec", "either");
+    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"nope\",\"every\":\"1m\"}", 400, "preset",
+            "the presets are");
+    refused(f, "POST", p, "{\"name\":\"n\",\"spec\":[],\"every\":\"1m\"}", 400, "spec",
+            "expected an object");
+    refused(f, "POST", p, "{\"name\":\"n\",\"spec\":{\"name\":\"t\"},\"every\":\"1m\"}", 400,
+            "spec.tests", NULL);
+    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\"}", 400, "every", "either");
+    refused(f, "POST", p,
+            "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\",\"cron\":\"* * * * *\"}",
+            400, "every", "either");
+    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"5s\"}", 400,
+            "every", "minimum of 10 s");
+    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":5}", 400, "every",
+            "minimum of 10 s");
+    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":true}", 400,
+            "every", "not seconds");
+    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 25 * * *\"}",
+            400, "cron", "hour field");
+    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 0 30 2 *\"}",
+            400, "cron", "never fires");
+    refused(f, "POST", p,
+            "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\",\"hosts\":\"all\"}", 400,
+            "hosts", "a list of 1 to");
+    refused(f, "POST", p,
+            "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\",\"hosts\":[\"h1\",3]}",
+            400, "hosts", "hosts[1]");
+    refused(
+        f, "POST", p,
+        "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\",\"webhook\":\"ftp://x\"}",
+        400, "webhook", "only http:// and https://");
+    refused(f, "POST", p,
+            "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\",\"webhook\":7}", 400,
+            "webhook", "empty");
+    /* nothing was stored by any of them */
+    cJSON *list = call_json(f, "GET", p, NULL, 200);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "schedules")), 0);
+    cJSON_Delete(list);
+}
+
+static void test_schedules_unknown_ids_methods_and_the_token(void **state)
+{
+    fixture *f = *state;
+    refused(f, "GET", "/api/schedules/9", NULL, 404, "id", "no such schedule");
+    refused(f, "DELETE", "/api/schedules/9", NULL, 404, "id", "no such schedule");
+    refused(f, "POST", "/api/schedules/9/pause", NULL, 404, "id", "no such schedule");
+    refused(f, "POST", "/api/schedules/9/resume", NULL, 404, "id", "no such schedule");
+    refused(f, "GET", "/api/schedules/x", NULL, 400, "id", "expected a number");
+    refused(f, "GET", "/api/schedules/9/stop", NULL, 404, NULL, "no such endpoint");
+    refused(f, "GET", "/api/schedules/9/pause", NULL, 405, NULL, "use POST");
+    refused(f, "POST", "/api/schedules/9", NULL, 405, NULL, "use GET or DELETE");
+    refused(f, "DELETE", "/api/schedules", NULL, 405, NULL, "use GET or POST");
+    f->api.token = "s3cret";
+    const char *body = "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\"}";
+    expect(f, "POST", "/api/schedules", NULL, NULL, body, 401, "dashboard token");
+    expect(f, "DELETE", "/api/schedules/1", NULL, "Bearer nope", NULL, 401, "dashboard token");
+    expect(f, "POST", "/api/schedules/1/pause", NULL, NULL, NULL, 401, "dashboard token");
+    expect(f, "POST", "/api/schedules", NULL, "Bearer s3cret", body, 201, "\"id\":\"1\"");
+    expect(f, "POST", "/api/schedules/1/pause", NULL, "Bearer s3cret", NULL, 200,
+           "\"paused\":true");
+    /* reads need none on this (loopback) context */
+    expect(f, "GET", "/api/schedules/1", NULL, NULL, NULL, 200, "\"name\":\"n\"");
+    expect(f, "DELETE", "/api/schedules/1", NULL, "Bearer s3cret", NULL, 200, "\"deleted\":true");
+}
+
+static void test_schedules_are_made_listed_paused_resumed_and_deleted(void **state)
+{
+    fixture *f = *state;
+    const int64_t before = wall_ms();
+    cJSON *made = call_json(
+        f, "POST", "/api/schedules",
+        "{\"name\":\"every-15m\",\"preset\":\"seed-tcp-unix\",\"every\":\"15m\",\"hosts\":[\"h1\"],"
+        "\"webhook\":\"http://127.0.0.1:9/hook\"}",
+        201);
+    assert_string_equal(s_of(made, "id"), "1");
+    const double next = n_of(made, "next_ms");
+    assert_true(next >= before + 900000 && next <= wall_ms() + 900000);
+    cJSON_Delete(made);
+    made = call_json(f, "POST", "/api/schedules",
+                     "{\"name\":\"nightly\",\"spec\":" SPEC ",\"cron\":\"0 3 * * *\"}", 201);
+    assert_string_equal(s_of(made, "id"), "2");
+    /* 03:00 UTC: a whole day's minute 180 */
+    assert_int_equal((int64_t)n_of(made, "next_ms") % 86400000, 3 * 3600000);
+    cJSON_Delete(made);
+
+    cJSON *list = call_json(f, "GET", "/api/schedules", NULL, 200);
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(list, "schedules");
+    assert_int_equal(cJSON_GetArraySize(arr), 2);
+    const cJSON *a = cJSON_GetArrayItem(arr, 0), *b = cJSON_GetArrayItem(arr, 1);
+    assert_string_equal(s_of(a, "name"), "every-15m");
+    assert_int_equal(n_of(a, "every_s"), 900);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "cron")));
+    assert_string_equal(s_of(a, "webhook"), "http://127.0.0.1:9/hook");
+    assert_string_equal(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a, "hosts"), 0)->valuestring, "h1");
+    assert_string_equal(s_of(cJSON_GetObjectItemCaseSensitive(a, "spec"), "name"), "seed-tcp-unix");
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "paused")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "last_run")));
+    assert_int_equal(n_of(a, "runs"), 0);
+    assert_string_equal(s_of(b, "cron"), "0 3 * * *");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "hosts")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "webhook")));
+    cJSON_Delete(list);
+
+    cJSON *p = call_json(f, "POST", "/api/schedules/1/pause", NULL, 200);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "paused")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "recent_runs")), 0);
+    cJSON_Delete(p);
+    p = call_json(f, "POST", "/api/schedules/1/resume", NULL, 200);
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "paused")));
+    assert_true(n_of(p, "next_ms") >= next);
+    cJSON_Delete(p);
+
+    p = call_json(f, "DELETE", "/api/schedules/1", NULL, 200);
+    assert_string_equal(s_of(p, "id"), "1");
+    cJSON_Delete(p);
+    refused(f, "GET", "/api/schedules/1", NULL, 404, "id", NULL);
+    refused(f, "DELETE", "/api/schedules/1", NULL, 404, "id", NULL);
+    list = call_json(f, "GET", "/api/schedules", NULL, 200);
+    arr = cJSON_GetObjectItemCaseSensitive(list, "schedules");
+    assert_int_equal(cJSON_GetArraySize(arr), 1);
+    assert_string_equal(s_of(cJSON_GetArrayItem(arr, 0), "id"), "2");
+    cJSON_Delete(list);
+}
+
+/* The next_ms of schedule id, as GET gives it. */
+static int64_t next_of(fixture *f, const char *path)
+{
+    cJSON *s = call_json(f, "GET", path, NULL, 200);
+    const int64_t next = (int64_t)n_of(s, "next_ms");
+    cJSON_Delete(s);
+    return next;
+}
+
+static void test_tick_fires_a_due_schedule_once_and_skips_while_its_run_runs(void **state)
+{
+    fixture *f = *state;
+    register_agent(f, "h1");
+    register_agent(f, "h2");
+    cJSON *made =
+        call_json(f, "POST", "/api/schedules",
+                  "{\"name\":\"ten\",\"spec\":" SPEC ",\"every\":\"10s\",\"hosts\":[\"h2\"]}", 201);
+    const int64_t next = (int64_t)n_of(made, "next_ms");
+    cJSON_Delete(made);
+    /* not yet due */
+    sm_schedules_tick(&f->api, next - 1);
+    expect(f, "GET", "/api/runs", NULL, NULL, NULL, 200, "{\"runs\":[]}");
+    /* due, long after: three slots were missed, one run starts */
+    const int queued = f->queued_calls;
+    sm_schedules_tick(&f->api, next + 35000);
+    assert_int_equal(f->queued_calls, queued + 1);
+    cJSON *runs = call_json(f, "GET", "/api/runs", NULL, 200);
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(runs, "runs");
+    assert_int_equal(cJSON_GetArraySize(arr), 1);
+    assert_string_equal(s_of(cJSON_GetArrayItem(arr, 0), "schedule"), "1");
+    cJSON_Delete(runs);
+    /* the schedule's hosts, not the spec's "all": h2's cells only */
+    cJSON *run = call_json(f, "GET", "/api/runs/1", NULL, 200);
+    const cJSON *cells = cJSON_GetObjectItemCaseSensitive(run, "cells");
+    assert_int_equal(cJSON_GetArraySize(cells), 1);
+    assert_string_equal(s_of(cJSON_GetArrayItem(cells, 0), "host"), "h2");
+    assert_string_equal(s_of(run, "schedule"), "1");
+    cJSON_Delete(run);
+    /* the next slot keeps the phase and lies ahead: the missed ones are not made up */
+    assert_int_equal(next_of(f, "/api/schedules/1"), next + 40000);
+    sm_schedules_tick(&f->api, next + 36000);
+    runs = call_json(f, "GET", "/api/runs", NULL, 200);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(runs, "runs")), 1);
+    cJSON_Delete(runs);
+
+    /* its run still runs at the next slot: skipped, said in an event */
+    sm_schedules_tick(&f->api, next + 40000);
+    cJSON *s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
+    assert_int_equal(n_of(s, "next_ms"), next + 50000);
+    assert_int_equal(n_of(s, "runs"), 1);
+    const cJSON *ev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "events"), 0);
+    assert_non_null(ev);
+    assert_string_equal(s_of(ev, "kind"), "skipped");
+    assert_string_equal(s_of(ev, "detail"), "slot skipped: run 1 is still running");
+    assert_string_equal(s_of(cJSON_GetObjectItemCaseSensitive(s, "last_run"), "state"), "running");
+    cJSON_Delete(s);
+
+    /* once it ended, the next slot starts the next run */
+    finish_jobs(f, "h2", 100.0);
+    sm_schedules_tick(&f->api, next + 50000);
+    s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
+    assert_int_equal(n_of(s, "runs"), 2);
+    const cJSON *recent = cJSON_GetObjectItemCaseSensitive(s, "recent_runs");
+    assert_int_equal(cJSON_GetArraySize(recent), 2);
+    assert_string_equal(s_of(cJSON_GetArrayItem(recent, 0), "id"), "2");
+    assert_string_equal(s_of(cJSON_GetArrayItem(recent, 1), "state"), "done");
+    cJSON_Delete(s);
+    /* a run started by hand has no schedule */
+    expect(f, "POST", "/api/runs", NULL, NULL, SPEC, 201, NULL);
+    expect(f, "GET", "/api/runs/3", NULL, NULL, NULL, 200, "\"schedule\":null");
+}
+
+static void test_tick_leaves_paused_and_deleted_schedules_alone(void **state)
+{
+    fixture *f = *state;
+    register_agent(f, "h1");
+    expect(f, "POST", "/api/schedules", NULL, NULL,
+           "{\"name\":\"p\",\"spec\":" SPEC ",\"every\":\"10s\"}", 201, NULL);
+    expect(f, "POST", "/api/schedules", NULL, NULL,
+           "{\"name\":\"d\",\"spec\":" SPEC ",\"every\":\"10s\"}", 201, NULL);
+    expect(f, "POST", "/api/schedules/1/pause", NULL, NULL, NULL, 200, NULL);
+    expect(f, "DELETE", "/api/schedules/2", NULL, NULL, NULL, 200, NULL);
+    sm_schedules_tick(&f->api, wall_ms() + 3600000);
+    expect(f, "GET", "/api/runs", NULL, NULL, NULL, 200, "{\"runs\":[]}");
+    /* resumed, it fires at its next slot from now */
+    expect(f, "POST", "/api/schedules/1/resume", NULL, NULL, NULL, 200, NULL);
+    const int64_t next = next_of(f, "/api/schedules/1");
+    assert_true(next > wall_ms());
+    sm_schedules_tick(&f->api, next);
+    expect(f, "GET", "/api/runs/1", NULL, NULL, NULL, 200, "\"schedule\":\"1\"");
+}
+
+static void test_tick_passes_a_slot_whose_run_cannot_start(void **state)
+{
+    fixture *f = *state;
+    register_agent(f, "h1");
+    cJSON *made = call_json(
+        f, "POST", "/api/schedules",
+        "{\"name\":\"gone\",\"spec\":" SPEC ",\"every\":\"10s\",\"hosts\":[\"nosuch\"]}", 201);
+    const int64_t next = (int64_t)n_of(made, "next_ms");
+    cJSON_Delete(made);
+    sm_schedules_tick(&f->api, next);
+    cJSON *s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
+    assert_int_equal(n_of(s, "next_ms"), next + 10000);
+    assert_int_equal(n_of(s, "runs"), 0);
+    const cJSON *ev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "events"), 0);
+    assert_string_equal(s_of(ev, "kind"), "not-started");
+    assert_non_null(strstr(s_of(ev, "detail"), "nosuch"));
+    cJSON_Delete(s);
+}
+
+/* What the notifier was told. */
+typedef struct told {
+    int calls;
+    char url[128], event[32];
+    char *body;
+} told;
+
+static uint64_t record(void *ctx, const char *url, const char *event, const char *body)
+{
+    told *t = ctx;
+    t->calls++;
+    snprintf(t->url, sizeof t->url, "%s", url);
+    snprintf(t->event, sizeof t->event, "%s", event);
+    free(t->body);
+    t->body = strdup(body);
+    return 41;
+}
+
+/* Fires schedule 1 at its slot and ends its run with h2 at mbps2 (others at 100). */
+static void one_run(fixture *f, double mbps2)
+{
+    sm_schedules_tick(&f->api, next_of(f, "/api/schedules/1"));
+    finish_jobs(f, "h1", 100.0);
+    finish_jobs(f, "h2", mbps2);
+    finish_jobs(f, "h3", 100.0);
+}
+
+static void test_webhook_tells_new_flags_and_regressions_once(void **state)
+{
+    fixture *f = *state;
+    told t = {0};
+    f->api.notify = record;
+    f->api.notify_ctx = &t;
+    register_agent(f, "h1");
+    register_agent(f, "h2");
+    register_agent(f, "h3");
+    expect(f, "POST", "/api/schedules", NULL, NULL,
+           "{\"name\":\"watch\",\"spec\":" SPEC ",\"every\":\"10s\","
+           "\"webhook\":\"http://127.0.0.1:9/hook\"}",
+           201, NULL);
+    /* run 1: all alike, nothing to tell */
+    one_run(f, 100.0);
+    sm_schedules_tick(&f->api, wall_ms());
+    assert_int_equal(t.calls, 0);
+    /* run 2: h2 falls behind the fleet and its own last run */
+    one_run(f, 30.0);
+    sm_schedules_tick(&f->api, wall_ms());
+    assert_int_equal(t.calls, 1);
+    assert_string_equal(t.url, "http://127.0.0.1:9/hook");
+    assert_string_equal(t.event, "regression");
+    cJSON *b = cJSON_Parse(t.body);
+    assert_non_null(b);
+    assert_string_equal(s_of(b, "event"), "regression");
+    assert_string_equal(s_of(cJSON_GetObjectItemCaseSensitive(b, "schedule"), "id"), "1");
+    assert_string_equal(s_of(cJSON_GetObjectItemCaseSensitive(b, "schedule"), "name"), "watch");
+    assert_string_equal(s_of(cJSON_GetObjectItemCaseSensitive(b, "run"), "id"), "2");
+    assert_string_equal(s_of(cJSON_GetObjectItemCaseSensitive(b, "run"), "name"), "tiny");
+    assert_true(n_of(cJSON_GetObjectItemCaseSensitive(b, "run"), "finished_ms") > 0);
+    assert_string_equal(s_of(b, "baseline_run"), "1");
+    const cJSON *flags = cJSON_GetObjectItemCaseSensitive(b, "flags");
+    assert_int_equal(cJSON_GetArraySize(flags), 1);
+    assert_string_equal(s_of(cJSON_GetArrayItem(flags, 0), "host"), "h2");
+    assert_non_null(strstr(s_of(cJSON_GetArrayItem(flags, 0), "text"), "h2: "));
+    const cJSON *regs = cJSON_GetObjectItemCaseSensitive(b, "regressions");
+    assert_int_equal(cJSON_GetArraySize(regs), 1);
+    assert_string_equal(s_of(cJSON_GetArrayItem(regs, 0), "host"), "h2");
+    assert_non_null(strstr(s_of(cJSON_GetArrayItem(regs, 0), "text"), "baseline"));
+    cJSON_Delete(b);
+    /* judged once: later ticks say nothing more */
+    sm_schedules_tick(&f->api, wall_ms());
+    assert_int_equal(t.calls, 1);
+    /* run 3: h2 as slow as in run 2: the flag is not new and nothing regressed */
+    one_run(f, 30.0);
+    sm_schedules_tick(&f->api, wall_ms());
+    assert_int_equal(t.calls, 1);
+    cJSON *s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
+    const cJSON *ev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "events"), 0);
+    assert_string_equal(s_of(ev, "kind"), "notified");
+    assert_string_equal(s_of(ev, "detail"), "run 2: regression sent as delivery 41");
+    cJSON_Delete(s);
+    free(t.body);
+}
+
+static void test_webhook_without_a_notifier_sends_nothing_and_judges_once(void **state)
+{
+    fixture *f = *state;
+    register_agent(f, "h1");
+    register_agent(f, "h2");
+    register_agent(f, "h3");
+    expect(f, "POST", "/api/schedules", NULL, NULL,
+           "{\"name\":\"watch\",\"spec\":" SPEC ",\"every\":\"10s\","
+           "\"webhook\":\"http://127.0.0.1:9/hook\"}",
+           201, NULL);
+    one_run(f, 30.0);
+    sm_schedules_tick(&f->api, wall_ms());
+    cJSON *s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "events")), 0);
+    cJSON_Delete(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_schedules_post_refuses_each_bad_field_by_name, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_schedules_unknown_ids_methods_and_the_token, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_schedules_are_made_listed_paused_resumed_and_deleted,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_tick_fires_a_due_schedule_once_and_skips_while_its_run_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tick_leaves_paused_and_deleted_schedules_alone, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_tick_passes_a_slot_whose_run_cannot_start, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_tells_new_flags_and_regressions_once, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_webhook_without_a_notifier_sends_nothing_and_judges_once, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
