@@ -12,17 +12,18 @@
 #include <unistd.h>
 
 #include "coordinator/api.h"
-#include "coordinator/schedules.h"
 #include "coordinator/apijson.h"
 #include "coordinator/bus.h"
 #include "coordinator/control.h"
 #include "coordinator/guard.h"
 #include "coordinator/http.h"
-#include "proto/map.h"
+#include "coordinator/schedules.h"
 #include "coordinator/store.h"
 #include "coordinator/web.h"
+#include "coordinator/webhook.h"
 #include "proto/clock.h"
 #include "proto/log.h"
+#include "proto/map.h"
 #include "proto/msg.h"
 
 #define TICK_US (250 * LWS_US_PER_MS)
@@ -455,6 +456,11 @@ static void lws_to_sm_log(int level, const char *line)
 
 /* Opens the store, the control core, the loop's tables, the events hub and the bus, each into
  * s; on failure server_close undoes what was made. */
+static uint64_t notify(void *hooks, const char *url, const char *event, const char *body)
+{
+    return sm_webhook_post(hooks, url, event, body);
+}
+
 static int server_open(server *s, sm_error *err)
 {
     const sm_server_cfg *cfg = s->cfg;
@@ -479,6 +485,12 @@ static int server_open(server *s, sm_error *err)
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     s->api = (sm_api_ctx){s->st,          s->api.ctl, s->rejects, cfg->token, jobs_queued, s,
                           s->ws_counters, s->http,    NULL,       NULL,       NULL};
+    /* Webhooks are signed with the dashboard token, the secret a schedule's owner holds. */
+    const sm_webhook_cfg hcfg = {.token = cfg->token};
+    if ((rc = sm_webhook_open(&s->hooks, &hcfg, err)))
+        return rc;
+    s->api.notify = notify;
+    s->api.notify_ctx = s->hooks;
     if (!(s->hub = sm_ws_hub_new(&s->api, s->st, s->ws_counters)))
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     memcpy(s->protocols, protocols_template, sizeof s->protocols);
@@ -549,6 +561,7 @@ static void server_close(server *s)
     sm_map_free(s->held, held_free);
     sm_map_free(s->on_prev_key, NULL);
     sm_ws_hub_free(s->hub);
+    sm_webhook_close(s->hooks);
     sm_api_cache_free(&s->api);
     sm_bus_close(s->bus);
     sm_rejects_free(s->rejects);

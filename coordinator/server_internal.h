@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "coordinator/api.h"
+#include "coordinator/webhook.h"
 #include "coordinator/bus.h"
 #include "coordinator/guard.h"
 #include "proto/map.h"
@@ -55,6 +56,7 @@ typedef struct server {
     int64_t started_ms; /* monotonic: the previous key's grace runs from here */
     sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
     sm_ws_hub *hub;
+    sm_webhook *hooks; /* the schedules' webhook deliveries */
     uint64_t ws_counters[3];
     sm_guard guard;
     bool loopback; /* the HTTP listener's address is loopback: reading needs no token */
