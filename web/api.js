@@ -109,6 +109,13 @@ export const api = {
     grid: () => request('GET', '/api/grid'),
     trends: (host, test, metric) => request('GET', `/api/trends?host=${enc(host)}&test=${enc(test)}` +
         (metric ? `&metric=${enc(metric)}` : '')),
+    schedules: () => request('GET', '/api/schedules').then((j) => j.schedules || []),
+    // One schedule with its last runs ("recent_runs", newest first) and events.
+    schedule: (id) => request('GET', `/api/schedules/${enc(id)}`),
+    addSchedule: (body) => request('POST', '/api/schedules', body),
+    pauseSchedule: (id) => request('POST', `/api/schedules/${enc(id)}/pause`, '{}'),
+    resumeSchedule: (id) => request('POST', `/api/schedules/${enc(id)}/resume`, '{}'),
+    deleteSchedule: (id) => request('DELETE', `/api/schedules/${enc(id)}`),
     anomalies: (id, baseline) =>
         request('GET', `/api/runs/${enc(id)}/anomalies` + (baseline ? `?baseline=${enc(baseline)}` : '')),
 };

@@ -10,10 +10,11 @@ import * as compare from './compare.js';
 import * as history from './history.js';
 import * as hosts from './hosts.js';
 import * as trends from './trends.js';
+import * as schedules from './schedules.js';
 
 // Each view's mount(root, args, ctx) draws into root and returns a function that undoes its
 // subscriptions and timers, so a view left behind never writes into the next one.
-const routes = {fleet, launch, run, compare, history, hosts, trends};
+const routes = {fleet, launch, run, compare, history, hosts, trends, schedules};
 
 const live = new Live(document.getElementById('ws-status'));
 const root = document.getElementById('view');

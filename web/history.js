@@ -3,6 +3,7 @@
 
 import {api} from './api.js';
 import {h, clear, scrollBox, fmtDate, anomalyItem} from './dom.js';
+import {scheduleLink} from './schedules.js';
 
 function byNewest(a, b) {
     return Number(b.id) - Number(a.id);
@@ -14,7 +15,7 @@ function row(r) {
     const id = encodeURIComponent(r.id);
     return h('tr', {'data-run': r.id},
         h('td', {class: 'num'}, h('a', {href: `#/run/${id}`}, r.id)),
-        h('td', {class: 'name'}, r.name),
+        h('td', {class: 'name'}, r.name, r.schedule ? [' ', scheduleLink(r.schedule)] : null),
         h('td', {class: 'state'}, h('span', {class: `badge state-${r.state}`}, r.state),
             r.reason ? h('span', {class: 'hint'}, ` ${r.reason}`) : null),
         h('td', {class: 'progress'},

@@ -114,6 +114,22 @@ function checks(name, legend, values, checked) {
             h('input', {type: 'checkbox', name, value: v, checked: checked.includes(v)}), ' ', v)));
 }
 
+// The dashboard token's field, one for every form that writes (this one, the schedules'):
+// it shows the token kept for this tab, and apply() keeps what was typed before a call.
+export function tokenField(id) {
+    const input = h('input', {id, name: 'token', type: 'password', value: getToken(),
+        autocomplete: 'off', 'aria-describedby': `${id}-hint`});
+    return {input, apply: () => setToken(input.value.trim()),
+        field: field(id, 'dashboard token', input,
+            'needed when the coordinator is not on loopback; kept for this tab only')};
+}
+
+// A refused call's words: a 401 says where the token goes.
+export function refusalText(e) {
+    return e instanceof ApiError && e.status === 401
+        ? `${e.message}: type the coordinator's token (its --token-file) below` : e.message;
+}
+
 export function mount(root) {
     let presets = [];
     let alive = true;
@@ -148,8 +164,7 @@ export function mount(root) {
         h('option', {value: ''}, 'automatic'),
         h('option', {value: 'false'}, 'one job at a time'),
         h('option', {value: 'true'}, 'in parallel'));
-    const token = h('input', {id: 'token', name: 'token', type: 'password', value: getToken(),
-        autocomplete: 'off', 'aria-describedby': 'token-hint'});
+    const token = tokenField('token');
     const submit = h('button', {id: 'launch-submit', type: 'submit'}, 'Start run');
     const error = h('p', {id: 'launch-error', class: 'error', role: 'alert', hidden: true});
 
@@ -176,8 +191,7 @@ export function mount(root) {
                 'automatic: side by side, but one at a time when hosts share one machine ' +
                 '(the same boot id), as a lab of namespaces does')),
         h('fieldset', {class: 'group'}, h('legend', {}, 'authorisation'),
-            field('token', 'dashboard token', token,
-                'needed when the coordinator is not on loopback; kept for this tab only')),
+            token.field),
         h('div', {class: 'actions', 'data-for': 'general'}, submit),
         repsChoices, error);
     root.append(h('section', {class: 'view launch'}, h('h1', {}, 'Launch a run'), form));
@@ -239,7 +253,7 @@ export function mount(root) {
     form.addEventListener('submit', async (ev) => {
         ev.preventDefault();
         clearErrors();
-        setToken(token.value.trim());
+        token.apply();
         const body = buildBody({
             preset: presetSel.value, hosts: hosts.value, repetitions: reps.value,
             name: name.value, workload: workload.value, scope: scope.value, pairs: pairs.value,
@@ -256,8 +270,7 @@ export function mount(root) {
             if (!alive)
                 return;
             if (e instanceof ApiError && e.status === 401)
-                showError(`${e.message}: type the coordinator's token (its --token-file) below`,
-                    e.field || 'Authorization');
+                showError(refusalText(e), e.field || 'Authorization');
             else
                 showError(e.message, e instanceof ApiError ? e.field : '');
         } finally {

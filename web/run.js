@@ -5,6 +5,7 @@
 
 import {api, ApiError} from './api.js';
 import {h, clear, scrollBox, fmtDate, fmtNum, fmtValue, anomalyItem} from './dom.js';
+import {scheduleLink} from './schedules.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
 const JOBS_SHOWN_MAX = 20000; // past this the cells table, which sums them all, has to do
@@ -85,6 +86,8 @@ export function mount(root, args, {live}) {
         class: 'button', hidden: true}, 'Compare hosts');
     const error = h('p', {id: 'run-error', class: 'error', role: 'alert', hidden: true});
     const created = h('span', {class: 'hint'});
+    // A run started by a schedule says which, linked to the Schedules view.
+    const scheduleNote = h('span', {id: 'run-schedule', class: 'hint', hidden: true});
     // How the run's jobs go: one at a time and why, or the warning that hosts sharing one
     // machine run side by side as the spec asked.
     const parallelNote = h('p', {id: 'run-parallel', class: 'run-parallel', hidden: true});
@@ -107,7 +110,7 @@ export function mount(root, args, {live}) {
 
     root.append(h('section', {class: 'view run'},
         title,
-        h('div', {class: 'run-head'}, state, reason, created),
+        h('div', {class: 'run-head'}, state, reason, created, scheduleNote),
         parallelNote,
         h('div', {class: 'run-progress'}, progress, progressText),
         h('div', {class: 'actions'}, cancel, toCompare),
@@ -145,6 +148,11 @@ export function mount(root, args, {live}) {
             parallelNote.hidden = false;
             parallelNote.dataset.parallel = 'true';
             parallelNote.textContent = `Warning: ${run.parallel_warning}`;
+        }
+        if (run.schedule && scheduleNote.dataset.schedule !== String(run.schedule)) {
+            scheduleNote.dataset.schedule = String(run.schedule);
+            clear(scheduleNote).append('started by ', scheduleLink(run.schedule));
+            scheduleNote.hidden = false;
         }
         created.textContent = run.created_ms ? `started ${fmtDate(run.created_ms)}` +
             (Number(run.finished_ms) > 0 ? `, ended ${fmtDate(run.finished_ms)}` : '') : '';

@@ -578,6 +578,102 @@ async function tablesScenario(a) {
 }
 scenarios.tables = tablesScenario;
 
+// #/schedules (test_web_schedules.py): the form adds a.name with a bad cron first (the error
+// at its field), then every a.every; the list shows it with its next firing; after it fired
+// (within a.fire_ms) its run's page names it and links back; the row is paused, then deleted
+// after its confirmation, and a reload no longer lists it. The schedules' writes the page made
+// and what the API said at each step are returned for the test to assert.
+async function schedulesScenario(a) {
+  const writes = [];
+  page.on('response', (resp) => {
+    const req = resp.request();
+    const path = new URL(req.url()).pathname;
+    if (req.method() !== 'GET' && path.startsWith('/api/schedules')) {
+      writes.push({ method: req.method(), path, auth: req.headers().authorization ?? null,
+        status: resp.status() });
+    }
+  });
+  const rowSel = `table#schedules-table tr[data-name="${a.name}"]`;
+  const rowSnap = () => page.evaluate((sel) => {
+    const tr = document.querySelector(sel);
+    if (!tr) return null;
+    const text = (c) => tr.querySelector(`td.${c}`)?.textContent.trim() ?? null;
+    return {
+      id: tr.dataset.schedule, current: tr.classList.contains('current'), when: text('when'),
+      next: text('next'), next_ms: Number(tr.querySelector('td.next').dataset.nextMs),
+      paused: text('paused'), runs: Number(text('runs')),
+      last_run: tr.querySelector('td.last-run a')?.dataset.run ?? null,
+      recent: [...tr.querySelectorAll('td.recent a[data-run]')].map((x) => x.dataset.run),
+    };
+  }, rowSel);
+  const formErrors = () => page.$$eval('#schedule-form .field-error', (es) => es.map((e) => ({
+    box: e.closest('[data-for]').dataset.for, field: e.dataset.field, text: e.textContent.trim(),
+  })));
+
+  await view('/schedules');
+  await until('select#sched-what to offer a spec',
+    () => page.$$eval('select#sched-what option', (os) => os.map((o) => o.value)),
+    (vals) => vals.includes('spec'));
+  await page.fill('input#sched-name', a.name);
+  await page.selectOption('select#sched-what', 'spec');
+  await page.fill('textarea#sched-spec', JSON.stringify(a.spec));
+  await page.selectOption('select#sched-when', 'cron');
+  await page.fill('input#sched-cron', a.bad_cron);
+  await page.fill('input#sched-token', a.token);
+  await page.click('button#schedule-submit');
+  const cronError = await until('the cron field\'s error', formErrors, (es) => es.length > 0);
+  const cronInvalid = await page.$eval('input#sched-cron', (i) => i.getAttribute('aria-invalid'));
+
+  await page.selectOption('select#sched-when', 'every');
+  await page.fill('input#sched-every', a.every);
+  await page.click('button#schedule-submit');
+  const listed = await until('the new schedule in the list', rowSnap, (r) => r !== null);
+  const apiListed = (await api(`/api/schedules/${listed.id}`));
+  const errorsAfter = await formErrors();
+
+  const fired = await until('the schedule\'s first run in its row', rowSnap,
+    (r) => r && r.last_run && r.recent.length > 0, a.fire_ms);
+  await page.click(`${rowSel} td.last-run a`);
+  const runSnap = () => page.evaluate(() => {
+    const n = document.querySelector('#run-schedule');
+    const link = n && n.querySelector('a');
+    return { hash: location.hash, visible: !!n && !n.hidden, text: n ? n.textContent.trim() : null,
+      href: link ? link.getAttribute('href') : null };
+  });
+  const runPage = await until('the run page naming its schedule', runSnap,
+    (s) => s.visible && s.text.includes(a.name));
+  await page.click('#run-schedule a');
+  const followed = await until('the schedule\'s row marked', rowSnap, (r) => r && r.current);
+  followed.hash = await hash();
+
+  await view('/history');
+  const historyLink = await until('the runs list naming the schedule', () => page.evaluate((rid) => {
+    const link = document.querySelector(`tr[data-run="${rid}"] a.schedule-link`);
+    return link ? { text: link.textContent.trim(), href: link.getAttribute('href') } : null;
+  }, fired.last_run), (x) => x !== null && !/^schedule \d+$/.test(x.text));
+
+  await view('/schedules');
+  await page.click(`${rowSel} button.sched-toggle[data-action="pause"]`);
+  const paused = await until('the row paused', rowSnap, (r) => r && r.paused === 'paused');
+  const apiPaused = (await api(`/api/schedules/${listed.id}`)).paused;
+
+  await page.click(`${rowSel} button.sched-delete`);
+  const confirm = await page.textContent(`${rowSel} .confirm`);
+  const listedBeforeConfirm = (await api('/api/schedules')).schedules.map((s) => String(s.id));
+  await page.click(`${rowSel} button.sched-delete-confirm`);
+  await until('the row gone', rowSnap, (r) => r === null);
+  await page.reload({ waitUntil: 'load', timeout: STEP_MS });
+  await page.waitForSelector('table#schedules-table[data-loaded="1"]', { timeout: STEP_MS });
+  const afterReload = await rowSnap();
+  const listedAfter = (await api('/api/schedules')).schedules.map((s) => String(s.id));
+  return { writes, cron_error: cronError, cron_invalid: cronInvalid, listed,
+    api_listed: apiListed, errors_after: errorsAfter, fired, run_page: runPage, followed,
+    history_link: historyLink, paused, api_paused: apiPaused, confirm,
+    listed_before_confirm: listedBeforeConfirm, after_reload: afterReload,
+    listed_after: listedAfter };
+}
+scenarios.schedules = schedulesScenario;
+
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);
   browser = await chromium.launch(LAUNCH);
