@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define CACHE_RUNS     SM_REPORT_CACHE_RUNS /* the least recently asked for go first */
-#define CACHE_VARIANTS 8  /* reports kept per run (format, floor, baseline, ...) */
+#define CACHE_VARIANTS 8 /* reports kept per run (format, floor, baseline, ...) */
 
 typedef struct cached {
     char *key; /* "table?QUERY" or "anomalies?QUERY" */
