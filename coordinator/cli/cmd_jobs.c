@@ -140,20 +140,6 @@ int sm_cli_show_details(sm_http *h, const sm_apiview_run *run)
 
 /* ---- sockmatrix jobs ---- */
 
-/* 4 significant digits, as the dashboard shows them: "19960", "0.0567"; an exponent only
- * below 0.001 or from 10^9. */
-static void num_text(double v, char *buf, size_t cap)
-{
-    const double a = v < 0 ? -v : v;
-    if (a != 0 && (a < 1e-3 || a >= 1e9))
-        snprintf(buf, cap, "%.3e", v);
-    else {
-        char tmp[48];
-        snprintf(tmp, sizeof tmp, "%.4g", v);
-        snprintf(buf, cap, "%.15g", strtod(tmp, NULL));
-    }
-}
-
 static const char *str_or(const cJSON *o, const char *k, const char *dflt)
 {
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
@@ -175,7 +161,7 @@ static int jobs_row(sm_grid *g, const cJSON *j)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(hl, "value");
     if (cJSON_IsNumber(v)) {
         char n[40];
-        num_text(v->valuedouble, n, sizeof n);
+        sm_cli_num4(v->valuedouble, n, sizeof n);
         snprintf(head, sizeof head, "%s %s", n, str_or(hl, "unit", ""));
     }
     const char *state = str_or(j, "state", "?");
@@ -204,11 +190,11 @@ static void figures_text(const cJSON *c, char *buf, size_t cap)
         return;
     }
     char tm[40], tl[40] = "?", th[40] = "?";
-    num_text(m->valuedouble, tm, sizeof tm);
+    sm_cli_num4(m->valuedouble, tm, sizeof tm);
     if (cJSON_IsNumber(lo))
-        num_text(lo->valuedouble, tl, sizeof tl);
+        sm_cli_num4(lo->valuedouble, tl, sizeof tl);
     if (cJSON_IsNumber(hi))
-        num_text(hi->valuedouble, th, sizeof th);
+        sm_cli_num4(hi->valuedouble, th, sizeof th);
     snprintf(buf, cap, "%s [%s, %s] n=%d", tm, tl, th, n->valueint);
 }
 
@@ -256,7 +242,7 @@ static int cell_values(sm_http *h, const sm_cli_opts *o)
             snprintf(rep, sizeof rep, "%d", rv->valueint);
         const cJSON *vv = cJSON_GetObjectItemCaseSensitive(v, "value");
         if (cJSON_IsNumber(vv))
-            num_text(vv->valuedouble, val, sizeof val);
+            sm_cli_num4(vv->valuedouble, val, sizeof val);
         const bool counted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "counted"));
         const bool disturbed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "disturbed"));
         const char *row[] = {str_or(v, "job", "?"),
