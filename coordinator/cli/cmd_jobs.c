@@ -56,6 +56,43 @@ static void print_times(const sm_apiview_run *run)
     }
 }
 
+/* GET path (as sm_cli_call_run when run is not 0) whose answer must hold an array named key:
+ * 0 with *root the answer (the caller's to cJSON_Delete) and *arr the array in it, or 1 once
+ * the failure is reported, what naming the call. */
+static int get_array(sm_http *h, uint64_t run, const char *path, const char *key, const char *what,
+                     cJSON **root, const cJSON **arr)
+{
+    sm_http_resp r;
+    if (run ? sm_cli_call_run(h, run, path, NULL, 0, &r) : sm_cli_call(h, path, NULL, 0, &r))
+        return 1;
+    cJSON *o = cJSON_ParseWithLength(r.body, r.len);
+    sm_http_resp_fini(&r);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsArray(a)) {
+        cJSON_Delete(o);
+        sm_error err = {0};
+        sm_error_set(&err, SM_EPARSE, "no \"%s\" array", key);
+        return sm_cli_bad_answer(what, &err);
+    }
+    *root = o;
+    *arr = a;
+    return 0;
+}
+
+/* o pretty-printed on stdout, then deleted; 0, or 1 once out of memory is reported. */
+static int print_json(cJSON *o)
+{
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!text) {
+        sm_cli_fail("out of memory");
+        return 1;
+    }
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
 /* Every failed job, page by page; 1 when the coordinator could not say. */
 static int print_failed(sm_http *h, uint64_t id)
 {
@@ -65,18 +102,10 @@ static int print_failed(sm_http *h, uint64_t id)
         char path[128];
         snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/jobs?state=failed&limit=1000%s%s", id,
                  after[0] ? "&after=" : "", after);
-        sm_http_resp r;
-        if (sm_cli_call(h, path, NULL, 0, &r))
+        cJSON *o;
+        const cJSON *jobs;
+        if (get_array(h, 0, path, "jobs", "GET /api/runs/ID/jobs", &o, &jobs))
             return 1;
-        cJSON *o = cJSON_ParseWithLength(r.body, r.len);
-        sm_http_resp_fini(&r);
-        const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(o, "jobs");
-        if (!cJSON_IsArray(jobs)) {
-            cJSON_Delete(o);
-            sm_error err = {0};
-            sm_error_set(&err, SM_EPARSE, "no \"jobs\" array");
-            return sm_cli_bad_answer("GET /api/runs/ID/jobs", &err);
-        }
         const cJSON *j;
         cJSON_ArrayForEach(j, jobs)
         {
@@ -204,29 +233,12 @@ static int cell_values(sm_http *h, const sm_cli_opts *o)
 {
     char path[96];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/cells/%" PRIu32, o->run_id, o->job_cell);
-    sm_http_resp r;
-    if (sm_cli_call_run(h, o->run_id, path, NULL, 0, &r))
+    cJSON *c;
+    const cJSON *values;
+    if (get_array(h, o->run_id, path, "values", "GET /api/runs/ID/cells/N", &c, &values))
         return 1;
-    cJSON *c = cJSON_ParseWithLength(r.body, r.len);
-    sm_http_resp_fini(&r);
-    const cJSON *values = cJSON_GetObjectItemCaseSensitive(c, "values");
-    if (!cJSON_IsArray(values)) {
-        cJSON_Delete(c);
-        sm_error err = {0};
-        sm_error_set(&err, SM_EPARSE, "no \"values\" array");
-        return sm_cli_bad_answer("GET /api/runs/ID/cells/N", &err);
-    }
-    if (o->format == SM_CLI_FMT_JSON) {
-        char *text = cJSON_Print(c);
-        cJSON_Delete(c);
-        if (!text) {
-            sm_cli_fail("out of memory");
-            return 1;
-        }
-        printf("%s\n", text);
-        free(text);
-        return 0;
-    }
+    if (o->format == SM_CLI_FMT_JSON)
+        return print_json(c);
     char fig[160];
     figures_text(c, fig, sizeof fig);
     printf("cell %" PRIu32 ": %s, %s (%s, %s)\n", o->job_cell, str_or(c, "row", "?"),
@@ -321,13 +333,5 @@ int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
         cJSON_Delete(all);
         return 1;
     }
-    char *text = cJSON_Print(all);
-    cJSON_Delete(all);
-    if (!text) {
-        sm_cli_fail("out of memory");
-        return 1;
-    }
-    printf("%s\n", text);
-    free(text);
-    return 0;
+    return print_json(all);
 }
