@@ -83,6 +83,10 @@ struct sm_store {
 
 /* Reads the current row of a statement selecting RUN_COLUMNS (store_runs.c). */
 int store_read_run(sqlite3_stmt *s, void *row, sm_error *err);
+/* The runs of s (already bound) into a new array (sm_store_runs_free); on failure nothing is
+ * left to free. store_runs.c; store_schedules.c lists a schedule's runs with it. */
+int store_runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
+                       sm_error *err);
 
 /* The schema scripts, from version 0 on; the schema version is their count (store.c). Each
  * script that shipped stays as it shipped, so store_migrations[0] is schema version 1 as the

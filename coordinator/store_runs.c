@@ -131,9 +131,8 @@ out:
     return ret;
 }
 
-/* Collects the runs of s (already bound) into a new array. */
-static int runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
-                        sm_error *err)
+int store_runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
+                       sm_error *err)
 {
     void *rows;
     size_t n;
@@ -157,7 +156,7 @@ int sm_store_runs_list(sm_store *st, size_t limit, sm_run_row **prows, size_t *p
         store_done_with(s);
         return ret;
     }
-    return runs_collect(s, prows, pn, "runs list", err);
+    return store_runs_collect(s, prows, pn, "runs list", err);
 }
 
 void sm_store_runs_free(sm_run_row *rows, size_t n)
@@ -169,7 +168,7 @@ void sm_store_runs_free(sm_run_row *rows, size_t n)
 
 int sm_store_runs_running(sm_store *st, sm_run_row **prows, size_t *pn, sm_error *err)
 {
-    return runs_collect(st->stmts[Q_RUNS_RUNNING], prows, pn, "runs running", err);
+    return store_runs_collect(st->stmts[Q_RUNS_RUNNING], prows, pn, "runs running", err);
 }
 
 int sm_store_run_update(sm_store *st, uint64_t id, sm_run_state state, const char *reason,

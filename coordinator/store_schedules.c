@@ -245,16 +245,7 @@ int sm_store_schedule_runs(sm_store *st, uint64_t id, size_t limit, sm_run_row *
         store_done_with(s);
         return ret;
     }
-    void *rows;
-    size_t n;
-    ret = store_collect(s, sizeof(sm_run_row), store_read_run, &rows, &n, "schedule runs", err);
-    if (ret != 0) {
-        sm_store_runs_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    return store_runs_collect(s, prows, pn, "schedule runs", err);
 }
 
 int sm_store_schedules_to_notify(sm_store *st, uint64_t (*pairs)[2], size_t max, size_t *n,
