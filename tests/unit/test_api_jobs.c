@@ -76,7 +76,9 @@ static void poll_as(fixture *f, const char *name, sm_result_msg *res, size_t n, 
     assert_int_equal(sm_store_commit(f->st, &err), 0);
 }
 
-static void run_jobs(fixture *f, const char *name, double mbps, bool fail)
+/* Runs name's jobs to their end: each ok with throughput mbps, or failed when fail; with
+ * by_id, each ok with throughput 100 + its id, a value per job that says which it is. */
+static void run_jobs_as(fixture *f, const char *name, double mbps, bool fail, bool by_id)
 {
     sm_result_msg done[16];
     size_t n = 0;
@@ -99,7 +101,7 @@ static void run_jobs(fixture *f, const char *name, double mbps, bool fail)
             m->result.ok = !fail;
             if (fail)
                 snprintf(m->result.reason, sizeof m->result.reason, "connect: refused");
-            sm_result_set(&m->result, SM_M_THROUGHPUT, mbps);
+            sm_result_set(&m->result, SM_M_THROUGHPUT, by_id ? 100.0 + (double)m->job : mbps);
         }
     }
     fail_msg("%s: jobs without end", name);
@@ -126,7 +128,7 @@ static void start_run(fixture *f)
         fail_msg("POST /api/runs: %d %s", status, body);
     free(body);
     for (size_t h = 0; h < 3; h++)
-        run_jobs(f, hosts[h], h == 1 ? 30.0 : 100.0, h == 1);
+        run_jobs_as(f, hosts[h], h == 1 ? 30.0 : 100.0, h == 1, false);
 }
 
 static void test_api_run_jobs_pages_by_cursor_cover_every_job_once_in_run_order(void **state)
@@ -428,34 +430,6 @@ static void test_api_job_resource_of_a_pair_job_shows_its_peer_and_sides(void **
     cJSON_Delete(o);
 }
 
-/* Every job ends ok with throughput 100 + its id: a value per job that says which it is. */
-static void run_jobs_by_id(fixture *f, const char *name)
-{
-    sm_result_msg done[16];
-    size_t n = 0;
-    for (int round = 0; round < 64; round++) {
-        sm_poll_reply r;
-        poll_as(f, name, done, n, &r);
-        for (size_t i = 0; i < n; i++)
-            sm_result_fini(&done[i].result);
-        n = 0;
-        if (r.n_commands == 0)
-            return;
-        for (size_t i = 0; i < r.n_commands && n < 16; i++) {
-            if (r.commands[i].kind != SM_CMD_ASSIGN)
-                continue;
-            sm_result_msg *m = &done[n++];
-            memset(m, 0, sizeof *m);
-            m->job = r.commands[i].job;
-            m->attempt = r.commands[i].attempt;
-            sm_result_init(&m->result);
-            m->result.ok = true;
-            sm_result_set(&m->result, SM_M_THROUGHPUT, 100.0 + (double)m->job);
-        }
-    }
-    fail_msg("%s: jobs without end", name);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -477,7 +451,7 @@ static void test_api_run_cell_lists_each_repetition_in_order_with_the_tables_med
                      201);
     free(body);
     for (size_t h = 0; h < 3; h++)
-        run_jobs_by_id(f, hosts[h]);
+        run_jobs_as(f, hosts[h], 0, false, true);
 
     /* The cell's jobs as the run's list gives them, in run order. */
     cJSON *page = get(f, "/api/runs/1/jobs", "cell=1", 200);
