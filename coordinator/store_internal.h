@@ -117,6 +117,10 @@ typedef int (*store_row_reader)(sqlite3_stmt *s, void *row, sm_error *err);
  * *prows and *pn describe the rows read, on failure too (free them with the typed free). */
 int store_collect(sqlite3_stmt *s, size_t elem, store_row_reader read, void **prows, size_t *pn,
                   const char *what, sm_error *err);
+/* The one row of statement q bound to id into *out (read fills it): SM_EINVAL "no <what>
+ * <id>" when there is none, the database's error as "<what> get". */
+int store_get_row(sm_store *st, int q, uint64_t id, const char *what, store_row_reader read,
+                  void *out, sm_error *err);
 /* store_collect over statement q bound to one run's id; SM_EINVAL when no run has that id. */
 int store_collect_run(sm_store *st, int q, uint64_t run_id, size_t elem, store_row_reader read,
                       void **prows, size_t *pn, const char *what, sm_error *err);

@@ -115,20 +115,7 @@ int store_read_run(sqlite3_stmt *s, void *row, sm_error *err)
 
 int sm_store_run_get(sm_store *st, uint64_t id, sm_run_row *out, sm_error *err)
 {
-    sqlite3_stmt *s = st->stmts[Q_RUN_GET];
-    int ret = store_bind_id(s, 1, id, "run", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        ret = store_read_run(s, out, err);
-    else if (rc == SQLITE_DONE)
-        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
-    else
-        ret = store_db_error(st->db, err, "run get");
-out:
-    store_done_with(s);
-    return ret;
+    return store_get_row(st, Q_RUN_GET, id, "run", store_read_run, out, err);
 }
 
 int store_runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
