@@ -96,44 +96,13 @@ typedef struct diff_hosts {
     size_t n_fp; /* initialised so far */
 } diff_hosts;
 
-static int hex(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* The raw value of hosts=... in the query, percent-decoded into buf (a browser sends the commas
+/* The value of hosts=... in the query, percent-decoded into buf (a browser sends the commas
  * as %2C); false when absent, too long or badly escaped. */
 static bool hosts_param(const char *query, char *buf, size_t cap, bool *present)
 {
-    *present = false;
-    for (const char *q = query; q && *q;) {
-        const char *amp = strchr(q, '&');
-        size_t qlen = amp ? (size_t)(amp - q) : strlen(q);
-        if (qlen >= 6 && strncmp(q, "hosts=", 6) == 0) {
-            *present = true;
-            size_t o = 0;
-            for (size_t i = 6; i < qlen; i++) {
-                int c = (unsigned char)q[i];
-                if (c == '%') {
-                    int hi = i + 2 < qlen ? hex(q[i + 1]) : -1, lo = hi >= 0 ? hex(q[i + 2]) : -1;
-                    if (lo < 0)
-                        return false;
-                    c = hi * 16 + lo;
-                    i += 2;
-                }
-                if (o + 1 >= cap || c == 0)
-                    return false;
-                buf[o++] = (char)c;
-            }
-            buf[o] = '\0';
-            return true;
-        }
-        q = amp ? amp + 1 : NULL;
-    }
-    return false;
+    const int r = sm_api_query_get(query, "hosts", buf, cap);
+    *present = r != 0;
+    return r == 1;
 }
 
 /* Splits hosts=... into names, each valid and given once; 0 or a 400 with msg set. */

@@ -259,13 +259,10 @@ typedef struct jobs_query {
 static bool parse_jobs_query(const char *query, jobs_query *q, const char **bad)
 {
     *q = (jobs_query){.limit = JOBS_LIMIT_DEFAULT};
-    for (const char *p = query; p && *p;) {
-        const char *amp = strchr(p, '&');
-        const size_t n = amp ? (size_t)(amp - p) : strlen(p);
-        const char *eq = memchr(p, '=', n);
-        const size_t kn = eq ? (size_t)(eq - p) : n;
-        const char *v = eq ? eq + 1 : p + n;
-        const size_t vn = (size_t)(p + n - v);
+    sm_query_pair pr;
+    for (const char *c = query; sm_api_query_next(&c, &pr);) {
+        const char *p = pr.key, *v = pr.val;
+        const size_t kn = pr.klen, vn = pr.vlen;
         char val[SM_NAME_MAX + 1];
         const bool fits = vn < sizeof val;
         if (fits) {
@@ -308,7 +305,6 @@ static bool parse_jobs_query(const char *query, jobs_query *q, const char **bad)
             q->have_state = true;
         }
 #undef KEY
-        p = amp ? amp + 1 : NULL;
     }
     return true;
 }

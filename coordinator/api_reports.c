@@ -16,24 +16,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* format=csv|md|json from the query (json when absent). */
+/* format=csv|md|json from the query (json when absent); NULL for any other value. */
 static const char *query_format(const char *query)
 {
-    for (const char *q = query; q && *q;) {
-        if (strncmp(q, "format=", 7) == 0) {
-            q += 7;
-            if (strncmp(q, "csv", 3) == 0 && (q[3] == '\0' || q[3] == '&'))
-                return "csv";
-            if (strncmp(q, "md", 2) == 0 && (q[2] == '\0' || q[2] == '&'))
-                return "md";
-            if (strncmp(q, "json", 4) == 0 && (q[4] == '\0' || q[4] == '&'))
-                return "json";
-            return NULL;
-        }
-        q = strchr(q, '&');
-        q = q ? q + 1 : NULL;
-    }
-    return "json";
+    static const char *const formats[] = {"csv", "md", "json"};
+    const char *v;
+    size_t n;
+    if (!sm_api_query_find(query, "format", &v, &n))
+        return "json";
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (strlen(formats[i]) == n && strncmp(v, formats[i], n) == 0)
+            return formats[i];
+    return NULL;
 }
 
 /* A run's cells and results, decoded once for its tables. */
@@ -111,23 +105,17 @@ static int run_data_table(const run_data *d, sm_scope scope, sm_table *t, sm_err
                                 &d->eo, t, err);
 }
 
-/* The value of name=... in the query, copied to buf; false when absent or too long. */
+/* The value of name=... in the query, copied to buf as it is (not decoded); false when absent
+ * or too long. */
 static bool query_param(const char *query, const char *name, char *buf, size_t cap)
 {
-    size_t n = strlen(name);
-    for (const char *q = query; q && *q;) {
-        const char *amp = strchr(q, '&');
-        size_t len = amp ? (size_t)(amp - q) : strlen(q);
-        if (len > n && strncmp(q, name, n) == 0 && q[n] == '=') {
-            if (len - n - 1 >= cap)
-                return false;
-            memcpy(buf, q + n + 1, len - n - 1);
-            buf[len - n - 1] = '\0';
-            return true;
-        }
-        q = amp ? amp + 1 : NULL;
-    }
-    return false;
+    const char *v;
+    size_t n;
+    if (!sm_api_query_find(query, name, &v, &n) || n >= cap)
+        return false;
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    return true;
 }
 
 /* floor=F (0 < F < 10) from the query; 0 (the default) when absent; -1 when malformed. */

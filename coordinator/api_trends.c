@@ -4,7 +4,6 @@
 #include "coordinator/api.h"
 #include "coordinator/api_int.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,59 +18,12 @@
 #define TRENDS_RUNS_SCAN 1000
 #define GRID_RUNS_SCAN   100
 
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* The value of name=... in query, percent-decoded into buf ('+' stays '+': test labels hold
- * it, as in "tcp+nodelay"). 1 when present, 0 when absent, -1 when badly escaped, holding a
- * NUL or longer than cap - 1. */
+/* name=... from query as sm_api_query_get reads it, an empty value being as bad as a bad
+ * escape: 1 present, 0 absent, -1 bad. */
 static int param(const char *query, const char *name, char *buf, size_t cap)
 {
-    const size_t nl = strlen(name);
-    for (const char *q = query; q && *q;) {
-        const char *amp = strchr(q, '&');
-        const size_t ql = amp ? (size_t)(amp - q) : strlen(q);
-        if (ql > nl && strncmp(q, name, nl) == 0 && q[nl] == '=') {
-            size_t o = 0;
-            for (size_t i = nl + 1; i < ql; i++) {
-                int c = (unsigned char)q[i];
-                if (c == '%') {
-                    const int hi = i + 2 < ql ? hexval(q[i + 1]) : -1;
-                    const int lo = hi >= 0 ? hexval(q[i + 2]) : -1;
-                    if (lo < 0)
-                        return -1;
-                    c = hi * 16 + lo;
-                    i += 2;
-                }
-                if (c == 0 || o + 1 >= cap)
-                    return -1;
-                buf[o++] = (char)c;
-            }
-            buf[o] = '\0';
-            return o > 0 ? 1 : -1;
-        }
-        q = amp ? amp + 1 : NULL;
-    }
-    return 0;
-}
-
-/* A decimal integer in [lo, hi]. */
-static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    if (*s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    char *end;
-    const long long v = strtoll(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
+    const int r = sm_api_query_get(query, name, buf, cap);
+    return r == 1 && buf[0] == '\0' ? -1 : r;
 }
 
 /* The ended runs, newest first, finished within [from, to], at most max: indexes into rows. */
@@ -180,7 +132,8 @@ static int trend_params_read(const char *query, trend_params *t, char *msg, size
         const bool limit = i == 2;
         if (r == 0)
             continue;
-        if (r < 0 || !parse_int(num, limit ? 1 : 0, limit ? SM_TRENDS_LIMIT_MAX : INT64_MAX, &v)) {
+        if (r < 0 ||
+            !sm_api_parse_int(num, limit ? 1 : 0, limit ? SM_TRENDS_LIMIT_MAX : INT64_MAX, &v)) {
             *field = names[i];
             if (limit)
                 snprintf(msg, cap, "limit: expected 1 to %d points", SM_TRENDS_LIMIT_MAX);

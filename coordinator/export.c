@@ -49,6 +49,19 @@ static void append_size(char *buf, size_t cap, size_t *len, const char *sep, uin
     append(buf, cap, len, "%s%" PRIu64 " %s", sep, v, units[u]);
 }
 
+/* A stream's or rr's message sizes: " lines 128 B", " 1 B/1 B"; nothing for other workloads. */
+static void append_sizes(const sm_params *p, char *buf, size_t cap, size_t *len)
+{
+    if (p->workload == SM_WL_STREAM) {
+        if (p->framing == SM_FRAMING_LINES)
+            append(buf, cap, len, " lines");
+        append_size(buf, cap, len, " ", p->msg_size);
+    } else if (p->workload == SM_WL_RR) {
+        append_size(buf, cap, len, " ", p->req_size);
+        append_size(buf, cap, len, "/", p->resp_size);
+    }
+}
+
 /* "tcp", "tcp+nodelay", "tcp+cork", "unix"; for http the client model: "multi+tls". */
 static void transport_text(const sm_params *p, char *buf, size_t cap)
 {
@@ -85,14 +98,7 @@ static void params_text(const sm_params *p, char *buf, size_t cap)
         }
         return;
     }
-    if (p->workload == SM_WL_STREAM) {
-        if (p->framing == SM_FRAMING_LINES)
-            append(buf, cap, &len, " lines");
-        append_size(buf, cap, &len, " ", p->msg_size);
-    } else if (p->workload == SM_WL_RR) {
-        append_size(buf, cap, &len, " ", p->req_size);
-        append_size(buf, cap, &len, "/", p->resp_size);
-    }
+    append_sizes(p, buf, cap, &len);
     if (p->duration_ms != 0)
         append(buf, cap, &len, " %" PRIu32 " ms", p->duration_ms);
     else if (p->bytes != 0) {
@@ -137,14 +143,8 @@ static void brief_text(const sm_params *p, char *buf, size_t cap)
             append_size(buf, cap, &len, " ", p->bytes);
         else if (p->url[0])
             append(buf, cap, &len, " %.40s", p->url);
-    } else if (p->workload == SM_WL_STREAM) {
-        if (p->framing == SM_FRAMING_LINES)
-            append(buf, cap, &len, " lines");
-        append_size(buf, cap, &len, " ", p->msg_size);
-    } else if (p->workload == SM_WL_RR) {
-        append_size(buf, cap, &len, " ", p->req_size);
-        append_size(buf, cap, &len, "/", p->resp_size);
-    }
+    } else
+        append_sizes(p, buf, cap, &len);
 }
 
 void sm_export_label(const sm_params *p, sm_export_label_kind kind, bool brief, char *buf,

@@ -83,6 +83,10 @@ struct sm_store {
 
 /* Reads the current row of a statement selecting RUN_COLUMNS (store_runs.c). */
 int store_read_run(sqlite3_stmt *s, void *row, sm_error *err);
+/* The runs of s (already bound) into a new array (sm_store_runs_free); on failure nothing is
+ * left to free. store_runs.c; store_schedules.c lists a schedule's runs with it. */
+int store_runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
+                       sm_error *err);
 
 /* The schema scripts, from version 0 on; the schema version is their count (store.c). Each
  * script that shipped stays as it shipped, so store_migrations[0] is schema version 1 as the
@@ -113,6 +117,10 @@ typedef int (*store_row_reader)(sqlite3_stmt *s, void *row, sm_error *err);
  * *prows and *pn describe the rows read, on failure too (free them with the typed free). */
 int store_collect(sqlite3_stmt *s, size_t elem, store_row_reader read, void **prows, size_t *pn,
                   const char *what, sm_error *err);
+/* The one row of statement q bound to id into *out (read fills it): SM_EINVAL "no <what>
+ * <id>" when there is none, the database's error as "<what> get". */
+int store_get_row(sm_store *st, int q, uint64_t id, const char *what, store_row_reader read,
+                  void *out, sm_error *err);
 /* store_collect over statement q bound to one run's id; SM_EINVAL when no run has that id. */
 int store_collect_run(sm_store *st, int q, uint64_t run_id, size_t elem, store_row_reader read,
                       void **prows, size_t *pn, const char *what, sm_error *err);

@@ -92,20 +92,7 @@ static int read_job(sqlite3_stmt *s, void *row, sm_error *err)
 
 int sm_store_job_get(sm_store *st, uint64_t id, sm_job_row *out, sm_error *err)
 {
-    sqlite3_stmt *s = st->stmts[Q_JOB_GET];
-    int ret = store_bind_id(s, 1, id, "job", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        ret = read_job(s, out, err);
-    else if (rc == SQLITE_DONE)
-        ret = sm_error_set(err, SM_EINVAL, "no job %llu", (unsigned long long)id);
-    else
-        ret = store_db_error(st->db, err, "job get");
-out:
-    store_done_with(s);
-    return ret;
+    return store_get_row(st, Q_JOB_GET, id, "job", read_job, out, err);
 }
 
 int sm_store_job_set_state(sm_store *st, uint64_t id, uint32_t attempt, sm_job_state state,

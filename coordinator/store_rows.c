@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* A fixed-size field from the caller must be terminated inside its array. */
@@ -107,6 +108,28 @@ int store_bind_id(sqlite3_stmt *s, int idx, uint64_t id, const char *what, sm_er
     if (sqlite3_bind_int64(s, idx, (int64_t)id) != SQLITE_OK)
         return store_db_error(sqlite3_db_handle(s), err, "binding an id");
     return 0;
+}
+
+int store_get_row(sm_store *st, int q, uint64_t id, const char *what, store_row_reader read,
+                  void *out, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[q];
+    int ret = store_bind_id(s, 1, id, what, err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        ret = read(s, out, err);
+    else if (rc == SQLITE_DONE)
+        ret = sm_error_set(err, SM_EINVAL, "no %s %llu", what, (unsigned long long)id);
+    else {
+        char op[48];
+        snprintf(op, sizeof op, "%s get", what);
+        ret = store_db_error(st->db, err, op);
+    }
+out:
+    store_done_with(s);
+    return ret;
 }
 
 /* SM_EINVAL when no run has that id. */

@@ -115,25 +115,11 @@ int store_read_run(sqlite3_stmt *s, void *row, sm_error *err)
 
 int sm_store_run_get(sm_store *st, uint64_t id, sm_run_row *out, sm_error *err)
 {
-    sqlite3_stmt *s = st->stmts[Q_RUN_GET];
-    int ret = store_bind_id(s, 1, id, "run", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        ret = store_read_run(s, out, err);
-    else if (rc == SQLITE_DONE)
-        ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
-    else
-        ret = store_db_error(st->db, err, "run get");
-out:
-    store_done_with(s);
-    return ret;
+    return store_get_row(st, Q_RUN_GET, id, "run", store_read_run, out, err);
 }
 
-/* Collects the runs of s (already bound) into a new array. */
-static int runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
-                        sm_error *err)
+int store_runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
+                       sm_error *err)
 {
     void *rows;
     size_t n;
@@ -157,7 +143,7 @@ int sm_store_runs_list(sm_store *st, size_t limit, sm_run_row **prows, size_t *p
         store_done_with(s);
         return ret;
     }
-    return runs_collect(s, prows, pn, "runs list", err);
+    return store_runs_collect(s, prows, pn, "runs list", err);
 }
 
 void sm_store_runs_free(sm_run_row *rows, size_t n)
@@ -169,7 +155,7 @@ void sm_store_runs_free(sm_run_row *rows, size_t n)
 
 int sm_store_runs_running(sm_store *st, sm_run_row **prows, size_t *pn, sm_error *err)
 {
-    return runs_collect(st->stmts[Q_RUNS_RUNNING], prows, pn, "runs running", err);
+    return store_runs_collect(st->stmts[Q_RUNS_RUNNING], prows, pn, "runs running", err);
 }
 
 int sm_store_run_update(sm_store *st, uint64_t id, sm_run_state state, const char *reason,

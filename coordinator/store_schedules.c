@@ -129,20 +129,7 @@ static int schedules_collect(sqlite3_stmt *s, sm_schedule_row **prows, size_t *p
 
 int sm_store_schedule_get(sm_store *st, uint64_t id, sm_schedule_row *out, sm_error *err)
 {
-    sqlite3_stmt *s = st->stmts[Q_SCHED_GET];
-    int ret = store_bind_id(s, 1, id, "schedule", err);
-    if (ret != 0)
-        goto out;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        ret = read_schedule(s, out, err);
-    else if (rc == SQLITE_DONE)
-        ret = sm_error_set(err, SM_EINVAL, "no schedule %llu", (unsigned long long)id);
-    else
-        ret = store_db_error(st->db, err, "schedule get");
-out:
-    store_done_with(s);
-    return ret;
+    return store_get_row(st, Q_SCHED_GET, id, "schedule", read_schedule, out, err);
 }
 
 int sm_store_schedules_list(sm_store *st, sm_schedule_row **rows, size_t *n, sm_error *err)
@@ -245,16 +232,7 @@ int sm_store_schedule_runs(sm_store *st, uint64_t id, size_t limit, sm_run_row *
         store_done_with(s);
         return ret;
     }
-    void *rows;
-    size_t n;
-    ret = store_collect(s, sizeof(sm_run_row), store_read_run, &rows, &n, "schedule runs", err);
-    if (ret != 0) {
-        sm_store_runs_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    return store_runs_collect(s, prows, pn, "schedule runs", err);
 }
 
 int sm_store_schedules_to_notify(sm_store *st, uint64_t (*pairs)[2], size_t max, size_t *n,

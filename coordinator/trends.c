@@ -238,109 +238,135 @@ static int pick_metric(const sm_trend_query *q, const parsed *p, size_t n, strs 
     return 0;
 }
 
+/* What a pass over the runs found for one query: the points, and for the note when there is
+ * none, the hosts the runs have, the tests the host has, and how many runs have the cell. */
+typedef struct scan {
+    point *pts;
+    size_t npts, with_cell;
+    strs hosts, tests;
+} scan;
+
+/* Run i's point for q and metric, from its first table that has the cell (one point per run),
+ * noting the tables' hosts and the host's tests on the way. */
+static void scan_run(const sm_trend_query *q, const sm_trend_run *runs, const parsed *p, size_t i,
+                     const char *metric, scan *s)
+{
+    bool got = false;
+    for (int t = 0; t < 2 && !got; t++) {
+        const cJSON *tab = p[i].t[t];
+        const cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(tab, "rows"))
+            strs_add(&s->hosts, cJSON_GetStringValue(r));
+        const int row = tab ? row_of(tab, q->host) : -1;
+        if (row < 0)
+            continue;
+        for (int k = 0; k < 2 && !got; k++) {
+            const cJSON *cols = cJSON_GetObjectItemCaseSensitive(tab, KINDS[k][0]);
+            const cJSON *cells = cJSON_GetObjectItemCaseSensitive(tab, KINDS[k][1]);
+            const cJSON *c;
+            cJSON_ArrayForEach(c, cells)
+            {
+                const cJSON *col = cJSON_GetArrayItem(cols, idx(c, "column"));
+                if (idx(c, "row") == row && num(c, "n") > 0)
+                    strs_add(&s->tests, str(col, "label"));
+            }
+            int ci = 0;
+            const cJSON *col;
+            cJSON_ArrayForEach(col, cols)
+            {
+                if (!got && eq(str(col, "label"), q->test) &&
+                    (!metric || eq(str(col, "metric"), metric))) {
+                    const cJSON *cell = cell_at(cells, row, ci);
+                    if (cell && num(cell, "n") > 0) {
+                        got = true;
+                        s->with_cell++;
+                        if (runs[i].finished_ms >= q->from_ms && runs[i].finished_ms <= q->to_ms)
+                            s->pts[s->npts++] =
+                                (point){i, cell, flagged(p[i].an, q->host, q->test, metric)};
+                    }
+                }
+                ci++;
+            }
+        }
+    }
+}
+
+/* Why s has no point: the host is in no run, the host lacks the test, or no run with the cell
+ * finished in [from, to]. */
+static void no_point_note(const sm_trend_query *q, const scan *s, char *note, size_t cap)
+{
+    char list[1536];
+    bool host_known = false;
+    for (size_t i = 0; i < s->hosts.n; i++)
+        host_known = host_known || strcmp(s->hosts.v[i], q->host) == 0;
+    if (s->hosts.n == 0) {
+        snprintf(note, cap, "no ended run has host '%s', nor any %s row", q->host,
+                 strstr(q->host, "->") ? "client->server" : "host");
+    } else if (!host_known) {
+        list_text(&s->hosts, list, sizeof list);
+        snprintf(note, cap, "no ended run has host '%s'; the hosts they have: %s", q->host, list);
+    } else if (s->with_cell == 0) {
+        list_text(&s->tests, list, sizeof list);
+        snprintf(note, cap, "no ended run has test '%s' for host '%s'; the tests it has: %s",
+                 q->test, q->host, list);
+    } else {
+        snprintf(note, cap,
+                 "none of the %zu ended runs with this cell finished between from and to",
+                 s->with_cell);
+    }
+}
+
+/* o's "points": the latest q->limit of s's points. false when out of memory. */
+static bool put_points(cJSON *o, const sm_trend_query *q, const sm_trend_run *runs, const scan *s)
+{
+    cJSON *arr = cJSON_CreateArray();
+    bool ok = arr != NULL;
+    const size_t first = s->npts > q->limit ? s->npts - q->limit : 0;
+    for (size_t i = first; ok && i < s->npts; i++)
+        ok = sm_json_append(arr, point_json(&runs[s->pts[i].run], &s->pts[i]));
+    if (!ok) {
+        cJSON_Delete(arr);
+        return false;
+    }
+    return sm_json_put(o, "points", arr); /* which deletes arr when it fails */
+}
+
 int sm_trends_json(const sm_trend_query *q, const sm_trend_run *runs, size_t n, char **json,
                    sm_error *err)
 {
     parsed *p = parse_all(runs, n);
-    point *pts = calloc(2 * n + 1, sizeof *pts);
-    strs hosts = {0}, tests = {0}, metrics = {0};
+    scan s = {.pts = calloc(2 * n + 1, sizeof *s.pts)};
+    strs metrics = {0};
     const char *metric = NULL, *unit = NULL;
-    size_t npts = 0, with_cell = 0;
     int rc = SM_ENOMEM;
-    if (!p || !pts)
+    if (!p || !s.pts)
         goto out;
     rc = pick_metric(q, p, n, &metrics, &metric, err);
     if (rc != 0)
         goto out;
     unit = unit_of(p, n, q->test, metric);
-    for (size_t i = 0; i < n; i++) {
-        bool got = false; /* one point per run, from its first table that has the cell */
-        for (int t = 0; t < 2 && !got; t++) {
-            const cJSON *tab = p[i].t[t];
-            const cJSON *r;
-            cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(tab, "rows"))
-                strs_add(&hosts, cJSON_GetStringValue(r));
-            const int row = tab ? row_of(tab, q->host) : -1;
-            if (row < 0)
-                continue;
-            for (int k = 0; k < 2 && !got; k++) {
-                const cJSON *cols = cJSON_GetObjectItemCaseSensitive(tab, KINDS[k][0]);
-                const cJSON *cells = cJSON_GetObjectItemCaseSensitive(tab, KINDS[k][1]);
-                const cJSON *c;
-                cJSON_ArrayForEach(c, cells)
-                {
-                    const cJSON *col = cJSON_GetArrayItem(cols, idx(c, "column"));
-                    if (idx(c, "row") == row && num(c, "n") > 0)
-                        strs_add(&tests, str(col, "label"));
-                }
-                int ci = 0;
-                const cJSON *col;
-                cJSON_ArrayForEach(col, cols)
-                {
-                    if (!got && eq(str(col, "label"), q->test) &&
-                        (!metric || eq(str(col, "metric"), metric))) {
-                        const cJSON *cell = cell_at(cells, row, ci);
-                        if (cell && num(cell, "n") > 0) {
-                            got = true;
-                            with_cell++;
-                            if (runs[i].finished_ms >= q->from_ms &&
-                                runs[i].finished_ms <= q->to_ms)
-                                pts[npts++] =
-                                    (point){i, cell, flagged(p[i].an, q->host, q->test, metric)};
-                        }
-                    }
-                    ci++;
-                }
-            }
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        scan_run(q, runs, p, i, metric, &s);
     rc = SM_ENOMEM;
-    if (hosts.oom || tests.oom || metrics.oom)
+    if (s.hosts.oom || s.tests.oom || metrics.oom)
         goto out;
     cJSON *o = cJSON_CreateObject();
-    cJSON *arr = o ? cJSON_CreateArray() : NULL;
-    bool ok = arr && sm_json_put_str(o, "host", q->host) && sm_json_put_str(o, "test", q->test) &&
+    bool ok = o && sm_json_put_str(o, "host", q->host) && sm_json_put_str(o, "test", q->test) &&
               sm_json_put(o, "metric", metric ? cJSON_CreateString(metric) : cJSON_CreateNull()) &&
-              sm_json_put(o, "unit", unit ? cJSON_CreateString(unit) : cJSON_CreateNull());
-    const size_t first = npts > q->limit ? npts - q->limit : 0;
-    for (size_t i = first; ok && i < npts; i++)
-        ok = sm_json_append(arr, point_json(&runs[pts[i].run], &pts[i]));
-    if (ok)
-        ok = sm_json_put(o, "points", arr); /* which deletes arr when it fails */
-    else
-        cJSON_Delete(arr);
-    ok = ok && sm_json_put_str(o, "rule", SM_TRENDS_RULE);
-    if (ok && npts == 0) {
-        char note[2048], list[1536];
-        bool host_known = false;
-        for (size_t i = 0; i < hosts.n; i++)
-            host_known = host_known || strcmp(hosts.v[i], q->host) == 0;
-        if (hosts.n == 0) {
-            snprintf(note, sizeof note, "no ended run has host '%s', nor any %s row", q->host,
-                     strstr(q->host, "->") ? "client->server" : "host");
-        } else if (!host_known) {
-            list_text(&hosts, list, sizeof list);
-            snprintf(note, sizeof note, "no ended run has host '%s'; the hosts they have: %s",
-                     q->host, list);
-        } else if (with_cell == 0) {
-            list_text(&tests, list, sizeof list);
-            snprintf(note, sizeof note,
-                     "no ended run has test '%s' for host '%s'; the tests it has: %s", q->test,
-                     q->host, list);
-        } else {
-            snprintf(note, sizeof note,
-                     "none of the %zu ended runs with this cell finished between from and to",
-                     with_cell);
-        }
+              sm_json_put(o, "unit", unit ? cJSON_CreateString(unit) : cJSON_CreateNull()) &&
+              put_points(o, q, runs, &s) && sm_json_put_str(o, "rule", SM_TRENDS_RULE);
+    if (ok && s.npts == 0) {
+        char note[2048];
+        no_point_note(q, &s, note, sizeof note);
         ok = sm_json_put_str(o, "note", note);
     }
     *json = sm_json_finish(o, ok, 0, "trends", err);
     rc = *json ? 0 : SM_ENOMEM;
 out:
-    free(hosts.v);
-    free(tests.v);
+    free(s.hosts.v);
+    free(s.tests.v);
     free(metrics.v);
-    free(pts);
+    free(s.pts);
     parsed_free(p, n);
     return rc;
 }

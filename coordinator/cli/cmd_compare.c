@@ -20,29 +20,16 @@ static int bad(const char *msg)
     return sm_cli_bad_answer(WHAT, &err);
 }
 
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-/* A number of the answer; NaN when null or absent. */
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* "100 MB/s [98.5, 101] n=3", or "-" without a median. */
 static void side_text(const cJSON *s, char *buf, size_t cap)
 {
-    double med = num(s, "median");
+    double med = sm_cli_jnum(s, "median");
     if (!isfinite(med)) {
-        snprintf(buf, cap, "- (%.0f failed)", num(s, "failed"));
+        snprintf(buf, cap, "- (%.0f failed)", sm_cli_jnum(s, "failed"));
         return;
     }
-    snprintf(buf, cap, "%.6g %s [%.6g, %.6g] n=%.0f", med, str(s, "unit"), num(s, "ci95_low"),
-             num(s, "ci95_high"), num(s, "n"));
+    snprintf(buf, cap, "%.6g %s [%.6g, %.6g] n=%.0f", med, sm_cli_jstr(s, "unit"),
+             sm_cli_jnum(s, "ci95_low"), sm_cli_jnum(s, "ci95_high"), sm_cli_jnum(s, "n"));
 }
 
 static const char *verdict_text(const char *v)
@@ -61,9 +48,11 @@ static void only_lines(const cJSON *only, const char *which, const cJSON *run)
     const int n = cJSON_GetArraySize(only);
     if (n == 0)
         return;
-    printf("\nonly in run %s (%s): %d %s\n", str(run, "id"), which, n, n == 1 ? "cell" : "cells");
+    printf("\nonly in run %s (%s): %d %s\n", sm_cli_jstr(run, "id"), which, n,
+           n == 1 ? "cell" : "cells");
     const cJSON *e;
-    cJSON_ArrayForEach(e, only) printf("  %s  %s\n", str(e, "host"), str(e, "test"));
+    cJSON_ArrayForEach(e, only)
+        printf("  %s  %s\n", sm_cli_jstr(e, "host"), sm_cli_jstr(e, "test"));
 }
 
 static int print_grid(const cJSON *o)
@@ -73,11 +62,12 @@ static int print_grid(const cJSON *o)
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "b");
     if (!cJSON_IsArray(shared) || !cJSON_IsObject(a) || !cJSON_IsObject(b))
         return bad("expected a, b and shared");
-    printf("run %s (%s, %s) against run %s (%s, %s): change is B/A - 1\n", str(a, "id"),
-           str(a, "name"), str(a, "state"), str(b, "id"), str(b, "name"), str(b, "state"));
+    printf("run %s (%s, %s) against run %s (%s, %s): change is B/A - 1\n", sm_cli_jstr(a, "id"),
+           sm_cli_jstr(a, "name"), sm_cli_jstr(a, "state"), sm_cli_jstr(b, "id"),
+           sm_cli_jstr(b, "name"), sm_cli_jstr(b, "state"));
     char ha[40], hb[40];
-    snprintf(ha, sizeof ha, "A (run %s)", str(a, "id"));
-    snprintf(hb, sizeof hb, "B (run %s)", str(b, "id"));
+    snprintf(ha, sizeof ha, "A (run %s)", sm_cli_jstr(a, "id"));
+    snprintf(hb, sizeof hb, "B (run %s)", sm_cli_jstr(b, "id"));
     sm_grid g = {6, 0, "llrrrl", NULL};
     const char *head[] = {"HOST", "TEST", ha, hb, "CHANGE", "VERDICT"};
     int rc = sm_grid_row(&g, head);
@@ -89,18 +79,22 @@ static int print_grid(const cJSON *o)
         char ta[96], tb[96], ch[24];
         side_text(cJSON_GetObjectItemCaseSensitive(e, "a"), ta, sizeof ta);
         side_text(cJSON_GetObjectItemCaseSensitive(e, "b"), tb, sizeof tb);
-        double c = num(e, "change_pct");
+        double c = sm_cli_jnum(e, "change_pct");
         if (isfinite(c))
             snprintf(ch, sizeof ch, "%+.1f%%", c);
         else
             snprintf(ch, sizeof ch, "-");
-        const char *row[] = {
-            str(e, "host"), str(e, "test"), ta, tb, ch, verdict_text(str(e, "verdict"))};
+        const char *row[] = {sm_cli_jstr(e, "host"),
+                             sm_cli_jstr(e, "test"),
+                             ta,
+                             tb,
+                             ch,
+                             verdict_text(sm_cli_jstr(e, "verdict"))};
         rc = sm_grid_row(&g, row);
     }
     if ((rc = sm_grid_done(&g, rc)) != 0)
         return rc;
-    printf("\nrule: %s\n", str(o, "rule"));
+    printf("\nrule: %s\n", sm_cli_jstr(o, "rule"));
     only_lines(cJSON_GetObjectItemCaseSensitive(o, "only_a"), "A", a);
     only_lines(cJSON_GetObjectItemCaseSensitive(o, "only_b"), "B", b);
     return 0;
@@ -123,19 +117,12 @@ static void csv_field(const char *v, const char *sep)
     fputs(sep, stdout);
 }
 
-static void csv_num(double v, const char *sep)
-{
-    if (isfinite(v))
-        printf("%.17g", v);
-    fputs(sep, stdout);
-}
-
 static void csv_side(const cJSON *s)
 {
-    csv_num(num(s, "median"), ",");
-    csv_num(num(s, "ci95_low"), ",");
-    csv_num(num(s, "ci95_high"), ",");
-    csv_num(num(s, "n"), ",");
+    sm_cli_csv_num(sm_cli_jnum(s, "median"), ",");
+    sm_cli_csv_num(sm_cli_jnum(s, "ci95_low"), ",");
+    sm_cli_csv_num(sm_cli_jnum(s, "ci95_high"), ",");
+    sm_cli_csv_num(sm_cli_jnum(s, "n"), ",");
 }
 
 static int print_csv(const cJSON *o)
@@ -148,20 +135,20 @@ static int print_csv(const cJSON *o)
     const cJSON *e;
     cJSON_ArrayForEach(e, shared)
     {
-        csv_field(str(e, "host"), ",");
-        csv_field(str(e, "test"), ",");
-        csv_field(str(e, "unit"), ",");
+        csv_field(sm_cli_jstr(e, "host"), ",");
+        csv_field(sm_cli_jstr(e, "test"), ",");
+        csv_field(sm_cli_jstr(e, "unit"), ",");
         csv_side(cJSON_GetObjectItemCaseSensitive(e, "a"));
         csv_side(cJSON_GetObjectItemCaseSensitive(e, "b"));
-        csv_num(num(e, "change_pct"), ",");
-        csv_field(str(e, "verdict"), "\r\n");
+        sm_cli_csv_num(sm_cli_jnum(e, "change_pct"), ",");
+        csv_field(sm_cli_jstr(e, "verdict"), "\r\n");
     }
     static const char *const sides[] = {"only_a", "only_b"};
     for (size_t k = 0; k < 2; k++) {
         cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, sides[k]))
         {
-            csv_field(str(e, "host"), ",");
-            csv_field(str(e, "test"), ",");
+            csv_field(sm_cli_jstr(e, "host"), ",");
+            csv_field(sm_cli_jstr(e, "test"), ",");
             printf(",,,,,,,,,,%s\r\n", k == 0 ? "only in a" : "only in b");
         }
     }

@@ -56,6 +56,43 @@ static void print_times(const sm_apiview_run *run)
     }
 }
 
+/* GET path (as sm_cli_call_run when run is not 0) whose answer must hold an array named key:
+ * 0 with *root the answer (the caller's to cJSON_Delete) and *arr the array in it, or 1 once
+ * the failure is reported, what naming the call. */
+static int get_array(sm_http *h, uint64_t run, const char *path, const char *key, const char *what,
+                     cJSON **root, const cJSON **arr)
+{
+    sm_http_resp r;
+    if (run ? sm_cli_call_run(h, run, path, NULL, 0, &r) : sm_cli_call(h, path, NULL, 0, &r))
+        return 1;
+    cJSON *o = cJSON_ParseWithLength(r.body, r.len);
+    sm_http_resp_fini(&r);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsArray(a)) {
+        cJSON_Delete(o);
+        sm_error err = {0};
+        sm_error_set(&err, SM_EPARSE, "no \"%s\" array", key);
+        return sm_cli_bad_answer(what, &err);
+    }
+    *root = o;
+    *arr = a;
+    return 0;
+}
+
+/* o pretty-printed on stdout, then deleted; 0, or 1 once out of memory is reported. */
+static int print_json(cJSON *o)
+{
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!text) {
+        sm_cli_fail("out of memory");
+        return 1;
+    }
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
 /* Every failed job, page by page; 1 when the coordinator could not say. */
 static int print_failed(sm_http *h, uint64_t id)
 {
@@ -65,18 +102,10 @@ static int print_failed(sm_http *h, uint64_t id)
         char path[128];
         snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/jobs?state=failed&limit=1000%s%s", id,
                  after[0] ? "&after=" : "", after);
-        sm_http_resp r;
-        if (sm_cli_call(h, path, NULL, 0, &r))
+        cJSON *o;
+        const cJSON *jobs;
+        if (get_array(h, 0, path, "jobs", "GET /api/runs/ID/jobs", &o, &jobs))
             return 1;
-        cJSON *o = cJSON_ParseWithLength(r.body, r.len);
-        sm_http_resp_fini(&r);
-        const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(o, "jobs");
-        if (!cJSON_IsArray(jobs)) {
-            cJSON_Delete(o);
-            sm_error err = {0};
-            sm_error_set(&err, SM_EPARSE, "no \"jobs\" array");
-            return sm_cli_bad_answer("GET /api/runs/ID/jobs", &err);
-        }
         const cJSON *j;
         cJSON_ArrayForEach(j, jobs)
         {
@@ -140,20 +169,6 @@ int sm_cli_show_details(sm_http *h, const sm_apiview_run *run)
 
 /* ---- sockmatrix jobs ---- */
 
-/* 4 significant digits, as the dashboard shows them: "19960", "0.0567"; an exponent only
- * below 0.001 or from 10^9. */
-static void num_text(double v, char *buf, size_t cap)
-{
-    const double a = v < 0 ? -v : v;
-    if (a != 0 && (a < 1e-3 || a >= 1e9))
-        snprintf(buf, cap, "%.3e", v);
-    else {
-        char tmp[48];
-        snprintf(tmp, sizeof tmp, "%.4g", v);
-        snprintf(buf, cap, "%.15g", strtod(tmp, NULL));
-    }
-}
-
 static const char *str_or(const cJSON *o, const char *k, const char *dflt)
 {
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
@@ -175,7 +190,7 @@ static int jobs_row(sm_grid *g, const cJSON *j)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(hl, "value");
     if (cJSON_IsNumber(v)) {
         char n[40];
-        num_text(v->valuedouble, n, sizeof n);
+        sm_cli_num4(v->valuedouble, n, sizeof n);
         snprintf(head, sizeof head, "%s %s", n, str_or(hl, "unit", ""));
     }
     const char *state = str_or(j, "state", "?");
@@ -204,11 +219,11 @@ static void figures_text(const cJSON *c, char *buf, size_t cap)
         return;
     }
     char tm[40], tl[40] = "?", th[40] = "?";
-    num_text(m->valuedouble, tm, sizeof tm);
+    sm_cli_num4(m->valuedouble, tm, sizeof tm);
     if (cJSON_IsNumber(lo))
-        num_text(lo->valuedouble, tl, sizeof tl);
+        sm_cli_num4(lo->valuedouble, tl, sizeof tl);
     if (cJSON_IsNumber(hi))
-        num_text(hi->valuedouble, th, sizeof th);
+        sm_cli_num4(hi->valuedouble, th, sizeof th);
     snprintf(buf, cap, "%s [%s, %s] n=%d", tm, tl, th, n->valueint);
 }
 
@@ -218,29 +233,12 @@ static int cell_values(sm_http *h, const sm_cli_opts *o)
 {
     char path[96];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/cells/%" PRIu32, o->run_id, o->job_cell);
-    sm_http_resp r;
-    if (sm_cli_call_run(h, o->run_id, path, NULL, 0, &r))
+    cJSON *c;
+    const cJSON *values;
+    if (get_array(h, o->run_id, path, "values", "GET /api/runs/ID/cells/N", &c, &values))
         return 1;
-    cJSON *c = cJSON_ParseWithLength(r.body, r.len);
-    sm_http_resp_fini(&r);
-    const cJSON *values = cJSON_GetObjectItemCaseSensitive(c, "values");
-    if (!cJSON_IsArray(values)) {
-        cJSON_Delete(c);
-        sm_error err = {0};
-        sm_error_set(&err, SM_EPARSE, "no \"values\" array");
-        return sm_cli_bad_answer("GET /api/runs/ID/cells/N", &err);
-    }
-    if (o->format == SM_CLI_FMT_JSON) {
-        char *text = cJSON_Print(c);
-        cJSON_Delete(c);
-        if (!text) {
-            sm_cli_fail("out of memory");
-            return 1;
-        }
-        printf("%s\n", text);
-        free(text);
-        return 0;
-    }
+    if (o->format == SM_CLI_FMT_JSON)
+        return print_json(c);
     char fig[160];
     figures_text(c, fig, sizeof fig);
     printf("cell %" PRIu32 ": %s, %s (%s, %s)\n", o->job_cell, str_or(c, "row", "?"),
@@ -256,7 +254,7 @@ static int cell_values(sm_http *h, const sm_cli_opts *o)
             snprintf(rep, sizeof rep, "%d", rv->valueint);
         const cJSON *vv = cJSON_GetObjectItemCaseSensitive(v, "value");
         if (cJSON_IsNumber(vv))
-            num_text(vv->valuedouble, val, sizeof val);
+            sm_cli_num4(vv->valuedouble, val, sizeof val);
         const bool counted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "counted"));
         const bool disturbed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "disturbed"));
         const char *row[] = {str_or(v, "job", "?"),
@@ -335,13 +333,5 @@ int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
         cJSON_Delete(all);
         return 1;
     }
-    char *text = cJSON_Print(all);
-    cJSON_Delete(all);
-    if (!text) {
-        sm_cli_fail("out of memory");
-        return 1;
-    }
-    printf("%s\n", text);
-    free(text);
-    return 0;
+    return print_json(all);
 }

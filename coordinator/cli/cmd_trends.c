@@ -15,18 +15,6 @@
 
 #define WHAT "GET /api/trends"
 
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* Appends name=value to buf, value percent-encoded (all but RFC 3986's unreserved). */
 static void add_param(char *buf, size_t cap, const char *name, const char *value)
 {
@@ -43,22 +31,6 @@ static void add_param(char *buf, size_t cap, const char *name, const char *value
     buf[len] = '\0';
 }
 
-/* 4 significant digits, as the dashboard and sockmatrix jobs show them: "19960", "0.0567"; an
- * exponent only below 0.001 or from 10^9. */
-static void num_text(double v, char *buf, size_t cap)
-{
-    const double a = v < 0 ? -v : v;
-    if (!isfinite(v))
-        snprintf(buf, cap, "-");
-    else if (a != 0 && (a < 1e-3 || a >= 1e9))
-        snprintf(buf, cap, "%.3e", v);
-    else {
-        char tmp[48];
-        snprintf(tmp, sizeof tmp, "%.4g", v);
-        snprintf(buf, cap, "%.15g", strtod(tmp, NULL));
-    }
-}
-
 static void utc(double ms, char *buf, size_t cap)
 {
     time_t t = (time_t)(ms / 1000);
@@ -70,12 +42,12 @@ static void utc(double ms, char *buf, size_t cap)
 static int print_grid(const cJSON *o)
 {
     const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points");
-    printf("%s, %s", str(o, "host"), str(o, "test"));
-    if (*str(o, "metric"))
-        printf(", %s (%s)", str(o, "metric"), str(o, "unit"));
+    printf("%s, %s", sm_cli_jstr(o, "host"), sm_cli_jstr(o, "test"));
+    if (*sm_cli_jstr(o, "metric"))
+        printf(", %s (%s)", sm_cli_jstr(o, "metric"), sm_cli_jstr(o, "unit"));
     printf(": %d %s\n", cJSON_GetArraySize(pts), cJSON_GetArraySize(pts) == 1 ? "run" : "runs");
     if (cJSON_GetArraySize(pts) == 0) {
-        printf("note: %s\n", str(o, "note"));
+        printf("note: %s\n", sm_cli_jstr(o, "note"));
         return fflush(stdout) == 0 ? 0 : 1;
     }
     sm_grid g = {5, 0, "llrrl", NULL};
@@ -87,49 +59,42 @@ static int print_grid(const cJSON *o)
         if (rc)
             break;
         char when[32], med[160], n[16], m[48], lo[48], hi[48];
-        utc(num(p, "finished_ms"), when, sizeof when);
-        num_text(num(p, "median"), m, sizeof m);
-        num_text(num(p, "ci_lo"), lo, sizeof lo);
-        num_text(num(p, "ci_hi"), hi, sizeof hi);
-        snprintf(med, sizeof med, "%s [%s, %s] %s", m, lo, hi, str(o, "unit"));
-        snprintf(n, sizeof n, "%.0f", num(p, "n"));
-        const char *row[] = {when, str(p, "run"), med, n,
+        utc(sm_cli_jnum(p, "finished_ms"), when, sizeof when);
+        sm_cli_num4(sm_cli_jnum(p, "median"), m, sizeof m);
+        sm_cli_num4(sm_cli_jnum(p, "ci_lo"), lo, sizeof lo);
+        sm_cli_num4(sm_cli_jnum(p, "ci_hi"), hi, sizeof hi);
+        snprintf(med, sizeof med, "%s [%s, %s] %s", m, lo, hi, sm_cli_jstr(o, "unit"));
+        snprintf(n, sizeof n, "%.0f", sm_cli_jnum(p, "n"));
+        const char *row[] = {when, sm_cli_jstr(p, "run"), med, n,
                              cJSON_IsTrue(cJSON_GetObjectItem(p, "flagged")) ? "flagged" : ""};
         rc = sm_grid_row(&g, row);
     }
     if ((rc = sm_grid_done(&g, rc)) != 0)
         return rc;
-    if (*str(o, "note"))
-        printf("\nnote: %s\n", str(o, "note"));
-    printf("\nrule: %s\n", str(o, "rule"));
+    if (*sm_cli_jstr(o, "note"))
+        printf("\nnote: %s\n", sm_cli_jstr(o, "note"));
+    printf("\nrule: %s\n", sm_cli_jstr(o, "rule"));
     return fflush(stdout) == 0 ? 0 : 1;
-}
-
-static void csv_num(double v, const char *sep)
-{
-    if (isfinite(v))
-        printf("%.17g", v);
-    fputs(sep, stdout);
 }
 
 static int print_csv(const cJSON *o)
 {
     /* Units in the header, as the table's CSV has them; unit is a short word, never quoted. */
-    const char *u = str(o, "unit");
+    const char *u = sm_cli_jstr(o, "unit");
     printf("finished_utc,run,median (%s),ci95_low (%s),ci95_high (%s),n,flagged\r\n", u, u, u);
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "points"))
     {
         char when[32];
-        time_t t = (time_t)(num(p, "finished_ms") / 1000);
+        time_t t = (time_t)(sm_cli_jnum(p, "finished_ms") / 1000);
         struct tm tm;
         if (!gmtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
             when[0] = '\0';
-        printf("%s,%s,", when, str(p, "run"));
-        csv_num(num(p, "median"), ",");
-        csv_num(num(p, "ci_lo"), ",");
-        csv_num(num(p, "ci_hi"), ",");
-        csv_num(num(p, "n"), ",");
+        printf("%s,%s,", when, sm_cli_jstr(p, "run"));
+        sm_cli_csv_num(sm_cli_jnum(p, "median"), ",");
+        sm_cli_csv_num(sm_cli_jnum(p, "ci_lo"), ",");
+        sm_cli_csv_num(sm_cli_jnum(p, "ci_hi"), ",");
+        sm_cli_csv_num(sm_cli_jnum(p, "n"), ",");
         printf("%s\r\n", cJSON_IsTrue(cJSON_GetObjectItem(p, "flagged")) ? "true" : "false");
     }
     return fflush(stdout) == 0 ? 0 : 1;

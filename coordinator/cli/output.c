@@ -1,7 +1,9 @@
 /* What the CLI's commands print: error lines, answer bodies, files written whole. */
 #include "coordinator/cli/output.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,4 +84,38 @@ void sm_cli_print_parallel(FILE *f, const char *prefix, const sm_apiview_run *ru
                 run->parallel_note[0] ? run->parallel_note : "the run says so");
     else if (run->parallel_note[0])
         fprintf(f, "%swarning: %s\n", prefix ? prefix : "", run->parallel_note);
+}
+
+const char *sm_cli_jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+double sm_cli_jnum(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+void sm_cli_num4(double v, char *buf, size_t cap)
+{
+    const double a = v < 0 ? -v : v;
+    if (!isfinite(v))
+        snprintf(buf, cap, "-");
+    else if (a != 0 && (a < 1e-3 || a >= 1e9))
+        snprintf(buf, cap, "%.3e", v);
+    else {
+        /* %.4g rounds to 4 digits but may say 2e+04; %.15g of that value says 20000. */
+        char tmp[48];
+        snprintf(tmp, sizeof tmp, "%.4g", v);
+        snprintf(buf, cap, "%.15g", strtod(tmp, NULL));
+    }
+}
+
+void sm_cli_csv_num(double v, const char *sep)
+{
+    if (isfinite(v))
+        printf("%.17g", v);
+    fputs(sep, stdout);
 }

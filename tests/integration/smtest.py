@@ -341,6 +341,14 @@ class Fleet:
             return r if r["state"] != "running" else None
         return wait_for(f"run {rid} to end", ended, timeout, 0.2)
 
+    def run_done(self, body, timeout=180):
+        """Starts the run and waits for it to end; its /api/runs/ID, an AssertionError quoting
+        it unless it ended done."""
+        r = self.wait_run(self.start_run(body), timeout)
+        if r["state"] != "done":
+            raise AssertionError(f"run {r.get('id')} ended {r['state']}: {r}")
+        return r
+
     def online(self):
         return {a["name"] for a in self.get("/api/agents")["agents"] if a["status"] != "lost"}
 

@@ -23,12 +23,7 @@ class TrendsTest(unittest.TestCase):
         cls.f = Fleet(n=2, hold_ms=1000, lab=False)
         cls.addClassCleanup(cls.f.stop)
         cls.f.start()
-        cls.runs = []
-        for _ in range(3):
-            rid = cls.f.start_run(SPEC)
-            r = cls.f.wait_run(rid, 180)
-            assert r["state"] == "done", r
-            cls.runs.append(r)
+        cls.runs = [cls.f.run_done(SPEC) for _ in range(3)]
         cls.tables = [cls.f.get(f"/api/runs/{r['id']}/table?format=json") for r in cls.runs]
         cls.test = cls.tables[0]["columns"][0]["label"]
 

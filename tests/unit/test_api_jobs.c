@@ -76,7 +76,9 @@ static void poll_as(fixture *f, const char *name, sm_result_msg *res, size_t n, 
     assert_int_equal(sm_store_commit(f->st, &err), 0);
 }
 
-static void run_jobs(fixture *f, const char *name, double mbps, bool fail)
+/* Runs name's jobs to their end: each ok with throughput mbps, or failed when fail; with
+ * by_id, each ok with throughput 100 + its id, a value per job that says which it is. */
+static void run_jobs_as(fixture *f, const char *name, double mbps, bool fail, bool by_id)
 {
     sm_result_msg done[16];
     size_t n = 0;
@@ -99,7 +101,7 @@ static void run_jobs(fixture *f, const char *name, double mbps, bool fail)
             m->result.ok = !fail;
             if (fail)
                 snprintf(m->result.reason, sizeof m->result.reason, "connect: refused");
-            sm_result_set(&m->result, SM_M_THROUGHPUT, mbps);
+            sm_result_set(&m->result, SM_M_THROUGHPUT, by_id ? 100.0 + (double)m->job : mbps);
         }
     }
     fail_msg("%s: jobs without end", name);
@@ -111,7 +113,9 @@ static void run_jobs(fixture *f, const char *name, double mbps, bool fail)
     "\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\",\"transport\":[\"tcp\",\"unix\"],"    \
     "\"count\":10}]}"
 
-static void start_run(fixture *f)
+/* Posts RUN_SPEC and runs its jobs: h2's fail, the others' give 100 MB/s (30 for h2's); with
+ * by_id every job ends ok with throughput 100 + its id. */
+static void start_run(fixture *f, bool by_id)
 {
     static const char *const hosts[] = {"h1", "h2", "h3"};
     sm_poll_reply r;
@@ -126,13 +130,13 @@ static void start_run(fixture *f)
         fail_msg("POST /api/runs: %d %s", status, body);
     free(body);
     for (size_t h = 0; h < 3; h++)
-        run_jobs(f, hosts[h], h == 1 ? 30.0 : 100.0, h == 1);
+        run_jobs_as(f, hosts[h], h == 1 ? 30.0 : 100.0, h == 1 && !by_id, by_id);
 }
 
 static void test_api_run_jobs_pages_by_cursor_cover_every_job_once_in_run_order(void **state)
 {
     fixture *f = *state;
-    start_run(f);
+    start_run(f, false);
     cJSON *all = get(f, "/api/runs/1/jobs", "limit=1000", 200);
     assert_int_equal((int)num(all, "total"), 24);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(all, "next")));
@@ -183,7 +187,7 @@ static void test_api_run_jobs_pages_by_cursor_cover_every_job_once_in_run_order(
 static void test_api_run_jobs_filter_by_host_cell_and_state(void **state)
 {
     fixture *f = *state;
-    start_run(f);
+    start_run(f, false);
     cJSON *o = get(f, "/api/runs/1/jobs", "host=h2", 200);
     assert_int_equal((int)num(o, "total"), 8);
     const cJSON *j;
@@ -241,7 +245,7 @@ static void expect_400(fixture *f, const char *query, const char *field)
 static void test_api_run_jobs_bad_parameters_are_400_naming_the_field(void **state)
 {
     fixture *f = *state;
-    start_run(f);
+    start_run(f, false);
     expect_400(f, "limit=0", "limit");
     expect_400(f, "limit=1001", "limit");
     expect_400(f, "limit=ten", "limit");
@@ -276,7 +280,7 @@ static void test_api_run_jobs_of_an_unknown_run_are_404(void **state)
 static void test_api_job_resource_of_a_local_run_job(void **state)
 {
     fixture *f = *state;
-    start_run(f);
+    start_run(f, false);
     cJSON *page = get(f, "/api/runs/1/jobs", "host=h1&cell=0", 200);
     const cJSON *listed = NULL, *j;
     cJSON_ArrayForEach(
@@ -428,34 +432,6 @@ static void test_api_job_resource_of_a_pair_job_shows_its_peer_and_sides(void **
     cJSON_Delete(o);
 }
 
-/* Every job ends ok with throughput 100 + its id: a value per job that says which it is. */
-static void run_jobs_by_id(fixture *f, const char *name)
-{
-    sm_result_msg done[16];
-    size_t n = 0;
-    for (int round = 0; round < 64; round++) {
-        sm_poll_reply r;
-        poll_as(f, name, done, n, &r);
-        for (size_t i = 0; i < n; i++)
-            sm_result_fini(&done[i].result);
-        n = 0;
-        if (r.n_commands == 0)
-            return;
-        for (size_t i = 0; i < r.n_commands && n < 16; i++) {
-            if (r.commands[i].kind != SM_CMD_ASSIGN)
-                continue;
-            sm_result_msg *m = &done[n++];
-            memset(m, 0, sizeof *m);
-            m->job = r.commands[i].job;
-            m->attempt = r.commands[i].attempt;
-            sm_result_init(&m->result);
-            m->result.ok = true;
-            sm_result_set(&m->result, SM_M_THROUGHPUT, 100.0 + (double)m->job);
-        }
-    }
-    fail_msg("%s: jobs without end", name);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -465,19 +441,7 @@ static int cmp_double(const void *a, const void *b)
 static void test_api_run_cell_lists_each_repetition_in_order_with_the_tables_median(void **state)
 {
     fixture *f = *state;
-    static const char *const hosts[] = {"h1", "h2", "h3"};
-    sm_poll_reply r;
-    for (size_t h = 0; h < 3; h++)
-        poll_as(f, hosts[h], NULL, 0, &r);
-    char *body = NULL;
-    size_t len = 0;
-    const char *ctype = NULL;
-    assert_int_equal(sm_api_handle(&f->api, "POST", "/api/runs", NULL, NULL, RUN_SPEC,
-                                   strlen(RUN_SPEC), &body, &len, &ctype),
-                     201);
-    free(body);
-    for (size_t h = 0; h < 3; h++)
-        run_jobs_by_id(f, hosts[h]);
+    start_run(f, true);
 
     /* The cell's jobs as the run's list gives them, in run order. */
     cJSON *page = get(f, "/api/runs/1/jobs", "cell=1", 200);

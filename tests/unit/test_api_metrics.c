@@ -117,6 +117,15 @@ static char *cells_text(const sm_metrics_table *t, size_t n, size_t cap)
     return text;
 }
 
+/* text holds "<name><labels> <value>" ending its line. */
+static void assert_series(const char *text, const char *name, const char *labels, const char *value)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%s%s %s\n", name, labels, value);
+    if (!strstr(text, want))
+        fail_msg("no line %s", want);
+}
+
 static void test_metrics_cells_give_median_ci_flag_and_run_id_with_stable_labels(void **state)
 {
     (void)state;
@@ -127,19 +136,12 @@ static void test_metrics_cells_give_median_ci_flag_and_run_id_with_stable_labels
                      "B\",metric=\"throughput_MBps\",unit=\"MB/s\"}";
     const char *l2 = "{run_name=\"seed\",host=\"h2\",test=\"rr unix\",metric=\"latency_us\","
                      "unit=\"us\"}";
-    char want[512];
-    snprintf(want, sizeof want, "sockmatrix_cell_median%s 231.5\n", l1);
-    assert_non_null(strstr(text, want));
-    snprintf(want, sizeof want, "sockmatrix_cell_ci95_high%s 241.25\n", l1);
-    assert_non_null(strstr(text, want));
-    snprintf(want, sizeof want, "sockmatrix_cell_median%s 0.04505\n", l2);
-    assert_non_null(strstr(text, want));
-    snprintf(want, sizeof want, "sockmatrix_cell_ci95_low%s 0.01952\n", l2);
-    assert_non_null(strstr(text, want));
-    snprintf(want, sizeof want, "sockmatrix_cell_flagged%s 0\n", l1);
-    assert_non_null(strstr(text, want));
-    snprintf(want, sizeof want, "sockmatrix_cell_flagged%s 1\n", l2);
-    assert_non_null(strstr(text, want));
+    assert_series(text, "sockmatrix_cell_median", l1, "231.5");
+    assert_series(text, "sockmatrix_cell_ci95_high", l1, "241.25");
+    assert_series(text, "sockmatrix_cell_median", l2, "0.04505");
+    assert_series(text, "sockmatrix_cell_ci95_low", l2, "0.01952");
+    assert_series(text, "sockmatrix_cell_flagged", l1, "0");
+    assert_series(text, "sockmatrix_cell_flagged", l2, "1");
     /* the run id in its own series, without the unit; never a label of the values */
     assert_non_null(strstr(text, "sockmatrix_cell_run_id{run_name=\"seed\",host=\"h2\",test=\"rr "
                                  "unix\",metric=\"latency_us\"} 7\n"));
@@ -174,15 +176,10 @@ static void test_metrics_ratio_columns_give_median_and_ci_labelled_metric_ratio(
     char *text = cells_text(t, 1, 2000);
     const char *l = "{run_name=\"seed\",host=\"h1\",test=\"tcp/unix stream lines 128 "
                     "B\",metric=\"ratio\",unit=\"x\"}";
-    char want[512];
-    snprintf(want, sizeof want, "sockmatrix_cell_median%s 1.375\n", l);
-    assert_non_null(strstr(text, want));
-    snprintf(want, sizeof want, "sockmatrix_cell_ci95_low%s 1.25\n", l);
-    assert_non_null(strstr(text, want));
-    snprintf(want, sizeof want, "sockmatrix_cell_ci95_high%s 1.5\n", l);
-    assert_non_null(strstr(text, want));
-    snprintf(want, sizeof want, "sockmatrix_cell_flagged%s 1\n", l);
-    assert_non_null(strstr(text, want));
+    assert_series(text, "sockmatrix_cell_median", l, "1.375");
+    assert_series(text, "sockmatrix_cell_ci95_low", l, "1.25");
+    assert_series(text, "sockmatrix_cell_ci95_high", l, "1.5");
+    assert_series(text, "sockmatrix_cell_flagged", l, "1");
     assert_non_null(strstr(text, "sockmatrix_cell_run_id{run_name=\"seed\",host=\"h1\",test=\"tcp/"
                                  "unix stream lines 128 B\",metric=\"ratio\"} 7\n"));
     /* the plain cell keeps its metric; the ratio without a value has no series */

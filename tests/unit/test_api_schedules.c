@@ -341,12 +341,9 @@ static void one_run(fixture *f, double mbps2)
     finish_jobs(f, "h3", 100.0);
 }
 
-static void test_webhook_tells_new_flags_and_regressions_once(void **state)
+/* Agents h1, h2 and h3 and schedule 1, "watch": every 10 s, with a webhook. */
+static void add_watch(fixture *f)
 {
-    fixture *f = *state;
-    told t = {0};
-    f->api.notify = record;
-    f->api.notify_ctx = &t;
     register_agent(f, "h1");
     register_agent(f, "h2");
     register_agent(f, "h3");
@@ -354,6 +351,15 @@ static void test_webhook_tells_new_flags_and_regressions_once(void **state)
            "{\"name\":\"watch\",\"spec\":" SPEC ",\"every\":\"10s\","
            "\"webhook\":\"http://127.0.0.1:9/hook\"}",
            201, NULL);
+}
+
+static void test_webhook_tells_new_flags_and_regressions_once(void **state)
+{
+    fixture *f = *state;
+    told t = {0};
+    f->api.notify = record;
+    f->api.notify_ctx = &t;
+    add_watch(f);
     /* run 1: all alike, nothing to tell */
     one_run(f, 100.0);
     sm_schedules_tick(&f->api, wall_ms());
@@ -400,13 +406,7 @@ static void test_webhook_tells_new_flags_and_regressions_once(void **state)
 static void test_webhook_without_a_notifier_sends_nothing_and_judges_once(void **state)
 {
     fixture *f = *state;
-    register_agent(f, "h1");
-    register_agent(f, "h2");
-    register_agent(f, "h3");
-    expect(f, "POST", "/api/schedules", NULL, NULL,
-           "{\"name\":\"watch\",\"spec\":" SPEC ",\"every\":\"10s\","
-           "\"webhook\":\"http://127.0.0.1:9/hook\"}",
-           201, NULL);
+    add_watch(f);
     one_run(f, 30.0);
     sm_schedules_tick(&f->api, wall_ms());
     cJSON *s = call_json(f, "GET", "/api/schedules/1", NULL, 200);

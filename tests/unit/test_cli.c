@@ -6,6 +6,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "coordinator/apijson.h"
 #include "coordinator/cli/cli.h"
 #include "coordinator/cli/grid.h"
+#include "coordinator/cli/output.h"
 #include "coordinator/cli/specfile.h"
 #include "coordinator/apijson.h"
 #include "coordinator/cli/apiview.h"
@@ -1295,9 +1298,37 @@ static void test_cli_unknown_preset_names_every_preset(void **state)
         assert_non_null(strstr(err.msg, p->name));
 }
 
+static void test_cli_num4_shows_four_significant_digits_as_the_dashboard_does(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        {19957.3, "19960"}, {0.056712, "0.05671"}, {0, "0"},           {-1234.56, "-1235"},
+        {0.001, "0.001"},   {9.9e-4, "9.900e-04"}, {1e9, "1.000e+09"}, {999999999, "1000000000"},
+        {NAN, "-"},         {INFINITY, "-"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[48];
+        sm_cli_num4(cases[i].v, buf, sizeof buf);
+        assert_string_equal(buf, cases[i].want);
+    }
+    cJSON *o = cJSON_Parse("{\"s\":\"x\",\"n\":2.5,\"z\":null}");
+    assert_non_null(o);
+    assert_string_equal(sm_cli_jstr(o, "s"), "x");
+    assert_string_equal(sm_cli_jstr(o, "n"), "");
+    assert_string_equal(sm_cli_jstr(NULL, "s"), "");
+    assert_true(sm_cli_jnum(o, "n") == 2.5);
+    assert_true(isnan(sm_cli_jnum(o, "z")));
+    assert_true(isnan(sm_cli_jnum(o, "absent")));
+    cJSON_Delete(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cli_num4_shows_four_significant_digits_as_the_dashboard_does),
         cmocka_unit_test(test_cli_defaults_are_loopback_no_token_and_an_hour),
         cmocka_unit_test(test_cli_each_listing_command_parses_alone),
         cmocka_unit_test(test_cli_env_var_replaces_the_default_and_the_option_the_env_var),

@@ -17,44 +17,9 @@
 #include <sqlite3.h>
 
 #include "coordinator/store.h"
+#include "store_fixture.h"
 #include "proto/clock.h"
 #include "proto/log.h"
-
-typedef struct fixture {
-    char dir[64];
-    char path[128];
-    sm_store *st;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (f == NULL)
-        return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/sm_store_XXXXXX");
-    if (mkdtemp(f->dir) == NULL) {
-        free(f);
-        return -1;
-    }
-    snprintf(f->path, sizeof f->path, "%s/sm.db", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    sm_store_close(f->st);
-    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        char p[160];
-        snprintf(p, sizeof p, "%s%s", f->path, suffixes[i]);
-        unlink(p);
-    }
-    rmdir(f->dir);
-    free(f);
-    return 0;
-}
 
 #define assert_ok(expr) check_ok((expr), &err, #expr, __FILE__, __LINE__)
 
@@ -1817,7 +1782,8 @@ static void test_store_wal_check_ignores_an_older_logs_leftover_tail(void **stat
     remove_db(copy);
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name)                                                                                    \
+    cmocka_unit_test_setup_teardown(name, store_fixture_setup_closed, store_fixture_teardown)
 
 static void test_store_pair_sides_are_stored_once_per_role(void **state)
 {

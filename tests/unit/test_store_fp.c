@@ -11,48 +11,8 @@
 #include <cmocka.h>
 
 #include "coordinator/store.h"
+#include "store_fixture.h"
 #include "proto/log.h"
-
-typedef struct fixture {
-    char dir[64];
-    char path[128];
-    sm_store *st;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (f == NULL)
-        return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/sm_store_fp_XXXXXX");
-    if (mkdtemp(f->dir) == NULL) {
-        free(f);
-        return -1;
-    }
-    snprintf(f->path, sizeof f->path, "%s/sm.db", f->dir);
-    sm_error err = {0};
-    if (sm_store_open(&f->st, f->path, &err) != 0) {
-        fprintf(stderr, "open: %s\n", err.msg);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    sm_store_close(f->st);
-    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        char p[160];
-        snprintf(p, sizeof p, "%s%s", f->path, suffixes[i]);
-        unlink(p);
-    }
-    rmdir(f->dir);
-    free(f);
-    return 0;
-}
 
 static void ok(int rc, const sm_error *err)
 {
@@ -159,7 +119,7 @@ static void test_fp_put_refuses_an_empty_agent_name(void **state)
     sm_fp_rows_free(rows, n);
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, store_fixture_setup, store_fixture_teardown)
 
 int main(void)
 {

@@ -14,12 +14,7 @@
 #include <sqlite3.h>
 
 #include "coordinator/store.h"
-
-typedef struct fixture {
-    char dir[64];
-    char path[128];
-    sm_store *st;
-} fixture;
+#include "store_fixture.h"
 
 static void ok(int rc, const sm_error *err)
 {
@@ -33,41 +28,6 @@ static void reopen(fixture *f)
     f->st = NULL;
     sm_error err = {0};
     ok(sm_store_open(&f->st, f->path, &err), &err);
-}
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (f == NULL)
-        return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/sm_store_sched_XXXXXX");
-    if (mkdtemp(f->dir) == NULL) {
-        free(f);
-        return -1;
-    }
-    snprintf(f->path, sizeof f->path, "%s/sm.db", f->dir);
-    sm_error err = {0};
-    if (sm_store_open(&f->st, f->path, &err) != 0) {
-        fprintf(stderr, "open: %s\n", err.msg);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    sm_store_close(f->st);
-    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        char p[160];
-        snprintf(p, sizeof p, "%s%s", f->path, suffixes[i]);
-        unlink(p);
-    }
-    rmdir(f->dir);
-    free(f);
-    return 0;
 }
 
 static uint64_t add_schedule(fixture *f, const char *name, uint32_t every_s, const char *cron,
@@ -281,16 +241,19 @@ static void test_migration_from_version_7_keeps_runs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_schedule_rows_survive_close_and_reopen, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_schedule_rows_survive_close_and_reopen,
+                                        store_fixture_setup, store_fixture_teardown),
         cmocka_unit_test_setup_teardown(
-            test_schedule_insert_refuses_both_or_neither_interval_and_cron, setup, teardown),
+            test_schedule_insert_refuses_both_or_neither_interval_and_cron, store_fixture_setup,
+            store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_schedules_due_skip_paused_deleted_and_later_ones,
-                                        setup, teardown),
+                                        store_fixture_setup, store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_runs_link_to_their_schedule_and_keep_it_after_a_delete,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_events_of_a_subject_newest_first, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_migration_from_version_7_keeps_runs, setup, teardown),
+                                        store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_events_of_a_subject_newest_first, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_migration_from_version_7_keeps_runs,
+                                        store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
