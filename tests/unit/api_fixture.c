@@ -89,38 +89,44 @@ void expect(fixture *f, const char *method, const char *path, const char *query,
     free(r.body);
 }
 
-void register_agent(fixture *f, const char *name)
+/* A poll from agent name as its first: no results, facts only when asked. */
+static void poll_init(sm_poll *p, const char *name, bool facts)
 {
-    sm_poll p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.agent, sizeof p.agent, "%s", name);
-    snprintf(p.boot, sizeof p.boot, "0123456789abcdef0123456789abcdef");
-    p.have_facts = true;
-    snprintf(p.facts.hostname, sizeof p.facts.hostname, "%s", name);
-    sm_poll_reply r;
+    memset(p, 0, sizeof *p);
+    snprintf(p->agent, sizeof p->agent, "%s", name);
+    snprintf(p->boot, sizeof p->boot, "0123456789abcdef0123456789abcdef");
+    p->have_facts = facts;
+    if (facts)
+        snprintf(p->facts.hostname, sizeof p->facts.hostname, "%s", name);
+}
+
+/* p taken by the control core in a transaction of its own; its answer in *r. */
+static void poll_once(fixture *f, const sm_poll *p, sm_poll_reply *r)
+{
     bool now;
     sm_error err = {0};
     assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_poll(f->api.ctl, &p, wall_ms(), &r, &now, &err) != 0)
+    if (sm_control_poll(f->api.ctl, p, wall_ms(), r, &now, &err) != 0)
         fail_msg("poll: %s", err.msg);
     assert_int_equal(sm_store_commit(f->st, &err), 0);
+}
+
+void register_agent(fixture *f, const char *name)
+{
+    sm_poll p;
+    poll_init(&p, name, true);
+    sm_poll_reply r;
+    poll_once(f, &p, &r);
 }
 
 void finish_jobs(fixture *f, const char *name, double mbps)
 {
     sm_poll p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.agent, sizeof p.agent, "%s", name);
-    snprintf(p.boot, sizeof p.boot, "0123456789abcdef0123456789abcdef");
+    poll_init(&p, name, false);
     sm_result_msg done[16];
     for (int round = 0; round < 32; round++) {
         sm_poll_reply r;
-        bool now;
-        sm_error err = {0};
-        assert_int_equal(sm_store_begin(f->st, &err), 0);
-        if (sm_control_poll(f->api.ctl, &p, wall_ms(), &r, &now, &err) != 0)
-            fail_msg("poll: %s", err.msg);
-        assert_int_equal(sm_store_commit(f->st, &err), 0);
+        poll_once(f, &p, &r);
         for (size_t i = 0; i < p.n_results; i++)
             sm_result_fini(&done[i].result);
         p.results = NULL;
