@@ -43,6 +43,27 @@ cJSON *sm_json_double(double v)
     return cJSON_CreateRaw(buf);
 }
 
+bool sm_json_exact_numbers(cJSON *o)
+{
+    for (cJSON *c = o ? o->child : NULL; c; c = c->next) {
+        if (cJSON_IsNumber(c)) {
+            cJSON *raw = sm_json_double(c->valuedouble);
+            /* the replacement takes c's key (cJSON's default allocator: malloc and free) */
+            if (raw && c->string && !(raw->string = strdup(c->string))) {
+                cJSON_Delete(raw);
+                raw = NULL;
+            }
+            if (!raw)
+                return false;
+            cJSON_ReplaceItemViaPointer(o, c, raw); /* frees c */
+            c = raw;
+        } else if ((cJSON_IsArray(c) || cJSON_IsObject(c)) && !sm_json_exact_numbers(c)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool sm_json_put(cJSON *o, const char *key, cJSON *item)
 {
     if (item == NULL)

@@ -20,6 +20,12 @@ cJSON *sm_json_u64(uint64_t v);
  * (cJSON's own %1.15g is not exact), null when not finite. */
 cJSON *sm_json_double(double v);
 
+/* Makes every number in the tree under o (a parsed document, say) print exactly: each becomes
+ * the raw text of sm_json_double. cJSON_Print of a parsed tree would write 15 digits, and a
+ * figure passed on would then differ from its source. False when out of memory (the numbers
+ * done so far stay done). */
+bool sm_json_exact_numbers(cJSON *o);
+
 /* Add item to object o under key / to an array; on failure delete item and return false. A NULL
  * item (a builder that ran out of memory) is a failure. */
 bool sm_json_put(cJSON *o, const char *key, cJSON *item);

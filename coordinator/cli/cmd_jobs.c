@@ -14,6 +14,7 @@
 #include "coordinator/cli/output.h"
 #include "coordinator/cli/request.h"
 #include "proto/clock.h"
+#include "proto/json.h"
 
 /* "2026-12-01T16:53:02Z" */
 static void iso_utc(int64_t ms, char *buf, size_t cap)
@@ -82,7 +83,8 @@ static int get_array(sm_http *h, uint64_t run, const char *path, const char *key
 /* o pretty-printed on stdout, then deleted; 0, or 1 once out of memory is reported. */
 static int print_json(cJSON *o)
 {
-    char *text = cJSON_Print(o);
+    /* every figure as the API wrote it, not cut to cJSON's 15 digits */
+    char *text = sm_json_exact_numbers(o) ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
     if (!text) {
         sm_cli_fail("out of memory");

@@ -33,6 +33,24 @@ static void test_json_u64_is_a_raw_number_up_to_2p53_minus_1_then_a_string(void 
     free(t);
 }
 
+static void test_json_exact_numbers_prints_a_parsed_document_to_the_last_digit(void **state)
+{
+    (void)state;
+    static const char doc[] = "{\"a\":276.76068227043396,\"b\":[1,0.1,{\"c\":-2.5e-300}],"
+                              "\"d\":\"x\",\"e\":9007199254740991,\"f\":null}";
+    cJSON *o = cJSON_Parse(doc);
+    assert_non_null(o);
+    char *cut = cJSON_PrintUnformatted(o);
+    assert_non_null(strstr(cut, "\"a\":276.760682270434,")); /* what cJSON alone writes */
+    free(cut);
+    assert_true(sm_json_exact_numbers(o));
+    char *text = cJSON_PrintUnformatted(o);
+    assert_string_equal(text, doc);
+    free(text);
+    cJSON_Delete(o);
+    assert_true(sm_json_exact_numbers(NULL));
+}
+
 static void test_json_u64_str_is_always_a_decimal_string(void **state)
 {
     (void)state;
@@ -97,6 +115,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_u64_is_a_raw_number_up_to_2p53_minus_1_then_a_string),
         cmocka_unit_test(test_json_u64_str_is_always_a_decimal_string),
+        cmocka_unit_test(test_json_exact_numbers_prints_a_parsed_document_to_the_last_digit),
         cmocka_unit_test(test_json_put_of_a_null_item_fails),
         cmocka_unit_test(test_json_get_string_and_array_name_what_and_field),
         cmocka_unit_test(test_json_parse_object_refuses_junk_after_the_value),
