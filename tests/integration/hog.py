@@ -5,9 +5,19 @@ import sys
 
 # The child pins itself, says so on stdout, then spins until its own deadline: the hog cannot
 # outlive a test that forgot it by more than `seconds`.
+#
+# As root it also raises its weight (nice -10): at equal weight, Linux's EEVDF scheduler (6.6
+# and later) often lets a task that wakes run at once ahead of a long-running spinner, so a
+# sender pinned beside the hog could go through a whole job without waiting for the CPU, and
+# the sample was then rightly not disturbed. With more weight the hog takes the CPU from the
+# sender as a busy machine does. Without the privilege it spins at the weight it has.
 _SPIN = """
 import os, sys, time
 os.sched_setaffinity(0, {int(sys.argv[1])})
+try:
+    os.setpriority(os.PRIO_PROCESS, 0, -10)
+except PermissionError:
+    pass
 deadline = time.monotonic() + float(sys.argv[2])
 print("pinned", flush=True)
 while time.monotonic() < deadline:
