@@ -10,7 +10,7 @@
 #include "coordinator/cli/grid.h"
 #include "coordinator/cli/output.h"
 #include "coordinator/cli/request.h"
-#include "coordinator/plan.h"
+#include "coordinator/model/plan.h"
 
 /* What the coordinator knows that the estimates need: its agents and its latest runs. */
 typedef struct fleet_view {

@@ -12,8 +12,8 @@
 #include "coordinator/cli/output.h"
 #include "coordinator/cli/request.h"
 #include "coordinator/cli/specfile.h"
-#include "coordinator/cron.h"
-#include "coordinator/webhook.h"
+#include "coordinator/model/cron.h"
+#include "coordinator/schema/webhook_url.h"
 
 /* ---- the command line ---- */
 

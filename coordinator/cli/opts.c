@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "coordinator/cli/cmd.h"
-#include "coordinator/spec.h"
+#include "coordinator/model/spec.h"
 
 static const char usage[] =
     "Usage: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ...\n"

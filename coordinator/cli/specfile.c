@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "coordinator/spec.h"
+#include "coordinator/model/spec.h"
 
 #define SPEC_FILE_MAX (1u << 20)
 

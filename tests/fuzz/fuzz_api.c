@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/apijson.h"
+#include "coordinator/schema/apijson.h"
 #include "coordinator/cli/apiview.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/events.h"
+#include "coordinator/schema/events.h"
 #include "proto/err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/apijson.h"
-#include "coordinator/spec.h"
+#include "coordinator/schema/apijson.h"
+#include "coordinator/model/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

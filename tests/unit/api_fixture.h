@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "coordinator/api.h"
-#include "coordinator/control.h"
-#include "coordinator/store.h"
+#include "coordinator/api/api.h"
+#include "coordinator/control/control.h"
+#include "coordinator/store/store.h"
 
 typedef struct fixture {
     char dir[64];

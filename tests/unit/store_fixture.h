@@ -2,7 +2,7 @@
 #ifndef SM_TESTS_UNIT_STORE_FIXTURE_H
 #define SM_TESTS_UNIT_STORE_FIXTURE_H
 
-#include "coordinator/store.h"
+#include "coordinator/store/store.h"
 
 typedef struct fixture {
     char dir[64];   /* a mkdtemp folder under /tmp */

@@ -5,8 +5,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "coordinator/analysis.h"
-#include "coordinator/table.h"
+#include "coordinator/analysis/analysis.h"
+#include "coordinator/analysis/table.h"
 #include "proto/err.h"
 #include "proto/stats.h"
 #include "testutil.h"

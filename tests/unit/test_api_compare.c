@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "api_fixture.h"
-#include "coordinator/api.h"
-#include "coordinator/control.h"
-#include "coordinator/store.h"
-#include "coordinator/compare.h"
-#include "coordinator/table.h"
+#include "coordinator/api/api.h"
+#include "coordinator/control/control.h"
+#include "coordinator/store/store.h"
+#include "coordinator/analysis/compare.h"
+#include "coordinator/analysis/table.h"
 #include "proto/result.h"
 
 #define RUN_3REPS                                                                                  \

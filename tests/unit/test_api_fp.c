@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "api_fixture.h"
-#include "coordinator/api.h"
-#include "coordinator/control.h"
-#include "coordinator/store.h"
+#include "coordinator/api/api.h"
+#include "coordinator/control/control.h"
+#include "coordinator/store/store.h"
 #include "proto/fingerprint.h"
 
 typedef struct fp_response {

@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "api_fixture.h"
-#include "coordinator/api.h"
-#include "coordinator/api_int.h"
-#include "coordinator/promtext.h"
-#include "coordinator/control.h"
-#include "coordinator/store.h"
+#include "coordinator/api/api.h"
+#include "coordinator/api/internal.h"
+#include "coordinator/analysis/promtext.h"
+#include "coordinator/control/control.h"
+#include "coordinator/store/store.h"
 
 static char *scrape(fixture *f)
 {

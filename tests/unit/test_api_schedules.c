@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "api_fixture.h"
-#include "coordinator/schedules.h"
+#include "coordinator/recurring/schedules.h"
 
 #define SPEC                                                                                       \
     "{\"name\":\"tiny\",\"hosts\":\"all\",\"repetitions\":3,\"warmup\":0,\"tests\":["              \

@@ -14,14 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "coordinator/apijson.h"
+#include "coordinator/schema/apijson.h"
 #include "coordinator/cli/cli.h"
 #include "coordinator/cli/grid.h"
 #include "coordinator/cli/output.h"
 #include "coordinator/cli/specfile.h"
-#include "coordinator/apijson.h"
+#include "coordinator/schema/apijson.h"
 #include "coordinator/cli/apiview.h"
-#include "coordinator/spec.h"
+#include "coordinator/model/spec.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof *(a)) - 1)
 

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "coordinator/control.h"
-#include "coordinator/sharing.h"
-#include "coordinator/spec.h"
-#include "coordinator/store.h"
+#include "coordinator/control/control.h"
+#include "coordinator/control/sharing.h"
+#include "coordinator/model/spec.h"
+#include "coordinator/store/store.h"
 
 #define HOLD 1000
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "coordinator/cron.h"
+#include "coordinator/model/cron.h"
 
 /* ms of a UTC date and time */
 static int64_t utc(int y, int mo, int d, int h, int mi)

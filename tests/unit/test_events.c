@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "coordinator/events.h"
+#include "coordinator/schema/events.h"
 #include "proto/err.h"
 
 static void test_events_snapshot_joins_the_agents_and_runs_bodies(void **state)

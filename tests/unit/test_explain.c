@@ -6,8 +6,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "coordinator/analysis.h"
-#include "coordinator/explain.h"
+#include "coordinator/analysis/analysis.h"
+#include "coordinator/analysis/explain.h"
 #include "proto/fingerprint.h"
 
 #include <math.h>

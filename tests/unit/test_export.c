@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "coordinator/export.h"
+#include "coordinator/analysis/export.h"
 #include "proto/err.h"
 #include "proto/params.h"
 #include "proto/result.h"

@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "coordinator/fpdiff.h"
+#include "coordinator/analysis/fpdiff.h"
 #include "proto/err.h"
 #include "proto/fingerprint.h"
 

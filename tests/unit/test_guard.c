@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "coordinator/guard.h"
-#include "coordinator/web.h"
+#include "coordinator/server/guard.h"
+#include "coordinator/server/web.h"
 
 static void test_guard_route_gives_methods_caps_and_api(void **state)
 {

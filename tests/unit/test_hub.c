@@ -14,12 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "coordinator/api.h"
-#include "coordinator/control.h"
-#include "coordinator/store.h"
-#include "coordinator/web.h"
+#include "coordinator/api/api.h"
+#include "coordinator/control/control.h"
+#include "coordinator/store/store.h"
+#include "coordinator/server/web.h"
 #include "proto/codec.h"
-#include "coordinator/spec.h"
+#include "coordinator/model/spec.h"
 
 #define MAX_MSGS 256
 

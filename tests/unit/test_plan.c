@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/plan.h"
+#include "coordinator/model/plan.h"
 
 #define FLEET_MAX 64
 

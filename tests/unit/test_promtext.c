@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/promtext.h"
+#include "coordinator/analysis/promtext.h"
 #include "proto/err.h"
 
 static void test_prom_escapes_backslash_quote_and_newline_in_label_values(void **state)

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "coordinator/api_int.h"
+#include "coordinator/api/internal.h"
 
 static void test_query_next_splits_pieces_at_ampersands_and_keys_at_the_first_equals(void **state)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/schedule_json.h"
+#include "coordinator/schema/schedule_json.h"
 
 #define FLEET_H2                                                                                   \
     "{\"kind\":\"fleet\",\"host\":\"h2\",\"role\":\"\",\"test\":\"stream tcp\",\"metric\":"        \

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coordinator/server_internal.h"
+#include "coordinator/server/internal.h"
 #include "proto/msg.h"
 
 #define FLOOD      15 /* messages of FLOOD_SIZE: more bytes than one pass takes */

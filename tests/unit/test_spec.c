@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "coordinator/spec.h"
+#include "coordinator/model/spec.h"
 
 /* Specs are written with single quotes, which read better in C strings; this swaps them for
  * double quotes. The caller frees the copy. */

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "coordinator/store.h"
+#include "coordinator/store/store.h"
 #include "store_fixture.h"
 #include "proto/clock.h"
 #include "proto/log.h"

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "coordinator/store.h"
+#include "coordinator/store/store.h"
 #include "store_fixture.h"
 #include "proto/log.h"
 

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "coordinator/store.h"
+#include "coordinator/store/store.h"
 #include "store_fixture.h"
 
 static void ok(int rc, const sm_error *err)

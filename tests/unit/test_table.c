@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "coordinator/table.h"
+#include "coordinator/analysis/table.h"
 #include <cjson/cJSON.h>
 #include "proto/err.h"
 #include "proto/stats.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/trends.h"
+#include "coordinator/analysis/trends.h"
 
 #define TCP  "stream tcp 128 KiB x 10"
 #define UNIX "stream unix 128 KiB x 10"

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coordinator/webhook.h"
+#include "coordinator/recurring/webhook.h"
 #include "proto/log.h"
 
 #define REQ_MAX  8

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "coordinator/webhook.h"
+#include "coordinator/schema/webhook_url.h"
 
 static void refused(const char *url, const char *words)
 {

@@ -1,0 +1,71 @@
+/* What may explain a run's anomalies: for a fleet anomaly, a slow host or a slow link, how its
+ * host (a link: both hosts) differs from the run's other hosts' fingerprints; for a regression,
+ * what changed on its host between the baseline run and this one. Pure computation on decoded
+ * fingerprints (coordinator/fpdiff.h); the API loads them from the store. */
+#ifndef SM_COORD_EXPLAIN_H
+#define SM_COORD_EXPLAIN_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "coordinator/analysis/analysis.h"
+#include "coordinator/analysis/fpdiff.h"
+#include "proto/err.h"
+
+#define SM_EXPLAIN_JSON_MAX 8 /* differences in an anomaly's JSON */
+#define SM_EXPLAIN_TEXT_MAX 3 /* lines under an anomaly's text, entries of a footnote */
+
+/* One anomaly's explanation: up to two hosts (a slow link's client and server, a pair row's
+ * regression), each with its list. */
+typedef struct sm_explained {
+    char host[2][66]; /* "" when unused */
+    sm_fp_diffs d[2]; /* differences from the fleet, or changes (changes true) */
+    bool changes;
+} sm_explained;
+
+typedef struct sm_explanation {
+    sm_explained *v; /* owned; one per anomaly, in the anomalies' order */
+    size_t n;
+} sm_explanation;
+
+void sm_explanation_fini(sm_explanation *e);
+
+/* What anomaly a measured, as seen on host (whose fingerprint fp may be NULL): the transport
+ * from the column's label ("stream tcp+nodelay ..." tcp, "tcp/unix ..." tcp, "http ..." http;
+ * "" when the label names none), the interface "lo" for a test between local sockets, else
+ * (a slow host, a slow link, a pair row) the host's data interface (item info.data_if; ""
+ * unknown) with link set. transport and iface point into a's label, fp or static text. */
+void sm_explain_context(const sm_anomaly *a, const sm_fingerprint *fp, sm_fp_context *ctx,
+                        char *transport, size_t cap);
+
+/* Explains each anomaly of an: run[0..n_run) are the run's hosts and fingerprints (as of the
+ * run), base[0..n_base) the baseline run's (for regressions; may be empty). An anomaly without
+ * a fingerprint to compare gets empty lists. Each list keeps the first SM_EXPLAIN_JSON_MAX.
+ * 0 or SM_ENOMEM; *out is sm_explanation_fini'd by the caller either way. */
+int sm_explain_anomalies(const sm_anomalies *an, const sm_fp_host *run, size_t n_run,
+                         const sm_fp_host *base, size_t n_base, sm_explanation *out, sm_error *err);
+
+/* Whether anomaly i has anything to show. */
+bool sm_explain_any(const sm_explanation *e, size_t i);
+
+/* sm_anomaly_json_more for sm_anomalies_json_more with arg an sm_explanation: adds
+ * "differences" (fpdiff's objects, each with its "host") or, for a regression, "changes", at
+ * most SM_EXPLAIN_JSON_MAX, in rank order; nothing when there is nothing to show. */
+bool sm_explain_json(void *arg, size_t i, cJSON *object);
+
+/* The differences of anomaly i as a JSON array (as sm_explain_json adds), or NULL when none
+ * (or out of memory). The caller deletes it. */
+cJSON *sm_explain_cjson(const sm_explanation *e, size_t i);
+
+/* Anomaly i's top SM_EXPLAIN_TEXT_MAX lines (sm_fp_diff_text), each as indent, the line and
+ * "\n", appended to buf at *at (cut at cap). */
+void sm_explain_lines(const sm_explanation *e, size_t i, const char *indent, char *buf, size_t cap,
+                      size_t *at);
+
+/* Anomaly i's top SM_EXPLAIN_TEXT_MAX differences on one line, joined by "; ", the host named
+ * where it changes: "h2: lo qdisc tbf ... (fleet: noqueue, 2 of 2 hosts); net.ipv4.tcp_... ".
+ * "" when none. Returns the length it wanted. */
+size_t sm_explain_note(const sm_explanation *e, size_t i, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,66 @@
+/* Internals the analysis files share (coordinator/analysis*.c): the limits, a column of a
+ * table, and the steps every anomaly is built with. Not for callers: they use analysis.h. */
+#ifndef SM_COORD_ANALYSIS_INT_H
+#define SM_COORD_ANALYSIS_INT_H
+
+#include "coordinator/analysis/analysis.h"
+
+#include <stdlib.h>
+
+/* n doubles (at least one), or NULL when out of memory or n is too large. */
+static inline double *sm_analysis_doubles(size_t n)
+{
+    if (n > SIZE_MAX / sizeof(double))
+        return NULL;
+    return malloc((n ? n : 1) * sizeof(double));
+}
+
+/* The z cut and floor, defaults in place of 0 (or anything not positive). */
+typedef struct sm_analysis_limits {
+    double z, floor;
+} sm_analysis_limits;
+
+sm_analysis_limits sm_analysis_limits_of(const sm_analysis_opts *o);
+
+/* One column of a table: a plain or a ratio column, with the cells of its rows. */
+typedef struct sm_analysis_column {
+    const sm_table_col *col;
+    const sm_table_cell *cells; /* cells[r * stride] is row r's */
+    size_t stride;
+    size_t index;
+    bool ratio;
+} sm_analysis_column;
+
+sm_analysis_column sm_analysis_column_of(const sm_table *t, bool ratio, size_t c);
+
+static inline const sm_table_cell *sm_analysis_cell_at(const sm_analysis_column *k, size_t r)
+{
+    return &k->cells[r * k->stride];
+}
+
+/* Copies a char array of srccap bytes that may lack its NUL; always terminates dst. */
+void sm_analysis_copy_fixed(char *dst, size_t dstcap, const char *src, size_t srccap);
+#define COPY_FIXED(dst, src) sm_analysis_copy_fixed((dst), sizeof(dst), (src), sizeof(src))
+
+/* diff / |base|, with no difference being 0 even when the base is 0. */
+double sm_analysis_relative(double diff, double base);
+
+/* Which way value lies from reference, by the sense of the metric named in metric[0..cap). */
+sm_anomaly_dir sm_analysis_direction(const char *metric, size_t cap, double value,
+                                     double reference);
+
+/* The floor as a percentage: "15%", or with one decimal when not whole ("12.5%"). */
+void sm_analysis_percent_text(char *buf, size_t len, double floor);
+
+/* Fills in everything but the host, role, row and numbers. */
+void sm_analysis_anomaly_start(sm_anomaly *x, sm_anomaly_kind kind, const sm_analysis_column *k,
+                               sm_analysis_limits l, bool mad0);
+
+/* Sets the numbers and, from them, the direction. */
+void sm_analysis_anomaly_numbers(sm_anomaly *x, double value, double reference, double z,
+                                 double rel);
+
+/* Appends *x to a; 0 or SM_ENOMEM (a unchanged). */
+int sm_analysis_push(sm_anomalies *a, const sm_anomaly *x);
+
+#endif

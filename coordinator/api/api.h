@@ -1,0 +1,65 @@
+/* The coordinator's HTTP routes, independent of the HTTP server that carries them. */
+#ifndef SM_COORD_API_H
+#define SM_COORD_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "coordinator/control/control.h"
+#include "coordinator/store/store.h"
+#include "proto/envelope.h"
+
+typedef struct sm_api_ctx {
+    sm_store *st;
+    sm_control *ctl;
+    const sm_rejects *rejects;
+    const char *token; /* NULL: state-changing calls need no token (loopback listener) */
+    /* Called once after a request queued jobs, with the hosts they went to (each once), so
+     * that their held polls can be answered now. */
+    void (*jobs_queued)(void *arg, const char *const *hosts, size_t n);
+    void *arg;
+    /* The live-event hub's counters for /healthz (ws_clients, ws_rejected, ws_cut_slow); NULL
+     * when there is none. */
+    const uint64_t *ws_counters;
+    /* The HTTP listener's: open connections, then requests refused for their Host, Origin,
+     * media type, token, method, size, slowness and for a full listener; NULL when none. */
+    const uint64_t *http_counters;
+    /* The tables and anomalies of ended runs, computed once (NULL until the first; free with
+     * sm_api_cache_free). */
+    struct sm_report_cache *cache;
+    /* Posts a webhook delivery and returns its id (0: refused), as webhook.h's sm_webhook_post
+     * does with notify_ctx its sm_webhook; NULL: no webhook is sent (schedules.c logs it). */
+    uint64_t (*notify)(void *ctx, const char *url, const char *event, const char *body);
+    void *notify_ctx;
+} sm_api_ctx;
+
+/* One request: method "GET"/"POST", path without query, query ("format=csv&x=y", may be
+ * NULL), the Authorization header value (or NULL), the body. Returns the HTTP status, a malloc'd
+ * body in *resp and its media type in *content_type (a static string: application/json unless
+ * a table was asked for as CSV or Markdown). Every error is {"error","field"} with a 4xx
+ * status; a store failure is a 500. */
+int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *query,
+                  const char *auth, const char *body, size_t len, char **resp, size_t *resp_len,
+                  const char **content_type);
+
+/* What the hub of live events tells, by the same encoders as the routes above, so that a page
+ * sees the same objects either way. The bodies of GET /api/agents and GET /api/runs (NULL with
+ * err set when the store fails or memory runs out); one item of those lists for a store row
+ * (NULL when out of memory); the body of GET /api/runs/{id}/anomalies (NULL when the run is
+ * not there or it cannot be computed). */
+char *sm_api_agents_body(sm_api_ctx *a, sm_error *err);
+char *sm_api_runs_body(sm_api_ctx *a, sm_error *err);
+char *sm_api_agent_item(sm_api_ctx *a, const sm_agent_row *row);
+char *sm_api_run_item(const sm_run_row *r);
+char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id);
+
+/* A run's stored results or state changed (the control core's SM_CHANGE_JOB or SM_CHANGE_RUN
+ * of that run): its cached tables and anomalies are dropped, and so are the anomalies that
+ * took it as their baseline (named, or the default one of a later run). */
+void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id);
+void sm_api_cache_free(sm_api_ctx *a);
+
+/* Constant-time comparison of a presented bearer token with the expected one. */
+bool sm_api_token_ok(const char *expected, const char *authorization);
+
+#endif

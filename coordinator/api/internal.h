@@ -1,0 +1,115 @@
+/* What api.c and api_reports.c share: the reply helpers and the route of a run's reports. Not
+ * for callers: they use api.h. */
+#ifndef SM_COORD_API_INT_H
+#define SM_COORD_API_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coordinator/api/api.h"
+
+/* Hands json (malloc'd; NULL: out of memory, then a 500) to the caller as *resp and *len;
+ * returns status (500 when json was NULL). */
+int sm_api_reply(char **resp, size_t *len, int status, char *json);
+
+/* An {"error","field"} body with status; field may be NULL. Returns status (or 500). */
+int sm_api_reply_error(char **resp, size_t *len, int status, const char *msg, const char *field);
+
+/* A decimal id in text[0..len): false when empty, signed, too long or not a number. */
+bool sm_api_parse_id(const char *text, size_t len, uint64_t *id);
+
+/* ---- query strings (query.c) ---- */
+
+/* One piece of a query string between '&'s: key[0..klen), and when the piece has an '=',
+ * val[0..vlen) after it (raw, not decoded); without one, val is empty and has_val false. */
+typedef struct sm_query_pair {
+    const char *key, *val;
+    size_t klen, vlen;
+    bool has_val;
+} sm_query_pair;
+
+/* The pair at *cursor (a query string, or NULL) into *p and *cursor past it; false at the
+ * end. Empty pieces ("a=1&&b=2") come as pairs with an empty key. */
+bool sm_api_query_next(const char **cursor, sm_query_pair *p);
+
+/* The raw value of the first name=... in query (may be NULL): true with val[0..vlen), which
+ * may be empty; false when absent (a bare "name" without '=' is absent). */
+bool sm_api_query_find(const char *query, const char *name, const char **val, size_t *vlen);
+
+/* v[0..vlen) percent-decoded into buf, NUL-terminated; '+' stays '+' (test labels hold it,
+ * as in "tcp+nodelay"). 0, or -1 when badly escaped, holding a NUL (%00) or longer than
+ * cap - 1. */
+int sm_api_query_decode(const char *v, size_t vlen, char *buf, size_t cap);
+
+/* The first name=... of query, decoded into buf: 1 when present (perhaps ""), 0 when absent,
+ * -1 when it does not decode (sm_api_query_decode). */
+int sm_api_query_get(const char *query, const char *name, char *buf, size_t cap);
+
+/* s as a decimal integer in [lo, hi]: digits only (no sign, no space), nothing after. */
+bool sm_api_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* GET /api/runs/{id}/table (table true) or /anomalies with its query (may be NULL): from the
+ * report cache when the run has ended and was asked the same before, else computed and kept
+ * when the run (and its baseline) had ended. Returns the HTTP status, as sm_api_handle. */
+int sm_api_get_report(sm_api_ctx *a, uint64_t id, bool table, const char *query, char **resp,
+                      size_t *len, const char **ctype);
+
+/* api_reports.c: GET /api/compare?a=RUN&b=RUN[&disturbed=include]: the cells two runs share
+ * side by side (sm_compare_json), 400 for a missing or bad id or a == b, 404 for an unknown
+ * run, 409 when they share no cell (the error names each run's tests). */
+int sm_api_get_compare(sm_api_ctx *a, const char *query, char **resp, size_t *len);
+
+/* api_fp.c: GET /api/agents/{name}/fingerprint (the latest fingerprint and its history; 404
+ * for an unknown agent or one that sent none) and GET /api/fingerprints/diff?hosts=h1,h2[,...]
+ * (2 to 16 hosts, each once: the side by side of their latest fingerprints; 404 naming a host
+ * without one). Return the HTTP status, as sm_api_handle. */
+int sm_api_get_fingerprint(sm_api_ctx *a, const char *name, char **resp, size_t *len);
+int sm_api_get_fp_diff(sm_api_ctx *a, const char *query, char **resp, size_t *len);
+
+/* api_jobs.c: GET /api/jobs/{id} (the full job resource; 404 for an unknown job) and GET
+ * /api/runs/{id}/jobs?limit=&after=&host=&cell=&state= (the run's jobs in run order, paged by
+ * the cursor after; 400 naming a bad parameter, 404 for an unknown run). Return the HTTP
+ * status, as sm_api_handle. */
+int sm_api_get_job(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
+int sm_api_get_run_jobs(sm_api_ctx *a, uint64_t run_id, const char *query, char **resp,
+                        size_t *len);
+/* api_jobs.c: GET /api/runs/{id}/cells/{n}[?disturbed=include]: the cell's every job in run
+ * order with its headline value, warm-up and disturbed marks and whether the table counts it,
+ * and the median, CI and n the run's table shows for it (null before it has them). 400 for a
+ * cell that is not a number, 404 for an unknown run or cell. Returns the HTTP status. */
+int sm_api_get_run_cell(sm_api_ctx *a, uint64_t run_id, const char *cell, const char *query,
+                        char **resp, size_t *len);
+/* api_metrics.c: GET /metrics, the Prometheus text format (docs/metrics.md); *ctype is its
+ * media type. Returns the HTTP status, as sm_api_handle. */
+int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype);
+
+/* api_trends.c: GET /api/trends?host=&test=[&metric=][&from=&to=][&limit=][&disturbed=include]
+ * (sm_trends_json
+ * over the ended runs; 400 naming a bad parameter) and GET /api/grid (sm_grid_json over the
+ * latest 100 ended runs). Return the HTTP status, as sm_api_handle. */
+int sm_api_get_trends(sm_api_ctx *a, const char *query, char **resp, size_t *len);
+int sm_api_get_grid(sm_api_ctx *a, char **resp, size_t *len);
+
+/* api_schedules.c: /api/schedules (GET list, POST create), /api/schedules/{id} (GET with its
+ * last runs and events, DELETE) and /api/schedules/{id}/pause and /resume (POST); POST and
+ * DELETE need the token when there is one. method is "GET", "POST", "DELETE", ...; path starts
+ * with /api/schedules. Returns the HTTP status, as sm_api_handle. */
+int sm_api_schedules(sm_api_ctx *a, const char *method, const char *path, const char *auth,
+                     const char *body, size_t len, char **resp, size_t *resp_len);
+
+/* The cell families of GET /metrics from n run tables, each the JSON GET /api/runs/ID/table
+ * gives (json NULL or unparsable: skipped), at most max_cells samples per family. The value
+ * series are labelled run_name, host (the row), test, metric and unit (the column); the run id
+ * series has no unit. The table's ratio cells ("ratios", "ratio_columns") follow in the same
+ * families with metric "ratio" and unit "x", test the ratio column's label. A cell with no
+ * value (n 0) has no series; a cell is flagged when its row has a flag. */
+typedef struct sm_metrics_table {
+    const char *run_name;
+    uint64_t run_id;
+    const char *json;
+} sm_metrics_table;
+struct sm_prom;
+void sm_api_metrics_cells(struct sm_prom *p, const sm_metrics_table *t, size_t n, size_t max_cells);
+
+#endif

@@ -1,0 +1,256 @@
+/* HTTP routes of recurring runs: /api/schedules (list, create), /api/schedules/{id} (one with
+ * its last runs and events, delete) and /api/schedules/{id}/pause and /resume. */
+#include "coordinator/api/api.h"
+#include "coordinator/api/internal.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coordinator/schema/schedule_json.h"
+#include "coordinator/recurring/schedules.h"
+#include "proto/clock.h"
+#include "proto/json.h"
+#include "proto/log.h"
+
+_Static_assert(SM_SCHED_URL_MAX == SM_WEBHOOK_URL_MAX, "a stored webhook URL is one a user gave");
+_Static_assert(SM_SCHED_CRON_MAX == SM_CRON_MAX, "a stored cron expression is one a user gave");
+
+#define SCHEDULE_RUNS_SHOWN   20
+#define SCHEDULE_EVENTS_SHOWN 20
+
+/* Embeds JSON text as a value (null when it does not parse). */
+static bool put_raw(cJSON *o, const char *key, const char *json)
+{
+    cJSON *v = json && *json ? cJSON_Parse(json) : NULL;
+    return sm_json_put(o, key, v ? v : cJSON_CreateNull());
+}
+
+static cJSON *schedule_json(const sm_schedule_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok =
+        o && sm_json_put_u64_str(o, "id", r->id) && sm_json_put_str(o, "name", r->name) &&
+        put_raw(o, "spec", r->spec_json) &&
+        (r->every_s ? sm_json_put_u64(o, "every_s", r->every_s)
+                    : cJSON_AddNullToObject(o, "every_s") != NULL) &&
+        (r->cron[0] ? sm_json_put_str(o, "cron", r->cron)
+                    : cJSON_AddNullToObject(o, "cron") != NULL) &&
+        put_raw(o, "hosts", r->hosts_json) &&
+        (r->webhook_url[0] ? sm_json_put_str(o, "webhook", r->webhook_url)
+                           : cJSON_AddNullToObject(o, "webhook") != NULL) &&
+        sm_json_put_bool(o, "paused", r->paused) &&
+        cJSON_AddNumberToObject(o, "created_ms", (double)r->created_ms) &&
+        /* A schedule whose cron fires no more is parked at the end of time. */
+        (r->next_ms != INT64_MAX ? cJSON_AddNumberToObject(o, "next_ms", (double)r->next_ms) != NULL
+                                 : cJSON_AddNullToObject(o, "next_ms") != NULL) &&
+        sm_json_put_u64(o, "runs", r->n_runs);
+    cJSON *last = ok ? cJSON_AddObjectToObject(o, "last_run") : NULL;
+    if (ok && r->last_run)
+        ok = last && sm_json_put_u64_str(last, "id", r->last_run) &&
+             sm_json_put_str(last, "state", sm_run_state_name(r->last_state));
+    else if (ok) {
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "last_run");
+        ok = cJSON_AddNullToObject(o, "last_run") != NULL;
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int reply_json(char **resp, size_t *len, int status, cJSON *o)
+{
+    char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return sm_api_reply(resp, len, status, text);
+}
+
+static int list_schedules(sm_api_ctx *a, char **resp, size_t *len)
+{
+    sm_schedule_row *rows = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    if (sm_store_schedules_list(a->st, &rows, &n, &err) != 0)
+        return sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr = root ? cJSON_AddArrayToObject(root, "schedules") : NULL;
+    bool ok = arr != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = sm_json_append(arr, schedule_json(&rows[i]));
+    sm_store_schedules_free(rows, n);
+    if (!ok) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    return reply_json(resp, len, 200, root);
+}
+
+/* One schedule with its last runs (as GET /api/runs lists them) and its last events. */
+static int get_schedule(sm_api_ctx *a, uint64_t id, int status, char **resp, size_t *len)
+{
+    sm_schedule_row r;
+    sm_error err = {0};
+    if (sm_store_schedule_get(a->st, id, &r, &err) != 0)
+        return sm_api_reply_error(resp, len, 404, "no such schedule", "id");
+    sm_run_row *runs = NULL;
+    sm_event_row *events = NULL;
+    size_t nr = 0, ne = 0;
+    char subject[40];
+    snprintf(subject, sizeof subject, "schedule %" PRIu64, id);
+    if (sm_store_schedule_runs(a->st, id, SCHEDULE_RUNS_SHOWN, &runs, &nr, &err) != 0 ||
+        sm_store_events_of(a->st, subject, SCHEDULE_EVENTS_SHOWN, &events, &ne, &err) != 0) {
+        sm_store_runs_free(runs, nr);
+        sm_schedule_row_fini(&r);
+        return sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    }
+    cJSON *o = schedule_json(&r);
+    cJSON *arr = o ? cJSON_AddArrayToObject(o, "recent_runs") : NULL;
+    bool ok = arr != NULL;
+    for (size_t i = 0; ok && i < nr; i++) {
+        char *item = sm_api_run_item(&runs[i]);
+        cJSON *v = item ? cJSON_Parse(item) : NULL;
+        free(item);
+        ok = sm_json_append(arr, v);
+    }
+    cJSON *ev = ok ? cJSON_AddArrayToObject(o, "events") : NULL;
+    ok = ev != NULL;
+    for (size_t i = 0; ok && i < ne; i++) {
+        cJSON *e = cJSON_CreateObject();
+        ok = sm_json_append(ev, e) &&
+             cJSON_AddNumberToObject(e, "ts_ms", (double)events[i].ts_ms) &&
+             sm_json_put_str(e, "kind", events[i].kind) &&
+             sm_json_put_str(e, "detail", events[i].detail);
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        o = NULL;
+    }
+    free(events);
+    sm_store_runs_free(runs, nr);
+    sm_schedule_row_fini(&r);
+    return reply_json(resp, len, status, o);
+}
+
+static int post_schedule(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
+{
+    sm_schedule_req req;
+    sm_error err = {0};
+    if (sm_schedule_req_parse(body, blen, &req, &err) != 0)
+        return sm_api_reply_error(resp, len, err.code == SM_ENOMEM ? 500 : 400, err.msg, err.field);
+    const int64_t now = sm_wall_ms();
+    sm_schedule_row r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "%s", req.name);
+    r.spec_json = req.spec_json;
+    r.every_s = req.every_s;
+    snprintf(r.cron, sizeof r.cron, "%s", req.cron);
+    r.hosts_json = req.hosts_json;
+    snprintf(r.webhook_url, sizeof r.webhook_url, "%s", req.webhook);
+    r.next_ms = sm_schedule_first(req.every_s, req.cron, now);
+    uint64_t id = 0;
+    int status = 0;
+    if (sm_store_schedule_insert(a->st, &r, now, &id, &err) != 0)
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    sm_schedule_req_fini(&req);
+    if (status)
+        return status;
+    if (r.every_s)
+        sm_log(LOG_NOTICE, "SM-SCHEDULE-NEW", "schedule %" PRIu64 " (%s): every %u s", id, r.name,
+               (unsigned)r.every_s);
+    else
+        sm_log(LOG_NOTICE, "SM-SCHEDULE-NEW", "schedule %" PRIu64 " (%s): cron \"%s\"", id, r.name,
+               r.cron);
+    cJSON *o = cJSON_CreateObject();
+    if (o && !(sm_json_put_u64_str(o, "id", id) &&
+               cJSON_AddNumberToObject(o, "next_ms", (double)r.next_ms))) {
+        cJSON_Delete(o);
+        o = NULL;
+    }
+    return reply_json(resp, len, 201, o);
+}
+
+static int pause_schedule(sm_api_ctx *a, uint64_t id, bool pause, char **resp, size_t *len)
+{
+    sm_schedule_row r;
+    sm_error err = {0};
+    if (sm_store_schedule_get(a->st, id, &r, &err) != 0)
+        return sm_api_reply_error(resp, len, 404, "no such schedule", "id");
+    /* A resumed schedule fires at its next slot from now, not at the slots it was paused
+     * through. */
+    int64_t next = 0;
+    if (!pause && r.paused) {
+        next = sm_schedule_first(r.every_s, r.cron, sm_wall_ms());
+        if (next < 0)
+            next = INT64_MAX;
+    }
+    sm_schedule_row_fini(&r);
+    if (sm_store_schedule_set_paused(a->st, id, pause, next, &err) != 0)
+        return sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    sm_log(LOG_NOTICE, pause ? "SM-SCHEDULE-PAUSE" : "SM-SCHEDULE-RESUME",
+           "schedule %" PRIu64 " %s", id, pause ? "paused" : "resumed");
+    return get_schedule(a, id, 200, resp, len);
+}
+
+static int delete_schedule(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
+{
+    sm_error err = {0};
+    if (sm_store_schedule_delete(a->st, id, &err) != 0)
+        return err.code == SM_EINVAL ? sm_api_reply_error(resp, len, 404, "no such schedule", "id")
+                                     : sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    sm_log(LOG_NOTICE, "SM-SCHEDULE-DELETE", "schedule %" PRIu64 " deleted", id);
+    cJSON *o = cJSON_CreateObject();
+    if (o && !(sm_json_put_u64_str(o, "id", id) && sm_json_put_bool(o, "deleted", true))) {
+        cJSON_Delete(o);
+        o = NULL;
+    }
+    return reply_json(resp, len, 200, o);
+}
+
+static bool needs_token(sm_api_ctx *a, const char *auth)
+{
+    return a->token && !sm_api_token_ok(a->token, auth);
+}
+
+#define TOKEN_MSG "this call needs the dashboard token (Authorization: Bearer ...)"
+
+int sm_api_schedules(sm_api_ctx *a, const char *method, const char *path, const char *auth,
+                     const char *body, size_t blen, char **resp, size_t *len)
+{
+    const bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0,
+               del = strcmp(method, "DELETE") == 0;
+    if (strcmp(path, "/api/schedules") == 0) {
+        if (get)
+            return list_schedules(a, resp, len);
+        if (!post)
+            return sm_api_reply_error(resp, len, 405, "use GET or POST", NULL);
+        if (needs_token(a, auth))
+            return sm_api_reply_error(resp, len, 401, TOKEN_MSG, "Authorization");
+        return post_schedule(a, body, blen, resp, len);
+    }
+    const char *rest = path + strlen("/api/schedules/");
+    const char *slash = strchr(rest, '/');
+    uint64_t id;
+    if (!sm_api_parse_id(rest, slash ? (size_t)(slash - rest) : strlen(rest), &id))
+        return sm_api_reply_error(resp, len, 400, "schedule id: expected a number", "id");
+    if (!slash) {
+        if (get)
+            return get_schedule(a, id, 200, resp, len);
+        if (!del)
+            return sm_api_reply_error(resp, len, 405, "use GET or DELETE", NULL);
+        if (needs_token(a, auth))
+            return sm_api_reply_error(resp, len, 401, TOKEN_MSG, "Authorization");
+        return delete_schedule(a, id, resp, len);
+    }
+    const bool pause = strcmp(slash, "/pause") == 0;
+    if (!pause && strcmp(slash, "/resume") != 0)
+        return sm_api_reply_error(resp, len, 404, "no such endpoint", NULL);
+    if (!post)
+        return sm_api_reply_error(resp, len, 405, "use POST", NULL);
+    if (needs_token(a, auth))
+        return sm_api_reply_error(resp, len, 401, TOKEN_MSG, "Authorization");
+    return pause_schedule(a, id, pause, resp, len);
+}

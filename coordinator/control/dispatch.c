@@ -1,0 +1,635 @@
+/* Scheduling: the per-host queues, the gate of one-at-a-time runs, the commands a poll gets,
+ * and the runs' start, order and cancel. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coordinator/control/internal.h"
+#include "coordinator/control/sharing.h"
+#include "proto/codec.h"
+#include "proto/log.h"
+
+void ctl_enqueue(cagent *a, cjob *j)
+{
+    *link_of(a, j) = NULL;
+    if (a->qtail)
+        *link_of(a, a->qtail) = j;
+    else
+        a->qhead = j;
+    a->qtail = j;
+}
+
+static cjob *dequeue(cagent *a)
+{
+    cjob *j = a->qhead;
+    if (j) {
+        a->qhead = *link_of(a, j);
+        if (!a->qhead)
+            a->qtail = NULL;
+        *link_of(a, j) = NULL;
+    }
+    return j;
+}
+
+/* Removes j from a's queue, wherever it is. */
+static void unqueue(cagent *a, cjob *j)
+{
+    cjob *prev = NULL, *cur = a->qhead;
+    while (cur && cur != j) {
+        prev = cur;
+        cur = *link_of(a, cur);
+    }
+    if (!cur)
+        return;
+    cjob *next = *link_of(a, j);
+    if (prev)
+        *link_of(a, prev) = next;
+    else
+        a->qhead = next;
+    if (a->qtail == j)
+        a->qtail = prev;
+    *link_of(a, j) = NULL;
+}
+
+/* Takes a queued job out of every queue it is in (its host's, and its server's). */
+void ctl_unqueue_all(sm_control *c, cjob *j)
+{
+    cagent *a = sm_map_get(c->agents, j->host);
+    cagent *b = j->peer[0] ? sm_map_get(c->agents, j->peer) : NULL;
+    if (a)
+        unqueue(a, j);
+    if (b)
+        unqueue(b, j);
+}
+
+/* Every host with queued jobs of run r hears of them at its next chance. */
+void ctl_wake_run_hosts(sm_control *c, uint64_t run_id)
+{
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        for (cjob *j = a->qhead; j; j = *link_of(a, j))
+            if (j->run_id == run_id) {
+                a->news = true;
+                break;
+            }
+    }
+}
+
+/* The agent whose queue starts with run r's next job in dispatch order: the lowest ord among
+ * the heads of the queues (a host's queue keeps its run's jobs in that order; a retried job,
+ * queued again at the end, waits its turn there). NULL when none is queued. O(fleet), paid by
+ * runs that are not parallel alone. */
+cagent *ctl_next_of_run(sm_control *c, uint64_t run_id)
+{
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    cagent *best = NULL;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *x = val;
+        if (x->qhead && x->qhead->run_id == run_id && (!best || x->qhead->ord < best->qhead->ord))
+            best = x;
+    }
+    return best;
+}
+
+/* A run with "parallel": false runs one job at a time, in its dispatch order: hosts take
+ * turns repetition by repetition, so that a disturbance of a few seconds falls on every host
+ * alike rather than on whichever host happened to be running then. */
+static bool gate_open(sm_control *c, const crun *gate, const cagent *a)
+{
+    if (!gate || gate->parallel)
+        return true;
+    if (gate->active > 0)
+        return false;
+    const cagent *next = ctl_next_of_run(c, gate->id);
+    return next == NULL || next == a || next->qhead == a->qhead;
+}
+
+/* The command that assigns j, resent in every reply until the agent acks it. */
+static void assign_command(const cjob *j, sm_command *cmd)
+{
+    memset(cmd, 0, sizeof *cmd);
+    snprintf(cmd->id, sizeof cmd->id, "a%" PRIu64 ".%u", j->id, j->attempt);
+    cmd->kind = SM_CMD_ASSIGN;
+    cmd->job = j->id;
+    cmd->attempt = j->attempt;
+    cmd->params = j->params;
+}
+
+/* prepare (to the server, with the client's registered address: the server accepts that
+ * address alone) and start (to the client, with the server's registered address: agents
+ * connect only to addresses the coordinator took from registered agents). */
+static void pair_command(const cjob *j, sm_cmd_kind kind, const char *addr, sm_command *cmd)
+{
+    memset(cmd, 0, sizeof *cmd);
+    snprintf(cmd->id, sizeof cmd->id, "%c%" PRIu64 ".%u", kind == SM_CMD_PREPARE ? 'p' : 's', j->id,
+             j->attempt);
+    cmd->kind = kind;
+    cmd->job = j->id;
+    cmd->attempt = j->attempt;
+    cmd->params = j->params;
+    snprintf(cmd->addr, sizeof cmd->addr, "%s", addr);
+    if (kind == SM_CMD_START) {
+        cmd->port = j->ready_port;
+        if (j->params.workload == SM_WL_HTTP && j->params.tls)
+            memcpy(cmd->pin, j->ready_pin, sizeof cmd->pin);
+    }
+}
+
+static void cancel_command(const cagent *a, sm_command *cmd)
+{
+    memset(cmd, 0, sizeof *cmd);
+    snprintf(cmd->id, sizeof cmd->id, "x%" PRIu64 ".%u", a->cancel_job, a->cancel_attempt);
+    cmd->kind = SM_CMD_CANCEL;
+    cmd->job = a->cancel_job;
+    cmd->attempt = a->cancel_attempt;
+}
+
+/* Whether a's queue head may start now: a is idle and not lost, its head's other side (of a pair
+ * job) is idle with the same head, and the head's run lets it through. *other: that side. */
+static bool head_ready(sm_control *c, cagent *a, crun *gate, cagent **other)
+{
+    bool pair_ready = true;
+    *other = NULL;
+    if (a->qhead && a->qhead->peer[0]) {
+        cjob *h = a->qhead;
+        *other = sm_map_get(c->agents, strcmp(h->host, a->name) == 0 ? h->peer : h->host);
+        pair_ready = *other && !(*other)->current && (*other)->idle &&
+                     (*other)->status != SM_AGENT_LOST && (*other)->qhead == h;
+    }
+    return !a->current && a->idle && a->status != SM_AGENT_LOST && a->qhead && pair_ready &&
+           gate_open(c, gate, a);
+}
+
+/* Assigns a's queue head: it becomes the current job of a (and of its other side). */
+static int dispatch_head(sm_control *c, cagent *a, cagent *other, crun *gate, int64_t now_ms,
+                         sm_error *err)
+{
+    cjob *j = a->qhead;
+    uint32_t attempt = j->attempt ? j->attempt : 1;
+    int rc = sm_store_job_set_state(c->st, j->id, attempt, SM_JOB_ASSIGNED, "", now_ms, err);
+    if (rc)
+        return rc;
+    tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
+    dequeue(a);
+    j->attempt = attempt;
+    j->state = SM_JOB_ASSIGNED;
+    j->assigned_at = live_now(c, now_ms);
+    j->assign_acked = false;
+    a->current = j;
+    if (other) {
+        dequeue(other);
+        other->current = j;
+        other->news = true; /* the server hears "prepare" now, the client "start" later */
+    }
+    if (gate)
+        gate->active++;
+    c->stats.jobs_dispatched++;
+    return 0;
+}
+
+/* The command a's current job still owes it: assign, prepare or start, until acked. */
+static void current_command(sm_control *c, const cagent *a, sm_poll_reply *reply)
+{
+    const cjob *cur = a->current;
+    if (!cur || reply->n_commands >= SM_REPLY_COMMANDS_MAX)
+        return;
+    if (!cur->peer[0]) {
+        if (cur->state == SM_JOB_ASSIGNED && !cur->assign_acked)
+            assign_command(cur, &reply->commands[reply->n_commands++]);
+    } else if (strcmp(cur->peer, a->name) == 0) {
+        if (!cur->prepare_acked) {
+            const cagent *cl = sm_map_get(c->agents, cur->host);
+            pair_command(cur, SM_CMD_PREPARE, cl ? cl->data_addr : "",
+                         &reply->commands[reply->n_commands++]);
+        }
+    } else if (cur->ready_port && !cur->start_acked) {
+        const cagent *srv = sm_map_get(c->agents, cur->peer);
+        pair_command(cur, SM_CMD_START, srv ? srv->data_addr : "",
+                     &reply->commands[reply->n_commands++]);
+    }
+}
+
+/* Commands for the agent now: its pending cancel, its unacked assignment, or (when idle) the
+ * next queued job, which becomes its current one. */
+int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *reply, sm_error *err)
+{
+    if (a->cancel_pending && reply->n_commands < SM_REPLY_COMMANDS_MAX)
+        cancel_command(a, &reply->commands[reply->n_commands++]);
+    crun *gate = a->qhead ? run_get(c, a->qhead->run_id) : NULL;
+    cagent *other;
+    if (head_ready(c, a, gate, &other)) {
+        int rc = dispatch_head(c, a, other, gate, now_ms, err);
+        if (rc)
+            return rc;
+    }
+    const size_t before = reply->n_commands;
+    current_command(c, a, reply);
+    reply->want_facts = !a->facts_known;
+    /* A run's first job on a host: the host collects its fingerprint before it starts, so the
+     * run is explained by the settings it was measured under. Asked while that command goes
+     * out unacked; the fingerprint that comes back marks the run as heard (fp_run). */
+    const cjob *cur = a->current;
+    reply->want_fingerprint = a->fp_capable && reply->n_commands > before && cur && cur->run_id &&
+                              cur->run_id != a->fp_run;
+    return 0;
+}
+
+/* A pair server that never reported ready (it could not listen, or its poll was lost with
+ * the coordinator's memory of the handshake). */
+static int tick_unready_servers(sm_control *c, int64_t now, int64_t now_ms, sm_error *err)
+{
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        cjob *j = a->current;
+        if (!j || !j->peer[0] || strcmp(j->peer, a->name) != 0 || j->ready_port ||
+            now - j->assigned_at <= 30000)
+            continue;
+        int rc =
+            ctl_job_finish(c, j, SM_JOB_FAILED,
+                           "prepare: the server did not report ready within 30 s", now_ms, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* A job still running past its time limit and grace is cancelled and fails "timeout". */
+static int tick_timeouts(sm_control *c, int64_t now, int64_t now_ms, sm_error *err)
+{
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        cjob *j = a->current;
+        if (!j || j->state != SM_JOB_RUNNING)
+            continue;
+        int64_t limit = (int64_t)j->params.time_limit_ms + c->cfg.job_grace_ms;
+        if (now - j->started_at <= limit)
+            continue;
+        ctl_cancel(a, j, false);
+        char why[128];
+        snprintf(why, sizeof why, "timeout: still running %" PRId64 " ms after it started",
+                 now - j->started_at);
+        int rc = ctl_job_finish(c, j, SM_JOB_FAILED, why, now_ms, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
+{
+    const int64_t now = live_now(c, now_ms);
+    ctl_forgive_away(c, now);
+    int rc = ctl_fleet_tick(c, now, now_ms, err);
+    if (!rc)
+        rc = tick_unready_servers(c, now, now_ms, err);
+    if (!rc)
+        rc = tick_timeouts(c, now, now_ms, err);
+    return rc;
+}
+
+int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms,
+                      uint64_t *id, sm_error *err)
+{
+    cagent *a = sm_map_get(c->agents, host);
+    if (!a)
+        return sm_error_set(err, SM_EINVAL, "host: '%s' is not a registered agent", host);
+    char *params_json = sm_codec_params_encode(p, err);
+    if (!params_json)
+        return SM_ENOMEM;
+    cjob *j = calloc(1, sizeof *j);
+    int rc = j ? sm_store_job_insert(c->st, host, params_json, now_ms, id, err)
+               : sm_error_set(err, SM_ENOMEM, "out of memory");
+    free(params_json);
+    if (rc) {
+        free(j);
+        return rc;
+    }
+    j->id = *id;
+    snprintf(j->host, sizeof j->host, "%s", host);
+    j->params = *p;
+    j->state = SM_JOB_QUEUED;
+    j->attempt = 1;
+    if (sm_map_put_id(c->jobs, j->id, j) != 0) {
+        free(j);
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+    ctl_enqueue(a, j);
+    a->news = true;
+    tell_change(c, SM_CHANGE_JOB, NULL, j->id, 0);
+    return 0;
+}
+
+void ctl_run_free(void *p)
+{
+    crun *r = p;
+    if (!r)
+        return;
+    ctl_adapt_free(r->ad);
+    free(r);
+}
+
+/* Orders job indexes of the plan given as context (qsort_r). */
+static int by_schedule(const void *x, const void *y, void *ctx)
+{
+    const sm_plan *plan = ctx;
+    const sm_plan_job *a = &plan->jobs[*(const size_t *)x];
+    const sm_plan_job *b = &plan->jobs[*(const size_t *)y];
+    if (a->warmup != b->warmup)
+        return a->warmup ? -1 : 1;
+    if (a->rep != b->rep)
+        return a->rep < b->rep ? -1 : 1;
+    if (a->round != b->round)
+        return a->round < b->round ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Adds the agent named to the run's hosts, once. */
+static int add_host(sm_control *c, sm_map *seen, const char *name, sm_sharing_host *hosts,
+                    size_t *n)
+{
+    const cagent *a = name[0] ? sm_map_get(c->agents, name) : NULL;
+    if (!a || sm_map_get(seen, name))
+        return 0;
+    if (sm_map_put(seen, name, (void *)a) != 0)
+        return SM_ENOMEM;
+    hosts[(*n)++] = (sm_sharing_host){a->name, a->boot_id, a->machine_id};
+    return 0;
+}
+
+/* Whether the run's jobs go side by side, and the note that says why (see control.h). */
+static int run_parallel(sm_control *c, const sm_spec *spec, const sm_plan *plan, bool *parallel,
+                        char *note, size_t len, sm_error *err)
+{
+    size_t n = 0, sharing = 0;
+    char machines[SM_RUN_NOTE_MAX - 128]; /* the rest is room for the words around it */
+    sm_map *seen = sm_map_new();
+    sm_sharing_host *hosts = calloc(sm_map_size(c->agents) + 1, sizeof *hosts);
+    int rc = seen && hosts ? 0 : SM_ENOMEM;
+    for (size_t i = 0; i < plan->n_cells && !rc; i++)
+        if (!(rc = add_host(c, seen, plan->cells[i].host, hosts, &n)))
+            rc = add_host(c, seen, plan->cells[i].peer, hosts, &n);
+    if (!rc)
+        rc = sm_sharing_find(hosts, n, &sharing, machines, sizeof machines, err);
+    else
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+    sm_map_free(seen, NULL);
+    free(hosts);
+    if (rc)
+        return rc;
+    *parallel = spec->parallel_given ? spec->parallel : sharing == 0;
+    if (!*parallel && spec->parallel_given)
+        snprintf(note, len, "the spec says \"parallel\": false");
+    else if (!*parallel)
+        snprintf(note, len, "%s", machines);
+    else if (sharing)
+        snprintf(note, len,
+                 "%s: their jobs run side by side on its CPUs, as the spec asks "
+                 "(\"parallel\": true)",
+                 machines);
+    else
+        note[0] = '\0';
+    return 0;
+}
+
+/* Expands the spec over the fleet as the planner sees it: every agent the coordinator knows. A
+ * pair's client connects to its server's registered data address, and nowhere else, so a server
+ * without one is refused. On success *plan is the caller's to sm_plan_fini. */
+static int plan_run(sm_control *c, const sm_spec *spec, sm_plan *plan, sm_error *err)
+{
+    size_t n = sm_map_size(c->agents), k = 0, cur = 0;
+    sm_plan_host *fleet = calloc(n ? n : 1, sizeof *fleet);
+    if (!fleet)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val) && k < n) {
+        const cagent *a = val;
+        sm_plan_host *h = &fleet[k++];
+        snprintf(h->name, sizeof h->name, "%s", a->name);
+        snprintf(h->data_addr, sizeof h->data_addr, "%s", a->data_addr);
+        memcpy(h->labels, a->labels, sizeof h->labels);
+        h->n_labels = a->n_labels;
+        h->online = a->status != SM_AGENT_LOST;
+    }
+    int rc = sm_plan_expand(spec, fleet, k, plan, err);
+    free(fleet);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < plan->n_cells; i++) {
+        const cagent *srv =
+            plan->cells[i].peer[0] ? sm_map_get(c->agents, plan->cells[i].peer) : NULL;
+        if (plan->cells[i].peer[0] && (!srv || !srv->data_addr[0])) {
+            sm_error_field(err, "hosts");
+            rc = sm_error_set(err, SM_EINVAL,
+                              "hosts: %s has no data address (start its agent with "
+                              "--data-addr) and cannot serve pair jobs",
+                              plan->cells[i].peer);
+            sm_plan_fini(plan);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Stores the run's cells; cell_params[i] gets cell i's params as JSON, for its jobs' rows. */
+static int store_cells(sm_control *c, uint64_t run_id, const sm_plan *plan, char **cell_params,
+                       sm_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < plan->n_cells && !rc; i++) {
+        const sm_cell *cell = &plan->cells[i];
+        if (!(cell_params[i] = sm_codec_params_encode(&cell->params, err)))
+            return SM_ENOMEM;
+        sm_cell_row row = {.idx = (uint32_t)i,
+                           .test = cell->test,
+                           .variant = cell->variant,
+                           .params_json = cell_params[i]};
+        snprintf(row.host, sizeof row.host, "%s", cell->host);
+        snprintf(row.peer, sizeof row.peer, "%s", cell->peer);
+        rc = sm_store_cell_insert(c->st, run_id, &row, err);
+    }
+    return rc;
+}
+
+/* Stores the run's jobs in dispatch order; made[i] gets plan job i in memory, not yet queued. */
+static int store_jobs(sm_control *c, uint64_t run_id, const sm_plan *plan, const size_t *order,
+                      char *const *cell_params, cjob **made, int64_t now_ms, sm_error *err)
+{
+    for (size_t k = 0; k < plan->n_jobs; k++) {
+        const size_t i = order[k];
+        const sm_plan_job *pj = &plan->jobs[i];
+        const sm_cell *cell = &plan->cells[pj->cell];
+        sm_job_row row;
+        memset(&row, 0, sizeof row);
+        snprintf(row.host, sizeof row.host, "%s", cell->host);
+        snprintf(row.peer, sizeof row.peer, "%s", cell->peer);
+        row.params_json = cell_params[pj->cell];
+        row.run_id = run_id;
+        row.cell = pj->cell;
+        row.rep = pj->rep;
+        row.warmup = pj->warmup;
+        row.round = pj->round;
+        row.ord = pj->order;
+        cjob *j = made[i] = calloc(1, sizeof *j);
+        if (!j)
+            return sm_error_set(err, SM_ENOMEM, "out of memory");
+        int rc = sm_store_job_insert_run(c->st, &row, now_ms, &j->id, err);
+        if (rc)
+            return rc;
+        snprintf(j->host, sizeof j->host, "%s", cell->host);
+        snprintf(j->peer, sizeof j->peer, "%s", cell->peer);
+        j->params = cell->params;
+        j->state = SM_JOB_QUEUED;
+        j->attempt = 1;
+        j->run_id = run_id;
+        j->cell = pj->cell;
+    }
+    return 0;
+}
+
+/* Queues the jobs made in dispatch order, which is each host's queue order: repetitions interleave
+ * per host. A job queued is no longer made[]'s. */
+static void queue_jobs(sm_control *c, const sm_plan *plan, const size_t *order, cjob **made)
+{
+    for (size_t k = 0; k < plan->n_jobs; k++) {
+        const size_t i = order[k];
+        cjob *j = made[i];
+        cagent *a = sm_map_get(c->agents, j->host);
+        cagent *b = j->peer[0] ? sm_map_get(c->agents, j->peer) : NULL;
+        if (!a || (j->peer[0] && !b) || sm_map_put_id(c->jobs, j->id, j) != 0) {
+            free(j);
+            made[i] = NULL;
+            continue;
+        }
+        made[i] = NULL;
+        j->ord = (uint32_t)k;
+        ctl_enqueue(a, j);
+        a->news = true;
+        if (b) {
+            ctl_enqueue(b, j);
+            b->news = true;
+        }
+    }
+}
+
+int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
+                         uint64_t *run_id, sm_error *err)
+{
+    sm_plan plan;
+    int rc = plan_run(c, spec, &plan, err);
+    if (rc)
+        return rc;
+    /* One global order for every queue: warm-up first, then by repetition, then the pair
+     * rounds (disjoint pairs side by side), then the plan's order. */
+    size_t *order = calloc(plan.n_jobs ? plan.n_jobs : 1, sizeof *order);
+    if (!order) {
+        sm_plan_fini(&plan);
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < plan.n_jobs; i++)
+        order[i] = i;
+    qsort_r(order, plan.n_jobs, sizeof *order, by_schedule, &plan);
+    crun *r = calloc(1, sizeof *r);
+    cjob **made = calloc(plan.n_jobs ? plan.n_jobs : 1, sizeof *made);
+    char **cell_params = calloc(plan.n_cells ? plan.n_cells : 1, sizeof *cell_params);
+    if (!r || !made || !cell_params) {
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+        goto out;
+    }
+    bool parallel;
+    char note[SM_RUN_NOTE_MAX];
+    /* On an error the caller rolls the transaction back. */
+    if ((rc = run_parallel(c, spec, &plan, &parallel, note, sizeof note, err)) ||
+        (rc = sm_store_run_insert(c->st, spec->name, spec_json, (uint32_t)plan.n_jobs, now_ms,
+                                  run_id, err)) ||
+        (rc = sm_store_run_set_parallel(c->st, *run_id, parallel, note, err)) ||
+        (rc = store_cells(c, *run_id, &plan, cell_params, err)) ||
+        (rc = store_jobs(c, *run_id, &plan, order, cell_params, made, now_ms, err)))
+        goto out;
+    r->id = *run_id;
+    r->parallel = parallel;
+    r->total = (uint32_t)plan.n_jobs;
+    if (spec->adaptive && (rc = ctl_adapt_plan(r, spec, &plan, err)))
+        goto out;
+    if (sm_map_put_id(c->runs, r->id, r) != 0) {
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+        goto out;
+    }
+    r = NULL;
+    queue_jobs(c, &plan, order, made);
+    sm_log(LOG_NOTICE, "SM-RUN-START", "run %" PRIu64 " (%s): %zu cells, %zu jobs", *run_id,
+           spec->name, plan.n_cells, plan.n_jobs);
+    tell_change(c, SM_CHANGE_RUN, NULL, 0, *run_id);
+    if (note[0])
+        sm_log(parallel ? LOG_WARNING : LOG_NOTICE,
+               parallel ? "SM-RUN-SHARED-CPUS" : "SM-RUN-SERIAL", "run %" PRIu64 " (%s): %s",
+               *run_id, spec->name, note);
+out:
+    for (size_t i = 0; made && i < plan.n_jobs; i++)
+        free(made[i]);
+    for (size_t i = 0; cell_params && i < plan.n_cells; i++)
+        free(cell_params[i]);
+    free(made);
+    free(cell_params);
+    free(order);
+    ctl_run_free(r);
+    sm_plan_fini(&plan);
+    return rc;
+}
+
+int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err)
+{
+    crun *r = run_get(c, run_id);
+    if (!r)
+        return sm_error_set(err, SM_EINVAL, "run %" PRIu64 " is not running", run_id);
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    int rc = 0;
+    /* Counting happens in ctl_job_finish; keep the run out of the map's way until the end. */
+    const uint32_t total = r->total;
+    r->cancelling = true;
+    while (!rc && sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        for (cjob *j = a->qhead, *next; !rc && j; j = next) {
+            next = *link_of(a, j);
+            if (j->run_id != run_id)
+                continue;
+            ctl_unqueue_all(c, j);
+            rc = ctl_job_finish(c, j, SM_JOB_FAILED, "cancelled: the run was cancelled", now_ms,
+                                err);
+        }
+        cjob *j = a->current;
+        if (!rc && j && j->run_id == run_id) {
+            ctl_cancel(a, j, true);
+            rc = ctl_job_finish(c, j, SM_JOB_FAILED, "cancelled: the run was cancelled", now_ms,
+                                err);
+        }
+    }
+    if (rc)
+        return rc;
+    /* ctl_job_finish ended the run as failed when its last job went; say cancelled instead. */
+    sm_run_row row;
+    if ((rc = sm_store_run_get(c->st, run_id, &row, err)) != 0)
+        return rc;
+    rc = sm_store_run_update(c->st, run_id, SM_RUN_CANCELLED, "cancelled", row.done, row.failed,
+                             now_ms, err);
+    if (!rc)
+        tell_change(c, SM_CHANGE_RUN, NULL, 0, run_id);
+    sm_run_row_fini(&row);
+    ctl_run_free(sm_map_del_id(c->runs, run_id));
+    sm_log(LOG_NOTICE, "SM-RUN-CANCEL", "run %" PRIu64 " cancelled (%u jobs)", run_id, total);
+    return rc;
+}

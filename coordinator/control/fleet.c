@@ -1,0 +1,385 @@
+/* The fleet: agents in memory, what their polls say about them, and their liveness. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coordinator/control/internal.h"
+#include "proto/fingerprint.h"
+#include "proto/log.h"
+
+#include <cjson/cJSON.h>
+
+void ctl_machine_of(cagent *a, const sm_facts *f)
+{
+    snprintf(a->boot_id, sizeof a->boot_id, "%s", f->boot_id);
+    snprintf(a->machine_id, sizeof a->machine_id, "%s", f->machine_id);
+}
+
+cagent *ctl_agent_new(sm_control *c, const char *name)
+{
+    cagent *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->status = SM_AGENT_LOST; /* until it polls */
+    if (sm_map_put(c->agents, a->name, a) != 0) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* Registers or refreshes the agent row when something about it changed. */
+static int upsert_agent(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err)
+{
+    sm_agent_row row;
+    memset(&row, 0, sizeof row);
+    snprintf(row.name, sizeof row.name, "%s", p->agent);
+    snprintf(row.boot, sizeof row.boot, "%s", p->boot);
+    snprintf(row.data_addr, sizeof row.data_addr, "%s", p->data_addr);
+    row.labels_json = sm_msg_labels_json(p->labels, p->n_labels, err);
+    row.facts_json = p->have_facts ? sm_msg_facts_json(&p->facts, err) : NULL;
+    row.first_seen_ms = now_ms;
+    row.last_seen_ms = now_ms;
+    row.status = a->status;
+    int rc = row.labels_json ? sm_store_agent_upsert(c->st, &row, err) : SM_ENOMEM;
+    free(row.labels_json);
+    free(row.facts_json);
+    if (!rc && p->have_facts) {
+        a->facts_known = true;
+        ctl_machine_of(a, &p->facts);
+    }
+    return rc;
+}
+
+int ctl_take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err)
+{
+    if (p->fingerprint == NULL)
+        return 0;
+    char hash[SM_FP_HASH_HEX + 1];
+    sm_fp_hash(p->fingerprint, hash);
+    cJSON *o = sm_fp_to_cjson(p->fingerprint);
+    char *json = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (json == NULL)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    sm_fp_row last;
+    bool had = false;
+    int rc = sm_store_fp_latest(c->st, a->name, &last, &had, err);
+    bool changed = false;
+    if (!rc)
+        rc = sm_store_fp_put(c->st, a->name, hash, json, now_ms, NULL, &changed, err);
+    free(json);
+    if (rc) {
+        if (had)
+            sm_fp_row_fini(&last);
+        return rc;
+    }
+    if (had && changed)
+        sm_log(LOG_NOTICE, "SM-FP-CHANGED", "agent %s: its fingerprint changed (%s -> %s)", a->name,
+               last.hash, hash);
+    if (had)
+        sm_fp_row_fini(&last);
+    a->fp_capable = true;
+    /* Asked for before a run's first job on it: the job it is on says which run. */
+    if (a->current && a->current->run_id)
+        a->fp_run = a->current->run_id;
+    return 0;
+}
+
+int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, bool *rebooted,
+                    sm_error *err)
+{
+    *rebooted = a->boot[0] && strcmp(a->boot, p->boot) != 0;
+    const bool changed = *rebooted || !a->boot[0] || p->have_facts || a->status == SM_AGENT_LOST;
+    if (a->status == SM_AGENT_LOST)
+        sm_log(LOG_NOTICE, "SM-AGENT-UP", "agent %s is up (boot %s)", p->agent, p->boot);
+    a->status = p->state == SM_AGENT_BUSY ? SM_AGENT_STATUS_BUSY : SM_AGENT_ONLINE;
+    a->last_seen_ms = now_ms;
+    a->heard_at = live_now(c, now_ms);
+    a->forgiven_ms = 0;
+    a->queue_failed = false;
+    snprintf(a->boot, sizeof a->boot, "%s", p->boot);
+    memcpy(a->labels, p->labels, sizeof a->labels);
+    a->n_labels = p->n_labels;
+    snprintf(a->data_addr, sizeof a->data_addr, "%s", p->data_addr);
+    a->news = false;
+    a->n_owed = 0;
+    if (p->quarantined > a->quarantined)
+        sm_log(LOG_WARNING, "SM-AGENT-QUARANTINE",
+               "agent %s has %" PRIu64 " spool entries in quarantine (it had %" PRIu64 ")",
+               p->agent, p->quarantined, a->quarantined);
+    a->quarantined = p->quarantined;
+    return changed ? upsert_agent(c, a, p, now_ms, err) : 0;
+}
+
+/* Whether a refusal of this kind is logged now: one line a minute, saying how many were not. */
+bool ctl_quiet_log(struct quiet *q, int64_t now_ms, uint64_t *held_back)
+{
+    if (q->at && now_ms - q->at < 60000 && now_ms >= q->at) {
+        q->held_back++;
+        return false;
+    }
+    q->at = now_ms;
+    *held_back = q->held_back;
+    q->held_back = 0;
+    return true;
+}
+
+/* Liveness counts only time the coordinator served the bus, on the liveness clock (monotonic in
+ * the server: a step of the wall clock moves nothing). The coordinator ticks every 250 ms and
+ * takes polls in between; a gap between two of these longer than hold_ms means it was away
+ * itself (stopped or starved), and no agent could have been heard: the part of the gap beyond
+ * hold_ms is forgiven to every agent that had not polled since. A gap that goes backwards (a
+ * wall clock stepped back, where that is the clock) is forgiven whole, so silence keeps
+ * counting from where it was. Called first by every poll and tick. */
+void ctl_forgive_away(sm_control *c, int64_t now)
+{
+    const int64_t hold = (int64_t)c->cfg.hold_ms;
+    const int64_t gap = now - c->last_service_at;
+    const bool first = !c->served;
+    c->served = true;
+    c->last_service_at = now;
+    if (first || (gap >= 0 && gap <= hold))
+        return;
+    if (gap > hold)
+        sm_log(LOG_WARNING, "SM-COORD-AWAY",
+               "the coordinator did not run for %" PRId64 " ms: agents are not blamed for it", gap);
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        if (gap < 0) {
+            a->forgiven_ms += gap;
+            continue;
+        }
+        /* The away time began hold_ms after the previous service; only its part after the
+         * agent's last poll was the agent's silence to forgive. A lost host's grace does not
+         * run while nobody could hear it either. */
+        const int64_t away_from = now - gap + hold;
+        const int64_t from = a->heard_at > away_from ? a->heard_at : away_from;
+        if (now > from)
+            a->forgiven_ms += now - from;
+        if (a->status == SM_AGENT_LOST)
+            a->lost_at += now - away_from;
+    }
+}
+
+/* What the agent says it is doing, against what we think it is doing. */
+int ctl_take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted, int64_t now_ms,
+                    sm_error *err)
+{
+    cjob *j = a->current;
+    a->idle = p->state == SM_AGENT_IDLE;
+    if (!j)
+        return 0;
+    if (j->peer[0]) {
+        /* A side of a pair job: it owes a result once it has acked its command. */
+        const bool acked = strcmp(j->peer, a->name) == 0 ? j->prepare_acked : j->start_acked;
+        if (p->state == SM_AGENT_BUSY && p->job == j->id && p->attempt == j->attempt)
+            return 0;
+        if (acked && rebooted)
+            return ctl_job_finish(c, j, SM_JOB_FAILED,
+                                  "agent-restarted: the agent restarted during the job", now_ms,
+                                  err);
+        if (acked && p->state == SM_AGENT_IDLE)
+            return ctl_job_finish(c, j, SM_JOB_FAILED,
+                                  "the agent went idle without delivering a result", now_ms, err);
+        return 0;
+    }
+    if (p->state == SM_AGENT_BUSY && p->job == j->id && p->attempt == j->attempt) {
+        if (j->state != SM_JOB_RUNNING) {
+            int rc =
+                sm_store_job_set_state(c->st, j->id, j->attempt, SM_JOB_RUNNING, "", now_ms, err);
+            if (rc)
+                return rc;
+            tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
+            j->state = SM_JOB_RUNNING;
+            j->started_at = live_now(c, now_ms);
+            j->assign_acked = true;
+        }
+        return 0;
+    }
+    if (rebooted && (j->assign_acked || j->state == SM_JOB_RUNNING))
+        return ctl_job_finish(c, j, SM_JOB_FAILED,
+                              "agent-restarted: the agent restarted during the job", now_ms, err);
+    if (p->state == SM_AGENT_IDLE && (j->assign_acked || j->state == SM_JOB_RUNNING))
+        return ctl_job_finish(c, j, SM_JOB_FAILED,
+                              "the agent went idle without delivering a result", now_ms, err);
+    return 0;
+}
+
+bool sm_control_admit(sm_control *c, const sm_poll *p, int64_t now_ms)
+{
+    uint64_t held_back;
+    /* The coordinator signs its replies with this name: an agent of that name would be
+     * confused with it in every log line and in the store. */
+    if (strcmp(p->agent, "coordinator") == 0) {
+        c->stats.refused_name++;
+        if (ctl_quiet_log(&c->quiet_name, now_ms, &held_back))
+            sm_log(LOG_WARNING, "SM-AGENT-NAME-RESERVED",
+                   "refused a poll from an agent named \"coordinator\": the name is reserved "
+                   "for the coordinator; give the agent another --name (%" PRIu64
+                   " more in the last minute not logged)",
+                   held_back);
+        return false;
+    }
+    sm_error why;
+    if (p->data_addr[0] && sm_addr_policy_check(&c->cfg.data_addr, p->data_addr, &why) != 0) {
+        c->stats.refused_data_addr++;
+        if (ctl_quiet_log(&c->quiet_data_addr, now_ms, &held_back))
+            sm_log(LOG_WARNING, "SM-AGENT-DATA-ADDR",
+                   "refused agent %s: its --data-addr %s; partners would send their data there "
+                   "(%" PRIu64 " more refusals in the last minute not logged)",
+                   p->agent, why.msg, held_back);
+        return false;
+    }
+    if (!sm_map_get(c->agents, p->agent) && sm_map_size(c->agents) >= c->cfg.max_agents) {
+        c->stats.refused_agents_cap++;
+        if (ctl_quiet_log(&c->quiet_cap, now_ms, &held_back))
+            sm_log(LOG_WARNING, "SM-AGENT-CAP",
+                   "refused new agent %s: %u agents are registered, the most --max-agents allows; "
+                   "known agents keep working (%" PRIu64
+                   " more refusals in the last minute not logged)",
+                   p->agent, c->cfg.max_agents, held_back);
+        return false;
+    }
+    return true;
+}
+
+bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+                     sm_error *err)
+{
+    ctl_reply_init(c, reply);
+    cagent *a = sm_map_get(c->agents, agent);
+    if (!a)
+        return false;
+    if (ctl_commands_for(c, a, now_ms, reply, err) != 0 || reply->n_commands == 0)
+        return false;
+    ctl_owed_acks_pay(c, a, reply);
+    return true;
+}
+
+int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+                      sm_error *err)
+{
+    ctl_reply_init(c, reply);
+    cagent *a = sm_map_get(c->agents, agent);
+    if (!a)
+        return 0;
+    int rc = ctl_commands_for(c, a, now_ms, reply, err);
+    if (!rc)
+        ctl_owed_acks_pay(c, a, reply);
+    return rc;
+}
+
+/* A host lost for lost_grace_ms: its queued run jobs fail, and its runs go on without it. Jobs
+ * queued alone wait for it to come back. */
+static int fail_lost_queue(sm_control *c, cagent *a, int64_t now_ms, sm_error *err)
+{
+    a->queue_failed = true;
+    size_t n = 0;
+    int rc = 0;
+    char why[160];
+    snprintf(why, sizeof why,
+             "agent-lost: the host was lost before the job ran and did not come back within "
+             "%" PRIu32 " ms",
+             c->cfg.lost_grace_ms);
+    for (cjob *j = a->qhead, *next; !rc && j; j = next) {
+        next = *link_of(a, j);
+        if (!j->run_id)
+            continue;
+        ctl_unqueue_all(c, j);
+        rc = ctl_job_finish(c, j, SM_JOB_FAILED, why, now_ms, err);
+        n++;
+    }
+    if (!rc && n)
+        sm_log(LOG_WARNING, "SM-AGENT-GONE",
+               "agent %s did not come back within %" PRIu32 " ms: its %zu queued run jobs fail",
+               a->name, c->cfg.lost_grace_ms, n);
+    return rc;
+}
+
+static size_t run_jobs_queued(const cagent *a)
+{
+    size_t n = 0;
+    for (cjob *j = a->qhead; j; j = *link_of(a, j))
+        n += j->run_id != 0;
+    return n;
+}
+
+bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *status,
+                           int64_t *last_seen_ms)
+{
+    cagent *a = sm_map_get(c->agents, name);
+    if (!a)
+        return false;
+    *status = a->status;
+    *last_seen_ms = a->last_seen_ms;
+    return true;
+}
+
+uint64_t sm_control_agent_quarantined(sm_control *c, const char *name)
+{
+    cagent *a = sm_map_get(c->agents, name);
+    return a ? a->quarantined : 0;
+}
+
+size_t sm_control_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max)
+{
+    size_t n = 0, cur = 0;
+    const char *key;
+    void *val;
+    while (n < max && sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        if (a->news) {
+            a->news = false;
+            snprintf(names[n++], SM_NAME_MAX + 1, "%s", a->name);
+        }
+    }
+    return n;
+}
+
+int ctl_fleet_tick(sm_control *c, int64_t now, int64_t now_ms, sm_error *err)
+{
+    const int64_t lost_after = 3 * (int64_t)c->cfg.hold_ms;
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        cagent *a = val;
+        if (a->status == SM_AGENT_LOST) {
+            /* Its queued run jobs waited one grace period for it. */
+            int rc = a->queue_failed || now - a->lost_at <= (int64_t)c->cfg.lost_grace_ms
+                         ? 0
+                         : fail_lost_queue(c, a, now_ms, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        const int64_t silent = now - a->heard_at - a->forgiven_ms;
+        if (silent <= lost_after)
+            continue;
+        a->status = SM_AGENT_LOST;
+        a->lost_at = now;
+        a->queue_failed = false;
+        sm_log(LOG_WARNING, "SM-AGENT-LOST",
+               "agent %s lost: no poll for %" PRId64 " ms of the coordinator's service; its %zu "
+               "queued run jobs wait %" PRIu32 " ms for it",
+               a->name, silent, run_jobs_queued(a), c->cfg.lost_grace_ms);
+        int rc = sm_store_agent_set_status(c->st, a->name, SM_AGENT_LOST, now_ms, err);
+        if (!rc)
+            tell_change(c, SM_CHANGE_AGENT, a->name, 0, 0);
+        if (!rc && a->current)
+            rc =
+                ctl_job_finish(c, a->current, SM_JOB_FAILED,
+                               "agent-lost: the agent stopped polling during the job", now_ms, err);
+        if (!rc && c->cfg.lost_grace_ms == 0)
+            rc = fail_lost_queue(c, a, now_ms, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

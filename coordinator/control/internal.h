@@ -1,0 +1,222 @@
+/* What the files of the control core share (control, fleet, schedule, intake, adapt): the
+ * sm_control struct, the agents, jobs and runs it keeps in memory, and small helpers. Private to
+ * those files; everyone else goes through control.h. Single-threaded, as control.h says. */
+#ifndef SM_COORD_CONTROL_INTERNAL_H
+#define SM_COORD_CONTROL_INTERNAL_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coordinator/control/control.h"
+#include "proto/map.h"
+#include "coordinator/model/plan.h"
+
+typedef struct cjob {
+    uint64_t id;
+    char host[SM_NAME_MAX + 1];
+    sm_params params;
+    sm_job_state state;
+    uint32_t attempt;
+    /* On the liveness clock (live_now): when the agent reported it busy with it (0 = not yet),
+     * and when it was assigned. */
+    int64_t started_at;
+    int64_t assigned_at;
+    bool assign_acked;
+    uint64_t run_id;   /* 0: a job queued alone */
+    uint32_t cell;     /* run jobs: the cell's index in its run */
+    uint32_t ord;      /* position in the order its host queues were built in */
+    struct cjob *next; /* the host's FIFO of queued jobs */
+    /* Pair jobs: the server (receiver) host, its own queue link, and the handshake. */
+    char peer[SM_NAME_MAX + 1];
+    struct cjob *next_peer;
+    uint8_t roles_got; /* bit SM_ROLE_SERVER / SM_ROLE_CLIENT: that side's result arrived */
+    uint16_t ready_port;
+    char ready_pin[SM_PIN_MAX + 1]; /* http with tls: the server's key, for the client */
+    bool prepare_acked, start_acked;
+} cjob;
+
+typedef struct adapt adapt; /* adapt.c */
+
+/* A matrix run in progress. */
+typedef struct crun {
+    uint64_t id;
+    bool parallel; /* false: one job of the run fleet-wide at a time */
+    uint32_t total, done, failed;
+    uint32_t active; /* jobs assigned or running */
+    bool cancelling; /* its jobs are being failed: no round is added now */
+    adapt *ad;       /* adaptive repetitions; NULL for a fixed count */
+} crun;
+
+typedef struct cagent {
+    char name[SM_NAME_MAX + 1];
+    char boot[SM_BOOT_HEX + 1];
+    int64_t last_seen_ms; /* wall clock of its last poll, as stored and shown */
+    int64_t heard_at;     /* its last poll on the liveness clock (live_now) */
+    /* Time since heard_at during which the coordinator itself was away (stopped): not counted
+     * as the agent's silence. Reset by each poll. */
+    int64_t forgiven_ms;
+    sm_agent_status status;
+    int64_t lost_at;   /* when it was declared lost, on the liveness clock */
+    bool queue_failed; /* its queued run jobs failed: it stayed away lost_grace_ms */
+    bool facts_known;
+    /* The machine it runs on, from its facts ("" unknown): hosts of one machine share CPUs. */
+    char boot_id[SM_FACTS_ID_MAX + 1];
+    char machine_id[SM_FACTS_ID_MAX + 1];
+    bool idle;           /* what its last poll said */
+    cjob *current;       /* assigned or running on it */
+    bool cancel_pending; /* a cancel for cancel_job/attempt goes out until acked */
+    uint64_t cancel_job;
+    uint32_t cancel_attempt;
+    cjob *qhead, *qtail;
+    sm_label labels[SM_LABELS_MAX]; /* from its last poll, for host selection */
+    size_t n_labels;
+    char data_addr[SM_ADDR_MAX + 1];
+    bool news; /* its held poll should hear of new work now */
+    /* Acks for results its last poll resent though they were stored already: that poll is
+     * held, and whatever answers it carries them (see ctl_owed_acks_pay). */
+    struct {
+        uint64_t job;
+        uint32_t attempt;
+        sm_role role;
+    } owed[SM_POLL_RESULTS_MAX];
+    size_t n_owed;
+    uint64_t quarantined; /* its spool's entries out of service, as its last poll said */
+    /* It sends fingerprints (one is stored): only such an agent is asked for one, before each
+     * run's first job on it; fp_run is the run it last sent one for (0 none). */
+    bool fp_capable;
+    uint64_t fp_run;
+} cagent;
+
+/* Log lines of refused results and polls: at most one a minute per kind. */
+struct quiet {
+    int64_t at;
+    uint64_t held_back;
+};
+
+struct sm_control {
+    sm_store *st;
+    sm_control_cfg cfg;
+    sm_map *agents; /* name -> cagent */
+    sm_map *jobs;   /* job id -> cjob, unfinished jobs only (id_map_*) */
+    sm_map *runs;   /* run id -> crun, running runs only (id_map_*) */
+    sm_control_stats stats;
+    struct quiet quiet_wrong_host, quiet_cap, quiet_data_addr, quiet_name;
+    /* Its previous poll or tick on the liveness clock: how long the coordinator was away. */
+    bool served;
+    int64_t last_service_at;
+    sm_change_fn on_change; /* the live-events hub's, or NULL */
+    void *change_ctx;
+};
+
+static inline cjob *job_get(const sm_control *c, uint64_t id)
+{
+    return sm_map_get_id(c->jobs, id);
+}
+
+static inline crun *run_get(const sm_control *c, uint64_t id)
+{
+    return id ? sm_map_get_id(c->runs, id) : NULL;
+}
+
+/* ---- small helpers ---- */
+
+/* The clock silences and time limits are measured on (see sm_control_cfg.clock_ms). */
+static inline int64_t live_now(const sm_control *c, int64_t now_ms)
+{
+    return c->cfg.clock_ms ? c->cfg.clock_ms(c->cfg.clock_arg) : now_ms;
+}
+
+/* A pair job sits in two queues, its client's and its server's, each with its own link.
+ * Every host's queue follows one global order (the run's plan), so a pair job that heads
+ * both of its queues can always start once both hosts are idle: no cycle of hosts can wait
+ * on each other. */
+/* The one place changes are told to the live-events hub (sm_control_on_change). */
+static inline void tell_change(const sm_control *c, sm_change_kind kind, const char *agent,
+                               uint64_t job, uint64_t run)
+{
+    if (!c->on_change)
+        return;
+    const sm_change ch = {kind, agent, job, run};
+    c->on_change(c->change_ctx, &ch);
+}
+
+static inline cjob **link_of(const cagent *a, cjob *j)
+{
+    return strcmp(j->host, a->name) == 0 ? &j->next : &j->next_peer;
+}
+
+/* Has agent x tell its side of job j to stop: the cancel goes out in its replies until it is
+ * acked. With wake, a held poll of x hears of it at once; otherwise its next poll does. */
+static inline void ctl_cancel(cagent *x, const cjob *j, bool wake)
+{
+    x->cancel_pending = true;
+    x->cancel_job = j->id;
+    x->cancel_attempt = j->attempt;
+    if (wake)
+        x->news = true;
+}
+
+/* ---- fleet.c: agents, liveness ---- */
+
+/* A new agent, registered in c->agents, LOST until it polls; NULL when out of memory. */
+cagent *ctl_agent_new(sm_control *c, const char *name);
+/* Notes the machine the agent runs on, from its facts. */
+void ctl_machine_of(cagent *a, const sm_facts *f);
+/* Whether a refusal of this kind is logged now: one line a minute, saying how many were not. */
+bool ctl_quiet_log(struct quiet *q, int64_t now_ms, uint64_t *held_back);
+/* Forgives the agents the time the coordinator was away; first thing of every poll and tick. */
+void ctl_forgive_away(sm_control *c, int64_t now);
+/* Takes what poll p says about its agent a (boot, labels, address, quarantine) and registers
+ * or refreshes its row; *rebooted: it restarted since its previous poll. */
+/* Stores the fingerprint p carries (when it does), as a's latest. */
+int ctl_take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err);
+int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, bool *rebooted,
+                    sm_error *err);
+/* What the agent says it is doing, against what the coordinator thinks it is doing. */
+int ctl_take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted, int64_t now_ms,
+                    sm_error *err);
+/* The tick's liveness step: agents silent too long are lost, and a lost host's queued run
+ * jobs fail once its grace is over. */
+int ctl_fleet_tick(sm_control *c, int64_t now, int64_t now_ms, sm_error *err);
+
+/* ---- schedule.c: queues, the gate, dispatch, runs ---- */
+
+void ctl_enqueue(cagent *a, cjob *j);
+/* Takes a queued job out of every queue it is in (its host's, and its server's). */
+void ctl_unqueue_all(sm_control *c, cjob *j);
+/* The agent whose queue starts with the run's next job in dispatch order, or NULL. */
+cagent *ctl_next_of_run(sm_control *c, uint64_t run_id);
+/* Every host with queued jobs of the run hears of them at its next chance. */
+void ctl_wake_run_hosts(sm_control *c, uint64_t run_id);
+/* Commands for the agent now: its pending cancel, its unacked assignment, or (when idle) the
+ * next queued job, which becomes its current one. */
+int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *reply, sm_error *err);
+/* Frees a run and its adaptive state; NULL is ignored (void * for sm_map_free). */
+void ctl_run_free(void *p);
+
+/* ---- intake.c: results, acks, pair sides, how jobs end, run counts ---- */
+
+/* Every reply says which store it comes from: when that changes, job ids start over. */
+void ctl_reply_init(const sm_control *c, sm_poll_reply *reply);
+/* Adds the held poll's owed acks to its answer. */
+void ctl_owed_acks_pay(sm_control *c, cagent *a, sm_poll_reply *reply);
+/* Ends a job (done or failed) in the store and in memory, counts it in its run, and frees it;
+ * a failed run job is queued again once, at the end of its host's queue. */
+int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reason, int64_t now_ms,
+                   sm_error *err);
+
+/* ---- adapt.c: adaptive repetitions ---- */
+
+/* The adaptive state of a run just planned: every job is pending, min repetitions each. */
+int ctl_adapt_plan(crun *r, const sm_spec *spec, const sm_plan *plan, sm_error *err);
+/* The adaptive state of a run resumed after a restart, from its stored cells and jobs. */
+int ctl_adapt_open(sm_control *c, crun *r, const sm_spec *spec, sm_error *err);
+/* A job of adaptive run r ended for good: judges its group when it was the last pending one,
+ * and queues one more round when a cell needs it. */
+int ctl_adapt_job_ended(sm_control *c, crun *r, uint32_t cell, int64_t now_ms, sm_error *err);
+void ctl_adapt_free(adapt *ad);
+
+#endif

@@ -1,0 +1,39 @@
+/* The check of a webhook URL a user gives (webhook_url.h). */
+#include "coordinator/schema/webhook_url.h"
+
+#include <string.h>
+#include <strings.h>
+
+int sm_webhook_url_check(const char *url, sm_error *err)
+{
+    sm_error_field(err, "webhook");
+    if (!url || !*url)
+        return sm_error_set(err, SM_EINVAL, "webhook: empty; give an http:// or https:// URL");
+    const size_t len = strlen(url);
+    if (len >= SM_WEBHOOK_URL_MAX)
+        return sm_error_set(err, SM_EINVAL, "webhook: %zu bytes, at most %d", len,
+                            SM_WEBHOOK_URL_MAX - 1);
+    for (size_t i = 0; i < len; i++) {
+        const unsigned char c = (unsigned char)url[i];
+        if (c <= 0x20 || c == 0x7f)
+            return sm_error_set(err, SM_EINVAL,
+                                "webhook: a space or control character at byte %zu; "
+                                "percent-encode it",
+                                i + 1);
+    }
+    size_t skip;
+    if (strncasecmp(url, "http://", 7) == 0)
+        skip = 7;
+    else if (strncasecmp(url, "https://", 8) == 0)
+        skip = 8;
+    else
+        return sm_error_set(err, SM_EINVAL, "webhook: only http:// and https:// URLs");
+    const char *host = url + skip;
+    /* userinfo would put a password in the store and in every listing */
+    const size_t auth_end = strcspn(host, "/?#");
+    if (memchr(host, '@', auth_end))
+        return sm_error_set(err, SM_EINVAL, "webhook: no user or password in the URL");
+    if (auth_end == 0 || host[0] == ':')
+        return sm_error_set(err, SM_EINVAL, "webhook: no host after the scheme");
+    return 0;
+}

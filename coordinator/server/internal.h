@@ -1,0 +1,89 @@
+/* The coordinator loop's state and one pass over the bus, shared by server.c and its unit
+ * test alone: everything else goes through server.h. Not thread-safe: the loop's thread only. */
+#ifndef SM_COORD_SERVER_INTERNAL_H
+#define SM_COORD_SERVER_INTERNAL_H
+
+#include <libwebsockets.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "coordinator/api/api.h"
+#include "coordinator/recurring/webhook.h"
+#include "coordinator/server/bus.h"
+#include "coordinator/server/guard.h"
+#include "proto/map.h"
+#include "coordinator/server/server.h"
+#include "coordinator/store/store.h"
+#include "coordinator/server/web.h"
+
+/* Bytes one pass over the bus takes at most (plus the message that crosses it), refused
+ * messages included; replies one pass makes at most. */
+#define SM_BUS_PASS_BYTES   (1u << 20)
+#define SM_BUS_PASS_REPLIES 256
+/* Agents with news one round of answer_news takes at most. */
+#define SM_NEWS_BATCH 1024
+
+/* The kinds of refused HTTP request, each counted and logged at most once a minute. */
+enum { HR_HOST, HR_ORIGIN, HR_TYPE, HR_TOKEN, HR_METHOD, HR_SIZE, HR_SLOW, HR_FULL, HR_N };
+
+/* A poll held open until there is something to say or hold_ms passed. */
+typedef struct held {
+    sm_bus_msg msg;
+    int64_t since_ms;             /* monotonic */
+    char nonce[SM_NONCE_HEX + 1]; /* of the poll: its answer names it */
+} held;
+
+/* A reply of a pass over the bus, sent after the pass's commit. */
+typedef struct pending {
+    sm_bus_msg msg;
+    sm_poll_reply reply;
+    char name[SM_NAME_MAX + 1];
+    char nonce[SM_NONCE_HEX + 1];
+} pending;
+
+typedef struct server {
+    const sm_server_cfg *cfg;
+    struct lws_context *ctx;
+    sm_bus *bus;
+    sm_store *st;
+    sm_replay *replay;
+    sm_rejects *rejects;
+    sm_map *held; /* agent name -> held */
+    /* Agents whose last message verified only under the previous fleet key (name -> a marker):
+     * their replies are sealed with it too. Only names that proved that key get in. */
+    sm_map *on_prev_key;
+    int64_t started_ms; /* monotonic: the previous key's grace runs from here */
+    sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
+    sm_ws_hub *hub;
+    sm_webhook *hooks; /* the schedules' webhook deliveries */
+    uint64_t ws_counters[3];
+    sm_guard guard;
+    bool loopback; /* the HTTP listener's address is loopback: reading needs no token */
+    /* http[0]: open HTTP and WebSocket connections; http[1 + HR_x]: requests refused */
+    uint64_t http[1 + HR_N];
+    int64_t http_logged[HR_N]; /* monotonic ms of each kind's last log line */
+    unsigned ticks;
+    lws_sorted_usec_list_t tick;
+    volatile sig_atomic_t *stop;
+    /* Scratch of one pass over the bus and of answer_news, too large for the stack and made
+     * once by sm_server_scratch_new: SM_BUS_PASS_REPLIES pending, SM_NEWS_BATCH of the rest. */
+    pending *out;
+    char (*news_names)[SM_NAME_MAX + 1];
+    sm_poll_reply *news_replies;
+    bool *news;
+    struct lws_protocols protocols[4]; /* from protocols_template, with this hub */
+} server;
+
+/* Allocates s's scratch arrays (out, news_names, news_replies, news); 0 or SM_ENOMEM, with
+ * none kept on failure. sm_server_scratch_free frees them (NULL members are fine). */
+int sm_server_scratch_new(server *s);
+void sm_server_scratch_free(server *s);
+
+/* One pass over the bus: takes waiting requests (at most SM_BUS_PASS_REPLIES answered now, at
+ * most about SM_BUS_PASS_BYTES read) in one store transaction; a message that fails its checks
+ * is dropped unanswered and counted in s->rejects; a valid poll is answered or held in
+ * s->held. When a bound stopped the pass, lws_cancel_service(s->ctx) brings the loop back. */
+void sm_server_drain_bus(server *s);
+
+#endif

@@ -1,0 +1,593 @@
+/* The coordinator's single event loop: bus, HTTP and timers on one libwebsockets context. */
+#include "coordinator/server/internal.h"
+
+#include <inttypes.h>
+#include <libwebsockets.h>
+#include <openssl/crypto.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coordinator/api/api.h"
+#include "coordinator/schema/apijson.h"
+#include "coordinator/server/bus.h"
+#include "coordinator/control/control.h"
+#include "coordinator/server/guard.h"
+#include "coordinator/server/http.h"
+#include "coordinator/recurring/schedules.h"
+#include "coordinator/store/store.h"
+#include "coordinator/server/web.h"
+#include "coordinator/recurring/webhook.h"
+#include "proto/clock.h"
+#include "proto/log.h"
+#include "proto/map.h"
+#include "proto/msg.h"
+
+#define TICK_US (250 * LWS_US_PER_MS)
+
+/* Wall-clock milliseconds (sm_wall_ms) stamp envelopes, which carry Unix time, so skew is
+ * checked against it. Monotonic milliseconds time how long things take, which a step of the
+ * wall clock must not change (held polls, silences, time limits); this is the control core's
+ * clock. */
+static int64_t mono_ms(void *arg)
+{
+    (void)arg;
+    return sm_mono_ms();
+}
+
+static void held_free(void *p)
+{
+    held *h = p;
+    sm_bus_msg_fini(&h->msg);
+    free(h);
+}
+
+static char on_prev_marker; /* the value stored in on_prev_key: only its presence matters */
+
+/* The key agent `name` signs with: its own, derived from the fleet key, or from the previous
+ * fleet key while it has not been given its new one. */
+static int agent_key(const server *s, const char *name, uint8_t key[SM_KEY_LEN], sm_error *err)
+{
+    const bool prev = s->cfg->have_prev_key && sm_map_get(s->on_prev_key, name) != NULL;
+    return sm_key_derive(prev ? s->cfg->prev_key : s->cfg->key, name, key, err);
+}
+
+/* Seals reply r to agent `to`, answering its poll `nonce`, and sends it on m (which is consumed
+ * either way). The reply names both, under that agent's own key: a copy replayed to another
+ * agent or to a later poll is dropped there. */
+static void send_reply(server *s, sm_bus_msg *m, sm_poll_reply *r, const char *to,
+                       const char *nonce)
+{
+    sm_error err = {0};
+    size_t len = 0, elen = 0;
+    uint8_t key[SM_KEY_LEN];
+    snprintf(r->to, sizeof r->to, "%s", to);
+    snprintf(r->poll, sizeof r->poll, "%s", nonce);
+    char *body = NULL, *env = NULL;
+    if (agent_key(s, to, key, &err) == 0 && (body = sm_msg_reply_encode(r, &len, &err)) != NULL)
+        env = sm_env_seal(key, SM_DIR_TO_AGENT, SM_COORDINATOR, (uint64_t)sm_wall_ms(), body, len,
+                          &elen, NULL, &err);
+    OPENSSL_cleanse(key, sizeof key);
+    if (!env || sm_bus_reply(s->bus, m, env, elen, &err) != 0) {
+        sm_log(LOG_WARNING, "SM-REPLY-FAIL", "cannot answer a poll of %s: %s", to, err.msg);
+        if (!env)
+            sm_bus_msg_fini(m);
+    }
+    free(body);
+    free(env);
+}
+
+/* Verifies a scanned poll under the key its claimed sender should hold. A MAC that fails under
+ * the agent's own key is tried under the previous fleet key (a rotation in progress) and under
+ * the fleet key itself (an agent given the fleet key: told to the operator, still refused). */
+static sm_reject verify_poll(server *s, const sm_env *env, uint64_t now, bool *fleet_key,
+                             sm_error *err)
+{
+    *fleet_key = false;
+    if (sm_name_reserved(env->name)) {
+        sm_error_set(err, SM_EVERIFY, "'%s' is reserved and cannot be an agent's name", env->name);
+        return SM_REJ_FIELD;
+    }
+    uint8_t key[SM_KEY_LEN];
+    if (sm_key_derive(s->cfg->key, env->name, key, err) != 0)
+        return SM_REJ_FIELD;
+    sm_reject why = sm_env_verify(key, SM_DIR_TO_COORDINATOR, env, now, err);
+    OPENSSL_cleanse(key, sizeof key);
+    if (why != SM_REJ_MAC) {
+        if (why == SM_REJ_NONE)
+            sm_map_del(s->on_prev_key, env->name); /* it has its new key now */
+        return why;
+    }
+    sm_error other = {0};
+    if (s->cfg->have_prev_key && (uint64_t)(sm_mono_ms() - s->started_ms) < s->cfg->prev_grace_ms &&
+        sm_key_derive(s->cfg->prev_key, env->name, key, &other) == 0) {
+        sm_reject again = sm_env_verify(key, SM_DIR_TO_COORDINATOR, env, now, &other);
+        OPENSSL_cleanse(key, sizeof key);
+        if (again != SM_REJ_MAC) {
+            if (again == SM_REJ_NONE && sm_map_get(s->on_prev_key, env->name) == NULL &&
+                sm_map_put(s->on_prev_key, env->name, &on_prev_marker) == 0)
+                sm_log(LOG_WARNING, "SM-KEY-PREVIOUS",
+                       "agent %s signed with the previous key: give it its new key "
+                       "(sockmatrix-coordinator keygen --agent %s) before the grace period ends",
+                       env->name, env->name);
+            if (again != SM_REJ_NONE)
+                sm_error_set(err, other.code, "%s", other.msg);
+            return again;
+        }
+    }
+    if (sm_env_verify(s->cfg->key, SM_DIR_TO_COORDINATOR, env, now, &other) != SM_REJ_MAC &&
+        (*fleet_key = true))
+        sm_error_set(err, SM_EVERIFY,
+                     "signed with the fleet key itself, not agent %s's own key: give the agent "
+                     "its own key (sockmatrix-coordinator keygen --agent %s --key-file FLEET_KEY "
+                     "OUT) and keep the fleet key on the coordinator",
+                     env->name, env->name);
+    return SM_REJ_MAC;
+}
+
+/* A rejected message: counted, logged at most once a minute per peer, dropped unanswered. */
+static void reject(server *s, sm_bus_msg *m, sm_reject why, const char *peer, const char *detail)
+{
+    sm_rejects_note(s->rejects, why, peer, (uint64_t)sm_wall_ms(), detail);
+    sm_bus_note_reject(s->bus, m);
+    sm_bus_msg_fini(m);
+}
+
+static void answer_news(server *s);
+
+/* One pass over the bus: what it took, and whether its store transaction is open or failed. */
+typedef struct pass {
+    size_t n_out, taken;
+    bool in_tx, failed;
+    sm_error err;
+} pass;
+
+/* A message whose header or MAC failed: counted, and logged at most once a minute per claimed
+ * name (the fleet key's misuse told as such), then dropped unanswered. */
+static void refuse_unverified(server *s, sm_bus_msg *m, sm_reject why, const sm_env *env,
+                              bool fleet_key, uint64_t now, const sm_error *err)
+{
+    /* The claimed name, when the header got that far: unverified, but it is only used to
+     * rate-limit the log line. */
+    const char *claimed = env->name[0] ? env->name : NULL;
+    char detail[SM_ERR_MSG_MAX + 96];
+    /* Before the MAC, a name is only what the message claims: the log says so. */
+    if (claimed && why != SM_REJ_SKEW && why != SM_REJ_DEPTH)
+        snprintf(detail, sizeof detail, "claimed \"%s\", unverified: %s", claimed, err->msg);
+    else
+        snprintf(detail, sizeof detail, "%s", err->msg);
+    if (sm_rejects_note(s->rejects, why, claimed, now, detail) && fleet_key)
+        sm_log(LOG_ERR, "SM-KEY-FLEET",
+               "agent %s signs with the fleet key: make its own key with "
+               "`sockmatrix-coordinator keygen --agent %s --key-file FLEET_KEY OUT` and "
+               "give it that; its messages are refused until then",
+               env->name, env->name);
+    sm_bus_note_reject(s->bus, m);
+    sm_bus_msg_fini(m);
+}
+
+/* Checks message m as far as a poll the control may take: header and MAC (before anything
+ * parses the body: a message without the key costs one HMAC), replay, body, sender, admission.
+ * Returns true with *env and *poll filled (the caller finishes poll); false when m was dropped
+ * (and consumed). */
+static bool admit(server *s, sm_bus_msg *m, uint64_t now, sm_env *env, sm_poll *poll, sm_error *err)
+{
+    bool fleet_key = false;
+    sm_reject why = sm_env_scan(m->body, m->len, env, err);
+    if (why == SM_REJ_NONE)
+        why = verify_poll(s, env, now, &fleet_key, err);
+    if (why != SM_REJ_NONE) {
+        refuse_unverified(s, m, why, env, fleet_key, now, err);
+        return false;
+    }
+    if ((why = sm_replay_check(s->replay, env->name, env->nonce, now)) != SM_REJ_NONE) {
+        reject(s, m, why, env->name, "nonce already seen");
+        return false;
+    }
+    if (sm_msg_poll_decode(env->body, env->body_len, poll, err) != 0) {
+        reject(s, m, SM_REJ_BODY, env->name, err->msg);
+        return false;
+    }
+    if (strcmp(poll->agent, env->name) != 0) {
+        sm_msg_poll_fini(poll);
+        reject(s, m, SM_REJ_FIELD, env->name, "the poll names another agent than its sender");
+        return false;
+    }
+    if (!sm_control_admit(s->api.ctl, poll, (int64_t)now)) {
+        /* Refused registration: dropped unanswered, logged and counted by the control. */
+        sm_msg_poll_fini(poll);
+        sm_bus_msg_fini(m);
+        return false;
+    }
+    return true;
+}
+
+/* Holds poll m of agent until there is something to say or the hold runs out; m is consumed. */
+static void hold(server *s, sm_bus_msg *m, const char *agent, const char *nonce)
+{
+    held *h = malloc(sizeof *h);
+    if (h && sm_map_put(s->held, agent, h) == 0) {
+        h->msg = *m;
+        h->since_ms = sm_mono_ms();
+        memcpy(h->nonce, nonce, sizeof h->nonce);
+    } else {
+        free(h);
+        sm_bus_msg_fini(m);
+    }
+}
+
+/* Hands an admitted poll to the control inside the pass's transaction (opened by the first):
+ * its reply is queued for after the commit, or the poll is held. m is consumed. */
+static void take_poll(server *s, pass *p, sm_bus_msg *m, const sm_env *env, const sm_poll *poll,
+                      uint64_t now)
+{
+    if (!p->failed && !p->in_tx) {
+        if (sm_store_begin(s->st, &p->err) != 0)
+            p->failed = true;
+        else
+            p->in_tx = true;
+    }
+    pending *o = &s->out[p->n_out];
+    bool now_reply = false;
+    if (!p->failed &&
+        sm_control_poll(s->api.ctl, poll, (int64_t)now, &o->reply, &now_reply, &p->err) != 0)
+        p->failed = true;
+    memcpy(o->name, env->name, sizeof env->name);
+    memcpy(o->nonce, env->nonce, sizeof env->nonce);
+    /* A newer poll supersedes the held one: the agent's REQ socket has moved on. */
+    held *old = sm_map_del(s->held, poll->agent);
+    if (old)
+        held_free(old);
+    if (p->failed)
+        sm_bus_msg_fini(m);
+    else if (now_reply)
+        s->out[p->n_out++].msg = *m;
+    else
+        hold(s, m, poll->agent, env->nonce);
+}
+
+/* Ends the pass: commits, then sends the queued replies; on a failure sends none. */
+static void finish_pass(server *s, pass *p)
+{
+    if (p->in_tx && !p->failed && sm_store_commit(s->st, &p->err) != 0)
+        p->failed = true;
+    if (p->failed) {
+        /* Nothing is acked: the agents send the same results again with their next poll, and
+         * what the batch changed in memory goes back to what the store holds. */
+        sm_log(LOG_ERR, "SM-STORE-FAIL", "store failed, %zu replies withheld: %s", p->n_out,
+               p->err.msg);
+        if (p->in_tx)
+            sm_control_rollback(&s->api.ctl, sm_wall_ms(), NULL);
+        for (size_t i = 0; i < p->n_out; i++)
+            sm_bus_msg_fini(&s->out[i].msg);
+        return;
+    }
+    for (size_t i = 0; i < p->n_out; i++)
+        send_reply(s, &s->out[i].msg, &s->out[i].reply, s->out[i].name, s->out[i].nonce);
+    answer_news(s);
+    /* More may be waiting than one batch took: come back through the loop. */
+    if (p->n_out == SM_BUS_PASS_REPLIES || p->taken >= SM_BUS_PASS_BYTES)
+        lws_cancel_service(s->ctx);
+}
+
+/* Drains every waiting request in one store transaction; replies go out only after the commit,
+ * so an ack never precedes the durable copy of what it acknowledges. */
+void sm_server_drain_bus(server *s)
+{
+    /* Bytes taken per pass, refused messages included: a flood of messages that fail their MAC
+     * makes no replies, and without this bound one pass would take them for as long as they came
+     * while HTTP waited (250 KiB forgeries kept /api/agents waiting 13 s). 1 MiB is a few ms of
+     * HMAC; the bus's fd stays readable, so the loop comes back after serving the others. */
+    pass p = {0};
+    sm_bus_msg m;
+    int got = 0;
+    while (p.n_out < SM_BUS_PASS_REPLIES && p.taken < SM_BUS_PASS_BYTES &&
+           (got = sm_bus_recv(s->bus, &m, &p.err)) == 1) {
+        p.taken += m.len;
+        const uint64_t now = (uint64_t)sm_wall_ms();
+        sm_env env;
+        sm_poll poll;
+        if (!admit(s, &m, now, &env, &poll, &p.err))
+            continue;
+        take_poll(s, &p, &m, &env, &poll, now);
+        sm_msg_poll_fini(&poll);
+    }
+    if (got < 0)
+        sm_log(LOG_ERR, "SM-BUS-RECV", "%s", p.err.msg);
+    sm_rejects_add(s->rejects, SM_REJ_THROTTLED, sm_bus_take_dropped(s->bus));
+    finish_pass(s, &p);
+}
+
+/* Answers a held poll now with reply r. */
+static void answer_held(server *s, const char *name, sm_poll_reply *r)
+{
+    held *h = sm_map_del(s->held, name);
+    if (!h)
+        return;
+    send_reply(s, &h->msg, r, name, h->nonce);
+    free(h);
+}
+
+/* Held polls of hosts with new work (jobs queued, a run's gate opened, a retry) are answered
+ * now, all in one transaction: a request for a thousand hosts costs one commit, not a
+ * thousand. */
+static void answer_news(server *s)
+{
+    char(*names)[SM_NAME_MAX + 1] = s->news_names;
+    sm_error err = {0};
+    size_t n;
+    do {
+        n = sm_control_take_news(s->api.ctl, names, SM_NEWS_BATCH);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (sm_map_get(s->held, names[i]))
+                memmove(names[k++], names[i], sizeof names[0]);
+        if (!k)
+            continue;
+        if (sm_store_begin(s->st, &err) != 0)
+            return;
+        const int64_t now = sm_wall_ms();
+        for (size_t i = 0; i < k; i++)
+            s->news[i] = sm_control_news(s->api.ctl, names[i], now, &s->news_replies[i], &err);
+        if (sm_store_commit(s->st, &err) != 0) {
+            sm_log(LOG_ERR, "SM-STORE-FAIL", "cannot dispatch queued jobs: %s", err.msg);
+            sm_control_rollback(&s->api.ctl, now, NULL);
+            return; /* the jobs stay queued; the agents' next polls take them */
+        }
+        for (size_t i = 0; i < k; i++)
+            if (s->news[i])
+                answer_held(s, names[i], &s->news_replies[i]);
+    } while (n == SM_NEWS_BATCH);
+}
+
+int sm_server_scratch_new(server *s)
+{
+    s->out = calloc(SM_BUS_PASS_REPLIES, sizeof *s->out);
+    s->news_names = calloc(SM_NEWS_BATCH, sizeof *s->news_names);
+    s->news_replies = calloc(SM_NEWS_BATCH, sizeof *s->news_replies);
+    s->news = calloc(SM_NEWS_BATCH, sizeof *s->news);
+    if (s->out && s->news_names && s->news_replies && s->news)
+        return 0;
+    sm_server_scratch_free(s);
+    return SM_ENOMEM;
+}
+
+void sm_server_scratch_free(server *s)
+{
+    free(s->out);
+    free(s->news_names);
+    free(s->news_replies);
+    free(s->news);
+    s->out = NULL;
+    s->news_names = NULL;
+    s->news_replies = NULL;
+    s->news = NULL;
+}
+
+static void jobs_queued(void *arg, const char *const *hosts, size_t n)
+{
+    (void)hosts;
+    (void)n;
+    answer_news(arg);
+}
+
+static void on_tick(lws_sorted_usec_list_t *sul)
+{
+    server *s = lws_container_of(sul, server, tick);
+    const int64_t now = sm_wall_ms();
+    sm_error err = {0};
+    if (sm_store_begin(s->st, &err) == 0) {
+        if (sm_control_tick(s->api.ctl, now, &err) != 0 || sm_store_commit(s->st, &err) != 0) {
+            sm_log(LOG_ERR, "SM-TICK-FAIL", "%s", err.msg);
+            sm_control_rollback(&s->api.ctl, now, NULL);
+        }
+    }
+    sm_schedules_tick(&s->api, now);
+    /* Expired holds are answered with whatever there is (often nothing). */
+    char names[64][SM_NAME_MAX + 1];
+    size_t n = 0, cur = 0;
+    const char *key;
+    void *val;
+    while (n < 64 && sm_map_next(s->held, &cur, &key, &val))
+        if (sm_mono_ms() - ((held *)val)->since_ms >= (int64_t)s->cfg->hold_ms)
+            snprintf(names[n++], sizeof names[0], "%s", key);
+    if (n && sm_store_begin(s->st, &err) == 0) {
+        sm_poll_reply replies[64];
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++)
+            ok = sm_control_expire(s->api.ctl, names[i], now, &replies[i], &err) == 0;
+        if (ok && sm_store_commit(s->st, &err) == 0) {
+            for (size_t i = 0; i < n; i++)
+                answer_held(s, names[i], &replies[i]);
+        } else {
+            sm_control_rollback(&s->api.ctl, now, NULL);
+        }
+    }
+    answer_news(s);
+    /* Browsers hear of changes every other tick: quick enough to watch, cheap enough to leave
+     * open. */
+    if (++s->ticks % 2 == 0)
+        sm_ws_tick(s->hub);
+    if (*s->stop)
+        lws_cancel_service(s->ctx);
+    else
+        lws_sul_schedule(s->ctx, 0, &s->tick, on_tick, n == 64 ? 1 : TICK_US);
+}
+
+/* ---- the bus, adopted as a raw file descriptor ---- */
+
+static int callback_bus(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                        size_t len)
+{
+    (void)user;
+    (void)in;
+    (void)len;
+    server *s = lws_context_user(lws_get_context(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_RAW_RX_FILE:
+        sm_server_drain_bus(s);
+        return 0;
+    case LWS_CALLBACK_RAW_CLOSE_FILE:
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* The protocols this server speaks; the events one carries its hub as the user pointer, so
+ * each server fills its own copy (server.protocols). */
+static const struct lws_protocols protocols_template[] = {
+    {"http", sm_http_callback, 0, 0, 0, NULL, 0},
+    {"sm-bus", callback_bus, 0, 0, 0, NULL, 0},
+    {"sm-events", sm_ws_callback, 0, 4096, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+_Static_assert(sizeof protocols_template == sizeof((server *)0)->protocols,
+               "server.protocols holds the template");
+
+static void lws_to_sm_log(int level, const char *line)
+{
+    sm_log(level == LLL_ERR ? LOG_ERR : LOG_WARNING, "SM-LWS", "%.*s", (int)strcspn(line, "\n"),
+           line);
+}
+
+/* Opens the store, the control core, the loop's tables, the events hub and the bus, each into
+ * s; on failure server_close undoes what was made. */
+static uint64_t notify(void *hooks, const char *url, const char *event, const char *body)
+{
+    return sm_webhook_post(hooks, url, event, body);
+}
+
+static int server_open(server *s, sm_error *err)
+{
+    const sm_server_cfg *cfg = s->cfg;
+    const int64_t t0 = sm_wall_ms();
+    int rc;
+    if ((rc = sm_store_open(&s->st, cfg->db_path, err)))
+        return rc;
+    sm_control_cfg ccfg = {.hold_ms = cfg->hold_ms,
+                           .job_grace_ms = 30000,
+                           .lost_grace_ms = cfg->lost_grace_ms,
+                           .clock_ms = mono_ms,
+                           .max_agents = cfg->max_agents,
+                           .data_addr = cfg->data_addr};
+    if ((rc = sm_control_open(&s->api.ctl, s->st, &ccfg, t0, err)))
+        return rc;
+    s->replay = sm_replay_new(2ull * SM_SKEW_MS);
+    s->rejects = sm_rejects_new();
+    s->held = sm_map_new();
+    s->on_prev_key = sm_map_new();
+    s->started_ms = sm_mono_ms();
+    if (!s->replay || !s->rejects || !s->held || !s->on_prev_key || sm_server_scratch_new(s) != 0)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    s->api = (sm_api_ctx){s->st,          s->api.ctl, s->rejects, cfg->token, jobs_queued, s,
+                          s->ws_counters, s->http,    NULL,       NULL,       NULL};
+    /* Webhooks are signed with the dashboard token, the secret a schedule's owner holds. */
+    const sm_webhook_cfg hcfg = {.token = cfg->token};
+    if ((rc = sm_webhook_open(&s->hooks, &hcfg, err)))
+        return rc;
+    s->api.notify = notify;
+    s->api.notify_ctx = s->hooks;
+    if (!(s->hub = sm_ws_hub_new(&s->api, s->st, s->ws_counters)))
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    memcpy(s->protocols, protocols_template, sizeof s->protocols);
+    s->protocols[0].per_session_data_size = sm_http_session_size();
+    s->protocols[2].per_session_data_size = sm_ws_session_size();
+    s->protocols[2].user = s->hub;
+    return sm_bus_open(&s->bus, cfg->listen_url, err);
+}
+
+/* The libwebsockets context, listening for HTTP, with s as its user. */
+static int listen_http(server *s, sm_error *err)
+{
+    const sm_server_cfg *cfg = s->cfg;
+    lws_set_log_level(LLL_ERR | LLL_WARN, lws_to_sm_log);
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = cfg->http_port;
+    info.iface = cfg->http_addr;
+    info.protocols = s->protocols;
+    info.user = s;
+    info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * (strchr(cfg->http_addr, ':') == NULL);
+    /* A client silent this long (in its head, its body or between requests) is dropped. */
+    info.timeout_secs = SM_HTTP_IDLE_SECS;
+    info.timeout_secs_ah_idle = SM_HTTP_IDLE_SECS;
+    s->loopback = sm_guard_is_loopback(cfg->http_addr);
+    s->guard = (sm_guard){cfg->http_addr, s->loopback, sm_guard_is_wildcard(cfg->http_addr),
+                          cfg->http_hosts, cfg->n_http_hosts};
+    s->ctx = lws_create_context(&info);
+    if (!s->ctx)
+        return sm_error_set(err, SM_ESYS, "cannot listen for HTTP on %s:%d", cfg->http_addr,
+                            cfg->http_port);
+    return 0;
+}
+
+/* Logs where the coordinator listens (the HTTP port as bound) and tells the ready fd. */
+static void announce(const server *s, int http_port)
+{
+    const sm_server_cfg *cfg = s->cfg;
+    sm_log(LOG_NOTICE, "SM-LISTEN", "agents: %s, HTTP: %s:%d, store: %s, dashboard: %s",
+           cfg->listen_url, cfg->http_addr, http_port, cfg->db_path,
+           cfg->web_dir ? cfg->web_dir : "(none)");
+    if (cfg->ready_fd >= 0) {
+        dprintf(cfg->ready_fd, "ready bus=%s http=%s:%d\n", cfg->listen_url, cfg->http_addr,
+                http_port);
+        close(cfg->ready_fd);
+    }
+}
+
+/* Puts the bus's descriptor on the loop, then announces the coordinator ready. */
+static int adopt_bus(server *s, sm_error *err)
+{
+    struct lws_vhost *vh = lws_get_vhost_by_name(s->ctx, "default");
+    int bus_fd = sm_bus_fd(s->bus, err);
+    if (bus_fd < 0)
+        return SM_ESYS;
+    lws_sock_file_fd_type fd = {.filefd = bus_fd};
+    if (!vh || !lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, fd, "sm-bus", NULL))
+        return sm_error_set(err, SM_ESYS, "cannot add the bus to the event loop");
+    announce(s, lws_get_vhost_listen_port(vh));
+    return 0;
+}
+
+/* Undoes server_open and listen_http, whatever part of them was done. */
+static void server_close(server *s)
+{
+    if (s->ctx)
+        lws_context_destroy(s->ctx);
+    sm_map_free(s->held, held_free);
+    sm_map_free(s->on_prev_key, NULL);
+    sm_ws_hub_free(s->hub);
+    sm_webhook_close(s->hooks);
+    sm_api_cache_free(&s->api);
+    sm_bus_close(s->bus);
+    sm_rejects_free(s->rejects);
+    sm_replay_free(s->replay);
+    sm_control_close(s->api.ctl);
+    sm_store_close(s->st);
+    sm_server_scratch_free(s);
+}
+
+int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_error *err)
+{
+    server s;
+    memset(&s, 0, sizeof s);
+    s.cfg = cfg;
+    s.stop = stop;
+    int rc = server_open(&s, err);
+    if (!rc)
+        rc = listen_http(&s, err);
+    if (!rc)
+        rc = adopt_bus(&s, err);
+    if (!rc) {
+        lws_sul_schedule(s.ctx, 0, &s.tick, on_tick, TICK_US);
+        while (!*stop && lws_service(s.ctx, 0) >= 0)
+            ;
+        sm_log(LOG_NOTICE, "SM-STOP", "stopping");
+    }
+    server_close(&s);
+    return rc;
+}

@@ -1,0 +1,168 @@
+/* What the store's row mappings share: reading columns, collecting rows, binding ids. */
+#include "coordinator/store/internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A fixed-size field from the caller must be terminated inside its array. */
+bool store_fits(const char *s, size_t size)
+{
+    return memchr(s, '\0', size) != NULL;
+}
+
+/* Copies a text column into a fixed-size field; NULL reads as "". */
+int store_column_copy(sqlite3_stmt *s, int col, char *dst, size_t size, sm_error *err)
+{
+    const unsigned char *text = sqlite3_column_text(s, col);
+    size_t len = (size_t)sqlite3_column_bytes(s, col);
+    if (len >= size)
+        return sm_error_set(err, SM_EPARSE, "stored %s is %zu bytes, more than %zu",
+                            sqlite3_column_name(s, col), len, size - 1);
+    if (text != NULL)
+        memcpy(dst, text, len);
+    dst[len] = '\0';
+    return 0;
+}
+
+/* A malloc'd copy of a text column; *out = NULL for SQL NULL. */
+int store_column_dup(sqlite3_stmt *s, int col, char **out, sm_error *err)
+{
+    *out = NULL;
+    if (sqlite3_column_type(s, col) == SQLITE_NULL)
+        return 0;
+    const unsigned char *text = sqlite3_column_text(s, col);
+    if (text == NULL)
+        return sm_error_set(err, SM_ENOMEM, "reading %s: out of memory",
+                            sqlite3_column_name(s, col));
+    size_t len = (size_t)sqlite3_column_bytes(s, col);
+    char *copy = malloc(len + 1);
+    if (copy == NULL)
+        return sm_error_set(err, SM_ENOMEM, "reading %s: out of memory",
+                            sqlite3_column_name(s, col));
+    memcpy(copy, text, len + 1);
+    *out = copy;
+    return 0;
+}
+
+/* Maps a stored name back to its enum value, or -1. */
+int store_name_index(const char *const *names, size_t n, const unsigned char *name)
+{
+    if (name == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], (const char *)name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Grows *rows to hold one more element of size elem; cap doubles so appends stay linear. */
+static int grow(void **rows, size_t *cap, size_t n, size_t elem, sm_error *err)
+{
+    if (n < *cap)
+        return 0;
+    size_t new_cap = *cap ? *cap * 2 : 16;
+    void *p = realloc(*rows, new_cap * elem);
+    if (p == NULL) {
+        sm_error_set(err, SM_ENOMEM, "store: out of memory");
+        return SM_ENOMEM;
+    }
+    *rows = p;
+    *cap = new_cap;
+    return 0;
+}
+
+/* Steps s (already bound) to its end, reading each row into a growing array of elem-sized
+ * rows, and resets it. *prows and *pn always describe the rows read, on failure too, so that
+ * the caller frees them with its typed free; an empty result is NULL and 0. */
+int store_collect(sqlite3_stmt *s, size_t elem, store_row_reader read, void **prows, size_t *pn,
+                  const char *what, sm_error *err)
+{
+    void *rows = NULL;
+    size_t n = 0, cap = 0;
+    int ret = 0, rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        ret = grow(&rows, &cap, n, elem, err);
+        if (ret != 0)
+            break;
+        ret = read(s, (char *)rows + n * elem, err);
+        if (ret != 0)
+            break;
+        n++;
+    }
+    if (ret == 0 && rc != SQLITE_DONE)
+        ret = store_db_error(sqlite3_db_handle(s), err, what);
+    store_done_with(s);
+    *prows = rows;
+    *pn = n;
+    return ret;
+}
+
+/* SQLite's integers are signed: a larger id can name no row and would wrap if bound. */
+int store_bind_id(sqlite3_stmt *s, int idx, uint64_t id, const char *what, sm_error *err)
+{
+    if (id > (uint64_t)INT64_MAX)
+        return sm_error_set(err, SM_EINVAL, "%s id %llu out of range", what,
+                            (unsigned long long)id);
+    if (sqlite3_bind_int64(s, idx, (int64_t)id) != SQLITE_OK)
+        return store_db_error(sqlite3_db_handle(s), err, "binding an id");
+    return 0;
+}
+
+int store_get_row(sm_store *st, int q, uint64_t id, const char *what, store_row_reader read,
+                  void *out, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[q];
+    int ret = store_bind_id(s, 1, id, what, err);
+    if (ret != 0)
+        goto out;
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        ret = read(s, out, err);
+    else if (rc == SQLITE_DONE)
+        ret = sm_error_set(err, SM_EINVAL, "no %s %llu", what, (unsigned long long)id);
+    else {
+        char op[48];
+        snprintf(op, sizeof op, "%s get", what);
+        ret = store_db_error(st->db, err, op);
+    }
+out:
+    store_done_with(s);
+    return ret;
+}
+
+/* SM_EINVAL when no run has that id. */
+static int run_exists(sm_store *st, uint64_t id, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_RUN_EXISTS];
+    int ret = store_bind_id(s, 1, id, "run", err);
+    if (ret == 0) {
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE)
+            ret = sm_error_set(err, SM_EINVAL, "no run %llu", (unsigned long long)id);
+        else if (rc != SQLITE_ROW)
+            ret = store_db_error(st->db, err, "run lookup");
+    }
+    store_done_with(s);
+    return ret;
+}
+
+/* store_collect() over the rows of one run. A run without rows may not exist at all, and an unknown
+ * run must not pass for an empty one. */
+int store_collect_run(sm_store *st, int q, uint64_t run_id, size_t elem, store_row_reader read,
+                      void **prows, size_t *pn, const char *what, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[q];
+    *prows = NULL;
+    *pn = 0;
+    int ret = store_bind_id(s, 1, run_id, "run", err);
+    if (ret != 0) {
+        store_done_with(s);
+        return ret;
+    }
+    ret = store_collect(s, elem, read, prows, pn, what, err);
+    if (ret == 0 && *pn == 0)
+        ret = run_exists(st, run_id, err);
+    return ret;
+}
