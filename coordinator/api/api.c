@@ -11,7 +11,6 @@
 #include <time.h>
 
 #include "coordinator/schema/apijson.h"
-#include "coordinator/api/report_cache.h"
 #include "coordinator/model/spec.h"
 #include "proto/clock.h"
 #include "proto/codec.h"
@@ -108,7 +107,7 @@ static int get_agents(sm_api_ctx *a, char **resp, size_t *len)
 static int get_job(sm_api_ctx *a, const char *id_text, char **resp, size_t *len)
 {
     uint64_t id;
-    if (!sm_api_parse_id(id_text, strlen(id_text), &id))
+    if (!sm_query_id(id_text, strlen(id_text), &id))
         return sm_api_reply_error(resp, len, 400, "job id: expected a number", "id");
     return sm_api_get_job(a, id, resp, len);
 }
@@ -317,20 +316,6 @@ static int get_health(sm_api_ctx *a, char **resp, size_t *len)
 
 /* ---- runs ---- */
 
-bool sm_api_parse_id(const char *text, size_t len, uint64_t *id)
-{
-    char buf[24], *end;
-    if (len == 0 || len >= sizeof buf || text[0] == '-')
-        return false;
-    memcpy(buf, text, len);
-    buf[len] = '\0';
-    unsigned long long v = strtoull(buf, &end, 10);
-    if (*end)
-        return false;
-    *id = v;
-    return true;
-}
-
 static sm_api_run api_run(const sm_run_row *r)
 {
     return (sm_api_run){r->id,        r->name,          sm_run_state_name(r->state),
@@ -507,20 +492,18 @@ static int cancel_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
     return get_run(a, id, resp, len);
 }
 
-/* ---- reports of ended runs, computed once (report_cache.c) ---- */
+/* ---- reports of ended runs, computed once (reports/) ---- */
 
 void sm_api_cache_free(sm_api_ctx *a)
 {
-    if (!a)
-        return;
-    sm_report_cache_free(a->cache);
-    a->cache = NULL;
+    if (a)
+        sm_reports_fini(&a->reports);
 }
 
 void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id)
 {
     if (a)
-        sm_report_cache_run_changed(a->cache, run_id);
+        sm_reports_run_changed(&a->reports, run_id);
 }
 
 /* /api/runs/{id}[/cancel|/table|/anomalies|/jobs|/cells/{n}] */
@@ -529,7 +512,7 @@ static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, cons
 {
     const char *slash = strchr(rest, '/');
     uint64_t id;
-    if (!sm_api_parse_id(rest, slash ? (size_t)(slash - rest) : strlen(rest), &id))
+    if (!sm_query_id(rest, slash ? (size_t)(slash - rest) : strlen(rest), &id))
         return sm_api_reply_error(resp, len, 400, "run id: expected a number", "id");
     if (!slash)
         return get ? get_run(a, id, resp, len)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "coordinator/control/control.h"
+#include "coordinator/reports/reports.h"
 #include "coordinator/store/store.h"
 #include "proto/envelope.h"
 
@@ -24,13 +25,9 @@ typedef struct sm_api_ctx {
     /* The HTTP listener's: open connections, then requests refused for their Host, Origin,
      * media type, token, method, size, slowness and for a full listener; NULL when none. */
     const uint64_t *http_counters;
-    /* The tables and anomalies of ended runs, computed once (NULL until the first; free with
-     * sm_api_cache_free). */
-    struct sm_report_cache *cache;
-    /* Posts a webhook delivery and returns its id (0: refused), as webhook.h's sm_webhook_post
-     * does with notify_ctx its sm_webhook; NULL: no webhook is sent (schedules.c logs it). */
-    uint64_t (*notify)(void *ctx, const char *url, const char *event, const char *body);
-    void *notify_ctx;
+    /* The runs' tables and anomalies (reports.st is st; sm_api_cache_free frees what it
+     * keeps). */
+    sm_reports reports;
 } sm_api_ctx;
 
 /* One request: method "GET"/"POST", path without query, query ("format=csv&x=y", may be

@@ -100,7 +100,7 @@ typedef struct diff_hosts {
  * as %2C); false when absent, too long or badly escaped. */
 static bool hosts_param(const char *query, char *buf, size_t cap, bool *present)
 {
-    const int r = sm_api_query_get(query, "hosts", buf, cap);
+    const int r = sm_query_get(query, "hosts", buf, cap);
     *present = r != 0;
     return r == 1;
 }

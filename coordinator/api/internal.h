@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "coordinator/api/api.h"
+#include "coordinator/schema/query.h"
 
 /* Hands json (malloc'd; NULL: out of memory, then a 500) to the caller as *resp and *len;
  * returns status (500 when json was NULL). */
@@ -15,39 +16,6 @@ int sm_api_reply(char **resp, size_t *len, int status, char *json);
 
 /* An {"error","field"} body with status; field may be NULL. Returns status (or 500). */
 int sm_api_reply_error(char **resp, size_t *len, int status, const char *msg, const char *field);
-
-/* A decimal id in text[0..len): false when empty, signed, too long or not a number. */
-bool sm_api_parse_id(const char *text, size_t len, uint64_t *id);
-
-/* ---- query strings (query.c) ---- */
-
-/* One piece of a query string between '&'s: key[0..klen), and when the piece has an '=',
- * val[0..vlen) after it (raw, not decoded); without one, val is empty and has_val false. */
-typedef struct sm_query_pair {
-    const char *key, *val;
-    size_t klen, vlen;
-    bool has_val;
-} sm_query_pair;
-
-/* The pair at *cursor (a query string, or NULL) into *p and *cursor past it; false at the
- * end. Empty pieces ("a=1&&b=2") come as pairs with an empty key. */
-bool sm_api_query_next(const char **cursor, sm_query_pair *p);
-
-/* The raw value of the first name=... in query (may be NULL): true with val[0..vlen), which
- * may be empty; false when absent (a bare "name" without '=' is absent). */
-bool sm_api_query_find(const char *query, const char *name, const char **val, size_t *vlen);
-
-/* v[0..vlen) percent-decoded into buf, NUL-terminated; '+' stays '+' (test labels hold it,
- * as in "tcp+nodelay"). 0, or -1 when badly escaped, holding a NUL (%00) or longer than
- * cap - 1. */
-int sm_api_query_decode(const char *v, size_t vlen, char *buf, size_t cap);
-
-/* The first name=... of query, decoded into buf: 1 when present (perhaps ""), 0 when absent,
- * -1 when it does not decode (sm_api_query_decode). */
-int sm_api_query_get(const char *query, const char *name, char *buf, size_t cap);
-
-/* s as a decimal integer in [lo, hi]: digits only (no sign, no space), nothing after. */
-bool sm_api_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* GET /api/runs/{id}/table (table true) or /anomalies with its query (may be NULL): from the
  * report cache when the run has ended and was asked the same before, else computed and kept

@@ -260,7 +260,7 @@ static bool parse_jobs_query(const char *query, jobs_query *q, const char **bad)
 {
     *q = (jobs_query){.limit = JOBS_LIMIT_DEFAULT};
     sm_query_pair pr;
-    for (const char *c = query; sm_api_query_next(&c, &pr);) {
+    for (const char *c = query; sm_query_next(&c, &pr);) {
         const char *p = pr.key, *v = pr.val;
         const size_t kn = pr.klen, vn = pr.vlen;
         char val[SM_NAME_MAX + 1];
@@ -273,12 +273,12 @@ static bool parse_jobs_query(const char *query, jobs_query *q, const char **bad)
         uint64_t num;
         if (KEY("limit")) {
             *bad = "limit";
-            if (!sm_api_parse_id(v, vn, &num) || num < 1 || num > JOBS_LIMIT_MAX)
+            if (!sm_query_id(v, vn, &num) || num < 1 || num > JOBS_LIMIT_MAX)
                 return false;
             q->limit = (uint32_t)num;
         } else if (KEY("after")) {
             *bad = "after";
-            if (!sm_api_parse_id(v, vn, &q->after) || q->after == 0)
+            if (!sm_query_id(v, vn, &q->after) || q->after == 0)
                 return false;
         } else if (KEY("host")) {
             *bad = "host";
@@ -288,7 +288,7 @@ static bool parse_jobs_query(const char *query, jobs_query *q, const char **bad)
             q->have_host = true;
         } else if (KEY("cell")) {
             *bad = "cell";
-            if (!sm_api_parse_id(v, vn, &num) || num > UINT32_MAX)
+            if (!sm_query_id(v, vn, &num) || num > UINT32_MAX)
                 return false;
             q->cell = (uint32_t)num;
             q->have_cell = true;
@@ -403,12 +403,8 @@ static void add_table_figures(sm_api_ctx *a, cJSON *o, uint64_t run_id, bool pai
     char q[96];
     snprintf(q, sizeof q, "format=json&scope=%s%s", pair ? "pair" : "local",
              with_disturbed ? "&disturbed=include" : "");
-    char *body = NULL;
-    size_t len = 0;
-    const char *ctype = NULL;
-    cJSON *t = NULL;
-    if (sm_api_get_report(a, run_id, true, q, &body, &len, &ctype) == 200)
-        t = cJSON_ParseWithLength(body, len);
+    char *body = sm_reports_body(&a->reports, run_id, SM_REPORT_TABLE, q);
+    cJSON *t = body ? cJSON_Parse(body) : NULL;
     free(body);
     int r = -1, c = -1, i = 0;
     const cJSON *e;
@@ -485,7 +481,7 @@ int sm_api_get_run_cell(sm_api_ctx *a, uint64_t run_id, const char *cell_text, c
                         char **resp, size_t *len)
 {
     uint64_t idx;
-    if (!sm_api_parse_id(cell_text, strlen(cell_text), &idx) || idx > UINT32_MAX)
+    if (!sm_query_id(cell_text, strlen(cell_text), &idx) || idx > UINT32_MAX)
         return sm_api_reply_error(resp, len, 400, "cell: expected a number", "cell");
     sm_run_row run;
     sm_error err = {0};

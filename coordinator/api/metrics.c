@@ -275,13 +275,8 @@ static void cells(sm_api_ctx *a, sm_prom *p, const sm_run_row *runs, size_t n)
     sm_metrics_table t[METRICS_RUN_NAMES_MAX] = {0};
     char *bodies[METRICS_RUN_NAMES_MAX] = {0};
     for (size_t i = 0; i < np; i++) {
-        size_t len = 0;
-        const char *ctype = NULL;
         const sm_run_row *r = &runs[pick[i]];
-        if (sm_api_get_report(a, r->id, true, "format=json", &bodies[i], &len, &ctype) != 200) {
-            free(bodies[i]);
-            bodies[i] = NULL;
-        }
+        bodies[i] = sm_reports_body(&a->reports, r->id, SM_REPORT_TABLE, "format=json");
         t[i] = (sm_metrics_table){r->name, r->id, bodies[i]};
     }
     sm_api_metrics_cells(p, t, np, METRICS_CELLS_MAX);

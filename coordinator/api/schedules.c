@@ -234,7 +234,7 @@ int sm_api_schedules(sm_api_ctx *a, const char *method, const char *path, const 
     const char *rest = path + strlen("/api/schedules/");
     const char *slash = strchr(rest, '/');
     uint64_t id;
-    if (!sm_api_parse_id(rest, slash ? (size_t)(slash - rest) : strlen(rest), &id))
+    if (!sm_query_id(rest, slash ? (size_t)(slash - rest) : strlen(rest), &id))
         return sm_api_reply_error(resp, len, 400, "schedule id: expected a number", "id");
     if (!slash) {
         if (get)

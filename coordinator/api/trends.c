@@ -18,11 +18,11 @@
 #define TRENDS_RUNS_SCAN 1000
 #define GRID_RUNS_SCAN   100
 
-/* name=... from query as sm_api_query_get reads it, an empty value being as bad as a bad
+/* name=... from query as sm_query_get reads it, an empty value being as bad as a bad
  * escape: 1 present, 0 absent, -1 bad. */
 static int param(const char *query, const char *name, char *buf, size_t cap)
 {
-    const int r = sm_api_query_get(query, name, buf, cap);
+    const int r = sm_query_get(query, name, buf, cap);
     return r == 1 && buf[0] == '\0' ? -1 : r;
 }
 
@@ -50,24 +50,12 @@ static void load_runs(sm_api_ctx *a, const sm_run_row *rows, const size_t *pick,
         sm_trend_run *t = &runs[j];
         *t = (sm_trend_run){r->id, r->name, r->finished_ms, {NULL, NULL}, NULL};
         for (int k = 0; k < 2; k++) {
-            char *body = NULL;
-            size_t len = 0;
-            const char *ctype = NULL;
             /* A run without local cells answers the hosts query with its pair table already. */
             if (!queries[k] || (k == 1 && t->tables[0] && strstr(t->tables[0], "\"pairs\":true")))
                 continue;
-            if (sm_api_get_report(a, r->id, true, queries[k], &body, &len, &ctype) == 200)
-                t->tables[k] = body;
-            else
-                free(body);
+            t->tables[k] = sm_reports_body(&a->reports, r->id, SM_REPORT_TABLE, queries[k]);
         }
-        char *body = NULL;
-        size_t len = 0;
-        const char *ctype = NULL;
-        if (sm_api_get_report(a, r->id, false, an_query, &body, &len, &ctype) == 200)
-            t->anomalies = body;
-        else
-            free(body);
+        t->anomalies = sm_reports_body(&a->reports, r->id, SM_REPORT_ANOMALIES, an_query);
     }
 }
 
@@ -133,7 +121,7 @@ static int trend_params_read(const char *query, trend_params *t, char *msg, size
         if (r == 0)
             continue;
         if (r < 0 ||
-            !sm_api_parse_int(num, limit ? 1 : 0, limit ? SM_TRENDS_LIMIT_MAX : INT64_MAX, &v)) {
+            !sm_query_int(num, limit ? 1 : 0, limit ? SM_TRENDS_LIMIT_MAX : INT64_MAX, &v)) {
             *field = names[i];
             if (limit)
                 snprintf(msg, cap, "limit: expected 1 to %d points", SM_TRENDS_LIMIT_MAX);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/api/internal.h"
 #include "coordinator/model/cron.h"
 #include "coordinator/schema/schedule_json.h"
 #include "coordinator/model/spec.h"
@@ -47,23 +46,23 @@ static int64_t next_or_never(const sm_schedule_row *r, int64_t now_ms)
 
 /* In a transaction of its own: the schedule's next slot and an event saying what happened to
  * this one. */
-static void slot_passes(sm_api_ctx *a, const sm_schedule_row *r, int64_t next, int64_t now_ms,
-                        const char *kind, const char *detail)
+static void slot_passes(const sm_schedules_env *e, const sm_schedule_row *r, int64_t next,
+                        int64_t now_ms, const char *kind, const char *detail)
 {
     char subject[40];
     snprintf(subject, sizeof subject, "schedule %" PRIu64, r->id);
     sm_error err = {0};
-    if (sm_store_begin(a->st, &err) != 0 ||
-        sm_store_schedule_set_next(a->st, r->id, next, &err) != 0 ||
-        sm_store_event_insert(a->st, now_ms, kind, subject, detail, &err) != 0 ||
-        sm_store_commit(a->st, &err) != 0) {
+    if (sm_store_begin(e->st, &err) != 0 ||
+        sm_store_schedule_set_next(e->st, r->id, next, &err) != 0 ||
+        sm_store_event_insert(e->st, now_ms, kind, subject, detail, &err) != 0 ||
+        sm_store_commit(e->st, &err) != 0) {
         sm_log(LOG_ERR, "SM-SCHEDULE-FAIL", "schedule %" PRIu64 ": %s", r->id, err.msg);
-        sm_store_rollback(a->st);
+        sm_store_rollback(e->st);
     }
 }
 
 /* Starts the run of schedule r's slot, or passes the slot with an event saying why not. */
-static void fire(sm_api_ctx *a, const sm_schedule_row *r, int64_t now_ms)
+static void fire(const sm_schedules_env *e, const sm_schedule_row *r, int64_t now_ms)
 {
     const int64_t next = next_or_never(r, now_ms);
     char detail[256];
@@ -72,7 +71,7 @@ static void fire(sm_api_ctx *a, const sm_schedule_row *r, int64_t now_ms)
                  r->last_run);
         sm_log(LOG_NOTICE, "SM-SCHEDULE-SKIP", "schedule %" PRIu64 " (%s): %s", r->id, r->name,
                detail);
-        slot_passes(a, r, next, now_ms, "skipped", detail);
+        slot_passes(e, r, next, now_ms, "skipped", detail);
         return;
     }
     char *spec_json = NULL;
@@ -83,70 +82,68 @@ static void fire(sm_api_ctx *a, const sm_schedule_row *r, int64_t now_ms)
         snprintf(detail, sizeof detail, "no run started: %.220s", err.msg);
         sm_log(LOG_WARNING, "SM-SCHEDULE-NOT-STARTED", "schedule %" PRIu64 " (%s): %s", r->id,
                r->name, detail);
-        slot_passes(a, r, next, now_ms, "not-started", detail);
+        slot_passes(e, r, next, now_ms, "not-started", detail);
         free(spec_json);
         return;
     }
     uint64_t run_id = 0;
     bool started = false;
-    int rc = sm_store_begin(a->st, &err);
+    int rc = sm_store_begin(e->st, &err);
     if (rc == 0 &&
-        (rc = sm_control_run_start(a->ctl, spec_json, &spec, now_ms, &run_id, &err)) == 0)
+        (rc = sm_control_run_start(*e->ctl, spec_json, &spec, now_ms, &run_id, &err)) == 0)
         started = true;
-    if (rc == 0 && (rc = sm_store_run_set_schedule(a->st, run_id, r->id, &err)) == 0 &&
-        (rc = sm_store_schedule_set_next(a->st, r->id, next, &err)) == 0)
-        rc = sm_store_commit(a->st, &err);
+    if (rc == 0 && (rc = sm_store_run_set_schedule(e->st, run_id, r->id, &err)) == 0 &&
+        (rc = sm_store_schedule_set_next(e->st, r->id, next, &err)) == 0)
+        rc = sm_store_commit(e->st, &err);
     sm_spec_fini(&spec);
     free(spec_json);
     if (rc == 0) {
         sm_log(LOG_NOTICE, "SM-SCHEDULE-FIRE", "schedule %" PRIu64 " (%s): run %" PRIu64, r->id,
                r->name, run_id);
-        if (a->jobs_queued)
-            a->jobs_queued(a->arg, NULL, 0);
+        if (e->jobs_queued)
+            e->jobs_queued(e->arg, NULL, 0);
         return;
     }
     if (!started && err.code == SM_EINVAL) {
         /* Refused before the control state changed: the slot passes with the reason. */
-        sm_store_rollback(a->st);
+        sm_store_rollback(e->st);
         snprintf(detail, sizeof detail, "no run started: %.220s", err.msg);
         sm_log(LOG_WARNING, "SM-SCHEDULE-NOT-STARTED", "schedule %" PRIu64 " (%s): %s", r->id,
                r->name, detail);
-        slot_passes(a, r, next, now_ms, "not-started", detail);
+        slot_passes(e, r, next, now_ms, "not-started", detail);
         return;
     }
     /* The store failed: the slot stays due and the next tick tries again. */
     sm_log(LOG_ERR, "SM-SCHEDULE-FAIL", "schedule %" PRIu64 " (%s): %s", r->id, r->name, err.msg);
-    sm_control_rollback(&a->ctl, now_ms, NULL);
+    sm_control_rollback(e->ctl, now_ms, NULL);
 }
 
-/* The body of GET /api/runs/ID/anomalies (against baseline when not 0, falling back to the
- * default baseline when that one shares no cell), or NULL. */
-static char *anomalies_of(sm_api_ctx *a, uint64_t run_id, uint64_t baseline)
+/* Run run_id's anomalies (JSON) against baseline when not 0, falling back to the default
+ * baseline when that one shares no cell; NULL when they cannot be had. */
+static char *anomalies_of(const sm_schedules_env *e, uint64_t run_id, uint64_t baseline)
 {
-    char query[48], *resp = NULL;
-    size_t len = 0;
-    const char *ctype = NULL;
-    snprintf(query, sizeof query, "baseline=%" PRIu64, baseline);
-    int status = sm_api_get_report(a, run_id, false, baseline ? query : NULL, &resp, &len, &ctype);
-    if (status == 409) {
-        free(resp);
-        resp = NULL;
-        status = sm_api_get_report(a, run_id, false, NULL, &resp, &len, &ctype);
+    char options[48];
+    snprintf(options, sizeof options, "baseline=%" PRIu64, baseline);
+    sm_run_report rep;
+    sm_reports_get(e->reports, run_id, SM_REPORT_ANOMALIES, baseline ? options : NULL, &rep);
+    if (rep.status == SM_REPORT_NOTHING_SHARED) {
+        sm_run_report_fini(&rep);
+        sm_reports_get(e->reports, run_id, SM_REPORT_ANOMALIES, NULL, &rep);
     }
-    if (status == 200)
-        return resp;
-    free(resp);
+    if (rep.status == SM_REPORT_OK)
+        return rep.body;
+    sm_run_report_fini(&rep);
     return NULL;
 }
 
 /* The schedule's newest finished (done or failed) run before run_id; 0 none. */
-static uint64_t previous_finished(sm_api_ctx *a, uint64_t sched, uint64_t run_id)
+static uint64_t previous_finished(const sm_schedules_env *e, uint64_t sched, uint64_t run_id)
 {
     sm_run_row *rows = NULL;
     size_t n = 0;
     sm_error err = {0};
     uint64_t found = 0;
-    if (sm_store_schedule_runs(a->st, sched, 1000, &rows, &n, &err) != 0)
+    if (sm_store_schedule_runs(e->st, sched, 1000, &rows, &n, &err) != 0)
         return 0;
     for (size_t i = 0; i < n && !found; i++)
         if (rows[i].id < run_id && (rows[i].state == SM_RUN_DONE || rows[i].state == SM_RUN_FAILED))
@@ -156,19 +153,19 @@ static uint64_t previous_finished(sm_api_ctx *a, uint64_t sched, uint64_t run_id
 }
 
 /* Judges ended run run_id of schedule sched for its webhook, then marks it judged. */
-static void judge(sm_api_ctx *a, uint64_t sched, uint64_t run_id, int64_t now_ms)
+static void judge(const sm_schedules_env *e, uint64_t sched, uint64_t run_id, int64_t now_ms)
 {
     sm_schedule_row s;
     sm_run_row run;
     sm_error err = {0};
-    if (sm_store_schedule_get(a->st, sched, &s, &err) != 0)
+    if (sm_store_schedule_get(e->st, sched, &s, &err) != 0)
         return;
-    if (sm_store_run_get(a->st, run_id, &run, &err) == 0) {
+    if (sm_store_run_get(e->st, run_id, &run, &err) == 0) {
         /* A cancelled run was stopped by someone: nothing to tell them. */
         if (run.state != SM_RUN_CANCELLED) {
-            const uint64_t prev = previous_finished(a, sched, run_id);
-            char *now_json = anomalies_of(a, run_id, prev);
-            char *prev_json = prev ? anomalies_of(a, prev, 0) : NULL;
+            const uint64_t prev = previous_finished(e, sched, run_id);
+            char *now_json = anomalies_of(e, run_id, prev);
+            char *prev_json = prev ? anomalies_of(e, prev, 0) : NULL;
             const sm_hook_run hr = {sched, s.name, run_id, run.name, run.finished_ms};
             const char *event = NULL;
             char *body = NULL;
@@ -177,14 +174,14 @@ static void judge(sm_api_ctx *a, uint64_t sched, uint64_t run_id, int64_t now_ms
                        run_id);
             else if (sm_schedule_hook_body(&hr, now_json, prev_json, &event, &body, &err) != 0)
                 sm_log(LOG_WARNING, "SM-SCHEDULE-JUDGE", "run %" PRIu64 ": %s", run_id, err.msg);
-            if (body && a->notify) {
-                const uint64_t id = a->notify(a->notify_ctx, s.webhook_url, event, body);
+            if (body && e->notify) {
+                const uint64_t id = e->notify(e->notify_ctx, s.webhook_url, event, body);
                 char detail[256], subject[40];
                 snprintf(subject, sizeof subject, "schedule %" PRIu64, sched);
                 snprintf(detail, sizeof detail, "run %" PRIu64 ": %s sent as delivery %" PRIu64,
                          run_id, event, id);
                 sm_log(LOG_NOTICE, "SM-SCHEDULE-NOTIFY", "schedule %" PRIu64 ": %s", sched, detail);
-                sm_store_event_insert(a->st, now_ms, "notified", subject, detail, &err);
+                sm_store_event_insert(e->st, now_ms, "notified", subject, detail, &err);
             } else if (body) {
                 sm_log(LOG_NOTICE, "SM-SCHEDULE-NOTIFY-NONE",
                        "schedule %" PRIu64 ": run %" PRIu64 " raised a %s, but this coordinator "
@@ -197,28 +194,28 @@ static void judge(sm_api_ctx *a, uint64_t sched, uint64_t run_id, int64_t now_ms
         }
         sm_run_row_fini(&run);
     }
-    if (sm_store_schedule_set_notified(a->st, sched, run_id, &err) != 0)
+    if (sm_store_schedule_set_notified(e->st, sched, run_id, &err) != 0)
         sm_log(LOG_ERR, "SM-SCHEDULE-FAIL", "schedule %" PRIu64 ": %s", sched, err.msg);
     sm_schedule_row_fini(&s);
 }
 
-void sm_schedules_tick(sm_api_ctx *a, int64_t now_ms)
+void sm_schedules_tick(const sm_schedules_env *e, int64_t now_ms)
 {
     sm_schedule_row *due = NULL;
     size_t n = 0;
     sm_error err = {0};
-    if (sm_store_schedules_due(a->st, now_ms, &due, &n, &err) != 0) {
+    if (sm_store_schedules_due(e->st, now_ms, &due, &n, &err) != 0) {
         sm_log(LOG_ERR, "SM-SCHEDULE-FAIL", "due schedules: %s", err.msg);
         return;
     }
     for (size_t i = 0; i < n; i++)
-        fire(a, &due[i], now_ms);
+        fire(e, &due[i], now_ms);
     sm_store_schedules_free(due, n);
     uint64_t pairs[16][2];
-    if (sm_store_schedules_to_notify(a->st, pairs, 16, &n, &err) != 0) {
+    if (sm_store_schedules_to_notify(e->st, pairs, 16, &n, &err) != 0) {
         sm_log(LOG_ERR, "SM-SCHEDULE-FAIL", "runs to judge: %s", err.msg);
         return;
     }
     for (size_t i = 0; i < n; i++)
-        judge(a, pairs[i][0], pairs[i][1], now_ms);
+        judge(e, pairs[i][0], pairs[i][1], now_ms);
 }

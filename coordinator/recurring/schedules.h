@@ -4,10 +4,26 @@
 #ifndef SM_COORD_SCHEDULES_H
 #define SM_COORD_SCHEDULES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "coordinator/api/api.h"
+#include "coordinator/control/control.h"
+#include "coordinator/reports/reports.h"
 #include "coordinator/store/store.h"
+
+/* What the schedules work with: the loop's store, control core and reports, and whom to tell. */
+typedef struct sm_schedules_env {
+    sm_store *st;
+    sm_control **ctl; /* the loop's control core; a rollback may replace *ctl */
+    sm_reports *reports;
+    /* Called after a firing queued jobs, so that held polls are answered now; may be NULL. */
+    void (*jobs_queued)(void *arg, const char *const *hosts, size_t n);
+    void *arg;
+    /* Posts a webhook delivery and returns its id (0: refused), as sm_webhook_post does with
+     * notify_ctx its sm_webhook; NULL: no webhook is sent (and that is logged). */
+    uint64_t (*notify)(void *ctx, const char *url, const char *event, const char *body);
+    void *notify_ctx;
+} sm_schedules_env;
 
 /* When a schedule first fires, or fires again after it is resumed: every_s after now_ms, or
  * cron's first minute after now_ms. -1 when the cron expression never fires (or is bad). */
@@ -23,8 +39,8 @@ int64_t sm_schedule_next(const sm_schedule_row *r, int64_t now_ms);
  * when its previous run is still running the slot is skipped instead and an event says so. A
  * run that cannot start (its hosts are not registered, say) is an event too, and the slot
  * passes. Then each ended run of a schedule with a webhook, not judged yet, is judged (against
- * the schedule's previous finished run) and a->notify told when it has new flags or
+ * the schedule's previous finished run) and e->notify told when it has new flags or
  * regressions. Failures are logged; the tick goes on. */
-void sm_schedules_tick(sm_api_ctx *a, int64_t now_ms);
+void sm_schedules_tick(const sm_schedules_env *e, int64_t now_ms);
 
 #endif

@@ -367,6 +367,11 @@ void sm_server_scratch_free(server *s)
     s->news = NULL;
 }
 
+static uint64_t notify(void *hooks, const char *url, const char *event, const char *body)
+{
+    return sm_webhook_post(hooks, url, event, body);
+}
+
 static void jobs_queued(void *arg, const char *const *hosts, size_t n)
 {
     (void)hosts;
@@ -385,7 +390,9 @@ static void on_tick(lws_sorted_usec_list_t *sul)
             sm_control_rollback(&s->api.ctl, now, NULL);
         }
     }
-    sm_schedules_tick(&s->api, now);
+    const sm_schedules_env env = {s->st, &s->api.ctl, &s->api.reports, jobs_queued,
+                                  s,     notify,      s->hooks};
+    sm_schedules_tick(&env, now);
     /* Expired holds are answered with whatever there is (often nothing). */
     char names[64][SM_NAME_MAX + 1];
     size_t n = 0, cur = 0;
@@ -456,11 +463,6 @@ static void lws_to_sm_log(int level, const char *line)
 
 /* Opens the store, the control core, the loop's tables, the events hub and the bus, each into
  * s; on failure server_close undoes what was made. */
-static uint64_t notify(void *hooks, const char *url, const char *event, const char *body)
-{
-    return sm_webhook_post(hooks, url, event, body);
-}
-
 static int server_open(server *s, sm_error *err)
 {
     const sm_server_cfg *cfg = s->cfg;
@@ -483,14 +485,19 @@ static int server_open(server *s, sm_error *err)
     s->started_ms = sm_mono_ms();
     if (!s->replay || !s->rejects || !s->held || !s->on_prev_key || sm_server_scratch_new(s) != 0)
         return sm_error_set(err, SM_ENOMEM, "out of memory");
-    s->api = (sm_api_ctx){s->st,          s->api.ctl, s->rejects, cfg->token, jobs_queued, s,
-                          s->ws_counters, s->http,    NULL,       NULL,       NULL};
+    s->api = (sm_api_ctx){.st = s->st,
+                          .ctl = s->api.ctl,
+                          .rejects = s->rejects,
+                          .token = cfg->token,
+                          .jobs_queued = jobs_queued,
+                          .arg = s,
+                          .ws_counters = s->ws_counters,
+                          .http_counters = s->http,
+                          .reports = {.st = s->st}};
     /* Webhooks are signed with the dashboard token, the secret a schedule's owner holds. */
     const sm_webhook_cfg hcfg = {.token = cfg->token};
     if ((rc = sm_webhook_open(&s->hooks, &hcfg, err)))
         return rc;
-    s->api.notify = notify;
-    s->api.notify_ctx = s->hooks;
     if (!(s->hub = sm_ws_hub_new(&s->api, s->st, s->ws_counters)))
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     memcpy(s->protocols, protocols_template, sizeof s->protocols);

@@ -42,8 +42,14 @@ int setup(void **state)
     assert_int_equal(sm_control_open(&f->c, f->st, &cfg, wall_ms(), &err), 0);
     f->rejects = sm_rejects_new();
     assert_non_null(f->rejects);
-    f->api = (sm_api_ctx){
-        .st = f->st, .ctl = f->c, .rejects = f->rejects, .jobs_queued = on_jobs_queued, .arg = f};
+    f->api = (sm_api_ctx){.st = f->st,
+                          .reports = {.st = f->st},
+                          .ctl = f->c,
+                          .rejects = f->rejects,
+                          .jobs_queued = on_jobs_queued,
+                          .arg = f};
+    f->sched =
+        (sm_schedules_env){f->st, &f->api.ctl, &f->api.reports, on_jobs_queued, f, NULL, NULL};
     *state = f;
     return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "coordinator/api/api.h"
 #include "coordinator/control/control.h"
+#include "coordinator/recurring/schedules.h"
 #include "coordinator/store/store.h"
 
 typedef struct fixture {
@@ -19,6 +20,7 @@ typedef struct fixture {
     sm_control *c;
     sm_rejects *rejects;
     sm_api_ctx api;
+    sm_schedules_env sched; /* the schedules' tick over the same store, control and reports */
     /* What the jobs_queued callback was given. */
     int queued_calls;
     size_t queued_n;

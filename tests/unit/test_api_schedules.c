@@ -223,11 +223,11 @@ static void test_tick_fires_a_due_schedule_once_and_skips_while_its_run_runs(voi
     const int64_t next = (int64_t)n_of(made, "next_ms");
     cJSON_Delete(made);
     /* not yet due */
-    sm_schedules_tick(&f->api, next - 1);
+    sm_schedules_tick(&f->sched, next - 1);
     expect(f, "GET", "/api/runs", NULL, NULL, NULL, 200, "{\"runs\":[]}");
     /* due, long after: three slots were missed, one run starts */
     const int queued = f->queued_calls;
-    sm_schedules_tick(&f->api, next + 35000);
+    sm_schedules_tick(&f->sched, next + 35000);
     assert_int_equal(f->queued_calls, queued + 1);
     cJSON *runs = call_json(f, "GET", "/api/runs", NULL, 200);
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(runs, "runs");
@@ -243,13 +243,13 @@ static void test_tick_fires_a_due_schedule_once_and_skips_while_its_run_runs(voi
     cJSON_Delete(run);
     /* the next slot keeps the phase and lies ahead: the missed ones are not made up */
     assert_int_equal(next_of(f, "/api/schedules/1"), next + 40000);
-    sm_schedules_tick(&f->api, next + 36000);
+    sm_schedules_tick(&f->sched, next + 36000);
     runs = call_json(f, "GET", "/api/runs", NULL, 200);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(runs, "runs")), 1);
     cJSON_Delete(runs);
 
     /* its run still runs at the next slot: skipped, said in an event */
-    sm_schedules_tick(&f->api, next + 40000);
+    sm_schedules_tick(&f->sched, next + 40000);
     cJSON *s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
     assert_int_equal(n_of(s, "next_ms"), next + 50000);
     assert_int_equal(n_of(s, "runs"), 1);
@@ -262,7 +262,7 @@ static void test_tick_fires_a_due_schedule_once_and_skips_while_its_run_runs(voi
 
     /* once it ended, the next slot starts the next run */
     finish_jobs(f, "h2", 100.0);
-    sm_schedules_tick(&f->api, next + 50000);
+    sm_schedules_tick(&f->sched, next + 50000);
     s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
     assert_int_equal(n_of(s, "runs"), 2);
     const cJSON *recent = cJSON_GetObjectItemCaseSensitive(s, "recent_runs");
@@ -285,13 +285,13 @@ static void test_tick_leaves_paused_and_deleted_schedules_alone(void **state)
            "{\"name\":\"d\",\"spec\":" SPEC ",\"every\":\"10s\"}", 201, NULL);
     expect(f, "POST", "/api/schedules/1/pause", NULL, NULL, NULL, 200, NULL);
     expect(f, "DELETE", "/api/schedules/2", NULL, NULL, NULL, 200, NULL);
-    sm_schedules_tick(&f->api, wall_ms() + 3600000);
+    sm_schedules_tick(&f->sched, wall_ms() + 3600000);
     expect(f, "GET", "/api/runs", NULL, NULL, NULL, 200, "{\"runs\":[]}");
     /* resumed, it fires at its next slot from now */
     expect(f, "POST", "/api/schedules/1/resume", NULL, NULL, NULL, 200, NULL);
     const int64_t next = next_of(f, "/api/schedules/1");
     assert_true(next > wall_ms());
-    sm_schedules_tick(&f->api, next);
+    sm_schedules_tick(&f->sched, next);
     expect(f, "GET", "/api/runs/1", NULL, NULL, NULL, 200, "\"schedule\":\"1\"");
 }
 
@@ -304,7 +304,7 @@ static void test_tick_passes_a_slot_whose_run_cannot_start(void **state)
         "{\"name\":\"gone\",\"spec\":" SPEC ",\"every\":\"10s\",\"hosts\":[\"nosuch\"]}", 201);
     const int64_t next = (int64_t)n_of(made, "next_ms");
     cJSON_Delete(made);
-    sm_schedules_tick(&f->api, next);
+    sm_schedules_tick(&f->sched, next);
     cJSON *s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
     assert_int_equal(n_of(s, "next_ms"), next + 10000);
     assert_int_equal(n_of(s, "runs"), 0);
@@ -335,7 +335,7 @@ static uint64_t record(void *ctx, const char *url, const char *event, const char
 /* Fires schedule 1 at its slot and ends its run with h2 at mbps2 (others at 100). */
 static void one_run(fixture *f, double mbps2)
 {
-    sm_schedules_tick(&f->api, next_of(f, "/api/schedules/1"));
+    sm_schedules_tick(&f->sched, next_of(f, "/api/schedules/1"));
     finish_jobs(f, "h1", 100.0);
     finish_jobs(f, "h2", mbps2);
     finish_jobs(f, "h3", 100.0);
@@ -357,16 +357,16 @@ static void test_webhook_tells_new_flags_and_regressions_once(void **state)
 {
     fixture *f = *state;
     told t = {0};
-    f->api.notify = record;
-    f->api.notify_ctx = &t;
+    f->sched.notify = record;
+    f->sched.notify_ctx = &t;
     add_watch(f);
     /* run 1: all alike, nothing to tell */
     one_run(f, 100.0);
-    sm_schedules_tick(&f->api, wall_ms());
+    sm_schedules_tick(&f->sched, wall_ms());
     assert_int_equal(t.calls, 0);
     /* run 2: h2 falls behind the fleet and its own last run */
     one_run(f, 30.0);
-    sm_schedules_tick(&f->api, wall_ms());
+    sm_schedules_tick(&f->sched, wall_ms());
     assert_int_equal(t.calls, 1);
     assert_string_equal(t.url, "http://127.0.0.1:9/hook");
     assert_string_equal(t.event, "regression");
@@ -389,11 +389,11 @@ static void test_webhook_tells_new_flags_and_regressions_once(void **state)
     assert_non_null(strstr(s_of(cJSON_GetArrayItem(regs, 0), "text"), "baseline"));
     cJSON_Delete(b);
     /* judged once: later ticks say nothing more */
-    sm_schedules_tick(&f->api, wall_ms());
+    sm_schedules_tick(&f->sched, wall_ms());
     assert_int_equal(t.calls, 1);
     /* run 3: h2 as slow as in run 2: the flag is not new and nothing regressed */
     one_run(f, 30.0);
-    sm_schedules_tick(&f->api, wall_ms());
+    sm_schedules_tick(&f->sched, wall_ms());
     assert_int_equal(t.calls, 1);
     cJSON *s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
     const cJSON *ev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "events"), 0);
@@ -408,7 +408,7 @@ static void test_webhook_without_a_notifier_sends_nothing_and_judges_once(void *
     fixture *f = *state;
     add_watch(f);
     one_run(f, 30.0);
-    sm_schedules_tick(&f->api, wall_ms());
+    sm_schedules_tick(&f->sched, wall_ms());
     cJSON *s = call_json(f, "GET", "/api/schedules/1", NULL, 200);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "events")), 0);
     cJSON_Delete(s);

@@ -63,7 +63,7 @@ static int setup(void **state)
     f->now = 1700000000000;
     sm_control *c = NULL;
     assert_int_equal(sm_control_open(&c, f->st, &cfg, f->now, &err), 0);
-    f->api = (sm_api_ctx){.st = f->st, .ctl = c};
+    f->api = (sm_api_ctx){.st = f->st, .ctl = c, .reports = {.st = f->st}};
     f->hub = sm_ws_hub_new(&f->api, f->st, f->counters);
     assert_non_null(f->hub);
     sm_ws_hub_tap(f->hub, hear, f);

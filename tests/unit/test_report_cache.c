@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/api/report_cache.h"
+#include "coordinator/reports/cache.h"
 
 static const char *const JSON = "application/json";
 

@@ -73,7 +73,7 @@ static int setup(void **state)
     assert_non_null(s->held);
     assert_non_null(s->on_prev_key);
     assert_int_equal(sm_server_scratch_new(s), 0);
-    s->api.st = s->st;
+    s->api.st = s->api.reports.st = s->st;
     s->api.rejects = s->rejects;
     s->started_ms = mono_ms();
     assert_int_equal(sm_bus_open(&s->bus, f->url, &err), 0);

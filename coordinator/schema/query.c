@@ -1,11 +1,11 @@
 /* The HTTP API's query strings: name=value pairs, their percent escapes and their numbers. */
-#include "coordinator/api/internal.h"
+#include "coordinator/schema/query.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-bool sm_api_query_next(const char **cursor, sm_query_pair *p)
+bool sm_query_next(const char **cursor, sm_query_pair *p)
 {
     const char *q = *cursor;
     if (!q || !*q)
@@ -22,11 +22,11 @@ bool sm_api_query_next(const char **cursor, sm_query_pair *p)
     return true;
 }
 
-bool sm_api_query_find(const char *query, const char *name, const char **val, size_t *vlen)
+bool sm_query_find(const char *query, const char *name, const char **val, size_t *vlen)
 {
     const size_t nl = strlen(name);
     sm_query_pair p;
-    for (const char *c = query; sm_api_query_next(&c, &p);) {
+    for (const char *c = query; sm_query_next(&c, &p);) {
         if (p.has_val && p.klen == nl && strncmp(p.key, name, nl) == 0) {
             *val = p.val;
             *vlen = p.vlen;
@@ -44,7 +44,7 @@ static int hexval(int c)
                                   : -1;
 }
 
-int sm_api_query_decode(const char *v, size_t vlen, char *buf, size_t cap)
+int sm_query_decode(const char *v, size_t vlen, char *buf, size_t cap)
 {
     size_t o = 0;
     for (size_t i = 0; i < vlen; i++) {
@@ -67,16 +67,16 @@ int sm_api_query_decode(const char *v, size_t vlen, char *buf, size_t cap)
     return 0;
 }
 
-int sm_api_query_get(const char *query, const char *name, char *buf, size_t cap)
+int sm_query_get(const char *query, const char *name, char *buf, size_t cap)
 {
     const char *v;
     size_t vlen;
-    if (!sm_api_query_find(query, name, &v, &vlen))
+    if (!sm_query_find(query, name, &v, &vlen))
         return 0;
-    return sm_api_query_decode(v, vlen, buf, cap) == 0 ? 1 : -1;
+    return sm_query_decode(v, vlen, buf, cap) == 0 ? 1 : -1;
 }
 
-bool sm_api_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+bool sm_query_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     if (*s < '0' || *s > '9')
         return false;
@@ -86,5 +86,19 @@ bool sm_api_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
     if (errno || *end || v < lo || v > hi)
         return false;
     *out = v;
+    return true;
+}
+
+bool sm_query_id(const char *text, size_t len, uint64_t *id)
+{
+    char buf[24], *end;
+    if (len == 0 || len >= sizeof buf || text[0] == '-')
+        return false;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (*end)
+        return false;
+    *id = v;
     return true;
 }

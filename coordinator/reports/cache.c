@@ -1,5 +1,5 @@
 /* The reports of ended runs, kept by run id: a small LRU of runs, a few reports each. */
-#include "coordinator/api/report_cache.h"
+#include "coordinator/reports/cache.h"
 
 #include "proto/err.h"
 

@@ -1,0 +1,65 @@
+/* A stored run's reports: its comparison table (CSV, Markdown, JSON) and its anomalies (JSON or
+ * text, against a baseline run), and two runs side by side. Computed from the store and kept
+ * once the run has ended (cache.h), so that each is computed once. The API serves them as they
+ * are; the schedules judge a finished run with them. Single-threaded: the loop's thread. */
+#ifndef SM_COORD_REPORTS_H
+#define SM_COORD_REPORTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coordinator/store/store.h"
+#include "proto/err.h"
+
+/* The reports of one store; zero it, set st, and sm_reports_fini it at the end. */
+typedef struct sm_reports {
+    sm_store *st;
+    struct sm_report_cache *cache; /* made on first use */
+} sm_reports;
+
+typedef enum sm_report_kind { SM_REPORT_TABLE, SM_REPORT_ANOMALIES } sm_report_kind;
+
+/* How a report came out. The values are the HTTP statuses the API answers with, so that it
+ * passes them on unchanged. */
+typedef enum sm_report_status {
+    SM_REPORT_OK = 200,
+    SM_REPORT_BAD_OPTION = 400,     /* an option is malformed, or names a run that is not there */
+    SM_REPORT_NO_RUN = 404,         /* the run is not there */
+    SM_REPORT_NOTHING_SHARED = 409, /* the runs compared share no cell */
+    SM_REPORT_FAILED = 500,         /* the store failed or memory ran out */
+} sm_report_status;
+
+/* A report: status, and then either body (malloc'd, NUL-terminated, len bytes) with its media
+ * type ctype (a static string), or err (its message; err.field names the option at fault). */
+typedef struct sm_run_report {
+    sm_report_status status;
+    char *body;
+    size_t len;
+    const char *ctype;
+    sm_error err;
+} sm_run_report;
+
+/* Run id's table or anomalies. options is the API's query syntax ("format=md&floor=0.2"; may
+ * be NULL): format=csv|md|json (text|json for anomalies), floor=F, disturbed=include|exclude,
+ * scope=local|pair (table), baseline=RUN (anomalies; default: the newest earlier run of the
+ * same name that ended done, dropped when it shares no cell). Returns out->status; free out
+ * with sm_run_report_fini whatever it is. */
+sm_report_status sm_reports_get(sm_reports *r, uint64_t id, sm_report_kind kind,
+                                const char *options, sm_run_report *out);
+
+/* Two runs' shared cells side by side; options "a=RUN&b=RUN[&disturbed=include]". 400 for a
+ * missing or bad id or a == b, 404 for an unknown run (err.field "a" or "b"), 409 when they
+ * share no cell (err names each run's tests). */
+sm_report_status sm_reports_compare(sm_reports *r, const char *options, sm_run_report *out);
+
+/* sm_reports_get's body alone (malloc'd), or NULL when the report did not come out. */
+char *sm_reports_body(sm_reports *r, uint64_t id, sm_report_kind kind, const char *options);
+
+/* A run's stored results or state changed: its kept reports are dropped, and so are the
+ * anomalies that took it as their baseline. NULL r does nothing. */
+void sm_reports_run_changed(sm_reports *r, uint64_t run_id);
+
+void sm_run_report_fini(sm_run_report *rep);
+void sm_reports_fini(sm_reports *r);
+
+#endif
