@@ -1,6 +1,7 @@
 /* Run specs: decoding and validation, expansion of each test's lists into variants, presets. */
 #include "coordinator/model/spec.h"
-#include "proto/codec_internal.h"
+#include "proto/codec.h"
+#include "proto/json.h"
 #include "proto/msg.h"
 
 #include <cjson/cJSON.h>
@@ -547,9 +548,14 @@ static int test_from_json(const cJSON *t, size_t ti, sm_spec_test *out, ctx *c)
         /* Slots start zeroed and the decoder starts from sm_params_init's memset, so padding
          * is zero and memcmp compares the fields alone. */
         sm_params *slot = &out->variants[out->n_variants];
-        sm_error perr;
-        rc = sm_codec_params_from_cjson(o, slot, &perr);
+        sm_error perr = {0};
+        /* Through the codec's own decoder, as any other params document: the same checks and
+         * the same messages. */
+        char *text = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
+        rc = text ? sm_codec_params_decode(text, strlen(text), slot, &perr)
+                  : sm_error_set(&perr, SM_ENOMEM, "out of memory");
+        free(text);
         if (rc != 0)
             return test_error(axes, n, idx, ti, &perr, c);
         bool dup = false;
