@@ -268,3 +268,67 @@ void sm_control_on_change(sm_control *c, sm_change_fn fn, void *ctx)
     c->on_change = fn;
     c->change_ctx = ctx;
 }
+
+/* ---- the entry points kept in the rooms of the control core: the fleet (fleet.c), the
+ * dispatch of jobs (dispatch.c) and the intake of results (intake.c) ---- */
+
+int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
+{
+    return ctl_tick(c, now_ms, err);
+}
+
+int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms,
+                      uint64_t *id, sm_error *err)
+{
+    return ctl_submit(c, host, p, now_ms, id, err);
+}
+
+int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
+                         uint64_t *run_id, sm_error *err)
+{
+    return ctl_run_start(c, spec_json, spec, now_ms, run_id, err);
+}
+
+int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err)
+{
+    return ctl_run_cancel(c, run_id, now_ms, err);
+}
+
+bool sm_control_admit(sm_control *c, const sm_poll *p, int64_t now_ms)
+{
+    return ctl_admit(c, p, now_ms);
+}
+
+bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+                     sm_error *err)
+{
+    return ctl_news(c, agent, now_ms, reply, err);
+}
+
+int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+                      sm_error *err)
+{
+    return ctl_expire(c, agent, now_ms, reply, err);
+}
+
+bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *status,
+                           int64_t *last_seen_ms)
+{
+    return ctl_agent_live(c, name, status, last_seen_ms);
+}
+
+uint64_t sm_control_agent_quarantined(sm_control *c, const char *name)
+{
+    return ctl_agent_quarantined(c, name);
+}
+
+size_t sm_control_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max)
+{
+    return ctl_take_news(c, names, max);
+}
+
+int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,
+                    bool *reply_now, sm_error *err)
+{
+    return ctl_poll(c, p, now_ms, reply, reply_now, err);
+}

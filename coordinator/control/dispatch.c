@@ -287,7 +287,7 @@ static int tick_timeouts(sm_control *c, int64_t now, int64_t now_ms, sm_error *e
     return 0;
 }
 
-int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
+int ctl_tick(sm_control *c, int64_t now_ms, sm_error *err)
 {
     const int64_t now = live_now(c, now_ms);
     ctl_forgive_away(c, now);
@@ -299,8 +299,8 @@ int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
     return rc;
 }
 
-int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms,
-                      uint64_t *id, sm_error *err)
+int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms, uint64_t *id,
+               sm_error *err)
 {
     cagent *a = sm_map_get(c->agents, host);
     if (!a)
@@ -524,8 +524,8 @@ static void queue_jobs(sm_control *c, const sm_plan *plan, const size_t *order, 
     }
 }
 
-int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
-                         uint64_t *run_id, sm_error *err)
+int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
+                  uint64_t *run_id, sm_error *err)
 {
     sm_plan plan;
     int rc = plan_run(c, spec, &plan, err);
@@ -589,7 +589,7 @@ out:
     return rc;
 }
 
-int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err)
+int ctl_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err)
 {
     crun *r = run_get(c, run_id);
     if (!r)

@@ -211,7 +211,7 @@ int ctl_take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted, i
     return 0;
 }
 
-bool sm_control_admit(sm_control *c, const sm_poll *p, int64_t now_ms)
+bool ctl_admit(sm_control *c, const sm_poll *p, int64_t now_ms)
 {
     uint64_t held_back;
     /* The coordinator signs its replies with this name: an agent of that name would be
@@ -249,8 +249,7 @@ bool sm_control_admit(sm_control *c, const sm_poll *p, int64_t now_ms)
     return true;
 }
 
-bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
-                     sm_error *err)
+bool ctl_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply, sm_error *err)
 {
     ctl_reply_init(c, reply);
     cagent *a = sm_map_get(c->agents, agent);
@@ -262,8 +261,8 @@ bool sm_control_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_r
     return true;
 }
 
-int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
-                      sm_error *err)
+int ctl_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+               sm_error *err)
 {
     ctl_reply_init(c, reply);
     cagent *a = sm_map_get(c->agents, agent);
@@ -310,8 +309,7 @@ static size_t run_jobs_queued(const cagent *a)
     return n;
 }
 
-bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *status,
-                           int64_t *last_seen_ms)
+bool ctl_agent_live(sm_control *c, const char *name, sm_agent_status *status, int64_t *last_seen_ms)
 {
     cagent *a = sm_map_get(c->agents, name);
     if (!a)
@@ -321,13 +319,13 @@ bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *sta
     return true;
 }
 
-uint64_t sm_control_agent_quarantined(sm_control *c, const char *name)
+uint64_t ctl_agent_quarantined(sm_control *c, const char *name)
 {
     cagent *a = sm_map_get(c->agents, name);
     return a ? a->quarantined : 0;
 }
 
-size_t sm_control_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max)
+size_t ctl_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max)
 {
     size_t n = 0, cur = 0;
     const char *key;

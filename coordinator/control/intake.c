@@ -565,8 +565,8 @@ static int take_ready(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms
     return 0;
 }
 
-int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,
-                    bool *reply_now, sm_error *err)
+int ctl_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply, bool *reply_now,
+             sm_error *err)
 {
     ctl_reply_init(c, reply);
     *reply_now = false;

@@ -219,4 +219,27 @@ int ctl_adapt_open(sm_control *c, crun *r, const sm_spec *spec, sm_error *err);
 int ctl_adapt_job_ended(sm_control *c, crun *r, uint32_t cell, int64_t now_ms, sm_error *err);
 void ctl_adapt_free(adapt *ad);
 
+/* ---- the control core's entry points (control.h), each reached through control.c ---- */
+
+/* dispatch.c */
+int ctl_tick(sm_control *c, int64_t now_ms, sm_error *err);
+int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms, uint64_t *id,
+               sm_error *err);
+int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
+                  uint64_t *run_id, sm_error *err);
+int ctl_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err);
+/* fleet.c */
+bool ctl_admit(sm_control *c, const sm_poll *p, int64_t now_ms);
+bool ctl_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+              sm_error *err);
+int ctl_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+               sm_error *err);
+bool ctl_agent_live(sm_control *c, const char *name, sm_agent_status *status,
+                    int64_t *last_seen_ms);
+uint64_t ctl_agent_quarantined(sm_control *c, const char *name);
+size_t ctl_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max);
+/* intake.c */
+int ctl_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply, bool *reply_now,
+             sm_error *err);
+
 #endif
