@@ -196,7 +196,7 @@ out:
 int sm_api_get_grid(sm_api_ctx *a, char **resp, size_t *len)
 {
     sm_run_row *rows = NULL;
-    size_t n = 0, np = 0, pick[GRID_RUNS_SCAN];
+    size_t n = 0, np = 0, pick[GRID_RUNS_SCAN] = {0};
     sm_trend_run *runs = NULL;
     sm_error err = {0};
     int status;

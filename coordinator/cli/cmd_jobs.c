@@ -104,8 +104,8 @@ static int print_failed(sm_http *h, uint64_t id)
         char path[128];
         snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/jobs?state=failed&limit=1000%s%s", id,
                  after[0] ? "&after=" : "", after);
-        cJSON *o;
-        const cJSON *jobs;
+        cJSON *o = NULL;
+        const cJSON *jobs = NULL;
         if (get_array(h, 0, path, "jobs", "GET /api/runs/ID/jobs", &o, &jobs))
             return 1;
         const cJSON *j;
@@ -235,8 +235,8 @@ static int cell_values(sm_http *h, const sm_cli_opts *o)
 {
     char path[96];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/cells/%" PRIu32, o->run_id, o->job_cell);
-    cJSON *c;
-    const cJSON *values;
+    cJSON *c = NULL;
+    const cJSON *values = NULL;
     if (get_array(h, o->run_id, path, "values", "GET /api/runs/ID/cells/N", &c, &values))
         return 1;
     if (o->format == SM_CLI_FMT_JSON)
