@@ -82,7 +82,7 @@ static void read_id(const char *path, char *out, size_t len)
     if (read_line(path, buf, sizeof buf) != 0 || buf[0] == '\0' ||
         buf[strspn(buf, "0123456789abcdefABCDEF-")] != '\0' || strlen(buf) >= len)
         return;
-    snprintf(out, len, "%s", buf);
+    memcpy(out, buf, strlen(buf) + 1); /* fits: checked above */
 }
 
 void sm_facts_collect(sm_facts *f)

@@ -256,7 +256,7 @@ static sm_fp_iface *synthetic(size_t n, size_t items)
         if (i == n)
             snprintf(f->name, sizeof f->name, "lo");
         else
-            snprintf(f->name, sizeof f->name, "eth%04zu", i);
+            snprintf(f->name, sizeof f->name, "eth%04u", (unsigned)(i % 10000));
         f->up = i == n || i % 2 == 0;
         sm_fp_init(&f->items);
         for (size_t k = 0; k < items; k++) {
