@@ -1,5 +1,5 @@
-/* HTTP routes: /healthz, /api/agents, /api/jobs, /api/runs and their tables and anomalies;
- * the fingerprint routes are api_fp.c's. */
+/* The handlers of /healthz, /api/agents, POST /api/jobs and /api/runs, and the token
+ * comparison; the route table that calls them is routes.c's. */
 #include "coordinator/api/api.h"
 #include "coordinator/api/internal.h"
 
@@ -96,7 +96,7 @@ char *sm_api_agents_body(sm_api_ctx *a, sm_error *err)
     return body;
 }
 
-static int get_agents(sm_api_ctx *a, char **resp, size_t *len)
+int sm_api_get_agents(sm_api_ctx *a, char **resp, size_t *len)
 {
     sm_error err = {0};
     char *body = sm_api_agents_body(a, &err);
@@ -104,15 +104,7 @@ static int get_agents(sm_api_ctx *a, char **resp, size_t *len)
                 : sm_api_reply_error(resp, len, 500, err.msg, NULL);
 }
 
-static int get_job(sm_api_ctx *a, const char *id_text, char **resp, size_t *len)
-{
-    uint64_t id;
-    if (!sm_query_id(id_text, strlen(id_text), &id))
-        return sm_api_reply_error(resp, len, 400, "job id: expected a number", "id");
-    return sm_api_get_job(a, id, resp, len);
-}
-
-static int post_jobs(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
+int sm_api_post_jobs(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
 {
     sm_api_job_req *reqs = NULL;
     size_t n = 0;
@@ -286,7 +278,7 @@ static bool health_store_failing(sm_api_ctx *a, bool readable, const sm_error *e
     return failing;
 }
 
-static int get_health(sm_api_ctx *a, char **resp, size_t *len)
+int sm_api_get_health(sm_api_ctx *a, char **resp, size_t *len)
 {
     sm_control_stats s;
     sm_control_get_stats(a->ctl, &s);
@@ -335,7 +327,7 @@ static void undo(sm_api_ctx *a, int code)
         sm_control_rollback(&a->ctl, now_ms(), NULL);
 }
 
-static int post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
+int sm_api_post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
 {
     char *spec_json = NULL;
     sm_error err = {0};
@@ -390,7 +382,7 @@ char *sm_api_runs_body(sm_api_ctx *a, sm_error *err)
     return body;
 }
 
-static int get_runs(sm_api_ctx *a, char **resp, size_t *len)
+int sm_api_get_runs(sm_api_ctx *a, char **resp, size_t *len)
 {
     sm_error err = {0};
     char *body = sm_api_runs_body(a, &err);
@@ -398,7 +390,7 @@ static int get_runs(sm_api_ctx *a, char **resp, size_t *len)
                 : sm_api_reply_error(resp, len, 500, err.msg, NULL);
 }
 
-static int get_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
+int sm_api_get_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
 {
     sm_run_row run;
     sm_error err = {0};
@@ -472,7 +464,7 @@ static int cancel_refused(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
     return sm_api_reply_error(resp, len, 409, msg, NULL);
 }
 
-static int cancel_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
+int sm_api_cancel_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
 {
     sm_error err = {0};
     if (sm_store_begin(a->st, &err) != 0)
@@ -489,7 +481,7 @@ static int cancel_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
     }
     if (a->jobs_queued)
         a->jobs_queued(a->arg, NULL, 0); /* the cancel commands go out now */
-    return get_run(a, id, resp, len);
+    return sm_api_get_run(a, id, resp, len);
 }
 
 /* ---- reports of ended runs, computed once (reports/) ---- */
@@ -504,116 +496,4 @@ void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id)
 {
     if (a)
         sm_reports_run_changed(&a->reports, run_id);
-}
-
-/* /api/runs/{id}[/cancel|/table|/anomalies|/jobs|/cells/{n}] */
-static int runs_route(sm_api_ctx *a, bool get, bool post, const char *rest, const char *query,
-                      const char *auth, char **resp, size_t *len, const char **ctype)
-{
-    const char *slash = strchr(rest, '/');
-    uint64_t id;
-    if (!sm_query_id(rest, slash ? (size_t)(slash - rest) : strlen(rest), &id))
-        return sm_api_reply_error(resp, len, 400, "run id: expected a number", "id");
-    if (!slash)
-        return get ? get_run(a, id, resp, len)
-                   : sm_api_reply_error(resp, len, 405, "use GET", NULL);
-    if (strcmp(slash, "/table") == 0)
-        return get ? sm_api_get_report(a, id, true, query, resp, len, ctype)
-                   : sm_api_reply_error(resp, len, 405, "use GET", NULL);
-    if (strcmp(slash, "/anomalies") == 0)
-        return get ? sm_api_get_report(a, id, false, query, resp, len, ctype)
-                   : sm_api_reply_error(resp, len, 405, "use GET", NULL);
-    if (strcmp(slash, "/jobs") == 0)
-        return get ? sm_api_get_run_jobs(a, id, query, resp, len)
-                   : sm_api_reply_error(resp, len, 405, "use GET", NULL);
-    if (strncmp(slash, "/cells/", 7) == 0)
-        return get ? sm_api_get_run_cell(a, id, slash + 7, query, resp, len)
-                   : sm_api_reply_error(resp, len, 405, "use GET", NULL);
-    if (strcmp(slash, "/cancel") == 0) {
-        if (!post)
-            return sm_api_reply_error(resp, len, 405, "use POST", NULL);
-        if (a->token && !sm_api_token_ok(a->token, auth))
-            return sm_api_reply_error(resp, len, 401, "this call needs the dashboard token",
-                                      "Authorization");
-        return cancel_run(a, id, resp, len);
-    }
-    return sm_api_reply_error(resp, len, 404, "no such endpoint", NULL);
-}
-
-/* /api/agents/{name}/fingerprint */
-static int agents_route(sm_api_ctx *a, bool get, const char *rest, char **resp, size_t *len)
-{
-    static const char tail[] = "/fingerprint";
-    const char *slash = strchr(rest, '/');
-    if (!slash || strcmp(slash, tail) != 0)
-        return sm_api_reply_error(resp, len, 404, "no such endpoint", NULL);
-    if (!get)
-        return sm_api_reply_error(resp, len, 405, "use GET", NULL);
-    char name[SM_NAME_MAX + 2];
-    const size_t n = (size_t)(slash - rest);
-    if (n >= sizeof name)
-        return sm_api_reply_error(resp, len, 400, "agent name: longer than 64 characters", "name");
-    memcpy(name, rest, n);
-    name[n] = '\0';
-    return sm_api_get_fingerprint(a, name, resp, len);
-}
-
-int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *query,
-                  const char *auth, const char *body, size_t len, char **resp, size_t *resp_len,
-                  const char **content_type)
-{
-    *content_type = "application/json";
-    const bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
-    if (strcmp(path, "/healthz") == 0)
-        return get ? get_health(a, resp, resp_len)
-                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
-    if (strcmp(path, "/metrics") == 0)
-        return get ? sm_api_get_metrics(a, resp, resp_len, content_type)
-                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
-    if (strcmp(path, "/api/agents") == 0)
-        return get ? get_agents(a, resp, resp_len)
-                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
-    if (strcmp(path, "/api/jobs") == 0) {
-        if (!post)
-            return sm_api_reply_error(resp, resp_len, 405, "use POST", NULL);
-        if (a->token && !sm_api_token_ok(a->token, auth))
-            return sm_api_reply_error(resp, resp_len, 401,
-                                      "this call needs the dashboard token "
-                                      "(Authorization: Bearer ...)",
-                                      "Authorization");
-        return post_jobs(a, body, len, resp, resp_len);
-    }
-    if (strcmp(path, "/api/presets") == 0)
-        return get ? sm_api_reply(resp, resp_len, 200, sm_presets_encode())
-                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
-    if (strcmp(path, "/api/runs") == 0) {
-        if (get)
-            return get_runs(a, resp, resp_len);
-        if (!post)
-            return sm_api_reply_error(resp, resp_len, 405, "use GET or POST", NULL);
-        if (a->token && !sm_api_token_ok(a->token, auth))
-            return sm_api_reply_error(resp, resp_len, 401, "this call needs the dashboard token",
-                                      "Authorization");
-        return post_run(a, body, len, resp, resp_len);
-    }
-    if (strncmp(path, "/api/agents/", 12) == 0)
-        return agents_route(a, get, path + 12, resp, resp_len);
-    if (strcmp(path, "/api/fingerprints/diff") == 0)
-        return get ? sm_api_get_fp_diff(a, query, resp, resp_len)
-                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
-    if (strcmp(path, "/api/trends") == 0 || strcmp(path, "/api/grid") == 0)
-        return !get             ? sm_api_reply_error(resp, resp_len, 405, "use GET", NULL)
-               : path[5] == 't' ? sm_api_get_trends(a, query, resp, resp_len)
-                                : sm_api_get_grid(a, resp, resp_len);
-    if (strcmp(path, "/api/compare") == 0)
-        return get ? sm_api_get_compare(a, query, resp, resp_len)
-                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
-    if (strcmp(path, "/api/schedules") == 0 || strncmp(path, "/api/schedules/", 15) == 0)
-        return sm_api_schedules(a, method, path, auth, body, len, resp, resp_len);
-    if (strncmp(path, "/api/runs/", 10) == 0)
-        return runs_route(a, get, post, path + 10, query, auth, resp, resp_len, content_type);
-    if (strncmp(path, "/api/jobs/", 10) == 0)
-        return get ? get_job(a, path + 10, resp, resp_len)
-                   : sm_api_reply_error(resp, resp_len, 405, "use GET", NULL);
-    return sm_api_reply_error(resp, resp_len, 404, "no such endpoint", NULL);
 }

@@ -14,7 +14,10 @@ typedef struct sm_api_ctx {
     sm_store *st;
     sm_control *ctl;
     const sm_rejects *rejects;
-    const char *token; /* NULL: state-changing calls need no token (loopback listener) */
+    const char *token; /* NULL: no call needs a token (the coordinator has none) */
+    /* The listener is off loopback: reads need the token too (sm_api_authorized). A zeroed
+     * context is a loopback one. */
+    bool off_loopback;
     /* Called once after a request queued jobs, with the hosts they went to (each once), so
      * that their held polls can be answered now. */
     void (*jobs_queued)(void *arg, const char *const *hosts, size_t n);
@@ -30,7 +33,10 @@ typedef struct sm_api_ctx {
     sm_reports reports;
 } sm_api_ctx;
 
-/* One request: method "GET"/"POST", path without query, query ("format=csv&x=y", may be
+/* One request, dispatched by the route table (routes.h): 404 "no such endpoint" for a path no
+ * route has, 405 "use GET or POST" for a method the path does not answer, 401 field
+ * "Authorization" without the token its scope needs, 400 for a path parameter that does not
+ * parse. method "GET"/"POST"/"DELETE", path without query, query ("format=csv&x=y", may be
  * NULL), the Authorization header value (or NULL), the body. Returns the HTTP status, a malloc'd
  * body in *resp and its media type in *content_type (a static string: application/json unless
  * a table was asked for as CSV or Markdown). Every error is {"error","field"} with a 4xx

@@ -1,5 +1,5 @@
-/* What api.c and api_reports.c share: the reply helpers and the route of a run's reports. Not
- * for callers: they use api.h. */
+/* What the API's files share: the reply helpers and the handlers the route table (routes.c)
+ * calls. Not for callers: they use api.h and routes.h. */
 #ifndef SM_COORD_API_INT_H
 #define SM_COORD_API_INT_H
 
@@ -42,11 +42,11 @@ int sm_api_get_fp_diff(sm_api_ctx *a, const char *query, char **resp, size_t *le
 int sm_api_get_job(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 int sm_api_get_run_jobs(sm_api_ctx *a, uint64_t run_id, const char *query, char **resp,
                         size_t *len);
-/* api_jobs.c: GET /api/runs/{id}/cells/{n}[?disturbed=include]: the cell's every job in run
+/* api_jobs.c: GET /api/runs/{id}/cells/{cell}[?disturbed=include]: the cell's every job in run
  * order with its headline value, warm-up and disturbed marks and whether the table counts it,
- * and the median, CI and n the run's table shows for it (null before it has them). 400 for a
- * cell that is not a number, 404 for an unknown run or cell. Returns the HTTP status. */
-int sm_api_get_run_cell(sm_api_ctx *a, uint64_t run_id, const char *cell, const char *query,
+ * and the median, CI and n the run's table shows for it (null before it has them). 404 for an
+ * unknown run or cell. Returns the HTTP status. */
+int sm_api_get_run_cell(sm_api_ctx *a, uint64_t run_id, uint64_t cell, const char *query,
                         char **resp, size_t *len);
 /* api_metrics.c: GET /metrics, the Prometheus text format (docs/metrics.md); *ctype is its
  * media type. Returns the HTTP status, as sm_api_handle. */
@@ -59,12 +59,29 @@ int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **cty
 int sm_api_get_trends(sm_api_ctx *a, const char *query, char **resp, size_t *len);
 int sm_api_get_grid(sm_api_ctx *a, char **resp, size_t *len);
 
-/* api_schedules.c: /api/schedules (GET list, POST create), /api/schedules/{id} (GET with its
- * last runs and events, DELETE) and /api/schedules/{id}/pause and /resume (POST); POST and
- * DELETE need the token when there is one. method is "GET", "POST", "DELETE", ...; path starts
- * with /api/schedules. Returns the HTTP status, as sm_api_handle. */
-int sm_api_schedules(sm_api_ctx *a, const char *method, const char *path, const char *auth,
-                     const char *body, size_t len, char **resp, size_t *resp_len);
+/* schedules.c: GET /api/schedules (the list), POST /api/schedules (create one: 201 with its id
+ * and next_ms, 400 naming a bad field), GET /api/schedules/{id} (one with its last runs and
+ * events), DELETE of it, and POST .../pause and .../resume (pause true or false), each answering
+ * with the schedule; 404 for an unknown schedule. The token is routes.c's to check. Return the
+ * HTTP status, as sm_api_handle. */
+int sm_api_schedules_list(sm_api_ctx *a, char **resp, size_t *len);
+int sm_api_schedule_create(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len);
+int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
+int sm_api_schedule_delete(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
+int sm_api_schedule_pause(sm_api_ctx *a, uint64_t id, bool pause, char **resp, size_t *len);
+
+/* api.c: GET /healthz (503 when the store is failing), GET /api/agents, POST /api/jobs (201
+ * with the job ids; 400 for a bad list or an unknown host, nothing queued then), GET and POST
+ * /api/runs, GET /api/runs/{id} (404 for an unknown run) and POST /api/runs/{id}/cancel (409
+ * for a run that ended). The token is routes.c's to check. Return the HTTP status, as
+ * sm_api_handle. */
+int sm_api_get_health(sm_api_ctx *a, char **resp, size_t *len);
+int sm_api_get_agents(sm_api_ctx *a, char **resp, size_t *len);
+int sm_api_post_jobs(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len);
+int sm_api_get_runs(sm_api_ctx *a, char **resp, size_t *len);
+int sm_api_post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len);
+int sm_api_get_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
+int sm_api_cancel_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 
 /* The cell families of GET /metrics from n run tables, each the JSON GET /api/runs/ID/table
  * gives (json NULL or unparsable: skipped), at most max_cells samples per family. The value

@@ -477,12 +477,9 @@ static cJSON *cell_value(sm_api_ctx *a, const sm_job_row *j, sm_metric m, bool w
     return o;
 }
 
-int sm_api_get_run_cell(sm_api_ctx *a, uint64_t run_id, const char *cell_text, const char *query,
+int sm_api_get_run_cell(sm_api_ctx *a, uint64_t run_id, uint64_t idx, const char *query,
                         char **resp, size_t *len)
 {
-    uint64_t idx;
-    if (!sm_query_id(cell_text, strlen(cell_text), &idx) || idx > UINT32_MAX)
-        return sm_api_reply_error(resp, len, 400, "cell: expected a number", "cell");
     sm_run_row run;
     sm_error err = {0};
     if (sm_store_run_get(a->st, run_id, &run, &err) != 0)

@@ -69,7 +69,7 @@ static int reply_json(char **resp, size_t *len, int status, cJSON *o)
     return sm_api_reply(resp, len, status, text);
 }
 
-static int list_schedules(sm_api_ctx *a, char **resp, size_t *len)
+int sm_api_schedules_list(sm_api_ctx *a, char **resp, size_t *len)
 {
     sm_schedule_row *rows = NULL;
     size_t n = 0;
@@ -90,7 +90,7 @@ static int list_schedules(sm_api_ctx *a, char **resp, size_t *len)
 }
 
 /* One schedule with its last runs (as GET /api/runs lists them) and its last events. */
-static int get_schedule(sm_api_ctx *a, uint64_t id, int status, char **resp, size_t *len)
+int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
 {
     sm_schedule_row r;
     sm_error err = {0};
@@ -132,10 +132,10 @@ static int get_schedule(sm_api_ctx *a, uint64_t id, int status, char **resp, siz
     free(events);
     sm_store_runs_free(runs, nr);
     sm_schedule_row_fini(&r);
-    return reply_json(resp, len, status, o);
+    return reply_json(resp, len, 200, o);
 }
 
-static int post_schedule(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
+int sm_api_schedule_create(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
 {
     sm_schedule_req req;
     sm_error err = {0};
@@ -173,7 +173,7 @@ static int post_schedule(sm_api_ctx *a, const char *body, size_t blen, char **re
     return reply_json(resp, len, 201, o);
 }
 
-static int pause_schedule(sm_api_ctx *a, uint64_t id, bool pause, char **resp, size_t *len)
+int sm_api_schedule_pause(sm_api_ctx *a, uint64_t id, bool pause, char **resp, size_t *len)
 {
     sm_schedule_row r;
     sm_error err = {0};
@@ -192,10 +192,10 @@ static int pause_schedule(sm_api_ctx *a, uint64_t id, bool pause, char **resp, s
         return sm_api_reply_error(resp, len, 500, err.msg, NULL);
     sm_log(LOG_NOTICE, pause ? "SM-SCHEDULE-PAUSE" : "SM-SCHEDULE-RESUME",
            "schedule %" PRIu64 " %s", id, pause ? "paused" : "resumed");
-    return get_schedule(a, id, 200, resp, len);
+    return sm_api_schedule_get(a, id, resp, len);
 }
 
-static int delete_schedule(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
+int sm_api_schedule_delete(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
 {
     sm_error err = {0};
     if (sm_store_schedule_delete(a->st, id, &err) != 0)
@@ -208,49 +208,4 @@ static int delete_schedule(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
         o = NULL;
     }
     return reply_json(resp, len, 200, o);
-}
-
-static bool needs_token(sm_api_ctx *a, const char *auth)
-{
-    return a->token && !sm_api_token_ok(a->token, auth);
-}
-
-#define TOKEN_MSG "this call needs the dashboard token (Authorization: Bearer ...)"
-
-int sm_api_schedules(sm_api_ctx *a, const char *method, const char *path, const char *auth,
-                     const char *body, size_t blen, char **resp, size_t *len)
-{
-    const bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0,
-               del = strcmp(method, "DELETE") == 0;
-    if (strcmp(path, "/api/schedules") == 0) {
-        if (get)
-            return list_schedules(a, resp, len);
-        if (!post)
-            return sm_api_reply_error(resp, len, 405, "use GET or POST", NULL);
-        if (needs_token(a, auth))
-            return sm_api_reply_error(resp, len, 401, TOKEN_MSG, "Authorization");
-        return post_schedule(a, body, blen, resp, len);
-    }
-    const char *rest = path + strlen("/api/schedules/");
-    const char *slash = strchr(rest, '/');
-    uint64_t id;
-    if (!sm_query_id(rest, slash ? (size_t)(slash - rest) : strlen(rest), &id))
-        return sm_api_reply_error(resp, len, 400, "schedule id: expected a number", "id");
-    if (!slash) {
-        if (get)
-            return get_schedule(a, id, 200, resp, len);
-        if (!del)
-            return sm_api_reply_error(resp, len, 405, "use GET or DELETE", NULL);
-        if (needs_token(a, auth))
-            return sm_api_reply_error(resp, len, 401, TOKEN_MSG, "Authorization");
-        return delete_schedule(a, id, resp, len);
-    }
-    const bool pause = strcmp(slash, "/pause") == 0;
-    if (!pause && strcmp(slash, "/resume") != 0)
-        return sm_api_reply_error(resp, len, 404, "no such endpoint", NULL);
-    if (!post)
-        return sm_api_reply_error(resp, len, 405, "use POST", NULL);
-    if (needs_token(a, auth))
-        return sm_api_reply_error(resp, len, 401, TOKEN_MSG, "Authorization");
-    return pause_schedule(a, id, pause, resp, len);
 }

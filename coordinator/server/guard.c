@@ -1,4 +1,4 @@
-/* The HTTP listener's checks on a request head: route, method, Host, Origin, media type. */
+/* The HTTP listener's checks on a request head: Host, Origin, media type, a WebSocket's token. */
 #include "coordinator/server/guard.h"
 
 #include <arpa/inet.h>
@@ -23,86 +23,6 @@ bool sm_guard_is_wildcard(const char *addr)
     if (inet_pton(AF_INET, addr, &a4) == 1)
         return a4.s_addr == INADDR_ANY;
     return inet_pton(AF_INET6, addr, &a6) == 1 && IN6_IS_ADDR_UNSPECIFIED(&a6);
-}
-
-static const sm_route GET_API = {"GET", 0, true};
-static const sm_route POST_SPEC = {"POST", SM_SPEC_BODY_MAX, true};
-static const sm_route POST_SMALL = {"POST", SM_SMALL_BODY_MAX, true};
-static const sm_route BOTH_SPEC = {"GET, POST", SM_SPEC_BODY_MAX, true};
-static const sm_route GET_FILE = {"GET", 0, false};
-static const sm_route GET_DELETE = {"GET, DELETE", 0, true};
-
-bool sm_guard_route(const char *path, bool with_web, sm_route *out)
-{
-    static const struct {
-        const char *path;
-        const sm_route *r;
-    } exact[] = {
-        {"/healthz", &GET_API},         {"/api/agents", &GET_API},
-        {"/api/presets", &GET_API},     {"/api/jobs", &POST_SPEC},
-        {"/api/runs", &BOTH_SPEC},      {"/api/fingerprints/diff", &GET_API},
-        {"/api/compare", &GET_API},     {"/metrics", &GET_API},
-        {"/api/trends", &GET_API},      {"/api/grid", &GET_API},
-        {"/api/schedules", &BOTH_SPEC},
-    };
-    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
-        if (strcmp(path, exact[i].path) == 0) {
-            *out = *exact[i].r;
-            return true;
-        }
-    }
-    if (strncmp(path, "/api/jobs/", 10) == 0 && !strchr(path + 10, '/')) {
-        *out = GET_API;
-        return true;
-    }
-    if (strncmp(path, "/api/agents/", 12) == 0) {
-        const char *slash = strchr(path + 12, '/');
-        if (slash && strcmp(slash, "/fingerprint") == 0) {
-            *out = GET_API;
-            return true;
-        }
-        return false;
-    }
-    if (strncmp(path, "/api/runs/", 10) == 0) {
-        const char *slash = strchr(path + 10, '/');
-        if (!slash || strcmp(slash, "/table") == 0 || strcmp(slash, "/anomalies") == 0 ||
-            strcmp(slash, "/jobs") == 0 ||
-            (strncmp(slash, "/cells/", 7) == 0 && slash[7] && !strchr(slash + 7, '/'))) {
-            *out = GET_API;
-            return true;
-        }
-        if (strcmp(slash, "/cancel") == 0) {
-            *out = POST_SMALL;
-            return true;
-        }
-        return false;
-    }
-    if (strncmp(path, "/api/schedules/", 15) == 0) {
-        const char *slash = strchr(path + 15, '/');
-        if (!slash)
-            *out = GET_DELETE;
-        else if (strcmp(slash, "/pause") == 0 || strcmp(slash, "/resume") == 0)
-            *out = POST_SMALL;
-        else
-            return false;
-        return true;
-    }
-    if (strncmp(path, "/api/", 5) == 0 || strcmp(path, "/api") == 0 || !with_web)
-        return false;
-    *out = GET_FILE;
-    return true;
-}
-
-bool sm_guard_method_ok(const sm_route *r, const char *method)
-{
-    /* allow is a list of whole method names separated by ", " */
-    const size_t n = strlen(method);
-    if (n == 0)
-        return false;
-    for (const char *p = r->allow; (p = strstr(p, method)) != NULL; p += n)
-        if ((p == r->allow || p[-1] == ' ') && (p[n] == '\0' || p[n] == ','))
-            return true;
-    return false;
 }
 
 /* The name part of a Host value: "[v6]:port" -> "v6", "name:port" -> "name". */

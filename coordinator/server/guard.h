@@ -1,15 +1,13 @@
-/* What the HTTP listener decides from a request's head, before any body is read: the route's
- * methods and body cap, whether the Host names this listener, whether the Origin is its own,
- * whether a POST is JSON, and whether the token is needed. Pure functions, no I/O. */
+/* What the HTTP listener decides from a request's head, before any body is read, besides its
+ * route (coordinator/api/routes.h): whether the Host names this listener, whether the Origin is
+ * its own, whether a POST is JSON, and the token a WebSocket carries. Pure functions, no I/O. */
 #ifndef SM_COORD_GUARD_H
 #define SM_COORD_GUARD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SM_TOKEN_MAX      255          /* characters of a dashboard token */
-#define SM_SPEC_BODY_MAX  (256u << 10) /* a run spec, or a list of jobs */
-#define SM_SMALL_BODY_MAX (4u << 10)   /* any other POST (cancel) */
+#define SM_TOKEN_MAX 255 /* characters of a dashboard token */
 
 /* Who may name the listener in Host. */
 typedef struct sm_guard {
@@ -23,22 +21,6 @@ typedef struct sm_guard {
 /* Whether addr (an IP literal) is a loopback address; the wildcard addresses are not. */
 bool sm_guard_is_loopback(const char *addr);
 bool sm_guard_is_wildcard(const char *addr);
-
-/* The route of a request: which methods it answers ("GET", "POST", "GET, POST" or "GET, DELETE", as
- * the Allow header lists them), how large a body it reads, and whether it is the API (its GETs are
- * guarded by the token on a public listener) or a dashboard file (public). */
-typedef struct sm_route {
-    const char *allow;
-    size_t body_max; /* 0: no body is read */
-    bool api;
-} sm_route;
-
-/* The route for path; false for a path no route serves (404). with_web: dashboard files are
- * served at every path outside /api/ and /healthz. */
-bool sm_guard_route(const char *path, bool with_web, sm_route *out);
-
-/* Whether method (as sent, "GET", "POST", ...) is one the route answers. */
-bool sm_guard_method_ok(const sm_route *r, const char *method);
 
 /* Whether the Host header value (name or literal, with or without ":port") names this
  * listener. NULL or empty: false. The port is not compared: a tunnel or a proxy forwards to

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "coordinator/api/api.h"
+#include "coordinator/api/routes.h"
 #include "coordinator/schema/apijson.h"
 #include "coordinator/server/guard.h"
 #include "coordinator/server/internal.h"
@@ -42,10 +43,10 @@ typedef struct http_pss {
     char *resp;
     size_t resp_len, sent;
     int status;
-    const char *allow; /* for a 405 */
-    bool close_after;  /* a body was left unread: the connection cannot carry another */
-    bool handled;      /* answered: later body callbacks (lws sends one even for an empty body) are
-                        * ignored rather than answered twice */
+    char allow[SM_ROUTE_ALLOW_MAX]; /* the path's methods, for a 405 */
+    bool close_after; /* a body was left unread: the connection cannot carry another */
+    bool handled;     /* answered: later body callbacks (lws sends one even for an empty body) are
+                       * ignored rather than answered twice */
 } http_pss;
 
 static bool add_header(struct lws *wsi, const char *name, const char *value, uint8_t **q,
@@ -152,17 +153,6 @@ static int check_site(server *s, struct lws *wsi, bool need_origin_ok, const cha
     return 0;
 }
 
-/* Whether the request's Authorization carries the token; *msg says why not. */
-static bool token_ok(server *s, const char *auth, const char **msg)
-{
-    if (!auth) {
-        *msg = "the token is longer than 255 characters";
-        return false;
-    }
-    *msg = "this call needs the dashboard token (Authorization: Bearer ...)";
-    return sm_api_token_ok(s->cfg->token, auth);
-}
-
 static int handle(struct lws *wsi, http_pss *p)
 {
     server *s = lws_context_user(lws_get_context(wsi));
@@ -221,16 +211,20 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
     int status = check_site(s, wsi, writes, &msg);
     if (status)
         return refuse(wsi, p, status, msg, status == 421 ? "Host" : "Origin");
-    sm_route route;
-    if (!sm_guard_route(p->path, s->cfg->web_dir != NULL, &route))
+    const sm_route *route = NULL;
+    switch (sm_routes_find(p->path, p->method, s->cfg->web_dir != NULL, &route, p->allow,
+                           sizeof p->allow)) {
+    case 404:
         return refuse(wsi, p, 404,
                       strncmp(p->path, "/api", 4) == 0 ? "no such endpoint" : "no such file", NULL);
-    if (!sm_guard_method_ok(&route, p->method)) {
+    case 405: {
         http_refused(s, HR_METHOD, "method %s", p->method);
         char why[64];
-        snprintf(why, sizeof why, "%s: use %s", p->method, route.allow);
-        p->allow = route.allow;
+        snprintf(why, sizeof why, "%s: use %s", p->method, p->allow);
         return refuse(wsi, p, 405, why, NULL);
+    }
+    default:
+        break;
     }
     if (post) {
         char ctype[128];
@@ -241,27 +235,28 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
         }
     }
     const char *auth = header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, p->auth, sizeof p->auth);
-    /* The token guards every state change, and on a listener off loopback every read of the
-     * API too; the dashboard's files hold no data and stay public. */
-    const bool need_token = s->cfg->token && route.api && (writes || !s->loopback);
-    if (need_token && !token_ok(s, auth, &msg)) {
+    /* The route's scope says who may call it (routes.h); auth is NULL when too long to read. */
+    if (!sm_api_authorized(s->cfg->token, route->scope, s->loopback, auth)) {
         http_refused(s, HR_TOKEN, "%s", "no or a wrong dashboard token");
-        return refuse(wsi, p, 401, msg, "Authorization");
+        return refuse(wsi, p, 401,
+                      auth ? "this call needs the dashboard token (Authorization: Bearer ...)"
+                           : "the token is longer than 255 characters",
+                      "Authorization");
     }
     if (!auth)
         p->auth[0] = '\0';
-    if (!cl || clen > route.body_max || (body_follows && route.body_max == 0)) {
+    if (!cl || clen > route->body_max || (body_follows && route->body_max == 0)) {
         char why[96];
-        if (route.body_max == 0)
+        if (route->body_max == 0)
             snprintf(why, sizeof why, "a %s of this path takes no body", p->method);
         else
-            snprintf(why, sizeof why, "the request body is over %zu KiB", route.body_max >> 10);
+            snprintf(why, sizeof why, "the request body is over %zu KiB", route->body_max >> 10);
         http_refused(s, HR_SIZE, "%s", why);
         return refuse(wsi, p, 413, why, NULL);
     }
     if (body_follows) {
         /* Content-Length within the cap, or a chunked body, capped as it comes. */
-        p->body_max = route.body_max;
+        p->body_max = route->body_max;
         p->body_since = sm_mono_ms();
         return 0;
     }
@@ -294,13 +289,14 @@ static int on_upgrade(struct lws *wsi)
     server *s = lws_context_user(lws_get_context(wsi));
     const char *msg = NULL;
     int status = check_site(s, wsi, true, &msg);
-    if (!status && s->cfg->token && !s->loopback) {
+    /* /ws tells what GET /api/runs and /api/agents tell: a read. */
+    if (!status && !sm_api_authorized(s->cfg->token, SM_ROUTE_READ, s->loopback, NULL)) {
         char protos[512], tok[SM_TOKEN_MAX + 1];
         const char *list = header(wsi, WSI_TOKEN_PROTOCOL, protos, sizeof protos);
         int got = list ? sm_guard_ws_token(list, tok, sizeof tok) : -1;
         char auth[SM_TOKEN_MAX + 8];
         snprintf(auth, sizeof auth, "Bearer %s", got == 1 ? tok : "");
-        if (got != 1 || !sm_api_token_ok(s->cfg->token, auth)) {
+        if (got != 1 || !sm_api_authorized(s->cfg->token, SM_ROUTE_READ, s->loopback, auth)) {
             http_refused(s, HR_TOKEN, "%s", "a WebSocket without the dashboard token");
             msg = got < 0 ? "the token is longer than 255 characters or malformed"
                           : "/ws needs the dashboard token (subprotocol sm-token.TOKEN)";

@@ -523,6 +523,7 @@ static int listen_http(server *s, sm_error *err)
     info.timeout_secs = SM_HTTP_IDLE_SECS;
     info.timeout_secs_ah_idle = SM_HTTP_IDLE_SECS;
     s->loopback = sm_guard_is_loopback(cfg->http_addr);
+    s->api.off_loopback = !s->loopback;
     s->guard = (sm_guard){cfg->http_addr, s->loopback, sm_guard_is_wildcard(cfg->http_addr),
                           cfg->http_hosts, cfg->n_http_hosts};
     s->ctx = lws_create_context(&info);

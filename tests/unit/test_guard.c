@@ -1,5 +1,6 @@
-/* Unit tests of coordinator/guard (what the HTTP listener decides from a request head) and of
- * the dashboard's file lookup, which refuses symbolic links below its folder. */
+/* Unit tests of coordinator/guard (what the HTTP listener decides from a request head besides
+ * its route, which test_routes.c covers) and of the dashboard's file lookup, which refuses
+ * symbolic links below its folder. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,82 +15,6 @@
 
 #include "coordinator/server/guard.h"
 #include "coordinator/server/web.h"
-
-static void test_guard_route_gives_methods_caps_and_api(void **state)
-{
-    (void)state;
-    sm_route r;
-    assert_true(sm_guard_route("/api/runs", true, &r));
-    assert_string_equal(r.allow, "GET, POST");
-    assert_int_equal(r.body_max, 256u << 10);
-    assert_true(r.api);
-    assert_true(sm_guard_route("/api/jobs", false, &r));
-    assert_string_equal(r.allow, "POST");
-    assert_true(sm_guard_route("/api/runs/7/cancel", false, &r));
-    assert_string_equal(r.allow, "POST");
-    assert_int_equal(r.body_max, 4u << 10);
-    assert_true(sm_guard_route("/api/runs/7/table", false, &r));
-    assert_string_equal(r.allow, "GET");
-    assert_int_equal(r.body_max, 0);
-    assert_true(sm_guard_route("/api/runs/7/jobs", false, &r));
-    assert_string_equal(r.allow, "GET");
-    assert_true(r.api);
-    assert_true(sm_guard_route("/api/runs/7/cells/3", false, &r));
-    assert_string_equal(r.allow, "GET");
-    assert_true(r.api);
-    assert_false(sm_guard_route("/api/runs/7/cells/", true, &r));
-    assert_false(sm_guard_route("/api/runs/7/cells/3/x", true, &r));
-    assert_true(sm_guard_route("/healthz", false, &r));
-    assert_true(r.api);
-    /* schedules: a DELETE of one, a POST to pause or resume it */
-    assert_true(sm_guard_route("/api/schedules", false, &r));
-    assert_string_equal(r.allow, "GET, POST");
-    assert_true(sm_guard_route("/api/schedules/3", false, &r));
-    assert_string_equal(r.allow, "GET, DELETE");
-    assert_int_equal(r.body_max, 0);
-    assert_true(sm_guard_method_ok(&r, "DELETE"));
-    assert_false(sm_guard_method_ok(&r, "POST"));
-    assert_true(sm_guard_route("/api/schedules/3/pause", false, &r));
-    assert_string_equal(r.allow, "POST");
-    assert_true(sm_guard_route("/api/schedules/3/resume", false, &r));
-    assert_false(sm_guard_route("/api/schedules/3/stop", true, &r));
-    /* the token guards /metrics as the other API reads, dashboard or not */
-    assert_true(sm_guard_route("/metrics", true, &r));
-    assert_string_equal(r.allow, "GET");
-    assert_true(r.api);
-    assert_true(sm_guard_route("/api/agents/h1/fingerprint", false, &r));
-    assert_string_equal(r.allow, "GET");
-    assert_true(r.api);
-    assert_true(sm_guard_route("/api/fingerprints/diff", false, &r));
-    assert_string_equal(r.allow, "GET");
-    assert_false(sm_guard_route("/api/agents/h1", true, &r));
-    assert_false(sm_guard_route("/api/agents/h1/fingerprint/x", true, &r));
-    assert_false(sm_guard_route("/api/fingerprints", true, &r));
-    assert_true(sm_guard_route("/api/trends", false, &r));
-    assert_string_equal(r.allow, "GET");
-    assert_true(r.api);
-    assert_true(sm_guard_route("/api/grid", true, &r));
-    assert_string_equal(r.allow, "GET");
-    assert_true(r.api);
-    assert_false(sm_guard_route("/api/runs/7/nope", true, &r));
-    assert_false(sm_guard_route("/api/nope", true, &r));
-    assert_false(sm_guard_route("/index.html", false, &r));
-    assert_true(sm_guard_route("/index.html", true, &r));
-    assert_false(r.api);
-    assert_string_equal(r.allow, "GET");
-}
-
-static void test_guard_method_matches_whole_names_only(void **state)
-{
-    (void)state;
-    sm_route r = {"GET, POST", 1, true};
-    assert_true(sm_guard_method_ok(&r, "GET"));
-    assert_true(sm_guard_method_ok(&r, "POST"));
-    assert_false(sm_guard_method_ok(&r, "PUT"));
-    assert_false(sm_guard_method_ok(&r, "GE"));
-    assert_false(sm_guard_method_ok(&r, "POS"));
-    assert_false(sm_guard_method_ok(&r, ""));
-}
 
 static void test_guard_host_names_the_listener_and_no_foreign_name(void **state)
 {
@@ -219,8 +144,6 @@ static void test_web_file_refuses_symlinks_without_openat2(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_guard_route_gives_methods_caps_and_api),
-        cmocka_unit_test(test_guard_method_matches_whole_names_only),
         cmocka_unit_test(test_guard_host_names_the_listener_and_no_foreign_name),
         cmocka_unit_test(test_guard_origin_is_only_the_hosts_own),
         cmocka_unit_test(test_guard_json_media_type),

@@ -1,0 +1,73 @@
+/* The coordinator's one route table: each HTTP route's path pattern, method, body cap, token
+ * scope and handler, read by the listener's head checks and by the API's dispatcher alike. */
+#ifndef SM_COORD_ROUTES_H
+#define SM_COORD_ROUTES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coordinator/api/api.h"
+#include "proto/envelope.h"
+
+#define SM_SPEC_BODY_MAX   (256u << 10) /* a run spec, a schedule, or a list of jobs */
+#define SM_SMALL_BODY_MAX  (4u << 10)   /* any other POST (cancel, pause, resume) */
+#define SM_ROUTE_ALLOW_MAX 32           /* the longest Allow list, "GET, POST" and its NUL */
+
+/* Who may call a route. */
+typedef enum sm_route_scope {
+    SM_ROUTE_PUBLIC, /* anyone: the dashboard's files, which hold no data */
+    SM_ROUTE_READ,   /* the token on a listener off loopback (when the coordinator has one) */
+    SM_ROUTE_WRITE,  /* the token whenever the coordinator has one: it changes state */
+} sm_route_scope;
+
+/* A request as its handler sees it: the path's parameters already parsed and bounded. */
+typedef struct sm_route_req {
+    const char *query; /* "format=csv&x=y", may be NULL */
+    const char *body;
+    size_t len;
+    uint64_t id;                /* {id} */
+    uint64_t cell;              /* {cell}, at most UINT32_MAX */
+    char name[SM_NAME_MAX + 2]; /* {name}: at most SM_NAME_MAX + 1 characters, not checked */
+} sm_route_req;
+
+/* A handler answers as sm_api_handle does: the HTTP status, a malloc'd body in *resp, its
+ * media type in *ctype (set to application/json before the call). */
+typedef int (*sm_route_fn)(sm_api_ctx *a, const sm_route_req *r, char **resp, size_t *len,
+                           const char **ctype);
+
+/* One route, one method, as nng's nng_http_handler carries path, method and body limit. The
+ * pattern's segments are literal or a parameter: {id} (a decimal id; "what id: expected a
+ * number" with field "id" otherwise), {name} (an agent name, up to SM_NAME_MAX + 1 characters;
+ * field "name"), {cell} (a cell number, never empty; field "cell"). {id} and {name} match an
+ * empty segment too, so that it gets a 400 naming the field rather than a 404. */
+typedef struct sm_route {
+    const char *pattern; /* "/api/runs/{id}/table" */
+    const char *method;  /* "GET", "POST", "DELETE" */
+    size_t body_max;     /* 0: no body is read */
+    sm_route_scope scope;
+    sm_route_fn handler; /* NULL for the dashboard's files: the server serves them */
+    const char *what;    /* {id}'s noun in its 400 ("run"); NULL without an {id} */
+} sm_route;
+
+/* The table, in the order the Allow header lists a path's methods. */
+extern const sm_route sm_routes[];
+extern const size_t sm_routes_n;
+
+/* The route of a request, for the head checks and the dispatcher. with_web: every path outside
+ * /api/ (and /api), /healthz and /metrics is a dashboard file, a public GET. Returns 0 with
+ * *out set; 404 when no route has the path; 405 when routes have it, not with method. allow
+ * (cap bytes, SM_ROUTE_ALLOW_MAX is enough) gets every method the path answers, ", " between
+ * them, on 0 and 405 ("" on 404). */
+int sm_routes_find(const char *path, const char *method, bool with_web, const sm_route **out,
+                   char *allow, size_t cap);
+
+/* Whether a request with the Authorization header value authorization (NULL when absent or
+ * too long to read) may call a route of scope, on a coordinator with token (NULL: none) behind
+ * a listener on loopback or not. The one token check of the HTTP side: the comparison is
+ * sm_api_token_ok's, in constant time. With authorization NULL it says whether the route is
+ * open without a token. */
+bool sm_api_authorized(const char *token, sm_route_scope scope, bool loopback,
+                       const char *authorization);
+
+#endif
