@@ -91,14 +91,17 @@ bool sm_query_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 
 bool sm_query_id(const char *text, size_t len, uint64_t *id)
 {
-    char buf[24], *end;
-    if (len == 0 || len >= sizeof buf || text[0] == '-')
+    /* Digits only: strtoull alone would take a sign, leading spaces, and saturate past
+     * UINT64_MAX instead of refusing. */
+    uint64_t v = 0;
+    if (len == 0)
         return false;
-    memcpy(buf, text, len);
-    buf[len] = '\0';
-    unsigned long long v = strtoull(buf, &end, 10);
-    if (*end)
-        return false;
+    for (size_t i = 0; i < len; i++) {
+        const unsigned d = (unsigned)(text[i] - '0');
+        if (d > 9 || v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
     *id = v;
     return true;
 }

@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A decimal id in text[0..len): false when empty, signed, too long or not a number. */
+/* A decimal id in text[0..len), digits only: false when empty, signed, spaced, past UINT64_MAX
+ * or not a number (*id untouched then). */
 bool sm_query_id(const char *text, size_t len, uint64_t *id);
 
 /* One piece of a query string between '&'s: key[0..klen), and when the piece has an '=',

@@ -59,8 +59,8 @@ static void test_query_get_decodes_percent_escapes_and_keeps_plus(void **state)
 {
     (void)state;
     char buf[64];
-    assert_int_equal(
-        sm_query_get("test=stream%20tcp+nodelay%2c%2C&x=1", "test", buf, sizeof buf), 1);
+    assert_int_equal(sm_query_get("test=stream%20tcp+nodelay%2c%2C&x=1", "test", buf, sizeof buf),
+                     1);
     assert_string_equal(buf, "stream tcp+nodelay,,");
     assert_int_equal(sm_query_get("a->b=1&host=a-%3Eb", "host", buf, sizeof buf), 1);
     assert_string_equal(buf, "a->b");
@@ -110,6 +110,26 @@ static void test_parse_int_takes_plain_digits_within_the_bounds(void **state)
     assert_true(v == INT64_MAX);
 }
 
+static void test_query_id_takes_digits_up_to_uint64_max_and_nothing_else(void **state)
+{
+    (void)state;
+    uint64_t id = 7;
+    assert_true(sm_query_id("42", 2, &id));
+    assert_int_equal(id, 42);
+    assert_true(sm_query_id("4211", 2, &id)); /* only text[0..len) is read */
+    assert_int_equal(id, 42);
+    assert_true(sm_query_id("18446744073709551615", 20, &id));
+    assert_true(id == UINT64_MAX);
+    id = 7;
+    static const char *const bad[] = {
+        "",   "18446744073709551616", "99999999999999999999999", "-1", "+1", " 1", "1 ", "0x10",
+        "1e3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_false(sm_query_id(bad[i], strlen(bad[i]), &id));
+        assert_int_equal(id, 7);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -118,6 +138,7 @@ int main(void)
         cmocka_unit_test(test_query_get_decodes_percent_escapes_and_keeps_plus),
         cmocka_unit_test(test_query_get_refuses_bad_escapes_nul_and_values_too_long),
         cmocka_unit_test(test_parse_int_takes_plain_digits_within_the_bounds),
+        cmocka_unit_test(test_query_id_takes_digits_up_to_uint64_max_and_nothing_else),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
