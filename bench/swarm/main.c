@@ -253,7 +253,7 @@ int main(int argc, char **argv)
         curl_easy_cleanup(c.curl);
         curl_global_cleanup();
     }
-    free(c.resp.p);
+    sm_buf_fini(&c.resp);
     free(c.shards);
     munmap(sh, map_bytes);
     return rc ? 1 : 0;
