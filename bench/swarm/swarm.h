@@ -49,6 +49,7 @@
 #include "proto/envelope.h"
 #include "proto/msg.h"
 #include "proto/result.h"
+#include "proto/signals.h"
 
 #define SHARD_MAX       500 /* sockets per process, under libnanomsg's 512 */
 #define PENDING_MAX     64  /* results an agent holds until acked */
