@@ -318,10 +318,18 @@ static void test_changes_between_two_fingerprints(void **state)
     sm_fp_diff_text("h2", &d.v[4], buf, sizeof buf);
     assert_string_equal(buf, "h2: lib.curl now (absent) (was 7.88.1)");
     cJSON *j = sm_fp_changes_to_cjson(&d);
-    char *text = cJSON_PrintUnformatted(cJSON_GetArrayItem(j, 1));
-    assert_string_equal(text, "{\"item\":\"sysctl.net.ipv4.tcp_rmem\",\"label\":\"net.ipv4.tcp_"
-                              "rmem\",\"before\":\"4096 131072 6291456\",\"after\":\"4096 87380 "
-                              "6291456\"}");
+    char *text = cJSON_PrintUnformatted(j);
+    assert_string_equal(text,
+                        "[{\"item\":\"if.lo.qdisc\",\"label\":\"lo qdisc\",\"before\":\"noqueue\","
+                        "\"after\":\"tbf rate 400Mbit burst 128Kb\"},"
+                        "{\"item\":\"sysctl.net.ipv4.tcp_rmem\",\"label\":\"net.ipv4.tcp_rmem\","
+                        "\"before\":\"4096 131072 6291456\",\"after\":\"4096 87380 6291456\"},"
+                        "{\"item\":\"cpu.smt\",\"label\":\"cpu.smt\",\"before\":\"(absent)\","
+                        "\"after\":\"off\"},"
+                        "{\"item\":\"kernel.release\",\"label\":\"kernel.release\","
+                        "\"before\":\"6.1.0-18-amd64\",\"after\":\"6.1.0-20-amd64\"},"
+                        "{\"item\":\"lib.curl\",\"label\":\"lib.curl\",\"before\":\"7.88.1\","
+                        "\"after\":\"(absent)\"}]");
     free(text);
     cJSON_Delete(j);
     sm_fp_diffs_fini(&d);
@@ -367,6 +375,21 @@ static void test_side_by_side_lists_only_rows_that_differ(void **state)
     fleet_fini(&f);
 }
 
+/* One array builder serves both lists: an empty list is an empty array either way. */
+static void test_empty_lists_are_empty_arrays(void **state)
+{
+    (void)state;
+    sm_fp_diffs d = {0};
+    cJSON *diffs = sm_fp_diffs_to_cjson(&d), *changes = sm_fp_changes_to_cjson(&d);
+    char *a = cJSON_PrintUnformatted(diffs), *b = cJSON_PrintUnformatted(changes);
+    assert_string_equal(a, "[]");
+    assert_string_equal(b, "[]");
+    free(a);
+    free(b);
+    cJSON_Delete(diffs);
+    cJSON_Delete(changes);
+}
+
 static void test_item_labels(void **state)
 {
     (void)state;
@@ -392,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_no_fleet_to_compare_gives_no_differences),
         cmocka_unit_test(test_changes_between_two_fingerprints),
         cmocka_unit_test(test_side_by_side_lists_only_rows_that_differ),
+        cmocka_unit_test(test_empty_lists_are_empty_arrays),
         cmocka_unit_test(test_item_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
