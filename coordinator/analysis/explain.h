@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "coordinator/analysis/analysis.h"
 #include "coordinator/analysis/fpdiff.h"
@@ -53,6 +54,13 @@ bool sm_explain_any(const sm_explanation *e, size_t i);
  * "differences" (fpdiff's objects, each with its "host") or, for a regression, "changes", at
  * most SM_EXPLAIN_JSON_MAX, in rank order; nothing when there is nothing to show. */
 bool sm_explain_json(void *arg, size_t i, cJSON *object);
+
+/* sm_anomalies_json (analysis.h) with each anomaly's explanation from e added as
+ * sm_explain_json adds it; e NULL or empty: sm_anomalies_json. malloc'd text (the caller
+ * frees it), or NULL when out of memory. */
+char *sm_explain_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,
+                                const sm_analysis_opts *o, const sm_anomalies *a,
+                                const sm_explanation *e);
 
 /* The differences of anomaly i as a JSON array (as sm_explain_json adds), or NULL when none
  * (or out of memory). The caller deletes it. */

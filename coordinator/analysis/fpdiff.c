@@ -382,6 +382,16 @@ cJSON *sm_fp_changes_to_cjson(const sm_fp_diffs *d)
     return diffs_array(d, put_change);
 }
 
+char *sm_fp_diffs_json(const sm_fp_diffs *d)
+{
+    return sm_json_finish(diffs_array(d, put_difference), true, 0, "fingerprint differences", NULL);
+}
+
+char *sm_fp_changes_json(const sm_fp_diffs *d)
+{
+    return sm_json_finish(diffs_array(d, put_change), true, 0, "fingerprint changes", NULL);
+}
+
 /* ---- side by side ---- */
 
 void sm_fp_table_fini(sm_fp_table *t)

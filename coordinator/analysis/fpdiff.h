@@ -82,6 +82,11 @@ int sm_fp_diff_text(const char *host, const sm_fp_diff *d, char *buf, size_t len
 cJSON *sm_fp_diffs_to_cjson(const sm_fp_diffs *d);
 cJSON *sm_fp_changes_to_cjson(const sm_fp_diffs *d);
 
+/* The same lists as JSON text, compact: malloc'd (the caller frees it), or NULL when out of
+ * memory. */
+char *sm_fp_diffs_json(const sm_fp_diffs *d);
+char *sm_fp_changes_json(const sm_fp_diffs *d);
+
 /* Side by side: every item on which the given hosts do not all agree, in item order. */
 typedef struct sm_fp_side_row {
     char item[SM_FP_KEY_MAX + 1];

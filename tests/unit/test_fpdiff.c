@@ -204,9 +204,8 @@ static void test_no_majority_is_said_and_listed_last(void **state)
     char buf[256];
     sm_fp_diff_text("h1", &d.v[1], buf, sizeof buf);
     assert_string_equal(buf, "h1: cpu.governor ondemand (fleet: no majority of 4 hosts)");
-    cJSON *j = sm_fp_diffs_to_cjson(&d);
-    assert_non_null(j);
-    char *text = cJSON_PrintUnformatted(j);
+    char *text = sm_fp_diffs_json(&d);
+    assert_non_null(text);
     assert_string_equal(text,
                         "[{\"item\":\"lib.curl\",\"label\":\"lib.curl\",\"host_value\":\"8.5.0\","
                         "\"fleet_value\":\"7.88.1\",\"hosts_with_fleet_value\":4,"
@@ -214,7 +213,6 @@ static void test_no_majority_is_said_and_listed_last(void **state)
                         "governor\",\"host_value\":\"ondemand\",\"fleet_value\":null,"
                         "\"hosts_with_fleet_value\":0,\"fleet_hosts\":4}]");
     free(text);
-    cJSON_Delete(j);
     sm_fp_diffs_fini(&d);
     fleet_fini(&f);
 }
@@ -317,8 +315,7 @@ static void test_changes_between_two_fingerprints(void **state)
     assert_string_equal(buf, "h2: cpu.smt now off (was (absent))");
     sm_fp_diff_text("h2", &d.v[4], buf, sizeof buf);
     assert_string_equal(buf, "h2: lib.curl now (absent) (was 7.88.1)");
-    cJSON *j = sm_fp_changes_to_cjson(&d);
-    char *text = cJSON_PrintUnformatted(j);
+    char *text = sm_fp_changes_json(&d);
     assert_string_equal(text,
                         "[{\"item\":\"if.lo.qdisc\",\"label\":\"lo qdisc\",\"before\":\"noqueue\","
                         "\"after\":\"tbf rate 400Mbit burst 128Kb\"},"
@@ -331,7 +328,6 @@ static void test_changes_between_two_fingerprints(void **state)
                         "{\"item\":\"lib.curl\",\"label\":\"lib.curl\",\"before\":\"7.88.1\","
                         "\"after\":\"(absent)\"}]");
     free(text);
-    cJSON_Delete(j);
     sm_fp_diffs_fini(&d);
     /* No change, and no fingerprint on either side: nothing. */
     assert_int_equal(sm_fp_changes(before, before, &tcp_lo, 0, &d, &err), 0);
@@ -380,14 +376,11 @@ static void test_empty_lists_are_empty_arrays(void **state)
 {
     (void)state;
     sm_fp_diffs d = {0};
-    cJSON *diffs = sm_fp_diffs_to_cjson(&d), *changes = sm_fp_changes_to_cjson(&d);
-    char *a = cJSON_PrintUnformatted(diffs), *b = cJSON_PrintUnformatted(changes);
+    char *a = sm_fp_diffs_json(&d), *b = sm_fp_changes_json(&d);
     assert_string_equal(a, "[]");
     assert_string_equal(b, "[]");
     free(a);
     free(b);
-    cJSON_Delete(diffs);
-    cJSON_Delete(changes);
 }
 
 static void test_item_labels(void **state)
