@@ -501,7 +501,7 @@ static int get_anomalies(sm_api_ctx *a, uint64_t id, const char *query, char **r
         text = anomalies_text(&d.run, base_id, &an, &ex);
         *ctype = "text/plain; charset=utf-8";
     } else {
-        text = sm_anomalies_json_more(id, d.run.name, base_id, &ao, &an, sm_explain_json, &ex);
+        text = sm_explain_anomalies_json(id, d.run.name, base_id, &ao, &an, &ex);
     }
     status = sm_api_reply(resp, len, 200, text);
 out:
