@@ -2,6 +2,8 @@
  */
 #include "coordinator/analysis/export.h"
 
+#include "coordinator/analysis/internal.h"
+
 #include "proto/params.h"
 #include "proto/reps.h"
 #include "proto/stats.h"

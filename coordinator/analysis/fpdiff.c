@@ -1,6 +1,8 @@
 /* What makes a host different: fingerprints against the fleet's majority, ranked. */
 #include "coordinator/analysis/fpdiff.h"
 
+#include "coordinator/analysis/internal.h"
+
 #include "proto/json.h"
 
 #include <stdio.h>
@@ -353,18 +355,27 @@ static bool put_change(cJSON *o, const sm_fp_diff *x)
            sm_json_put_str(o, "after", x->host_value);
 }
 
-/* [{"item","label", then what put adds}...], or NULL when out of memory. */
-static cJSON *diffs_array(const sm_fp_diffs *d, bool (*put)(cJSON *o, const sm_fp_diff *x))
+cJSON *sm_fp_diff_to_cjson(const sm_fp_diff *x, bool change)
+{
+    char lb[SM_FP_KEY_MAX + 2];
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL && sm_json_put_str(o, "item", x->item) &&
+              sm_json_put_str(o, "label", sm_fp_item_label(x->item, lb, sizeof lb)) &&
+              (change ? put_change(o, x) : put_difference(o, x));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The list's objects in an array, or NULL when out of memory. */
+static cJSON *diffs_array(const sm_fp_diffs *d, bool change)
 {
     cJSON *arr = cJSON_CreateArray();
     bool ok = arr != NULL;
-    for (size_t i = 0; ok && i < d->n; i++) {
-        const sm_fp_diff *x = &d->v[i];
-        char lb[SM_FP_KEY_MAX + 2];
-        cJSON *o = cJSON_CreateObject();
-        ok = sm_json_append(arr, o) && sm_json_put_str(o, "item", x->item) &&
-             sm_json_put_str(o, "label", sm_fp_item_label(x->item, lb, sizeof lb)) && put(o, x);
-    }
+    for (size_t i = 0; ok && i < d->n; i++)
+        ok = sm_json_append(arr, sm_fp_diff_to_cjson(&d->v[i], change));
     if (!ok) {
         cJSON_Delete(arr);
         return NULL;
@@ -372,24 +383,14 @@ static cJSON *diffs_array(const sm_fp_diffs *d, bool (*put)(cJSON *o, const sm_f
     return arr;
 }
 
-cJSON *sm_fp_diffs_to_cjson(const sm_fp_diffs *d)
-{
-    return diffs_array(d, put_difference);
-}
-
-cJSON *sm_fp_changes_to_cjson(const sm_fp_diffs *d)
-{
-    return diffs_array(d, put_change);
-}
-
 char *sm_fp_diffs_json(const sm_fp_diffs *d)
 {
-    return sm_json_finish(diffs_array(d, put_difference), true, 0, "fingerprint differences", NULL);
+    return sm_json_finish(diffs_array(d, false), true, 0, "fingerprint differences", NULL);
 }
 
 char *sm_fp_changes_json(const sm_fp_diffs *d)
 {
-    return sm_json_finish(diffs_array(d, put_change), true, 0, "fingerprint changes", NULL);
+    return sm_json_finish(diffs_array(d, true), true, 0, "fingerprint changes", NULL);
 }
 
 /* ---- side by side ---- */

@@ -1,10 +1,13 @@
-/* Internals the analysis files share (coordinator/analysis*.c): the limits, a column of a
- * table, and the steps every anomaly is built with. Not for callers: they use analysis.h. */
+/* Internals the analysis files share: the limits, a column of a table, the steps every
+ * anomaly is built with, and the cJSON pieces one file builds for another (cJSON stays inside
+ * analysis/). Not for callers: they use the public headers. */
 #ifndef SM_COORD_ANALYSIS_INT_H
 #define SM_COORD_ANALYSIS_INT_H
 
 #include "coordinator/analysis/analysis.h"
+#include "coordinator/analysis/fpdiff.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 
 /* n doubles (at least one), or NULL when out of memory or n is too large. */
@@ -62,5 +65,16 @@ void sm_analysis_anomaly_numbers(sm_anomaly *x, double value, double reference, 
 
 /* Appends *x to a; 0 or SM_ENOMEM (a unchanged). */
 int sm_analysis_push(sm_anomalies *a, const sm_anomaly *x);
+
+/* One fingerprint difference as its JSON object: {"item","label","host_value","fleet_value"
+ * (null: no majority),"hosts_with_fleet_value","fleet_hosts"}; with change, a change's
+ * {"item","label","before","after"}. NULL when out of memory; the caller deletes it.
+ * fpdiff.c (sm_fp_diffs_json), explain.c. */
+cJSON *sm_fp_diff_to_cjson(const sm_fp_diff *x, bool change);
+
+/* sm_anomaly_json_more for sm_anomalies_json_more with arg an sm_explanation (only read): adds
+ * "differences" or, for a regression, "changes" as sm_explain_anomalies_json says; nothing
+ * when there is nothing to show. false: out of memory. explain.c; export.c's footnotes. */
+bool sm_explain_json(void *arg, size_t i, cJSON *object);
 
 #endif

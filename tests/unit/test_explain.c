@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "coordinator/analysis/analysis.h"
 #include "coordinator/analysis/explain.h"

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "coordinator/analysis/fpdiff.h"
+#include "coordinator/analysis/internal.h"
 #include "proto/err.h"
 #include "proto/fingerprint.h"
 
@@ -383,6 +384,32 @@ static void test_empty_lists_are_empty_arrays(void **state)
     free(b);
 }
 
+/* The one object builder behind both lists and the explanations: a difference's fields, or a
+ * change's, after the item and its label. */
+static void test_one_diff_as_a_difference_and_as_a_change(void **state)
+{
+    (void)state;
+    sm_fp_diff x = {.item = "if.eth0.mtu",
+                    .host_value = "9000",
+                    .fleet_value = "1500",
+                    .hosts_with_fleet_value = 3,
+                    .fleet_hosts = 4};
+    cJSON *o = sm_fp_diff_to_cjson(&x, false);
+    char *text = cJSON_PrintUnformatted(o);
+    assert_string_equal(text, "{\"item\":\"if.eth0.mtu\",\"label\":\"eth0 mtu\",\"host_value\":"
+                              "\"9000\",\"fleet_value\":\"1500\",\"hosts_with_fleet_value\":3,"
+                              "\"fleet_hosts\":4}");
+    free(text);
+    cJSON_Delete(o);
+    x.fleet_value = NULL; /* a change from nothing: the item was absent before */
+    o = sm_fp_diff_to_cjson(&x, true);
+    text = cJSON_PrintUnformatted(o);
+    assert_string_equal(text, "{\"item\":\"if.eth0.mtu\",\"label\":\"eth0 mtu\",\"before\":"
+                              "\"(absent)\",\"after\":\"9000\"}");
+    free(text);
+    cJSON_Delete(o);
+}
+
 static void test_item_labels(void **state)
 {
     (void)state;
@@ -409,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_changes_between_two_fingerprints),
         cmocka_unit_test(test_side_by_side_lists_only_rows_that_differ),
         cmocka_unit_test(test_empty_lists_are_empty_arrays),
+        cmocka_unit_test(test_one_diff_as_a_difference_and_as_a_change),
         cmocka_unit_test(test_item_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
