@@ -66,6 +66,20 @@ void sm_analysis_anomaly_numbers(sm_anomaly *x, double value, double reference, 
 /* Appends *x to a; 0 or SM_ENOMEM (a unchanged). */
 int sm_analysis_push(sm_anomalies *a, const sm_anomaly *x);
 
+/* sm_table_json, calling more(arg, r, object) on the flag object of each flagged row r after its
+ * fields, for a caller's own (the export's fingerprint differences); false from more is out of
+ * memory. more NULL: sm_table_json. table.c. */
+typedef bool (*sm_table_json_more_fn)(void *arg, size_t row, cJSON *flag);
+char *sm_table_json_more(const sm_table *t, sm_table_json_more_fn more, void *arg);
+
+/* sm_anomalies_json, calling more(arg, i, object) on anomaly i's object after its fields, so
+ * that a caller can add its own (the fingerprint differences); false from more is out of
+ * memory. more NULL: sm_anomalies_json. json.c. */
+typedef bool (*sm_anomaly_json_more)(void *arg, size_t i, cJSON *object);
+char *sm_anomalies_json_more(uint64_t run_id, const char *run_name, uint64_t baseline_id,
+                             const sm_analysis_opts *o, const sm_anomalies *a,
+                             sm_anomaly_json_more more, void *arg);
+
 /* One fingerprint difference as its JSON object: {"item","label","host_value","fleet_value"
  * (null: no majority),"hosts_with_fleet_value","fleet_hosts"}; with change, a change's
  * {"item","label","before","after"}. NULL when out of memory; the caller deletes it.
