@@ -14,22 +14,12 @@
 #include "agent/workloads/pattern.h"
 #include "proto/json.h"
 #include "proto/log.h"
+#include "proto/signals.h"
 
 /* Set by the signal handler: a signal is process-wide, so its flag is too. */
 static volatile sig_atomic_t stop_flag;
 /* The daemon's eventfd the handler wakes it by; process-wide for the same reason. */
 static int wake_fd = -1;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-    if (wake_fd >= 0) {
-        const unsigned long long one = 1;
-        ssize_t n = write(wake_fd, &one, sizeof one);
-        (void)n;
-    }
-}
 
 static int run_daemon(int argc, char **argv)
 {
@@ -44,13 +34,8 @@ static int run_daemon(int argc, char **argv)
         fputs(sm_dopts_usage(), stdout);
         return 0;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    if (sm_daemon_run(&cfg, &stop_flag, &wake_fd, &err) != 0) {
+    if (sm_signals_install(&stop_flag, &wake_fd, &err) != 0 ||
+        sm_daemon_run(&cfg, &stop_flag, &wake_fd, &err) != 0) {
         fprintf(stderr, "sockmatrix-agent: %s\n", err.msg);
         return 1;
     }

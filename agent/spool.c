@@ -521,13 +521,9 @@ static int read_entry(int fd, const char *path, const char *name, char **data, s
     return 0;
 }
 
-int sm_spool_get(sm_spool *sp, uint64_t job, uint32_t attempt, char **data, size_t *len,
-                 sm_error *err)
+int spool_lock_entry(sm_spool *sp, uint64_t job, uint32_t attempt, size_t *index,
+                     char name[NAME_SIZE], sm_error *err)
 {
-    char name[NAME_SIZE];
-    if (!sp || !data || !len)
-        return sm_error_set(err, SM_EINVAL, "spool get: no spool or no output");
-
     pthread_mutex_lock(&sp->mu);
     size_t i = find(sp, job, attempt);
     if (i == NOT_FOUND) {
@@ -536,6 +532,21 @@ int sm_spool_get(sm_spool *sp, uint64_t job, uint32_t attempt, char **data, size
                             (unsigned long long)job, attempt);
     }
     entry_name(name, sp->v[i].seq, job, attempt);
+    if (index)
+        *index = i;
+    return 0;
+}
+
+int sm_spool_get(sm_spool *sp, uint64_t job, uint32_t attempt, char **data, size_t *len,
+                 sm_error *err)
+{
+    char name[NAME_SIZE];
+    if (!sp || !data || !len)
+        return sm_error_set(err, SM_EINVAL, "spool get: no spool or no output");
+
+    int rc = spool_lock_entry(sp, job, attempt, NULL, name, err);
+    if (rc != 0)
+        return rc;
     /* Opened under the lock, so a remove cannot unlink the file between the lookup and the
      * open; an open descriptor reads the whole file even if it is unlinked meanwhile. A link
      * or a FIFO put in the entry's place fails here or at the fstat, and never blocks. */
@@ -544,7 +555,7 @@ int sm_spool_get(sm_spool *sp, uint64_t job, uint32_t attempt, char **data, size
     pthread_mutex_unlock(&sp->mu);
     if (fd < 0)
         return entry_error(err, open_errno, sp->path, "open", name);
-    int rc = read_entry(fd, sp->path, name, data, len, err);
+    rc = read_entry(fd, sp->path, name, data, len, err);
     close(fd);
     return rc;
 }
@@ -555,13 +566,10 @@ int sm_spool_remove(sm_spool *sp, uint64_t job, uint32_t attempt, sm_error *err)
     if (!sp)
         return sm_error_set(err, SM_EINVAL, "spool remove: no spool");
 
-    pthread_mutex_lock(&sp->mu);
-    size_t i = find(sp, job, attempt);
-    if (i == NOT_FOUND) {
-        pthread_mutex_unlock(&sp->mu);
+    /* Removing what is not there is done already: the ack of a result sent twice. */
+    size_t i;
+    if (spool_lock_entry(sp, job, attempt, &i, name, NULL) != 0)
         return 0;
-    }
-    entry_name(name, sp->v[i].seq, job, attempt);
     /* ENOENT: someone removed the file by hand; the index follows the disk. */
     if (unlinkat(sp->dirfd, name, 0) != 0 && errno != ENOENT) {
         int rc = sm_error_sys(err, errno, "spool %s: remove %s", sp->path, name);
@@ -571,8 +579,7 @@ int sm_spool_remove(sm_spool *sp, uint64_t job, uint32_t attempt, sm_error *err)
         pthread_mutex_unlock(&sp->mu);
         return rc;
     }
-    memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof *sp->v);
-    sp->n--;
+    drop_entry(sp, i);
     pthread_mutex_unlock(&sp->mu);
 
     /* Outside the lock: if a crash undoes the unlink the result is only sent again and the

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,6 +80,20 @@ static inline size_t find(const sm_spool *sp, uint64_t job, uint32_t attempt)
         if (sp->v[i].job == job && sp->v[i].attempt == attempt)
             return i;
     return NOT_FOUND;
+}
+
+/* Takes mu and looks job's attempt up. Returns 0 with mu held, the entry's index in *index
+ * (index may be NULL) and its file's name in name; or SM_EINVAL "spool DIR: no entry for job J
+ * attempt A" with mu released (err may be NULL, for a caller to whom a miss is no error).
+ * spool.c. */
+int spool_lock_entry(sm_spool *sp, uint64_t job, uint32_t attempt, size_t *index,
+                     char name[NAME_SIZE], sm_error *err);
+
+/* Takes entry i out of the index, keeping the rest in order. Caller holds mu. */
+static inline void drop_entry(sm_spool *sp, size_t i)
+{
+    memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof *sp->v);
+    sp->n--;
 }
 
 /* mkdirat that takes an existing directory as success. */

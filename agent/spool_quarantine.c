@@ -106,14 +106,10 @@ int sm_spool_set_aside(sm_spool *sp, uint64_t job, uint32_t attempt, const char 
     if (mkdir_at(sp->dirfd, SM_SPOOL_ASIDE_DIR) != 0 || mkdir_at(sp->dirfd, sub) != 0)
         return sm_error_sys(err, errno, "spool %s: mkdir %s", sp->path, sub);
 
-    pthread_mutex_lock(&sp->mu);
-    size_t i = find(sp, job, attempt);
-    if (i == NOT_FOUND) {
-        pthread_mutex_unlock(&sp->mu);
-        return sm_error_set(err, SM_EINVAL, "spool %s: no entry for job %llu attempt %u", sp->path,
-                            (unsigned long long)job, attempt);
-    }
-    entry_name(name, sp->v[i].seq, job, attempt);
+    size_t i;
+    int rc = spool_lock_entry(sp, job, attempt, &i, name, err);
+    if (rc != 0)
+        return rc;
     snprintf(to, sizeof to, "%s/%s", sub, name);
     /* The sequence number in the name keeps two results of one job id (from two stores that
      * both had it) apart in one directory; renameat would replace the older silently. */
@@ -123,19 +119,18 @@ int sm_spool_set_aside(sm_spool *sp, uint64_t job, uint32_t attempt, const char 
         return sm_error_set(err, SM_EINVAL, "spool %s: %s is already there", sp->path, to);
     }
     if (renameat(sp->dirfd, name, sp->dirfd, to) != 0) {
-        int rc = sm_error_sys(err, errno, "spool %s: move %s to %s", sp->path, name, sub);
+        rc = sm_error_sys(err, errno, "spool %s: move %s to %s", sp->path, name, sub);
         pthread_mutex_unlock(&sp->mu);
         return rc;
     }
-    memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof *sp->v);
-    sp->n--;
+    drop_entry(sp, i);
     pthread_mutex_unlock(&sp->mu);
 
     /* The new name first: a crash between the two syncs leaves the file in both places at
      * worst, never in neither. */
     int fd = open_retry(sp->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0 || fsync_retry(fd) != 0) {
-        int rc = sm_error_sys(err, errno, "spool %s: fsync of %s", sp->path, sub);
+        rc = sm_error_sys(err, errno, "spool %s: fsync of %s", sp->path, sub);
         if (fd >= 0)
             close(fd);
         return rc;
@@ -152,19 +147,14 @@ int sm_spool_quarantine(sm_spool *sp, uint64_t job, uint32_t attempt, const char
     char name[NAME_SIZE];
     if (!sp)
         return sm_error_set(err, SM_EINVAL, "spool quarantine: no spool");
-    pthread_mutex_lock(&sp->mu);
-    size_t i = find(sp, job, attempt);
-    if (i == NOT_FOUND) {
-        pthread_mutex_unlock(&sp->mu);
-        return sm_error_set(err, SM_EINVAL, "spool %s: no entry for job %llu attempt %u", sp->path,
-                            (unsigned long long)job, attempt);
-    }
-    entry_name(name, sp->v[i].seq, job, attempt);
-    int rc = spool_quarantine_move(sp, name, why ? why : "unreadable", err);
+    size_t i;
+    int rc = spool_lock_entry(sp, job, attempt, &i, name, err);
+    if (rc != 0)
+        return rc;
+    rc = spool_quarantine_move(sp, name, why ? why : "unreadable", err);
     /* Out of the index whatever became of the move: listed again, an entry that failed to move
      * would be read, judged, and fail to move at every poll. */
-    memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof *sp->v);
-    sp->n--;
+    drop_entry(sp, i);
     pthread_mutex_unlock(&sp->mu);
     return rc;
 }

@@ -2,25 +2,7 @@
  * the phases read. */
 #include "bench/swarm/swarm.h"
 
-int buf_add(buf *b, const char *data, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return SM_ENOMEM;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
-__attribute__((format(printf, 2, 3))) static int buf_printf(buf *b, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int buf_printf(sm_buf *b, const char *fmt, ...)
 {
     char tmp[512];
     va_list ap;
@@ -29,20 +11,20 @@ __attribute__((format(printf, 2, 3))) static int buf_printf(buf *b, const char *
     va_end(ap);
     if (n < 0 || (size_t)n >= sizeof tmp)
         return SM_EINVAL;
-    return buf_add(b, tmp, (size_t)n);
+    return sm_buf_append(b, tmp, (size_t)n);
 }
 
 size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
-    return buf_add(arg, data, size * nmemb) == 0 ? size * nmemb : 0;
+    return sm_buf_append(arg, data, size * nmemb) == 0 ? size * nmemb : 0;
 }
 
 /* GET (body NULL) or POST path; the response body is left in c->resp. */
-int http(ctx *c, const char *path, const buf *body, long want_status)
+int http(ctx *c, const char *path, const sm_buf *body, long want_status)
 {
     char url[512];
     snprintf(url, sizeof url, "%s%s", c->o->http_url, path);
-    c->resp.len = 0;
+    sm_buf_clear(&c->resp);
     curl_easy_setopt(c->curl, CURLOPT_URL, url);
     if (body) {
         curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body->p);
@@ -122,7 +104,7 @@ int job_ids(const char *json, uint64_t *ids, size_t n)
     return 0;
 }
 
-int add_job(buf *b, size_t index, bool first)
+int add_job(sm_buf *b, size_t index, bool first)
 {
     return buf_printf(b,
                       "%s{\"host\":\"swarm-%05zu\",\"params\":{\"workload\":\"stream\","

@@ -3,13 +3,8 @@
 
 /* ---- main ---- */
 
+/* Set by the signal handler: a signal is process-wide, so its flag is too. */
 static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
 
 static const char usage[] =
     "Usage: sm-swarm --coordinator tcp://ADDR:PORT --http http://ADDR:PORT --key-file PATH\n"
@@ -203,12 +198,11 @@ int main(int argc, char **argv)
     shared *sh = shared_new(&o, &map_bytes);
     if (!sh)
         return 1;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    if (sm_signals_install(&stop_flag, NULL, &err) != 0) {
+        say("%s", err.msg);
+        munmap(sh, map_bytes);
+        return 1;
+    }
 
     ctx c = {.o = &o, .sh = sh, .stop = &stop_flag};
     summary s;
@@ -253,7 +247,7 @@ int main(int argc, char **argv)
         curl_easy_cleanup(c.curl);
         curl_global_cleanup();
     }
-    free(c.resp.p);
+    sm_buf_fini(&c.resp);
     free(c.shards);
     munmap(sh, map_bytes);
     return rc ? 1 : 0;

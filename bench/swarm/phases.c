@@ -69,17 +69,17 @@ static int phase_idle(ctx *c, summary *s)
 /* Every batch of at most POST_BATCH jobs, round-robin over the agents so all start at once. */
 static int post_throughput_jobs(ctx *c, uint64_t total)
 {
-    buf body = {0};
+    sm_buf body = {0};
     uint64_t *ids = calloc(POST_BATCH, sizeof *ids);
     int rc = ids ? 0 : SM_ENOMEM;
     for (uint64_t done = 0; done < total && !rc;) {
         size_t n = total - done < POST_BATCH ? (size_t)(total - done) : POST_BATCH;
-        body.len = 0;
-        rc = buf_add(&body, "[", 1);
+        sm_buf_clear(&body);
+        rc = sm_buf_append(&body, "[", 1);
         for (size_t i = 0; i < n && !rc; i++)
             rc = add_job(&body, (size_t)((done + i) % (uint64_t)c->o->agents), i == 0);
         if (!rc)
-            rc = buf_add(&body, "]", 1);
+            rc = sm_buf_append(&body, "]", 1);
         if (!rc)
             rc = http(c, "/api/jobs", &body, 201);
         if (!rc && job_ids(c->resp.p, ids, n) != 0) {
@@ -90,7 +90,7 @@ static int post_throughput_jobs(ctx *c, uint64_t total)
             rc = still_running(c);
         done += n;
     }
-    free(body.p);
+    sm_buf_fini(&body);
     free(ids);
     return rc;
 }
@@ -191,7 +191,7 @@ static int phase_latency(ctx *c, summary *s)
     uint64_t *ids = calloc(n, sizeof *ids);
     int64_t *sent = calloc(n, sizeof *sent);
     double *lat = calloc(n, sizeof *lat);
-    buf body = {0};
+    sm_buf body = {0};
     if (!ids || !sent || !lat) {
         rc = SM_ENOMEM;
         goto out;
@@ -202,12 +202,12 @@ static int phase_latency(ctx *c, summary *s)
         const int64_t at = start + (int64_t)i * 10 * NS_PER_MS, now = sm_mono_ns();
         if (at > now)
             sleep_ms((long)((at - now + NS_PER_MS - 1) / NS_PER_MS));
-        body.len = 0;
-        rc = buf_add(&body, "[", 1);
+        sm_buf_clear(&body);
+        rc = sm_buf_append(&body, "[", 1);
         if (!rc)
             rc = add_job(&body, (size_t)(nrand48(rng) % (long)c->o->agents), true);
         if (!rc)
-            rc = buf_add(&body, "]", 1);
+            rc = sm_buf_append(&body, "]", 1);
         sent[i] = sm_mono_ns();
         if (!rc)
             rc = http(c, "/api/jobs", &body, 201);
@@ -254,7 +254,7 @@ out:
     free(ids);
     free(sent);
     free(lat);
-    free(body.p);
+    sm_buf_fini(&body);
     return rc;
 }
 

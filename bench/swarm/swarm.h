@@ -44,10 +44,12 @@
 #include <unistd.h>
 
 #include "agent/session.h"
+#include "proto/buf.h"
 #include "proto/clock.h"
 #include "proto/envelope.h"
 #include "proto/msg.h"
 #include "proto/result.h"
+#include "proto/signals.h"
 
 #define SHARD_MAX       500 /* sockets per process, under libnanomsg's 512 */
 #define PENDING_MAX     64  /* results an agent holds until acked */
@@ -96,17 +98,12 @@ typedef struct shared {
     slot slots[];
 } shared;
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf;
-
 typedef struct ctx {
     const opts *o;
     shared *sh;
     CURL *curl;
     struct curl_slist *headers;
-    buf resp;
+    sm_buf resp;
     pid_t *shards;
     size_t n_shards;
     volatile sig_atomic_t *stop;
@@ -146,18 +143,16 @@ int shard_main(int index, const opts *o, const uint8_t *key, shared *sh, size_t 
 
 /* ---- http.c ---- */
 
-/* Appends n bytes to b, kept NUL-terminated; 0 or SM_ENOMEM. */
-int buf_add(buf *b, const char *data, size_t n);
-/* libcurl's write callback into the buf arg. */
+/* libcurl's write callback into the sm_buf arg. */
 size_t on_body(char *data, size_t size, size_t nmemb, void *arg);
 /* GET (body NULL) or POST path; the response body is left in c->resp. */
-int http(ctx *c, const char *path, const buf *body, long want_status);
+int http(ctx *c, const char *path, const sm_buf *body, long want_status);
 /* The coordinator's counters from GET /healthz. */
 int get_health(ctx *c, health *h);
 /* The ids of {"jobs":["12","13"]}, which must be exactly n. */
 int job_ids(const char *json, uint64_t *ids, size_t n);
 /* Appends one job for host swarm-INDEX to a POST /api/runs body. */
-int add_job(buf *b, size_t index, bool first);
+int add_job(sm_buf *b, size_t index, bool first);
 
 /* ---- proc.c ---- */
 

@@ -160,13 +160,5 @@ void sm_analysis_flag_table(sm_table *t, const sm_anomalies *a);
  * baseline_id 0: none. */
 char *sm_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,
                         const sm_analysis_opts *o, const sm_anomalies *a);
-/* sm_anomalies_json, calling more(arg, i, object) on anomaly i's object after its fields, so
- * that a caller can add its own (the fingerprint differences); false from more is out of
- * memory. more NULL: sm_anomalies_json. */
-struct cJSON;
-typedef bool (*sm_anomaly_json_more)(void *arg, size_t i, struct cJSON *object);
-char *sm_anomalies_json_more(uint64_t run_id, const char *run_name, uint64_t baseline_id,
-                             const sm_analysis_opts *o, const sm_anomalies *a,
-                             sm_anomaly_json_more more, void *arg);
 
 #endif

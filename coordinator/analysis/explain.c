@@ -1,6 +1,8 @@
 /* What may explain a run's anomalies: fingerprint differences and changes per anomaly. */
 #include "coordinator/analysis/explain.h"
 
+#include "coordinator/analysis/internal.h"
+
 #include "proto/json.h"
 
 #include <stdio.h>
@@ -159,7 +161,9 @@ static size_t merged(const sm_explanation *e, size_t i, size_t max,
     return n < max ? n : max;
 }
 
-cJSON *sm_explain_cjson(const sm_explanation *e, size_t i)
+/* The differences (or changes) of anomaly i as a JSON array, or NULL when none (or out of
+ * memory). */
+static cJSON *explanation_array(const sm_explanation *e, size_t i)
 {
     if (!sm_explain_any(e, i))
         return NULL;
@@ -168,10 +172,7 @@ cJSON *sm_explain_cjson(const sm_explanation *e, size_t i)
     cJSON *arr = cJSON_CreateArray();
     bool ok = arr != NULL;
     for (size_t k = 0; ok && k < n; k++) {
-        sm_fp_diffs one = {(sm_fp_diff *)v[k].d, 1, 1};
-        cJSON *list = e->v[i].changes ? sm_fp_changes_to_cjson(&one) : sm_fp_diffs_to_cjson(&one);
-        cJSON *o = list ? cJSON_DetachItemFromArray(list, 0) : NULL;
-        cJSON_Delete(list);
+        cJSON *o = sm_fp_diff_to_cjson(v[k].d, e->v[i].changes);
         /* Each names its host: a slow link's list holds both of its hosts. */
         ok = sm_json_append(arr, o) && sm_json_put_str(o, "host", v[k].host);
     }
@@ -187,8 +188,17 @@ bool sm_explain_json(void *arg, size_t i, cJSON *object)
     const sm_explanation *e = arg;
     if (!sm_explain_any(e, i))
         return true;
-    cJSON *arr = sm_explain_cjson(e, i);
+    cJSON *arr = explanation_array(e, i);
     return arr != NULL && sm_json_put(object, e->v[i].changes ? "changes" : "differences", arr);
+}
+
+char *sm_explain_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,
+                                const sm_analysis_opts *o, const sm_anomalies *a,
+                                const sm_explanation *e)
+{
+    /* sm_explain_json only reads its arg; the callback type cannot say so. */
+    return sm_anomalies_json_more(run_id, run_name, baseline_id, o, a, e ? sm_explain_json : NULL,
+                                  (void *)e);
 }
 
 void sm_explain_lines(const sm_explanation *e, size_t i, const char *indent, char *buf, size_t cap,

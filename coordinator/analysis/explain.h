@@ -5,9 +5,9 @@
 #ifndef SM_COORD_EXPLAIN_H
 #define SM_COORD_EXPLAIN_H
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "coordinator/analysis/analysis.h"
 #include "coordinator/analysis/fpdiff.h"
@@ -49,14 +49,14 @@ int sm_explain_anomalies(const sm_anomalies *an, const sm_fp_host *run, size_t n
 /* Whether anomaly i has anything to show. */
 bool sm_explain_any(const sm_explanation *e, size_t i);
 
-/* sm_anomaly_json_more for sm_anomalies_json_more with arg an sm_explanation: adds
+/* sm_anomalies_json (analysis.h) with each anomaly's explanation from e added to its object:
  * "differences" (fpdiff's objects, each with its "host") or, for a regression, "changes", at
- * most SM_EXPLAIN_JSON_MAX, in rank order; nothing when there is nothing to show. */
-bool sm_explain_json(void *arg, size_t i, cJSON *object);
-
-/* The differences of anomaly i as a JSON array (as sm_explain_json adds), or NULL when none
- * (or out of memory). The caller deletes it. */
-cJSON *sm_explain_cjson(const sm_explanation *e, size_t i);
+ * most SM_EXPLAIN_JSON_MAX, in rank order; nothing where there is nothing to show. e NULL or
+ * empty: sm_anomalies_json. malloc'd text (the caller frees it), or NULL when out of
+ * memory. */
+char *sm_explain_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,
+                                const sm_analysis_opts *o, const sm_anomalies *a,
+                                const sm_explanation *e);
 
 /* Anomaly i's top SM_EXPLAIN_TEXT_MAX lines (sm_fp_diff_text), each as indent, the line and
  * "\n", appended to buf at *at (cut at cap). */

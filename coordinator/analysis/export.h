@@ -7,6 +7,7 @@
 
 #include "coordinator/analysis/analysis.h"
 #include "coordinator/analysis/explain.h"
+#include "coordinator/analysis/label.h"
 #include "coordinator/model/plan.h"
 #include "coordinator/analysis/table.h"
 #include "proto/err.h"
@@ -24,30 +25,6 @@ typedef struct sm_export_sample {
  * seconds, as the 2010 test reported), rr rtt_p50_us, connect connects_per_s, http
  * throughput_MBps. */
 sm_metric sm_export_headline(const sm_params *p);
-
-/* What a label names: a test's own column, the ratio of its variant against unix (for http,
- * of its client model's user CPU against the thread model's), or a pair against loopback. */
-typedef enum sm_export_label_kind {
-    SM_LABEL_TEST = 0,
-    SM_LABEL_RATIO,
-    SM_LABEL_LOOPBACK,
-} sm_export_label_kind;
-
-/* The one name of a test, wherever it is shown: the table's columns (CSV, Markdown, JSON,
- * the dashboard), the anomalies, the job resource, the run's cells (GET /api/runs/ID and
- * `sockmatrix show`), /metrics. Full (brief false):
- *   SM_LABEL_TEST      "stream tcp+nodelay lines 128 B x 8192", "rr unix 1 B/1 B 1000 ms",
- *                      "connect tcp x 500", "http pool+tls 16 MiB x11 4 conns"
- *   SM_LABEL_RATIO     "tcp/unix stream 128 KiB x 256", "user CPU pool/thread, http 16 MiB x11"
- *   SM_LABEL_LOOPBACK  "pair/loopback stream tcp 128 KiB x 256"
- * Sizes in the binary suffixes the options accept (128 B, 64 KiB, 1 MiB); the scope is not
- * in the name (a pair table's rows say "client->server"). Brief (the column headers' short
- * form; the full label goes beside it on hover or in a legend): workload, transport and
- * sizes only: "stream tcp 128 KiB", "tcp/unix rr 1 B/1 B", "user CPU pool/thread http 16 MiB",
- * "pair/loopback stream tcp 128 KiB". Writes at most cap bytes, NUL-terminated, cut when
- * longer. */
-void sm_export_label(const sm_params *p, sm_export_label_kind kind, bool brief, char *buf,
-                     size_t cap);
 
 /* The column a cell of params p is in: its label ("stream tcp lines 128 B x 8192"), headline
  * metric and unit, exactly as a run's table names it (the job resource uses it too). */

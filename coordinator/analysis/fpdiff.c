@@ -1,6 +1,8 @@
 /* What makes a host different: fingerprints against the fleet's majority, ranked. */
 #include "coordinator/analysis/fpdiff.h"
 
+#include "coordinator/analysis/internal.h"
+
 #include "proto/json.h"
 
 #include <stdio.h>
@@ -336,22 +338,44 @@ int sm_fp_diff_text(const char *host, const sm_fp_diff *d, char *buf, size_t len
                     d->fleet_value, d->hosts_with_fleet_value, d->fleet_hosts, hosts);
 }
 
-cJSON *sm_fp_diffs_to_cjson(const sm_fp_diffs *d)
+/* A difference's fields after its item and label: the host's value against the fleet's. */
+static bool put_difference(cJSON *o, const sm_fp_diff *x)
+{
+    return sm_json_put_str(o, "host_value", x->host_value) &&
+           (x->fleet_value ? sm_json_put_str(o, "fleet_value", x->fleet_value)
+                           : cJSON_AddNullToObject(o, "fleet_value") != NULL) &&
+           sm_json_put_u64(o, "hosts_with_fleet_value", x->hosts_with_fleet_value) &&
+           sm_json_put_u64(o, "fleet_hosts", x->fleet_hosts);
+}
+
+/* A change's fields after its item and label: fleet_value holds the value before. */
+static bool put_change(cJSON *o, const sm_fp_diff *x)
+{
+    return sm_json_put_str(o, "before", x->fleet_value ? x->fleet_value : "(absent)") &&
+           sm_json_put_str(o, "after", x->host_value);
+}
+
+cJSON *sm_fp_diff_to_cjson(const sm_fp_diff *x, bool change)
+{
+    char lb[SM_FP_KEY_MAX + 2];
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL && sm_json_put_str(o, "item", x->item) &&
+              sm_json_put_str(o, "label", sm_fp_item_label(x->item, lb, sizeof lb)) &&
+              (change ? put_change(o, x) : put_difference(o, x));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The list's objects in an array, or NULL when out of memory. */
+static cJSON *diffs_array(const sm_fp_diffs *d, bool change)
 {
     cJSON *arr = cJSON_CreateArray();
     bool ok = arr != NULL;
-    for (size_t i = 0; ok && i < d->n; i++) {
-        const sm_fp_diff *x = &d->v[i];
-        char lb[SM_FP_KEY_MAX + 2];
-        cJSON *o = cJSON_CreateObject();
-        ok = sm_json_append(arr, o) && sm_json_put_str(o, "item", x->item) &&
-             sm_json_put_str(o, "label", sm_fp_item_label(x->item, lb, sizeof lb)) &&
-             sm_json_put_str(o, "host_value", x->host_value) &&
-             (x->fleet_value ? sm_json_put_str(o, "fleet_value", x->fleet_value)
-                             : cJSON_AddNullToObject(o, "fleet_value") != NULL) &&
-             sm_json_put_u64(o, "hosts_with_fleet_value", x->hosts_with_fleet_value) &&
-             sm_json_put_u64(o, "fleet_hosts", x->fleet_hosts);
-    }
+    for (size_t i = 0; ok && i < d->n; i++)
+        ok = sm_json_append(arr, sm_fp_diff_to_cjson(&d->v[i], change));
     if (!ok) {
         cJSON_Delete(arr);
         return NULL;
@@ -359,24 +383,14 @@ cJSON *sm_fp_diffs_to_cjson(const sm_fp_diffs *d)
     return arr;
 }
 
-cJSON *sm_fp_changes_to_cjson(const sm_fp_diffs *d)
+char *sm_fp_diffs_json(const sm_fp_diffs *d)
 {
-    cJSON *arr = cJSON_CreateArray();
-    bool ok = arr != NULL;
-    for (size_t i = 0; ok && i < d->n; i++) {
-        const sm_fp_diff *x = &d->v[i];
-        char lb[SM_FP_KEY_MAX + 2];
-        cJSON *o = cJSON_CreateObject();
-        ok = sm_json_append(arr, o) && sm_json_put_str(o, "item", x->item) &&
-             sm_json_put_str(o, "label", sm_fp_item_label(x->item, lb, sizeof lb)) &&
-             sm_json_put_str(o, "before", x->fleet_value ? x->fleet_value : "(absent)") &&
-             sm_json_put_str(o, "after", x->host_value);
-    }
-    if (!ok) {
-        cJSON_Delete(arr);
-        return NULL;
-    }
-    return arr;
+    return sm_json_finish(diffs_array(d, false), true, 0, "fingerprint differences", NULL);
+}
+
+char *sm_fp_changes_json(const sm_fp_diffs *d)
+{
+    return sm_json_finish(diffs_array(d, true), true, 0, "fingerprint changes", NULL);
 }
 
 /* ---- side by side ---- */

@@ -4,7 +4,6 @@
 #ifndef SM_COORDINATOR_FPDIFF_H
 #define SM_COORDINATOR_FPDIFF_H
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,10 +76,12 @@ const char *sm_fp_item_label(const char *item, char *buf, size_t len);
  * "h2: lo qdisc now tbf rate 400Mbit ... (was noqueue)". Returns what snprintf returns. */
 int sm_fp_diff_text(const char *host, const sm_fp_diff *d, char *buf, size_t len);
 
-/* [{"item","label","host_value","fleet_value","hosts_with_fleet_value","fleet_hosts"}...];
- * fleet_value null for no majority. Changes: [{"item","label","before","after"}...]. */
-cJSON *sm_fp_diffs_to_cjson(const sm_fp_diffs *d);
-cJSON *sm_fp_changes_to_cjson(const sm_fp_diffs *d);
+/* The lists as JSON text, compact:
+ *   [{"item","label","host_value","fleet_value","hosts_with_fleet_value","fleet_hosts"}...],
+ * fleet_value null for no majority; changes: [{"item","label","before","after"}...].
+ * malloc'd (the caller frees it), or NULL when out of memory. */
+char *sm_fp_diffs_json(const sm_fp_diffs *d);
+char *sm_fp_changes_json(const sm_fp_diffs *d);
 
 /* Side by side: every item on which the given hosts do not all agree, in item order. */
 typedef struct sm_fp_side_row {

@@ -1,10 +1,13 @@
-/* Internals the analysis files share (coordinator/analysis*.c): the limits, a column of a
- * table, and the steps every anomaly is built with. Not for callers: they use analysis.h. */
+/* Internals the analysis files share: the limits, a column of a table, the steps every
+ * anomaly is built with, and the cJSON pieces one file builds for another (cJSON stays inside
+ * analysis/). Not for callers: they use the public headers. */
 #ifndef SM_COORD_ANALYSIS_INT_H
 #define SM_COORD_ANALYSIS_INT_H
 
 #include "coordinator/analysis/analysis.h"
+#include "coordinator/analysis/fpdiff.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 
 /* n doubles (at least one), or NULL when out of memory or n is too large. */
@@ -62,5 +65,30 @@ void sm_analysis_anomaly_numbers(sm_anomaly *x, double value, double reference, 
 
 /* Appends *x to a; 0 or SM_ENOMEM (a unchanged). */
 int sm_analysis_push(sm_anomalies *a, const sm_anomaly *x);
+
+/* sm_table_json, calling more(arg, r, object) on the flag object of each flagged row r after its
+ * fields, for a caller's own (the export's fingerprint differences); false from more is out of
+ * memory. more NULL: sm_table_json. table.c. */
+typedef bool (*sm_table_json_more_fn)(void *arg, size_t row, cJSON *flag);
+char *sm_table_json_more(const sm_table *t, sm_table_json_more_fn more, void *arg);
+
+/* sm_anomalies_json, calling more(arg, i, object) on anomaly i's object after its fields, so
+ * that a caller can add its own (the fingerprint differences); false from more is out of
+ * memory. more NULL: sm_anomalies_json. json.c. */
+typedef bool (*sm_anomaly_json_more)(void *arg, size_t i, cJSON *object);
+char *sm_anomalies_json_more(uint64_t run_id, const char *run_name, uint64_t baseline_id,
+                             const sm_analysis_opts *o, const sm_anomalies *a,
+                             sm_anomaly_json_more more, void *arg);
+
+/* One fingerprint difference as its JSON object: {"item","label","host_value","fleet_value"
+ * (null: no majority),"hosts_with_fleet_value","fleet_hosts"}; with change, a change's
+ * {"item","label","before","after"}. NULL when out of memory; the caller deletes it.
+ * fpdiff.c (sm_fp_diffs_json), explain.c. */
+cJSON *sm_fp_diff_to_cjson(const sm_fp_diff *x, bool change);
+
+/* sm_anomaly_json_more for sm_anomalies_json_more with arg an sm_explanation (only read): adds
+ * "differences" or, for a regression, "changes" as sm_explain_anomalies_json says; nothing
+ * when there is nothing to show. false: out of memory. explain.c; export.c's footnotes. */
+bool sm_explain_json(void *arg, size_t i, cJSON *object);
 
 #endif

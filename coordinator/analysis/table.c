@@ -2,6 +2,7 @@
 #include "coordinator/analysis/table.h"
 
 #include "coordinator/analysis/analysis.h"
+#include "coordinator/analysis/internal.h"
 #include "proto/json.h"
 #include "proto/csv.h"
 #include "proto/err.h"

@@ -102,11 +102,5 @@ char *sm_table_csv(const sm_table *t);
 void sm_table_noisy_reason(const sm_table_cell *c, bool with_disturbed, char *buf, size_t cap);
 char *sm_table_md(const sm_table *t);
 char *sm_table_json(const sm_table *t);
-/* sm_table_json, calling more(arg, r, object) on the flag object of each flagged row r after its
- * fields, for a caller's own (the export's fingerprint differences); false from more is out of
- * memory. more NULL: sm_table_json. */
-struct cJSON;
-typedef bool (*sm_table_json_more_fn)(void *arg, size_t row, struct cJSON *flag);
-char *sm_table_json_more(const sm_table *t, sm_table_json_more_fn more, void *arg);
 
 #endif

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/buf.h"
+
 struct sm_http {
     CURL *curl;
     char *url;
@@ -14,8 +16,7 @@ struct sm_http {
 };
 
 typedef struct body_buf {
-    char *data;
-    size_t len, cap;
+    sm_buf b;
     bool too_big;
     bool no_memory;
 } body_buf;
@@ -24,25 +25,15 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
 {
     body_buf *b = arg;
     size_t n = size * nmemb;
-    if (n > SM_HTTP_BODY_MAX - b->len) {
+    /* Anything but n makes curl stop with CURLE_WRITE_ERROR. */
+    if (n > SM_HTTP_BODY_MAX - b->b.len) {
         b->too_big = true;
-        return 0; /* anything but n makes curl stop with CURLE_WRITE_ERROR */
+        return 0;
     }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 16384;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *data = realloc(b->data, cap);
-        if (!data) {
-            b->no_memory = true;
-            return 0;
-        }
-        b->data = data;
-        b->cap = cap;
+    if (sm_buf_append(&b->b, ptr, n) != 0) {
+        b->no_memory = true;
+        return 0;
     }
-    memcpy(b->data + b->len, ptr, n);
-    b->len += n;
-    b->data[b->len] = '\0';
     return n;
 }
 
@@ -161,16 +152,17 @@ static int perform(sm_http *h, const char *method, const char *path, const char 
         rc = sm_error_set(err, SM_ENOMEM, "out of memory for the coordinator's answer");
     else if (cc != CURLE_OK)
         rc = sm_error_set(err, SM_ESYS, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+    /* An empty answer is "", not NULL: the append of nothing makes sure of it. */
+    if (!rc && sm_buf_append(&b.b, "", 0) != 0)
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
     if (rc) {
-        free(b.data);
+        sm_buf_fini(&b.b);
         return rc;
     }
-    if (!b.data && !(b.data = calloc(1, 1)))
-        return sm_error_set(err, SM_ENOMEM, "out of memory");
     r->status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
-    r->body = b.data;
-    r->len = b.len;
+    r->body = b.b.p;
+    r->len = b.b.len;
     return 0;
 }
 

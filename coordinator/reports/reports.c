@@ -527,7 +527,7 @@ static int get_anomalies(sm_reports *r, uint64_t id, const char *query, sm_run_r
         text = anomalies_text(&d.run, base_id, &an, &ex);
         out->ctype = "text/plain; charset=utf-8";
     } else {
-        text = sm_anomalies_json_more(id, d.run.name, base_id, &ao, &an, sm_explain_json, &ex);
+        text = sm_explain_anomalies_json(id, d.run.name, base_id, &ao, &an, &ex);
     }
     status = report_body(out, text);
 out:

@@ -16,15 +16,10 @@
 #include "coordinator/server/server.h"
 #include "proto/envelope.h"
 #include "proto/log.h"
+#include "proto/signals.h"
 
 /* Set by the signal handler: a signal is process-wide, so its flag is too. */
 static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
 
 static const char usage[] =
     "Usage: sockmatrix-coordinator --key-file PATH [options]\n"
@@ -483,14 +478,9 @@ int main(int argc, char **argv)
         rc = resolve(&o);
     if (rc != GO_ON)
         return rc;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
     sm_error err = {0};
-    if (sm_server_run(&o.cfg, &stop_flag, &err) != 0) {
+    if (sm_signals_install(&stop_flag, NULL, &err) != 0 ||
+        sm_server_run(&o.cfg, &stop_flag, &err) != 0) {
         fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
         return 1;
     }

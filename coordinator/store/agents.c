@@ -113,24 +113,23 @@ static int read_agent(sqlite3_stmt *s, void *row, sm_error *err)
     return ret;
 }
 
+static void fini_agent(void *row)
+{
+    sm_agent_row_fini(row);
+}
+
+static const store_row_type agent_rows = {sizeof(sm_agent_row), read_agent, fini_agent};
+
 int sm_store_agents_list(sm_store *st, sm_agent_row **prows, size_t *pn, sm_error *err)
 {
     void *rows;
-    size_t n;
-    int ret = store_collect(st->stmts[Q_AGENTS_LIST], sizeof(sm_agent_row), read_agent, &rows, &n,
-                            "agents list", err);
-    if (ret != 0) {
-        sm_store_agents_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    int ret = store_collect(st->stmts[Q_AGENTS_LIST], &agent_rows, &rows, pn, "agents list", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 void sm_store_agents_free(sm_agent_row *rows, size_t n)
 {
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        sm_agent_row_fini(&rows[i]);
-    free(rows);
+    store_rows_free(&agent_rows, rows, n);
 }

@@ -12,13 +12,6 @@ void sm_fp_row_fini(sm_fp_row *r)
     r->json = NULL;
 }
 
-void sm_fp_rows_free(sm_fp_row *rows, size_t n)
-{
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        sm_fp_row_fini(&rows[i]);
-    free(rows);
-}
-
 static int read_fp(sqlite3_stmt *s, void *row, sm_error *err)
 {
     sm_fp_row *r = row;
@@ -34,6 +27,18 @@ static int read_fp(sqlite3_stmt *s, void *row, sm_error *err)
     if (ret != 0)
         sm_fp_row_fini(r);
     return ret;
+}
+
+static void fini_fp(void *row)
+{
+    sm_fp_row_fini(row);
+}
+
+static const store_row_type fp_rows = {sizeof(sm_fp_row), read_fp, fini_fp};
+
+void sm_fp_rows_free(sm_fp_row *rows, size_t n)
+{
+    store_rows_free(&fp_rows, rows, n);
 }
 
 int sm_store_fp_latest(sm_store *st, const char *agent, sm_fp_row *out, bool *found, sm_error *err)
@@ -125,15 +130,10 @@ int sm_store_fp_history(sm_store *st, const char *agent, sm_fp_row **prows, size
         return ret;
     }
     void *rows;
-    size_t n;
-    int ret = store_collect(s, sizeof(sm_fp_row), read_fp, &rows, &n, "fingerprint history", err);
-    if (ret != 0) {
-        sm_fp_rows_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    int ret = store_collect(s, &fp_rows, &rows, pn, "fingerprint history", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 int sm_store_run_fp_tie(sm_store *st, uint64_t run_id, const char *agent, sm_error *err)
@@ -154,14 +154,9 @@ int sm_store_run_fp_tie(sm_store *st, uint64_t run_id, const char *agent, sm_err
 int sm_store_run_fps(sm_store *st, uint64_t run_id, sm_fp_row **prows, size_t *pn, sm_error *err)
 {
     void *rows;
-    size_t n;
-    int ret = store_collect_run(st, Q_RUN_FPS, run_id, sizeof(sm_fp_row), read_fp, &rows, &n,
-                                "run fingerprints", err);
-    if (ret != 0) {
-        sm_fp_rows_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    int ret =
+        store_collect_run(st, Q_RUN_FPS, run_id, &fp_rows, &rows, pn, "run fingerprints", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }

@@ -81,13 +81,6 @@ struct sm_store {
     char warning[SM_STORE_WARNING_MAX]; /* "" when none */
 };
 
-/* Reads the current row of a statement selecting RUN_COLUMNS (store_runs.c). */
-int store_read_run(sqlite3_stmt *s, void *row, sm_error *err);
-/* The runs of s (already bound) into a new array (sm_store_runs_free); on failure nothing is
- * left to free. store_runs.c; store_schedules.c lists a schedule's runs with it. */
-int store_runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
-                       sm_error *err);
-
 /* The schema scripts, from version 0 on; the schema version is their count (store.c). Each
  * script that shipped stays as it shipped, so store_migrations[0] is schema version 1 as the
  * first coordinator wrote it. */
@@ -113,16 +106,35 @@ int store_bind_id(sqlite3_stmt *s, int idx, uint64_t id, const char *what, sm_er
 
 /* Reads the current row of s into *row; on failure *row holds nothing to free. */
 typedef int (*store_row_reader)(sqlite3_stmt *s, void *row, sm_error *err);
-/* Steps s (already bound) to its end into a malloc'd array of elem-sized rows and resets it.
- * *prows and *pn describe the rows read, on failure too (free them with the typed free). */
-int store_collect(sqlite3_stmt *s, size_t elem, store_row_reader read, void **prows, size_t *pn,
+/* Frees what a row that was read holds, not the row itself. */
+typedef void (*store_row_fini)(void *row);
+
+/* A type of row the store lists: its size, how one is read, and what a read one holds to free
+ * (fini NULL: nothing). One per row struct, beside its reader. */
+typedef struct store_row_type {
+    size_t size;
+    store_row_reader read;
+    store_row_fini fini;
+} store_row_type;
+
+/* Steps s (already bound) to its end into a malloc'd array of rows of type t and resets it.
+ * 0 with *prows (NULL when there are none) and *pn set, the caller freeing them with the
+ * type's sm_store_*_free; or an error, with the rows read so far freed and *prows, *pn
+ * untouched. */
+int store_collect(sqlite3_stmt *s, const store_row_type *t, void **prows, size_t *pn,
                   const char *what, sm_error *err);
+/* Finishes each of rows[0..n) with t->fini, then frees the array; rows NULL does nothing. */
+void store_rows_free(const store_row_type *t, void *rows, size_t n);
 /* The one row of statement q bound to id into *out (read fills it): SM_EINVAL "no <what>
  * <id>" when there is none, the database's error as "<what> get". */
 int store_get_row(sm_store *st, int q, uint64_t id, const char *what, store_row_reader read,
                   void *out, sm_error *err);
 /* store_collect over statement q bound to one run's id; SM_EINVAL when no run has that id. */
-int store_collect_run(sm_store *st, int q, uint64_t run_id, size_t elem, store_row_reader read,
-                      void **prows, size_t *pn, const char *what, sm_error *err);
+int store_collect_run(sm_store *st, int q, uint64_t run_id, const store_row_type *t, void **prows,
+                      size_t *pn, const char *what, sm_error *err);
+
+/* The runs' row type (runs.c): sm_run_row read from a statement selecting RUN_COLUMNS;
+ * schedules.c lists a schedule's runs with it. */
+extern const store_row_type store_run_rows;
 
 #endif

@@ -145,26 +145,26 @@ out:
     return ret;
 }
 
+static void fini_job(void *row)
+{
+    sm_job_row_fini(row);
+}
+
+static const store_row_type job_rows = {sizeof(sm_job_row), read_job, fini_job};
+
 int sm_store_jobs_unfinished(sm_store *st, sm_job_row **prows, size_t *pn, sm_error *err)
 {
     void *rows;
-    size_t n;
-    int ret = store_collect(st->stmts[Q_JOBS_UNFINISHED], sizeof(sm_job_row), read_job, &rows, &n,
-                            "jobs unfinished", err);
-    if (ret != 0) {
-        sm_store_jobs_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    int ret =
+        store_collect(st->stmts[Q_JOBS_UNFINISHED], &job_rows, &rows, pn, "jobs unfinished", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 void sm_store_jobs_free(sm_job_row *rows, size_t n)
 {
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        sm_job_row_fini(&rows[i]);
-    free(rows);
+    store_rows_free(&job_rows, rows, n);
 }
 
 int sm_store_job_insert_run(sm_store *st, const sm_job_row *j, int64_t now_ms, uint64_t *id,
@@ -215,14 +215,8 @@ out:
 int sm_store_run_jobs(sm_store *st, uint64_t run_id, sm_job_row **prows, size_t *pn, sm_error *err)
 {
     void *rows;
-    size_t n;
-    int ret = store_collect_run(st, Q_RUN_JOBS, run_id, sizeof(sm_job_row), read_job, &rows, &n,
-                                "run jobs", err);
-    if (ret != 0) {
-        sm_store_jobs_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    int ret = store_collect_run(st, Q_RUN_JOBS, run_id, &job_rows, &rows, pn, "run jobs", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }

@@ -19,28 +19,31 @@ static int read_run_result(sqlite3_stmt *s, void *row, sm_error *err)
     return ret;
 }
 
+static void fini_run_result(void *row)
+{
+    sm_run_result *r = row;
+    free(r->result_json);
+}
+
+static const store_row_type run_result_rows = {sizeof(sm_run_result), read_run_result,
+                                               fini_run_result};
+
 int sm_store_run_results(sm_store *st, uint64_t run_id, sm_run_result **prows, size_t *pn,
                          sm_error *err)
 {
     void *rows;
-    size_t n;
-    int ret = store_collect_run(st, Q_RUN_RESULTS, run_id, sizeof(sm_run_result), read_run_result,
-                                &rows, &n, "run results", err);
-    if (ret != 0) {
-        sm_store_run_results_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    int ret = store_collect_run(st, Q_RUN_RESULTS, run_id, &run_result_rows, &rows, pn,
+                                "run results", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 int sm_store_cell_results(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_result **prows,
                           size_t *pn, sm_error *err)
 {
     sqlite3_stmt *s = st->stmts[Q_CELL_RESULTS];
-    void *rows = NULL;
-    size_t n = 0;
+    void *rows;
     *prows = NULL;
     *pn = 0;
     int ret = store_bind_id(s, 1, run_id, "run", err);
@@ -50,21 +53,15 @@ int sm_store_cell_results(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_r
         store_done_with(s);
         return ret;
     }
-    ret = store_collect(s, sizeof(sm_run_result), read_run_result, &rows, &n, "cell results", err);
-    if (ret != 0) {
-        sm_store_run_results_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    ret = store_collect(s, &run_result_rows, &rows, pn, "cell results", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 void sm_store_run_results_free(sm_run_result *rows, size_t n)
 {
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        free(rows[i].result_json);
-    free(rows);
+    store_rows_free(&run_result_rows, rows, n);
 }
 
 /* NaN marks an absent metric; SQL's NULL says the same to every query and aggregate. */

@@ -73,20 +73,26 @@ static int grow(void **rows, size_t *cap, size_t n, size_t elem, sm_error *err)
     return 0;
 }
 
-/* Steps s (already bound) to its end, reading each row into a growing array of elem-sized
- * rows, and resets it. *prows and *pn always describe the rows read, on failure too, so that
- * the caller frees them with its typed free; an empty result is NULL and 0. */
-int store_collect(sqlite3_stmt *s, size_t elem, store_row_reader read, void **prows, size_t *pn,
+void store_rows_free(const store_row_type *t, void *rows, size_t n)
+{
+    for (size_t i = 0; t->fini != NULL && rows != NULL && i < n; i++)
+        t->fini((char *)rows + i * t->size);
+    free(rows);
+}
+
+/* Steps s (already bound) to its end, reading each row into a growing array, and resets it.
+ * A failure frees what was read: no caller wants half a list. */
+int store_collect(sqlite3_stmt *s, const store_row_type *t, void **prows, size_t *pn,
                   const char *what, sm_error *err)
 {
     void *rows = NULL;
     size_t n = 0, cap = 0;
     int ret = 0, rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        ret = grow(&rows, &cap, n, elem, err);
+        ret = grow(&rows, &cap, n, t->size, err);
         if (ret != 0)
             break;
-        ret = read(s, (char *)rows + n * elem, err);
+        ret = t->read(s, (char *)rows + n * t->size, err);
         if (ret != 0)
             break;
         n++;
@@ -94,9 +100,13 @@ int store_collect(sqlite3_stmt *s, size_t elem, store_row_reader read, void **pr
     if (ret == 0 && rc != SQLITE_DONE)
         ret = store_db_error(sqlite3_db_handle(s), err, what);
     store_done_with(s);
+    if (ret != 0) {
+        store_rows_free(t, rows, n);
+        return ret;
+    }
     *prows = rows;
     *pn = n;
-    return ret;
+    return 0;
 }
 
 /* SQLite's integers are signed: a larger id can name no row and would wrap if bound. */
@@ -150,19 +160,24 @@ static int run_exists(sm_store *st, uint64_t id, sm_error *err)
 
 /* store_collect() over the rows of one run. A run without rows may not exist at all, and an unknown
  * run must not pass for an empty one. */
-int store_collect_run(sm_store *st, int q, uint64_t run_id, size_t elem, store_row_reader read,
-                      void **prows, size_t *pn, const char *what, sm_error *err)
+int store_collect_run(sm_store *st, int q, uint64_t run_id, const store_row_type *t, void **prows,
+                      size_t *pn, const char *what, sm_error *err)
 {
     sqlite3_stmt *s = st->stmts[q];
-    *prows = NULL;
-    *pn = 0;
     int ret = store_bind_id(s, 1, run_id, "run", err);
     if (ret != 0) {
         store_done_with(s);
         return ret;
     }
-    ret = store_collect(s, elem, read, prows, pn, what, err);
-    if (ret == 0 && *pn == 0)
+    void *rows;
+    size_t n;
+    ret = store_collect(s, t, &rows, &n, what, err);
+    /* No rows: nothing to free, the array is NULL. */
+    if (ret == 0 && n == 0)
         ret = run_exists(st, run_id, err);
+    if (ret == 0) {
+        *prows = rows;
+        *pn = n;
+    }
     return ret;
 }

@@ -79,7 +79,7 @@ out:
     return ret;
 }
 
-int store_read_run(sqlite3_stmt *s, void *row, sm_error *err)
+static int read_run(sqlite3_stmt *s, void *row, sm_error *err)
 {
     sm_run_row *r = row;
     memset(r, 0, sizeof *r);
@@ -113,24 +113,16 @@ int store_read_run(sqlite3_stmt *s, void *row, sm_error *err)
     return ret;
 }
 
-int sm_store_run_get(sm_store *st, uint64_t id, sm_run_row *out, sm_error *err)
+static void fini_run(void *row)
 {
-    return store_get_row(st, Q_RUN_GET, id, "run", store_read_run, out, err);
+    sm_run_row_fini(row);
 }
 
-int store_runs_collect(sqlite3_stmt *s, sm_run_row **prows, size_t *pn, const char *what,
-                       sm_error *err)
+const store_row_type store_run_rows = {sizeof(sm_run_row), read_run, fini_run};
+
+int sm_store_run_get(sm_store *st, uint64_t id, sm_run_row *out, sm_error *err)
 {
-    void *rows;
-    size_t n;
-    int ret = store_collect(s, sizeof(sm_run_row), store_read_run, &rows, &n, what, err);
-    if (ret != 0) {
-        sm_store_runs_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    return store_get_row(st, Q_RUN_GET, id, "run", read_run, out, err);
 }
 
 int sm_store_runs_list(sm_store *st, size_t limit, sm_run_row **prows, size_t *pn, sm_error *err)
@@ -143,19 +135,26 @@ int sm_store_runs_list(sm_store *st, size_t limit, sm_run_row **prows, size_t *p
         store_done_with(s);
         return ret;
     }
-    return store_runs_collect(s, prows, pn, "runs list", err);
+    void *rows;
+    int ret = store_collect(s, &store_run_rows, &rows, pn, "runs list", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 void sm_store_runs_free(sm_run_row *rows, size_t n)
 {
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        sm_run_row_fini(&rows[i]);
-    free(rows);
+    store_rows_free(&store_run_rows, rows, n);
 }
 
 int sm_store_runs_running(sm_store *st, sm_run_row **prows, size_t *pn, sm_error *err)
 {
-    return store_runs_collect(st->stmts[Q_RUNS_RUNNING], prows, pn, "runs running", err);
+    void *rows;
+    int ret =
+        store_collect(st->stmts[Q_RUNS_RUNNING], &store_run_rows, &rows, pn, "runs running", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 int sm_store_run_update(sm_store *st, uint64_t id, sm_run_state state, const char *reason,
@@ -297,25 +296,25 @@ static int read_cell(sqlite3_stmt *s, void *row, sm_error *err)
     return ret;
 }
 
+static void fini_cell(void *row)
+{
+    sm_cell_row *c = row;
+    free(c->params_json);
+}
+
+static const store_row_type cell_rows = {sizeof(sm_cell_row), read_cell, fini_cell};
+
 int sm_store_cells_list(sm_store *st, uint64_t run_id, sm_cell_row **prows, size_t *pn,
                         sm_error *err)
 {
     void *rows;
-    size_t n;
-    int ret = store_collect_run(st, Q_CELLS_LIST, run_id, sizeof(sm_cell_row), read_cell, &rows, &n,
-                                "cells list", err);
-    if (ret != 0) {
-        sm_store_cells_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    int ret = store_collect_run(st, Q_CELLS_LIST, run_id, &cell_rows, &rows, pn, "cells list", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 void sm_store_cells_free(sm_cell_row *rows, size_t n)
 {
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        free(rows[i].params_json);
-    free(rows);
+    store_rows_free(&cell_rows, rows, n);
 }

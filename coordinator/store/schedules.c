@@ -14,13 +14,6 @@ void sm_schedule_row_fini(sm_schedule_row *r)
     r->spec_json = r->hosts_json = NULL;
 }
 
-void sm_store_schedules_free(sm_schedule_row *rows, size_t n)
-{
-    for (size_t i = 0; rows != NULL && i < n; i++)
-        sm_schedule_row_fini(&rows[i]);
-    free(rows);
-}
-
 /* Runs a bound statement that changes one schedule; SM_EINVAL when it changed none. */
 static int change_one(sm_store *st, sqlite3_stmt *s, int rc, uint64_t id, const char *what,
                       sm_error *err)
@@ -112,19 +105,27 @@ static int read_schedule(sqlite3_stmt *s, void *row, sm_error *err)
     return ret;
 }
 
+static void fini_schedule(void *row)
+{
+    sm_schedule_row_fini(row);
+}
+
+static const store_row_type schedule_rows = {sizeof(sm_schedule_row), read_schedule, fini_schedule};
+
+void sm_store_schedules_free(sm_schedule_row *rows, size_t n)
+{
+    store_rows_free(&schedule_rows, rows, n);
+}
+
+/* The schedules s (already bound) selects; 0 or an error with nothing to free. */
 static int schedules_collect(sqlite3_stmt *s, sm_schedule_row **prows, size_t *pn, const char *what,
                              sm_error *err)
 {
     void *rows;
-    size_t n;
-    int ret = store_collect(s, sizeof(sm_schedule_row), read_schedule, &rows, &n, what, err);
-    if (ret != 0) {
-        sm_store_schedules_free(rows, n);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    int ret = store_collect(s, &schedule_rows, &rows, pn, what, err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 int sm_store_schedule_get(sm_store *st, uint64_t id, sm_schedule_row *out, sm_error *err)
@@ -232,7 +233,11 @@ int sm_store_schedule_runs(sm_store *st, uint64_t id, size_t limit, sm_run_row *
         store_done_with(s);
         return ret;
     }
-    return store_runs_collect(s, prows, pn, "schedule runs", err);
+    void *rows;
+    ret = store_collect(s, &store_run_rows, &rows, pn, "schedule runs", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }
 
 int sm_store_schedules_to_notify(sm_store *st, uint64_t (*pairs)[2], size_t max, size_t *n,
@@ -296,14 +301,11 @@ int sm_store_events_of(sm_store *st, const char *subject, size_t limit, sm_event
         store_done_with(s);
         return ret;
     }
+    /* An event holds nothing to free beside itself: the caller free()s the array. */
+    static const store_row_type event_rows = {sizeof(sm_event_row), read_event, NULL};
     void *rows;
-    size_t n;
-    int ret = store_collect(s, sizeof(sm_event_row), read_event, &rows, &n, "events", err);
-    if (ret != 0) {
-        free(rows);
-        return ret;
-    }
-    *prows = rows;
-    *pn = n;
-    return 0;
+    int ret = store_collect(s, &event_rows, &rows, pn, "events", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
 }

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "coordinator/analysis/fpdiff.h"
+#include "coordinator/analysis/internal.h"
 #include "proto/err.h"
 #include "proto/fingerprint.h"
 
@@ -204,9 +205,8 @@ static void test_no_majority_is_said_and_listed_last(void **state)
     char buf[256];
     sm_fp_diff_text("h1", &d.v[1], buf, sizeof buf);
     assert_string_equal(buf, "h1: cpu.governor ondemand (fleet: no majority of 4 hosts)");
-    cJSON *j = sm_fp_diffs_to_cjson(&d);
-    assert_non_null(j);
-    char *text = cJSON_PrintUnformatted(j);
+    char *text = sm_fp_diffs_json(&d);
+    assert_non_null(text);
     assert_string_equal(text,
                         "[{\"item\":\"lib.curl\",\"label\":\"lib.curl\",\"host_value\":\"8.5.0\","
                         "\"fleet_value\":\"7.88.1\",\"hosts_with_fleet_value\":4,"
@@ -214,7 +214,6 @@ static void test_no_majority_is_said_and_listed_last(void **state)
                         "governor\",\"host_value\":\"ondemand\",\"fleet_value\":null,"
                         "\"hosts_with_fleet_value\":0,\"fleet_hosts\":4}]");
     free(text);
-    cJSON_Delete(j);
     sm_fp_diffs_fini(&d);
     fleet_fini(&f);
 }
@@ -317,13 +316,19 @@ static void test_changes_between_two_fingerprints(void **state)
     assert_string_equal(buf, "h2: cpu.smt now off (was (absent))");
     sm_fp_diff_text("h2", &d.v[4], buf, sizeof buf);
     assert_string_equal(buf, "h2: lib.curl now (absent) (was 7.88.1)");
-    cJSON *j = sm_fp_changes_to_cjson(&d);
-    char *text = cJSON_PrintUnformatted(cJSON_GetArrayItem(j, 1));
-    assert_string_equal(text, "{\"item\":\"sysctl.net.ipv4.tcp_rmem\",\"label\":\"net.ipv4.tcp_"
-                              "rmem\",\"before\":\"4096 131072 6291456\",\"after\":\"4096 87380 "
-                              "6291456\"}");
+    char *text = sm_fp_changes_json(&d);
+    assert_string_equal(text,
+                        "[{\"item\":\"if.lo.qdisc\",\"label\":\"lo qdisc\",\"before\":\"noqueue\","
+                        "\"after\":\"tbf rate 400Mbit burst 128Kb\"},"
+                        "{\"item\":\"sysctl.net.ipv4.tcp_rmem\",\"label\":\"net.ipv4.tcp_rmem\","
+                        "\"before\":\"4096 131072 6291456\",\"after\":\"4096 87380 6291456\"},"
+                        "{\"item\":\"cpu.smt\",\"label\":\"cpu.smt\",\"before\":\"(absent)\","
+                        "\"after\":\"off\"},"
+                        "{\"item\":\"kernel.release\",\"label\":\"kernel.release\","
+                        "\"before\":\"6.1.0-18-amd64\",\"after\":\"6.1.0-20-amd64\"},"
+                        "{\"item\":\"lib.curl\",\"label\":\"lib.curl\",\"before\":\"7.88.1\","
+                        "\"after\":\"(absent)\"}]");
     free(text);
-    cJSON_Delete(j);
     sm_fp_diffs_fini(&d);
     /* No change, and no fingerprint on either side: nothing. */
     assert_int_equal(sm_fp_changes(before, before, &tcp_lo, 0, &d, &err), 0);
@@ -367,6 +372,44 @@ static void test_side_by_side_lists_only_rows_that_differ(void **state)
     fleet_fini(&f);
 }
 
+/* One array builder serves both lists: an empty list is an empty array either way. */
+static void test_empty_lists_are_empty_arrays(void **state)
+{
+    (void)state;
+    sm_fp_diffs d = {0};
+    char *a = sm_fp_diffs_json(&d), *b = sm_fp_changes_json(&d);
+    assert_string_equal(a, "[]");
+    assert_string_equal(b, "[]");
+    free(a);
+    free(b);
+}
+
+/* The one object builder behind both lists and the explanations: a difference's fields, or a
+ * change's, after the item and its label. */
+static void test_one_diff_as_a_difference_and_as_a_change(void **state)
+{
+    (void)state;
+    sm_fp_diff x = {.item = "if.eth0.mtu",
+                    .host_value = "9000",
+                    .fleet_value = "1500",
+                    .hosts_with_fleet_value = 3,
+                    .fleet_hosts = 4};
+    cJSON *o = sm_fp_diff_to_cjson(&x, false);
+    char *text = cJSON_PrintUnformatted(o);
+    assert_string_equal(text, "{\"item\":\"if.eth0.mtu\",\"label\":\"eth0 mtu\",\"host_value\":"
+                              "\"9000\",\"fleet_value\":\"1500\",\"hosts_with_fleet_value\":3,"
+                              "\"fleet_hosts\":4}");
+    free(text);
+    cJSON_Delete(o);
+    x.fleet_value = NULL; /* a change from nothing: the item was absent before */
+    o = sm_fp_diff_to_cjson(&x, true);
+    text = cJSON_PrintUnformatted(o);
+    assert_string_equal(text, "{\"item\":\"if.eth0.mtu\",\"label\":\"eth0 mtu\",\"before\":"
+                              "\"(absent)\",\"after\":\"9000\"}");
+    free(text);
+    cJSON_Delete(o);
+}
+
 static void test_item_labels(void **state)
 {
     (void)state;
@@ -392,6 +435,8 @@ int main(void)
         cmocka_unit_test(test_no_fleet_to_compare_gives_no_differences),
         cmocka_unit_test(test_changes_between_two_fingerprints),
         cmocka_unit_test(test_side_by_side_lists_only_rows_that_differ),
+        cmocka_unit_test(test_empty_lists_are_empty_arrays),
+        cmocka_unit_test(test_one_diff_as_a_difference_and_as_a_change),
         cmocka_unit_test(test_item_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "agent/spool.h"
+#include "agent/spool_internal.h"
 
 #define MIB ((size_t)1 << 20)
 
@@ -942,6 +943,94 @@ static void test_spool_set_aside_moves_an_entry_out_of_the_spool_and_keeps_its_b
     assert_int_equal(sm_spool_count(f->sp), 2);
 }
 
+/* The locked lookup every per-entry call starts with: found, the lock stays held and the name
+ * is the entry's file; missed, the lock is free again and the error names job and attempt. */
+static void test_spool_lock_entry_holds_mu_on_a_hit_and_releases_it_on_a_miss(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 7, 2, "seven");
+    put_str(f->sp, 8, 0, "eight");
+    char name[NAME_SIZE] = "";
+    size_t i = 99;
+    sm_error err;
+    sm_error_clear(&err);
+    assert_int_equal(spool_lock_entry(f->sp, 8, 0, &i, name, &err), 0);
+    assert_int_equal(i, 1);
+    assert_string_equal(name, "0000000000000002-8-0.res");
+    assert_int_equal(pthread_mutex_trylock(&f->sp->mu), EBUSY);
+    pthread_mutex_unlock(&f->sp->mu);
+    assert_int_equal(err.code, SM_OK);
+
+    /* index NULL: only the name. */
+    assert_int_equal(spool_lock_entry(f->sp, 7, 2, NULL, name, &err), 0);
+    assert_string_equal(name, "0000000000000001-7-2.res");
+    pthread_mutex_unlock(&f->sp->mu);
+
+    i = 99;
+    strcpy(name, "untouched");
+    assert_int_equal(spool_lock_entry(f->sp, 7, 3, &i, name, &err), SM_EINVAL);
+    assert_int_equal(err.code, SM_EINVAL);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "spool %s: no entry for job 7 attempt 3", f->dir);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(i, 99);
+    assert_string_equal(name, "untouched");
+    assert_int_equal(pthread_mutex_trylock(&f->sp->mu), 0);
+    pthread_mutex_unlock(&f->sp->mu);
+    /* err NULL: a miss is only the code. */
+    assert_int_equal(spool_lock_entry(f->sp, 9, 0, &i, name, NULL), SM_EINVAL);
+    assert_int_equal(pthread_mutex_trylock(&f->sp->mu), 0);
+    pthread_mutex_unlock(&f->sp->mu);
+}
+
+static void test_spool_drop_entry_keeps_the_others_in_order(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 1, 0, "a");
+    put_str(f->sp, 2, 0, "b");
+    put_str(f->sp, 3, 0, "c");
+    pthread_mutex_lock(&f->sp->mu);
+    drop_entry(f->sp, 1);
+    assert_int_equal(f->sp->n, 2);
+    assert_int_equal(f->sp->v[0].job, 1);
+    assert_int_equal(f->sp->v[1].job, 3);
+    drop_entry(f->sp, 1);
+    assert_int_equal(f->sp->n, 1);
+    assert_int_equal(f->sp->v[0].job, 1);
+    pthread_mutex_unlock(&f->sp->mu);
+}
+
+/* Every per-entry call that can miss says so the same way, and leaves the spool as it was. */
+static void test_spool_calls_on_a_missing_entry_fail_alike_but_remove(void **state)
+{
+    fixture *f = *state;
+    f->sp = open_ok(f->dir);
+    put_str(f->sp, 1, 0, "one");
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "spool %s: no entry for job 4 attempt 1", f->dir);
+    sm_error err;
+    char *data = NULL;
+    size_t len = 0;
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_get(f->sp, 4, 1, &data, &len, &err), SM_EINVAL);
+    assert_string_equal(err.msg, want);
+    assert_null(data);
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_set_aside(f->sp, 4, 1, "tag", &err), SM_EINVAL);
+    assert_string_equal(err.msg, want);
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_quarantine(f->sp, 4, 1, "why", &err), SM_EINVAL);
+    assert_string_equal(err.msg, want);
+    sm_error_clear(&err);
+    assert_int_equal(sm_spool_remove(f->sp, 4, 1, &err), 0);
+    assert_int_equal(err.code, SM_OK);
+    assert_int_equal(sm_spool_count(f->sp), 1);
+    assert_int_equal(sm_spool_quarantined(f->sp), 0);
+    assert_entry(f->sp, 1, 0, "one", 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -971,6 +1060,9 @@ int main(void)
         fixture_test(test_spool_concurrent_put_and_remove_loses_and_duplicates_nothing),
         fixture_test(test_spool_refuses_entries_over_1_mib),
         fixture_test(test_spool_set_aside_moves_an_entry_out_of_the_spool_and_keeps_its_bytes),
+        fixture_test(test_spool_lock_entry_holds_mu_on_a_hit_and_releases_it_on_a_miss),
+        fixture_test(test_spool_drop_entry_keeps_the_others_in_order),
+        fixture_test(test_spool_calls_on_a_missing_entry_fail_alike_but_remove),
         cmocka_unit_test(test_spool_null_handles_are_harmless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
