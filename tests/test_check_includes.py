@@ -1,0 +1,87 @@
+"""tests/check_includes.py itself: a copy of the sources passes or fails as it should, and a
+deliberately wrong include in the copy fails it, naming the file, the line and the rule."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.normpath(os.path.join(HERE, ".."))
+SCRIPT = os.path.join(HERE, "check_includes.py")
+
+
+class CheckIncludesTest(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="sm-includes-")
+        self.addCleanup(shutil.rmtree, self.root)
+        for top in ("proto", "agent", "coordinator", "tests/unit"):
+            shutil.copytree(os.path.join(SRC, top), os.path.join(self.root, top),
+                            ignore=shutil.ignore_patterns("node_modules", "golden"))
+
+    def check(self):
+        r = subprocess.run([sys.executable, SCRIPT, self.root], capture_output=True, text=True,
+                           timeout=60)
+        return r.returncode, r.stdout
+
+    def add_line(self, rel, line):
+        path = os.path.join(self.root, rel)
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(line + "\n" + text)
+
+    def test_the_tree_as_it_is_passes(self):
+        rc, out = self.check()
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"check_includes: \d+ files, 0 problems")
+
+    def test_a_lower_room_including_a_higher_one_fails(self):
+        self.add_line("coordinator/model/spec.c", '#include "coordinator/api/api.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn('coordinator/model/spec.c:1: #include "coordinator/api/api.h": model/ is '
+                      "below api/ and may not include it", out)
+
+    def test_the_store_including_the_control_core_fails(self):
+        self.add_line("coordinator/store/runs.c", '#include "coordinator/control/control.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("store/ is below control/", out)
+
+    def test_the_cli_including_the_store_fails(self):
+        self.add_line("coordinator/cli/cli.c", '#include "coordinator/store/store.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn('coordinator/cli/cli.c:1: #include "coordinator/store/store.h": cli/ uses '
+                      "only analysis, cli, model, schema", out)
+
+    def test_a_private_header_outside_its_folder_fails(self):
+        self.add_line("coordinator/server/web.c", '#include "coordinator/api/internal.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("a private header of coordinator/api/ used outside its folder", out)
+
+    def test_proto_including_the_agent_fails(self):
+        self.add_line("proto/msg.c", '#include "agent/net.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("proto/ includes nothing of agent/ or coordinator/", out)
+
+    def test_a_public_header_handing_out_cjson_fails(self):
+        self.add_line("coordinator/analysis/table.h", "#include <cjson/cJSON.h>")
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("coordinator/analysis/table.h:1: #include <cjson/cJSON.h>: a public "
+                      "header hands out cJSON", out)
+
+    def test_a_folder_that_is_no_known_room_fails(self):
+        os.makedirs(os.path.join(self.root, "coordinator", "misc"))
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("coordinator/misc/: a room not in check_includes.py's order", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
