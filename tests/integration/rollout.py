@@ -157,9 +157,13 @@ def play(inventory, work, *args):
     # ssh's control sockets need a short path (a Unix socket's name is at most 107 bytes).
     cp = tempfile.mkdtemp(prefix="smcp-")
     try:
+        # Pipelining: each task's module goes to the host's python3 over the ssh session
+        # already open, not copied to a file there first: the same tasks on the same hosts,
+        # in half the time (an operator's ansible.cfg would say the same).
         env = dict(os.environ, LC_ALL="C.UTF-8", ANSIBLE_NOCOLOR="1",
                    ANSIBLE_LOCAL_TEMP=os.path.join(work, "ansible-local"),
-                   ANSIBLE_SSH_CONTROL_PATH_DIR=cp, ANSIBLE_RETRY_FILES_ENABLED="0")
+                   ANSIBLE_SSH_CONTROL_PATH_DIR=cp, ANSIBLE_RETRY_FILES_ENABLED="0",
+                   ANSIBLE_PIPELINING="1")
         r = subprocess.run(["ansible-playbook", "-i", inventory, PLAYBOOK, *args],
                            capture_output=True, text=True, timeout=600, env=env)
     finally:
