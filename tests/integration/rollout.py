@@ -4,7 +4,6 @@ a way to start an installed service exactly as its systemd unit would where syst
 running: its ExecStart, with its EnvironmentFile, credentials and directories."""
 import json
 import os
-import random
 import re
 import shlex
 import shutil
@@ -12,7 +11,7 @@ import signal
 import subprocess
 import tempfile
 
-from smtest import LAB, wait_for
+from smtest import LAB, lab_up, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -40,8 +39,7 @@ class SshLab:
             down = tuple(f"h{i}" for i in range(1, n + 1))
         self.dir = tempfile.mkdtemp(prefix="sm-rollout-")
         os.chmod(self.dir, 0o755)  # the installed programs run as a user of their own
-        self.prefix = f"r{os.getpid() % 10000}{random.randint(0, 99)}-"
-        self.subnet = f"10.213.{random.randint(100, 200)}"
+        self.prefix = None
         self.procs = []  # every process started here, stopped by PID
         self.hosts = {}
         try:
@@ -51,8 +49,7 @@ class SshLab:
             raise
 
     def _up(self, n, down):
-        run("bash", LAB, "up", str(n), "--prefix", self.prefix, "--subnet", self.subnet,
-            timeout=60).check_returncode()
+        self.prefix, self.subnet = lab_up(n, "r")
         st = json.loads(run("bash", LAB, "status", "--json", "--prefix", self.prefix).stdout)
         for h in st["hosts"]:
             self.hosts[h["name"]] = h
@@ -144,7 +141,8 @@ class SshLab:
     def close(self):
         for p in reversed(self.procs):
             self.stop(p)
-        run("bash", LAB, "down", "--prefix", self.prefix, timeout=60)
+        if self.prefix:
+            run("bash", LAB, "down", "--prefix", self.prefix, timeout=60)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
