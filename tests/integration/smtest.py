@@ -64,6 +64,16 @@ def unless_root(ok, reason):
     return fail
 
 
+def netns(cls):
+    """Marks a TestCase class whose tests change this machine's root network namespace: the
+    lab's namespaces, bridge and veths (lab.sh), tc qdiscs, links cut. A file with such classes
+    and others is run by ctest in two parts (smrun.py --part, tests/CMakeLists.txt): these in
+    the one that holds the root network's lock, the rest beside any test that measures
+    nothing."""
+    cls.sm_netns = True
+    return cls
+
+
 def skip_root(test, reason):
     """In a test: skips it for lack of root (or of what root makes), saying `reason`; a failure
     under SM_REQUIRE_ROOT_TESTS=1."""

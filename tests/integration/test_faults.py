@@ -1,5 +1,6 @@
 """The fault campaign of issue 14, rerun as tests: the real coordinator and agents (namespace lab
-hosts when root), faults injected by signal, link, spool and store, and the outcome counted in the
+hosts when root where a link is cut, a pair job runs or a spool's file system goes read-only;
+loopback agents for the rest), faults injected by signal, link, spool and store, and the outcome counted in the
 real SQLite store. Every experiment asserts that the run ends (done, or failed for the reason the
 fault gives), that every job the run counts done has exactly one ok result at its final attempt,
 that no (job, attempt) is stored twice, that the run's counts equal its jobs table, and where a
@@ -26,7 +27,7 @@ import sys
 import time
 import unittest
 
-from smtest import Fleet, can_lab, unless_root, wait_for
+from smtest import Fleet, can_lab, netns, unless_root, wait_for
 
 # The lab's agents poll a coordinator that holds each poll this long; one silent for 3 x this
 # is lost.
@@ -133,6 +134,7 @@ class FaultTest(unittest.TestCase):
         return run, jobs
 
 
+@netns
 @unless_root(can_lab(), "needs root for the lab's network namespaces")
 class CoordinatorKillDuringPairJobTest(FaultTest):
     """Item 1: a coordinator killed while a pair job runs put the job back in both hosts'
@@ -189,7 +191,7 @@ class AgentKillTest(FaultTest):
     def test_agents_killed_mid_job_and_restarted_end_the_run_done_with_equal_counts(self):
         # hold_ms 2000: an agent is lost after 6 s of silence, so a restart a second after the
         # kill (slower under ASan) is a restart, not a loss, whatever its last poll's age.
-        f = self.fleet(hold_ms=2000)
+        f = self.fleet(hold_ms=2000, lab=False)
         rid = f.start_run(local_run("agent-kill", 4, 1000))
         polls0, t0 = self.polls(f), time.monotonic()
         killed = {}
@@ -213,6 +215,7 @@ class AgentKillTest(FaultTest):
              f"{len(killed)} jobs retried once, {rate:.1f} polls/s")
 
 
+@netns
 class PollStormTest(FaultTest):
     """Item 2: an acked result that the agent cannot delete (its spool gone read-only) was
     resent with every poll, and every poll carrying a result was answered at once: 3,733 polls
@@ -295,7 +298,7 @@ class CoordinatorPauseTest(FaultTest):
     PAUSE_S = 8
 
     def test_a_coordinator_stopped_past_the_liveness_limit_loses_no_agent_and_no_job(self):
-        f = self.fleet()
+        f = self.fleet(lab=False)
         rid = f.start_run(local_run("pause", 3, 1000))
         wait_for("a job to run", lambda: self.running(f, rid), 30, 0.05)
         f.coord.send_signal(signal.SIGSTOP)
@@ -319,6 +322,7 @@ class CoordinatorPauseTest(FaultTest):
              f"{rate:.1f} polls/s after; {away[0].split('SM-COORD-AWAY ')[-1]}")
 
 
+@netns
 @unless_root(can_lab(), "needs root for the lab's network namespaces")
 class LateResultTest(FaultTest):
     """Item 4: after a link cut during a local job, the job's result arrived after the
@@ -396,7 +400,7 @@ class StoreCommitsFailTest(FaultTest):
         return rid, seen
 
     def test_healthz_says_the_store_fails_while_its_commits_fail(self):
-        f = self.fleet()
+        f = self.fleet(lab=False)
         rid, seen = self.fail_commits_mid_run(f)
         failing = [(st, h) for st, h in seen if not h["ok"]]
         # Every poll and tick commits: the first failure comes within a second.
@@ -414,7 +418,7 @@ class StoreCommitsFailTest(FaultTest):
         self.assert_no_sanitizer_report(f)
 
     def test_a_run_whose_commits_failed_for_a_while_ends_with_counts_equal_to_its_jobs(self):
-        f = self.fleet()
+        f = self.fleet(lab=False)
         rid, _ = self.fail_commits_mid_run(f)
         f.wait_run(rid, 60)
         self.assert_counts(f, rid)
