@@ -175,12 +175,21 @@ def running_job(f, rid):
 
 @unless_root(can_lab(), "needs root for the lab's network namespaces")
 class NetworkDisturbedLabTest(unittest.TestCase):
-    def cut_fleet(self):
+    """Links cut mid-job: one lab and fleet for the class (each cut ends with the link up
+    again, and each test judges its own run's jobs)."""
+
+    @classmethod
+    def setUpClass(cls):
         # hold_ms 5000: an agent is lost after 15 s without a poll, so a 4 s cut leaves the
         # receiver online and its job running (a lost host's job would fail instead).
-        f = Fleet(n=2, hold_ms=5000)
-        self.addCleanup(f.stop)
-        return f.start()
+        cls.f = Fleet(n=2, hold_ms=5000)
+        cls.addClassCleanup(cls.f.stop)
+        cls.f.start()
+
+    def cut_fleet(self):
+        """The class's fleet, both agents online again after an earlier test's cut."""
+        wait_for("every agent online", lambda: self.f.online() >= set(self.f.hosts), 30)
+        return self.f
 
     def test_a_link_cut_in_a_pair_job_marks_it_disturbed_by_the_network(self):
         f = self.cut_fleet()
@@ -246,6 +255,10 @@ class NetworkDisturbedLabTest(unittest.TestCase):
                                  r"\(\d+ timeouts, limit \d+\.\d s\)")
         self.assertNotIn("wall time", reason)
 
+
+
+@unless_root(can_lab(), "needs root for the lab's network namespaces")
+class ShapedLinkLabTest(unittest.TestCase):
     def test_a_link_shaped_to_10_mbit_is_slow_not_disturbed_by_the_network(self):
         # tbf at 10 Mbit/s on the receiver's link for the whole job: its 50 ms queue drops the
         # stream's segments as TCP probes for the rate, 2.6-17% of them retransmitted here. That
