@@ -65,11 +65,10 @@ def unless_root(ok, reason):
 
 
 def netns(cls):
-    """Marks a TestCase class whose tests change this machine's root network namespace: the
-    lab's namespaces, bridge and veths (lab.sh), tc qdiscs, links cut. A file with such classes
-    and others is run by ctest in two parts (smrun.py --part, tests/CMakeLists.txt): these in
-    the one that holds the root network's lock, the rest beside any test that measures
-    nothing."""
+    """Marks a TestCase class whose tests make network namespaces (the lab: lab.sh's
+    namespaces, bridge and veths; tc qdiscs, links cut), which needs root. A file with such
+    classes and others is run by ctest in two parts (smrun.py --part, tests/CMakeLists.txt):
+    the others are loopback tests, which make check runs too."""
     cls.sm_netns = True
     return cls
 
