@@ -2,6 +2,7 @@
 pair made here, a folder per host standing for its root filesystem (the hosts share one), and
 a way to start an installed service exactly as its systemd unit would where systemd is not
 running: its ExecStart, with its EnvironmentFile, credentials and directories."""
+import atexit
 import json
 import os
 import re
@@ -19,6 +20,27 @@ BUILD = os.environ.get("SM_BUILD_DIR") or os.path.join(SRC, "build")
 SSHD = "/usr/sbin/sshd"
 CONFINE = os.path.join(HERE, "confine.sh")
 DYNAMIC_UID = 61234  # in systemd's range for DynamicUser= (61184-65519)
+
+
+_debs = {}
+
+
+def debs():
+    """The folder of the Debian packages: SM_DEBS_DIR, where the ctest fixture sm_debs made them
+    once for test_package, test_rollout and test_systemd (debs.py: a Release build, as a
+    packager makes it). Run outside ctest, without it, CPack makes them from the build
+    (SM_BUILD_DIR), once per process."""
+    if os.environ.get("SM_DEBS_DIR"):
+        return os.environ["SM_DEBS_DIR"]
+    if "dir" not in _debs:
+        out = tempfile.mkdtemp(prefix="sm-debs-")
+        r = run("cpack", "-G", "DEB", "-B", out, cwd=BUILD)
+        if r.returncode != 0:
+            raise AssertionError(f"cpack failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+        shutil.rmtree(os.path.join(out, "_CPack_Packages"), ignore_errors=True)
+        atexit.register(shutil.rmtree, out, True)
+        _debs["dir"] = out
+    return _debs["dir"]
 
 
 def can_roll_out():
@@ -97,14 +119,8 @@ class SshLab:
         return r
 
     def debs(self):
-        """The packages, made by CPack from the build's install rules, once."""
-        out = os.path.join(self.dir, "debs")
-        if not os.path.isdir(out):
-            r = run("cpack", "-G", "DEB", "-B", out, cwd=BUILD)
-            if r.returncode != 0:
-                raise AssertionError(f"cpack failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")
-            shutil.rmtree(os.path.join(out, "_CPack_Packages"), ignore_errors=True)
-        return out
+        """The packages (debs())."""
+        return debs()
 
     def start_unit(self, root, unit, host, log):
         """Starts the unit installed under root inside host's namespace, as systemd would:
