@@ -153,6 +153,22 @@ def cut_link(f, host, seconds):
         subprocess.run(["ip", "link", "set", veth, "up"], check=True)
 
 
+def streaming(f, host, nbytes=64 << 20):
+    """Waits until nbytes more have crossed host's root-side veth (its counters, not a sleep):
+    its job's stream is under way, whatever the time its client took to start."""
+    stats = f"/sys/class/net/{f.hosts[host]['veth']}/statistics"
+
+    def sent():
+        total = 0
+        for name in ("rx_bytes", "tx_bytes"):
+            with open(f"{stats}/{name}") as fh:
+                total += int(fh.read())
+        return total
+    start = sent()
+    wait_for(f"{nbytes} bytes of the stream to reach {host}", lambda: sent() - start >= nbytes,
+             20, 0.005)
+
+
 def stored_results(f, rid):
     """{job id: (ok, seconds, result)} of the run's stored results."""
     rows = f.query("SELECT j.id, r.ok, r.seconds, r.result_json FROM jobs j JOIN results r "
@@ -197,9 +213,9 @@ class NetworkDisturbedLabTest(unittest.TestCase):
                 "duration_ms": 3000, "time_limit_ms": 20000}
         rid = pair_run(f, "cut", test, 2)
         cut = running_job(f, rid)
-        # The server listens and its client is starting: a second later the stream is in its
-        # middle. The receiver's link goes down for 4 s, longer than the whole job.
-        time.sleep(1.0)
+        # The server listens and its client is starting; once the stream flows into h2, the
+        # receiver's link goes down for 4 s, longer than the whole job.
+        streaming(f, "h2")
         cut_link(f, "h2", 4.0)
         r = f.wait_run(rid, 60)
         self.assertEqual(r["state"], "done", r)
@@ -242,7 +258,7 @@ class NetworkDisturbedLabTest(unittest.TestCase):
                 "count": 100000, "time_limit_ms": 60000}
         rid = pair_run(f, "cut-count", test, 1)
         cut = running_job(f, rid)
-        time.sleep(1.0)
+        streaming(f, "h2")
         cut_link(f, "h2", 4.0)
         r = f.wait_run(rid, 90)
         self.assertEqual(r["state"], "done", r)
