@@ -54,6 +54,15 @@ def local_run(name, reps, duration_ms, hosts="all"):
                        "msg_size": 16384, "duration_ms": duration_ms}]}
 
 
+def running(f, rid, exclude=()):
+    """(id, host, peer, attempt) of a job of run rid that runs now, not one of exclude."""
+    for row in f.query("SELECT id, host, peer, attempt FROM jobs WHERE run_id = ? AND "
+                       "state = 'running' ORDER BY ord", rid):
+        if row[0] not in exclude:
+            return row
+    return None
+
+
 class FaultTest(unittest.TestCase):
     # ---- fleet and store helpers ----
     def fleet(self, n=3, hold_ms=HOLD_MS, lab=None):
@@ -69,12 +78,7 @@ class FaultTest(unittest.TestCase):
             return ""
 
     def running(self, f, rid, exclude=()):
-        """(id, host, peer, attempt) of a job of run rid that runs now, not one of exclude."""
-        for row in f.query("SELECT id, host, peer, attempt FROM jobs WHERE run_id = ? AND "
-                           "state = 'running' ORDER BY ord", rid):
-            if row[0] not in exclude:
-                return row
-        return None
+        return running(f, rid, exclude)
 
     def polls(self, f):
         return f.get("/healthz")["counters"]["polls"]
@@ -377,21 +381,31 @@ class StoreCommitsFailTest(FaultTest):
     """Item 7: /healthz said ok while every commit failed. The campaign corrupted the store
     ("database disk image is malformed"; test_fleet.py does that too); here its WAL and main
     file are made immutable mid-run, so that every commit fails with an I/O error while reads
-    go on, and are made writable again 8 s later."""
+    go on, and are made writable again 8 s later: once for the class, judged by both tests."""
 
     FAIL_S = 8
 
-    def fail_commits_mid_run(self, f):
+    @classmethod
+    def setUpClass(cls):
+        """One fleet and one run for the class: its commits fail for FAIL_S while a job runs,
+        then succeed again. Each test judges another side of that one fault."""
+        cls.f = Fleet(n=3, hold_ms=HOLD_MS, lab=False)
+        cls.addClassCleanup(cls.f.stop)
+        cls.f.start()
+        cls.rid, cls.seen = cls.fail_commits_mid_run(cls.f)
+
+    @classmethod
+    def fail_commits_mid_run(cls, f):
         """Starts a run, makes commits fail once a job runs, and returns (run id, the
         /healthz answers seen while they failed) once they succeed again."""
         rid = f.start_run(local_run("store", 2, 1000))
-        wait_for("a job to run", lambda: self.running(f, rid), 30, 0.05)
+        wait_for("a job to run", lambda: running(f, rid), 30, 0.05)
         files = [f.db + "-wal", f.db]
         subprocess.run(["chattr", "+i", *files], check=True, capture_output=True, timeout=10)
-        self.addCleanup(subprocess.run, ["chattr", "-i", *files], capture_output=True)
+        cls.addClassCleanup(subprocess.run, ["chattr", "-i", *files], capture_output=True)
         seen = []
         try:
-            t_end = time.monotonic() + self.FAIL_S
+            t_end = time.monotonic() + cls.FAIL_S
             while time.monotonic() < t_end:
                 seen.append(f.get_status("/healthz"))
                 time.sleep(0.5)
@@ -400,8 +414,7 @@ class StoreCommitsFailTest(FaultTest):
         return rid, seen
 
     def test_healthz_says_the_store_fails_while_its_commits_fail(self):
-        f = self.fleet(lab=False)
-        rid, seen = self.fail_commits_mid_run(f)
+        f, rid, seen = self.f, self.rid, self.seen
         failing = [(st, h) for st, h in seen if not h["ok"]]
         # Every poll and tick commits: the first failure comes within a second.
         self.assertGreaterEqual(len(failing), len(seen) - 3, seen)
@@ -418,12 +431,10 @@ class StoreCommitsFailTest(FaultTest):
         self.assert_no_sanitizer_report(f)
 
     def test_a_run_whose_commits_failed_for_a_while_ends_with_counts_equal_to_its_jobs(self):
-        f = self.fleet(lab=False)
-        rid, _ = self.fail_commits_mid_run(f)
+        f, rid = self.f, self.rid
         f.wait_run(rid, 60)
         self.assert_counts(f, rid)
         self.assert_no_sanitizer_report(f)
-
 
 
 # item 6 (store identity): a replaced or rolled-back store (deleted, or its WAL lost, with the
