@@ -13,7 +13,7 @@ DEB_PACKAGES := build-essential clang cmake pkg-config \
 	nginx-light openssl curl chromium systemd openssh-server openssh-client ansible-core \
 	debootstrap systemd-container prometheus
 
-.PHONY: all deps build build-asan test test-unit test-integration test-system test-web test-asan package demo demo-estimate demo-down demo-once bench clean format
+.PHONY: all deps build build-asan test check test-unit test-integration test-system test-web test-asan package demo demo-estimate demo-down demo-once bench clean format
 
 all: build
 
@@ -39,14 +39,16 @@ deps:
 	  echo "npm ci in $$d"; (cd $$d && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	done
 
+# The Makefile's own builds treat warnings as errors (SM_WERROR, off by default for whoever
+# builds the released source with a newer compiler).
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSM_WERROR=ON
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 $(ASAN_BUILD)/CMakeCache.txt:
-	CC=clang cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSM_SANITIZER=address
+	CC=clang cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSM_SANITIZER=address -DSM_WERROR=ON
 
 build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
@@ -54,26 +56,51 @@ build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 # As root the lab can be made: a root-only test that skips there fails (tests/integration/smtest.py).
 ROOT_TESTS := SM_REQUIRE_ROOT_TESTS=$(shell [ "$$(id -u)" -eq 0 ] && echo 1 || echo 0)
 
-# Every ctest label, on the gcc build and again under ASan+UBSan (clang); the browser tests
-# (label web) and the roll-out onto booted Debian containers (label system) once, on the gcc
-# build.
+# ctest runs two tests per CPU: most integration tests wait on daemons, timers and runs (one
+# per CPU left the CPUs 40% idle), the tests that measure run alone (RUN_SERIAL), and a test
+# that keeps a CPU busy takes two slots (PROCESSORS 2). tests/CMakeLists.txt says how each test
+# is marked; TEST_JOBS=2 runs one per CPU here.
+TEST_JOBS  ?= $(shell echo $$((2 * $$(nproc))))
+CTEST := ctest --output-on-failure --parallel $(TEST_JOBS)
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# Unit, integration and browser tests on the gcc build, with the system tests (label system:
+# the packages of a Release build, the roll-out over ssh and onto booted Debian containers)
+# once, there; then unit, integration and fuzz tests under ASan+UBSan (clang). At the end, the
+# ten slowest tests of both and each half's wall time.
 test: build build-asan
-	cd $(BUILD) && $(ROOT_TESTS) ctest --output-on-failure -L 'unit|integration|web|system'
-	cd $(ASAN_BUILD) && $(ROOT_TESTS) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L 'unit|integration|fuzz'
+	@rm -f $(BUILD)/Testing/junit.xml $(ASAN_BUILD)/Testing/junit.xml; status=0; \
+	t0=$$(date +%s); \
+	(cd $(BUILD) && $(ROOT_TESTS) $(CTEST) -L 'unit|integration|web|system' \
+	  --output-junit $(CURDIR)/$(BUILD)/Testing/junit.xml) || status=$$?; \
+	t1=$$(date +%s); \
+	if [ $$status -eq 0 ]; then \
+	  (cd $(ASAN_BUILD) && $(ROOT_TESTS) $(ASAN_ENV) $(CTEST) -L 'unit|integration|fuzz' \
+	    --output-junit $(CURDIR)/$(ASAN_BUILD)/Testing/junit.xml) || status=$$?; \
+	fi; \
+	t2=$$(date +%s); \
+	python3 tests/slowest.py gcc=$(BUILD)/Testing/junit.xml:$$((t1 - t0)) \
+	  asan=$(ASAN_BUILD)/Testing/junit.xml:$$((t2 - t1)); \
+	exit $$status
+
+# The edit-compile-test loop: the unit tests and the integration tests that run the daemons on
+# loopback (label loopback: no lab, no browser, no system test), on the gcc build.
+check: build
+	cd $(BUILD) && $(ROOT_TESTS) $(CTEST) -L 'unit|loopback'
 
 test-unit: build
-	cd $(BUILD) && ctest --output-on-failure -L unit
+	cd $(BUILD) && $(CTEST) -L unit
 
 test-integration: build
-	cd $(BUILD) && $(ROOT_TESTS) ctest --output-on-failure -L integration
+	cd $(BUILD) && $(ROOT_TESTS) $(CTEST) -L integration
 
 test-system: build
-	cd $(BUILD) && $(ROOT_TESTS) ctest --output-on-failure -L system
+	cd $(BUILD) && $(ROOT_TESTS) $(CTEST) -L system
 
 test-web: build
-	cd $(BUILD) && $(ROOT_TESTS) ctest --output-on-failure -L web
+	cd $(BUILD) && $(ROOT_TESTS) $(CTEST) -L web
 
 # The Debian packages sockmatrix-agent and sockmatrix-coordinator, in $(BUILD)/.
 package: build

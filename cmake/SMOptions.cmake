@@ -1,7 +1,10 @@
 # Build options of sockmatrix, all in one place.
 option(SM_TESTS "Build the unit and integration tests" ON)
 option(SM_BENCH "Build and register the benchmarks (bench/)" OFF)
-option(SM_WERROR "Treat compiler warnings as errors" ON)
+# Off by default: whoever builds the released source (a packager, a newer compiler) is not
+# stopped by a warning. The Makefile's builds turn it on, and so does the Release build of the
+# packages in the tests (tests/integration/debs.py).
+option(SM_WERROR "Treat compiler warnings as errors" OFF)
 set(SM_SANITIZER "none" CACHE STRING "Sanitizer build: none, address (ASan+UBSan), thread")
 set_property(CACHE SM_SANITIZER PROPERTY STRINGS none address thread)
 

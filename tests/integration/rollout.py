@@ -2,9 +2,9 @@
 pair made here, a folder per host standing for its root filesystem (the hosts share one), and
 a way to start an installed service exactly as its systemd unit would where systemd is not
 running: its ExecStart, with its EnvironmentFile, credentials and directories."""
+import atexit
 import json
 import os
-import random
 import re
 import shlex
 import shutil
@@ -12,7 +12,7 @@ import signal
 import subprocess
 import tempfile
 
-from smtest import LAB, wait_for
+from smtest import LAB, lab_up, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -20,6 +20,27 @@ BUILD = os.environ.get("SM_BUILD_DIR") or os.path.join(SRC, "build")
 SSHD = "/usr/sbin/sshd"
 CONFINE = os.path.join(HERE, "confine.sh")
 DYNAMIC_UID = 61234  # in systemd's range for DynamicUser= (61184-65519)
+
+
+_debs = {}
+
+
+def debs():
+    """The folder of the Debian packages: SM_DEBS_DIR, where the ctest fixture sm_debs made them
+    once for test_package, test_rollout and test_systemd (debs.py: a Release build, as a
+    packager makes it). Run outside ctest, without it, CPack makes them from the build
+    (SM_BUILD_DIR), once per process."""
+    if os.environ.get("SM_DEBS_DIR"):
+        return os.environ["SM_DEBS_DIR"]
+    if "dir" not in _debs:
+        out = tempfile.mkdtemp(prefix="sm-debs-")
+        r = run("cpack", "-G", "DEB", "-B", out, cwd=BUILD)
+        if r.returncode != 0:
+            raise AssertionError(f"cpack failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+        shutil.rmtree(os.path.join(out, "_CPack_Packages"), ignore_errors=True)
+        atexit.register(shutil.rmtree, out, True)
+        _debs["dir"] = out
+    return _debs["dir"]
 
 
 def can_roll_out():
@@ -40,8 +61,7 @@ class SshLab:
             down = tuple(f"h{i}" for i in range(1, n + 1))
         self.dir = tempfile.mkdtemp(prefix="sm-rollout-")
         os.chmod(self.dir, 0o755)  # the installed programs run as a user of their own
-        self.prefix = f"r{os.getpid() % 10000}{random.randint(0, 99)}-"
-        self.subnet = f"10.213.{random.randint(100, 200)}"
+        self.prefix = None
         self.procs = []  # every process started here, stopped by PID
         self.hosts = {}
         try:
@@ -51,8 +71,7 @@ class SshLab:
             raise
 
     def _up(self, n, down):
-        run("bash", LAB, "up", str(n), "--prefix", self.prefix, "--subnet", self.subnet,
-            timeout=60).check_returncode()
+        self.prefix, self.subnet = lab_up(n, "r")
         st = json.loads(run("bash", LAB, "status", "--json", "--prefix", self.prefix).stdout)
         for h in st["hosts"]:
             self.hosts[h["name"]] = h
@@ -100,14 +119,8 @@ class SshLab:
         return r
 
     def debs(self):
-        """The packages, made by CPack from the build's install rules, once."""
-        out = os.path.join(self.dir, "debs")
-        if not os.path.isdir(out):
-            r = run("cpack", "-G", "DEB", "-B", out, cwd=BUILD)
-            if r.returncode != 0:
-                raise AssertionError(f"cpack failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")
-            shutil.rmtree(os.path.join(out, "_CPack_Packages"), ignore_errors=True)
-        return out
+        """The packages (debs())."""
+        return debs()
 
     def start_unit(self, root, unit, host, log):
         """Starts the unit installed under root inside host's namespace, as systemd would:
@@ -144,7 +157,8 @@ class SshLab:
     def close(self):
         for p in reversed(self.procs):
             self.stop(p)
-        run("bash", LAB, "down", "--prefix", self.prefix, timeout=60)
+        if self.prefix:
+            run("bash", LAB, "down", "--prefix", self.prefix, timeout=60)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -157,9 +171,13 @@ def play(inventory, work, *args):
     # ssh's control sockets need a short path (a Unix socket's name is at most 107 bytes).
     cp = tempfile.mkdtemp(prefix="smcp-")
     try:
+        # Pipelining: each task's module goes to the host's python3 over the ssh session
+        # already open, not copied to a file there first: the same tasks on the same hosts,
+        # in half the time (an operator's ansible.cfg would say the same).
         env = dict(os.environ, LC_ALL="C.UTF-8", ANSIBLE_NOCOLOR="1",
                    ANSIBLE_LOCAL_TEMP=os.path.join(work, "ansible-local"),
-                   ANSIBLE_SSH_CONTROL_PATH_DIR=cp, ANSIBLE_RETRY_FILES_ENABLED="0")
+                   ANSIBLE_SSH_CONTROL_PATH_DIR=cp, ANSIBLE_RETRY_FILES_ENABLED="0",
+                   ANSIBLE_PIPELINING="1")
         r = subprocess.run(["ansible-playbook", "-i", inventory, PLAYBOOK, *args],
                            capture_output=True, text=True, timeout=600, env=env)
     finally:

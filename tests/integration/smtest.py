@@ -64,6 +64,15 @@ def unless_root(ok, reason):
     return fail
 
 
+def netns(cls):
+    """Marks a TestCase class whose tests make network namespaces (the lab: lab.sh's
+    namespaces, bridge and veths; tc qdiscs, links cut), which needs root. A file with such
+    classes and others is run by ctest in two parts (smrun.py --part, tests/CMakeLists.txt):
+    the others are loopback tests, which make check runs too."""
+    cls.sm_netns = True
+    return cls
+
+
 def skip_root(test, reason):
     """In a test: skips it for lack of root (or of what root makes), saying `reason`; a failure
     under SM_REQUIRE_ROOT_TESTS=1."""
@@ -148,6 +157,27 @@ def wait_for(what, check, timeout, interval=0.1):
         time.sleep(interval)
 
 
+def lab_up(n, tag, lab_args=()):
+    """lab.sh up on a subnet no address of this machine is on; (prefix, subnet). Other labs
+    (other tests, on this machine at the same time) come and go: one that took the subnet or
+    prefix between the look and the up makes lab.sh refuse, and the next try picks another."""
+    prefix = f"{tag}{_os.getpid() % 10000}{random.randint(0, 99)}-"
+    for attempt in range(5):
+        used = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True,
+                              text=True).stdout
+        free = [x for x in range(100, 201) if f" 10.213.{x}.1/" not in used]
+        subnet = f"10.213.{random.choice(free)}"
+        r = subprocess.run(["bash", LAB, "up", str(n), "--prefix", prefix, "--subnet", subnet,
+                            *lab_args], capture_output=True, text=True, timeout=60)
+        if r.returncode == 0:
+            return prefix, subnet
+        if "already in use" not in r.stderr and "exists" not in r.stderr:
+            break
+        prefix = f"{tag}{_os.getpid() % 10000}{random.randint(0, 99)}-"
+    raise AssertionError(f"lab.sh up {n} --prefix {prefix} --subnet {subnet}: "
+                         f"{r.stderr.strip()}")
+
+
 class Fleet:
     """N agents and a coordinator. hold_ms is short so that lost agents show quickly."""
 
@@ -186,24 +216,7 @@ class Fleet:
         self.headers = {}  # sent with every request of get/post (an Authorization, say)
 
     def lab_up(self, n, lab_args):
-        """lab.sh up on a subnet no address of this machine is on. Other labs (other tests, on
-        this machine at the same time) come and go: one that took the subnet or prefix between
-        the look and the up makes lab.sh refuse, and the next try picks another."""
-        for attempt in range(5):
-            used = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True,
-                                  text=True).stdout
-            free = [x for x in range(100, 201) if f" 10.213.{x}.1/" not in used]
-            self.subnet = f"10.213.{random.choice(free)}"
-            r = subprocess.run(["bash", LAB, "up", str(n), "--prefix", self.prefix, "--subnet",
-                                self.subnet, *lab_args], capture_output=True, text=True,
-                               timeout=60)
-            if r.returncode == 0:
-                return
-            if "already in use" not in r.stderr and "exists" not in r.stderr:
-                break
-            self.prefix = f"t{_os.getpid() % 10000}{random.randint(0, 99)}-"
-        raise AssertionError(f"lab.sh up {n} --prefix {self.prefix} --subnet {self.subnet}: "
-                             f"{r.stderr.strip()}")
+        self.prefix, self.subnet = lab_up(n, "t", lab_args)
 
     # -- processes --
     def start_coordinator(self):

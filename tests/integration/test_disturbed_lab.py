@@ -153,6 +153,22 @@ def cut_link(f, host, seconds):
         subprocess.run(["ip", "link", "set", veth, "up"], check=True)
 
 
+def streaming(f, host, nbytes=64 << 20):
+    """Waits until nbytes more have crossed host's root-side veth (its counters, not a sleep):
+    its job's stream is under way, whatever the time its client took to start."""
+    stats = f"/sys/class/net/{f.hosts[host]['veth']}/statistics"
+
+    def sent():
+        total = 0
+        for name in ("rx_bytes", "tx_bytes"):
+            with open(f"{stats}/{name}") as fh:
+                total += int(fh.read())
+        return total
+    start = sent()
+    wait_for(f"{nbytes} bytes of the stream to reach {host}", lambda: sent() - start >= nbytes,
+             20, 0.005)
+
+
 def stored_results(f, rid):
     """{job id: (ok, seconds, result)} of the run's stored results."""
     rows = f.query("SELECT j.id, r.ok, r.seconds, r.result_json FROM jobs j JOIN results r "
@@ -175,12 +191,21 @@ def running_job(f, rid):
 
 @unless_root(can_lab(), "needs root for the lab's network namespaces")
 class NetworkDisturbedLabTest(unittest.TestCase):
-    def cut_fleet(self):
+    """Links cut mid-job: one lab and fleet for the class (each cut ends with the link up
+    again, and each test judges its own run's jobs)."""
+
+    @classmethod
+    def setUpClass(cls):
         # hold_ms 5000: an agent is lost after 15 s without a poll, so a 4 s cut leaves the
         # receiver online and its job running (a lost host's job would fail instead).
-        f = Fleet(n=2, hold_ms=5000)
-        self.addCleanup(f.stop)
-        return f.start()
+        cls.f = Fleet(n=2, hold_ms=5000)
+        cls.addClassCleanup(cls.f.stop)
+        cls.f.start()
+
+    def cut_fleet(self):
+        """The class's fleet, both agents online again after an earlier test's cut."""
+        wait_for("every agent online", lambda: self.f.online() >= set(self.f.hosts), 30)
+        return self.f
 
     def test_a_link_cut_in_a_pair_job_marks_it_disturbed_by_the_network(self):
         f = self.cut_fleet()
@@ -188,9 +213,9 @@ class NetworkDisturbedLabTest(unittest.TestCase):
                 "duration_ms": 3000, "time_limit_ms": 20000}
         rid = pair_run(f, "cut", test, 2)
         cut = running_job(f, rid)
-        # The server listens and its client is starting: a second later the stream is in its
-        # middle. The receiver's link goes down for 4 s, longer than the whole job.
-        time.sleep(1.0)
+        # The server listens and its client is starting; once the stream flows into h2, the
+        # receiver's link goes down for 4 s, longer than the whole job.
+        streaming(f, "h2")
         cut_link(f, "h2", 4.0)
         r = f.wait_run(rid, 60)
         self.assertEqual(r["state"], "done", r)
@@ -233,7 +258,7 @@ class NetworkDisturbedLabTest(unittest.TestCase):
                 "count": 100000, "time_limit_ms": 60000}
         rid = pair_run(f, "cut-count", test, 1)
         cut = running_job(f, rid)
-        time.sleep(1.0)
+        streaming(f, "h2")
         cut_link(f, "h2", 4.0)
         r = f.wait_run(rid, 90)
         self.assertEqual(r["state"], "done", r)
@@ -246,6 +271,10 @@ class NetworkDisturbedLabTest(unittest.TestCase):
                                  r"\(\d+ timeouts, limit \d+\.\d s\)")
         self.assertNotIn("wall time", reason)
 
+
+
+@unless_root(can_lab(), "needs root for the lab's network namespaces")
+class ShapedLinkLabTest(unittest.TestCase):
     def test_a_link_shaped_to_10_mbit_is_slow_not_disturbed_by_the_network(self):
         # tbf at 10 Mbit/s on the receiver's link for the whole job: its 50 ms queue drops the
         # stream's segments as TCP probes for the rate, 2.6-17% of them retransmitted here. That

@@ -1,5 +1,6 @@
 """The fault campaign of issue 14, rerun as tests: the real coordinator and agents (namespace lab
-hosts when root), faults injected by signal, link, spool and store, and the outcome counted in the
+hosts when root where a link is cut, a pair job runs or a spool's file system goes read-only;
+loopback agents for the rest), faults injected by signal, link, spool and store, and the outcome counted in the
 real SQLite store. Every experiment asserts that the run ends (done, or failed for the reason the
 fault gives), that every job the run counts done has exactly one ok result at its final attempt,
 that no (job, attempt) is stored twice, that the run's counts equal its jobs table, and where a
@@ -26,7 +27,7 @@ import sys
 import time
 import unittest
 
-from smtest import Fleet, can_lab, unless_root, wait_for
+from smtest import Fleet, can_lab, netns, unless_root, wait_for
 
 # The lab's agents poll a coordinator that holds each poll this long; one silent for 3 x this
 # is lost.
@@ -53,6 +54,15 @@ def local_run(name, reps, duration_ms, hosts="all"):
                        "msg_size": 16384, "duration_ms": duration_ms}]}
 
 
+def running(f, rid, exclude=()):
+    """(id, host, peer, attempt) of a job of run rid that runs now, not one of exclude."""
+    for row in f.query("SELECT id, host, peer, attempt FROM jobs WHERE run_id = ? AND "
+                       "state = 'running' ORDER BY ord", rid):
+        if row[0] not in exclude:
+            return row
+    return None
+
+
 class FaultTest(unittest.TestCase):
     # ---- fleet and store helpers ----
     def fleet(self, n=3, hold_ms=HOLD_MS, lab=None):
@@ -68,12 +78,7 @@ class FaultTest(unittest.TestCase):
             return ""
 
     def running(self, f, rid, exclude=()):
-        """(id, host, peer, attempt) of a job of run rid that runs now, not one of exclude."""
-        for row in f.query("SELECT id, host, peer, attempt FROM jobs WHERE run_id = ? AND "
-                           "state = 'running' ORDER BY ord", rid):
-            if row[0] not in exclude:
-                return row
-        return None
+        return running(f, rid, exclude)
 
     def polls(self, f):
         return f.get("/healthz")["counters"]["polls"]
@@ -133,6 +138,7 @@ class FaultTest(unittest.TestCase):
         return run, jobs
 
 
+@netns
 @unless_root(can_lab(), "needs root for the lab's network namespaces")
 class CoordinatorKillDuringPairJobTest(FaultTest):
     """Item 1: a coordinator killed while a pair job runs put the job back in both hosts'
@@ -189,7 +195,7 @@ class AgentKillTest(FaultTest):
     def test_agents_killed_mid_job_and_restarted_end_the_run_done_with_equal_counts(self):
         # hold_ms 2000: an agent is lost after 6 s of silence, so a restart a second after the
         # kill (slower under ASan) is a restart, not a loss, whatever its last poll's age.
-        f = self.fleet(hold_ms=2000)
+        f = self.fleet(hold_ms=2000, lab=False)
         rid = f.start_run(local_run("agent-kill", 4, 1000))
         polls0, t0 = self.polls(f), time.monotonic()
         killed = {}
@@ -213,6 +219,7 @@ class AgentKillTest(FaultTest):
              f"{len(killed)} jobs retried once, {rate:.1f} polls/s")
 
 
+@netns
 class PollStormTest(FaultTest):
     """Item 2: an acked result that the agent cannot delete (its spool gone read-only) was
     resent with every poll, and every poll carrying a result was answered at once: 3,733 polls
@@ -295,7 +302,7 @@ class CoordinatorPauseTest(FaultTest):
     PAUSE_S = 8
 
     def test_a_coordinator_stopped_past_the_liveness_limit_loses_no_agent_and_no_job(self):
-        f = self.fleet()
+        f = self.fleet(lab=False)
         rid = f.start_run(local_run("pause", 3, 1000))
         wait_for("a job to run", lambda: self.running(f, rid), 30, 0.05)
         f.coord.send_signal(signal.SIGSTOP)
@@ -319,6 +326,7 @@ class CoordinatorPauseTest(FaultTest):
              f"{rate:.1f} polls/s after; {away[0].split('SM-COORD-AWAY ')[-1]}")
 
 
+@netns
 @unless_root(can_lab(), "needs root for the lab's network namespaces")
 class LateResultTest(FaultTest):
     """Item 4: after a link cut during a local job, the job's result arrived after the
@@ -373,21 +381,31 @@ class StoreCommitsFailTest(FaultTest):
     """Item 7: /healthz said ok while every commit failed. The campaign corrupted the store
     ("database disk image is malformed"; test_fleet.py does that too); here its WAL and main
     file are made immutable mid-run, so that every commit fails with an I/O error while reads
-    go on, and are made writable again 8 s later."""
+    go on, and are made writable again 8 s later: once for the class, judged by both tests."""
 
     FAIL_S = 8
 
-    def fail_commits_mid_run(self, f):
+    @classmethod
+    def setUpClass(cls):
+        """One fleet and one run for the class: its commits fail for FAIL_S while a job runs,
+        then succeed again. Each test judges another side of that one fault."""
+        cls.f = Fleet(n=3, hold_ms=HOLD_MS, lab=False)
+        cls.addClassCleanup(cls.f.stop)
+        cls.f.start()
+        cls.rid, cls.seen = cls.fail_commits_mid_run(cls.f)
+
+    @classmethod
+    def fail_commits_mid_run(cls, f):
         """Starts a run, makes commits fail once a job runs, and returns (run id, the
         /healthz answers seen while they failed) once they succeed again."""
         rid = f.start_run(local_run("store", 2, 1000))
-        wait_for("a job to run", lambda: self.running(f, rid), 30, 0.05)
+        wait_for("a job to run", lambda: running(f, rid), 30, 0.05)
         files = [f.db + "-wal", f.db]
         subprocess.run(["chattr", "+i", *files], check=True, capture_output=True, timeout=10)
-        self.addCleanup(subprocess.run, ["chattr", "-i", *files], capture_output=True)
+        cls.addClassCleanup(subprocess.run, ["chattr", "-i", *files], capture_output=True)
         seen = []
         try:
-            t_end = time.monotonic() + self.FAIL_S
+            t_end = time.monotonic() + cls.FAIL_S
             while time.monotonic() < t_end:
                 seen.append(f.get_status("/healthz"))
                 time.sleep(0.5)
@@ -396,8 +414,7 @@ class StoreCommitsFailTest(FaultTest):
         return rid, seen
 
     def test_healthz_says_the_store_fails_while_its_commits_fail(self):
-        f = self.fleet()
-        rid, seen = self.fail_commits_mid_run(f)
+        f, rid, seen = self.f, self.rid, self.seen
         failing = [(st, h) for st, h in seen if not h["ok"]]
         # Every poll and tick commits: the first failure comes within a second.
         self.assertGreaterEqual(len(failing), len(seen) - 3, seen)
@@ -414,12 +431,10 @@ class StoreCommitsFailTest(FaultTest):
         self.assert_no_sanitizer_report(f)
 
     def test_a_run_whose_commits_failed_for_a_while_ends_with_counts_equal_to_its_jobs(self):
-        f = self.fleet()
-        rid, _ = self.fail_commits_mid_run(f)
+        f, rid = self.f, self.rid
         f.wait_run(rid, 60)
         self.assert_counts(f, rid)
         self.assert_no_sanitizer_report(f)
-
 
 
 # item 6 (store identity): a replaced or rolled-back store (deleted, or its WAL lost, with the

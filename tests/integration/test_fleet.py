@@ -1,6 +1,7 @@
-"""The fleet end to end: the real coordinator and three real agents (in lab namespaces when run
-as root), real nanomsg sockets, a real SQLite file counted by query, and the faults a lab meets:
-a killed agent, a killed coordinator, a rogue client, a cable pulled until the host is lost."""
+"""The fleet end to end: the real coordinator and three real agents (on loopback; in lab
+namespaces when run as root for the cable pulled), real nanomsg sockets, a real SQLite file
+counted by query, and the faults a lab meets: a killed agent, a killed coordinator, a rogue
+client, a cable pulled until the host is lost."""
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import sqlite3
 import urllib.error
 import urllib.request
 
-from smtest import AGENT, COORDINATOR, ROGUE, Fleet, skip_root, stream_job, wait_for
+from smtest import AGENT, COORDINATOR, ROGUE, Fleet, netns, skip_root, stream_job, wait_for
 
 
 def stopped(pid):
@@ -21,9 +22,14 @@ def stopped(pid):
         return st.read().rsplit(")", 1)[1].split()[0] == "T"
 
 
-class FleetTest(unittest.TestCase):
+class FleetCase(unittest.TestCase):
+    """Three agents and a coordinator, started for each test: on loopback (LAB False) for what
+    no network namespace is needed for, in the lab when root (LAB None) for a cable pulled."""
+
+    LAB = False
+
     def setUp(self):
-        self.f = Fleet(n=3, hold_ms=1000)
+        self.f = Fleet(n=3, hold_ms=1000, lab=self.LAB)
         self.addCleanup(self.f.stop)
         self.f.start()
 
@@ -36,6 +42,8 @@ class FleetTest(unittest.TestCase):
             self.assertIn(j["state"], states, j)
         return jobs
 
+
+class FleetTest(FleetCase):
     def test_agents_register_with_their_facts_and_addresses(self):
         agents = {a["name"]: a for a in self.f.get("/api/agents")["agents"]}
         self.assertEqual(set(agents), {"h1", "h2", "h3"})
@@ -269,27 +277,6 @@ class FleetTest(unittest.TestCase):
         [job] = f.submit([stream_job("h1")])
         self.wait_jobs([job])
 
-    def test_a_host_cut_off_until_lost_comes_back_and_loses_nothing(self):
-        f = self.f
-        if not f.lab:
-            skip_root(self, "needs the namespace lab (run as root)")
-        [job] = f.submit([stream_job("h3", count=None, duration_ms=3000)])
-        wait_for("h3's job to run", lambda: f.job(job)["state"] == "running", 10)
-        veth = f.hosts["h3"]["veth"]
-        subprocess.run(["ip", "link", "set", veth, "down"], check=True)
-        try:
-            # 3 x hold_ms without a poll: lost.
-            wait_for("h3 lost", lambda: "h3" not in f.online(), 30)
-        finally:
-            subprocess.run(["ip", "link", "set", veth, "up"], check=True)
-        wait_for("h3 back", lambda: "h3" in f.online(), 30)
-        j = self.wait_jobs([job], timeout=30)[0]
-        self.assertTrue(j["result"]["ok"], j)
-        self.assertEqual(f.stored([job]), (1, 1))
-        [after] = f.submit([stream_job("h3")])
-        self.wait_jobs([after])
-
-
     def test_an_acked_result_the_agent_cannot_delete_is_sent_once_not_in_a_loop(self):
         """A spool that refuses the delete after the ack (here an immutable directory, which
         stops root too) had the agent resend the result with every poll and the coordinator
@@ -349,6 +336,35 @@ class FleetTest(unittest.TestCase):
         self.assertEqual(status, 503, health)
         self.assertIn("malformed", health["store_error"])
         self.assertGreater(health["store_error_at_ms"], 0)
+
+
+@netns
+class FleetCutTest(FleetCase):
+    """A cable pulled (h3's veth down) until the coordinator counts h3 lost: the lab's
+    namespaces when root; without them (not root) there is no cable to pull."""
+
+    LAB = None
+
+    def test_a_host_cut_off_until_lost_comes_back_and_loses_nothing(self):
+        f = self.f
+        if not f.lab:
+            skip_root(self, "needs the namespace lab (run as root)")
+        [job] = f.submit([stream_job("h3", count=None, duration_ms=3000)])
+        wait_for("h3's job to run", lambda: f.job(job)["state"] == "running", 10)
+        veth = f.hosts["h3"]["veth"]
+        subprocess.run(["ip", "link", "set", veth, "down"], check=True)
+        try:
+            # 3 x hold_ms without a poll: lost.
+            wait_for("h3 lost", lambda: "h3" not in f.online(), 30)
+        finally:
+            subprocess.run(["ip", "link", "set", veth, "up"], check=True)
+        wait_for("h3 back", lambda: "h3" in f.online(), 30)
+        j = self.wait_jobs([job], timeout=30)[0]
+        self.assertTrue(j["result"]["ok"], j)
+        self.assertEqual(f.stored([job]), (1, 1))
+        [after] = f.submit([stream_job("h3")])
+        self.wait_jobs([after])
+
 
 class CliTest(unittest.TestCase):
     """Both daemons refuse bad options and unsafe keys in one line, before doing anything."""

@@ -10,7 +10,7 @@ import threading
 import time
 import unittest
 
-from smtest import AGENT, Fleet, agent, free_port, wait_for
+from smtest import AGENT, Fleet, agent, free_port, netns, wait_for
 
 MODELS = ("thread", "pool", "multi")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -300,9 +300,11 @@ class NginxTest(unittest.TestCase):
             self.assertLess(time.monotonic() - t0, 10)
 
 
-class FleetHttpTest(unittest.TestCase):
+class FleetHttpCase(unittest.TestCase):
+    LAB = False
+
     def setUp(self):
-        self.f = Fleet(n=2, hold_ms=1000)
+        self.f = Fleet(n=2, hold_ms=1000, lab=self.LAB)
         self.allowed = "http://127.0.0.1:9/"  # the discard port: nothing answers
         self.f.agent_args = ["--allow-http", self.allowed]
         self.addCleanup(self.f.stop)
@@ -311,6 +313,10 @@ class FleetHttpTest(unittest.TestCase):
     def wait_job(self, jid):
         return wait_for(f"job {jid}", lambda: (j := self.f.job(jid))["state"] in
                         ("done", "failed") and j, 60, 0.2)
+
+
+class FleetHttpTest(FleetHttpCase):
+    """The allowlist, on loopback agents."""
 
     def test_a_url_outside_the_allowlist_is_refused_with_a_reason(self):
         f = self.f
@@ -328,6 +334,14 @@ class FleetHttpTest(unittest.TestCase):
         j = self.wait_job(allowed)  # allowed: it ran, and failed on the connection itself
         self.assertEqual(j["state"], "failed")
         self.assertNotIn("refused", j["reason"])
+
+
+
+@netns
+class FleetHttpPairTest(FleetHttpCase):
+    """A pair job between two lab hosts when root, each on an address of its own."""
+
+    LAB = None
 
     def test_a_pair_http_job_fetches_from_the_server_hosts_source(self):
         f = self.f

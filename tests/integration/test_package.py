@@ -1,14 +1,15 @@
 """The Debian packages (make package): what they hold, what they depend on, that they install
 into a throw-away root with dpkg --root, and that their systemd units pass systemd-analyze verify
-there. Built by CPack from the build's own install rules."""
+there. Built by CPack from the install rules of a Release build (the ctest fixture sm_debs,
+rollout.debs())."""
 import os
 import shutil
 import subprocess
 import tempfile
 import unittest
 
-BUILD = os.environ.get("SM_BUILD_DIR") or os.path.join(os.path.dirname(__file__), "..", "..",
-                                                       "build")
+from rollout import debs
+
 VERSION = "0.1.0"
 
 
@@ -19,16 +20,8 @@ def run(*cmd, **kw):
 class PackageTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.out = tempfile.mkdtemp(prefix="sm-pkg-")
-        r = run("cpack", "-G", "DEB", "-B", cls.out, cwd=BUILD)
-        if r.returncode != 0:
-            raise AssertionError(f"cpack failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")
-        cls.deb = {p: os.path.join(cls.out, f"{p}_{VERSION}_amd64.deb")
+        cls.deb = {p: os.path.join(debs(), f"{p}_{VERSION}_amd64.deb")
                    for p in ("sockmatrix-agent", "sockmatrix-coordinator")}
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.out, ignore_errors=True)
 
     def field(self, pkg, name):
         r = run("dpkg-deb", "--field", self.deb[pkg], name)

@@ -1,5 +1,6 @@
 """Adaptive repetitions end to end: "repetitions": {"min", "max", "ci_rel"} in a spec sent to
-the real coordinator over real agents. Each cell starts with min repetitions and gets more
+the real coordinator over real agents (on loopback; the pair cells between lab hosts when
+root). Each cell starts with min repetitions and gets more
 interleaved rounds until its CI is tight or max is reached; the table says which cells stopped
 on max; the rounds it added survive a restart of the coordinator."""
 import csv
@@ -7,7 +8,7 @@ import io
 import unittest
 import urllib.request
 
-from smtest import Fleet, wait_for
+from smtest import Fleet, netns, wait_for
 
 
 def spec(reps, **stream):
@@ -19,9 +20,11 @@ def spec(reps, **stream):
             "tests": [test]}
 
 
-class AdaptiveRunTest(unittest.TestCase):
+class AdaptiveRunCase(unittest.TestCase):
+    LAB = False  # how rounds are added is the matter here, not the network between the hosts
+
     def setUp(self):
-        self.f = Fleet(n=3, hold_ms=1000)
+        self.f = Fleet(n=3, hold_ms=1000, lab=self.LAB)
         self.addCleanup(self.f.stop)
         self.f.start()
 
@@ -54,6 +57,9 @@ class AdaptiveRunTest(unittest.TestCase):
             per_host.setdefault(host, set()).add(len(reps))
         for host, counts in per_host.items():
             self.assertEqual(len(counts), 1, f"{host}: variants with different counts {counts}")
+
+
+class AdaptiveRunTest(AdaptiveRunCase):
 
     def test_cells_get_between_min_and_max_repetitions_and_tight_ones_stop_on_ci(self):
         ci_rel = 0.2
@@ -128,6 +134,21 @@ class AdaptiveRunTest(unittest.TestCase):
         self.assertEqual(self.f.query("SELECT stopped, COUNT(*) FROM cells WHERE run_id = ? "
                                       "GROUP BY stopped", rid), [("max", 6)])
 
+    def test_bad_bounds_are_refused_naming_the_member(self):
+        for reps, field in (({"min": 0}, "repetitions.min"), ({"min": 9, "max": 8},
+                                                               "repetitions.max"),
+                            ({"ci_rel": 1.5}, "repetitions.ci_rel"), ("lots", "repetitions")):
+            status, resp = self.f.post("/api/runs", spec(reps))
+            self.assertEqual(status, 400, (reps, resp))
+            self.assertEqual(resp.get("field"), field, resp)
+
+
+@netns
+class AdaptivePairRunTest(AdaptiveRunCase):
+    """Pair cells between lab hosts when root, each on an address of its own."""
+
+    LAB = None
+
     def test_pair_cells_get_their_rounds_and_no_host_is_in_two_jobs_at_once(self):
         body = {"name": "mesh", "hosts": "all", "pairs": "mesh", "warmup": 0,
                 "repetitions": {"min": 2, "max": 3, "ci_rel": 0.0001},
@@ -151,14 +172,6 @@ class AdaptiveRunTest(unittest.TestCase):
                            for j in jobs if h in (j[1], j[2]))
             for (s1, e1), (s2, e2) in zip(spans, spans[1:]):
                 self.assertLessEqual(e1, s2, f"{h} in two jobs at once")
-
-    def test_bad_bounds_are_refused_naming_the_member(self):
-        for reps, field in (({"min": 0}, "repetitions.min"), ({"min": 9, "max": 8},
-                                                               "repetitions.max"),
-                            ({"ci_rel": 1.5}, "repetitions.ci_rel"), ("lots", "repetitions")):
-            status, resp = self.f.post("/api/runs", spec(reps))
-            self.assertEqual(status, 400, (reps, resp))
-            self.assertEqual(resp.get("field"), field, resp)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Matrix runs end to end: the real coordinator plans, schedules and stores a run over real
-agents (namespace lab hosts when root), and the store is checked by query: job counts,
+agents (on loopback; the pair jobs between namespace lab hosts when root), and the store is
+checked by query: job counts,
 interleaving, no host in two jobs at once, retries, cancel, a lost host, a restart mid-run."""
 import csv
 import io
@@ -10,7 +11,7 @@ import unittest
 import urllib.error
 import urllib.request
 
-from smtest import Fleet, wait_for
+from smtest import Fleet, netns, wait_for
 
 SEED = {"preset": "seed-tcp-unix", "repetitions": 2, "warmup": 0}
 
@@ -32,13 +33,15 @@ def stream(**p):
 LOST_GRACE_MS = 5000
 
 
-class RunTest(unittest.TestCase):
-    def setUp(self):
-        self.f = Fleet(n=3, hold_ms=1000)
-        self.f.extra_args = ["--lost-grace-ms", str(LOST_GRACE_MS)]
-        self.addCleanup(self.f.stop)
-        self.f.start()
+def run_fleet():
+    """Three loopback agents and a coordinator (how the runs are planned and stored is the
+    matter here, not the network between the hosts)."""
+    f = Fleet(n=3, hold_ms=1000, lab=False)
+    f.extra_args = ["--lost-grace-ms", str(LOST_GRACE_MS)]
+    return f
 
+
+class RunCase(unittest.TestCase):
     def start(self, body):
         return self.f.start_run(body)
 
@@ -59,6 +62,17 @@ class RunTest(unittest.TestCase):
         intervals = sorted(i for i in intervals if i[0])
         for (s1, e1), (s2, e2) in zip(intervals, intervals[1:]):
             self.assertLessEqual(e1, s2, f"{what}: jobs overlap ({s1}-{e1} and {s2}-{e2})")
+
+
+class RunTest(RunCase):
+    """One fleet for the class: each test starts its own runs, reads their ids and waits for
+    them to end, and none kills a process."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.f = run_fleet()
+        cls.addClassCleanup(cls.f.stop)
+        cls.f.start()
 
     def test_seed_preset_runs_every_variant_on_every_host_and_exports_the_table(self):
         rid = self.start(SEED)
@@ -106,8 +120,10 @@ class RunTest(unittest.TestCase):
         self.assertTrue({"seed-tcp-unix", "quick", "full"} <= {p["name"] for p in presets})
 
     def test_empty_and_malformed_posts_get_an_answer_and_the_coordinator_lives_on(self):
-        for path, body in (("/api/runs/1/cancel", b""), ("/api/runs", b""), ("/api/jobs", b""),
-                           ("/api/runs", b"{not json"), ("/api/runs", b"[]")):
+        # A run id this store has not given (the class's other tests made runs before).
+        nobody = 1 + max([int(r["id"]) for r in self.f.get("/api/runs")["runs"]], default=0)
+        for path, body in ((f"/api/runs/{nobody}/cancel", b""), ("/api/runs", b""),
+                           ("/api/jobs", b""), ("/api/runs", b"{not json"), ("/api/runs", b"[]")):
             req = urllib.request.Request(self.f.url + path, data=body, method="POST")
             try:
                 with urllib.request.urlopen(req, timeout=10) as r:
@@ -186,6 +202,15 @@ class RunTest(unittest.TestCase):
         status, resp = self.f.post(f"/api/runs/{rid}/cancel", {})
         self.assertEqual(status, 409, resp)
 
+
+class RunRecoveryTest(RunCase):
+    """A fleet of its own for each test: each kills an agent or the coordinator."""
+
+    def setUp(self):
+        self.f = run_fleet()
+        self.addCleanup(self.f.stop)
+        self.f.start()
+
     def test_a_lost_host_fails_its_jobs_and_the_run_ends_without_it(self):
         rid = self.start(spec([stream(count=None, duration_ms=1000)], repetitions=3))
         wait_for("h3 to run a job",
@@ -227,14 +252,17 @@ class RunTest(unittest.TestCase):
             self.assert_no_overlap([(j[7], j[8]) for j in self.jobs(rid) if j[1] == h], h)
 
 
+@netns
 class MeshTest(unittest.TestCase):
     """Pair jobs: the server prepares on its data address, reports its port, the client
-    starts; both sides are stored and merged; a host is never in two jobs at once."""
+    starts; both sides are stored and merged; a host is never in two jobs at once. Between
+    lab hosts when root, each on an address of its own; one fleet for the class."""
 
-    def setUp(self):
-        self.f = Fleet(n=4, hold_ms=1000)
-        self.addCleanup(self.f.stop)
-        self.f.start()
+    @classmethod
+    def setUpClass(cls):
+        cls.f = Fleet(n=4, hold_ms=1000)
+        cls.addClassCleanup(cls.f.stop)
+        cls.f.start()
 
     def test_a_mesh_on_four_hosts_measures_every_pair_both_ways(self):
         f = self.f

@@ -67,22 +67,29 @@ class Containers:
         self.procs = {}
 
     def boot(self, host, name):
-        root = os.path.join(self.lab.dir, "machines", name)
-        if not os.path.isdir(root):
-            run("cp", "-a", self.base, root).check_returncode()
-            os.makedirs(os.path.join(root, "root/.ssh"), mode=0o700, exist_ok=True)
-            shutil.copy(os.path.join(self.lab.dir, "id.pub"),
-                        os.path.join(root, "root/.ssh/authorized_keys"))
-        log = open(os.path.join(self.lab.dir, f"{name}.console"), "a")
-        self.procs[host] = subprocess.Popen(
-            ["systemd-nspawn", "--quiet", "-D", root, "-M", name, "-b", "--register=no",
-             "--keep-unit", "--console=passive",
-             f"--network-namespace-path=/run/netns/{self.lab.hosts[host]['netns']}"],
-            stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        log.close()
-        wait_for(f"{name} booted with sshd",
-                 lambda: self.lab.ssh(host, "systemctl is-system-running --wait").stdout.strip()
-                 in ("running", "degraded"), 60, 0.5)
+        self.boot_all({host: name})
+
+    def boot_all(self, names):
+        """Boots the containers {host: machine name} side by side, then waits until each has
+        booted with sshd."""
+        for host, name in names.items():
+            root = os.path.join(self.lab.dir, "machines", name)
+            if not os.path.isdir(root):
+                run("cp", "-a", self.base, root).check_returncode()
+                os.makedirs(os.path.join(root, "root/.ssh"), mode=0o700, exist_ok=True)
+                shutil.copy(os.path.join(self.lab.dir, "id.pub"),
+                            os.path.join(root, "root/.ssh/authorized_keys"))
+            log = open(os.path.join(self.lab.dir, f"{name}.console"), "a")
+            self.procs[host] = subprocess.Popen(
+                ["systemd-nspawn", "--quiet", "-D", root, "-M", name, "-b", "--register=no",
+                 "--keep-unit", "--console=passive",
+                 f"--network-namespace-path=/run/netns/{self.lab.hosts[host]['netns']}"],
+                stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+            log.close()
+        for host, name in names.items():
+            wait_for(f"{name} booted with sshd",
+                     lambda h=host: self.lab.ssh(h, "systemctl is-system-running --wait")
+                     .stdout.strip() in ("running", "degraded"), 60, 0.5)
 
     def shut_down(self, host):
         # On SIGTERM nspawn asks the container's systemd to power off.
@@ -190,8 +197,7 @@ class SystemdFleetTest(unittest.TestCase):
 
     def test_fleet_script_onto_systemd_hosts(self):
         lab = self.lab
-        for h in ("h1", "h2"):
-            self.machines.boot(h, f"{lab.prefix}{h}")
+        self.machines.boot_all({h: f"{lab.prefix}{h}" for h in ("h1", "h2")})
         inv = self.write_inventory("rack=2")
         r = self.fleet(inv)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -271,8 +277,7 @@ class SystemdFleetTest(unittest.TestCase):
     @unittest.skipUnless(shutil.which("ansible-playbook"), "needs ansible-playbook")
     def test_playbook_onto_systemd_hosts(self):
         lab = self.lab
-        for h in ("h3", "h4"):
-            self.machines.boot(h, f"{lab.prefix}{h}")
+        self.machines.boot_all({h: f"{lab.prefix}{h}" for h in ("h3", "h4")})
         ini = os.path.join(self.work, "inventory.ini")
         with open(ini, "w") as f:
             f.write(f"[coordinator]\nh3\n\n[agents]\nh3\nh4 sockmatrix_labels=rack=4\n\n"

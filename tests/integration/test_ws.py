@@ -22,7 +22,7 @@ class WsTest(unittest.TestCase):
             f.write("<!doctype html><title>sockmatrix</title>")
         with open(os.path.join(self.web, "app.js"), "w") as f:
             f.write("export const x = 1;\n")
-        self.f = Fleet(n=2, hold_ms=1000)
+        self.f = Fleet(n=2, hold_ms=1000, lab=False)  # HTTP and /ws on loopback either way
         self.f.extra_args = ["--web-dir", self.web]
         self.addCleanup(self.f.stop)
         self.f.start()

@@ -5,6 +5,13 @@
 // prints one JSON object on stdout: what the page showed ({"ok": true, ...}), or why the
 // scenario could not be carried out ({"ok": false, "error": ...}, exit status 1). It only reads
 // and clicks: test_web.py asserts. Every wait has a deadline; the whole call has one too.
+//
+//   node drive.mjs --serve
+//
+// launches Chromium once for a whole test file (test_web.py's setUpModule), prints
+// {"ws": ENDPOINT} on stdout and keeps it until its stdin closes. A call given that endpoint
+// ("ws" in its arguments) connects to it instead of launching a browser of its own, and works
+// in a browser context of its own (cookies, storage, pages), closed when the call ends.
 import { chromium } from 'playwright-core';
 
 const [scenario, argJson] = process.argv.slice(2);
@@ -676,7 +683,9 @@ scenarios.schedules = schedulesScenario;
 
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);
-  browser = await chromium.launch(LAUNCH);
+  // Connected, close() below closes this call's context and leaves the browser to the others.
+  browser = args.ws ? await chromium.connect(args.ws, { timeout: 30000 })
+    : await chromium.launch(LAUNCH);
   const viewport = { width: args.width ?? 1280, height: args.height ?? 800 };
   const context = await browser.newContext({ viewport, acceptDownloads: true });
   page = await context.newPage();
@@ -692,28 +701,48 @@ async function main() {
   return { ok: true, ...found, page_errors: pageErrors };
 }
 
-const overall = setTimeout(async () => {
-  emit({ ok: false, error: `${scenario} took longer than ${CALL_MS} ms`, page_errors: pageErrors }, 1);
-  if (browser) await Promise.race([browser.close(), new Promise((r) => setTimeout(r, 5000))]);
-  process.exit(1);
-}, CALL_MS);
+// The shared browser: launched once, closed when the test file closes our stdin (or on SIGTERM,
+// which Playwright's server handles by closing the browser).
+async function serve() {
+  const server = await chromium.launchServer(LAUNCH);
+  process.stdout.write(JSON.stringify({ ws: server.wsEndpoint() }) + '\n');
+  process.stdin.on('end', async () => {
+    await Promise.race([server.close(), new Promise((r) => setTimeout(r, 10000))]);
+    process.exit(0);
+  });
+  process.stdin.resume();
+}
 
-try {
-  emit(await main(), 0);
-} catch (e) {
-  let where = null;
-  let text = null;
+async function runScenario() {
+  const overall = setTimeout(async () => {
+    emit({ ok: false, error: `${scenario} took longer than ${CALL_MS} ms`, page_errors: pageErrors }, 1);
+    if (browser) await Promise.race([browser.close(), new Promise((r) => setTimeout(r, 5000))]);
+    process.exit(1);
+  }, CALL_MS);
+
   try {
-    where = page && page.url();
-    text = page && (await page.evaluate(() => document.body.innerText.slice(0, 1500)));
-  } catch {
-    // the page itself may be what failed
+    emit(await main(), 0);
+  } catch (e) {
+    let where = null;
+    let text = null;
+    try {
+      where = page && page.url();
+      text = page && (await page.evaluate(() => document.body.innerText.slice(0, 1500)));
+    } catch {
+      // the page itself may be what failed
+    }
+    emit({
+      ok: false, error: String(e.message || e), url: where, body: text, page_errors: pageErrors,
+      console: consoleErrors.slice(-20),
+    }, 1);
+  } finally {
+    clearTimeout(overall);
+    if (browser) await browser.close();
   }
-  emit({
-    ok: false, error: String(e.message || e), url: where, body: text, page_errors: pageErrors,
-    console: consoleErrors.slice(-20),
-  }, 1);
-} finally {
-  clearTimeout(overall);
-  if (browser) await browser.close();
+}
+
+if (scenario === '--serve') {
+  await serve();
+} else {
+  await runScenario();
 }

@@ -5,16 +5,18 @@ the store: the fleet, a run launched from the form, a reload mid-run, the CSV do
 anomalous host, a refused token. Screenshots of each view land in docs/screenshots/."""
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from smtest import Fleet, can_lab, unless_root, unless_stolen  # noqa: E402
+from smtest import Fleet, can_lab, netns, unless_root, unless_stolen  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 WEB_DIR = os.environ.get("SM_WEB_DIR") or os.path.join(ROOT, "web")
@@ -38,6 +40,11 @@ SLOW = {"name": "slow", "hosts": "all", "repetitions": 5, "warmup": 1, "parallel
                    "framing": "lines", "msg_size": 128, "count": 8192}]}
 
 
+# The test file's one Chromium (`node drive.mjs --serve`), shared by its tests: each drive()
+# call connects to it and works in a browser context of its own.
+BROWSER = {"ws": None}
+
+
 def setUpModule():
     missing = []
     if not os.access(CHROMIUM, os.X_OK):
@@ -50,6 +57,40 @@ def setUpModule():
         missing.append(f"{WEB_DIR}/index.html (SM_WEB_DIR: the build's copy of web/)")
     if missing:
         raise AssertionError("the browser tests cannot run, missing: " + "; ".join(missing))
+    start_browser()
+
+
+def start_browser():
+    """Launches the file's Chromium; stopped (by its PID) when the file's tests are done."""
+    log = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen([NODE, DRIVE, "--serve"], cwd=HERE, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=log, text=True)
+    unittest.addModuleCleanup(stop_browser, proc, log)
+    ready = select.select([proc.stdout], [], [], 60)[0]
+    line = proc.stdout.readline() if ready else ""
+    try:
+        BROWSER["ws"] = json.loads(line)["ws"]
+    except (ValueError, KeyError):
+        log.seek(0)
+        raise AssertionError(f"drive.mjs --serve did not start Chromium in 60 s (exit "
+                             f"{proc.poll()}): {line!r}\n{log.read()[-2000:]}") from None
+
+
+def stop_browser(proc, log):
+    BROWSER["ws"] = None
+    try:
+        proc.stdin.close()  # drive.mjs closes the browser and exits
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.terminate()  # Playwright's server closes its browser on SIGTERM
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    finally:
+        proc.stdout.close()
+        log.close()
 
 
 def png_size(path):
@@ -75,7 +116,7 @@ class WebCase(unittest.TestCase):
     def drive(self, f, scenario, timeout=300, **args):
         """Runs one drive.mjs scenario against f's coordinator; its findings as a dict. A page
         that throws (an uncaught exception or rejection) fails the test whatever it showed."""
-        args = {"url": f.url, "call_ms": (timeout - 20) * 1000, **args}
+        args = {"url": f.url, "call_ms": (timeout - 20) * 1000, "ws": BROWSER["ws"], **args}
         proc = subprocess.Popen([NODE, DRIVE, scenario, json.dumps(args)], cwd=HERE,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
@@ -223,6 +264,7 @@ class DashboardTest(WebCase):
         self.assertTrue(res["history_mentions_run"], "the history view does not list the run")
 
 
+@netns  # and it judges a run's anomalies: ctest runs it alone (test_web_netns)
 @unless_root(can_lab(), "needs root: h2's TCP is slowed by tc in its network namespace")
 class AnomalyTest(WebCase):
     @unless_stolen
