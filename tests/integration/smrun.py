@@ -77,8 +77,9 @@ def own_netns():
     """Moves this process (single-threaded yet) into a new network namespace with lo up, and a
     mount namespace of its own in which /sys/class/net and /sys/devices/virtual/net show that
     network namespace's interfaces (the rest of /sys, cgroups included, as it was): lab.sh
-    reads its veths' MTU there. What is mounted here (the labs' /run/netns entries) stays in
-    this process tree and goes with it."""
+    reads its veths' MTU there. The labs' namespaces are mounted on their /run/netns names in
+    this process tree only, and go with it; the names themselves show elsewhere as empty files
+    until lab.sh down removes them (or `ip netns del`, after a test was killed)."""
     if os.geteuid() != 0:
         return
     libc = ctypes.CDLL(None, use_errno=True)
