@@ -45,6 +45,8 @@ static void *side_main(void *arg)
     sm_cpu_thread(&before);
     uint64_t t0 = sm_now_ns();
     t->side.rc = t->is_server ? t->wl->server(&t->side, t->lfd) : t->wl->client(&t->side);
+    if (t->side.rc == 0)
+        t->side.rc = sm_io_check_end(&t->side);
     t->ran_ns = sm_now_ns() - t0;
     sm_cpu_thread(&after);
     sm_disturb_thread_read(&t->dist_after);

@@ -43,6 +43,19 @@ static int on_progress(sm_side *s, const char *doing)
     return on_tick(s, doing);
 }
 
+int sm_io_check_end(sm_side *s)
+{
+    const sm_job *job = s->job;
+    if (s->t1_ns == 0 || s->t1_ns <= job->deadline_ns)
+        return 0;
+    uint64_t limit_ns = (uint64_t)job->p->time_limit_ms * 1000000u;
+    uint64_t start_ns = job->deadline_ns > limit_ns ? job->deadline_ns - limit_ns : 0;
+    return sm_io_fail(s, SM_ETIMEDOUT,
+                      "time limit of %u ms reached: the measured part ended %.1f ms after the "
+                      "job started",
+                      job->p->time_limit_ms, (double)(s->t1_ns - start_ns) / 1e6);
+}
+
 int sm_io_write_all(sm_side *s, int fd, const void *buf, size_t len)
 {
     const char *p = buf;

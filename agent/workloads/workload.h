@@ -151,6 +151,13 @@ void sm_io_put_cpu(const sm_side *client, const sm_side *server, sm_result *r);
 void sm_io_put_cpu_side(const sm_side *s, int is_server, sm_result *r);
 void sm_io_put_tcp_info(const sm_side *client, sm_result *r);
 
+/* After a side's workload returned 0: a measured part that ended past the deadline (t1_ns
+ * beyond deadline_ns) fails all the same, SM_ETIMEDOUT with s->err set. The I/O helpers see
+ * the clock only on a blocked call's tick or every SM_IO_CHECK_EVERY calls, so a job of few,
+ * slow calls can finish past its limit without either; this is the check at its end. A side
+ * that does not time the job (t1_ns 0) is left to the side that does. */
+int sm_io_check_end(sm_side *s);
+
 /* Marks the job failed with code and reason (sets cancel); returns code. */
 int sm_io_fail(sm_side *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
