@@ -194,11 +194,11 @@ bool sm_explain_json(void *arg, size_t i, cJSON *object)
 
 char *sm_explain_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,
                                 const sm_analysis_opts *o, const sm_anomalies *a,
-                                const sm_explanation *e)
+                                const sm_explanation *e, const struct sm_run_verdict *v)
 {
     /* sm_explain_json only reads its arg; the callback type cannot say so. */
-    return sm_anomalies_json_more(run_id, run_name, baseline_id, o, a, e ? sm_explain_json : NULL,
-                                  (void *)e);
+    return sm_anomalies_json_more(run_id, run_name, baseline_id, o, a, v,
+                                  e ? sm_explain_json : NULL, (void *)e);
 }
 
 void sm_explain_lines(const sm_explanation *e, size_t i, const char *indent, char *buf, size_t cap,

@@ -52,11 +52,13 @@ bool sm_explain_any(const sm_explanation *e, size_t i);
 /* sm_anomalies_json (analysis.h) with each anomaly's explanation from e added to its object:
  * "differences" (fpdiff's objects, each with its "host") or, for a regression, "changes", at
  * most SM_EXPLAIN_JSON_MAX, in rank order; nothing where there is nothing to show. e NULL or
- * empty: sm_anomalies_json. malloc'd text (the caller frees it), or NULL when out of
- * memory. */
+ * empty: sm_anomalies_json. v, when not NULL, adds the run's verdict (verdict.h): "verdict",
+ * "summary", "cells" and "inconclusive", the cells that were not judged with why. malloc'd
+ * text (the caller frees it), or NULL when out of memory. */
+struct sm_run_verdict;
 char *sm_explain_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,
                                 const sm_analysis_opts *o, const sm_anomalies *a,
-                                const sm_explanation *e);
+                                const sm_explanation *e, const struct sm_run_verdict *v);
 
 /* Anomaly i's top SM_EXPLAIN_TEXT_MAX lines (sm_fp_diff_text), each as indent, the line and
  * "\n", appended to buf at *at (cut at cap). */

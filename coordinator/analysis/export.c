@@ -437,6 +437,14 @@ static void label_table(const build *b, sm_table *t, uint64_t run_id, const char
     sm_table_unique_briefs(t);
 }
 
+/* The first reason of its kind a cell meets, for its verdict; an empty reason, or no memory
+ * for it, leaves the cell without one (the verdict then gives the counts alone). */
+static void keep_reason(char **slot, const char *reason)
+{
+    if (*slot == NULL && reason[0] != '\0')
+        *slot = strdup(reason);
+}
+
 /* Each measured sample goes to its (row, column) slot: failures are counted there, ok values
  * of the column's headline metric are kept for the statistics. */
 static void place_samples(build *b, sm_table *t)
@@ -452,6 +460,7 @@ static void place_samples(build *b, sm_table *t)
         size_t slot = b->row_of[si] * b->n_cols + b->col_of[si];
         const sm_params *cp = &b->sel[b->col_first[b->col_of[si]]]->params;
         if (!s->result->ok) {
+            keep_reason(&t->cells[slot].failed_reason, s->result->reason);
             t->cells[slot].failed++;
             if (hit_time_limit(s->result)) {
                 t->cells[slot].limited++;
@@ -461,6 +470,7 @@ static void place_samples(build *b, sm_table *t)
         }
         /* Kept and counted, so every table shows how many there were. */
         if (s->result->host.disturbed) {
+            keep_reason(&t->cells[slot].disturbed_reason, s->result->host.reason);
             t->cells[slot].disturbed++;
             if (skip_disturbed(s, b->o))
                 continue;

@@ -63,6 +63,10 @@ void sm_analysis_anomaly_start(sm_anomaly *x, sm_anomaly_kind kind, const sm_ana
 void sm_analysis_anomaly_numbers(sm_anomaly *x, double value, double reference, double z,
                                  double rel);
 
+/* Whether anomaly a belongs on row r of t: its own row, or for a slow host every row in which
+ * the host has the role that was found slow. text.c. */
+bool sm_analysis_flags_row(const sm_table *t, const sm_anomaly *a, size_t r);
+
 /* Appends *x to a; 0 or SM_ENOMEM (a unchanged). */
 int sm_analysis_push(sm_anomalies *a, const sm_anomaly *x);
 
@@ -76,9 +80,16 @@ char *sm_table_json_more(const sm_table *t, sm_table_json_more_fn more, void *ar
  * that a caller can add its own (the fingerprint differences); false from more is out of
  * memory. more NULL: sm_anomalies_json. json.c. */
 typedef bool (*sm_anomaly_json_more)(void *arg, size_t i, cJSON *object);
+struct sm_run_verdict;
 char *sm_anomalies_json_more(uint64_t run_id, const char *run_name, uint64_t baseline_id,
                              const sm_analysis_opts *o, const sm_anomalies *a,
-                             sm_anomaly_json_more more, void *arg);
+                             const struct sm_run_verdict *v, sm_anomaly_json_more more,
+                             void *arg);
+
+/* Adds a run's verdict to root: "verdict", "summary" (sm_run_verdict_summary), "cells"
+ * {"judged","ok","flagged","inconclusive","failed"} and "inconclusive" [{"row","test","brief",
+ * "ratio","verdict","why"}], the cells not judged. false: out of memory. verdict.c. */
+bool sm_run_verdict_cjson(const struct sm_run_verdict *v, cJSON *root);
 
 /* One fingerprint difference as its JSON object: {"item","label","host_value","fleet_value"
  * (null: no majority),"hosts_with_fleet_value","fleet_hosts"}; with change, a change's

@@ -33,12 +33,12 @@ static bool json_anomaly(cJSON *arr, const sm_anomaly *a)
 char *sm_anomalies_json(uint64_t run_id, const char *run_name, uint64_t baseline_id,
                         const sm_analysis_opts *o, const sm_anomalies *a)
 {
-    return sm_anomalies_json_more(run_id, run_name, baseline_id, o, a, NULL, NULL);
+    return sm_anomalies_json_more(run_id, run_name, baseline_id, o, a, NULL, NULL, NULL);
 }
 
 char *sm_anomalies_json_more(uint64_t run_id, const char *run_name, uint64_t baseline_id,
                              const sm_analysis_opts *o, const sm_anomalies *a,
-                             sm_anomaly_json_more more, void *arg)
+                             const struct sm_run_verdict *v, sm_anomaly_json_more more, void *arg)
 {
     sm_analysis_limits l = sm_analysis_limits_of(o);
     /* Containers join their parent as they are made: one cJSON_Delete frees a half-built tree. */
@@ -54,6 +54,7 @@ char *sm_anomalies_json_more(uint64_t run_id, const char *run_name, uint64_t bas
         ok = base != NULL && sm_json_put_u64_str(base, "id", baseline_id);
     }
     ok = ok && sm_json_put_double(root, "z", l.z) && sm_json_put_double(root, "floor", l.floor);
+    ok = ok && (v == NULL || sm_run_verdict_cjson(v, root));
     cJSON *arr = ok ? cJSON_AddArrayToObject(root, "anomalies") : NULL;
     ok = arr != NULL;
     for (size_t i = 0; ok && i < a->n; i++) {

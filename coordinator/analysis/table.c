@@ -3,6 +3,7 @@
 
 #include "coordinator/analysis/analysis.h"
 #include "coordinator/analysis/internal.h"
+#include "coordinator/analysis/verdict.h"
 #include "proto/json.h"
 #include "proto/csv.h"
 #include "proto/err.h"
@@ -48,10 +49,25 @@ int sm_table_init(sm_table *t, size_t n_rows, size_t n_cols, size_t n_ratio_cols
     return 0;
 }
 
+static void cells_fini(sm_table_cell *c, size_t n)
+{
+    for (size_t i = 0; c && i < n; i++) {
+        free(c[i].disturbed_reason);
+        free(c[i].failed_reason);
+        free(c[i].j.why);
+    }
+}
+
 void sm_table_fini(sm_table *t)
 {
     if (t == NULL)
         return;
+    cells_fini(t->cells, t->n_rows * t->n_cols);
+    cells_fini(t->ratio_cells, t->n_rows * t->n_ratio_cols);
+    for (size_t r = 0; t->row_j && r < t->n_rows; r++)
+        free(t->row_j[r].why);
+    free(t->row_j);
+    free(t->whole.why);
     free(t->rows);
     free(t->cols);
     free(t->cells);
@@ -265,7 +281,9 @@ char *sm_table_csv(const sm_table *t)
         csv_header_group(&b, &t->cols[c], false, stopped);
     for (size_t c = 0; c < t->n_ratio_cols; c++)
         csv_header_group(&b, &t->ratio_cols[c], true, false);
-    sbuf_puts(&b, ",flags\r\n");
+    /* A table that was judged (sm_verdict_table) ends each row with its verdict and why. */
+    const bool judged = t->row_j != NULL;
+    sbuf_puts(&b, judged ? ",flags,verdict,why\r\n" : ",flags\r\n");
     for (size_t r = 0; r < t->n_rows; r++) {
         csv_field(&b, t->rows[r], fixed_len(t->rows[r], sizeof t->rows[r]));
         for (size_t c = 0; c < t->n_cols; c++)
@@ -274,6 +292,14 @@ char *sm_table_csv(const sm_table *t)
             csv_cell(&b, ratio_of(t, r, c), true, false);
         sbuf_putn(&b, ",", 1);
         csv_field(&b, t->flags[r], fixed_len(t->flags[r], sizeof t->flags[r]));
+        /* The row's verdict, empty in a table that was never judged. */
+        const sm_judgement *j = judged ? &t->row_j[r] : NULL;
+        if (j) {
+            sbuf_printf(&b, ",%s,",
+                        j->verdict != SM_VERDICT_NONE ? sm_verdict_name(j->verdict) : "");
+            if (j->why)
+                csv_field(&b, j->why, strlen(j->why));
+        }
         sbuf_puts(&b, "\r\n");
     }
     return sbuf_finish(&b);
@@ -400,6 +426,47 @@ static void md_legend(const sm_table *t, sbuf *out)
         sbuf_puts(out, "\n" SM_TABLE_TILDE_RULE ".\n");
 }
 
+/* Under the table, first: the table's verdict in words and each cell not judged with why (at
+ * most MD_NOTES; the JSON has them all). */
+#define MD_NOTES 20
+static void md_verdict(const sm_table *t, sbuf *out)
+{
+    if (t->row_j == NULL || t->whole.verdict == SM_VERDICT_NONE)
+        return;
+    sm_run_verdict v = {.verdict = t->whole.verdict,
+                        .n_ok = t->n_ok,
+                        .n_flagged = t->n_flagged,
+                        .n_inconclusive = t->n_inconclusive,
+                        .n_failed = t->n_failed,
+                        .n_anomalies = t->n_anomalies};
+    char summary[256];
+    sm_run_verdict_summary(&v, summary, sizeof summary);
+    sbuf_printf(out, "\n**Verdict: %s.** %s.\n", sm_verdict_name(v.verdict), summary);
+    size_t shown = 0, more = 0;
+    for (size_t i = 0; i < t->n_rows * t->n_cols; i++) {
+        const sm_table_cell *c = &t->cells[i];
+        if (c->j.verdict != SM_VERDICT_INCONCLUSIVE && c->j.verdict != SM_VERDICT_FAILED)
+            continue;
+        if (shown == MD_NOTES) {
+            more++;
+            continue;
+        }
+        shown++;
+        const sm_table_col *col = &t->cols[i % t->n_cols];
+        sbuf_puts(out, shown == 1 ? "\n- " : "- ");
+        md_text(out, t->rows[i / t->n_cols], fixed_len(t->rows[i / t->n_cols], sizeof t->rows[0]));
+        sbuf_puts(out, ", ");
+        const char *name = col->brief[0] ? col->brief : col->label;
+        md_text(out, name, strnlen(name, sizeof col->label));
+        sbuf_printf(out, ": %s: ", sm_verdict_name(c->j.verdict));
+        if (c->j.why)
+            md_text(out, c->j.why, strlen(c->j.why));
+        sbuf_puts(out, "\n");
+    }
+    if (more > 0)
+        sbuf_printf(out, "- ... and %zu more cells not judged\n", more);
+}
+
 /* Display width: UTF-8 code points, so that a name with accents still lines up. */
 static size_t text_width(const char *s, size_t n)
 {
@@ -425,6 +492,10 @@ static size_t md_header_fields(const sm_table *t, sbuf *text, size_t *start, siz
         start[k++] = text->len;
         md_header(text, &t->ratio_cols[c]);
     }
+    if (t->row_j) {
+        start[k++] = text->len;
+        sbuf_puts(text, "verdict");
+    }
     start[k++] = text->len;
     sbuf_puts(text, "flags");
     return k;
@@ -442,6 +513,11 @@ static size_t md_row_fields(const sm_table *t, size_t r, sbuf *text, size_t *sta
     for (size_t c = 0; c < t->n_ratio_cols; c++) {
         start[k++] = text->len;
         md_cell(text, ratio_of(t, r, c), true);
+    }
+    if (t->row_j) {
+        start[k++] = text->len;
+        if (t->row_j[r].verdict != SM_VERDICT_NONE)
+            sbuf_puts(text, sm_verdict_name(t->row_j[r].verdict));
     }
     start[k++] = text->len;
     size_t flag_len = fixed_len(t->flags[r], sizeof t->flags[r]);
@@ -496,7 +572,8 @@ static void md_render(const sm_table *t, const sbuf *text, const size_t *start, 
 
 char *sm_table_md(const sm_table *t)
 {
-    size_t n_fields = 2 + t->n_cols + t->n_ratio_cols; /* row label, columns, ratios, flags */
+    /* row label, columns, ratios, verdict (once judged), flags */
+    size_t n_fields = 2 + (t->row_j != NULL) + t->n_cols + t->n_ratio_cols;
     size_t n_lines = t->n_rows + 1;
     sbuf text = {0}, out = {0};
     size_t *start = NULL, *width = NULL;
@@ -516,6 +593,7 @@ char *sm_table_md(const sm_table *t)
         goto out;
     md_widths(&text, start, k, n_fields, width);
     md_render(t, &text, start, width, n_lines, n_fields, &out);
+    md_verdict(t, &out);
     md_legend(t, &out);
     result = sbuf_finish(&out);
     out.p = NULL;
@@ -555,10 +633,18 @@ static bool put_stopped(cJSON *o, sm_reps_stop why)
                 : cJSON_AddNullToObject(o, "stopped") != NULL;
 }
 
+/* "verdict" and "why" (null when there is nothing to say). */
+static bool json_judgement(cJSON *o, const sm_judgement *j)
+{
+    return cJSON_AddStringToObject(o, "verdict", sm_verdict_name(j->verdict)) != NULL &&
+           (j->why ? cJSON_AddStringToObject(o, "why", j->why) : cJSON_AddNullToObject(o, "why")) !=
+               NULL;
+}
+
 /* One object per cell that has data or failures; a cell with neither says nothing. Without
  * data the statistics are null (n 0) so that every object has the same keys. */
 static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells, size_t n_rows,
-                       size_t n_cols, bool with_disturbed)
+                       size_t n_cols, bool with_disturbed, bool judged)
 {
     cJSON *arr = cJSON_AddArrayToObject(root, key);
     if (arr == NULL)
@@ -593,11 +679,38 @@ static bool json_cells(cJSON *root, const char *key, const sm_table_cell *cells,
                 !put_stopped(o, cell->stopped) ||
                 !cJSON_AddBoolToObject(o, "coarse", cell->coarse) ||
                 !cJSON_AddBoolToObject(o, "noisy", !h || sm_analysis_noisy(s)) ||
-                !cJSON_AddStringToObject(o, "noisy_reason", why))
+                !cJSON_AddStringToObject(o, "noisy_reason", why) ||
+                (judged && !json_judgement(o, &cell->j)))
                 return false;
         }
     }
     return true;
+}
+
+static bool json_table_verdict(const sm_table *t, cJSON *o)
+{
+    sm_run_verdict v = {.verdict = t->whole.verdict,
+                        .n_ok = t->n_ok,
+                        .n_flagged = t->n_flagged,
+                        .n_inconclusive = t->n_inconclusive,
+                        .n_failed = t->n_failed,
+                        .n_anomalies = t->n_anomalies};
+    char summary[256];
+    sm_run_verdict_summary(&v, summary, sizeof summary);
+    bool ok = cJSON_AddStringToObject(o, "verdict", sm_verdict_name(v.verdict)) != NULL &&
+              cJSON_AddStringToObject(o, "summary", summary) != NULL &&
+              sm_json_put_u64(o, "judged", v.n_ok + v.n_flagged) && sm_json_put_u64(o, "ok", v.n_ok) &&
+              sm_json_put_u64(o, "flagged", v.n_flagged) &&
+              sm_json_put_u64(o, "inconclusive", v.n_inconclusive) &&
+              sm_json_put_u64(o, "failed", v.n_failed);
+    cJSON *rows = ok ? cJSON_AddArrayToObject(o, "rows") : NULL;
+    ok = rows != NULL;
+    for (size_t r = 0; ok && r < t->n_rows; r++) {
+        cJSON *x = cJSON_CreateObject();
+        ok = sm_json_append(rows, x) && sm_json_put_u64(x, "row", r) &&
+             json_judgement(x, &t->row_j[r]);
+    }
+    return ok;
 }
 
 char *sm_table_json(const sm_table *t)
@@ -630,8 +743,13 @@ char *sm_table_json_more(const sm_table *t, sm_table_json_more_fn more, void *ar
         ok = sm_json_append(rows, sm_json_fixed(t->rows[r], sizeof t->rows[r]));
     ok = ok && json_columns(root, "columns", t->cols, t->n_cols) &&
          json_columns(root, "ratio_columns", t->ratio_cols, t->n_ratio_cols) &&
-         json_cells(root, "cells", t->cells, t->n_rows, t->n_cols, t->with_disturbed) &&
-         json_cells(root, "ratios", t->ratio_cells, t->n_rows, t->n_ratio_cols, t->with_disturbed);
+         json_cells(root, "cells", t->cells, t->n_rows, t->n_cols, t->with_disturbed,
+                    t->row_j != NULL) &&
+         json_cells(root, "ratios", t->ratio_cells, t->n_rows, t->n_ratio_cols, t->with_disturbed,
+                    t->row_j != NULL);
+    /* The verdicts: the table's, in words too, and each row's. */
+    cJSON *verdict = ok && t->row_j ? cJSON_AddObjectToObject(root, "verdict") : NULL;
+    ok = ok && (t->row_j == NULL || (verdict && json_table_verdict(t, verdict)));
     cJSON *flags = ok ? cJSON_AddArrayToObject(root, "flags") : NULL;
     ok = flags != NULL;
     for (size_t r = 0; ok && r < t->n_rows; r++) {

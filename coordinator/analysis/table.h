@@ -19,6 +19,23 @@
 #define SM_TABLE_TILDE_RULE                                                                        \
     "~ marks an interval that covers less than 95% (below 6 samples it is [min, max])"
 
+/* What a cell, a row or a whole table says (coordinator/analysis/verdict.h): judged and fine,
+ * judged and odd, not judged (too few clean samples, no fleet to compare with) or measured
+ * only as failures. SM_VERDICT_NONE: no job at all, nothing to say. */
+typedef enum sm_verdict {
+    SM_VERDICT_NONE = 0,
+    SM_VERDICT_OK,
+    SM_VERDICT_FLAGGED,
+    SM_VERDICT_INCONCLUSIVE,
+    SM_VERDICT_FAILED,
+} sm_verdict;
+
+/* A verdict and, unless ok or flagged (the anomaly says why), why: owned by the table. */
+typedef struct sm_judgement {
+    sm_verdict verdict;
+    char *why; /* NULL when there is nothing to say */
+} sm_judgement;
+
 typedef struct sm_table_col {
     char label[SM_TABLE_LABEL_MAX]; /* the test, e.g. "stream tcp+nodelay lines 128 B x 8192" */
     /* The header's short form ("stream tcp lines 128 B"), unique in its table; "" when the
@@ -45,6 +62,11 @@ typedef struct sm_table_cell {
     /* A ratio of CPU times so small that they are a few scheduler ticks each: shown, marked
      * "(coarse)", never judged by the analysis. */
     bool coarse;
+    /* The agent's reason of the cell's first disturbed sample and of its first failed job;
+     * owned by the table, NULL when none. */
+    char *disturbed_reason;
+    char *failed_reason;
+    sm_judgement j; /* sm_verdict_table */
 } sm_table_cell;
 
 typedef struct sm_table {
@@ -61,6 +83,12 @@ typedef struct sm_table {
     sm_table_cell *ratio_cells; /* n_rows x n_ratio_cols; owned */
     char (*flags)[256];         /* per row, "" when none; owned */
     bool with_disturbed;        /* disturbed samples are in the statistics (?disturbed=include) */
+    /* sm_verdict_table: each row's verdict (n_rows; owned) and the table's, with the count of
+     * value cells (not ratios) of each verdict. */
+    sm_judgement *row_j;
+    sm_judgement whole;
+    uint32_t n_ok, n_flagged, n_inconclusive, n_failed;
+    uint32_t n_anomalies; /* found on this table */
 } sm_table;
 
 /* Allocates rows x cols (and ratio columns) zeroed; 0 or SM_ENOMEM. */

@@ -125,7 +125,7 @@ static void flag_text(const sm_anomaly *a, char *buf, size_t len)
 
 /* Whether anomaly a belongs on row r of t: its own row, or for a slow host every row in which
  * the host has the role that was found slow. */
-static bool flags_row(const sm_table *t, const sm_anomaly *a, size_t r)
+bool sm_analysis_flags_row(const sm_table *t, const sm_anomaly *a, size_t r)
 {
     if (a->kind != SM_ANOMALY_SLOW_HOST)
         return a->row == r;
@@ -147,9 +147,9 @@ void sm_analysis_flag_table(sm_table *t, const sm_anomalies *a)
         size_t cap = sizeof t->flags[r], len = 0, total = 0, done = 0;
         f[0] = '\0';
         for (size_t i = 0; i < a->n; i++)
-            total += flags_row(t, &a->v[i], r);
+            total += sm_analysis_flags_row(t, &a->v[i], r);
         for (size_t i = 0; i < a->n && done < total; i++) {
-            if (!flags_row(t, &a->v[i], r))
+            if (!sm_analysis_flags_row(t, &a->v[i], r))
                 continue;
             char entry[512], more[32] = "";
             flag_text(&a->v[i], entry, sizeof entry);

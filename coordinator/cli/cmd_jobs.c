@@ -132,32 +132,71 @@ static int print_failed(sm_http *h, uint64_t id)
     return 0;
 }
 
-/* The anomalies' one-line texts (the lines "  <kind> <text>" of the text format); a run whose
- * table cannot be built yet has none to show. */
+/* Whether line p[0..n) of the anomalies' text is a cell that was not judged ("  inconclusive
+ * ...", "  failed ...", "  ... N more ..."). */
+static bool not_judged_line(const char *p, size_t n)
+{
+    static const char *const starts[] = {"  inconclusive ", "  failed ", "  ... "};
+    for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
+        if (n >= strlen(starts[i]) && memcmp(p, starts[i], strlen(starts[i])) == 0)
+            return true;
+    return false;
+}
+
+/* The verdict in the text's first line, "run N (NAME): VERDICT: SUMMARY, no baseline run":
+ * "VERDICT: SUMMARY" into buf; "" when the line is not of that form. */
+static void verdict_of(const char *p, size_t n, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    const char *at = memmem(p, n, "): ", 3);
+    if (!at)
+        return;
+    at += 3;
+    const char *end = p + n;
+    static const char *const tails[] = {", no baseline run", ", against baseline run"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *t = memmem(at, (size_t)(end - at), tails[i], strlen(tails[i]));
+        if (t)
+            end = t;
+    }
+    snprintf(buf, cap, "%.*s", (int)(end - at), at);
+}
+
+/* The run's verdict first, then the anomalies' one-line texts (the lines "  <kind> <text>" of
+ * the text format), then the cells that were not judged with why; a run whose table cannot be
+ * built yet has none to show. */
 static void print_flags(sm_http *h, uint64_t id)
 {
-    char path[96];
+    char path[96], verdict[512] = "";
     snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/anomalies?format=text", id);
     sm_http_resp r;
     sm_error err = {0};
-    size_t shown = 0;
-    if (sm_http_get(h, path, &r, &err) == 0) {
-        if (r.status == 200) {
-            for (const char *p = r.body, *end = r.body + r.len; p < end;) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p));
-                const size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-                if (n > 2 && p[0] == ' ' && p[1] == ' ' && p[2] != ' ') {
-                    if (shown++ == 0)
-                        printf("flags:\n");
-                    printf("%.*s\n", (int)n, p);
-                }
-                p = nl ? nl + 1 : end;
-            }
-        }
-        sm_http_resp_fini(&r);
-    }
-    if (shown == 0)
+    size_t shown = 0, unjudged = 0;
+    if (sm_http_get(h, path, &r, &err) != 0) {
         printf("flags: none\n");
+        return;
+    }
+    const char *body = r.status == 200 ? r.body : "", *end = body + (r.status == 200 ? r.len : 0);
+    for (int pass = 0; pass < 3; pass++) {
+        bool first = true;
+        for (const char *p = body; p < end; first = false) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+            bool flag = n > 2 && p[0] == ' ' && p[1] == ' ' && p[2] != ' ';
+            if (pass == 0 && first)
+                verdict_of(p, n, verdict, sizeof verdict);
+            else if (pass == 1 && flag && !not_judged_line(p, n))
+                printf("%s%.*s\n", shown++ == 0 ? "flags:\n" : "", (int)n, p);
+            else if (pass == 2 && flag && not_judged_line(p, n))
+                printf("%s%.*s\n", unjudged++ == 0 ? "not judged:\n" : "", (int)n, p);
+            p = nl ? nl + 1 : end;
+        }
+        if (pass == 0 && verdict[0])
+            printf("verdict: %s\n", verdict);
+        if (pass == 1 && shown == 0)
+            printf("flags: none\n");
+    }
+    sm_http_resp_fini(&r);
 }
 
 int sm_cli_show_details(sm_http *h, const sm_apiview_run *run)

@@ -7,6 +7,7 @@
 #include "coordinator/analysis/explain.h"
 #include "coordinator/analysis/export.h"
 #include "coordinator/analysis/table.h"
+#include "coordinator/analysis/verdict.h"
 #include "coordinator/reports/cache.h"
 #include "coordinator/schema/query.h"
 #include "proto/codec.h"
@@ -164,6 +165,8 @@ static int query_disturbed(const char *query)
 }
 
 #define DISTURBED_ERROR "disturbed: expected include or exclude"
+/* The cells not judged that the text of the anomalies lists; the JSON lists them all. */
+#define NOTES_SHOWN 20
 
 /* A run's fingerprints (as of the run), decoded. */
 typedef struct run_fps {
@@ -262,6 +265,10 @@ static int get_table(sm_reports *r, uint64_t id, const char *query, sm_run_repor
         goto out;
     }
     sm_analysis_flag_table(&table, &an);
+    if (sm_verdict_table(&table, an.v, an.n) != 0) {
+        status = report_error(out, SM_REPORT_FAILED, "out of memory", NULL);
+        goto out;
+    }
     /* The flags' explanations: a footnote in Markdown, beside the flag in JSON; CSV keeps its
      * columns. */
     if (strcmp(format, "csv") != 0)
@@ -301,7 +308,8 @@ static uint64_t default_baseline(sm_reports *r, const sm_run_row *run)
 /* The anomalies of both of a run's tables (hosts, pairs) and, against the baseline, its
  * regressions. */
 static int analyse_run(sm_reports *r, const run_data *d, const run_data *base,
-                       const sm_analysis_opts *ao, sm_anomalies *an, sm_error *err)
+                       const sm_analysis_opts *ao, sm_anomalies *an, sm_run_verdict *v,
+                       sm_error *err)
 {
     static const sm_scope scopes[] = {SM_SCOPE_LOCAL, SM_SCOPE_PAIR};
     (void)r;
@@ -311,6 +319,7 @@ static int analyse_run(sm_reports *r, const run_data *d, const run_data *base,
             continue;
         sm_table t, b;
         memset(&b, 0, sizeof b);
+        const size_t from = an->n;
         int rc = run_data_table(d, scopes[k], &t, err);
         if (rc == 0)
             rc = sm_analysis_table(&t, ao, an, err);
@@ -318,6 +327,10 @@ static int analyse_run(sm_reports *r, const run_data *d, const run_data *base,
             rc = run_data_table(base, scopes[k], &b, err);
         if (rc == 0 && base)
             rc = sm_analysis_regression(&t, &b, ao, an, err);
+        /* The verdict of this table's cells, from the anomalies found on it alone. */
+        if (rc == 0 && (sm_verdict_table(&t, an->v + from, an->n - from) != 0 ||
+                        sm_run_verdict_add(v, &t, an->n - from) != 0))
+            rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         sm_table_fini(&t);
         sm_table_fini(&b);
         if (rc)
@@ -329,15 +342,21 @@ static int analyse_run(sm_reports *r, const run_data *d, const run_data *base,
 /* For people and the CLI: a header line, then one line per anomaly (sm_anomaly_text), each
  * followed by the top differences of its host(s) or what changed on its host, indented. */
 static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_anomalies *an,
-                            const sm_explanation *ex)
+                            const sm_explanation *ex, const sm_run_verdict *v)
 {
     /* An explanation's line: the indent, at most 511 bytes (sm_explain_lines) and a newline. */
-    size_t cap = 256 + an->n * (512 + SM_EXPLAIN_TEXT_MAX * 530), at = 0;
+    size_t shown = v->n_notes < NOTES_SHOWN ? v->n_notes : NOTES_SHOWN;
+    size_t cap = 512 + an->n * (512 + SM_EXPLAIN_TEXT_MAX * 530) +
+                 shown * (sizeof v->notes[0] + 32),
+           at = 0;
     char *out = malloc(cap);
     if (!out)
         return NULL;
-    at += (size_t)snprintf(out, cap, "run %" PRIu64 " (%s): %zu %s", run->id, run->name, an->n,
-                           an->n == 1 ? "anomaly" : "anomalies");
+    char summary[256];
+    sm_run_verdict_summary(v, summary, sizeof summary);
+    /* The verdict first: a run that could not judge its cells says so before anything else. */
+    at += (size_t)snprintf(out, cap, "run %" PRIu64 " (%s): %s: %s", run->id, run->name,
+                           sm_verdict_name(v->verdict), summary);
     if (base_id)
         at += (size_t)snprintf(out + at, cap - at, ", against baseline run %" PRIu64, base_id);
     else
@@ -352,6 +371,15 @@ static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_an
         if (at < cap)
             sm_explain_lines(ex, i, "             ", out, cap, &at);
     }
+    for (size_t i = 0; i < shown && at < cap; i++) {
+        const sm_verdict_note *n = &v->notes[i];
+        at += (size_t)snprintf(out + at, cap - at, "  %-12s %s: %s: %s\n",
+                               sm_verdict_name(n->verdict), n->row,
+                               n->brief[0] ? n->brief : n->test, n->why);
+    }
+    if (v->n_notes > shown && at < cap)
+        snprintf(out + at, cap - at, "  ... %zu more cells not judged (format=json lists them all)\n",
+                 v->n_notes - shown);
     return out;
 }
 
@@ -495,6 +523,7 @@ static int get_anomalies(sm_reports *r, uint64_t id, const char *query, sm_run_r
     memset(&b, 0, sizeof b);
     sm_anomalies an = {0};
     sm_explanation ex = {0};
+    sm_run_verdict verdict = {0};
     sm_error err = {0};
     char *text = NULL;
     int status = run_data_load(r, id, &d, &err);
@@ -518,19 +547,20 @@ static int get_anomalies(sm_reports *r, uint64_t id, const char *query, sm_run_r
     d.eo.include_disturbed = b.eo.include_disturbed = with_disturbed == 1;
     if (base_id != 0 && (status = baseline_shares(&d, &b, bl[0] != '\0', &base_id, out)))
         goto out;
-    if (analyse_run(r, &d, base_id ? &b : NULL, &ao, &an, &err) != 0) {
+    if (analyse_run(r, &d, base_id ? &b : NULL, &ao, &an, &verdict, &err) != 0) {
         status = report_error(out, SM_REPORT_FAILED, err.msg, NULL);
         goto out;
     }
     explain_run(r, id, base_id, &an, &ex);
     if (strcmp(fmt, "text") == 0) {
-        text = anomalies_text(&d.run, base_id, &an, &ex);
+        text = anomalies_text(&d.run, base_id, &an, &ex, &verdict);
         out->ctype = "text/plain; charset=utf-8";
     } else {
-        text = sm_explain_anomalies_json(id, d.run.name, base_id, &ao, &an, &ex);
+        text = sm_explain_anomalies_json(id, d.run.name, base_id, &ao, &an, &ex, &verdict);
     }
     status = report_body(out, text);
 out:
+    sm_run_verdict_fini(&verdict);
     sm_explanation_fini(&ex);
     sm_anomalies_fini(&an);
     run_data_fini(&d);

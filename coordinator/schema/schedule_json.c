@@ -328,6 +328,41 @@ static cJSON *head(const sm_hook_run *r, uint64_t base)
     return root;
 }
 
+/* "verdict", "summary" and "inconclusive" (the cells not judged: host, test, verdict, why)
+ * copied from the anomalies body now, when it has them. false: out of memory. */
+static bool add_verdict(cJSON *root, const cJSON *now)
+{
+    static const char *const keys[] = {"verdict", "summary"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(now, keys[i]));
+        if (v && !cJSON_AddStringToObject(root, keys[i], v))
+            return false;
+    }
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(now, "inconclusive");
+    if (!cJSON_IsArray(list))
+        return true;
+    cJSON *out = cJSON_AddArrayToObject(root, "inconclusive");
+    if (!out)
+        return false;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, list)
+    {
+        cJSON *x = cJSON_CreateObject();
+        if (!x || !cJSON_AddItemToArray(out, x)) {
+            cJSON_Delete(x);
+            return false;
+        }
+        static const char *const fields[][2] = {
+            {"row", "host"}, {"test", "test"}, {"verdict", "verdict"}, {"why", "why"}};
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+            const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, fields[i][0]));
+            if (!cJSON_AddStringToObject(x, fields[i][1], v ? v : ""))
+                return false;
+        }
+    }
+    return true;
+}
+
 int sm_schedule_hook_body(const sm_hook_run *r, const char *run_json, const char *prev_json,
                           const char **event, char **body, sm_error *err)
 {
@@ -363,11 +398,18 @@ int sm_schedule_hook_body(const sm_hook_run *r, const char *run_json, const char
             nf++;
         }
     }
+    /* The run's verdict: a run that could not judge what it was scheduled to judge says so,
+     * with the cells it could not judge, even when it raised nothing new. */
+    const char *verdict =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(now, "verdict"));
+    const bool unjudged =
+        verdict && (strcmp(verdict, "inconclusive") == 0 || strcmp(verdict, "failed") == 0);
+    ok = ok && add_verdict(root, now);
     int rc = 0;
     if (!ok) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
-    } else if (nf + nr > 0) {
-        *event = nr ? "regression" : "flag";
+    } else if (nf + nr > 0 || unjudged) {
+        *event = nr ? "regression" : nf ? "flag" : "inconclusive";
         cJSON *ev = cJSON_GetObjectItemCaseSensitive(root, "event");
         if (!cJSON_SetValuestring(ev, *event) || !(*body = cJSON_PrintUnformatted(root)))
             rc = sm_error_set(err, SM_ENOMEM, "out of memory");

@@ -51,8 +51,12 @@ typedef struct sm_hook_run {
  * *body is {"event":"flag"|"regression","schedule":{"id","name"},"run":{"id","name",
  * "finished_ms"},"baseline_run":ID|null,"flags":[{"host","test","metric","text"}],
  * "regressions":[{"host","test","metric","text"}]} (malloc'd; "regression" when there is a
- * regression, else "flag") and *event that word (static); else both NULL. Ids are strings, as
- * everywhere in the API. SM_EPARSE when run_json is not such a body, SM_ENOMEM. */
+ * regression, else "flag") and *event that word (static). A run whose verdict (the body's
+ * "verdict") is inconclusive or failed is told too, as event "inconclusive" when it raised
+ * nothing new: it could not judge what it was scheduled to judge. The body then carries
+ * "verdict", "summary" and "inconclusive":[{"host","test","verdict","why"}] as the anomalies
+ * body gave them (on every event). Else both NULL. Ids are strings, as everywhere in the API.
+ * SM_EPARSE when run_json is not such a body, SM_ENOMEM. */
 int sm_schedule_hook_body(const sm_hook_run *r, const char *run_json, const char *prev_json,
                           const char **event, char **body, sm_error *err);
 

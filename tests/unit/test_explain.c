@@ -132,7 +132,7 @@ static void test_fleet_anomaly_carries_its_hosts_ranked_differences(void **state
     assert_true(sm_explain_any(&ex, 0));
     assert_false(sm_explain_any(&ex, 1)); /* h1 is like the others: nothing to say */
 
-    char *json = sm_explain_anomalies_json(7, "r", 0, NULL, &an, &ex);
+    char *json = sm_explain_anomalies_json(7, "r", 0, NULL, &an, &ex, NULL);
     assert_non_null(json);
     cJSON *root = cJSON_Parse(json);
     cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "anomalies"), 0);
@@ -219,7 +219,7 @@ static void test_regression_carries_what_changed_on_its_host(void **state)
     assert_int_equal(sm_explain_anomalies(&an, now.hosts, N, base.hosts, N, &ex, &err), 0);
     assert_true(ex.v[0].changes);
     assert_false(sm_explain_any(&ex, 1));
-    char *json = sm_explain_anomalies_json(7, "r", 5, NULL, &an, &ex);
+    char *json = sm_explain_anomalies_json(7, "r", 5, NULL, &an, &ex, NULL);
     cJSON *root = cJSON_Parse(json);
     cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "anomalies"), 0);
     assert_null(cJSON_GetObjectItem(a0, "differences"));
@@ -251,7 +251,7 @@ static void test_without_fingerprints_the_json_is_as_before(void **state)
     sm_error err = {0};
     assert_int_equal(sm_explain_anomalies(&an, NULL, 0, NULL, 0, &ex, &err), 0);
     char *plain = sm_anomalies_json(7, "r", 0, NULL, &an);
-    char *more = sm_explain_anomalies_json(7, "r", 0, NULL, &an, &ex);
+    char *more = sm_explain_anomalies_json(7, "r", 0, NULL, &an, &ex, NULL);
     assert_string_equal(more, plain);
     assert_null(strstr(more, "differences"));
     free(plain);
@@ -259,12 +259,12 @@ static void test_without_fingerprints_the_json_is_as_before(void **state)
     sm_explanation_fini(&ex);
     /* An empty explanation (never computed) says nothing either. */
     sm_explanation none = {0};
-    more = sm_explain_anomalies_json(7, "r", 0, NULL, &an, &none);
+    more = sm_explain_anomalies_json(7, "r", 0, NULL, &an, &none, NULL);
     assert_null(strstr(more, "differences"));
     free(more);
     /* No explanation at all: the plain document, to the byte. */
     plain = sm_anomalies_json(7, "r", 0, NULL, &an);
-    more = sm_explain_anomalies_json(7, "r", 0, NULL, &an, NULL);
+    more = sm_explain_anomalies_json(7, "r", 0, NULL, &an, NULL, NULL);
     assert_string_equal(more, plain);
     free(plain);
     free(more);
