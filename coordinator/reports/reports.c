@@ -374,8 +374,7 @@ static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_an
     for (size_t i = 0; i < shown && at < cap; i++) {
         const sm_verdict_note *n = &v->notes[i];
         at += (size_t)snprintf(out + at, cap - at, "  %-12s %s: %s: %s\n",
-                               sm_verdict_name(n->verdict), n->row,
-                               n->brief[0] ? n->brief : n->test, n->why);
+                               sm_verdict_name(n->verdict), n->row, n->test, n->why);
     }
     if (v->n_notes > shown && at < cap)
         snprintf(out + at, cap - at, "  ... %zu more cells not judged (format=json lists them all)\n",

@@ -127,6 +127,11 @@ void register_agent(fixture *f, const char *name)
 
 void finish_jobs(fixture *f, const char *name, double mbps)
 {
+    finish_jobs_disturbed(f, name, mbps, NULL);
+}
+
+void finish_jobs_disturbed(fixture *f, const char *name, double mbps, const char *why)
+{
     sm_poll p;
     poll_init(&p, name, false);
     sm_result_msg done[16];
@@ -149,6 +154,11 @@ void finish_jobs(fixture *f, const char *name, double mbps)
             sm_result_init(&m->result);
             m->result.ok = true;
             sm_result_set(&m->result, SM_M_THROUGHPUT, mbps);
+            if (why) {
+                m->result.host.known = true;
+                m->result.host.disturbed = true;
+                snprintf(m->result.host.reason, sizeof m->result.host.reason, "%s", why);
+            }
         }
         p.results = done;
     }

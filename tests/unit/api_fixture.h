@@ -51,5 +51,7 @@ void expect(fixture *f, const char *method, const char *path, const char *query,
 void register_agent(fixture *f, const char *name);
 /* Agent name takes its jobs and ends each with throughput MBps, until none is left. */
 void finish_jobs(fixture *f, const char *name, double mbps);
+/* The same with every result disturbed for reason why (NULL: clean). */
+void finish_jobs_disturbed(fixture *f, const char *name, double mbps, const char *why);
 
 #endif
