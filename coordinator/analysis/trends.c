@@ -178,6 +178,8 @@ static cJSON *point_json(const sm_trend_run *run, const point *pt)
               sm_json_put_double(o, "ci_hi", num(pt->cell, "ci95_high")) &&
               sm_json_put_double(o, "n", num(pt->cell, "n")) &&
               sm_json_put_bool(o, "flagged", pt->flagged) &&
+              (!str(pt->cell, "verdict") ||
+               sm_json_put_str(o, "verdict", pt->flagged ? "flagged" : str(pt->cell, "verdict"))) &&
               (!stopped || !*stopped || sm_json_put_str(o, "stopped", stopped));
     if (!ok) {
         cJSON_Delete(o);
@@ -394,15 +396,22 @@ typedef struct grid_cell {
     bool flagged;
 } grid_cell;
 
+/* The cell's verdict in its run: flagged when the run's analysis flags it (regressions
+ * included); else the verdict its table gives it ("ok", "inconclusive", "failed"); a table of
+ * before verdicts gives "ok" for a median and "failed" for only failed jobs. "no data" only
+ * where no run has the cell. */
 static const char *verdict(const grid_cell *g)
 {
     if (!g->set)
         return "no data";
-    if (g->flagged)
+    const char *v = str(g->cell, "verdict");
+    if (g->flagged || eq(v, "flagged"))
         return "flagged";
+    if (eq(v, "ok") || eq(v, "inconclusive") || eq(v, "failed"))
+        return v;
     if (num(g->cell, "n") > 0)
         return "ok";
-    return num(g->cell, "failed") > 0 ? "failed" : "no data";
+    return num(g->cell, "failed") > 0 ? "failed" : "inconclusive";
 }
 
 static cJSON *grid_cell_json(const sm_trend_run *runs, const char *host, const char *test,
@@ -415,7 +424,9 @@ static cJSON *grid_cell_json(const sm_trend_run *runs, const char *host, const c
              sm_json_put(o, "finished_ms", cJSON_CreateNumber((double)runs[g->run].finished_ms));
     else if (ok)
         ok = cJSON_AddNullToObject(o, "run") && cJSON_AddNullToObject(o, "finished_ms");
+    const char *why = g->set ? str(g->cell, "why") : NULL;
     ok = ok && sm_json_put_str(o, "verdict", verdict(g)) &&
+         sm_json_put(o, "why", why ? cJSON_CreateString(why) : cJSON_CreateNull()) &&
          sm_json_put_double(o, "median", g->set ? num(g->cell, "median") : 0.0 / 0.0) &&
          sm_json_put(o, "metric", g->metric ? cJSON_CreateString(g->metric) : cJSON_CreateNull()) &&
          sm_json_put(o, "unit", g->unit ? cJSON_CreateString(g->unit) : cJSON_CreateNull());
@@ -528,7 +539,9 @@ char *sm_grid_json(const sm_trend_run *runs, size_t n)
         cJSON_Delete(cells);
     ok = ok && sm_json_put_str(o, "rule",
                                "each cell: the latest ended run that has it; flagged: its "
-                               "analysis flags the host for the test; ok: a median; failed: "
+                               "analysis flags the host for the test; ok: judged, nothing stands "
+                               "apart; inconclusive: measured but not judged (why says why: "
+                               "disturbed samples, too few, no fleet to compare with); failed: "
                                "only failed jobs; no data: no run has it");
     json = sm_json_finish(o, ok, 0, "grid", NULL);
 out:

@@ -41,7 +41,8 @@ typedef struct sm_trend_query {
 
 /* The trend of q over runs (oldest first):
  * {"host","test","metric","unit","points":[{"run","run_name","finished_ms","median","ci_lo",
- * "ci_hi","n","flagged","stopped"?}],"rule"} plus "note" when there is no point (naming the
+ * "ci_hi","n","flagged","verdict"?,"stopped"?}],"rule"} (verdict: the cell's in its run, when
+ * its table has one) plus "note" when there is no point (naming the
  * hosts, or the host's tests, that the runs do have). metric and unit are null when no run has
  * the cell. Returns 0 with *json (malloc'd); SM_EINVAL with the reason in err when the metric
  * is missing (the test has several) or not one of the test's (the reason lists them);
@@ -50,11 +51,12 @@ int sm_trends_json(const sm_trend_query *q, const sm_trend_run *runs, size_t n, 
                    sm_error *err);
 
 /* The grid of runs (oldest first): {"hosts":[],"tests":[],"cells":[{"host","test","run",
- * "finished_ms","verdict","median","metric","unit"}],"rule"}, one cell per host x test
+ * "finished_ms","verdict","why","median","metric","unit"}],"rule"}, one cell per host x test
  * (hosts: hosts sorted, then pairs sorted; tests sorted) from the latest run that has it:
- * verdict "flagged" (its analysis flags it), "ok" (a median), "failed" (only failed jobs) or
- * "no data" (no run has it: run, finished_ms, median, metric and unit null). malloc'd, NULL
- * when out of memory. */
+ * verdict "flagged" (its analysis flags it), else its table's verdict of the cell, "ok"
+ * (judged), "inconclusive" (measured, not judged; why says why) or "failed" (only failed
+ * jobs), or "no data" (no run has it: run, finished_ms, why, median, metric and unit null).
+ * malloc'd, NULL when out of memory. */
 char *sm_grid_json(const sm_trend_run *runs, size_t n);
 
 #endif

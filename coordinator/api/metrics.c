@@ -147,14 +147,55 @@ static const char *const CELL_FAMILIES[][2] = {
     {"sockmatrix_cell_ci95_high", "Upper bound of the median's 95% confidence interval."},
     {"sockmatrix_cell_flagged", "1 when the analysis flags the cell's host in that run, else 0."},
     {"sockmatrix_cell_run_id", "Id of the run the cell's figures come from."},
+    {"sockmatrix_cell_verdict",
+     "1 for the cell's verdict in that run (label verdict: ok, flagged, inconclusive, failed), "
+     "0 for the others; a cell measured but not judged is inconclusive, never ok."},
 };
-enum { CELL_F_MEDIAN, CELL_F_LOW, CELL_F_HIGH, CELL_F_FLAGGED, CELL_F_RUN, CELL_F__COUNT };
+enum {
+    CELL_F_MEDIAN,
+    CELL_F_LOW,
+    CELL_F_HIGH,
+    CELL_F_FLAGGED,
+    CELL_F_RUN,
+    CELL_F_VERDICT,
+    CELL_F__COUNT
+};
 
 static double num(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : 0.0 / 0.0;
 }
+
+static const char *const VERDICTS[] = {"ok", "flagged", "inconclusive", "failed"};
+
+/* The cell's verdict as its table gives it; a table of before verdicts: ok with a value. */
+static const char *cell_verdict(const cJSON *c, bool has_value)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "verdict"));
+    for (size_t i = 0; v && i < sizeof VERDICTS / sizeof *VERDICTS; i++)
+        if (strcmp(v, VERDICTS[i]) == 0)
+            return v;
+    if (v && strcmp(v, "none") == 0)
+        return NULL;
+    if (has_value)
+        return "ok";
+    return num(c, "failed") > 0 && !(num(c, "disturbed") > 0) ? "failed" : "inconclusive";
+}
+
+/* One sample per verdict, 1 for the cell's own (a state set). */
+static void verdict_samples(sm_prom *p, const char *const *keys, const char *const *vals,
+                            const char *verdict)
+{
+    const char *k[6] = {keys[0], keys[1], keys[2], keys[3], keys[4], "verdict"};
+    const char *v[6] = {vals[0], vals[1], vals[2], vals[3], vals[4], NULL};
+    for (size_t i = 0; i < sizeof VERDICTS / sizeof *VERDICTS; i++) {
+        v[5] = VERDICTS[i];
+        sm_prom_sample(p, CELL_FAMILIES[CELL_F_VERDICT][0], k, v, 6,
+                       strcmp(verdict, VERDICTS[i]) == 0);
+    }
+}
+
 
 /* One run's table (the API's own JSON, cached once the run ended) as samples of family f:
  * its cells, then its ratio cells (metric "ratio", unit "x", test the ratio column's label);
@@ -192,11 +233,20 @@ static size_t run_cells(sm_prom *p, const sm_metrics_table *run, const cJSON *t,
                 parts[k].ratio
                     ? "x"
                     : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(col, "unit"));
-            if (!host || !test || !metric || !unit || !(num(c, "n") > 0))
-                continue; /* no value: no sample, rather than a NaN series */
+            const bool has_value = num(c, "n") > 0;
+            const char *verdict = cell_verdict(c, has_value);
+            if (!host || !test || !metric || !unit)
+                continue;
+            /* No value: no sample, rather than a NaN series; but its verdict all the same. */
+            if (f == CELL_F_VERDICT ? verdict == NULL : !has_value)
+                continue;
             written++;
             const char *keys[] = {"run_name", "host", "test", "metric", "unit"};
             const char *vals[] = {run->run_name, host, test, metric, unit};
+            if (f == CELL_F_VERDICT) {
+                verdict_samples(p, keys, vals, verdict);
+                continue;
+            }
             double v = 0;
             switch (f) {
             case CELL_F_MEDIAN:

@@ -88,16 +88,20 @@ class AnalysisLabTest(unittest.TestCase):
         # The table says so in its flags column, on h2's row alone.
         with urllib.request.urlopen(f.url + f"/api/runs/{rid}/table?format=csv&{q}") as r:
             rows = list(csv.reader(io.StringIO(r.read().decode(), newline="")))
-        flags = {row[0]: row[-1] for row in rows[1:]}
-        self.assertEqual(rows[0][-1], "flags")
+        # The flags column, then the row's verdict and why.
+        self.assertEqual(rows[0][-3:], ["flags", "verdict", "why"])
+        flags = {row[0]: row[-3] for row in rows[1:]}
+        self.assertEqual({row[0]: row[-2] for row in rows[1:]}["h2"], "flagged")
         self.assertIn("tcp/unix", flags["h2"])
         self.assertEqual((flags["h1"], flags["h3"]), ("", ""))
         # And the CLI, with the evidence in words.
         out = self.cli(f, "anomalies", str(rid), *(["--disturbed", disturbed] if disturbed else []))
         self.assertEqual(out.returncode, 0, out.stderr)
         lines = out.stdout.splitlines()
-        self.assertIn(f"run {rid} (slow-tcp): {len(found)} anomal", lines[0])
-        self.assertTrue(all(" h2" in line or "h2:" in line for line in lines[1:]), lines)
+        self.assertRegex(lines[0], rf"^run {rid} \(slow-tcp\): flagged: {len(found)} anomal")
+        flag_lines = [line for line in lines[1:]
+                      if not line.startswith(("  inconclusive ", "  failed ", "  ... "))]
+        self.assertTrue(all(" h2" in line or "h2:" in line for line in flag_lines), lines)
         return rid
 
     @unless_stolen

@@ -78,7 +78,7 @@ static void test_metrics_give_counters_rejects_and_agents_in_the_text_format(voi
     assert_int_equal(count(text, "# HELP sockmatrix_rejects_total "), 1);
     assert_int_equal(count(text, "# TYPE sockmatrix_rejects_total "), 1);
     assert_int_equal(count(text, "# HELP "), count(text, "# TYPE "));
-    assert_int_equal(count(text, "# HELP "), 18);
+    assert_int_equal(count(text, "# HELP "), 19);
     free(text);
 }
 
@@ -185,13 +185,52 @@ static void test_metrics_ratio_columns_give_median_and_ci_labelled_metric_ratio(
     /* the plain cell keeps its metric; the ratio without a value has no series */
     assert_non_null(strstr(text, "sockmatrix_cell_median{run_name=\"seed\",host=\"h1\",test=\""
                                  "stream tcp lines 128 B\",metric=\"seconds\",unit=\"s\"} 0.5\n"));
-    assert_int_equal(count(text, "metric=\"ratio\""), 5);
-    assert_null(strstr(text, "pool/thread"));
+    /* five families of one ratio cell, and a verdict (a state set of four) for it and for the
+     * ratio measured without a value: inconclusive, never ok */
+    assert_int_equal(count(text, "metric=\"ratio\""), 5 + 4 + 4);
+    assert_null(strstr(text, "sockmatrix_cell_median{run_name=\"seed\",host=\"h1\",test=\"pool"));
+    assert_non_null(strstr(text, "sockmatrix_cell_verdict{run_name=\"seed\",host=\"h1\",test=\""
+                                 "tcp/unix stream lines 128 B\",metric=\"ratio\",unit=\"x\","
+                                 "verdict=\"ok\"} 1\n"));
+    assert_non_null(strstr(text, "sockmatrix_cell_verdict{run_name=\"seed\",host=\"h1\",test=\""
+                                 "pool/thread http 16 MiB\",metric=\"ratio\",unit=\"x\","
+                                 "verdict=\"inconclusive\"} 1\n"));
+    assert_non_null(strstr(text, "sockmatrix_cell_verdict{run_name=\"seed\",host=\"h1\",test=\""
+                                 "pool/thread http 16 MiB\",metric=\"ratio\",unit=\"x\","
+                                 "verdict=\"ok\"} 0\n"));
     free(text);
     /* the ratio cells share the cap: 1 plain cell + 1 ratio at most 1 */
     text = cells_text(t, 1, 1);
     assert_int_equal(count(text, "sockmatrix_cell_median{"), 1);
     assert_null(strstr(text, "metric=\"ratio\""));
+    free(text);
+}
+
+/* A judged table: each cell's verdict as the table gives it, also where there is no median. */
+static const char JUDGED_TABLE[] =
+    "{\"version\":1,\"rows\":[\"h1\",\"h2\"],"
+    "\"columns\":[{\"label\":\"stream tcp 128 KiB\",\"metric\":\"throughput_MBps\","
+    "\"unit\":\"MB/s\"}],"
+    "\"cells\":[{\"row\":0,\"column\":0,\"n\":0,\"median\":null,\"disturbed\":3,"
+    "\"verdict\":\"inconclusive\",\"why\":\"3 of 3 samples disturbed\"},"
+    "{\"row\":1,\"column\":0,\"n\":3,\"median\":4.4,\"ci95_low\":4.3,\"ci95_high\":4.5,"
+    "\"verdict\":\"inconclusive\",\"why\":\"only 1 of 2 hosts\"}],"
+    "\"flags\":[]}";
+
+static void test_metrics_verdict_says_inconclusive_for_cells_not_judged(void **state)
+{
+    (void)state;
+    const sm_metrics_table t[] = {{"quick", 3, JUDGED_TABLE}};
+    char *text = cells_text(t, 1, 2000);
+#define VERDICT_SERIES(h, v, x)                                                                    \
+    "sockmatrix_cell_verdict{run_name=\"quick\",host=\"" h "\",test=\"stream tcp 128 KiB\","     \
+    "metric=\"throughput_MBps\",unit=\"MB/s\",verdict=\"" v "\"} " x "\n"
+    assert_non_null(strstr(text, VERDICT_SERIES("h1", "inconclusive", "1")));
+    assert_non_null(strstr(text, VERDICT_SERIES("h1", "ok", "0")));
+    assert_non_null(strstr(text, VERDICT_SERIES("h2", "inconclusive", "1")));
+    assert_non_null(strstr(text, VERDICT_SERIES("h2", "ok", "0")));
+    /* h2 has a median all the same; h1 has none */
+    assert_int_equal(count(text, "sockmatrix_cell_median{"), 1);
     free(text);
 }
 
@@ -216,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_metrics_cells_give_median_ci_flag_and_run_id_with_stable_labels),
         cmocka_unit_test(test_metrics_cells_stop_at_the_cap_per_family),
         cmocka_unit_test(test_metrics_ratio_columns_give_median_and_ci_labelled_metric_ratio),
+        cmocka_unit_test(test_metrics_verdict_says_inconclusive_for_cells_not_judged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
