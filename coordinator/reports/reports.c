@@ -7,7 +7,6 @@
 #include "coordinator/analysis/explain.h"
 #include "coordinator/analysis/export.h"
 #include "coordinator/analysis/table.h"
-#include "coordinator/analysis/verdict.h"
 #include "coordinator/reports/cache.h"
 #include "coordinator/schema/query.h"
 #include "proto/codec.h"
@@ -565,6 +564,19 @@ out:
     run_data_fini(&d);
     run_data_fini(&b);
     return status;
+}
+
+sm_report_status sm_reports_verdict(sm_reports *r, uint64_t id, sm_run_verdict *v, sm_error *err)
+{
+    run_data d;
+    sm_anomalies an = {0};
+    const sm_analysis_opts ao = {0, 0};
+    int status = run_data_load(r, id, &d, err);
+    if (status == 0)
+        status = analyse_run(r, &d, NULL, &ao, &an, v, err) ? SM_REPORT_FAILED : SM_REPORT_OK;
+    sm_anomalies_fini(&an);
+    run_data_fini(&d);
+    return (sm_report_status)status;
 }
 
 /* From the cache when the run has ended and was asked the same before; else computed, and kept
