@@ -321,6 +321,15 @@ static void test_a_run_judged_on_nothing_says_inconclusive_everywhere(void **sta
     assert_int_equal(r.status, 200);
     has(r.body, "**Verdict: inconclusive.**");
     free(r.body);
+    /* Each disturbed job says why, beside its value. */
+    r = call(f, "GET", "/api/runs/1/cells/0", NULL, NULL, NULL);
+    assert_int_equal(r.status, 200);
+    has(r.body, "\"host\":\"h1\"");
+    has(r.body, "\"disturbed\":true,\"disturbed_reason\":\"" BUSY "\",\"counted\":false");
+    free(r.body);
+    r = call(f, "GET", "/api/runs/1/cells/1", NULL, NULL, NULL);
+    has(r.body, "\"disturbed\":false,\"disturbed_reason\":null,\"counted\":true");
+    free(r.body);
     /* With the disturbed samples in, h2 stands apart. */
     r = call(f, "GET", "/api/runs/1/anomalies", "format=text&disturbed=include", NULL, NULL);
     has(r.body, "run 1 (quick): flagged: 1 anomaly among 3 judged cells, no baseline run\n");
