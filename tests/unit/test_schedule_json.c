@@ -75,6 +75,42 @@ static void test_hook_body_leaves_out_flags_the_previous_run_had(void **state)
     assert_int_equal(sm_schedule_hook_body(&RUN, NULL, NULL, &event, &body, &err), SM_EPARSE);
 }
 
+/* A run that could not judge its cells tells so, even with nothing new to flag. */
+static void test_hook_body_says_inconclusive_with_the_cells_not_judged(void **state)
+{
+    (void)state;
+    const char *now =
+        "{\"baseline\":null,\"verdict\":\"inconclusive\",\"summary\":\"0 anomalies among 0 "
+        "judged cells; 3 cells inconclusive\",\"inconclusive\":[{\"row\":\"h1\",\"test\":"
+        "\"stream tcp\",\"brief\":\"\",\"ratio\":false,\"verdict\":\"inconclusive\",\"why\":"
+        "\"3 of 3 samples disturbed: steal\"}],\"anomalies\":[]}";
+    const char *event = NULL;
+    char *body = NULL;
+    sm_error err = {0};
+    assert_int_equal(sm_schedule_hook_body(&RUN, now, NULL, &event, &body, &err), 0);
+    assert_string_equal(event, "inconclusive");
+    assert_non_null(strstr(body, "\"event\":\"inconclusive\""));
+    assert_non_null(strstr(body, "\"verdict\":\"inconclusive\",\"summary\":\"0 anomalies among 0 "
+                                 "judged cells; 3 cells inconclusive\",\"inconclusive\":[{\"host\":"
+                                 "\"h1\",\"test\":\"stream tcp\",\"verdict\":\"inconclusive\","
+                                 "\"why\":\"3 of 3 samples disturbed: steal\"}]"));
+    free(body);
+    /* A new flag is the event; the verdict rides along. */
+    const char *flagged =
+        "{\"baseline\":null,\"verdict\":\"flagged\",\"summary\":\"1 anomaly among 3 judged "
+        "cells\",\"inconclusive\":[],\"anomalies\":[" FLEET_H2 "]}";
+    assert_int_equal(sm_schedule_hook_body(&RUN, flagged, NULL, &event, &body, &err), 0);
+    assert_string_equal(event, "flag");
+    assert_non_null(strstr(body, "\"verdict\":\"flagged\""));
+    free(body);
+    /* Judged and nothing new: nothing to tell. */
+    const char *ok = "{\"baseline\":null,\"verdict\":\"ok\",\"inconclusive\":[],"
+                     "\"anomalies\":[]}";
+    assert_int_equal(sm_schedule_hook_body(&RUN, ok, NULL, &event, &body, &err), 0);
+    assert_null(event);
+    assert_null(body);
+}
+
 static void test_schedule_spec_puts_its_hosts_in(void **state)
 {
     (void)state;
@@ -114,6 +150,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hook_body_bytes_for_a_new_flag_and_a_regression),
         cmocka_unit_test(test_hook_body_leaves_out_flags_the_previous_run_had),
+        cmocka_unit_test(test_hook_body_says_inconclusive_with_the_cells_not_judged),
         cmocka_unit_test(test_schedule_spec_puts_its_hosts_in),
         cmocka_unit_test(test_schedule_req_parses_a_preset_with_hosts),
     };
