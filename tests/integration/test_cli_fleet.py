@@ -266,9 +266,10 @@ class CliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p)
         self.assertRegex(p.stdout, rf"^run {rid} \(seed-tcp-unix\): inconclusive: 0 anomalies "
                                    r"among 0 judged cells; \d+ cells inconclusive")
+        # Why depends on the machine: two clean samples < 3, or some disturbed, with the reason.
         self.assertRegex(p.stdout, r"\n  inconclusive h1: stream tcp lines 128 B x 8192: "
                                    r"(2 clean samples < 3|1 clean sample < 3; 1 of 2 samples "
-                                   r"disturbed: .+)\n")
+                                   r"disturbed: .+|2 of 2 samples disturbed: .+)\n")
         cells = self.f.get(f"/api/runs/{rid}")["cells"]
         p = self.cli("again", str(rid))
         self.assertEqual(p.returncode, 0, p)
