@@ -1,6 +1,8 @@
 /* Anomalies as text: one line for people, and the short flags of a table's rows. */
 #include "coordinator/analysis/internal.h"
 
+#include "proto/result.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,13 +58,31 @@ static void limit_value(char *buf, size_t len, int digits, const sm_anomaly *a)
     snprintf(buf, len, "%s %s", lower ? "<" : ">", q);
 }
 
+/* How the text names the column's metric: "ratio" for a ratio column (its label says of
+ * what), else as the table's header does, by its unit, with what the unit does not say
+ * ("us, p50"); a metric this build does not know by its unit, or its name when it has none. */
+static void metric_heading(const sm_anomaly *a, char *buf, size_t len)
+{
+    char unit[sizeof a->unit], name[sizeof a->metric];
+    COPY_FIXED(unit, a->unit);
+    COPY_FIXED(name, a->metric);
+    sm_metric m;
+    const char *detail = sm_metric_lookup(name, &m) == 0 ? sm_metric_detail(m) : "";
+    if (a->ratio)
+        snprintf(buf, len, "ratio");
+    else if (unit[0] == '\0')
+        snprintf(buf, len, "%s", detail[0] ? detail : name);
+    else
+        snprintf(buf, len, "%s%s%s", unit, detail[0] ? ", " : "", detail);
+}
+
 int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len)
 {
     char host[sizeof a->host + sizeof a->role + 4], value[64], ref[64], z[32];
-    char unit[sizeof a->unit], metric[sizeof a->metric], test[sizeof a->test];
+    char unit[sizeof a->unit], heading[sizeof a->unit + 32], test[sizeof a->test];
     COPY_FIXED(unit, a->unit);
-    COPY_FIXED(metric, a->metric);
     COPY_FIXED(test, a->test);
+    metric_heading(a, heading, sizeof heading);
     if (a->kind == SM_ANOMALY_SLOW_HOST)
         snprintf(host, sizeof host, "%.*s (%.*s)", (int)strnlen(a->host, sizeof a->host), a->host,
                  (int)strnlen(a->role, sizeof a->role), a->role);
@@ -77,7 +97,7 @@ int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len)
     char rel[32] = "";
     if (isfinite(a->rel))
         snprintf(rel, sizeof rel, "%+.0f%%, ", a->rel * 100);
-    return snprintf(buf, len, "%s: %s (%s) %s vs %s %s, %sz %s, %s [%.*s]", host, test, metric,
+    return snprintf(buf, len, "%s: %s (%s) %s vs %s %s, %sz %s, %s [%.*s]", host, test, heading,
                     value, reference_word(a->kind), ref, rel, z, sm_anomaly_dir_name(a->dir),
                     (int)strnlen(a->rule, sizeof a->rule), a->rule);
 }

@@ -1,0 +1,117 @@
+/* Unit tests for the words of an anomaly (coordinator/analysis/text.c): how its metric is
+ * named, how a change is written, how z is printed against its rule's cut. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coordinator/analysis/analysis.h"
+
+/* A fleet flag of h2 in column test, metric and unit as a table's column names them. */
+static sm_anomaly fleet(const char *test, const char *metric, const char *unit, double value,
+                        double reference, double z, sm_anomaly_dir dir)
+{
+    sm_anomaly a = {.kind = SM_ANOMALY_FLEET,
+                    .value = value,
+                    .reference = reference,
+                    .z = z,
+                    .rel = (value - reference) / fabs(reference),
+                    .floor = 0.15,
+                    .dir = dir};
+    snprintf(a.host, sizeof a.host, "h2");
+    snprintf(a.test, sizeof a.test, "%s", test);
+    snprintf(a.metric, sizeof a.metric, "%s", metric);
+    snprintf(a.unit, sizeof a.unit, "%s", unit);
+    snprintf(a.rule, sizeof a.rule, "|z| > 3.5 and >= 15%%");
+    return a;
+}
+
+static void text_is(const sm_anomaly *a, const char *want)
+{
+    char buf[512];
+    assert_int_equal(sm_anomaly_text(a, buf, sizeof buf), (int)strlen(want));
+    assert_string_equal(buf, want);
+}
+
+/* ---- the metric's name ---- */
+
+static void test_text_names_the_metric_by_its_unit_as_the_table_does(void **state)
+{
+    (void)state;
+    sm_anomaly a =
+        fleet("stream tcp 128 KiB x 256", "throughput_MBps", "MB/s", 700, 1000, -5, SM_DIR_SLOWER);
+    text_is(&a, "h2: stream tcp 128 KiB x 256 (MB/s) 700 MB/s vs fleet 1000 MB/s, -30%, z -5.0, "
+                "slower [|z| > 3.5 and >= 15%]");
+    a = fleet("stream tcp lines 128 B x 8192", "seconds", "s", 0.23, 0.133, 21.8, SM_DIR_SLOWER);
+    text_is(&a, "h2: stream tcp lines 128 B x 8192 (s) 0.23 s vs fleet 0.133 s, +73%, z 21.8, "
+                "slower [|z| > 3.5 and >= 15%]");
+    a = fleet("connect tcp x 500", "connects_per_s", "1/s", 800, 1000, -4, SM_DIR_SLOWER);
+    text_is(&a, "h2: connect tcp x 500 (1/s) 800 1/s vs fleet 1000 1/s, -20%, z -4.0, slower "
+                "[|z| > 3.5 and >= 15%]");
+}
+
+static void test_text_says_which_statistic_where_the_unit_does_not(void **state)
+{
+    (void)state;
+    sm_anomaly a = fleet("rr tcp 1 B/1 B 1000 ms", "rtt_p50_us", "us", 130, 100, 8, SM_DIR_SLOWER);
+    text_is(&a, "h2: rr tcp 1 B/1 B 1000 ms (us, p50) 130 us vs fleet 100 us, +30%, z 8.0, slower "
+                "[|z| > 3.5 and >= 15%]");
+    a = fleet("http thread 16 MiB x11", "tx_user_s", "s", 1.3, 1, 8, SM_DIR_SLOWER);
+    char buf[512];
+    sm_anomaly_text(&a, buf, sizeof buf);
+    assert_non_null(strstr(buf, " (s, sender user CPU) 1.3 s vs fleet 1 s,"));
+}
+
+static void test_text_labels_a_ratio_column_a_ratio_not_its_metric(void **state)
+{
+    (void)state;
+    sm_anomaly a = fleet("tcp/unix stream lines 128 B x 8192", "seconds", "x", 3.594, 2.097, 54.1,
+                         SM_DIR_SLOWER);
+    a.ratio = true;
+    text_is(&a, "h2: tcp/unix stream lines 128 B x 8192 (ratio) 3.594x vs fleet 2.097x, +71%, "
+                "z 54.1, slower [|z| > 3.5 and >= 15%]");
+}
+
+static void test_text_never_shows_a_raw_metric_name_it_can_name_otherwise(void **state)
+{
+    (void)state;
+    static const char *const names[][2] = {{"throughput_MBps", "MB/s"},
+                                           {"rtt_p50_us", "us"},
+                                           {"connects_per_s", "1/s"},
+                                           {"seconds", "s"},
+                                           {"user_s", "s"},
+                                           {"first_MBps", "MB/s"},
+                                           {"rtt_p999_us", "us"},
+                                           {"cpu_s_per_GB", "s/GB"}};
+    char buf[512];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        sm_anomaly a = fleet("t", names[i][0], names[i][1], 2, 1, 9, SM_DIR_SLOWER);
+        sm_anomaly_text(&a, buf, sizeof buf);
+        if (strstr(buf, names[i][0]) != NULL)
+            fail_msg("%s names %s", buf, names[i][0]);
+    }
+    /* A metric this build does not know: by its unit, or by its name when it has none. */
+    sm_anomaly a = fleet("t", "widgets_per_s", "1/s", 1.3, 1, 9, SM_DIR_HIGHER);
+    sm_anomaly_text(&a, buf, sizeof buf);
+    assert_non_null(strstr(buf, "h2: t (1/s) 1.3 1/s vs fleet 1 1/s,"));
+    a = fleet("t", "widgets", "", 1.3, 1, 9, SM_DIR_HIGHER);
+    sm_anomaly_text(&a, buf, sizeof buf);
+    assert_non_null(strstr(buf, "h2: t (widgets) 1.3 vs fleet 1,"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_names_the_metric_by_its_unit_as_the_table_does),
+        cmocka_unit_test(test_text_says_which_statistic_where_the_unit_does_not),
+        cmocka_unit_test(test_text_labels_a_ratio_column_a_ratio_not_its_metric),
+        cmocka_unit_test(test_text_never_shows_a_raw_metric_name_it_can_name_otherwise),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
