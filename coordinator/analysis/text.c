@@ -76,6 +76,34 @@ static void metric_heading(const sm_anomaly *a, char *buf, size_t len)
         snprintf(buf, len, "%s%s%s", unit, detail[0] ? ", " : "", detail);
 }
 
+/* The change an anomaly shows: within 2x either way the percentage its floor was tested on
+ * (rel: "+73%", "-49%"), beyond it how many times the value is the reference, with the
+ * direction ("315x slower", "2.0x faster", "3.1x higher"). A factor when value / reference is
+ * at least 2 or at most 0.5 (1 + rel when the two make no positive ratio); one decimal below
+ * 10, none above. The two differ only where rel is not value / reference - 1: a slow link's
+ * residual is over the overall, its reference what its hosts predict. A fall to 0 (rel -1)
+ * has no factor and stays a percentage. At the time limit the value is a bound and so is the
+ * change: "> 3.0x slower", "> +45%", "< -20%". Returns true when it wrote a factor (which says
+ * the direction); "" when rel is not finite. */
+static bool change_text(const sm_anomaly *a, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!isfinite(a->rel))
+        return false;
+    double q = a->value / a->reference;
+    if (!isfinite(q) || q <= 0)
+        q = 1 + a->rel;
+    if (q >= 2 || (q > 0 && q <= 0.5)) {
+        double f = q >= 1 ? q : 1 / q;
+        /* 9.96 would print "10.0x", with a decimal the larger factors do not have. */
+        snprintf(buf, len, "%s%.*fx %s", a->at_limit ? "> " : "", f < 9.95 ? 1 : 0, f,
+                 sm_anomaly_dir_name(a->dir));
+        return true;
+    }
+    snprintf(buf, len, "%s%+.0f%%", !a->at_limit ? "" : a->rel > 0 ? "> " : "< ", a->rel * 100);
+    return false;
+}
+
 int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len)
 {
     char host[sizeof a->host + sizeof a->role + 4], value[64], ref[64], z[32];
@@ -94,18 +122,20 @@ int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len)
         snprintf(z, sizeof z, "-");
     else
         snprintf(z, sizeof z, "%.1f", a->z);
-    char rel[32] = "";
-    if (isfinite(a->rel))
-        snprintf(rel, sizeof rel, "%+.0f%%, ", a->rel * 100);
-    return snprintf(buf, len, "%s: %s (%s) %s vs %s %s, %sz %s, %s [%.*s]", host, test, heading,
-                    value, reference_word(a->kind), ref, rel, z, sm_anomaly_dir_name(a->dir),
+    /* The direction is said once: in a factor ("315x slower"), else after z. */
+    char change[48], dir[16] = "";
+    bool factor = change_text(a, change, sizeof change);
+    if (!factor)
+        snprintf(dir, sizeof dir, ", %s", sm_anomaly_dir_name(a->dir));
+    return snprintf(buf, len, "%s: %s (%s) %s vs %s %s, %s%sz %s%s [%.*s]", host, test, heading,
+                    value, reference_word(a->kind), ref, change, change[0] ? ", " : "", z, dir,
                     (int)strnlen(a->rule, sizeof a->rule), a->rule);
 }
 
 /* The short form of an anomaly for a table's flag column. */
 static void flag_text(const sm_anomaly *a, char *buf, size_t len)
 {
-    char unit[sizeof a->unit], test[sizeof a->test], value[64], ref[64], tail[48];
+    char unit[sizeof a->unit], test[sizeof a->test], value[64], ref[64], tail[48], change[48];
     COPY_FIXED(unit, a->unit);
     COPY_FIXED(test, a->test);
     /* Three digits: the flag column is narrow and the full text has four. */
@@ -124,7 +154,8 @@ static void flag_text(const sm_anomaly *a, char *buf, size_t len)
         snprintf(tail, sizeof tail, "(z %.1f)", a->z);
     switch (a->kind) {
     case SM_ANOMALY_FLEET_MOVE:
-        snprintf(buf, len, "fleet moved: %s %+.0f%%", test, a->rel * 100);
+        change_text(a, change, sizeof change);
+        snprintf(buf, len, "fleet moved: %s %s", test, change);
         break;
     case SM_ANOMALY_REGRESSION:
         snprintf(buf, len, "regression: %s %s (was %s)", test, value, ref);

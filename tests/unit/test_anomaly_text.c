@@ -105,6 +105,117 @@ static void test_text_never_shows_a_raw_metric_name_it_can_name_otherwise(void *
     assert_non_null(strstr(buf, "h2: t (widgets) 1.3 vs fleet 1,"));
 }
 
+/* ---- the change: a percentage within 2x, a factor beyond ---- */
+
+/* The change as the text writes it: what lies between the reference and ", z". */
+static void change_is(const sm_anomaly *a, const char *want)
+{
+    char buf[512];
+    const char *ref = "vs fleet ";
+    sm_anomaly_text(a, buf, sizeof buf);
+    const char *from = strstr(buf, ref), *to = strstr(buf, ", z ");
+    assert_non_null(from);
+    assert_non_null(to);
+    from = strchr(from + strlen(ref), ',');
+    assert_non_null(from);
+    assert_true(from < to);
+    char got[128];
+    snprintf(got, sizeof got, "%.*s", (int)(to - from - 2), from + 2);
+    if (strcmp(got, want) != 0)
+        fail_msg("change \"%s\", wanted \"%s\", in %s", got, want, buf);
+}
+
+static void test_text_writes_a_change_of_2x_or_more_as_a_factor_both_ways(void **state)
+{
+    (void)state;
+    /* A time: higher is slower. */
+    sm_anomaly a = fleet("t", "seconds", "s", 2, 1, 9, SM_DIR_SLOWER);
+    change_is(&a, "2.0x slower");
+    a = fleet("t", "seconds", "s", 0.5, 1, -9, SM_DIR_FASTER);
+    change_is(&a, "2.0x faster");
+    a = fleet("t", "seconds", "s", 315, 1, 9, SM_DIR_SLOWER);
+    change_is(&a, "315x slower");
+    a = fleet("t", "seconds", "s", 1.0 / 315, 1, -9, SM_DIR_FASTER);
+    change_is(&a, "315x faster");
+    a = fleet("t", "seconds", "s", 4.2, 1, 9, SM_DIR_SLOWER);
+    change_is(&a, "4.2x slower");
+    /* A throughput: lower is slower. */
+    a = fleet("t", "throughput_MBps", "MB/s", 500, 1000, -9, SM_DIR_SLOWER);
+    change_is(&a, "2.0x slower");
+    a = fleet("t", "throughput_MBps", "MB/s", 2000, 1000, 9, SM_DIR_FASTER);
+    change_is(&a, "2.0x faster");
+    a = fleet("t", "throughput_MBps", "MB/s", 315000, 1000, 9, SM_DIR_FASTER);
+    change_is(&a, "315x faster");
+    /* A metric with no better side says higher or lower. */
+    a = fleet("t", "bytes", "B", 3.1, 1, 9, SM_DIR_HIGHER);
+    change_is(&a, "3.1x higher");
+    a = fleet("t", "bytes", "B", 0.5, 1, -9, SM_DIR_LOWER);
+    change_is(&a, "2.0x lower");
+}
+
+static void test_text_keeps_a_percentage_within_2x_and_for_a_fall_to_0(void **state)
+{
+    (void)state;
+    sm_anomaly a = fleet("t", "seconds", "s", 1.73, 1, 9, SM_DIR_SLOWER);
+    change_is(&a, "+73%");
+    a = fleet("t", "seconds", "s", 1.99, 1, 9, SM_DIR_SLOWER);
+    change_is(&a, "+99%");
+    a = fleet("t", "throughput_MBps", "MB/s", 510, 1000, -9, SM_DIR_SLOWER);
+    change_is(&a, "-49%");
+    /* Nothing at all is no number of times less. */
+    a = fleet("t", "throughput_MBps", "MB/s", 0, 1000, -9, SM_DIR_SLOWER);
+    change_is(&a, "-100%");
+}
+
+static void test_text_says_the_direction_once_in_a_factor_or_after_z(void **state)
+{
+    (void)state;
+    /* The user's host: 315 times slower read "-100%". */
+    sm_anomaly a = fleet("stream tcp 128 KiB x 256", "throughput_MBps", "MB/s", 4.444, 1400, -21.8,
+                         SM_DIR_SLOWER);
+    text_is(&a, "h2: stream tcp 128 KiB x 256 (MB/s) 4.444 MB/s vs fleet 1400 MB/s, 315x "
+                "slower, z -21.8 [|z| > 3.5 and >= 15%]");
+    a = fleet("stream tcp 128 KiB x 256", "throughput_MBps", "MB/s", 1300, 1000, 21.8,
+              SM_DIR_FASTER);
+    text_is(&a, "h2: stream tcp 128 KiB x 256 (MB/s) 1300 MB/s vs fleet 1000 MB/s, +30%, z 21.8, "
+                "faster [|z| > 3.5 and >= 15%]");
+}
+
+static void test_text_a_slow_links_factor_is_its_value_over_what_its_hosts_predict(void **state)
+{
+    (void)state;
+    /* Its rel is the residual over the overall (1000), -0.6; the text compares the value with
+     * the expected 1500: 2.5 times less. */
+    sm_anomaly a =
+        fleet("stream tcp 1 GB", "throughput_MBps", "MB/s", 600, 1500, -50, SM_DIR_SLOWER);
+    a.kind = SM_ANOMALY_SLOW_LINK;
+    a.rel = -0.6;
+    snprintf(a.host, sizeof a.host, "h1->h2");
+    text_is(&a, "h1->h2: stream tcp 1 GB (MB/s) 600 MB/s vs expected 1500 MB/s, 2.5x slower, "
+                "z -50.0 [|z| > 3.5 and >= 15%]");
+}
+
+static void test_text_a_bound_at_the_time_limit_makes_the_change_a_bound(void **state)
+{
+    (void)state;
+    sm_anomaly a = fleet("t", "seconds", "s", 60, 20, NAN, SM_DIR_SLOWER);
+    a.at_limit = true;
+    snprintf(a.rule, sizeof a.rule, "3 of 3 jobs at the time limit");
+    text_is(&a, "h2: t (s) > 60 s vs fleet 20 s, > 3.0x slower, z - [3 of 3 jobs at the time "
+                "limit]");
+    a = fleet("t", "seconds", "s", 60, 50, NAN, SM_DIR_SLOWER);
+    a.at_limit = true;
+    snprintf(a.rule, sizeof a.rule, "3 of 3 jobs at the time limit");
+    text_is(&a, "h2: t (s) > 60 s vs fleet 50 s, > +20%, z -, slower [3 of 3 jobs at the time "
+                "limit]");
+    /* A throughput's bound lies below: so does its change. */
+    a = fleet("t", "throughput_MBps", "MB/s", 800, 1000, NAN, SM_DIR_SLOWER);
+    a.at_limit = true;
+    snprintf(a.rule, sizeof a.rule, "3 of 3 jobs at the time limit");
+    text_is(&a, "h2: t (MB/s) < 800 MB/s vs fleet 1000 MB/s, < -20%, z -, slower [3 of 3 jobs at "
+                "the time limit]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -112,6 +223,11 @@ int main(void)
         cmocka_unit_test(test_text_says_which_statistic_where_the_unit_does_not),
         cmocka_unit_test(test_text_labels_a_ratio_column_a_ratio_not_its_metric),
         cmocka_unit_test(test_text_never_shows_a_raw_metric_name_it_can_name_otherwise),
+        cmocka_unit_test(test_text_writes_a_change_of_2x_or_more_as_a_factor_both_ways),
+        cmocka_unit_test(test_text_keeps_a_percentage_within_2x_and_for_a_fall_to_0),
+        cmocka_unit_test(test_text_says_the_direction_once_in_a_factor_or_after_z),
+        cmocka_unit_test(test_text_a_slow_links_factor_is_its_value_over_what_its_hosts_predict),
+        cmocka_unit_test(test_text_a_bound_at_the_time_limit_makes_the_change_a_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
