@@ -146,7 +146,9 @@ int sm_analysis_regression(const sm_table *run, const sm_table *base, const sm_a
  * header names its column: "(ratio)" for a ratio column, else by its unit with what the unit
  * does not say (sm_metric_detail): "(MB/s)", "(s)", "(us, p50)"; the JSON keeps its name.
  * The change is a percentage within 2x, a factor that says the direction beyond it (value /
- * reference >= 2 or <= 0.5): "..., 315x slower, z -21.8 [...]" (text.c, change_text).
+ * reference >= 2 or <= 0.5): "..., 315x slower, z -21.8 [...]" (text.c, change_text). z has
+ * one decimal, more (up to 3) when the printed |z| would not pass the rule's printed cut
+ * ("z -3.503" against "|z| > 3.5"), as in the flag column.
  * A slow host reads "h3 (server): ..." and the reference's word is "overall", a slow link's
  * "expected", a regression's "baseline". Returns snprintf's count. */
 int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len);

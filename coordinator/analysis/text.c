@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- text ---- */
@@ -104,6 +105,38 @@ static bool change_text(const sm_anomaly *a, char *buf, size_t len)
     return false;
 }
 
+/* The z cut of the rule that fired, as the rule prints it ("|z| > 3.5 and >= 15%": 3.5); NaN
+ * when the rule has none (MAD 0, CIs apart, the time limit). */
+static double rule_cut(const sm_anomaly *a)
+{
+    char rule[sizeof a->rule + 1];
+    COPY_FIXED(rule, a->rule);
+    const char *at = strstr(rule, "|z| > ");
+    if (at == NULL)
+        return NAN;
+    char *end;
+    double cut = strtod(at + 6, &end);
+    return end == at + 6 ? NAN : cut;
+}
+
+/* z with one decimal, or with as many more (up to 3) as it takes for the printed |z| to pass
+ * the printed cut: -3.503 against "|z| > 3.5" is "-3.503", where "-3.5" would read as if it had
+ * not passed. "-" when NaN. */
+static void z_text(const sm_anomaly *a, char *buf, size_t len)
+{
+    if (isnan(a->z)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    double cut = rule_cut(a);
+    for (int digits = 1; digits <= 3; digits++) {
+        snprintf(buf, len, "%.*f", digits, a->z);
+        /* Written so that no cut (NaN) keeps the first. */
+        if (!(fabs(strtod(buf, NULL)) <= cut))
+            return;
+    }
+}
+
 int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len)
 {
     char host[sizeof a->host + sizeof a->role + 4], value[64], ref[64], z[32];
@@ -118,10 +151,7 @@ int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len)
         COPY_FIXED(host, a->host);
     limit_value(value, sizeof value, 4, a);
     quantity(ref, sizeof ref, 4, a->reference, unit);
-    if (isnan(a->z))
-        snprintf(z, sizeof z, "-");
-    else
-        snprintf(z, sizeof z, "%.1f", a->z);
+    z_text(a, z, sizeof z);
     /* The direction is said once: in a factor ("315x slower"), else after z. */
     char change[48], dir[16] = "";
     bool factor = change_text(a, change, sizeof change);
@@ -142,16 +172,18 @@ static void flag_text(const sm_anomaly *a, char *buf, size_t len)
     limit_value(value, sizeof value, 3, a);
     quantity(ref, sizeof ref, 3, a->reference, unit);
     bool apart = strncmp(a->rule, "CI beyond", 9) == 0;
+    char z[32];
+    z_text(a, z, sizeof z);
     if (a->at_limit)
         snprintf(tail, sizeof tail, "(time limit)");
     else if (apart && isnan(a->z))
         snprintf(tail, sizeof tail, "(CI apart)");
     else if (apart)
-        snprintf(tail, sizeof tail, "(CI apart, z %.1f)", a->z);
+        snprintf(tail, sizeof tail, "(CI apart, z %s)", z);
     else if (isnan(a->z))
         snprintf(tail, sizeof tail, "(MAD 0)");
     else
-        snprintf(tail, sizeof tail, "(z %.1f)", a->z);
+        snprintf(tail, sizeof tail, "(z %s)", z);
     switch (a->kind) {
     case SM_ANOMALY_FLEET_MOVE:
         change_text(a, change, sizeof change);

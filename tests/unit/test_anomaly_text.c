@@ -216,6 +216,74 @@ static void test_text_a_bound_at_the_time_limit_makes_the_change_a_bound(void **
                 "the time limit]");
 }
 
+/* ---- z against the rule's cut ---- */
+
+/* The z as the text prints it, between ", z " and the next ',' or " [". */
+static void z_is(const sm_anomaly *a, const char *want)
+{
+    char buf[512];
+    sm_anomaly_text(a, buf, sizeof buf);
+    const char *from = strstr(buf, ", z ");
+    assert_non_null(from);
+    from += 4;
+    size_t n = strcspn(from, ", [");
+    char got[64];
+    snprintf(got, sizeof got, "%.*s", (int)n, from);
+    if (strcmp(got, want) != 0)
+        fail_msg("z \"%s\", wanted \"%s\", in %s", got, want, buf);
+}
+
+static sm_anomaly with_z(double z, const char *rule)
+{
+    sm_anomaly a = fleet("t", "seconds", "s", 1.3, 1, z, z > 0 ? SM_DIR_SLOWER : SM_DIR_FASTER);
+    snprintf(a.rule, sizeof a.rule, "%s", rule);
+    return a;
+}
+
+static void test_text_prints_z_with_the_digits_that_show_it_passed_the_cut(void **state)
+{
+    (void)state;
+    static const char rule[] = "|z| > 3.5 and >= 15%";
+    sm_anomaly a = with_z(21.8, rule);
+    z_is(&a, "21.8");
+    a = with_z(-3.503, rule);
+    z_is(&a, "-3.503");
+    a = with_z(3.503, rule);
+    z_is(&a, "3.503");
+    /* 3.55 is 3.5499... in binary: one decimal rounds it onto the cut, two do not. */
+    a = with_z(3.55, rule);
+    z_is(&a, "3.55");
+    a = with_z(3.6, rule);
+    z_is(&a, "3.6");
+    /* Three decimals at most, even where they cannot show it. */
+    a = with_z(3.5004, rule);
+    z_is(&a, "3.500");
+    /* The cut is the rule's, whatever it is. */
+    a = with_z(3.04, "|z| > 3 and >= 20%");
+    z_is(&a, "3.04");
+    a = with_z(-3.52, "noisy, |z| > 3.5 and CI beyond 15%");
+    z_is(&a, "-3.52");
+    /* A rule without a cut keeps one decimal; no z is "-". */
+    a = with_z(-2.14, "CI beyond every other host's by >= 15%");
+    z_is(&a, "-2.1");
+    a = with_z(NAN, "MAD 0, >= 15%");
+    z_is(&a, "-");
+}
+
+static void test_flag_column_prints_z_as_the_text_does(void **state)
+{
+    (void)state;
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, 1, 1, 0), 0);
+    snprintf(t.rows[0], sizeof t.rows[0], "h2");
+    sm_anomaly v[2] = {with_z(-3.503, "|z| > 3.5 and >= 15%"),
+                       with_z(-2.14, "CI beyond every other host's by >= 15%")};
+    sm_anomalies an = {.v = v, .n = 2, .cap = 2};
+    sm_analysis_flag_table(&t, &an);
+    assert_string_equal(t.flags[0], "t 1.3 s vs 1 s (z -3.503); t 1.3 s vs 1 s (CI apart, z -2.1)");
+    sm_table_fini(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +296,8 @@ int main(void)
         cmocka_unit_test(test_text_says_the_direction_once_in_a_factor_or_after_z),
         cmocka_unit_test(test_text_a_slow_links_factor_is_its_value_over_what_its_hosts_predict),
         cmocka_unit_test(test_text_a_bound_at_the_time_limit_makes_the_change_a_bound),
+        cmocka_unit_test(test_text_prints_z_with_the_digits_that_show_it_passed_the_cut),
+        cmocka_unit_test(test_flag_column_prints_z_as_the_text_does),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
