@@ -270,6 +270,102 @@ static void test_without_fingerprints_the_json_is_as_before(void **state)
     free(more);
 }
 
+/* "  <kind> <text>\n" of anomaly a, as the text form writes it. */
+static void line_of(const sm_anomaly *a, char *buf, size_t cap)
+{
+    char text[512];
+    sm_anomaly_text(a, text, sizeof text);
+    snprintf(buf, cap, "  %-10s %s\n", sm_anomaly_kind_name(a->kind), text);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+#define QDISC_H2 "h2: lo qdisc tbf rate 400Mbit burst 128Kb lat 50ms (fleet: noqueue, 2 of 2 hosts)"
+#define CORK_H2  "h2: net.ipv4.tcp_autocorking 0 (fleet: 1, 2 of 2 hosts)"
+#define UNIX_H2  "h2: net.unix.max_dgram_qlen 10 (fleet: 512, 2 of 2 hosts)"
+#define PAD      "             "
+
+static void test_text_groups_a_hosts_flags_and_explains_the_host_once(void **state)
+{
+    (void)state;
+    fleet f;
+    fleet_init(&f);
+    set(&f.fp[1], "if.lo.qdisc", "tbf rate 400Mbit burst 128Kb lat 50ms");
+    set(&f.fp[1], "sysctl.net.ipv4.tcp_autocorking", "0");
+    set(&f.fp[1], "sysctl.net.unix.max_dgram_qlen", "10");
+    /* Column by column, as the analysis finds them: h2's flags between h3's. */
+    sm_anomaly v[5] = {anomaly(SM_ANOMALY_FLEET, "h2", "stream tcp lines 128 B x 8192"),
+                       anomaly(SM_ANOMALY_FLEET, "h3", "stream tcp lines 128 B x 8192"),
+                       anomaly(SM_ANOMALY_FLEET, "h2", "stream unix lines 128 B x 8192"),
+                       anomaly(SM_ANOMALY_FLEET, "h2", "tcp/unix stream lines 128 B x 8192"),
+                       anomaly(SM_ANOMALY_FLEET, "h3", "tcp/unix stream lines 128 B x 8192")};
+    sm_anomalies an = {v, 5, 5};
+    sm_explanation ex;
+    sm_error err = {0};
+    assert_int_equal(sm_explain_anomalies(&an, f.hosts, N, NULL, 0, &ex, &err), 0);
+    char text[8192], want[8192], line[5][600];
+    for (size_t i = 0; i < 5; i++)
+        line_of(&v[i], line[i], sizeof line[i]);
+    size_t at = 0;
+    assert_int_equal(sm_explain_text(&an, &ex, text, sizeof text, &at), 0);
+    assert_int_equal(at, strlen(text));
+    /* h2's three flags, then what sets h2 apart: its tcp flag's top lines and the unix
+     * sysctl its unix flag ranks above the tcp one; then h3, like the others. */
+    snprintf(want, sizeof want, "%s%s%s" PAD QDISC_H2 "\n" PAD CORK_H2 "\n" PAD UNIX_H2 "\n%s%s",
+             line[0], line[2], line[3], line[1], line[4]);
+    assert_string_equal(text, want);
+    assert_int_equal(count(text, "lo qdisc"), 1);
+
+    /* No explanation: the same lines in the same order, nothing under them. */
+    at = 0;
+    assert_int_equal(sm_explain_text(&an, NULL, text, sizeof text, &at), 0);
+    snprintf(want, sizeof want, "%s%s%s%s%s", line[0], line[2], line[3], line[1], line[4]);
+    assert_string_equal(text, want);
+    /* Cut at cap, whole or not: never past it. */
+    char small[40];
+    at = 0;
+    assert_int_equal(sm_explain_text(&an, &ex, small, sizeof small, &at), 0);
+    assert_int_equal(at, sizeof small);
+    assert_int_equal(strlen(small), sizeof small - 1);
+    sm_explanation_fini(&ex);
+    fleet_fini(&f);
+}
+
+static void test_text_explains_a_host_in_several_pair_rows_once(void **state)
+{
+    (void)state;
+    fleet now, base;
+    fleet_init(&now);
+    fleet_init(&base);
+    set(&now.fp[1], "sysctl.net.ipv4.tcp_autocorking", "0");
+    /* Every pair with h2 in it regressed: h2 changed. */
+    sm_anomaly v[3] = {anomaly(SM_ANOMALY_REGRESSION, "h1->h2", "stream tcp 1 GB"),
+                       anomaly(SM_ANOMALY_REGRESSION, "h2->h3", "stream tcp 1 GB"),
+                       anomaly(SM_ANOMALY_REGRESSION, "h3->h2", "stream tcp 1 GB")};
+    sm_anomalies an = {v, 3, 3};
+    sm_explanation ex;
+    sm_error err = {0};
+    assert_int_equal(sm_explain_anomalies(&an, now.hosts, N, base.hosts, N, &ex, &err), 0);
+    assert_true(sm_explain_any(&ex, 2));
+    char text[4096], want[4096], line[3][600];
+    for (size_t i = 0; i < 3; i++)
+        line_of(&v[i], line[i], sizeof line[i]);
+    size_t at = 0;
+    assert_int_equal(sm_explain_text(&an, &ex, text, sizeof text, &at), 0);
+    snprintf(want, sizeof want, "%s" PAD "h2: net.ipv4.tcp_autocorking now 0 (was 1)\n%s%s",
+             line[0], line[1], line[2]);
+    assert_string_equal(text, want);
+    sm_explanation_fini(&ex);
+    fleet_fini(&now);
+    fleet_fini(&base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +374,8 @@ int main(void)
         cmocka_unit_test(test_slow_link_names_both_hosts_data_interface_first),
         cmocka_unit_test(test_regression_carries_what_changed_on_its_host),
         cmocka_unit_test(test_without_fingerprints_the_json_is_as_before),
+        cmocka_unit_test(test_text_groups_a_hosts_flags_and_explains_the_host_once),
+        cmocka_unit_test(test_text_explains_a_host_in_several_pair_rows_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
