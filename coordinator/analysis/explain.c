@@ -218,25 +218,6 @@ void sm_explain_lines(const sm_explanation *e, size_t i, const char *indent, cha
         *at = cap;
 }
 
-size_t sm_explain_note(const sm_explanation *e, size_t i, char *buf, size_t cap)
-{
-    size_t at = 0;
-    if (cap > 0)
-        buf[0] = '\0';
-    if (!sm_explain_any(e, i))
-        return 0;
-    entry v[2 * SM_EXPLAIN_JSON_MAX];
-    size_t n = merged(e, i, SM_EXPLAIN_TEXT_MAX, v);
-    for (size_t k = 0; k < n; k++) {
-        char line[512];
-        bool same = k > 0 && strcmp(v[k].host, v[k - 1].host) == 0;
-        sm_fp_diff_text(same ? NULL : v[k].host, v[k].d, line, sizeof line);
-        at += (size_t)snprintf(at < cap ? buf + at : NULL, at < cap ? cap - at : 0, "%s%s",
-                               k ? "; " : "", line);
-    }
-    return at;
-}
-
 /* ---- a host's explanation once ---- */
 
 /* Under an anomaly's line "  <kind, 10 wide> <text>": its explanation aligned with the text. */
@@ -263,6 +244,31 @@ static bool seen(const entry *v, size_t n, const entry *x)
         if (same_entry(&v[i], x))
             return true;
     return false;
+}
+
+size_t sm_explain_host_note(const sm_explanation *e, const char *host, char *buf, size_t cap)
+{
+    entry shown[SM_EXPLAIN_HOST_MAX];
+    size_t n_shown = 0, at = 0;
+    if (cap > 0)
+        buf[0] = '\0';
+    for (size_t i = 0; e != NULL && i < e->n; i++) {
+        const sm_explained *x = &e->v[i];
+        for (size_t h = 0; h < 2; h++) {
+            size_t n = strcmp(x->host[h], host) == 0 ? x->d[h].n : 0;
+            for (size_t k = 0; k < n && k < SM_EXPLAIN_TEXT_MAX; k++) {
+                entry y = {x->host[h], &x->d[h].v[k], h};
+                if (n_shown == SM_EXPLAIN_HOST_MAX || seen(shown, n_shown, &y))
+                    continue;
+                char line[512];
+                sm_fp_diff_text(n_shown == 0 ? host : NULL, y.d, line, sizeof line);
+                at += (size_t)snprintf(at < cap ? buf + at : NULL, at < cap ? cap - at : 0, "%s%s",
+                                       n_shown ? "; " : "", line);
+                shown[n_shown++] = y;
+            }
+        }
+    }
+    return at;
 }
 
 static bool same_host(const sm_anomaly *a, const sm_anomaly *b)
