@@ -81,11 +81,12 @@ static void metric_heading(const sm_anomaly *a, char *buf, size_t len)
  * (rel: "+73%", "-49%"), beyond it how many times the value is the reference, with the
  * direction ("315x slower", "2.0x faster", "3.1x higher"). A factor when value / reference is
  * at least 2 or at most 0.5 (1 + rel when the two make no positive ratio); one decimal below
- * 10, none above. The two differ only where rel is not value / reference - 1: a slow link's
- * residual is over the overall, its reference what its hosts predict. A fall to 0 (rel -1)
- * has no factor and stays a percentage. At the time limit the value is a bound and so is the
- * change: "> 3.0x slower", "> +45%", "< -20%". Returns true when it wrote a factor (which says
- * the direction); "" when rel is not finite. */
+ * 10, none above. rel is value / reference - 1 but for a slow link (its residual over the
+ * overall, its reference what its two hosts predict) and a fleet move (the median of the hosts'
+ * moves): a factor is always the one the line's two numbers show. A fall to 0 (rel -1) has no
+ * factor and stays a percentage. At the time limit the value is a bound and so is the change:
+ * "> 3.0x slower", "> +45%", "< -20%". Returns true when it wrote a factor (which says the
+ * direction); "" when rel is not finite. */
 static bool change_text(const sm_anomaly *a, char *buf, size_t len)
 {
     buf[0] = '\0';
