@@ -40,10 +40,10 @@ static void test_hook_body_bytes_for_a_new_flag_and_a_regression(void **state)
         "\"id\":"
         "\"12\",\"name\":\"tiny\",\"finished_ms\":1700000000123},\"baseline_run\":\"11\",\"flags\":"
         "[{\"host\":\"h2\",\"test\":\"stream tcp\",\"metric\":\"throughput_MBps\",\"text\":\"h2: "
-        "stream tcp (throughput_MBps) 30 MB/s vs fleet 100 MB/s, -70%, z -, slower [MAD 0, >= "
+        "stream tcp (MB/s) 30 MB/s vs fleet 100 MB/s, 3.3x slower, z - [MAD 0, >= "
         "15%]\"}],\"regressions\":[{\"host\":\"h2\",\"test\":\"stream tcp\",\"metric\":"
-        "\"throughput_MBps\",\"text\":\"h2: stream tcp (throughput_MBps) 30 MB/s vs baseline 100 "
-        "MB/s, -70%, z -, slower [CIs apart and >= 15%]\"}]}");
+        "\"throughput_MBps\",\"text\":\"h2: stream tcp (MB/s) 30 MB/s vs baseline 100 "
+        "MB/s, 3.3x slower, z - [CIs apart and >= 15%]\"}]}");
     free(body);
 }
 
