@@ -155,19 +155,53 @@ function anomalyWhy(a) {
         changes.length ? h('ul', {class: 'changes'}, changes.map(changeItem)) : null);
 }
 
+// The change, as sm_anomaly_text writes it: within 2x either way the percentage the floor was
+// tested on ("+73%"), beyond it a factor that says the direction ("315x slower"); a bound at the
+// time limit ("> 3.0x slower"). Returns [text, whether it is a factor].
+function changeText(a) {
+    const rel = Number(a.rel);
+    if (a.rel === null || a.rel === undefined || !Number.isFinite(rel))
+        return ['-', false];
+    let q = Number(a.value) / Number(a.reference);
+    if (!Number.isFinite(q) || q <= 0)
+        q = 1 + rel;
+    if (q >= 2 || (q > 0 && q <= 0.5)) {
+        const f = q >= 1 ? q : 1 / q;
+        return [`${a.at_limit ? '> ' : ''}${f.toFixed(f < 9.95 ? 1 : 0)}x ${a.direction}`, true];
+    }
+    return [`${!a.at_limit ? '' : rel > 0 ? '> ' : '< '}${fmtPercent(rel)}`, false];
+}
+
+// z with the digits that show it passed its rule's cut ("|z| > 3.5": 3.503, not 3.5).
+function zText(a) {
+    if (a.z === null || a.z === undefined || !Number.isFinite(Number(a.z)))
+        return '-';
+    const m = /\|z\| > ([0-9.]+)/.exec(a.rule || '');
+    const cut = m ? Number(m[1]) : NaN;
+    let s = '';
+    for (let d = 1; d <= 3; d++) {
+        s = Number(a.z).toFixed(d);
+        if (!(Math.abs(Number(s)) <= cut))
+            break;
+    }
+    return s;
+}
+
 export function anomalyItem(a) {
     const who = a.role ? `${a.host} (${a.role})` : a.host;
-    const z = a.z === null || a.z === undefined ? '-' : fmtNum(a.z);
+    const [change, factor] = changeText(a);
+    // The metric as the table heads its column: a ratio is a ratio, else its unit.
+    const heading = a.ratio ? 'ratio' : a.unit || a.metric;
     return h('li', {'data-host': a.host, 'data-kind': a.kind, class: 'anomaly'},
         h('span', {class: 'kind'}, a.kind), ' ',
         h('strong', {class: 'host'}, who), ': ',
-        h('span', {class: 'test'}, `${a.test} (${a.metric})`), ' ',
+        h('span', {class: 'test'}, `${a.test} (${heading})`), ' ',
         h('span', {class: 'value', title: a.at_limit ? 'time limit' : 'value'}, anomalyValue(a)),
         ' vs ', REFERENCE_WORD[a.kind] || 'reference', ' ',
         h('span', {class: 'reference', title: 'reference'}, fmtValue(a.reference, a.unit)),
-        ', ', h('span', {class: 'rel'}, a.rel === null || a.rel === undefined ? '-' : fmtPercent(a.rel)),
-        ', z ', h('span', {class: 'z'}, z),
-        ', ', h('span', {class: 'direction'}, a.direction), ' ',
-        h('span', {class: 'rule'}, `[${a.rule}]`),
+        ', ', h('span', {class: 'rel'}, change),
+        ', z ', h('span', {class: 'z'}, zText(a)),
+        factor ? null : ', ', factor ? null : h('span', {class: 'direction'}, a.direction),
+        ' ', h('span', {class: 'rule'}, `[${a.rule}]`),
         anomalyWhy(a));
 }
