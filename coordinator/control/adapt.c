@@ -176,7 +176,7 @@ static int adapt_decide_cell(sm_control *c, const crun *r, uint32_t cell, uint32
                   res.ok && sm_result_has(&res, m);
         /* A disturbed sample is no sample, as the table leaves it out by default; it still
          * counts as a repetition towards max. */
-        x[i] = !ok ? NAN : res.host.disturbed ? SM_REPS_DISTURBED : sm_result_get(&res, m);
+        x[i] = !ok ? NAN : res.host.disturbed ? SM_REPS_DISTURBED_SAMPLE : sm_result_get(&res, m);
         sm_result_fini(&res);
     }
     if (!rc && sm_reps_decide(x, n, reps, &r->ad->rule, d) != 0)

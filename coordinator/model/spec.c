@@ -102,7 +102,7 @@ static int reps_from_json(const cJSON *item, sm_spec *s, ctx *c)
     set_field(c, "repetitions");
     if (cJSON_IsNumber(item))
         return get_range(item, "repetitions", 1, SM_SPEC_REPS_MAX, &s->repetitions, c);
-    sm_reps_rule r = {SM_REPS_AUTO_MIN, SM_REPS_AUTO_MAX, SM_REPS_AUTO_CI_REL};
+    sm_reps_rule r = {SM_REPS_AUTO_MIN, SM_REPS_AUTO_MAX, SM_REPS_AUTO_CI_REL, 0};
     if (cJSON_IsString(item)) {
         if (strcmp(item->valuestring, "auto") != 0)
             return sm_error_set(c->err, SM_EPARSE,

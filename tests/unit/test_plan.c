@@ -502,7 +502,7 @@ static void test_plan_adaptive_spec_plans_min_and_is_bounded_by_max(void **state
     spec_init(&f, 5, 0);
     add_test(&f, SM_SCOPE_LOCAL, 40);
     f.spec.adaptive = true;
-    f.spec.reps = (sm_reps_rule){5, 50, 0.05};
+    f.spec.reps = (sm_reps_rule){5, 50, 0.05, 0};
     sm_plan_host fleet[50];
     fleet_make(fleet, 50);
     sm_plan p;
