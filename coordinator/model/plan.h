@@ -12,7 +12,7 @@
 #include "proto/err.h"
 #include "proto/msg.h"
 
-#define SM_PLAN_JOBS_MAX 100000 /* cells x (repetitions + warmup) of one run */
+#define SM_PLAN_JOBS_MAX 100000 /* cells x (repetitions + remeasure + warmup) of one run */
 
 /* A registered agent as the planner sees it. */
 typedef struct sm_plan_host {
@@ -45,6 +45,7 @@ typedef struct sm_plan {
     size_t n_cells;
     sm_plan_job *jobs;
     size_t n_jobs;
+    uint32_t remeasure; /* sm_plan_remeasure of the spec and these cells */
 } sm_plan;
 
 /* Expands spec over the fleet.
@@ -60,12 +61,19 @@ typedef struct sm_plan {
  *   their pair (sm_plan_rounds): the coordinator queues jobs by (warm-up, repetition, round,
  *   order), so the disjoint pairs of a round run side by side.
  * - Bound: more than SM_PLAN_JOBS_MAX jobs is SM_EINVAL naming "repetitions" and the counts;
- *   an adaptive spec plans reps.min repetitions and is bounded by reps.max ("repetitions.max").
+ *   an adaptive spec plans reps.min repetitions and is bounded by reps.max ("repetitions.max");
+ *   what remeasuring may add (sm_plan_remeasure) is in the bound too ("remeasure").
  * Errors name their field in err->field ("" when none is at fault).
  * *out must be sm_plan_fini'd on success; left empty on error. */
 int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_fleet, sm_plan *out,
                    sm_error *err);
 void sm_plan_fini(sm_plan *p);
+
+/* The extra measured repetitions a cell of a run of spec over n_cells cells may get for
+ * disturbed samples: spec->remeasure when the spec gave it (sm_plan_expand refuses it past
+ * the bound), else the default lowered to what SM_PLAN_JOBS_MAX leaves beside warm-up and
+ * max (or the fixed count). */
+uint32_t sm_plan_remeasure(const sm_spec *spec, size_t n_cells);
 
 /* The circle method: n hosts (0..n-1) in rounds of disjoint unordered pairs, every pair
  * exactly once: n-1 rounds for even n, n for odd n (one host sits out each round). Writes

@@ -599,9 +599,9 @@ static int tests_from_json(const cJSON *list, sm_spec *s, ctx *c)
 
 /* ---- the spec ---- */
 
-enum { F_NAME, F_HOSTS, F_PAIRS, F_REPS, F_WARMUP, F_PARALLEL, F_TESTS, F__COUNT };
+enum { F_NAME, F_HOSTS, F_PAIRS, F_REPS, F_REMEASURE, F_WARMUP, F_PARALLEL, F_TESTS, F__COUNT };
 static const char *const spec_keys[F__COUNT] = {
-    "name", "hosts", "pairs", "repetitions", "warmup", "parallel", "tests",
+    "name", "hosts", "pairs", "repetitions", "remeasure", "warmup", "parallel", "tests",
 };
 
 static const cJSON *member(const cJSON *o, int f)
@@ -624,6 +624,13 @@ static int spec_from_json(const cJSON *root, sm_spec *s, ctx *c)
         rc = pairs_within_hosts(s, c);
     if (rc == 0 && (seen & 1u << F_REPS))
         rc = reps_from_json(member(root, F_REPS), s, c);
+    /* As many again as asked: a cell whose every sample was disturbed can be measured once
+     * more in full. */
+    s->remeasure = s->adaptive ? s->reps.max : s->repetitions;
+    s->remeasure_given = (seen & 1u << F_REMEASURE) != 0;
+    if (rc == 0 && s->remeasure_given)
+        rc = get_range(member(root, F_REMEASURE), "remeasure", 0, SM_SPEC_REPS_MAX, &s->remeasure,
+                       c);
     if (rc == 0 && (seen & 1u << F_WARMUP))
         rc = get_range(member(root, F_WARMUP), "warmup", 0, SM_SPEC_WARMUP_MAX, &s->warmup, c);
     if (rc == 0 && (seen & 1u << F_PARALLEL)) {
@@ -687,6 +694,20 @@ void sm_spec_fini(sm_spec *s)
     free(s->pair_list);
     free(s->tests);
     memset(s, 0, sizeof *s);
+}
+
+sm_reps_rule sm_spec_rule(const sm_spec *s)
+{
+    sm_reps_rule r = s->reps;
+    if (!s->adaptive)
+        r = (sm_reps_rule){s->repetitions, s->repetitions, 0, 0};
+    r.remeasure = s->remeasure;
+    return r;
+}
+
+bool sm_spec_adds_rounds(const sm_spec *s)
+{
+    return s->adaptive || s->remeasure > 0;
 }
 
 bool sm_spec_has_scope(const sm_spec *s, sm_scope scope)
