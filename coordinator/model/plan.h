@@ -29,7 +29,7 @@ typedef struct sm_cell {
     char host[SM_NAME_LEN]; /* local: the host; pair: the client */
     char peer[SM_NAME_LEN]; /* pair: the server (receiver); "" for local */
     sm_params params;
-    sm_reps_stop stopped; /* adaptive runs: why the cell got no more rounds (export reads it) */
+    sm_reps_stop stopped; /* why the cell got no more rounds, when its rule says (export) */
 } sm_cell;
 
 typedef struct sm_plan_job {
