@@ -75,8 +75,9 @@ typedef struct sm_reps_decision {
  *     SM_REPS_FAILED;
  *   - otherwise one more round (fewer than min ok samples counts as wide: a failed repetition
  *     is made up for).
- * So remeasure 0 is the rule as it was before remeasuring. Returns 0, or SM_EINVAL for a rule
- * out of its bounds (see sm_reps_check), or SM_ENOMEM. */
+ * With remeasure 0 a disturbed repetition counts towards max like any other (the agent's
+ * --once). Returns 0, or SM_EINVAL for a rule out of its bounds (see sm_reps_check), or
+ * SM_ENOMEM. */
 int sm_reps_decide(const double *x, size_t n, uint32_t reps, const sm_reps_rule *rule,
                    sm_reps_decision *out);
 
