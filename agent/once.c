@@ -163,7 +163,7 @@ static int need_round(const sm_once_opts *o, sm_report *rep, bool *more)
              * out (--disturbed include puts it back); both count towards max. */
             x[i] = !(c->samples[i].ok && sm_result_has(&c->samples[i], m)) ? NAN
                    : !o->include_disturbed && c->samples[i].host.disturbed
-                       ? SM_REPS_DISTURBED
+                       ? SM_REPS_DISTURBED_SAMPLE
                        : sm_result_get(&c->samples[i], m);
         sm_reps_decision d;
         int rc = sm_reps_decide(x, c->n_samples, (uint32_t)c->n_samples, &o->reps, &d);

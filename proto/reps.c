@@ -1,4 +1,5 @@
-/* The stopping rule of adaptive repetitions: one more round while the median's CI is wide. */
+/* The stopping rule of repetitions: one more round while the median's CI is wide, or while
+ * disturbed samples keep a cell short. */
 #include "proto/reps.h"
 
 #include "proto/err.h"
@@ -12,6 +13,7 @@ static const char *const stop_names[] = {
     [SM_REPS_CI] = "ci",
     [SM_REPS_MAX] = "max",
     [SM_REPS_FAILED] = "failed",
+    [SM_REPS_DISTURBED] = "disturbed",
 };
 
 const char *sm_reps_stop_name(sm_reps_stop s)
@@ -48,19 +50,37 @@ sm_metric sm_reps_metric(const sm_params *p)
 int sm_reps_check(const sm_reps_rule *rule, uint32_t max_reps)
 {
     if (!rule || rule->min < 1 || rule->min > rule->max || rule->max > max_reps ||
-        !(rule->ci_rel > 0 && rule->ci_rel < 1))
+        rule->remeasure > max_reps)
+        return SM_EINVAL;
+    /* ci_rel 0 is a fixed count: a cell of min repetitions can have no more but for remeasuring. */
+    if (rule->ci_rel == 0 ? rule->min != rule->max : !(rule->ci_rel > 0 && rule->ci_rel < 1))
         return SM_EINVAL;
     return 0;
 }
 
-/* Whether some repetition ran but was disturbed: then the cell did not fail, it was measured
- * at a bad time, and another round may well be clean. */
-static bool any_disturbed(const double *x, size_t n)
+/* The repetitions that ran but were disturbed: the cell did not fail then, it was measured at
+ * a bad time, and another round may well be clean. */
+static size_t count_disturbed(const double *x, size_t n)
 {
+    size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (x[i] == SM_REPS_DISTURBED)
-            return true;
-    return false;
+        k += x[i] == SM_REPS_DISTURBED_SAMPLE;
+    return k;
+}
+
+/* Past max: another round while disturbed repetitions keep the cell short of max undisturbed
+ * ones and remeasure allows it. A failed repetition counts as undisturbed: a host at its time
+ * limit, or one that fails, would only do it again. */
+static void past_max(uint32_t reps, const sm_reps_rule *rule, sm_reps_decision *out)
+{
+    const uint64_t undisturbed = reps > out->n_disturbed ? reps - out->n_disturbed : 0;
+    const bool short_of = rule->remeasure > 0 && out->n_disturbed > 0 && undisturbed < rule->max;
+    if (short_of && (uint64_t)reps < (uint64_t)rule->max + rule->remeasure)
+        out->more = out->remeasure = true;
+    else if (short_of)
+        out->why = SM_REPS_DISTURBED;
+    else
+        out->why = rule->ci_rel == 0 ? SM_REPS_NONE : SM_REPS_MAX;
 }
 
 int sm_reps_decide(const double *x, size_t n, uint32_t reps, const sm_reps_rule *rule,
@@ -81,13 +101,15 @@ int sm_reps_decide(const double *x, size_t n, uint32_t reps, const sm_reps_rule 
         out->n_ok = s.n;
         out->median = s.median;
         out->half_width = (s.ci95_high - s.ci95_low) / 2;
-        tight = s.n >= rule->min && out->half_width <= rule->ci_rel * fabs(s.median);
+        tight = rule->ci_rel > 0 && s.n >= rule->min &&
+                out->half_width <= rule->ci_rel * fabs(s.median);
     }
+    out->n_disturbed = count_disturbed(x, n);
     if (tight)
         out->why = SM_REPS_CI;
     else if (reps >= rule->max)
-        out->why = SM_REPS_MAX;
-    else if (reps >= rule->min && out->n_ok == 0 && !any_disturbed(x, n))
+        past_max(reps, rule, out);
+    else if (reps >= rule->min && out->n_ok == 0 && out->n_disturbed == 0)
         out->why = SM_REPS_FAILED;
     else
         out->more = true;

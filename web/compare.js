@@ -56,11 +56,13 @@ function rowAnomalies(label, anomalies) {
 }
 
 // "N disturbed" and "N failed", as the exports write them; disturbed samples are counted but
-// not summarised unless the table was asked for with disturbed=include.
+// not summarised unless the table was asked for with disturbed=include. Those that were
+// measured again as often as the run's remeasure allows, and still were, say so.
 function counts(c) {
     const limited = c.limited ? `${c.limited} at time limit` : '';
     const failed = c.failed > (c.limited || 0) ? `${c.failed - (c.limited || 0)} failed` : '';
-    return [c.disturbed ? `${c.disturbed} disturbed` : '', limited, failed]
+    const ranOut = c.stopped === 'disturbed' ? ' (remeasure ran out)' : '';
+    return [c.disturbed ? `${c.disturbed} disturbed${ranOut}` : '', limited, failed]
         .filter(Boolean).join(', ');
 }
 

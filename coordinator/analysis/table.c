@@ -233,8 +233,9 @@ static void csv_header_group(sbuf *b, const sm_table_col *c, bool ratio, bool st
         csv_header_field(b, c, "stopped", false);
 }
 
-/* Whether any value cell records why its adaptive repetitions stopped: only then has the CSV a
- * "stopped" column per test, so that tables of fixed repetitions keep their columns. */
+/* Whether any value cell records why its repetitions stopped (adaptive ones, or disturbed
+ * samples measured again to the bound): only then has the CSV a "stopped" column per test, so
+ * that tables of fixed repetitions keep their columns. */
 static bool any_stopped(const sm_table *t)
 {
     for (size_t i = 0; i < t->n_rows * t->n_cols; i++)
@@ -253,7 +254,7 @@ static void csv_number(sbuf *b, double v)
 }
 
 /* A value cell ends with its disturbed count, which a cell without data can have too, and
- * when the table has adaptive repetitions, why they stopped. */
+ * when the table has cells that say so, why their repetitions stopped. */
 static void csv_cell(sbuf *b, const sm_table_cell *c, bool ratio, bool stopped)
 {
     if (!c->have) {
@@ -354,9 +355,11 @@ static void md_cell(sbuf *b, const sm_table_cell *c, bool ratio)
     bool bound = c->limited > 0 && !c->have && isfinite(c->limit_bound);
     if (bound)
         sbuf_printf(b, "> %g", c->limit_bound);
-    /* Disturbed samples are counted beside the value, or stand alone where they were all. */
+    /* Disturbed samples are counted beside the value, or stand alone where they were all;
+     * measured again as often as remeasure allows, they say so as "(max)" does. */
     if (c->disturbed > 0)
-        sbuf_printf(b, "%s%" PRIu32 " disturbed", c->have || bound ? ", " : "", c->disturbed);
+        sbuf_printf(b, "%s%" PRIu32 " disturbed%s", c->have || bound ? ", " : "", c->disturbed,
+                    c->stopped == SM_REPS_DISTURBED ? " (remeasure ran out)" : "");
     bool any = c->have || bound || c->disturbed > 0;
     if (c->failed > 0 && c->limited == c->failed)
         sbuf_printf(b, "%s(%" PRIu32 " at time limit)", any ? " " : "", c->failed);
@@ -625,7 +628,7 @@ static bool json_columns(cJSON *root, const char *key, const sm_table_col *cols,
     return true;
 }
 
-/* "stopped": "ci", "max" or "failed" for a cell of adaptive repetitions, else null. */
+/* "stopped": "ci", "max", "failed" or "disturbed" when the cell's rule said why, else null. */
 static bool put_stopped(cJSON *o, sm_reps_stop why)
 {
     const char *name = sm_reps_stop_name(why);
@@ -809,7 +812,8 @@ void sm_table_noisy_reason(const sm_table_cell *c, bool with_disturbed, char *bu
     /* Too few clean samples because disturbed ones were left out: that is the reason to give,
      * since including them (?disturbed=include) is the user's way out. */
     if (n < SM_ANALYSIS_NOISY_MIN_N && c->disturbed > 0 && !with_disturbed) {
-        snprintf(buf, cap, "%" PRIu32 " of %zu samples disturbed", c->disturbed, n + c->disturbed);
+        snprintf(buf, cap, "%" PRIu32 " of %zu samples disturbed%s", c->disturbed, n + c->disturbed,
+                 c->stopped == SM_REPS_DISTURBED ? " (remeasure ran out)" : "");
         return;
     }
     if (n < SM_ANALYSIS_NOISY_MIN_N) {

@@ -57,7 +57,8 @@ typedef struct sm_table_cell {
      * in s only when the table was built with them (sm_table.with_disturbed) */
     uint32_t disturbed;
     /* Adaptive repetitions: SM_REPS_MAX when max ran out before the CI was tight, SM_REPS_CI
-     * when it got tight; SM_REPS_NONE for fixed repetitions. */
+     * when it got tight; any run: SM_REPS_DISTURBED when remeasure ran out with disturbed
+     * samples still keeping it short; SM_REPS_NONE otherwise for fixed repetitions. */
     sm_reps_stop stopped;
     /* A ratio of CPU times so small that they are a few scheduler ticks each: shown, marked
      * "(coarse)", never judged by the analysis. */
@@ -110,11 +111,12 @@ bool sm_table_ci_short(const sm_table_cell *c);
  * CSV: header "host,<label> median (<unit>),<label> ci95_low (<unit>),<label> ci95_high
  * (<unit>),<label> n,<label> disturbed,...,<ratio label> median (x),...,flags" (ratio columns
  * have no disturbed field); empty fields where a cell has no data (disturbed is 0 then, or the
- * count), and "<label> stopped" ("ci", "max", "failed" or empty) after each test's
- * disturbed field when any cell has adaptive repetitions; CRLF line ends. Markdown: a pipe table,
- * "median [low, high] n=N" per cell and
+ * count), and "<label> stopped" ("ci", "max", "failed", "disturbed" or empty) after each
+ * test's disturbed field when any cell says why it stopped; CRLF line ends. Markdown: a pipe
+ * table, "median [low, high] n=N" per cell and
  * ", D disturbed" when there were any ("n=30 (max)" when adaptive repetitions ran out
- * before the CI was tight), flags in bold, a header line naming the run. JSON:
+ * before the CI was tight, "D disturbed (remeasure ran out)" when measuring them again did
+ * not make up for them), flags in bold, a header line naming the run. JSON:
  * {"version":1,"run":{"id":"7","name":...},"pairs":false,"disturbed":"exclude"|"include",
  * "rows":[...],"columns":[{"label","metric","unit"}],"ratio_columns":[...],
  * "cells":[{"row","column","n","median","mean","stddev","min","max","cv","ci95_low",
@@ -125,7 +127,8 @@ bool sm_table_ci_short(const sm_table_cell *c);
  * sm_table_noisy_reason ("" when not noisy). */
 char *sm_table_csv(const sm_table *t);
 /* Why cell c is noisy, into buf (cap bytes): "n 2 < 3", "CV 14% > 10%", and, when disturbed
- * samples were left out of a cell that is short of clean ones, "2 of 5 samples disturbed";
+ * samples were left out of a cell that is short of clean ones, "2 of 5 samples disturbed"
+ * (with " (remeasure ran out)" when the cell stopped SM_REPS_DISTURBED);
  * "" when it is not noisy. with_disturbed: the table's flag. */
 void sm_table_noisy_reason(const sm_table_cell *c, bool with_disturbed, char *buf, size_t cap);
 char *sm_table_md(const sm_table *t);

@@ -79,6 +79,8 @@ static bool judge_cell(const sm_table *t, sm_table_cell *c, size_t fleet, size_t
     char tail[256];
     failed_tail(c, tail, sizeof tail);
     const char *dreason = c->disturbed_reason ? c->disturbed_reason : "no reason recorded";
+    /* Measured again to its remeasure bound and still short: more rounds were no way out. */
+    const char *ran_out = c->stopped == SM_REPS_DISTURBED ? " (remeasure ran out)" : "";
     if (total == 0)
         return judge(&c->j, SM_VERDICT_NONE, NULL);
     if (used == 0 && aside == 0 && c->limited == 0)
@@ -89,8 +91,8 @@ static bool judge_cell(const sm_table *t, sm_table_cell *c, size_t fleet, size_t
                            c->failed, c->failed_reason ? c->failed_reason : "no reason recorded");
     if (used == 0 && aside > 0)
         return judge(&c->j, SM_VERDICT_INCONCLUSIVE,
-                     "%" PRIu32 " of %" PRIu32 " samples disturbed: %.200s%s", aside, total,
-                     dreason, tail);
+                     "%" PRIu32 " of %" PRIu32 " samples disturbed%s: %.200s%s", aside, total,
+                     ran_out, dreason, tail);
     if (at_limit(c))
         return judge(&c->j, SM_VERDICT_INCONCLUSIVE,
                      "%" PRIu32 " of %" PRIu32 " jobs at the time limit, and too few hosts "
@@ -99,8 +101,8 @@ static bool judge_cell(const sm_table *t, sm_table_cell *c, size_t fleet, size_t
     if (used < SM_ANALYSIS_NOISY_MIN_N) {
         char dist[300] = "";
         if (aside > 0)
-            snprintf(dist, sizeof dist, "; %" PRIu32 " of %" PRIu32 " samples disturbed: %.200s",
-                     aside, total, dreason);
+            snprintf(dist, sizeof dist, "; %" PRIu32 " of %" PRIu32 " samples disturbed%s: %.200s",
+                     aside, total, ran_out, dreason);
         return judge(&c->j, SM_VERDICT_INCONCLUSIVE, "%" PRIu32 " clean %s < %d%s%s", used,
                      plural(used, "sample", "samples"), SM_ANALYSIS_NOISY_MIN_N, dist, tail);
     }

@@ -23,13 +23,14 @@ const char *sm_verdict_name(sm_verdict v);
  *   - none when it has no job at all;
  *   - failed when every job failed, none on its time limit ("every job failed: REASON");
  *   - inconclusive, in this order, when: no clean sample ("3 of 3 samples disturbed: REASON",
- *     with ", 1 failed" when some failed); its jobs mostly ran into their time limit and that
- *     was not enough to flag it ("3 of 3 jobs at the time limit: too few hosts finished to
- *     compare with"); fewer than 3 clean samples ("1 clean sample < 3; 2 of 3 samples
- *     disturbed: REASON"); CPU times too coarse (ratios of a few scheduler ticks); fewer than 3
- *     hosts of its column have clean samples ("only 1 of 3 hosts has clean samples of this
- *     test; judging needs 3"), since a host is never judged against a fleet whose samples
- *     were set aside;
+ *     with ", 1 failed" when some failed, and "disturbed (remeasure ran out):" when the cell
+ *     was measured again as often as its run allows, SM_REPS_DISTURBED); its jobs mostly ran
+ *     into their time limit and that was not enough to flag it ("3 of 3 jobs at the time
+ *     limit: too few hosts finished to compare with"); fewer than 3 clean samples ("1 clean
+ *     sample < 3; 2 of 3 samples disturbed: REASON"); CPU times too coarse (ratios of a few
+ *     scheduler ticks); fewer than 3 hosts of its column have clean samples ("only 1 of 3
+ *     hosts has clean samples of this test; judging needs 3"), since a host is never judged
+ *     against a fleet whose samples were set aside;
  *   - ok otherwise.
  * With disturbed samples included (t->with_disturbed), they count as clean. A row is flagged
  * when any of its cells is, failed when all its cells with jobs failed, inconclusive when any

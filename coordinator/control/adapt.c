@@ -1,5 +1,5 @@
-/* Adaptive repetitions of a matrix run: more rounds for the cells whose confidence interval is
- * still wide. */
+/* Repetitions a matrix run adds as it goes: more rounds for the cells whose confidence interval
+ * is still wide, or whose samples were disturbed. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +9,13 @@
 #include "proto/log.h"
 
 /* A run whose spec gives repetitions as {"min","max","ci_rel"} starts each cell with min
- * measured repetitions. The variants of one test on one host (or pair) form a group that is
- * planned together, A B A B; a group whose jobs have all ended is judged cell by cell with
- * sm_reps_decide, and while any of its cells is wide (and below max) the whole group gets one
- * more round, queued behind everything its hosts already have, so that the paired ratio
- * columns (tcp/unix of the same repetition) stay paired and interleaved. */
+ * measured repetitions; a run of a fixed count starts with that count, min = max. The variants
+ * of one test on one host (or pair) form a group that is planned together, A B A B; a group
+ * whose jobs have all ended is judged cell by cell with sm_reps_decide, and while any of its
+ * cells is wide (and below max), or short of max undisturbed repetitions for disturbed ones
+ * (and below max + remeasure), the whole group gets one more round, queued behind everything
+ * its hosts already have, so that the paired ratio columns (tcp/unix of the same repetition)
+ * stay paired and interleaved. A fixed run with remeasure 0 has no state here. */
 
 typedef struct acell {
     uint32_t group;
@@ -30,7 +32,7 @@ typedef struct agroup {
 } agroup;
 
 struct adapt {
-    sm_reps_rule rule;
+    sm_reps_rule rule; /* remeasure as sm_plan_remeasure bounds it */
     acell *cells;
     size_t n_cells;
     agroup *groups;
@@ -50,7 +52,8 @@ static adapt *adapt_new(const sm_spec *spec, size_t n_cells)
     adapt *ad = calloc(1, sizeof *ad);
     if (!ad)
         return NULL;
-    ad->rule = spec->reps;
+    ad->rule = sm_spec_rule(spec);
+    ad->rule.remeasure = sm_plan_remeasure(spec, n_cells);
     ad->n_cells = n_cells;
     ad->cells = calloc(n_cells ? n_cells : 1, sizeof *ad->cells);
     ad->groups = calloc(n_cells ? n_cells : 1, sizeof *ad->groups);
@@ -86,7 +89,7 @@ static void adapt_group_cell(adapt *ad, size_t i, bool starts, const char *host,
     ad->cells[i].group = (uint32_t)(ad->n_groups - 1);
 }
 
-/* The adaptive state of a run just planned: every job is pending, min repetitions each. */
+/* The state of a run just planned: every job is pending, min repetitions each. */
 int ctl_adapt_plan(crun *r, const sm_spec *spec, const sm_plan *plan, sm_error *err)
 {
     adapt *ad = adapt_new(spec, plan->n_cells);
@@ -110,8 +113,9 @@ int ctl_adapt_plan(crun *r, const sm_spec *spec, const sm_plan *plan, sm_error *
     return 0;
 }
 
-/* The adaptive state of a run resumed after a restart, from its stored cells and jobs: the
- * rounds it added are jobs like the others, so the store holds all there is to know. */
+/* The state of a run resumed after a restart, from its stored cells and jobs: the rounds it
+ * added are jobs like the others, so the store holds all there is to know. A fixed run that
+ * remeasures nothing (its default remeasure took no room in the job bound) gets none. */
 int ctl_adapt_open(sm_control *c, crun *r, const sm_spec *spec, sm_error *err)
 {
     sm_cell_row *cells = NULL;
@@ -147,7 +151,7 @@ int ctl_adapt_open(sm_control *c, crun *r, const sm_spec *spec, sm_error *err)
     }
     sm_store_cells_free(cells, nc);
     sm_store_jobs_free(jobs, nj);
-    if (rc) {
+    if (rc || (!spec->adaptive && ad->rule.remeasure == 0)) {
         ctl_adapt_free(ad);
         return rc;
     }
@@ -156,7 +160,8 @@ int ctl_adapt_open(sm_control *c, crun *r, const sm_spec *spec, sm_error *err)
 }
 
 /* The decision for one cell of run r after reps measured repetitions, from its stored results:
- * the headline metric of each ok one, NaN for each failed one. */
+ * the headline metric of each ok one, NaN for each failed one, SM_REPS_DISTURBED_SAMPLE for
+ * each disturbed one. */
 static int adapt_decide_cell(sm_control *c, const crun *r, uint32_t cell, uint32_t reps,
                              sm_reps_decision *d, sm_error *err)
 {
@@ -174,9 +179,9 @@ static int adapt_decide_cell(sm_control *c, const crun *r, uint32_t cell, uint32
         bool ok = sm_codec_result_decode(rows[i].result_json, strlen(rows[i].result_json), &res,
                                          &e) == 0 &&
                   res.ok && sm_result_has(&res, m);
-        /* A disturbed sample is no sample, as the table leaves it out by default; it still
-         * counts as a repetition towards max. */
-        x[i] = !ok ? NAN : res.host.disturbed ? SM_REPS_DISTURBED : sm_result_get(&res, m);
+        /* A disturbed sample is no sample, as the table leaves it out by default; the rule
+         * may have it measured again. */
+        x[i] = !ok ? NAN : res.host.disturbed ? SM_REPS_DISTURBED_SAMPLE : sm_result_get(&res, m);
         sm_result_fini(&res);
     }
     if (!rc && sm_reps_decide(x, n, reps, &r->ad->rule, d) != 0)
@@ -250,9 +255,70 @@ static int adapt_add_round(sm_control *c, crun *r, agroup *g, int64_t now_ms, sm
     return rc;
 }
 
-/* A job of adaptive run r ended for good (done, or failed after its retry): when it was the
- * last pending one of its group, the group is judged. A group whose hosts are gone, or a run
- * being cancelled, gets no new round. */
+/* Says why group g gets one more round: a CI still wide, or (past max) disturbed samples,
+ * counted on the first cell that has them; d holds the decisions of its first n cells. */
+static void log_round(const crun *r, const agroup *g, const sm_reps_decision *d, uint32_t n)
+{
+    const adapt *ad = r->ad;
+    const acell *first = &ad->cells[g->first];
+    uint32_t k = 0;
+    while (k + 1 < n && !d[k].remeasure)
+        k++;
+    if (!d[k].remeasure) {
+        sm_log(LOG_INFO, "SM-RUN-ROUND",
+               "run %" PRIu64 ": cells %u..%u on %s%s%s: a CI is wider than +-%g%% of its median "
+               "after %u repetitions, one more round",
+               r->id, g->first, g->first + g->n - 1, first->host, first->peer[0] ? "->" : "",
+               first->peer, ad->rule.ci_rel * 100, g->reps);
+        return;
+    }
+    sm_log(LOG_NOTICE, "SM-RUN-ROUND",
+           "run %" PRIu64 ": cells %u..%u on %s%s%s: %zu of %u samples of cell %u disturbed, one "
+           "more round (%u of %u extra)",
+           r->id, g->first, g->first + g->n - 1, first->host, first->peer[0] ? "->" : "",
+           first->peer, d[k].n_disturbed, g->reps, g->first + k, g->reps - ad->rule.max + 1,
+           ad->rule.remeasure);
+}
+
+/* Stores why each cell of group g stopped. A cell still wanting a round stopped on no rule
+ * (its hosts are gone); a fixed count's cell that got its clean samples has nothing to say. */
+static int stop_group(sm_control *c, const crun *r, const agroup *g, const sm_reps_decision *d,
+                      uint32_t n, sm_error *err)
+{
+    const adapt *ad = r->ad;
+    for (uint32_t i = 0; i < n; i++) {
+        if (d[i].more || d[i].why == SM_REPS_NONE)
+            continue;
+        const acell *ac = &ad->cells[g->first + i];
+        if (d[i].why == SM_REPS_DISTURBED)
+            sm_log(LOG_WARNING, "SM-RUN-DISTURBED",
+                   "run %" PRIu64 ": cell %u on %s%s%s stops short: %zu of %u repetitions "
+                   "disturbed with %u extra, %zu clean",
+                   r->id, g->first + i, ac->host, ac->peer[0] ? "->" : "", ac->peer,
+                   d[i].n_disturbed, g->reps, g->reps - ad->rule.max, d[i].n_ok);
+        int rc = sm_store_cell_set_stopped(c->st, r->id, g->first + i, d[i].why, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Whether every host of group g is still there to run another round. */
+static bool group_hosts_up(sm_control *c, const adapt *ad, const agroup *g)
+{
+    for (uint32_t i = g->first; i < g->first + g->n; i++) {
+        const acell *ac = &ad->cells[i];
+        const cagent *a = sm_map_get(c->agents, ac->host);
+        const cagent *b = ac->peer[0] ? sm_map_get(c->agents, ac->peer) : NULL;
+        if (!a || a->status == SM_AGENT_LOST || (ac->peer[0] && (!b || b->status == SM_AGENT_LOST)))
+            return false;
+    }
+    return true;
+}
+
+/* A job of run r ended for good (done, or failed after its retry): when it was the last
+ * pending one of its group, the group is judged. A group whose hosts are gone, or a run being
+ * cancelled, gets no new round. */
 int ctl_adapt_job_ended(sm_control *c, crun *r, uint32_t cell, int64_t now_ms, sm_error *err)
 {
     adapt *ad = r->ad;
@@ -263,34 +329,18 @@ int ctl_adapt_job_ended(sm_control *c, crun *r, uint32_t cell, int64_t now_ms, s
         g->pending--;
     if (g->pending > 0 || r->cancelling)
         return 0;
-    bool more = false, hosts_up = true;
+    bool more = false;
     sm_reps_decision d[SM_SPEC_VARIANTS_MAX]; /* a group is one test's variants */
-    for (uint32_t i = 0; i < g->n && i < sizeof d / sizeof d[0]; i++) {
+    const uint32_t n = g->n < SM_SPEC_VARIANTS_MAX ? g->n : SM_SPEC_VARIANTS_MAX;
+    for (uint32_t i = 0; i < n; i++) {
         int rc = adapt_decide_cell(c, r, g->first + i, g->reps, &d[i], err);
         if (rc)
             return rc;
         more = more || d[i].more;
-        const acell *ac = &ad->cells[g->first + i];
-        const cagent *a = sm_map_get(c->agents, ac->host);
-        const cagent *b = ac->peer[0] ? sm_map_get(c->agents, ac->peer) : NULL;
-        hosts_up = hosts_up && a && a->status != SM_AGENT_LOST &&
-                   (!ac->peer[0] || (b && b->status != SM_AGENT_LOST));
     }
-    if (more && hosts_up) {
-        sm_log(LOG_INFO, "SM-RUN-ROUND",
-               "run %" PRIu64 ": cells %u..%u on %s%s%s: a CI is wider than +-%g%% of its median "
-               "after %u repetitions, one more round",
-               r->id, g->first, g->first + g->n - 1, ad->cells[g->first].host,
-               ad->cells[g->first].peer[0] ? "->" : "", ad->cells[g->first].peer,
-               ad->rule.ci_rel * 100, g->reps);
+    if (more && group_hosts_up(c, ad, g)) {
+        log_round(r, g, d, n);
         return adapt_add_round(c, r, g, now_ms, err);
     }
-    for (uint32_t i = 0; i < g->n && i < sizeof d / sizeof d[0]; i++) {
-        if (d[i].more)
-            continue; /* its hosts are gone: it stopped on neither rule */
-        int rc = sm_store_cell_set_stopped(c->st, r->id, g->first + i, d[i].why, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return stop_group(c, r, g, d, n, err);
 }

@@ -56,7 +56,7 @@ static int load_agents(sm_control *c, int64_t now_ms, sm_error *err)
     return rc;
 }
 
-/* One running run as stored, with its adaptive state when its spec asks for one. */
+/* One running run as stored, with the state of the rounds it adds when its rule adds any. */
 static int load_run(sm_control *c, const sm_run_row *row, sm_error *err)
 {
     crun *r = calloc(1, sizeof *r);
@@ -74,7 +74,7 @@ static int load_run(sm_control *c, const sm_run_row *row, sm_error *err)
     if (sm_store_run_get(c->st, r->id, &full, &e) == 0) {
         if (full.spec_json &&
             sm_spec_decode(full.spec_json, strlen(full.spec_json), &spec, &e) == 0) {
-            rc = spec.adaptive ? ctl_adapt_open(c, r, &spec, err) : 0;
+            rc = sm_spec_adds_rounds(&spec) ? ctl_adapt_open(c, r, &spec, err) : 0;
             sm_spec_fini(&spec);
         }
         sm_run_row_fini(&full);

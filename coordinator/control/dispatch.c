@@ -602,7 +602,8 @@ int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
     r->id = *run_id;
     r->parallel = parallel;
     r->total = (uint32_t)plan.n_jobs;
-    if (spec->adaptive && (rc = ctl_adapt_plan(r, spec, &plan, err)))
+    /* Any run whose rule can add rounds: adaptive, or remeasuring disturbed samples. */
+    if ((spec->adaptive || plan.remeasure > 0) && (rc = ctl_adapt_plan(r, spec, &plan, err)))
         goto out;
     if (sm_map_put_id(c->runs, r->id, r) != 0) {
         rc = sm_error_set(err, SM_ENOMEM, "out of memory");
@@ -610,8 +611,12 @@ int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
     }
     r = NULL;
     queue_jobs(c, &plan, order, made);
-    sm_log(LOG_NOTICE, "SM-RUN-START", "run %" PRIu64 " (%s): %zu cells, %zu jobs", *run_id,
-           spec->name, plan.n_cells, plan.n_jobs);
+    char extra[64] = "";
+    if (plan.remeasure)
+        snprintf(extra, sizeof extra, ", up to %u more a cell where samples are disturbed",
+                 plan.remeasure);
+    sm_log(LOG_NOTICE, "SM-RUN-START", "run %" PRIu64 " (%s): %zu cells, %zu jobs%s", *run_id,
+           spec->name, plan.n_cells, plan.n_jobs, extra);
     tell_change(c, SM_CHANGE_RUN, NULL, 0, *run_id);
     if (note[0])
         sm_log(parallel ? LOG_WARNING : LOG_NOTICE,

@@ -47,7 +47,7 @@ typedef struct crun {
     uint32_t total, done, failed;
     uint32_t active; /* jobs assigned or running */
     bool cancelling; /* its jobs are being failed: no round is added now */
-    adapt *ad;       /* adaptive repetitions; NULL for a fixed count */
+    adapt *ad;       /* the rounds it adds; NULL for a fixed count that remeasures nothing */
 } crun;
 
 typedef struct cagent {
@@ -194,7 +194,7 @@ void ctl_wake_run_hosts(sm_control *c, uint64_t run_id);
 /* Commands for the agent now: its pending cancel, its unacked assignment, or (when idle) the
  * next queued job, which becomes its current one. */
 int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *reply, sm_error *err);
-/* Frees a run and its adaptive state; NULL is ignored (void * for sm_map_free). */
+/* Frees a run and the state of its rounds; NULL is ignored (void * for sm_map_free). */
 void ctl_run_free(void *p);
 
 /* ---- intake.c: results, acks, pair sides, how jobs end, run counts ---- */
@@ -208,14 +208,16 @@ void ctl_owed_acks_pay(sm_control *c, cagent *a, sm_poll_reply *reply);
 int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reason, int64_t now_ms,
                    sm_error *err);
 
-/* ---- adapt.c: adaptive repetitions ---- */
+/* ---- adapt.c: rounds a run adds (adaptive repetitions, disturbed samples remeasured) ---- */
 
-/* The adaptive state of a run just planned: every job is pending, min repetitions each. */
+/* The state of a run just planned whose rule adds rounds (adaptive, or plan->remeasure > 0):
+ * every job is pending, min repetitions each. */
 int ctl_adapt_plan(crun *r, const sm_spec *spec, const sm_plan *plan, sm_error *err);
-/* The adaptive state of a run resumed after a restart, from its stored cells and jobs. */
+/* The state of a run resumed after a restart, from its stored cells and jobs; r->ad stays
+ * NULL when its rule adds no rounds. */
 int ctl_adapt_open(sm_control *c, crun *r, const sm_spec *spec, sm_error *err);
-/* A job of adaptive run r ended for good: judges its group when it was the last pending one,
- * and queues one more round when a cell needs it. */
+/* A job of run r (r->ad set) ended for good: judges its group when it was the last pending
+ * one, and queues one more round when a cell needs it. */
 int ctl_adapt_job_ended(sm_control *c, crun *r, uint32_t cell, int64_t now_ms, sm_error *err);
 void ctl_adapt_free(adapt *ad);
 

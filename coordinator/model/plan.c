@@ -375,13 +375,32 @@ static int count_cells(expand *x, uint64_t *n_pairs, uint64_t *n_cells)
     return 0;
 }
 
+/* The measured repetitions a cell may reach before remeasuring: its fixed count, or max. */
+static uint32_t most_reps(const sm_spec *spec)
+{
+    return spec->adaptive ? spec->reps.max : spec->repetitions;
+}
+
+uint32_t sm_plan_remeasure(const sm_spec *spec, size_t n_cells)
+{
+    if (spec->remeasure_given || n_cells == 0)
+        return spec->remeasure;
+    /* A default remeasure takes what the job bound leaves, so that it never refuses a spec
+     * that would run without it. */
+    const uint64_t per_cell = SM_PLAN_JOBS_MAX / n_cells;
+    const uint64_t used = (uint64_t)spec->warmup + most_reps(spec);
+    const uint64_t room = per_cell > used ? per_cell - used : 0;
+    return room < spec->remeasure ? (uint32_t)room : spec->remeasure;
+}
+
 /* The run's jobs, counted before anything is allocated for them. */
 static int check_jobs(expand *x, uint64_t n_cells, uint64_t n_jobs)
 {
     const sm_spec *spec = x->spec;
-    /* An adaptive run may grow to max repetitions per cell: its bound is checked up front, so
-     * that a run accepted never outgrows what the store and the queues were sized for. */
-    uint64_t n_most = n_cells * ((uint64_t)spec->warmup + (spec->adaptive ? spec->reps.max : 0));
+    /* An adaptive run may grow to max repetitions per cell, and any run by what remeasuring
+     * adds: the bounds are checked up front, so that a run accepted never outgrows what the
+     * store and the queues were sized for. */
+    const uint64_t n_most = n_cells * ((uint64_t)spec->warmup + most_reps(spec));
     if (spec->adaptive && n_most > SM_PLAN_JOBS_MAX) {
         set_field(x, "repetitions.max");
         return sm_error_set(x->err, SM_EINVAL,
@@ -397,6 +416,15 @@ static int check_jobs(expand *x, uint64_t n_cells, uint64_t n_jobs)
                             "above the maximum %d",
                             (unsigned long long)n_cells, spec->repetitions, spec->warmup,
                             (unsigned long long)n_jobs, SM_PLAN_JOBS_MAX);
+    }
+    const uint32_t extra = sm_plan_remeasure(spec, (size_t)n_cells);
+    if (n_most + n_cells * extra > SM_PLAN_JOBS_MAX) {
+        set_field(x, "remeasure");
+        return sm_error_set(x->err, SM_EINVAL,
+                            "remeasure: %llu cells x (%u repetitions + %u remeasured + %u "
+                            "warm-up) = %llu jobs, above the maximum %d",
+                            (unsigned long long)n_cells, most_reps(spec), extra, spec->warmup,
+                            (unsigned long long)(n_most + n_cells * extra), SM_PLAN_JOBS_MAX);
     }
     return 0;
 }
@@ -459,6 +487,7 @@ int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_flee
     out->n_cells = (size_t)n_cells;
     out->jobs = jobs;
     out->n_jobs = (size_t)n_jobs;
+    out->remeasure = sm_plan_remeasure(spec, (size_t)n_cells);
     cells = NULL;
     jobs = NULL;
 out:

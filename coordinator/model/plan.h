@@ -12,7 +12,7 @@
 #include "proto/err.h"
 #include "proto/msg.h"
 
-#define SM_PLAN_JOBS_MAX 100000 /* cells x (repetitions + warmup) of one run */
+#define SM_PLAN_JOBS_MAX 100000 /* cells x (repetitions + remeasure + warmup) of one run */
 
 /* A registered agent as the planner sees it. */
 typedef struct sm_plan_host {
@@ -29,7 +29,7 @@ typedef struct sm_cell {
     char host[SM_NAME_LEN]; /* local: the host; pair: the client */
     char peer[SM_NAME_LEN]; /* pair: the server (receiver); "" for local */
     sm_params params;
-    sm_reps_stop stopped; /* adaptive runs: why the cell got no more rounds (export reads it) */
+    sm_reps_stop stopped; /* why the cell got no more rounds, when its rule says (export) */
 } sm_cell;
 
 typedef struct sm_plan_job {
@@ -45,6 +45,7 @@ typedef struct sm_plan {
     size_t n_cells;
     sm_plan_job *jobs;
     size_t n_jobs;
+    uint32_t remeasure; /* sm_plan_remeasure of the spec and these cells */
 } sm_plan;
 
 /* Expands spec over the fleet.
@@ -60,7 +61,8 @@ typedef struct sm_plan {
  *   their pair (sm_plan_rounds): the coordinator queues jobs by (warm-up, repetition, round,
  *   order), so the disjoint pairs of a round run side by side.
  * - Bound: more than SM_PLAN_JOBS_MAX jobs is SM_EINVAL naming "repetitions" and the counts;
- *   an adaptive spec plans reps.min repetitions and is bounded by reps.max ("repetitions.max").
+ *   an adaptive spec plans reps.min repetitions and is bounded by reps.max ("repetitions.max");
+ *   what remeasuring may add (sm_plan_remeasure) is in the bound too ("remeasure").
  * Errors name their field in err->field ("" when none is at fault).
  * *out must be sm_plan_fini'd on success; left empty on error. */
 int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_fleet, sm_plan *out,
@@ -71,6 +73,12 @@ void sm_plan_fini(sm_plan *p);
  * order (jobs keep their order, round and repetition; their cell index follows the cells').
  * 0, or SM_ENOMEM with p unchanged. */
 int sm_plan_keep(sm_plan *p, const bool *keep);
+
+/* The extra measured repetitions a cell of a run of spec over n_cells cells may get for
+ * disturbed samples: spec->remeasure when the spec gave it (sm_plan_expand refuses it past
+ * the bound), else the default lowered to what SM_PLAN_JOBS_MAX leaves beside warm-up and
+ * max (or the fixed count). */
+uint32_t sm_plan_remeasure(const sm_spec *spec, size_t n_cells);
 
 /* The circle method: n hosts (0..n-1) in rounds of disjoint unordered pairs, every pair
  * exactly once: n-1 rounds for even n, n for odd n (one host sits out each round). Writes

@@ -56,15 +56,21 @@ typedef struct sm_spec {
     size_t n_tests;
     /* "repetitions" as an object (or "auto"): each cell starts with reps.min interleaved
      * repetitions (repetitions is set to it) and gets more rounds until its CI is tight or
-     * reps.max (proto/reps.h). */
+     * reps.max (proto/reps.h). reps.remeasure is unused: sm_spec_rule has the run's. */
     bool adaptive;
     sm_reps_rule reps;
+    /* "remeasure": extra measured repetitions a cell may get while disturbed samples keep it
+     * short, 0..SM_SPEC_REPS_MAX; default as many again as asked (repetitions, or reps.max). */
+    uint32_t remeasure;
+    bool remeasure_given; /* the spec said "remeasure"; a default one yields to the job bound
+                             (sm_plan_remeasure) */
 } sm_spec;
 
 /* Decodes and validates a spec:
  *   {"name":"tcp-vs-unix","hosts":"all"|["h1","h2"]|{"label":"rack=2"},
  *    "pairs":"mesh"|"ring"|{"star":"h1"}|[["h1","h2"],...],
- *    "repetitions":5 | "auto" | {"min":5,"max":30,"ci_rel":0.05},"warmup":1,"parallel":true,
+ *    "repetitions":5 | "auto" | {"min":5,"max":30,"ci_rel":0.05},"remeasure":5,
+ *    "warmup":1,"parallel":true,
  *    "tests":[{"workload":"stream","scope":"local","transport":["tcp","unix"],
  *              "msg_size":[128,131072],"count":8192}, ...]}
  * Every field of a test is a params field (proto/codec's names) whose value may be a list; the
@@ -75,12 +81,24 @@ typedef struct sm_spec {
  * test has scope pair. The object form of repetitions may leave out any member (min 5 or the
  * given max if lower, max 30 or the given min if higher, ci_rel 0.05) and "auto" is all
  * defaults; each bound is checked (1 <= min <= max <= SM_SPEC_REPS_MAX, 0 < ci_rel < 1) with
- * the member as the field ("repetitions.min"). On error: SM_EPARSE/SM_EINVAL, err->msg names the
- * field and the bound, and err->field gets its path (e.g. "tests[1].msg_size[2]"; "" on
- * success and when no field is at fault). *out is left empty on error and must be
- * sm_spec_fini'd on success. */
+ * the member as the field ("repetitions.min"). "remeasure" (0..SM_SPEC_REPS_MAX, field
+ * "remeasure") is how many measured repetitions past its repetitions (past max when adaptive) a
+ * cell may get when some of its samples were disturbed and it is short of clean ones
+ * (sm_reps_decide); it defaults to as many again (repetitions, or max), and 0 turns it off.
+ * On error: SM_EPARSE/SM_EINVAL, err->msg names the field and the bound, and err->field gets
+ * its path (e.g. "tests[1].msg_size[2]"; "" on success and when no field is at fault).
+ * *out is left empty on error and must be sm_spec_fini'd on success. */
 int sm_spec_decode(const char *json, size_t len, sm_spec *out, sm_error *err);
 void sm_spec_fini(sm_spec *s);
+
+/* The repetitions rule a run of s follows (proto/reps.h): reps with s->remeasure when
+ * adaptive; else {repetitions, repetitions, 0, remeasure}, a fixed count that only remeasuring
+ * adds to. */
+sm_reps_rule sm_spec_rule(const sm_spec *s);
+
+/* Whether a run of s may get rounds its plan does not have: adaptive repetitions, or
+ * remeasure > 0. */
+bool sm_spec_adds_rounds(const sm_spec *s);
 
 /* Whether any test of the spec has scope pair / local. */
 bool sm_spec_has_scope(const sm_spec *s, sm_scope scope);

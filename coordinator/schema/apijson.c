@@ -318,16 +318,16 @@ int sm_api_run_request(const char *body, size_t len, char **spec_json, sm_error 
     const cJSON *item;
     cJSON_ArrayForEach(item, req)
     {
-        static const char *const allowed[] = {"preset",   "hosts", "repetitions", "warmup",
-                                              "parallel", "name",  "pairs"};
+        static const char *const allowed[] = {"preset", "hosts",    "repetitions", "remeasure",
+                                              "warmup", "parallel", "name",        "pairs"};
         size_t k = 0;
         while (k < sizeof allowed / sizeof *allowed && strcmp(item->string, allowed[k]) != 0)
             k++;
         if (k == sizeof allowed / sizeof *allowed) {
             sm_error_field(err, "%s", item->string);
             rc = sm_error_set(err, SM_EINVAL,
-                              "%.64s: not a field a preset takes (hosts, repetitions, warmup, "
-                              "parallel, name, pairs)",
+                              "%.64s: not a field a preset takes (hosts, repetitions, "
+                              "remeasure, warmup, parallel, name, pairs)",
                               item->string);
             break;
         }

@@ -56,9 +56,9 @@ int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_
                       sm_error *err);
 
 /* POST /api/runs: the body is a spec, or {"preset":NAME,"hosts":...,"repetitions":N,
- * "warmup":N,"parallel":B} whose fields are put over the preset's spec. *spec_json is the spec
- * to run (malloc'd). Errors name the field in err->field ("preset" when there is no such
- * preset). */
+ * "remeasure":N,"warmup":N,"parallel":B} whose fields are put over the preset's spec.
+ * *spec_json is the spec to run (malloc'd). Errors name the field in err->field ("preset" when
+ * there is no such preset). */
 int sm_api_run_request(const char *body, size_t len, char **spec_json, sm_error *err);
 
 /* POST /api/runs/{id}/again: the body is empty, {} or {"cells":"unjudged"} (the cells the run

@@ -92,7 +92,15 @@ class CliTest(unittest.TestCase):
         self.assertTrue(progress, p.stderr)
         done, total, failed = map(int, progress[-1])
         self.assertEqual((done, failed), (total, 0))
-        self.assertEqual(total, 2 * 3 * (2 + 2))  # hosts x variants x (reps + preset's warmup)
+        # hosts x variants x (reps + preset's warmup), and a round of a host's 3 variants for
+        # each repetition this busy machine disturbed (remeasure: up to 2 more per cell).
+        jobs = self.f.query("SELECT host, warmup, rep FROM jobs WHERE run_id = ?", rid)
+        self.assertEqual(total, len(jobs))
+        self.assertEqual(sum(1 for _, warm, _ in jobs if warm), 2 * 3 * 2)
+        for host in ("h1", "h2"):
+            reps = [rep for h, warm, rep in jobs if h == host and not warm]
+            self.assertIn(max(reps) + 1, (2, 3, 4), jobs)
+            self.assertEqual(len(reps), 3 * (max(reps) + 1), jobs)
         # Both agents run on this machine: the run says, once and first, that its jobs go one
         # at a time and why.
         said = re.findall(rf"^run {rid}: jobs: one at a time: (.*)$", p.stderr, re.M)
@@ -114,16 +122,29 @@ class CliTest(unittest.TestCase):
 
     def test_run_repetitions_auto_adds_rounds_up_to_max_and_the_table_says_so(self):
         # ci_rel 0.0001 is never met by a real measurement: every cell gets its 5, then one
-        # more round, and stops on max (6).
+        # more round, and stops on max (6), or, where this busy machine disturbed some of a
+        # host's repetitions, on max undisturbed ones after as many more rounds (up to 6 more,
+        # the default remeasure), or on "disturbed" when those ran out.
         # --disturbed include: every repetition that ran is in n, disturbed or not.
         p = self.cli("run", "--preset", "seed-tcp-unix", "--repetitions", "auto",
                      "--max-repetitions", "6", "--ci-rel", "0.0001", "--wait", "--format", "md",
                      "--disturbed", "include")
         self.assertEqual(p.returncode, 0, p)
-        self.assertEqual(p.stdout.count("n=6 (max)"), 6, p.stdout)  # 2 hosts x 3 variants
         rid = int(re.search(r"^run (\d+) started$", p.stderr, re.M).group(1))
-        # 2 hosts x 3 variants x (6 + 2 warm-up): grown from 5 measured as the round was added.
-        self.assertEqual(self.f.get(f"/api/runs/{rid}")["progress"]["total"], 2 * 3 * (6 + 2))
+        rows = [line for line in p.stdout.splitlines() if re.match(r"\| h\d ", line)]
+        self.assertEqual(len(rows), 2, p.stdout)
+        measured = 0
+        for row in rows:
+            ns = {int(n) for n in re.findall(r"n=(\d+)", row)}
+            self.assertEqual(len(ns), 1, row)  # a host's variants run in rounds together
+            n = ns.pop()
+            self.assertIn(n, range(6, 13), row)
+            measured += 3 * n
+            self.assertEqual(row.count("(max)") + row.count("(remeasure ran out)"), 3, row)
+        # 2 hosts x 3 variants x 2 warm-up, and the measured ones: grown from 5 each as the
+        # rounds were added.
+        self.assertEqual(self.f.get(f"/api/runs/{rid}")["progress"]["total"],
+                         2 * 3 * 2 + measured)
 
     def test_run_without_wait_prints_the_id_then_show_and_cancel_it(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
@@ -213,7 +234,9 @@ class CliTest(unittest.TestCase):
         p = self.cli("show", str(rid))
         self.assertEqual(p.returncode, 0, p)
         self.assertIn(f"run {rid} (seed-tcp-unix): done", p.stdout)
-        self.assertIn("progress: 24/24 jobs done, 0 failed", p.stdout)
+        # 24 jobs, and a round of a host's 3 variants for a sample this busy machine disturbed.
+        total = self.f.get(f"/api/runs/{rid}")["progress"]["total"]
+        self.assertIn(f"progress: {total}/{total} jobs done, 0 failed", p.stdout)
         self.assertRegex(p.stdout, r"(?m)^jobs: one at a time: h1, h2 share one machine "
                                    r"\(boot id [0-9a-f]{8}\)$")
         cells = [line.split() for line in p.stdout.splitlines() if re.match(r"\s*\d+\s+h\d", line)]
@@ -328,13 +351,15 @@ class CliTest(unittest.TestCase):
         rows = {line.split()[0]: line for line in lines[1:]}
         self.assertEqual(set(rows), {"seed-tcp-unix", "seed-http", "quick", "full"})
         # seed-tcp-unix: 3 variants x 12 repetitions x 2 hosts; the run above had 2
-        # repetitions (24 jobs), so its time is scaled by 72/24.
+        # repetitions (24 jobs, more where a disturbed sample was measured again), so its time
+        # is scaled by 72 over its jobs.
         took = (run["finished_ms"] - run["created_ms"]) / 1000
-        m = re.search(rf"^seed-tcp-unix\s+72\s+about (?:(\d+)m)?(\d+)s \(run {rid}: 24 jobs in ",
-                      rows["seed-tcp-unix"])
+        total = run["progress"]["total"]
+        m = re.search(rf"^seed-tcp-unix\s+72\s+about (?:(\d+)m)?(\d+)s \(run {rid}: {total} jobs "
+                      "in ", rows["seed-tcp-unix"])
         self.assertIsNotNone(m, rows["seed-tcp-unix"])
         est = int(m.group(1) or 0) * 60 + int(m.group(2))
-        self.assertAlmostEqual(est, took * 3, delta=2)
+        self.assertAlmostEqual(est, took * 72 / total, delta=2)
         self.assertIn("no estimate (no finished run of it yet)", rows["quick"])
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Disturbed samples on the lab (network namespaces, root): a CPU hog on the CPU where one host
 measures makes that host's samples disturbed, and the table says so per cell, while the hosts
-measuring on the other CPU stay clean; a link cut in the middle of a pair job marks that job
+measuring on the other CPU stay clean, and a run measures the hogged host's cells again until
+"remeasure" runs out, then says they stopped "disturbed"; a link cut in the middle of a pair job marks that job
 disturbed by the network, duration-bound or count-bound, and the next, uncut one not; a link
 shaped to 10 Mbit/s for a whole job, which retransmits as TCP finds its rate, does not. The real
 coordinator, agents, store and API."""
@@ -71,8 +72,10 @@ class DisturbedLabTest(unittest.TestCase):
     @unless_stolen
     def test_a_hog_on_one_hosts_cpu_makes_its_cells_disturbed_in_the_table(self):
         f = self.fleet()
-        body = {"name": "hogged", "hosts": "all", "repetitions": REPS, "warmup": 1,
-                "parallel": False, "tests": [SEED]}
+        # "remeasure": 0: the marks of REPS samples are the matter here; measuring them again
+        # is the next test's.
+        body = {"name": "hogged", "hosts": "all", "repetitions": REPS, "remeasure": 0,
+                "warmup": 1, "parallel": False, "tests": [SEED]}
         # The hog pushes every other task of this machine onto CPU 1, where h1 and h3 measure:
         # a machine busy with other work disturbs them too. A run whose h1 and h3 stay mostly
         # clean settles it; after three runs that did not, the CPU time others used on CPU 1
@@ -142,6 +145,50 @@ class DisturbedLabTest(unittest.TestCase):
         if busy:
             self.skipTest(busy + "; h2's cells checked, the others' cleanness not")
 
+    @unless_stolen
+    def test_a_hogged_host_is_measured_again_then_stops_disturbed_and_says_so(self):
+        # h2 alone, its CPU hogged for the whole run: every sample disturbed, the first REPS
+        # and the REPS more that "remeasure" (as many again, by default) allows.
+        f = self.fleet()
+        body = {"name": "remeasured", "hosts": ["h2"], "repetitions": REPS, "warmup": 0,
+                "parallel": False, "tests": [SEED]}
+        with CpuHog(cpu=0, seconds=240):
+            rid = self.run_spec(f, body)
+        r = f.get(f"/api/runs/{rid}")
+        self.assertEqual(r["progress"], {"done": 2 * 2 * REPS, "failed": 0,
+                                         "total": 2 * 2 * REPS}, r)
+        # tcp and unix in rounds together (A B A B): repetitions 0 .. 2 REPS - 1 of each.
+        reps = f.query("SELECT cell, rep FROM jobs WHERE run_id = ? ORDER BY ord", rid)
+        self.assertEqual(sorted(reps), sorted((c, i) for c in (0, 1) for i in range(2 * REPS)))
+        self.assertEqual([c for c, _ in reps], [0, 1] * 2 * REPS)
+        t = f.get(f"/api/runs/{rid}/table?format=json")
+        self.assertEqual(len(t["cells"]), 2, t)
+        for c in t["cells"]:
+            self.assertEqual((c["n"], c["disturbed"], c["stopped"]), (0, 2 * REPS, "disturbed"),
+                             c)
+            self.assertEqual(c["noisy_reason"],
+                             f"{2 * REPS} of {2 * REPS} samples disturbed (remeasure ran out)")
+        self.assertEqual(f.query("SELECT DISTINCT stopped FROM cells WHERE run_id = ?", rid),
+                         [("disturbed",)])
+        with urllib.request.urlopen(f.url + f"/api/runs/{rid}/table?format=md") as resp:
+            md = resp.read().decode()
+        self.assertEqual(md.count(f"{2 * REPS} disturbed (remeasure ran out)"), 2, md)
+        with urllib.request.urlopen(f.url + f"/api/runs/{rid}/table?format=csv") as resp:
+            rows = list(csv.reader(io.StringIO(resp.read().decode(), newline="")))
+        stopped = [i for i, h in enumerate(rows[0]) if h.endswith(" stopped")]
+        self.assertEqual([rows[1][i] for i in stopped], ["disturbed", "disturbed"], rows)
+        # The coordinator said why the run grew, round by round, and where it stopped short.
+        with open(os.path.join(f.dir, "coordinator.log")) as fh:
+            log = fh.read()
+        for k in range(1, REPS + 1):
+            self.assertIn(f"SM-RUN-ROUND run {rid}: cells 0..1 on h2: {REPS + k - 1} of "
+                          f"{REPS + k - 1} samples of cell 0 disturbed, one more round "
+                          f"({k} of {REPS} extra)", log)
+        for cell in (0, 1):
+            self.assertIn(f"SM-RUN-DISTURBED run {rid}: cell {cell} on h2 stops short: "
+                          f"{2 * REPS} of {2 * REPS} repetitions disturbed with {REPS} extra, "
+                          f"0 clean", log)
+
 
 def cut_link(f, host, seconds):
     """Takes host's root-side veth down for seconds, then up again."""
@@ -178,8 +225,11 @@ def stored_results(f, rid):
 
 
 def pair_run(f, name, test, reps):
+    """A run of reps pair jobs h1 -> h2. "remeasure": 0: a cut job is marked and kept, not
+    measured again, so that each test judges the jobs it cut."""
     return f.start_run({"name": name, "hosts": ["h1", "h2"], "pairs": [["h1", "h2"]],
-                        "repetitions": reps, "warmup": 0, "parallel": False, "tests": [test]})
+                        "repetitions": reps, "remeasure": 0, "warmup": 0, "parallel": False,
+                        "tests": [test]})
 
 
 def running_job(f, rid):

@@ -61,8 +61,9 @@ class WsTest(unittest.TestCase):
         self.assertEqual(snap["type"], "snapshot")
         self.assertEqual(sorted(a["name"] for a in snap["agents"]), ["h1", "h2"])
         self.assertEqual(snap["runs"], [])
+        # "remeasure": 0: its 8 jobs are counted, disturbed or not.
         status, resp = f.post("/api/runs", {"name": "w", "hosts": "all", "repetitions": 2,
-                                            "warmup": 0, "tests": [
+                                            "remeasure": 0, "warmup": 0, "tests": [
                                                 {"workload": "connect", "scope": "local",
                                                  "transport": ["tcp", "unix"], "count": 50}]})
         self.assertEqual(status, 201, resp)

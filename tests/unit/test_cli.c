@@ -1284,6 +1284,30 @@ static void test_cli_spec_position_counts_lines_and_columns_from_one(void **stat
     assert_int_equal(col, 1);
 }
 
+/* A preset run may turn remeasuring off (or set its bound) as a spec does; a field no spec
+ * has is refused, naming the ones a preset takes. */
+static void test_cli_preset_request_takes_remeasure_and_names_the_fields_it_takes(void **state)
+{
+    (void)state;
+    char *spec = NULL;
+    sm_error err = {0};
+    const char *body = "{\"preset\":\"quick\",\"remeasure\":0}";
+    assert_int_equal(sm_api_run_request(body, strlen(body), &spec, &err), 0);
+    sm_spec s;
+    assert_int_equal(sm_spec_decode(spec, strlen(spec), &s, &err), 0);
+    assert_int_equal(s.remeasure, 0);
+    assert_true(s.remeasure_given);
+    sm_spec_fini(&s);
+    free(spec);
+    spec = NULL;
+    body = "{\"preset\":\"quick\",\"remeasures\":0}";
+    assert_int_equal(sm_api_run_request(body, strlen(body), &spec, &err), SM_EINVAL);
+    assert_null(spec);
+    assert_string_equal(err.field, "remeasures");
+    assert_string_equal(err.msg, "remeasures: not a field a preset takes (hosts, repetitions, "
+                                 "remeasure, warmup, parallel, name, pairs)");
+}
+
 static void test_cli_unknown_preset_names_every_preset(void **state)
 {
     (void)state;
@@ -1363,6 +1387,7 @@ int main(void)
         cmocka_unit_test(test_cli_spec_file_error_names_the_file_and_the_line_and_column),
         cmocka_unit_test(test_cli_spec_position_counts_lines_and_columns_from_one),
         cmocka_unit_test(test_cli_unknown_preset_names_every_preset),
+        cmocka_unit_test(test_cli_preset_request_takes_remeasure_and_names_the_fields_it_takes),
         cmocka_unit_test(test_cli_anomalies_takes_a_run_a_baseline_and_a_floor),
         cmocka_unit_test(test_cli_jobs_takes_a_run_a_host_a_state_and_a_format),
         cmocka_unit_test(test_cli_trends_takes_a_host_or_pair_a_test_a_metric_and_a_format),

@@ -797,6 +797,174 @@ static void test_control_adaptive_rounds_resume_after_a_restart(void **state)
     assert_int_equal(cell_stopped(f, id, 3), SM_REPS_CI);
 }
 
+/* ---- disturbed samples measured again ---- */
+
+static uint32_t run_total(fixture *f, uint64_t id)
+{
+    sm_run_row r = run_row(f, id);
+    uint32_t total = r.total;
+    sm_run_row_fini(&r);
+    return total;
+}
+
+/* The host's next job, answered with 100 MB/s, disturbed or not; checks that it is
+ * repetition rep of cell `cell`. */
+static void take_rep(fixture *f, sm_poll *p, bool disturbed, uint32_t cell, uint32_t rep)
+{
+    sm_job_row j = take_value_as(f, p, 100, disturbed);
+    assert_int_equal(j.cell, cell);
+    assert_int_equal(j.rep, rep);
+    assert_false(j.warmup);
+    sm_job_row_fini(&j);
+}
+
+/* Restarts the control core over the same store, as a coordinator restart does. */
+static void restart(fixture *f)
+{
+    sm_control_close(f->c);
+    f->c = NULL;
+    sm_error err = {0};
+    sm_control_cfg cfg = {.hold_ms = HOLD, .job_grace_ms = 1000};
+    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, f->now, &err), 0);
+}
+
+static void test_control_a_fixed_run_measures_disturbed_samples_again_up_to_its_bound(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    /* 2 repetitions, remeasure 2 by default: h1's tcp (cell 0) is disturbed every time. */
+    uint64_t id = start_run(f, 2, true, &p1, &p2);
+    assert_int_equal(run_total(f, id), 8);
+    for (uint32_t rep = 0; rep < 2; rep++) {
+        take_rep(f, &p1, true, 0, rep);
+        take_rep(f, &p1, false, 1, rep);
+    }
+    /* The group of h1 (tcp and unix, A B) gets a round: repetitions 2, then 3. */
+    assert_int_equal(run_total(f, id), 10);
+    take_rep(f, &p1, true, 0, 2);
+    take_rep(f, &p1, false, 1, 2);
+    assert_int_equal(run_total(f, id), 12);
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_NONE);
+    take_rep(f, &p1, true, 0, 3);
+    take_rep(f, &p1, false, 1, 3);
+    /* 2 + 2 extra ran: tcp stops short, unix had its clean samples all along. */
+    assert_int_equal(run_total(f, id), 12);
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_DISTURBED);
+    assert_int_equal(cell_stopped(f, id, 1), SM_REPS_NONE);
+    sm_poll_reply rep;
+    bool now;
+    poll_once(f, &p1, &rep, &now);
+    assert_int_equal(rep.n_commands, 0);
+    /* h2 is clean: no job beyond its plan, and the run ends done with the rounds counted. */
+    for (uint32_t r = 0; r < 2; r++) {
+        take_rep(f, &p2, false, 2, r);
+        take_rep(f, &p2, false, 3, r);
+    }
+    sm_run_row r = run_row(f, id);
+    assert_int_equal(r.state, SM_RUN_DONE);
+    assert_int_equal(r.total, 12);
+    assert_int_equal(r.done, 12);
+    sm_run_row_fini(&r);
+    assert_int_equal(cell_stopped(f, id, 2), SM_REPS_NONE);
+    assert_int_equal(cell_stopped(f, id, 3), SM_REPS_NONE);
+}
+
+static void test_control_a_fixed_run_stops_remeasuring_once_it_has_its_clean_samples(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run(f, 2, true, &p1, &p2);
+    take_rep(f, &p1, false, 0, 0);
+    take_rep(f, &p1, true, 1, 0); /* unix disturbed once */
+    take_rep(f, &p1, false, 0, 1);
+    take_rep(f, &p1, false, 1, 1);
+    assert_int_equal(run_total(f, id), 10);
+    take_rep(f, &p1, false, 0, 2);
+    take_rep(f, &p1, false, 1, 2);
+    /* Two clean samples of each: no reason to record, as for any fixed count. */
+    assert_int_equal(run_total(f, id), 10);
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_NONE);
+    assert_int_equal(cell_stopped(f, id, 1), SM_REPS_NONE);
+}
+
+static void test_control_remeasure_0_and_failed_jobs_add_no_round(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run_reps(f, "2,\"remeasure\":0", true, &p1, &p2);
+    for (uint32_t rep = 0; rep < 2; rep++) {
+        take_rep(f, &p1, true, 0, rep);
+        take_rep(f, &p1, true, 1, rep);
+    }
+    assert_int_equal(run_total(f, id), 8);
+    sm_poll_reply r;
+    bool now;
+    poll_once(f, &p1, &r, &now);
+    assert_int_equal(r.n_commands, 0);
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_NONE);
+    /* h2 fails every job (each after its retry), none disturbed: remeasuring is on by
+     * default, and still no round. */
+    for (int i = 0; i < 8; i++)
+        take_and_finish(f, &p2, false, "client: time limit of 100 ms reached");
+    poll_once(f, &p2, &r, &now);
+    assert_int_equal(r.n_commands, 0);
+    sm_run_row row = run_row(f, id);
+    assert_int_equal(row.state, SM_RUN_FAILED);
+    assert_int_equal(row.total, 8);
+    assert_int_equal(row.failed, 4);
+    sm_run_row_fini(&row);
+}
+
+static void test_control_remeasuring_resumes_after_a_restart(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id = start_run_reps(f, "2,\"remeasure\":3", true, &p1, &p2);
+    for (uint32_t rep = 0; rep < 2; rep++) {
+        take_rep(f, &p1, true, 0, rep);
+        take_rep(f, &p1, false, 1, rep);
+    }
+    assert_int_equal(run_total(f, id), 10);
+    restart(f);
+    /* The round added before the restart runs, disturbed again: the resumed state adds the
+     * next, then stops at 2 + 3. */
+    take_rep(f, &p1, true, 0, 2);
+    take_rep(f, &p1, false, 1, 2);
+    assert_int_equal(run_total(f, id), 12);
+    restart(f);
+    take_rep(f, &p1, true, 0, 3);
+    take_rep(f, &p1, false, 1, 3);
+    assert_int_equal(run_total(f, id), 14);
+    take_rep(f, &p1, true, 0, 4);
+    take_rep(f, &p1, false, 1, 4);
+    assert_int_equal(run_total(f, id), 14);
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_DISTURBED);
+}
+
+static void test_control_an_adaptive_run_remeasures_past_max_then_stops_disturbed(void **state)
+{
+    fixture *f = *state;
+    sm_poll p1, p2;
+    uint64_t id =
+        start_run_reps(f, "{\"min\":2,\"max\":3,\"ci_rel\":0.05},\"remeasure\":1", true, &p1, &p2);
+    for (uint32_t rep = 0; rep < 2; rep++) {
+        take_rep(f, &p1, true, 0, rep);
+        take_rep(f, &p1, false, 1, rep);
+    }
+    /* Below max: a round for a cell with no sample, as before. */
+    assert_int_equal(run_total(f, id), 10);
+    take_rep(f, &p1, true, 0, 2);
+    take_rep(f, &p1, false, 1, 2);
+    /* At max, three disturbed: before remeasuring it stopped "max" here. */
+    assert_int_equal(run_total(f, id), 12);
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_NONE);
+    take_rep(f, &p1, true, 0, 3);
+    take_rep(f, &p1, false, 1, 3);
+    assert_int_equal(run_total(f, id), 12);
+    assert_int_equal(cell_stopped(f, id, 0), SM_REPS_DISTURBED);
+    assert_int_equal(cell_stopped(f, id, 1), SM_REPS_CI);
+}
+
 static void test_control_run_jobs_of_a_host_alternate_variants_and_the_run_ends_done(void **state)
 {
     fixture *f = *state;
@@ -2008,6 +2176,18 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_adaptive_rounds_resume_after_a_restart, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_fixed_run_measures_disturbed_samples_again_up_to_its_bound, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_a_fixed_run_stops_remeasuring_once_it_has_its_clean_samples, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_control_remeasure_0_and_failed_jobs_add_no_round,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_control_remeasuring_resumes_after_a_restart, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_an_adaptive_run_remeasures_past_max_then_stops_disturbed, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_a_silent_agent_is_lost_and_its_job_fails_agent_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(

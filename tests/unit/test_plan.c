@@ -502,7 +502,7 @@ static void test_plan_adaptive_spec_plans_min_and_is_bounded_by_max(void **state
     spec_init(&f, 5, 0);
     add_test(&f, SM_SCOPE_LOCAL, 40);
     f.spec.adaptive = true;
-    f.spec.reps = (sm_reps_rule){5, 50, 0.05};
+    f.spec.reps = (sm_reps_rule){5, 50, 0.05, 0};
     sm_plan_host fleet[50];
     fleet_make(fleet, 50);
     sm_plan p;
@@ -514,6 +514,57 @@ static void test_plan_adaptive_spec_plans_min_and_is_bounded_by_max(void **state
     expand_fails(&f, fleet, 50, "repetitions.max",
                  "repetitions.max: 2000 cells x (51 repetitions + 0 warm-up) = 102000 jobs, "
                  "above the maximum 100000");
+}
+
+static void test_plan_a_default_remeasure_takes_what_the_bound_leaves(void **state)
+{
+    (void)state;
+    spec_fx f;
+    spec_init(&f, 10, 1);
+    add_test(&f, SM_SCOPE_LOCAL, 40);
+    f.spec.remeasure = 10;
+    sm_plan_host fleet[50];
+    fleet_make(fleet, 50);
+    sm_plan p;
+    expand_ok(&f, fleet, 4, &p); /* 160 cells: room for all of it */
+    assert_int_equal(p.remeasure, 10);
+    assert_int_equal(p.n_jobs, 160 * 11);
+    sm_plan_fini(&p);
+    /* 2000 cells x (10 + 1 warm-up) leaves 50 - 11 = 39 per cell, of which 10 fit. */
+    expand_ok(&f, fleet, 50, &p);
+    assert_int_equal(p.remeasure, 10);
+    sm_plan_fini(&p);
+    /* 2000 cells x (45 + 1) leaves 4 of the default 45. */
+    f.spec.repetitions = f.spec.remeasure = 45;
+    expand_ok(&f, fleet, 50, &p);
+    assert_int_equal(p.remeasure, 4);
+    assert_int_equal(sm_plan_remeasure(&f.spec, 2000), 4);
+    sm_plan_fini(&p);
+    /* Adaptive: beside max, not min. */
+    f.spec.adaptive = true;
+    f.spec.repetitions = 5;
+    f.spec.reps = (sm_reps_rule){5, 48, 0.05, 0};
+    assert_int_equal(sm_plan_remeasure(&f.spec, 2000), 1);
+}
+
+static void test_plan_a_given_remeasure_past_the_bound_is_refused(void **state)
+{
+    (void)state;
+    spec_fx f;
+    spec_init(&f, 45, 1);
+    add_test(&f, SM_SCOPE_LOCAL, 40);
+    f.spec.remeasure = 5;
+    f.spec.remeasure_given = true;
+    sm_plan_host fleet[50];
+    fleet_make(fleet, 50);
+    expand_fails(&f, fleet, 50, "remeasure",
+                 "remeasure: 2000 cells x (45 repetitions + 5 remeasured + 1 warm-up) = 102000 "
+                 "jobs, above the maximum 100000");
+    f.spec.remeasure = 4;
+    sm_plan p;
+    expand_ok(&f, fleet, 50, &p);
+    assert_int_equal(p.remeasure, 4);
+    sm_plan_fini(&p);
 }
 
 static void test_plan_mesh_of_a_large_fleet_fails_the_bound_without_allocating_it(void **state)
@@ -690,6 +741,8 @@ int main(void)
         cmocka_unit_test(test_plan_pairs_rule_is_ignored_without_pair_tests),
         cmocka_unit_test(test_plan_jobs_up_to_the_bound_are_accepted_and_above_refused),
         cmocka_unit_test(test_plan_adaptive_spec_plans_min_and_is_bounded_by_max),
+        cmocka_unit_test(test_plan_a_default_remeasure_takes_what_the_bound_leaves),
+        cmocka_unit_test(test_plan_a_given_remeasure_past_the_bound_is_refused),
         cmocka_unit_test(test_plan_mesh_of_a_large_fleet_fails_the_bound_without_allocating_it),
         cmocka_unit_test(test_plan_bad_counts_in_a_hand_made_spec_are_refused),
         cmocka_unit_test(test_plan_test_with_both_scopes_gives_local_then_pair_cells),

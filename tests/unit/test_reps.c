@@ -1,4 +1,4 @@
-/* Unit tests of the stopping rule of adaptive repetitions (proto/reps.c). */
+/* Unit tests of the stopping rule of repetitions, adaptive and remeasured (proto/reps.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,7 +11,9 @@
 #include <math.h>
 #include <string.h>
 
-static const sm_reps_rule rule_5_30 = {5, 30, 0.05};
+static const sm_reps_rule rule_5_30 = {5, 30, 0.05, 0};
+/* "repetitions": 3 with "remeasure": 3. */
+static const sm_reps_rule fixed_3 = {3, 3, 0, 3};
 
 static void test_reps_stops_at_min_when_the_interval_is_tight(void **state)
 {
@@ -44,7 +46,7 @@ static void test_reps_exactly_at_the_bound_is_tight(void **state)
 {
     (void)state;
     /* Half-width 0.0625 = 6.25% of 1.0, every value exact in binary. */
-    const sm_reps_rule r = {5, 30, 0.0625};
+    const sm_reps_rule r = {5, 30, 0.0625, 0};
     const double y[] = {0.9375, 1.0, 1.0625, 1.0, 1.0};
     sm_reps_decision d;
     assert_int_equal(sm_reps_decide(y, 5, 5, &r, &d), 0);
@@ -66,7 +68,7 @@ static void test_reps_stops_at_max_and_says_so(void **state)
     assert_int_equal(d.why, SM_REPS_MAX);
     assert_string_equal(sm_reps_stop_name(d.why), "max");
     /* max equal to min: no round is ever added. */
-    const sm_reps_rule fixed = {5, 5, 0.05};
+    const sm_reps_rule fixed = {5, 5, 0.05, 0};
     assert_int_equal(sm_reps_decide(x, 5, 5, &fixed, &d), 0);
     assert_false(d.more);
     assert_int_equal(d.why, SM_REPS_MAX);
@@ -76,7 +78,7 @@ static void test_reps_tight_at_max_is_ci_not_max(void **state)
 {
     (void)state;
     const double x[] = {1.0, 1.0, 1.01, 1.0, 1.0};
-    const sm_reps_rule r = {3, 5, 0.05};
+    const sm_reps_rule r = {3, 5, 0.05, 0};
     sm_reps_decision d;
     assert_int_equal(sm_reps_decide(x, 5, 5, &r, &d), 0);
     assert_false(d.more);
@@ -122,8 +124,8 @@ static void test_reps_a_cell_measured_only_while_disturbed_goes_on(void **state)
     (void)state;
     /* Five repetitions that ran while the host was busy: no sample, but no failure either;
      * the next round may be clean, up to max. */
-    const double x[] = {SM_REPS_DISTURBED, SM_REPS_DISTURBED, NAN, SM_REPS_DISTURBED,
-                        SM_REPS_DISTURBED};
+    const double x[] = {SM_REPS_DISTURBED_SAMPLE, SM_REPS_DISTURBED_SAMPLE, NAN,
+                        SM_REPS_DISTURBED_SAMPLE, SM_REPS_DISTURBED_SAMPLE};
     sm_reps_decision d;
     assert_int_equal(sm_reps_decide(x, 5, 5, &rule_5_30, &d), 0);
     assert_int_equal(d.n_ok, 0);
@@ -131,6 +133,124 @@ static void test_reps_a_cell_measured_only_while_disturbed_goes_on(void **state)
     assert_int_equal(sm_reps_decide(x, 5, 30, &rule_5_30, &d), 0);
     assert_false(d.more);
     assert_int_equal(d.why, SM_REPS_MAX);
+}
+
+static void test_reps_fixed_count_with_clean_samples_stops_with_no_reason(void **state)
+{
+    (void)state;
+    /* Wide as it is: a fixed count has no CI to reach. */
+    const double x[] = {1.0, 2.0, 3.0};
+    sm_reps_decision d;
+    assert_int_equal(sm_reps_decide(x, 3, 3, &fixed_3, &d), 0);
+    assert_false(d.more);
+    assert_int_equal(d.why, SM_REPS_NONE);
+    assert_int_equal(d.n_ok, 3);
+    assert_int_equal(d.n_disturbed, 0);
+}
+
+static void test_reps_fixed_count_measures_disturbed_samples_again(void **state)
+{
+    (void)state;
+    const double x[] = {SM_REPS_DISTURBED_SAMPLE, 1.0, SM_REPS_DISTURBED_SAMPLE, 1.0, 1.0, 1.0};
+    sm_reps_decision d;
+    /* 2 of 3 disturbed: one more round, and it is one for remeasuring. */
+    assert_int_equal(sm_reps_decide(x, 3, 3, &fixed_3, &d), 0);
+    assert_true(d.more);
+    assert_true(d.remeasure);
+    assert_int_equal(d.why, SM_REPS_NONE);
+    assert_int_equal(d.n_ok, 1);
+    assert_int_equal(d.n_disturbed, 2);
+    /* Still one short after a clean fourth: another. */
+    assert_int_equal(sm_reps_decide(x, 4, 4, &fixed_3, &d), 0);
+    assert_true(d.more);
+    /* Three clean of five: the count asked for is in, and it stops as fixed counts do. */
+    assert_int_equal(sm_reps_decide(x, 5, 5, &fixed_3, &d), 0);
+    assert_false(d.more);
+    assert_false(d.remeasure);
+    assert_int_equal(d.why, SM_REPS_NONE);
+    assert_int_equal(d.n_ok, 3);
+}
+
+static void test_reps_fixed_count_stops_disturbed_at_its_remeasure_bound(void **state)
+{
+    (void)state;
+    double x[6];
+    for (size_t i = 0; i < 6; i++)
+        x[i] = i == 1 ? 1.0 : SM_REPS_DISTURBED_SAMPLE;
+    sm_reps_decision d;
+    assert_int_equal(sm_reps_decide(x, 5, 5, &fixed_3, &d), 0);
+    assert_true(d.more); /* 2 of 3 extra so far */
+    assert_int_equal(sm_reps_decide(x, 6, 6, &fixed_3, &d), 0);
+    assert_false(d.more);
+    assert_int_equal(d.why, SM_REPS_DISTURBED);
+    assert_string_equal(sm_reps_stop_name(d.why), "disturbed");
+    assert_int_equal(d.n_ok, 1);
+    assert_int_equal(d.n_disturbed, 5);
+    assert_true(fabs(d.median - 1.0) < 1e-12);
+    /* remeasure 0 turns it off: the fixed count ends as it always did. */
+    const sm_reps_rule off = {3, 3, 0, 0};
+    assert_int_equal(sm_reps_decide(x, 3, 3, &off, &d), 0);
+    assert_false(d.more);
+    assert_int_equal(d.why, SM_REPS_NONE);
+}
+
+static void test_reps_failed_repetitions_are_never_measured_again(void **state)
+{
+    (void)state;
+    sm_reps_decision d;
+    /* Every repetition failed and none was disturbed: no round, whatever remeasure allows. */
+    const double failed[] = {NAN, NAN, NAN};
+    assert_int_equal(sm_reps_decide(failed, 3, 3, &fixed_3, &d), 0);
+    assert_false(d.more);
+    assert_int_equal(d.why, SM_REPS_NONE);
+    /* A failure without a result (absent from x) is a failure too. */
+    assert_int_equal(sm_reps_decide(NULL, 0, 3, &fixed_3, &d), 0);
+    assert_false(d.more);
+    /* Two failed and one disturbed: the disturbed one is measured again, the failed ones
+     * are the host's answer; a failed fourth ends it, with no clean sample to judge. */
+    const double mixed[] = {NAN, SM_REPS_DISTURBED_SAMPLE, NAN, NAN};
+    assert_int_equal(sm_reps_decide(mixed, 3, 3, &fixed_3, &d), 0);
+    assert_true(d.more);
+    assert_int_equal(sm_reps_decide(mixed, 4, 4, &fixed_3, &d), 0);
+    assert_false(d.more);
+    assert_int_equal(d.why, SM_REPS_NONE);
+}
+
+static void test_reps_adaptive_at_max_measures_disturbed_samples_again(void **state)
+{
+    (void)state;
+    /* min 2, max 4, 4 more: half the samples at 1, half at 2 (never tight), one of the first
+     * four disturbed. */
+    const sm_reps_rule r = {2, 4, 0.05, 4};
+    double x[8];
+    for (size_t i = 0; i < 8; i++)
+        x[i] = i % 2 ? 1.0 : 2.0;
+    x[1] = SM_REPS_DISTURBED_SAMPLE;
+    sm_reps_decision d;
+    assert_int_equal(sm_reps_decide(x, 4, 4, &r, &d), 0);
+    assert_true(d.more);
+    assert_true(d.remeasure);
+    /* The fifth is clean: four undisturbed repetitions are max, and it stops as before. */
+    assert_int_equal(sm_reps_decide(x, 5, 5, &r, &d), 0);
+    assert_false(d.more);
+    assert_int_equal(d.why, SM_REPS_MAX);
+    /* Disturbed again and again: rounds until max + remeasure, then "disturbed". */
+    for (size_t i = 4; i < 8; i++)
+        x[i] = SM_REPS_DISTURBED_SAMPLE;
+    for (uint32_t reps = 4; reps < 8; reps++) {
+        assert_int_equal(sm_reps_decide(x, reps, reps, &r, &d), 0);
+        assert_true(d.more);
+        assert_true(d.remeasure);
+    }
+    assert_int_equal(sm_reps_decide(x, 8, 8, &r, &d), 0);
+    assert_false(d.more);
+    assert_int_equal(d.why, SM_REPS_DISTURBED);
+    assert_int_equal(d.n_disturbed, 5);
+    /* Tight on its clean samples beats all of it. */
+    const double tight[] = {1.0, SM_REPS_DISTURBED_SAMPLE, 1.0, 1.0};
+    assert_int_equal(sm_reps_decide(tight, 4, 4, &r, &d), 0);
+    assert_false(d.more);
+    assert_int_equal(d.why, SM_REPS_CI);
 }
 
 static void test_reps_interval_of_many_samples_uses_order_statistics(void **state)
@@ -164,21 +284,27 @@ static void test_reps_rule_out_of_bounds_is_einval(void **state)
     (void)state;
     const double x[] = {1.0};
     sm_reps_decision d;
-    const sm_reps_rule bad[] = {{0, 5, 0.05}, {6, 5, 0.05}, {1, 5, 0}, {1, 5, 1}, {1, 5, NAN}};
+    /* ci_rel 0 is a fixed count, so min and max must agree; remeasure has the same bound as
+     * max. */
+    const sm_reps_rule bad[] = {{0, 5, 0.05, 0}, {6, 5, 0.05, 0}, {1, 5, 0, 0},
+                                {1, 5, 1, 0},    {1, 5, NAN, 0},  {1, 5, -0.05, 0}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(sm_reps_check(&bad[i], 100), SM_EINVAL);
         assert_int_equal(sm_reps_decide(x, 1, 1, &bad[i], &d), SM_EINVAL);
     }
-    const sm_reps_rule over = {1, 101, 0.05};
+    const sm_reps_rule over = {1, 101, 0.05, 0};
     assert_int_equal(sm_reps_check(&over, 100), SM_EINVAL);
+    const sm_reps_rule over_remeasure = {5, 5, 0, 101};
+    assert_int_equal(sm_reps_check(&over_remeasure, 100), SM_EINVAL);
     assert_int_equal(sm_reps_check(&rule_5_30, 100), 0);
+    assert_int_equal(sm_reps_check(&fixed_3, 100), 0);
 }
 
 static void test_reps_stop_names_round_trip(void **state)
 {
     (void)state;
     assert_null(sm_reps_stop_name(SM_REPS_NONE));
-    for (int w = SM_REPS_CI; w <= SM_REPS_FAILED; w++)
+    for (int w = SM_REPS_CI; w <= SM_REPS_DISTURBED; w++)
         assert_int_equal(sm_reps_stop_parse(sm_reps_stop_name((sm_reps_stop)w)), w);
     assert_int_equal(sm_reps_stop_parse(""), SM_REPS_NONE);
     assert_int_equal(sm_reps_stop_parse(NULL), SM_REPS_NONE);
@@ -196,6 +322,11 @@ int main(void)
         cmocka_unit_test(test_reps_ignores_failed_samples),
         cmocka_unit_test(test_reps_a_cell_that_only_fails_stops_after_min),
         cmocka_unit_test(test_reps_a_cell_measured_only_while_disturbed_goes_on),
+        cmocka_unit_test(test_reps_fixed_count_with_clean_samples_stops_with_no_reason),
+        cmocka_unit_test(test_reps_fixed_count_measures_disturbed_samples_again),
+        cmocka_unit_test(test_reps_fixed_count_stops_disturbed_at_its_remeasure_bound),
+        cmocka_unit_test(test_reps_failed_repetitions_are_never_measured_again),
+        cmocka_unit_test(test_reps_adaptive_at_max_measures_disturbed_samples_again),
         cmocka_unit_test(test_reps_interval_of_many_samples_uses_order_statistics),
         cmocka_unit_test(test_reps_negative_median_uses_its_magnitude),
         cmocka_unit_test(test_reps_rule_out_of_bounds_is_einval),

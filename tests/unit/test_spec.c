@@ -221,6 +221,74 @@ static void test_spec_repetitions_object_bounds_name_the_member(void **state)
                       "repetitions");
 }
 
+static void test_spec_remeasure_defaults_to_as_many_again_as_asked(void **state)
+{
+    (void)state;
+    sm_spec s;
+    decode_ok(SPEC(""), &s);
+    assert_int_equal(s.remeasure, 5);
+    assert_false(s.remeasure_given);
+    assert_true(sm_spec_adds_rounds(&s)); /* on by default, fixed count or not */
+    sm_spec_fini(&s);
+    decode_ok(SPEC(",'repetitions':7"), &s);
+    assert_int_equal(s.remeasure, 7);
+    sm_reps_rule r = sm_spec_rule(&s);
+    assert_int_equal(r.min, 7);
+    assert_int_equal(r.max, 7);
+    assert_true(r.ci_rel == 0); /* a fixed count: no CI to reach */
+    assert_int_equal(r.remeasure, 7);
+    assert_int_equal(sm_reps_check(&r, SM_SPEC_REPS_MAX), 0);
+    sm_spec_fini(&s);
+    /* Adaptive: as many again as max, whatever min is. */
+    decode_ok(SPEC(",'repetitions':{'min':3,'max':8,'ci_rel':0.02}"), &s);
+    assert_int_equal(s.remeasure, 8);
+    r = sm_spec_rule(&s);
+    assert_int_equal(r.min, 3);
+    assert_int_equal(r.max, 8);
+    assert_true(r.ci_rel == 0.02);
+    assert_int_equal(r.remeasure, 8);
+    sm_spec_fini(&s);
+    decode_ok(SPEC(",'repetitions':'auto'"), &s);
+    assert_int_equal(s.remeasure, 30);
+    sm_spec_fini(&s);
+}
+
+static void test_spec_remeasure_given_and_zero_turns_it_off(void **state)
+{
+    (void)state;
+    sm_spec s;
+    decode_ok(SPEC(",'repetitions':3,'remeasure':12"), &s);
+    assert_int_equal(s.remeasure, 12);
+    assert_true(s.remeasure_given);
+    assert_int_equal(sm_spec_rule(&s).remeasure, 12);
+    sm_spec_fini(&s);
+    decode_ok(SPEC(",'remeasure':0"), &s);
+    assert_int_equal(s.remeasure, 0);
+    assert_true(s.remeasure_given);
+    assert_false(sm_spec_adds_rounds(&s));
+    sm_spec_fini(&s);
+    /* The order of the members does not matter: the default is not set over a given one. */
+    decode_ok("{\"remeasure\":0,\"repetitions\":{\"max\":9},\"name\":\"s\","
+              "\"tests\":[{\"workload\":\"stream\"}]}",
+              &s);
+    assert_int_equal(s.remeasure, 0);
+    assert_true(sm_spec_adds_rounds(&s)); /* adaptive still adds rounds */
+    sm_spec_fini(&s);
+}
+
+static void test_spec_remeasure_out_of_bounds_names_the_field(void **state)
+{
+    (void)state;
+    assert_spec_error(SPEC(",'remeasure':-1"), SM_EINVAL, "remeasure: -1 is below the minimum 0",
+                      "remeasure");
+    assert_spec_error(SPEC(",'remeasure':101"), SM_EINVAL,
+                      "remeasure: 101 is above the maximum 100", "remeasure");
+    assert_spec_error(SPEC(",'remeasure':1.5"), SM_EPARSE, "remeasure: 1.5 is not an integer",
+                      "remeasure");
+    assert_spec_error(SPEC(",'remeasure':true"), SM_EPARSE, "remeasure: expected an integer",
+                      "remeasure");
+}
+
 /* An explicit true is the user's word too: hosts of one machine then run side by side. */
 static void test_spec_remembers_that_parallel_was_given(void **state)
 {
@@ -803,6 +871,9 @@ int main(void)
         cmocka_unit_test(test_spec_repetitions_object_is_adaptive_starting_at_min),
         cmocka_unit_test(test_spec_repetitions_auto_and_missing_members_take_the_defaults),
         cmocka_unit_test(test_spec_repetitions_object_bounds_name_the_member),
+        cmocka_unit_test(test_spec_remeasure_defaults_to_as_many_again_as_asked),
+        cmocka_unit_test(test_spec_remeasure_given_and_zero_turns_it_off),
+        cmocka_unit_test(test_spec_remeasure_out_of_bounds_names_the_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

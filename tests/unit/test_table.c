@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "coordinator/analysis/table.h"
+#include "coordinator/analysis/verdict.h"
 #include <cjson/cJSON.h>
 #include "proto/err.h"
 #include "proto/stats.h"
@@ -389,6 +390,51 @@ static void test_table_says_which_cells_stopped_on_max(void **state)
     sm_table_fini(&t);
 }
 
+/* Disturbed samples measured again as often as remeasure allows, and still disturbed: every
+ * export says so where it says "max", and the verdict of a cell left with nothing clean. */
+static void test_table_says_which_cells_ran_out_of_remeasuring(void **state)
+{
+    (void)state;
+    sm_table t;
+    assert_int_equal(sm_table_init(&t, 2, 1, 0), 0);
+    t.run_id = 4;
+    snprintf(t.run_name, sizeof t.run_name, "busy");
+    snprintf(t.rows[0], sizeof t.rows[0], "h1");
+    snprintf(t.rows[1], sizeof t.rows[1], "h2");
+    set_col(&t.cols[0], "rr tcp", "rtt_p50_us", "us");
+    set_cell(sm_table_at(&t, 0, 0), 1, 20.0, 20.0, 20.0, 0);
+    sm_table_at(&t, 0, 0)->disturbed = 5;
+    sm_table_at(&t, 0, 0)->stopped = SM_REPS_DISTURBED;
+    sm_table_at(&t, 1, 0)->disturbed = 4; /* no clean sample at all */
+    sm_table_at(&t, 1, 0)->stopped = SM_REPS_DISTURBED;
+
+    char *md = sm_table_md(&t);
+    assert_non_null(strstr(md, "~ n=1, 5 disturbed (remeasure ran out) |"));
+    assert_non_null(strstr(md, "| h2   | 4 disturbed (remeasure ran out) "));
+    free(md);
+    char *json = sm_table_json(&t);
+    assert_non_null(strstr(json, "\"stopped\":\"disturbed\""));
+    assert_null(strstr(json, "\"stopped\":null"));
+    free(json);
+    /* A fixed run's table gains the stopped column once a cell stopped so. */
+    char *csv = sm_table_csv(&t);
+    assert_non_null(strstr(csv, ",rr tcp disturbed,rr tcp stopped,flags\r\n"));
+    assert_non_null(strstr(csv, "\r\nh1,20,20,20,1,5,disturbed,\r\n"));
+    assert_non_null(strstr(csv, "\r\nh2,,,,,4,disturbed,\r\n"));
+    free(csv);
+    char why[128];
+    sm_table_noisy_reason(sm_table_at(&t, 0, 0), false, why, sizeof why);
+    assert_string_equal(why, "5 of 6 samples disturbed (remeasure ran out)");
+    assert_int_equal(sm_verdict_table(&t, NULL, 0), 0);
+    const sm_judgement *j = &sm_table_at(&t, 1, 0)->j;
+    assert_int_equal(j->verdict, SM_VERDICT_INCONCLUSIVE);
+    assert_string_equal(j->why, "4 of 4 samples disturbed (remeasure ran out): no reason recorded");
+    j = &sm_table_at(&t, 0, 0)->j;
+    assert_int_equal(j->verdict, SM_VERDICT_INCONCLUSIVE);
+    assert_non_null(strstr(j->why, "; 5 of 6 samples disturbed (remeasure ran out): "));
+    sm_table_fini(&t);
+}
+
 static void test_table_of_fixed_repetitions_has_no_stopped_column(void **state)
 {
     (void)state;
@@ -479,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_table_json_matches_golden),
         cmocka_unit_test(test_table_json_writes_doubles_exactly_and_big_run_ids_as_strings),
         cmocka_unit_test(test_table_says_which_cells_stopped_on_max),
+        cmocka_unit_test(test_table_says_which_cells_ran_out_of_remeasuring),
         cmocka_unit_test(test_table_of_fixed_repetitions_has_no_stopped_column),
         cmocka_unit_test(test_table_tilde_marks_an_interval_below_95_percent_only),
     };
