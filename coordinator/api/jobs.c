@@ -442,9 +442,10 @@ static void add_table_figures(sm_api_ctx *a, cJSON *o, uint64_t run_id, bool pai
     cJSON_Delete(t);
 }
 
-/* One job of the cell: {"job","repetition","warmup","state","value","disturbed","counted"};
- * value is the headline metric's (null when the job has none); counted says whether the
- * table's statistics hold it. */
+/* One job of the cell: {"job","repetition","warmup","state","value","disturbed",
+ * "disturbed_reason","counted"}; value is the headline metric's (null when the job has none);
+ * disturbed_reason the agent's word for what disturbed its host (null when it was not);
+ * counted says whether the table's statistics hold it. */
 static cJSON *cell_value(sm_api_ctx *a, const sm_job_row *j, sm_metric m, bool with_disturbed,
                          sm_error *err)
 {
@@ -458,6 +459,8 @@ static cJSON *cell_value(sm_api_ctx *a, const sm_job_row *j, sm_metric m, bool w
     free(json);
     const double v = have ? sm_result_get(&r, m) : NAN;
     const bool ok = have && r.ok && isfinite(v), disturbed = have && r.host.disturbed;
+    char why[sizeof r.host.reason];
+    snprintf(why, sizeof why, "%s", disturbed ? r.host.reason : "");
     sm_result_fini(&r);
     cJSON *o = cJSON_CreateObject();
     if (!o) {
@@ -473,6 +476,10 @@ static cJSON *cell_value(sm_api_ctx *a, const sm_job_row *j, sm_metric m, bool w
     else
         cJSON_AddNullToObject(o, "value");
     cJSON_AddBoolToObject(o, "disturbed", disturbed);
+    if (disturbed)
+        cJSON_AddStringToObject(o, "disturbed_reason", why);
+    else
+        cJSON_AddNullToObject(o, "disturbed_reason");
     cJSON_AddBoolToObject(o, "counted", ok && !j->warmup && (with_disturbed || !disturbed));
     return o;
 }
