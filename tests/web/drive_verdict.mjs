@@ -85,10 +85,13 @@ export function verdictScenarios(ctx) {
 
     // #/run/RUN with GET /api/runs/RUN/anomalies answered by a.anomalies: what the page
     // makes of a verdict this machine cannot be relied on to produce.
+    // With a.run_doc, GET /api/runs/RUN is answered by it too (a run still going, say).
     async verdict_run_fixture(a) {
-      await ctx.page().route((u) => u.pathname === `/api/runs/${a.run}/anomalies`,
+      const serve = (path, doc) => ctx.page().route((u) => u.pathname === path,
         (route) => route.fulfill({ status: 200, contentType: 'application/json',
-          body: JSON.stringify(a.anomalies) }));
+          body: JSON.stringify(doc) }));
+      await serve(`/api/runs/${a.run}/anomalies`, a.anomalies);
+      if (a.run_doc) await serve(`/api/runs/${a.run}`, a.run_doc);
       await view(`/run/${a.run}`);
       return until('the fixture\'s verdict', runVerdict,
         (v) => verdictShown(v) && v.anomalies === a.anomalies.anomalies.length);

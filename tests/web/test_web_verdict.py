@@ -142,6 +142,21 @@ class InconclusiveRunTest(WebCase):
         self.assertEqual(v["anomalies"], 1)
         self.assertTrue(v["note"]["hidden"])
 
+    def test_a_running_runs_note_says_so_far_and_none_only_when_all_was_judged(self):
+        # The page reads the run as running from its GET /api/runs/ID (served here; the live
+        # connection's snapshot may still name the run done, and the badge shows the later).
+        running = dict(self.first, state="running", finished_ms=0)
+        v = self.drive(self.f, "verdict_run_fixture", run=self.rid, run_doc=running,
+                       anomalies=self.an)
+        self.assertEqual(v["note"]["text"],
+                         f"{WORD[self.an['verdict']]} so far: {self.an['summary']}.")
+        self.assertIsNone(v["banner"], "the banner waits for the run's end")
+        ok = dict(self.an, verdict="ok", summary="0 anomalies among 6 judged cells",
+                  cells={"judged": 6, "ok": 6, "flagged": 0, "inconclusive": 0, "failed": 0},
+                  inconclusive=[], anomalies=[])
+        v = self.drive(self.f, "verdict_run_fixture", run=self.rid, run_doc=running, anomalies=ok)
+        self.assertEqual(v["note"]["text"], "None so far.")
+
     def test_the_cli_prints_each_disturbed_jobs_reason(self):
         cells = {}
         for j in self.jobs:
