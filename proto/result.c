@@ -14,36 +14,37 @@ static const struct metric_info {
     const char *name;
     const char *unit;
     sm_metric_sense sense;
+    const char *detail; /* what the unit does not say, for people (sm_metric_detail) */
 } metrics[SM_M__COUNT] = {
-    [SM_M_BYTES] = {"bytes", "B", SM_SENSE_NONE},
-    [SM_M_SECONDS] = {"seconds", "s", SM_SENSE_LOWER},
-    [SM_M_THROUGHPUT] = {"throughput_MBps", "MB/s", SM_SENSE_HIGHER},
-    [SM_M_MSGS_PER_S] = {"msgs_per_s", "1/s", SM_SENSE_HIGHER},
-    [SM_M_TX_USER_S] = {"tx_user_s", "s", SM_SENSE_LOWER},
-    [SM_M_TX_SYS_S] = {"tx_sys_s", "s", SM_SENSE_LOWER},
-    [SM_M_RX_USER_S] = {"rx_user_s", "s", SM_SENSE_LOWER},
-    [SM_M_RX_SYS_S] = {"rx_sys_s", "s", SM_SENSE_LOWER},
-    [SM_M_CPU_S_PER_GB] = {"cpu_s_per_GB", "s/GB", SM_SENSE_LOWER},
-    [SM_M_TCP_RETRANS] = {"tcp_retrans", "count", SM_SENSE_LOWER},
-    [SM_M_TCP_RTT_US] = {"tcp_rtt_us", "us", SM_SENSE_LOWER},
-    [SM_M_RTT_P50_US] = {"rtt_p50_us", "us", SM_SENSE_LOWER},
-    [SM_M_RTT_P90_US] = {"rtt_p90_us", "us", SM_SENSE_LOWER},
-    [SM_M_RTT_P99_US] = {"rtt_p99_us", "us", SM_SENSE_LOWER},
-    [SM_M_RTT_P999_US] = {"rtt_p999_us", "us", SM_SENSE_LOWER},
-    [SM_M_RTT_MAX_US] = {"rtt_max_us", "us", SM_SENSE_LOWER},
-    [SM_M_RT_PER_S] = {"rt_per_s", "1/s", SM_SENSE_HIGHER},
-    [SM_M_CONNECTS_PER_S] = {"connects_per_s", "1/s", SM_SENSE_HIGHER},
-    [SM_M_CONNECT_P50_US] = {"connect_p50_us", "us", SM_SENSE_LOWER},
-    [SM_M_USER_S] = {"user_s", "s", SM_SENSE_LOWER},
-    [SM_M_SYS_S] = {"sys_s", "s", SM_SENSE_LOWER},
-    [SM_M_TTFB_MS] = {"ttfb_ms", "ms", SM_SENSE_LOWER},
-    [SM_M_CONNECT_MS] = {"connect_ms", "ms", SM_SENSE_LOWER},
-    [SM_M_TLS_MS] = {"tls_ms", "ms", SM_SENSE_LOWER},
-    [SM_M_TRANSFERS] = {"transfers", "count", SM_SENSE_NONE},
-    [SM_M_NEW_CONNECTIONS] = {"new_connections", "count", SM_SENSE_NONE},
-    [SM_M_FIRST_MBPS] = {"first_MBps", "MB/s", SM_SENSE_HIGHER},
-    [SM_M_FIRST_TTFB_MS] = {"first_ttfb_ms", "ms", SM_SENSE_LOWER},
-    [SM_M_FIRST_USER_S] = {"first_user_s", "s", SM_SENSE_LOWER},
+    [SM_M_BYTES] = {"bytes", "B", SM_SENSE_NONE, ""},
+    [SM_M_SECONDS] = {"seconds", "s", SM_SENSE_LOWER, ""},
+    [SM_M_THROUGHPUT] = {"throughput_MBps", "MB/s", SM_SENSE_HIGHER, ""},
+    [SM_M_MSGS_PER_S] = {"msgs_per_s", "1/s", SM_SENSE_HIGHER, "messages"},
+    [SM_M_TX_USER_S] = {"tx_user_s", "s", SM_SENSE_LOWER, "sender user CPU"},
+    [SM_M_TX_SYS_S] = {"tx_sys_s", "s", SM_SENSE_LOWER, "sender system CPU"},
+    [SM_M_RX_USER_S] = {"rx_user_s", "s", SM_SENSE_LOWER, "receiver user CPU"},
+    [SM_M_RX_SYS_S] = {"rx_sys_s", "s", SM_SENSE_LOWER, "receiver system CPU"},
+    [SM_M_CPU_S_PER_GB] = {"cpu_s_per_GB", "s/GB", SM_SENSE_LOWER, "CPU"},
+    [SM_M_TCP_RETRANS] = {"tcp_retrans", "count", SM_SENSE_LOWER, "retransmits"},
+    [SM_M_TCP_RTT_US] = {"tcp_rtt_us", "us", SM_SENSE_LOWER, "TCP RTT"},
+    [SM_M_RTT_P50_US] = {"rtt_p50_us", "us", SM_SENSE_LOWER, "p50"},
+    [SM_M_RTT_P90_US] = {"rtt_p90_us", "us", SM_SENSE_LOWER, "p90"},
+    [SM_M_RTT_P99_US] = {"rtt_p99_us", "us", SM_SENSE_LOWER, "p99"},
+    [SM_M_RTT_P999_US] = {"rtt_p999_us", "us", SM_SENSE_LOWER, "p99.9"},
+    [SM_M_RTT_MAX_US] = {"rtt_max_us", "us", SM_SENSE_LOWER, "max"},
+    [SM_M_RT_PER_S] = {"rt_per_s", "1/s", SM_SENSE_HIGHER, "round trips"},
+    [SM_M_CONNECTS_PER_S] = {"connects_per_s", "1/s", SM_SENSE_HIGHER, ""},
+    [SM_M_CONNECT_P50_US] = {"connect_p50_us", "us", SM_SENSE_LOWER, "connect p50"},
+    [SM_M_USER_S] = {"user_s", "s", SM_SENSE_LOWER, "user CPU"},
+    [SM_M_SYS_S] = {"sys_s", "s", SM_SENSE_LOWER, "system CPU"},
+    [SM_M_TTFB_MS] = {"ttfb_ms", "ms", SM_SENSE_LOWER, "TTFB"},
+    [SM_M_CONNECT_MS] = {"connect_ms", "ms", SM_SENSE_LOWER, "connect"},
+    [SM_M_TLS_MS] = {"tls_ms", "ms", SM_SENSE_LOWER, "TLS"},
+    [SM_M_TRANSFERS] = {"transfers", "count", SM_SENSE_NONE, "transfers"},
+    [SM_M_NEW_CONNECTIONS] = {"new_connections", "count", SM_SENSE_NONE, "new connections"},
+    [SM_M_FIRST_MBPS] = {"first_MBps", "MB/s", SM_SENSE_HIGHER, "first round"},
+    [SM_M_FIRST_TTFB_MS] = {"first_ttfb_ms", "ms", SM_SENSE_LOWER, "first TTFB"},
+    [SM_M_FIRST_USER_S] = {"first_user_s", "s", SM_SENSE_LOWER, "first round user CPU"},
 };
 
 static bool valid(sm_metric m)
@@ -60,6 +61,11 @@ const char *sm_metric_name(sm_metric m)
 const char *sm_metric_unit(sm_metric m)
 {
     return valid(m) ? metrics[m].unit : "";
+}
+
+const char *sm_metric_detail(sm_metric m)
+{
+    return valid(m) ? metrics[m].detail : "";
 }
 
 sm_metric_sense sm_metric_sense_of(sm_metric m)

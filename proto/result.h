@@ -48,6 +48,10 @@ typedef enum sm_metric_sense { SM_SENSE_NONE = 0, SM_SENSE_HIGHER, SM_SENSE_LOWE
 
 const char *sm_metric_name(sm_metric m);
 const char *sm_metric_unit(sm_metric m); /* "B", "s", "MB/s", "1/s", "us", "s/GB", "count" */
+/* What the unit does not say of a metric, for people: "p50" (rtt_p50_us), "sender user CPU"
+ * (tx_user_s); "" where the unit and the test's name say it all (seconds, throughput_MBps,
+ * connects_per_s). Texts name a metric "<unit>, <detail>" ("us, p50"), or by its unit. */
+const char *sm_metric_detail(sm_metric m);
 sm_metric_sense sm_metric_sense_of(sm_metric m);
 /* Name -> metric; returns 0 or SM_EINVAL. */
 int sm_metric_lookup(const char *name, sm_metric *out);

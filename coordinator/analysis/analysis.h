@@ -140,11 +140,17 @@ int sm_analysis_table(const sm_table *t, const sm_analysis_opts *o, sm_anomalies
 int sm_analysis_regression(const sm_table *run, const sm_table *base, const sm_analysis_opts *o,
                            sm_anomalies *out, sm_error *err);
 
-/* One line for people: "h1: stream tcp lines 128 B x 8192 (seconds) 0.23 s vs fleet 0.133 s,
+/* One line for people: "h1: stream tcp lines 128 B x 8192 (s) 0.23 s vs fleet 0.133 s,
  * +73%, z 21.8, slower [|z| > 3.5 and >= 15%]": numbers %.4g, the unit glued to a ratio's
- * value ("3.594x") and spaced otherwise, z "-" when NaN. A slow host reads "h3 (server): ..."
- * and the reference's word is "overall", a slow link's "expected", a regression's "baseline".
- * Returns snprintf's count. */
+ * value ("3.594x") and spaced otherwise, z "-" when NaN. The metric is named as the table's
+ * header names its column: "(ratio)" for a ratio column, else by its unit with what the unit
+ * does not say (sm_metric_detail): "(MB/s)", "(s)", "(us, p50)"; the JSON keeps its name.
+ * The change is a percentage within 2x, a factor that says the direction beyond it (value /
+ * reference >= 2 or <= 0.5): "..., 315x slower, z -21.8 [...]" (text.c, change_text). z has
+ * one decimal, more (up to 3) when the printed |z| would not pass the rule's printed cut
+ * ("z -3.503" against "|z| > 3.5"), as in the flag column.
+ * A slow host reads "h3 (server): ..." and the reference's word is "overall", a slow link's
+ * "expected", a regression's "baseline". Returns snprintf's count. */
 int sm_anomaly_text(const sm_anomaly *a, char *buf, size_t len);
 
 /* Replaces t->flags: for each row, the short forms of its anomalies ("tcp/unix stream ...

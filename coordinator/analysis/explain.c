@@ -1,4 +1,5 @@
-/* What may explain a run's anomalies: fingerprint differences and changes per anomaly. */
+/* What may explain a run's anomalies: fingerprint differences and changes per anomaly, and
+ * the anomalies' text with them, each host explained once. */
 #include "coordinator/analysis/explain.h"
 
 #include "coordinator/analysis/internal.h"
@@ -217,21 +218,135 @@ void sm_explain_lines(const sm_explanation *e, size_t i, const char *indent, cha
         *at = cap;
 }
 
-size_t sm_explain_note(const sm_explanation *e, size_t i, char *buf, size_t cap)
+/* ---- a host's explanation once ---- */
+
+/* Under an anomaly's line "  <kind, 10 wide> <text>": its explanation aligned with the text. */
+#define INDENT "             "
+
+static bool same_text(const char *a, const char *b)
 {
-    size_t at = 0;
+    return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
+}
+
+/* Whether two entries read alike (sm_fp_diff_text): the same host, item and values. */
+static bool same_entry(const entry *a, const entry *b)
+{
+    const sm_fp_diff *x = a->d, *y = b->d;
+    return strcmp(a->host, b->host) == 0 && strcmp(x->item, y->item) == 0 &&
+           same_text(x->host_value, y->host_value) && same_text(x->fleet_value, y->fleet_value) &&
+           x->hosts_with_fleet_value == y->hosts_with_fleet_value &&
+           x->fleet_hosts == y->fleet_hosts;
+}
+
+static bool seen(const entry *v, size_t n, const entry *x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (same_entry(&v[i], x))
+            return true;
+    return false;
+}
+
+size_t sm_explain_host_note(const sm_explanation *e, const char *host, char *buf, size_t cap)
+{
+    entry shown[SM_EXPLAIN_HOST_MAX];
+    size_t n_shown = 0, at = 0;
     if (cap > 0)
         buf[0] = '\0';
-    if (!sm_explain_any(e, i))
-        return 0;
-    entry v[2 * SM_EXPLAIN_JSON_MAX];
-    size_t n = merged(e, i, SM_EXPLAIN_TEXT_MAX, v);
-    for (size_t k = 0; k < n; k++) {
-        char line[512];
-        bool same = k > 0 && strcmp(v[k].host, v[k - 1].host) == 0;
-        sm_fp_diff_text(same ? NULL : v[k].host, v[k].d, line, sizeof line);
-        at += (size_t)snprintf(at < cap ? buf + at : NULL, at < cap ? cap - at : 0, "%s%s",
-                               k ? "; " : "", line);
+    for (size_t i = 0; e != NULL && i < e->n; i++) {
+        const sm_explained *x = &e->v[i];
+        for (size_t h = 0; h < 2; h++) {
+            size_t n = strcmp(x->host[h], host) == 0 ? x->d[h].n : 0;
+            for (size_t k = 0; k < n && k < SM_EXPLAIN_TEXT_MAX; k++) {
+                entry y = {x->host[h], &x->d[h].v[k], h};
+                if (n_shown == SM_EXPLAIN_HOST_MAX || seen(shown, n_shown, &y))
+                    continue;
+                char line[512];
+                sm_fp_diff_text(n_shown == 0 ? host : NULL, y.d, line, sizeof line);
+                at += (size_t)snprintf(at < cap ? buf + at : NULL, at < cap ? cap - at : 0, "%s%s",
+                                       n_shown ? "; " : "", line);
+                shown[n_shown++] = y;
+            }
+        }
     }
     return at;
+}
+
+static bool same_host(const sm_anomaly *a, const sm_anomaly *b)
+{
+    return strncmp(a->host, b->host, sizeof a->host) == 0;
+}
+
+/* The anomalies' indexes, those of one host together: hosts in the order of their first
+ * anomaly, each host's anomalies in theirs. */
+static void order_by_host(const sm_anomalies *an, size_t *order, bool *placed)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < an->n; i++) {
+        if (placed[i])
+            continue;
+        for (size_t j = i; j < an->n; j++) {
+            if (!placed[j] && same_host(&an->v[i], &an->v[j])) {
+                order[k++] = j;
+                placed[j] = true;
+            }
+        }
+    }
+}
+
+/* Appends the lines of anomaly i's explanation that are not in shown[0..*n_shown) and adds
+ * them there. */
+static void new_lines(const sm_explanation *e, size_t i, entry *shown, size_t *n_shown, char *buf,
+                      size_t cap, size_t *at)
+{
+    if (!sm_explain_any(e, i))
+        return;
+    entry v[2 * SM_EXPLAIN_JSON_MAX];
+    size_t n = merged(e, i, SM_EXPLAIN_TEXT_MAX, v);
+    for (size_t k = 0; k < n && *at < cap; k++) {
+        if (seen(shown, *n_shown, &v[k]))
+            continue;
+        char line[512];
+        sm_fp_diff_text(v[k].host, v[k].d, line, sizeof line);
+        *at += (size_t)snprintf(buf + *at, cap - *at, "%s%s\n", INDENT, line);
+        shown[(*n_shown)++] = v[k];
+    }
+}
+
+int sm_explain_text(const sm_anomalies *an, const sm_explanation *e, char *buf, size_t cap,
+                    size_t *at)
+{
+    size_t n = an->n, n_shown = 0;
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    bool *placed = calloc(n ? n : 1, sizeof *placed);
+    /* Each anomaly shows at most SM_EXPLAIN_TEXT_MAX lines. */
+    entry *shown = n > SIZE_MAX / SM_EXPLAIN_TEXT_MAX / sizeof(entry)
+                       ? NULL
+                       : malloc((n ? n : 1) * SM_EXPLAIN_TEXT_MAX * sizeof *shown);
+    int rc = order && placed && shown ? 0 : SM_ENOMEM;
+    if (rc == 0)
+        order_by_host(an, order, placed);
+    for (size_t g = 0; rc == 0 && g < n && *at < cap;) {
+        size_t end = g;
+        while (end < n && same_host(&an->v[order[end]], &an->v[order[g]]))
+            end++;
+        for (size_t k = g; k < end && *at < cap; k++) {
+            const sm_anomaly *a = &an->v[order[k]];
+            *at +=
+                (size_t)snprintf(buf + *at, cap - *at, "  %-10s ", sm_anomaly_kind_name(a->kind));
+            if (*at < cap)
+                *at += (size_t)sm_anomaly_text(a, buf + *at, cap - *at);
+            if (*at < cap)
+                *at += (size_t)snprintf(buf + *at, cap - *at, "\n");
+        }
+        /* After the host's last flag, what its flags' explanations say that was not said. */
+        for (size_t k = g; k < end && *at < cap; k++)
+            new_lines(e, order[k], shown, &n_shown, buf, cap, at);
+        g = end;
+    }
+    if (*at > cap)
+        *at = cap;
+    free(order);
+    free(placed);
+    free(shown);
+    return rc;
 }

@@ -14,7 +14,8 @@
 #include "proto/err.h"
 
 #define SM_EXPLAIN_JSON_MAX 8 /* differences in an anomaly's JSON */
-#define SM_EXPLAIN_TEXT_MAX 3 /* lines under an anomaly's text, entries of a footnote */
+#define SM_EXPLAIN_TEXT_MAX 3 /* lines of an anomaly's explanation in text and footnotes */
+#define SM_EXPLAIN_HOST_MAX 8 /* entries of one host's footnote */
 
 /* One anomaly's explanation: up to two hosts (a slow link's client and server, a pair row's
  * regression), each with its list. */
@@ -65,9 +66,23 @@ char *sm_explain_anomalies_json(uint64_t run_id, const char *run_name, uint64_t 
 void sm_explain_lines(const sm_explanation *e, size_t i, const char *indent, char *buf, size_t cap,
                       size_t *at);
 
-/* Anomaly i's top SM_EXPLAIN_TEXT_MAX differences on one line, joined by "; ", the host named
- * where it changes: "h2: lo qdisc tbf ... (fleet: noqueue, 2 of 2 hosts); net.ipv4.tcp_... ".
- * "" when none. Returns the length it wanted. */
-size_t sm_explain_note(const sm_explanation *e, size_t i, char *buf, size_t cap);
+/* Everything e says of one host on one line: the distinct lines among the top
+ * SM_EXPLAIN_TEXT_MAX of each anomaly's list for host (a slow link has one for each of its
+ * hosts), in the anomalies' order, at most SM_EXPLAIN_HOST_MAX, joined by "; ", the host named
+ * before the first: "h2: lo qdisc tbf ... (fleet: noqueue, 2 of 2 hosts); net.ipv4.tcp_autocorking
+ * 0 (fleet: 1, 2 of 2 hosts)". "" when none (and only then: a host with a list says something).
+ * Writes at most cap bytes; returns the length it wanted, as snprintf. */
+size_t sm_explain_host_note(const sm_explanation *e, const char *host, char *buf, size_t cap);
+
+/* The anomalies for people (their text form): each as "  <kind> <sm_anomaly_text>\n", the kind
+ * padded to 10; the anomalies of one host (a->host, so a pair row and a fleet move are hosts of
+ * their own) together, hosts in the order of their first anomaly, each host's in theirs. After
+ * a host's last, indented by 13 spaces, the lines of its anomalies' explanations (each one's
+ * top SM_EXPLAIN_TEXT_MAX, as sm_explain_lines) that no line above has shown: a host's
+ * differences come once, however many flags it has, and a host in several pair rows is
+ * explained under the first. e NULL or empty: the anomalies alone. Appends to buf at *at (cut
+ * at cap; *at ends at most cap). 0, or SM_ENOMEM with nothing appended. */
+int sm_explain_text(const sm_anomalies *an, const sm_explanation *e, char *buf, size_t cap,
+                    size_t *at);
 
 #endif

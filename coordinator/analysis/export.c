@@ -614,8 +614,8 @@ int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
 
 /* ---- exports with the fingerprints' explanation ---- */
 
-/* The anomaly whose explanation a row's footnote shows: the first on row r with something to
- * show; SIZE_MAX when none. */
+/* The anomaly whose explanation a row's JSON flag carries: the first on row r with something
+ * to show; SIZE_MAX when none. */
 static size_t row_anomaly(const sm_anomalies *an, const sm_explanation *ex, size_t r)
 {
     for (size_t i = 0; an && i < an->n; i++)
@@ -624,38 +624,88 @@ static size_t row_anomaly(const sm_anomalies *an, const sm_explanation *ex, size
     return SIZE_MAX;
 }
 
+/* The footnotes of a Markdown table: one per host that the explanation of a flag shows, in the
+ * order the rows first point to them. */
+typedef struct footnotes {
+    const char **host; /* points into the explanation */
+    size_t n;
+} footnotes;
+
+/* The number of host's footnote (from 1), made when new. */
+static size_t footnote_of(footnotes *f, const char *host)
+{
+    size_t k = 0;
+    while (k < f->n && strcmp(f->host[k], host) != 0)
+        k++;
+    if (k == f->n)
+        f->host[f->n++] = host;
+    return k + 1;
+}
+
+static int cmp_size(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Marks row r's flag with the footnotes of the hosts its flags' explanations name, in order:
+ * " [1]", or " [1, 2]" for a pair row whose two hosts both have something to show. */
+static void mark_row(sm_table *t, const sm_anomalies *an, const sm_explanation *ex, size_t r,
+                     footnotes *f)
+{
+    /* A row's flags are of its own host or of a pair's two; room for more all the same. */
+    size_t num[8], n = 0;
+    for (size_t i = 0; i < an->n; i++) {
+        if (!sm_analysis_flags_row(t, &an->v[i], r) || !sm_explain_any(ex, i))
+            continue;
+        for (size_t h = 0; h < 2; h++) {
+            if (ex->v[i].d[h].n == 0)
+                continue;
+            size_t k = footnote_of(f, ex->v[i].host[h]), j = 0;
+            while (j < n && num[j] != k)
+                j++;
+            if (j == n && n < sizeof num / sizeof num[0])
+                num[n++] = k;
+        }
+    }
+    if (n == 0)
+        return;
+    qsort(num, n, sizeof num[0], cmp_size);
+    char mark[8 * 24];
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++)
+        m += (size_t)snprintf(mark + m, sizeof mark - m, "%s%zu", j ? ", " : " [", num[j]);
+    m += (size_t)snprintf(mark + m, sizeof mark - m, "]");
+    /* The mark goes at the end of the flag, cutting it when the flag fills its field. */
+    size_t cap = sizeof t->flags[r], len = strnlen(t->flags[r], cap);
+    if (len + m >= cap)
+        len = cap - m - 1;
+    memcpy(t->flags[r] + len, mark, m + 1);
+}
+
 char *sm_export_md(sm_table *t, const sm_anomalies *an, const sm_explanation *ex)
 {
-    size_t *notes = calloc(t->n_rows ? t->n_rows : 1, sizeof *notes), k = 0;
-    if (notes == NULL)
+    size_t n = an ? an->n : 0;
+    /* Each anomaly names at most two hosts. */
+    footnotes f = {calloc(2 * n + 1, sizeof *f.host), 0};
+    if (f.host == NULL)
         return NULL;
-    for (size_t r = 0; r < t->n_rows; r++) {
-        size_t i = row_anomaly(an, ex, r);
-        if (i == SIZE_MAX)
-            continue;
-        notes[k++] = i;
-        /* The mark goes at the end of the flag, cutting it when the flag fills its field. */
-        char mark[24];
-        int m = snprintf(mark, sizeof mark, " [%zu]", k);
-        size_t cap = sizeof t->flags[r], len = strnlen(t->flags[r], cap);
-        if (len + (size_t)m >= cap)
-            len = cap - (size_t)m - 1;
-        memcpy(t->flags[r] + len, mark, (size_t)m + 1);
-    }
+    for (size_t r = 0; n > 0 && r < t->n_rows; r++)
+        mark_row(t, an, ex, r, &f);
     char *md = sm_table_md(t);
     size_t len = md ? strlen(md) : 0, cap = len + 1;
-    for (size_t j = 0; md && j < k; j++)
-        cap += 32 + sm_explain_note(ex, notes[j], NULL, 0);
-    char *out = md && k ? realloc(md, cap) : md;
+    for (size_t k = 0; md && k < f.n; k++)
+        cap += 32 + sm_explain_host_note(ex, f.host[k], NULL, 0);
+    char *out = md && f.n ? realloc(md, cap) : md;
     if (out == NULL)
         free(md);
     /* Each footnote a paragraph of its own, below the table. */
-    for (size_t j = 0; out && j < k; j++) {
-        len += (size_t)snprintf(out + len, cap - len, "\n[%zu] ", j + 1);
-        len += sm_explain_note(ex, notes[j], out + len, cap - len);
+    for (size_t k = 0; out && k < f.n; k++) {
+        len += (size_t)snprintf(out + len, cap - len, "\n[%zu] ", k + 1);
+        len += sm_explain_host_note(ex, f.host[k], out + len, cap - len);
         len += (size_t)snprintf(out + len, cap - len, "\n");
     }
-    free(notes);
+    free(f.host);
     return out;
 }
 

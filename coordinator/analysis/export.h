@@ -59,14 +59,16 @@ int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
                          const sm_cell *cells, size_t n_cells, const sm_export_sample *samples,
                          size_t n_samples, const sm_export_opts *o, sm_table *out, sm_error *err);
 
-/* The table in Markdown (sm_table_md) with a footnote under it for each row whose anomaly
- * (the first on the row, a->row, that has any) carries fingerprint differences or changes:
- * "[1] h2: lo qdisc tbf rate 400Mbit burst 128Kb (fleet: noqueue, 2 of 2 hosts)" (the top
- * SM_EXPLAIN_TEXT_MAX, sm_explain_note); that row's flag ends in the mark " [1]" (t's flags
+/* The table in Markdown (sm_table_md) with a footnote under it for each host that the
+ * fingerprint differences or changes of a flag name, one per host however many rows and flags
+ * point to it: "[1] h2: lo qdisc tbf rate 400Mbit burst 128Kb (fleet: noqueue, 2 of 2 hosts)"
+ * (sm_explain_host_note), numbered in the order the rows first name them. The flag of each row
+ * whose flags (sm_analysis_flag_table's: a slow host's on each of its rows) have something to
+ * show ends in the mark of their hosts' footnotes, " [1]" or, for a pair, " [1, 2]" (t's flags
  * change). ex NULL or empty: sm_table_md. malloc'd, or NULL when out of memory. */
 char *sm_export_md(sm_table *t, const sm_anomalies *an, const sm_explanation *ex);
-/* The table in JSON (sm_table_json) whose flag objects of such rows hold "differences" (or
- * "changes") as the anomalies API gives them. */
+/* The table in JSON (sm_table_json) whose flag objects hold the "differences" (or "changes")
+ * of the row's first anomaly (a->row) that has any, as the anomalies API gives them. */
 char *sm_export_json(const sm_table *t, const sm_anomalies *an, const sm_explanation *ex);
 
 #endif

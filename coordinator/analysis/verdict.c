@@ -108,6 +108,10 @@ static bool judge_cell(const sm_table *t, sm_table_cell *c, size_t fleet, size_t
         return judge(&c->j, SM_VERDICT_INCONCLUSIVE,
                      "CPU times of a few scheduler ticks: too coarse to compare");
     if (fleet < FLEET_MIN) {
+        if (n_hosts > 0 && fleet == n_hosts)
+            return judge(&c->j, SM_VERDICT_INCONCLUSIVE,
+                         "%zu %s measured this test; judging a host needs %d", fleet,
+                         fleet == 1 ? "host" : "hosts", FLEET_MIN);
         if (n_hosts > 0)
             return judge(&c->j, SM_VERDICT_INCONCLUSIVE,
                          "only %zu of %zu hosts %s clean samples of this test; judging needs %d",

@@ -359,6 +359,95 @@ int sm_api_post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, s
     return sm_api_reply(resp, len, 201, sm_api_run_created(id));
 }
 
+/* The cells of run id that it could not judge, as picks (pointing into *v's notes): value
+ * cells only, a ratio being measured with its two. Returns 0 or the HTTP status of the error
+ * it answered. */
+static int unjudged(sm_api_ctx *a, uint64_t id, sm_run_verdict *v, sm_control_pick **picks,
+                    size_t *n, char **resp, size_t *len)
+{
+    sm_error err = {0};
+    sm_report_status st = sm_reports_verdict(&a->reports, id, v, &err);
+    if (st != SM_REPORT_OK)
+        return sm_api_reply_error(resp, len, (int)st, err.msg, NULL);
+    *picks = calloc(v->n_notes ? v->n_notes : 1, sizeof **picks);
+    if (!*picks)
+        return sm_api_reply_error(resp, len, 500, "out of memory", NULL);
+    *n = 0;
+    for (size_t i = 0; i < v->n_notes; i++)
+        if (!v->notes[i].ratio)
+            (*picks)[(*n)++] = (sm_control_pick){v->notes[i].row, v->notes[i].test};
+    if (*n == 0)
+        return sm_api_reply_error(resp, len, 409,
+                                  "every cell of this run was judged: nothing to measure again",
+                                  NULL);
+    return 0;
+}
+
+/* Starts the run of spec_json (named name) with only picks[0..n) of its cells. */
+static int start_only(sm_api_ctx *a, const char *spec_json, const sm_control_pick *picks,
+                      size_t n, uint64_t *id, char **resp, size_t *len)
+{
+    sm_error err = {0};
+    sm_spec spec;
+    if (sm_spec_decode(spec_json, strlen(spec_json), &spec, &err) != 0)
+        return sm_api_reply_error(resp, len, 409, err.msg, err.field);
+    int status = 0;
+    if (sm_store_begin(a->st, &err) != 0) {
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    } else if (sm_control_run_start_only(a->ctl, spec_json, &spec, picks, n, now_ms(), id,
+                                         &err) != 0) {
+        undo(a, err.code);
+        status =
+            sm_api_reply_error(resp, len, err.code == SM_EINVAL ? 409 : 500, err.msg, err.field);
+    } else if (sm_store_commit(a->st, &err) != 0) {
+        sm_control_rollback(&a->ctl, now_ms(), NULL);
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    }
+    sm_spec_fini(&spec);
+    return status;
+}
+
+int sm_api_post_again(sm_api_ctx *a, uint64_t id, const char *body, size_t blen, char **resp,
+                      size_t *len)
+{
+    sm_error err = {0};
+    if (sm_api_again_request(body, blen, &err) != 0)
+        return sm_api_reply_error(resp, len, 400, err.msg, err.field);
+    sm_run_row run;
+    if (sm_store_run_get(a->st, id, &run, &err) != 0)
+        return sm_api_reply_error(resp, len, 404, "no such run", "id");
+    int status = 0;
+    sm_run_verdict v = {0};
+    sm_control_pick *picks = NULL;
+    size_t n = 0;
+    char *spec_json = NULL, name[SM_SPEC_NAME_MAX + 1];
+    uint64_t again = 0;
+    /* A running run may still judge its cells: measure again what it ended without. */
+    if (run.state == SM_RUN_RUNNING)
+        status = sm_api_reply_error(resp, len, 409,
+                                    "the run is still running: measure again once it has ended",
+                                    NULL);
+    if (!status)
+        status = unjudged(a, id, &v, &picks, &n, resp, len);
+    if (!status && sm_api_again_spec(run.spec_json, &spec_json, name, sizeof name, &err) != 0)
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    if (!status)
+        status = start_only(a, spec_json, picks, n, &again, resp, len);
+    if (!status) {
+        sm_log(LOG_NOTICE, "SM-RUN-AGAIN",
+               "run %" PRIu64 " (%s): the %zu cells run %" PRIu64 " could not judge, again",
+               again, name, n, id);
+        if (a->jobs_queued)
+            a->jobs_queued(a->arg, NULL, 0);
+        status = sm_api_reply(resp, len, 201, sm_api_run_created(again));
+    }
+    free(spec_json);
+    free(picks);
+    sm_run_verdict_fini(&v);
+    sm_run_row_fini(&run);
+    return status;
+}
+
 char *sm_api_run_item(const sm_run_row *r)
 {
     const sm_api_run out = api_run(r);

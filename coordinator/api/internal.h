@@ -76,6 +76,12 @@ int sm_api_schedule_pause(sm_api_ctx *a, uint64_t id, bool pause, char **resp, s
  * for a run that ended). The token is routes.c's to check. Return the HTTP status, as
  * sm_api_handle. */
 int sm_api_get_health(sm_api_ctx *a, char **resp, size_t *len);
+/* POST /api/runs/{id}/again (body {} or {"cells":"unjudged"}): a run of exactly the cells run
+ * id could not judge (inconclusive or failed), its spec renamed NAME-again: 201 {"run":"N"};
+ * 404 unknown run, 409 while it runs, when every cell was judged or when none of those cells
+ * can be planned now, 400 for another body. */
+int sm_api_post_again(sm_api_ctx *a, uint64_t id, const char *body, size_t blen, char **resp,
+                      size_t *len);
 int sm_api_get_agents(sm_api_ctx *a, char **resp, size_t *len);
 int sm_api_post_jobs(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len);
 int sm_api_get_runs(sm_api_ctx *a, char **resp, size_t *len);

@@ -444,8 +444,8 @@ static void add_table_figures(sm_api_ctx *a, cJSON *o, uint64_t run_id, bool pai
 
 /* One job of the cell: {"job","repetition","warmup","state","value","disturbed",
  * "disturbed_reason","counted"}; value is the headline metric's (null when the job has none);
- * disturbed_reason the agent's word for what disturbed its host (null when it was not);
- * counted says whether the table's statistics hold it. */
+ * disturbed_reason the agent's reason (null when clean); counted says whether the table's
+ * statistics hold it. */
 static cJSON *cell_value(sm_api_ctx *a, const sm_job_row *j, sm_metric m, bool with_disturbed,
                          sm_error *err)
 {

@@ -75,6 +75,12 @@ HANDLER(post_run)
     return sm_api_post_run(a, r->body, r->len, resp, len);
 }
 
+HANDLER(again)
+{
+    (void)ctype;
+    return sm_api_post_again(a, r->id, r->body, r->len, resp, len);
+}
+
 HANDLER(run)
 {
     (void)ctype;
@@ -183,6 +189,7 @@ const sm_route sm_routes[] = {
     {"/api/runs/{id}/jobs", "GET", 0, SM_ROUTE_READ, run_jobs, "run"},
     {"/api/runs/{id}/cells/{cell}", "GET", 0, SM_ROUTE_READ, run_cell, "run"},
     {"/api/runs/{id}/cancel", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, cancel, "run"},
+    {"/api/runs/{id}/again", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, again, "run"},
     {"/api/compare", "GET", 0, SM_ROUTE_READ, compare, NULL},
     {"/api/trends", "GET", 0, SM_ROUTE_READ, trends, NULL},
     {"/api/grid", "GET", 0, SM_ROUTE_READ, grid, NULL},

@@ -79,6 +79,9 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
     case SM_CLI_CANCEL:
         rc = sm_cli_cmd_cancel(h, o->run_id);
         break;
+    case SM_CLI_AGAIN:
+        rc = sm_cli_cmd_again(h, o->run_id);
+        break;
     case SM_CLI_EXPORT:
         rc = sm_cli_cmd_export(h, o);
         break;

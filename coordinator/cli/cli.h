@@ -25,6 +25,7 @@ typedef enum sm_cli_cmd {
     SM_CLI_RUNS,
     SM_CLI_SHOW,
     SM_CLI_CANCEL,
+    SM_CLI_AGAIN, /* again RUN: a run of the cells RUN could not judge */
     SM_CLI_EXPORT,
     SM_CLI_ANOMALIES,
     SM_CLI_HOSTS_DIFF,        /* hosts diff H1 H2 [H3...] */

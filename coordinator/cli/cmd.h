@@ -20,6 +20,8 @@ int sm_cli_cmd_presets(sm_http *h);
 /* cmd_show.c: one run's state and cells; cancelling one. */
 int sm_cli_cmd_show(sm_http *h, uint64_t id);
 int sm_cli_cmd_cancel(sm_http *h, uint64_t id);
+/* POST /api/runs/ID/again: prints the new run's id (what it is on stderr). */
+int sm_cli_cmd_again(sm_http *h, uint64_t id);
 
 /* cmd_jobs.c: under sockmatrix show's progress, the run's created and finished times (UTC,
  * ISO 8601) and duration, each failed job with its host and reason, and the run's flags

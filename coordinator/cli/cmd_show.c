@@ -1,4 +1,5 @@
-/* sockmatrix show and cancel: one run's state, progress and cells; cancelling it. */
+/* sockmatrix show, cancel and again: one run's state, progress and cells; cancelling it;
+ * measuring again the cells it could not judge. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,27 @@ int sm_cli_cmd_show(sm_http *h, uint64_t id)
         rc = print_cells(cells, n);
     free(cells);
     return rc;
+}
+
+int sm_cli_cmd_again(sm_http *h, uint64_t id)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/again", id);
+    sm_http_resp r;
+    if (sm_cli_call_run(h, id, path, "{}", 2, &r))
+        return 1;
+    uint64_t again;
+    sm_error err = {0};
+    int rc = sm_apiview_run_id_decode(r.body, r.len, &again, &err);
+    sm_http_resp_fini(&r);
+    if (rc)
+        return sm_cli_bad_answer("POST /api/runs/ID/again", &err);
+    fprintf(stderr,
+            "run %" PRIu64 " started: the cells run %" PRIu64 " could not judge "
+            "(sockmatrix show %" PRIu64 ")\n",
+            again, id, again);
+    printf("%" PRIu64 "\n", again);
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 int sm_cli_cmd_cancel(sm_http *h, uint64_t id)

@@ -42,6 +42,8 @@ static const char usage[] =
     "                           order, warm-ups marked, and the median and 95% CI the\n"
     "                           run's table shows for it\n"
     "  cancel RUN               cancel a run and print its new state\n"
+    "  again RUN                measure again the cells RUN could not judge (inconclusive\n"
+    "                           or failed): start that run and print its id\n"
     "  export RUN --format csv|md|json [-o FILE]\n"
     "                           the run's comparison table, to FILE (replaced atomically)\n"
     "                           or stdout\n"
@@ -187,6 +189,7 @@ static const command commands[] = {
     {"runs", SM_CLI_RUNS, false},
     {"show", SM_CLI_SHOW, true},
     {"cancel", SM_CLI_CANCEL, true},
+    {"again", SM_CLI_AGAIN, true},
     {"export", SM_CLI_EXPORT, true},
     {"anomalies", SM_CLI_ANOMALIES, true},
     /* hosts diff|fingerprint: the word after it picks the command (hosts_positional) */

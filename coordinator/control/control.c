@@ -286,7 +286,14 @@ int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64
 int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
                          uint64_t *run_id, sm_error *err)
 {
-    return ctl_run_start(c, spec_json, spec, now_ms, run_id, err);
+    return ctl_run_start(c, spec_json, spec, NULL, 0, now_ms, run_id, err);
+}
+
+int sm_control_run_start_only(sm_control *c, const char *spec_json, const sm_spec *spec,
+                              const sm_control_pick *only, size_t n_only, int64_t now_ms,
+                              uint64_t *run_id, sm_error *err)
+{
+    return ctl_run_start(c, spec_json, spec, only, n_only, now_ms, run_id, err);
 }
 
 int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err)

@@ -119,6 +119,20 @@ int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64
  * are SM_EINVAL with err->msg naming the problem and err->field the field. */
 int sm_control_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
                          uint64_t *run_id, sm_error *err);
+
+/* A cell a run may keep: its row as a run's table names it (the host, or "client->server") and
+ * its test's label (sm_export_column). */
+typedef struct sm_control_pick {
+    const char *row;
+    const char *test;
+} sm_control_pick;
+
+/* sm_control_run_start with only the cells of the plan that one of only[0..n_only) names
+ * (the cells an earlier run could not judge, measured again). SM_EINVAL, field "cells", when
+ * none of them can be planned now (their hosts are gone, or the spec no longer makes them). */
+int sm_control_run_start_only(sm_control *c, const char *spec_json, const sm_spec *spec,
+                              const sm_control_pick *only, size_t n_only, int64_t now_ms,
+                              uint64_t *run_id, sm_error *err);
 /* Cancels a running run: its queued jobs fail "cancelled", its running ones get a cancel
  * command and fail "cancelled", the run ends cancelled. SM_EINVAL if it is not running. */
 int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err);

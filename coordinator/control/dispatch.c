@@ -7,6 +7,7 @@
 
 #include "coordinator/control/internal.h"
 #include "coordinator/control/sharing.h"
+#include "coordinator/analysis/export.h"
 #include "proto/codec.h"
 #include "proto/log.h"
 
@@ -524,13 +525,53 @@ static void queue_jobs(sm_control *c, const sm_plan *plan, const size_t *order, 
     }
 }
 
-int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
-                  uint64_t *run_id, sm_error *err)
+/* Whether cell x is one of only[0..n). */
+static bool picked(const sm_cell *x, const sm_control_pick *only, size_t n)
+{
+    char row[2 * SM_NAME_LEN + 2];
+    snprintf(row, sizeof row, "%s%s%s", x->host, x->peer[0] ? "->" : "", x->peer);
+    sm_table_col col;
+    sm_export_column(&x->params, &col);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(only[i].row, row) == 0 && strcmp(only[i].test, col.label) == 0)
+            return true;
+    return false;
+}
+
+/* Narrows plan to the cells only[0..n) names; none left is SM_EINVAL. */
+static int plan_only(sm_plan *plan, const sm_control_pick *only, size_t n, sm_error *err)
+{
+    bool *keep = calloc(plan->n_cells ? plan->n_cells : 1, sizeof *keep);
+    if (!keep)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < plan->n_cells; i++)
+        keep[i] = picked(&plan->cells[i], only, n);
+    int rc = sm_plan_keep(plan, keep);
+    free(keep);
+    if (rc)
+        return sm_error_set(err, rc, "out of memory");
+    if (plan->n_cells == 0) {
+        sm_error_field(err, "cells");
+        return sm_error_set(err, SM_EINVAL,
+                            "cells: none of the %zu cells can be planned now (their hosts are "
+                            "gone or offline)",
+                            n);
+    }
+    return 0;
+}
+
+int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
+                  const sm_control_pick *only, size_t n_only, int64_t now_ms, uint64_t *run_id,
+                  sm_error *err)
 {
     sm_plan plan;
     int rc = plan_run(c, spec, &plan, err);
     if (rc)
         return rc;
+    if (only && (rc = plan_only(&plan, only, n_only, err)) != 0) {
+        sm_plan_fini(&plan);
+        return rc;
+    }
     /* One global order for every queue: warm-up first, then by repetition, then the pair
      * rounds (disjoint pairs side by side), then the plan's order. */
     size_t *order = calloc(plan.n_jobs ? plan.n_jobs : 1, sizeof *order);

@@ -225,7 +225,8 @@ void ctl_adapt_free(adapt *ad);
 int ctl_tick(sm_control *c, int64_t now_ms, sm_error *err);
 int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms, uint64_t *id,
                sm_error *err);
-int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec, int64_t now_ms,
+int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
+                  const sm_control_pick *only, size_t n_only, int64_t now_ms,
                   uint64_t *run_id, sm_error *err);
 int ctl_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err);
 /* fleet.c */

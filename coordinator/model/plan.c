@@ -470,6 +470,30 @@ out:
     return rc;
 }
 
+int sm_plan_keep(sm_plan *p, const bool *keep)
+{
+    uint32_t *moved = malloc((p->n_cells ? p->n_cells : 1) * sizeof *moved);
+    if (!moved)
+        return SM_ENOMEM;
+    size_t nc = 0, nj = 0;
+    for (size_t i = 0; i < p->n_cells; i++) {
+        moved[i] = (uint32_t)nc;
+        if (keep[i])
+            p->cells[nc++] = p->cells[i];
+    }
+    for (size_t k = 0; k < p->n_jobs; k++) {
+        const uint32_t cell = p->jobs[k].cell;
+        if (cell >= p->n_cells || !keep[cell])
+            continue;
+        p->jobs[nj] = p->jobs[k];
+        p->jobs[nj++].cell = moved[cell];
+    }
+    free(moved);
+    p->n_cells = nc;
+    p->n_jobs = nj;
+    return 0;
+}
+
 void sm_plan_fini(sm_plan *p)
 {
     if (!p)

@@ -67,6 +67,11 @@ int sm_plan_expand(const sm_spec *spec, const sm_plan_host *fleet, size_t n_flee
                    sm_error *err);
 void sm_plan_fini(sm_plan *p);
 
+/* Keeps the cells i of p with keep[i] (keep has n_cells entries) and their jobs, in the same
+ * order (jobs keep their order, round and repetition; their cell index follows the cells').
+ * 0, or SM_ENOMEM with p unchanged. */
+int sm_plan_keep(sm_plan *p, const bool *keep);
+
 /* The circle method: n hosts (0..n-1) in rounds of disjoint unordered pairs, every pair
  * exactly once: n-1 rounds for even n, n for odd n (one host sits out each round). Writes
  * round[i * n + j] = the round in which {i, j} meet (i != j), symmetric. Returns the number of

@@ -7,7 +7,6 @@
 #include "coordinator/analysis/explain.h"
 #include "coordinator/analysis/export.h"
 #include "coordinator/analysis/table.h"
-#include "coordinator/analysis/verdict.h"
 #include "coordinator/reports/cache.h"
 #include "coordinator/schema/query.h"
 #include "proto/codec.h"
@@ -339,12 +338,13 @@ static int analyse_run(sm_reports *r, const run_data *d, const run_data *base,
     return 0;
 }
 
-/* For people and the CLI: a header line, then one line per anomaly (sm_anomaly_text), each
- * followed by the top differences of its host(s) or what changed on its host, indented. */
+/* For people and the CLI: a header line, then one line per anomaly, a host's together and
+ * followed once by the top differences of its host(s) or what changed on it, indented
+ * (sm_explain_text), then the cells not judged. */
 static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_anomalies *an,
                             const sm_explanation *ex, const sm_run_verdict *v)
 {
-    /* An explanation's line: the indent, at most 511 bytes (sm_explain_lines) and a newline. */
+    /* An explanation's line: the indent, at most 511 bytes (sm_explain_text) and a newline. */
     size_t shown = v->n_notes < NOTES_SHOWN ? v->n_notes : NOTES_SHOWN;
     size_t cap = 512 + an->n * (512 + SM_EXPLAIN_TEXT_MAX * 530) +
                  shown * (sizeof v->notes[0] + 32),
@@ -362,14 +362,9 @@ static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_an
     else
         at += (size_t)snprintf(out + at, cap - at, ", no baseline run");
     at += (size_t)snprintf(out + at, cap - at, "\n");
-    for (size_t i = 0; i < an->n && at < cap; i++) {
-        at += (size_t)snprintf(out + at, cap - at, "  %-10s ", sm_anomaly_kind_name(an->v[i].kind));
-        if (at < cap)
-            at += (size_t)sm_anomaly_text(&an->v[i], out + at, cap - at);
-        if (at < cap)
-            at += (size_t)snprintf(out + at, cap - at, "\n");
-        if (at < cap)
-            sm_explain_lines(ex, i, "             ", out, cap, &at);
+    if (at < cap && sm_explain_text(an, ex, out, cap, &at) != 0) {
+        free(out);
+        return NULL;
     }
     for (size_t i = 0; i < shown && at < cap; i++) {
         const sm_verdict_note *n = &v->notes[i];
@@ -565,6 +560,19 @@ out:
     run_data_fini(&d);
     run_data_fini(&b);
     return status;
+}
+
+sm_report_status sm_reports_verdict(sm_reports *r, uint64_t id, sm_run_verdict *v, sm_error *err)
+{
+    run_data d;
+    sm_anomalies an = {0};
+    const sm_analysis_opts ao = {0, 0};
+    int status = run_data_load(r, id, &d, err);
+    if (status == 0)
+        status = analyse_run(r, &d, NULL, &ao, &an, v, err) ? SM_REPORT_FAILED : SM_REPORT_OK;
+    sm_anomalies_fini(&an);
+    run_data_fini(&d);
+    return (sm_report_status)status;
 }
 
 /* From the cache when the run has ended and was asked the same before; else computed, and kept

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coordinator/analysis/verdict.h"
 #include "coordinator/store/store.h"
 #include "proto/err.h"
 
@@ -51,6 +52,11 @@ sm_report_status sm_reports_get(sm_reports *r, uint64_t id, sm_report_kind kind,
  * missing or bad id or a == b, 404 for an unknown run (err.field "a" or "b"), 409 when they
  * share no cell (err names each run's tests). */
 sm_report_status sm_reports_compare(sm_reports *r, const char *options, sm_run_report *out);
+
+/* The verdict of run id over its tables, without a baseline (a baseline only adds flags):
+ * *v's notes list the cells it could not judge. Returns SM_REPORT_OK, or SM_REPORT_NO_RUN /
+ * SM_REPORT_FAILED with err set; *v is the caller's to sm_run_verdict_fini either way. */
+sm_report_status sm_reports_verdict(sm_reports *r, uint64_t id, sm_run_verdict *v, sm_error *err);
 
 /* sm_reports_get's body alone (malloc'd), or NULL when the report did not come out. */
 char *sm_reports_body(sm_reports *r, uint64_t id, sm_report_kind kind, const char *options);

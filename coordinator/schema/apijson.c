@@ -220,6 +220,68 @@ char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const ch
 
 /* ---- runs ---- */
 
+int sm_api_again_request(const char *body, size_t len, sm_error *err)
+{
+    sm_error_field(err, "%s", "");
+    size_t i = 0;
+    while (i < len && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' || body[i] == '\t'))
+        i++;
+    if (i == len)
+        return 0;
+    cJSON *req = cJSON_ParseWithLength(body, len);
+    int rc = 0;
+    if (!cJSON_IsObject(req)) {
+        rc = sm_error_set(err, SM_EPARSE, "the body is not a JSON object ({} or "
+                                          "{\"cells\":\"unjudged\"})");
+    } else {
+        const cJSON *item;
+        cJSON_ArrayForEach(item, req)
+        {
+            if (rc)
+                break;
+            if (strcmp(item->string, "cells") != 0) {
+                sm_error_field(err, "%.32s", item->string);
+                rc = sm_error_set(err, SM_EINVAL, "%.32s: unknown field (only \"cells\")",
+                                  item->string);
+            } else if (!cJSON_IsString(item) || strcmp(item->valuestring, "unjudged") != 0) {
+                sm_error_field(err, "cells");
+                rc = sm_error_set(err, SM_EINVAL,
+                                  "cells: expected \"unjudged\" (the cells the run could not "
+                                  "judge)");
+            }
+        }
+    }
+    cJSON_Delete(req);
+    return rc;
+}
+
+int sm_api_again_spec(const char *spec_json, char **out, char *name, size_t cap, sm_error *err)
+{
+    *out = NULL;
+    static const char suffix[] = "-again";
+    cJSON *spec = spec_json ? cJSON_Parse(spec_json) : NULL;
+    const char *old = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "name"));
+    if (!old) {
+        cJSON_Delete(spec);
+        return sm_error_set(err, SM_EPARSE, "the run's stored spec has no name");
+    }
+    const size_t n = strlen(old), k = sizeof suffix - 1;
+    const bool again = n >= k && strcmp(old + n - k, suffix) == 0;
+    /* The base is cut so that base + suffix fits the spec's name limit. */
+    const int base = again ? (int)n : (int)(n + k > SM_SPEC_NAME_MAX ? SM_SPEC_NAME_MAX - k : n);
+    snprintf(name, cap, "%.*s%s", base, old, again ? "" : suffix);
+    cJSON *renamed = cJSON_CreateString(name);
+    bool ok = renamed && cJSON_ReplaceItemInObjectCaseSensitive(spec, "name", renamed);
+    if (!ok)
+        cJSON_Delete(renamed);
+    if (!ok || !(*out = cJSON_PrintUnformatted(spec))) {
+        cJSON_Delete(spec);
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
+    }
+    cJSON_Delete(spec);
+    return 0;
+}
+
 int sm_api_run_request(const char *body, size_t len, char **spec_json, sm_error *err)
 {
     *spec_json = NULL;

@@ -61,6 +61,14 @@ int sm_api_jobs_parse(const char *body, size_t len, sm_api_job_req **reqs, size_
  * preset). */
 int sm_api_run_request(const char *body, size_t len, char **spec_json, sm_error *err);
 
+/* POST /api/runs/{id}/again: the body is empty, {} or {"cells":"unjudged"} (the cells the run
+ * could not judge: inconclusive or failed; the only choice there is). SM_EPARSE or SM_EINVAL
+ * naming the field otherwise. Then the spec of the new run: run spec_json renamed to NAME
+ * "-again" (a name that already ends so keeps it; cut to fit SM_SPEC_NAME_MAX), malloc'd into
+ * *out, *name the new name (cap bytes). */
+int sm_api_again_request(const char *body, size_t len, sm_error *err);
+int sm_api_again_spec(const char *spec_json, char **out, char *name, size_t cap, sm_error *err);
+
 typedef struct sm_api_run {
     uint64_t id;
     const char *name, *state, *reason;

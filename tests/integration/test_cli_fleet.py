@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import unittest
 
-from smtest import BIN_DIR, Fleet, free_port
+from smtest import BIN_DIR, Fleet, free_port, wait_for
 
 CLI = os.path.join(BIN_DIR, "sockmatrix")
 
@@ -251,6 +251,39 @@ class CliTest(unittest.TestCase):
                                r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; nothing to cancel$")
         self.assertEqual(line, f"sockmatrix: {body['error']}")
         self.assertEqual(p.stdout, "")
+
+    def cancel_and_idle(self, rid):
+        """Cancels run rid and waits until no agent is busy, for the tests that follow."""
+        self.f.post(f"/api/runs/{rid}/cancel", {})
+        wait_for("every agent idle",
+                 lambda: all(a["status"] == "online" for a in self.f.get("/api/agents")["agents"]),
+                 30)
+
+    def test_again_measures_the_cells_a_two_host_run_could_not_judge(self):
+        rid = self.finished_run()
+        # Two repetitions on two hosts: every cell is measured and none judged, and it says so.
+        p = self.cli("anomalies", str(rid))
+        self.assertEqual(p.returncode, 0, p)
+        self.assertRegex(p.stdout, rf"^run {rid} \(seed-tcp-unix\): inconclusive: 0 anomalies "
+                                   r"among 0 judged cells; \d+ cells inconclusive")
+        # Why depends on the machine: two clean samples < 3, or some disturbed, with the reason.
+        self.assertRegex(p.stdout, r"\n  inconclusive h1: stream tcp lines 128 B x 8192: "
+                                   r"(2 clean samples < 3|1 clean sample < 3; 1 of 2 samples "
+                                   r"disturbed: .+|2 of 2 samples disturbed: .+)\n")
+        cells = self.f.get(f"/api/runs/{rid}")["cells"]
+        p = self.cli("again", str(rid))
+        self.assertEqual(p.returncode, 0, p)
+        again = int(p.stdout)
+        self.addCleanup(self.cancel_and_idle, again)
+        self.assertEqual(p.stderr, f"run {again} started: the cells run {rid} could not judge "
+                                   f"(sockmatrix show {again})\n")
+        run = self.f.get(f"/api/runs/{again}")
+        self.assertEqual(run["name"], "seed-tcp-unix-again")
+        self.assertEqual(sorted((c["host"], c["test"]) for c in run["cells"]),
+                         sorted((c["host"], c["test"]) for c in cells))
+        p = self.cli("again", "999999")
+        self.assertEqual(self.assert_one_error_line(p, 1),
+                         "sockmatrix: no run 999999 (sockmatrix runs lists them)")
 
     def test_show_cancel_and_export_of_a_run_that_does_not_exist_name_it_and_runs(self):
         status, body = self.f.post("/api/runs/999999/cancel", {})

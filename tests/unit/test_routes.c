@@ -44,6 +44,7 @@ static const want every[] = {
     {"/api/runs/7/jobs", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/runs/7/cells/3", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/runs/7/cancel", "POST", "POST", SMALL, SM_ROUTE_WRITE},
+    {"/api/runs/7/again", "POST", "POST", SMALL, SM_ROUTE_WRITE},
     {"/api/compare", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/trends", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/grid", "GET", "GET", 0, SM_ROUTE_READ},

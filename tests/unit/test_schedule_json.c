@@ -40,10 +40,10 @@ static void test_hook_body_bytes_for_a_new_flag_and_a_regression(void **state)
         "\"id\":"
         "\"12\",\"name\":\"tiny\",\"finished_ms\":1700000000123},\"baseline_run\":\"11\",\"flags\":"
         "[{\"host\":\"h2\",\"test\":\"stream tcp\",\"metric\":\"throughput_MBps\",\"text\":\"h2: "
-        "stream tcp (throughput_MBps) 30 MB/s vs fleet 100 MB/s, -70%, z -, slower [MAD 0, >= "
+        "stream tcp (MB/s) 30 MB/s vs fleet 100 MB/s, 3.3x slower, z - [MAD 0, >= "
         "15%]\"}],\"regressions\":[{\"host\":\"h2\",\"test\":\"stream tcp\",\"metric\":"
-        "\"throughput_MBps\",\"text\":\"h2: stream tcp (throughput_MBps) 30 MB/s vs baseline 100 "
-        "MB/s, -70%, z -, slower [CIs apart and >= 15%]\"}]}");
+        "\"throughput_MBps\",\"text\":\"h2: stream tcp (MB/s) 30 MB/s vs baseline 100 "
+        "MB/s, 3.3x slower, z - [CIs apart and >= 15%]\"}]}");
     free(body);
 }
 
@@ -73,6 +73,42 @@ static void test_hook_body_leaves_out_flags_the_previous_run_had(void **state)
     assert_null(body);
     assert_int_equal(sm_schedule_hook_body(&RUN, "{}", NULL, &event, &body, &err), SM_EPARSE);
     assert_int_equal(sm_schedule_hook_body(&RUN, NULL, NULL, &event, &body, &err), SM_EPARSE);
+}
+
+/* A run that could not judge its cells tells so, even with nothing new to flag. */
+static void test_hook_body_says_inconclusive_with_the_cells_not_judged(void **state)
+{
+    (void)state;
+    const char *now =
+        "{\"baseline\":null,\"verdict\":\"inconclusive\",\"summary\":\"0 anomalies among 0 "
+        "judged cells; 3 cells inconclusive\",\"inconclusive\":[{\"row\":\"h1\",\"test\":"
+        "\"stream tcp\",\"brief\":\"\",\"ratio\":false,\"verdict\":\"inconclusive\",\"why\":"
+        "\"3 of 3 samples disturbed: steal\"}],\"anomalies\":[]}";
+    const char *event = NULL;
+    char *body = NULL;
+    sm_error err = {0};
+    assert_int_equal(sm_schedule_hook_body(&RUN, now, NULL, &event, &body, &err), 0);
+    assert_string_equal(event, "inconclusive");
+    assert_non_null(strstr(body, "\"event\":\"inconclusive\""));
+    assert_non_null(strstr(body, "\"verdict\":\"inconclusive\",\"summary\":\"0 anomalies among 0 "
+                                 "judged cells; 3 cells inconclusive\",\"inconclusive\":[{\"host\":"
+                                 "\"h1\",\"test\":\"stream tcp\",\"verdict\":\"inconclusive\","
+                                 "\"why\":\"3 of 3 samples disturbed: steal\"}]"));
+    free(body);
+    /* A new flag is the event; the verdict rides along. */
+    const char *flagged =
+        "{\"baseline\":null,\"verdict\":\"flagged\",\"summary\":\"1 anomaly among 3 judged "
+        "cells\",\"inconclusive\":[],\"anomalies\":[" FLEET_H2 "]}";
+    assert_int_equal(sm_schedule_hook_body(&RUN, flagged, NULL, &event, &body, &err), 0);
+    assert_string_equal(event, "flag");
+    assert_non_null(strstr(body, "\"verdict\":\"flagged\""));
+    free(body);
+    /* Judged and nothing new: nothing to tell. */
+    const char *ok = "{\"baseline\":null,\"verdict\":\"ok\",\"inconclusive\":[],"
+                     "\"anomalies\":[]}";
+    assert_int_equal(sm_schedule_hook_body(&RUN, ok, NULL, &event, &body, &err), 0);
+    assert_null(event);
+    assert_null(body);
 }
 
 static void test_schedule_spec_puts_its_hosts_in(void **state)
@@ -114,6 +150,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hook_body_bytes_for_a_new_flag_and_a_regression),
         cmocka_unit_test(test_hook_body_leaves_out_flags_the_previous_run_had),
+        cmocka_unit_test(test_hook_body_says_inconclusive_with_the_cells_not_judged),
         cmocka_unit_test(test_schedule_spec_puts_its_hosts_in),
         cmocka_unit_test(test_schedule_req_parses_a_preset_with_hosts),
     };

@@ -321,6 +321,15 @@ static void test_a_run_judged_on_nothing_says_inconclusive_everywhere(void **sta
     assert_int_equal(r.status, 200);
     has(r.body, "**Verdict: inconclusive.**");
     free(r.body);
+    /* Each disturbed job says why, beside its value. */
+    r = call(f, "GET", "/api/runs/1/cells/0", NULL, NULL, NULL);
+    assert_int_equal(r.status, 200);
+    has(r.body, "\"host\":\"h1\"");
+    has(r.body, "\"disturbed\":true,\"disturbed_reason\":\"" BUSY "\",\"counted\":false");
+    free(r.body);
+    r = call(f, "GET", "/api/runs/1/cells/1", NULL, NULL, NULL);
+    has(r.body, "\"disturbed\":false,\"disturbed_reason\":null,\"counted\":true");
+    free(r.body);
     /* With the disturbed samples in, h2 stands apart. */
     r = call(f, "GET", "/api/runs/1/anomalies", "format=text&disturbed=include", NULL, NULL);
     has(r.body, "run 1 (quick): flagged: 1 anomaly among 3 judged cells, no baseline run\n");
@@ -348,6 +357,59 @@ static void test_a_clean_run_is_ok_or_flagged(void **state)
     free(r.body);
 }
 
+/* POST /api/runs/ID/again: a run of exactly the cells the first could not judge. */
+static void test_again_measures_exactly_the_cells_not_judged(void **state)
+{
+    fixture *f = *state;
+    fleet(f);
+    register_agent(f, "h4");
+    expect(f, "POST", "/api/runs", NULL, NULL, RUN("quick"), 201, "\"run\":\"1\"");
+    expect(f, "POST", "/api/runs/1/again", NULL, NULL, "{}", 409, "still running");
+    finish_jobs_disturbed(f, "h1", 1300, BUSY);
+    finish_jobs(f, "h2", 1300);
+    finish_jobs(f, "h3", 1300);
+    finish_jobs(f, "h4", 1300);
+    /* h1 alone was not judged (three hosts still make a fleet): run 2 measures h1's cell and
+     * nothing else. */
+    expect(f, "POST", "/api/runs/1/again", NULL, NULL, "{}", 201, "{\"run\":\"2\"}");
+    response r = call(f, "GET", "/api/runs/2", NULL, NULL, NULL);
+    assert_int_equal(r.status, 200);
+    has(r.body, "\"name\":\"quick-again\"");
+    has(r.body, "\"host\":\"h1\"");
+    has(r.body, "\"test\":\"stream tcp 128 KiB x 10\"");
+    lacks(r.body, "\"host\":\"h2\"");
+    lacks(r.body, "\"host\":\"h3\"");
+    lacks(r.body, "\"host\":\"h4\"");
+    free(r.body);
+    finish_jobs(f, "h1", 1300);
+    /* Run 2's one cell has no fleet of its own: again of again keeps the name. */
+    expect(f, "POST", "/api/runs/2/again", NULL, NULL, "{\"cells\":\"unjudged\"}", 201,
+           "{\"run\":\"3\"}");
+    r = call(f, "GET", "/api/runs/3", NULL, NULL, NULL);
+    has(r.body, "\"name\":\"quick-again\"");
+    free(r.body);
+}
+
+static void test_again_refuses_what_it_cannot_do(void **state)
+{
+    fixture *f = *state;
+    fleet(f);
+    expect(f, "POST", "/api/runs/9/again", NULL, NULL, "{}", 404, "no such run");
+    expect(f, "POST", "/api/runs", NULL, NULL, RUN("seed"), 201, "\"run\":\"1\"");
+    for (int h = 1; h <= 3; h++) {
+        char name[8];
+        snprintf(name, sizeof name, "h%d", h);
+        finish_jobs(f, name, 1300);
+    }
+    expect(f, "POST", "/api/runs/1/again", NULL, NULL, "{}", 409,
+           "every cell of this run was judged");
+    expect(f, "POST", "/api/runs/1/again", NULL, NULL, "{\"cells\":\"all\"}", 400,
+           "\"field\":\"cells\"");
+    expect(f, "POST", "/api/runs/1/again", NULL, NULL, "{\"hosts\":\"all\"}", 400,
+           "\"field\":\"hosts\"");
+    expect(f, "POST", "/api/runs/1/again", NULL, NULL, "[1]", 400, "not a JSON object");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +424,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_run_judged_on_nothing_says_inconclusive_everywhere,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_clean_run_is_ok_or_flagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_again_measures_exactly_the_cells_not_judged, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_again_refuses_what_it_cannot_do, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
