@@ -97,6 +97,26 @@ export function verdictScenarios(ctx) {
         (v) => verdictShown(v) && v.anomalies === a.anomalies.anomalies.length);
     },
 
+    // #/history: a.run against its default baseline, GET /api/runs/RUN/anomalies answered by
+    // a.anomalies; the regressions' note.
+    async verdict_history(a) {
+      await ctx.page().route((u) => u.pathname === `/api/runs/${a.run}/anomalies`,
+        (route) => route.fulfill({ status: 200, contentType: 'application/json',
+          body: JSON.stringify(a.anomalies) }));
+      await view('/history');
+      await until(`select#history-run to offer run ${a.run}`,
+        () => ctx.page().$$eval('select#history-run option', (os) => os.map((o) => o.value)),
+        (vals) => vals.includes(String(a.run)));
+      await ctx.page().selectOption('select#history-run', String(a.run));
+      await ctx.page().selectOption('select#baseline', '');
+      await ctx.page().click('button#regress-show');
+      return until('the regressions\' note', () => ctx.page().evaluate(() => {
+        const n = document.querySelector('#regressions-note');
+        return { text: n.textContent, verdict: n.dataset.verdict ?? null,
+          items: document.querySelectorAll('ul#regressions li').length };
+      }), (n) => n.verdict === a.anomalies.verdict);
+    },
+
     // #/compare/RUN without and with the disturbed samples.
     async verdict_compare(a) {
       await view(`/compare/${a.run}`);

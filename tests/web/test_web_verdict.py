@@ -157,6 +157,16 @@ class InconclusiveRunTest(WebCase):
         v = self.drive(self.f, "verdict_run_fixture", run=self.rid, run_doc=running, anomalies=ok)
         self.assertEqual(v["note"]["text"], "None so far.")
 
+    def test_the_history_says_no_regressions_only_of_the_judged_cells(self):
+        # Set against a baseline (served by the page's route: this run has none), a run whose
+        # cells were not judged leads with its verdict.
+        an = dict(self.an, baseline={"id": "1", "name": "busy"}, anomalies=[])
+        v = self.drive(self.f, "verdict_history", run=self.rid, anomalies=an)
+        self.assertTrue(v["text"].startswith(f"{WORD[an['verdict']]}: {an['summary']}. Among the "
+                                             "judged cells, no regressions of run"), v)
+        self.assertNotIn("No regression", v["text"])
+        self.assertEqual(v["items"], 0)
+
     def test_the_cli_prints_each_disturbed_jobs_reason(self):
         cells = {}
         for j in self.jobs:
