@@ -97,18 +97,25 @@ export const api = {
     runJobs: (id, after) =>
         request('GET', `/api/runs/${enc(id)}/jobs?limit=1000` + (after ? `&after=${enc(after)}` : '')),
     // One cell's repetitions in run order with the table's median and CI.
-    runCell: (id, cell) => request('GET', `/api/runs/${enc(id)}/cells/${enc(cell)}`),
+    runCell: (id, cell, disturbed) => request('GET', `/api/runs/${enc(id)}/cells/${enc(cell)}` +
+        (disturbed ? '?disturbed=include' : '')),
     cancelRun: (id) => request('POST', `/api/runs/${enc(id)}/cancel`, '{}'),
-    table: (id, scope) =>
-        request('GET', `/api/runs/${enc(id)}/table?format=json` + (scope ? `&scope=${scope}` : '')),
+    // A run of the cells run id could not judge (inconclusive or failed), answered as
+    // POST /api/runs answers: {"run": "N"}.
+    againRun: (id) => request('POST', `/api/runs/${enc(id)}/again`, '{}'),
+    table: (id, scope, disturbed) =>
+        request('GET', `/api/runs/${enc(id)}/table?format=json` + (scope ? `&scope=${scope}` : '') +
+            (disturbed ? '&disturbed=include' : '')),
     fingerprint: (name) => request('GET', `/api/agents/${enc(name)}/fingerprint`),
     // The names go as the API spells the list (commas), each name encoded.
     fingerprintDiff: (hosts) =>
         request('GET', `/api/fingerprints/diff?hosts=${hosts.map(enc).join(',')}`),
-    compare: (a, b) => request('GET', `/api/compare?a=${enc(a)}&b=${enc(b)}`),
+    compare: (a, b, disturbed) => request('GET', `/api/compare?a=${enc(a)}&b=${enc(b)}` +
+        (disturbed ? '&disturbed=include' : '')),
     grid: () => request('GET', '/api/grid'),
-    trends: (host, test, metric) => request('GET', `/api/trends?host=${enc(host)}&test=${enc(test)}` +
-        (metric ? `&metric=${enc(metric)}` : '')),
+    trends: (host, test, metric, disturbed) => request('GET',
+        `/api/trends?host=${enc(host)}&test=${enc(test)}` + (metric ? `&metric=${enc(metric)}` : '') +
+        (disturbed ? '&disturbed=include' : '')),
     schedules: () => request('GET', '/api/schedules').then((j) => j.schedules || []),
     // One schedule with its last runs ("recent_runs", newest first) and events.
     schedule: (id) => request('GET', `/api/schedules/${enc(id)}`),
@@ -116,13 +123,17 @@ export const api = {
     pauseSchedule: (id) => request('POST', `/api/schedules/${enc(id)}/pause`, '{}'),
     resumeSchedule: (id) => request('POST', `/api/schedules/${enc(id)}/resume`, '{}'),
     deleteSchedule: (id) => request('DELETE', `/api/schedules/${enc(id)}`),
-    anomalies: (id, baseline) =>
-        request('GET', `/api/runs/${enc(id)}/anomalies` + (baseline ? `?baseline=${enc(baseline)}` : '')),
+    anomalies: (id, baseline, disturbed) => {
+        const q = [baseline ? `baseline=${enc(baseline)}` : '', disturbed ? 'disturbed=include' : '']
+            .filter(Boolean).join('&');
+        return request('GET', `/api/runs/${enc(id)}/anomalies` + (q ? `?${q}` : ''));
+    },
 };
 
 // The export links' targets: the API's own bytes, so a download equals `sockmatrix export`.
-export function tableUrl(id, format, scope) {
-    return `/api/runs/${enc(id)}/table?format=${format}` + (scope ? `&scope=${scope}` : '');
+export function tableUrl(id, format, scope, disturbed) {
+    return `/api/runs/${enc(id)}/table?format=${format}` + (scope ? `&scope=${scope}` : '') +
+        (disturbed ? '&disturbed=include' : '');
 }
 
 // A download of url under name. With a token the link cannot simply be followed (a navigation

@@ -20,10 +20,13 @@ const live = new Live(document.getElementById('ws-status'));
 const root = document.getElementById('view');
 let unmount = null;
 
+// "#/view/arg/arg?key=value": the view, its arguments, and options that keep a view's state
+// (disturbed=include) as a query after the path.
 function parse(hash) {
-    const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+    const [path, q] = hash.replace(/^#\/?/, '').split('?', 2);
+    const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
     const name = parts[0] || 'fleet';
-    return routes[name] ? {name, args: parts.slice(1)} : null;
+    return routes[name] ? {name, args: parts.slice(1), query: new URLSearchParams(q || '')} : null;
 }
 
 function route() {
@@ -45,7 +48,7 @@ function route() {
             a.removeAttribute('aria-current');
     }
     try {
-        unmount = routes[r.name].mount(root, r.args, {live}) || null;
+        unmount = routes[r.name].mount(root, r.args, {live, query: r.query}) || null;
     } catch (e) {
         root.append(h('p', {class: 'error', role: 'alert'}, `this view failed: ${e.message}`));
     }

@@ -6,6 +6,7 @@ import {api, tableUrl, getToken, download} from './api.js';
 import {h, clear, scrollBox, fmtNum, fmtPercent, anomalyItem} from './dom.js';
 import {whiskerBars, deviationColour, NEUTRAL} from './charts.js';
 import {runsCard} from './compare_runs.js';
+import {verdictWord, notJudgedCount, notJudgedList, withDisturbed, disturbedSwitch} from './verdict.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
 
@@ -228,10 +229,10 @@ function heatmap(t, which, anomalies, floor) {
     return [scrollBox(table), legend];
 }
 
-function downloads(id, scope) {
+function downloads(id, scope, withDist) {
     const tag = scope ? `${scope}-` : '';
     return ['csv', 'md', 'json'].map((f) => {
-        const url = tableUrl(id, f, scope);
+        const url = tableUrl(id, f, scope, withDist);
         const name = `sockmatrix-run-${id}${scope ? '-' + scope : ''}.${f}`;
         return h('a', {
             id: `dl-${tag}${f}`, class: 'button', href: url, download: name,
@@ -245,9 +246,10 @@ function downloads(id, scope) {
     });
 }
 
-export function mount(root, args, {live}) {
+export function mount(root, args, {live, query}) {
     const id = args[0] || '';
-    const runs = runsCard(id, args[1] || '');
+    const withDist = withDisturbed(query);
+    const runs = runsCard(id, args[1] || '', withDist);
     let alive = true;
     let chart = null;
     let data = null; // {run, main, pair, anomalies}
@@ -275,13 +277,15 @@ export function mount(root, args, {live}) {
     const anomList = h('ul', {id: 'anomalies', class: 'anomalies'});
     const anomCard = h('section', {class: 'card'}, h('h2', {}, 'Anomalies'));
     const anomNote = h('p', {class: 'hint', id: 'anomalies-note'});
+    // The cells the analysis could not judge, and why: nothing can be said of them either way.
+    const notJudged = h('div', {id: 'compare-verdict', class: 'verdict-note', hidden: true});
     const heatSel = h('select', {id: 'heatmap-column'});
     const heatBox = h('div', {class: 'heat-box'});
     const heatTitle = h('h2', {id: 'heatmap-title'}, 'Per pair');
     const heatCard = h('section', {class: 'card', hidden: true}, heatTitle,
         h('div', {class: 'field inline'}, h('label', {for: 'heatmap-column'}, 'column'), heatSel),
         heatBox);
-    anomCard.append(anomNote, anomList);
+    anomCard.append(notJudged, anomNote, anomList);
     const tableBox = h('div', {});
     const pairTableBox = h('div', {});
 
@@ -289,7 +293,8 @@ export function mount(root, args, {live}) {
         h('div', {class: 'view-head'}, title,
             h('a', {href: `#/run/${encodeURIComponent(id)}`}, 'progress and jobs')),
         status, error,
-        h('div', {class: 'actions'}, h('span', {class: 'hint'}, 'Download the table:'), dl),
+        h('div', {class: 'actions'}, h('span', {class: 'hint'}, 'Download the table:'), dl,
+            disturbedSwitch('compare-disturbed', withDist)),
         h('div', {class: 'compare-grid'},
             chartCard,
             anomCard,
@@ -339,16 +344,16 @@ export function mount(root, args, {live}) {
     };
 
     const render = () => {
-        const {run, main, pair, anomalies, baseline} = data;
+        const {run, main, pair, anomalies, baseline, an} = data;
         title.textContent = `Compare run ${id}: ${run.name}`;
         const p = run.progress || {};
         status.textContent = `${run.state}, ${p.done ?? 0}/${p.total ?? 0} jobs, ${p.failed ?? 0} failed` +
             (ENDED.has(run.state) ? '' : ' (still running: the numbers will move)');
 
         clear(dl);
-        dl.append(...downloads(id, null));
+        dl.append(...downloads(id, null, withDist));
         if (main && pair && main !== pair)
-            dl.append(h('span', {class: 'hint'}, 'pairs:'), ...downloads(id, 'pair'));
+            dl.append(h('span', {class: 'hint'}, 'pairs:'), ...downloads(id, 'pair', withDist));
 
         const keep = familySel.value;
         clear(familySel);
@@ -368,7 +373,18 @@ export function mount(root, args, {live}) {
 
         clear(anomList);
         anomList.append(...anomalies.map(anomalyItem));
-        anomNote.textContent = (anomalies.length ? '' : 'No host or link stands apart. ') +
+        // "Stands apart in nothing" only of a run whose every cell was judged.
+        const unjudged = notJudgedCount(an);
+        clear(notJudged);
+        notJudged.hidden = unjudged === 0;
+        notJudged.dataset.verdict = an.verdict || '';
+        if (unjudged)
+            notJudged.append(h('p', {id: 'compare-verdict-text'},
+                h('strong', {}, `${verdictWord(an.verdict)}:`), ` ${an.summary}. ` +
+                `${unjudged} cell${unjudged === 1 ? '' : 's'} could not be judged` +
+                (anomalies.length ? '' : ', so whether a host or link stands apart there is not known') +
+                ':'), notJudgedList(an.inconclusive, 'compare-not-judged'));
+        anomNote.textContent = (anomalies.length || an.verdict !== 'ok' ? '' : 'No host or link stands apart. ') +
             (baseline ? `Regressions against baseline run ${baseline.id}.`
                 : 'No baseline run (an earlier run of the same name that ended done and shares a cell with it).');
 
@@ -404,16 +420,16 @@ export function mount(root, args, {live}) {
             const scopes = new Set((run.cells || []).map((c) => (c.params && c.params.scope) || 'local'));
             // The unscoped table is the host table when the run has local tests, else the pairs.
             const [main, pairOnly, an] = await Promise.all([
-                api.table(id),
-                scopes.has('pair') && scopes.has('local') ? api.table(id, 'pair') : null,
-                api.anomalies(id),
+                api.table(id, null, withDist),
+                scopes.has('pair') && scopes.has('local') ? api.table(id, 'pair', withDist) : null,
+                api.anomalies(id, null, withDist),
             ]);
             if (!alive)
                 return;
             const pair = pairOnly || (main.pairs ? main : null);
             // The floor a flag needs (docs/analysis.md), the heatmap's neutral band.
             const floor = Number.isFinite(Number(an.floor)) && Number(an.floor) > 0 ? Number(an.floor) : 0.15;
-            data = {run, main, pair, anomalies: an.anomalies || [], baseline: an.baseline, floor};
+            data = {run, main, pair, anomalies: an.anomalies || [], baseline: an.baseline, floor, an};
             error.hidden = true;
             render();
         } catch (e) {

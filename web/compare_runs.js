@@ -46,8 +46,9 @@ function onlyList(id, runId, cells) {
         h('ul', {id, class: 'plain'}, cells.map((c) => h('li', {}, `${c.host}: ${c.test}`))));
 }
 
-// The card; load() fills it. id is this view's run, other the run to set against it ('' none).
-export function runsCard(id, other) {
+// The card; load() fills it. id is this view's run, other the run to set against it ('' none);
+// with withDist the comparison counts disturbed samples too (the view's ?disturbed=include).
+export function runsCard(id, other, withDist) {
     const sel = h('select', {id: 'compare-other'});
     const note = h('p', {class: 'hint', id: 'runs-compare-note', 'aria-live': 'polite'},
         'Pick another run to set this one against.');
@@ -57,8 +58,8 @@ export function runsCard(id, other) {
         h('div', {class: 'field inline'}, h('label', {for: 'compare-other'}, `run ${id} against`), sel),
         note, box);
     sel.addEventListener('change', () => {
-        location.hash = sel.value ? `#/compare/${encodeURIComponent(id)}/${encodeURIComponent(sel.value)}`
-            : `#/compare/${encodeURIComponent(id)}`;
+        location.hash = (sel.value ? `#/compare/${encodeURIComponent(id)}/${encodeURIComponent(sel.value)}`
+            : `#/compare/${encodeURIComponent(id)}`) + (withDist ? '?disturbed=include' : '');
     });
     const load = async (alive) => {
         try {
@@ -78,7 +79,7 @@ export function runsCard(id, other) {
         clear(box);
         note.textContent = 'loading...';
         try {
-            const cmp = await api.compare(id, other);
+            const cmp = await api.compare(id, other, withDist);
             if (!alive())
                 return;
             const n = cmp.counts;

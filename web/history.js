@@ -4,6 +4,7 @@
 import {api} from './api.js';
 import {h, clear, scrollBox, fmtDate, anomalyItem} from './dom.js';
 import {scheduleLink} from './schedules.js';
+import {verdictWord, notJudgedCount} from './verdict.js';
 
 function byNewest(a, b) {
     return Number(b.id) - Number(a.id);
@@ -98,9 +99,14 @@ export function mount(root, _args, {live}) {
             // A move of the whole fleet is said once, before the hosts that moved beyond it.
             const moves = (an.anomalies || []).filter((a) => a.kind === 'fleet-move');
             regressions.append(...moves.map(anomalyItem), ...regs.map(anomalyItem));
+            // "No regressions" of a run with cells not judged would claim what nobody looked at:
+            // the verdict comes first, and the count is of the judged cells.
+            const unjudged = notJudgedCount(an);
+            note.dataset.verdict = an.verdict || '';
             note.textContent = !an.baseline
                 ? `Run ${id} has no baseline: no earlier run of its name ended done with a cell in common. Pick one.`
-                : `${regs.length ? regs.length : 'No'} regression${regs.length === 1 ? '' : 's'} of run ${id} ` +
+                : (unjudged ? `${verdictWord(an.verdict)}: ${an.summary}. Among the judged cells, ` : '') +
+                  `${regs.length ? regs.length : unjudged ? 'no' : 'No'} regression${regs.length === 1 ? '' : 's'} of run ${id} ` +
                   `against run ${an.baseline.id} (cells whose 95% intervals no longer overlap and ` +
                   'that moved past the floor, beyond the fleet\'s own move)' +
                   (moves.length ? `; the whole fleet moved on ${moves.length} test${moves.length === 1 ? '' : 's'}.` : '.');

@@ -2,14 +2,19 @@
 // from GET /api/runs/ID/jobs, so a reload (or a finished run opened later) shows what the
 // coordinator knows; /ws events move it on from there. #/run/ID/cell/N adds that cell's samples
 // (GET /api/runs/ID/cells/N): one dot per repetition, so a wide interval can be seen for what it is.
+// The run's verdict (GET /api/runs/ID/anomalies) heads the page when some of its cells could not
+// be judged; #/run/ID?disturbed=include asks every figure with the disturbed samples counted.
 
 import {api, ApiError} from './api.js';
 import {h, clear, scrollBox, fmtDate, fmtNum, fmtValue, anomalyItem} from './dom.js';
 import {scheduleLink} from './schedules.js';
+import {verdictWord, needsBanner, notJudgedList, noAnomaliesText, withDisturbed, disturbedSwitch,
+    disturbedReason} from './verdict.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
 const JOBS_SHOWN_MAX = 20000; // past this the cells table, which sums them all, has to do
 const REFETCH_MS = 1000;
+const VERDICT_MS = 5000; // a running run's verdict is asked again at most this often
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -72,11 +77,18 @@ function stripPlot(c) {
     return plot;
 }
 
-export function mount(root, args, {live}) {
+export function mount(root, args, {live, query}) {
     const id = args[0] || '';
+    const withDist = withDisturbed(query);
     let alive = true;
     let run = null;
     const title = h('h1', {}, `Run ${id}`);
+    // What the analysis made of the run when it could not judge all of it: the verdict, the
+    // cells not judged with their reasons, and the way to measure them again.
+    const banner = h('section', {id: 'run-verdict', class: 'verdict-banner', role: 'status',
+        hidden: true});
+    const again = h('button', {id: 'run-again', type: 'button'}, 'Measure the inconclusive cells again');
+    const againError = h('p', {id: 'run-again-error', class: 'error', role: 'alert', hidden: true});
     const state = h('span', {id: 'run-state', class: 'badge'}, 'loading');
     const reason = h('span', {id: 'run-reason', class: 'hint'});
     const progress = h('progress', {id: 'run-progress', max: 1, value: 0, 'aria-labelledby': 'run-progress-text'});
@@ -102,7 +114,7 @@ export function mount(root, args, {live}) {
     const jobsNote = h('p', {id: 'run-jobs-note', class: 'hint'}, 'No jobs yet.');
     const jobLis = new Map(); // job id -> {li, key}
     const anomalies = h('ul', {id: 'run-anomalies', class: 'anomalies'});
-    const anomNote = h('p', {class: 'hint'}, 'None so far.');
+    const anomNote = h('p', {id: 'run-anomalies-note', class: 'hint'}, 'Not judged yet.');
     // #/run/ID/cell/N: that cell's samples above the rest.
     const sampleCell = args[1] === 'cell' && /^\d+$/.test(args[2] || '') ? args[2] : null;
     const samples = h('section', {id: 'run-samples', class: 'card', hidden: true,
@@ -110,10 +122,11 @@ export function mount(root, args, {live}) {
 
     root.append(h('section', {class: 'view run'},
         title,
+        banner,
         h('div', {class: 'run-head'}, state, reason, created, scheduleNote),
         parallelNote,
         h('div', {class: 'run-progress'}, progress, progressText),
-        h('div', {class: 'actions'}, cancel, toCompare),
+        h('div', {class: 'actions'}, cancel, toCompare, disturbedSwitch('run-disturbed', withDist)),
         error,
         samples,
         h('div', {class: 'run-grid'},
@@ -179,6 +192,15 @@ export function mount(root, args, {live}) {
                     h('td', {class: `num ${k}${k === 'failed' && c[k] > 0 ? ' bad' : ''}`}, c[k]))));
     };
 
+    // Whether the table counts a value, and the agent's reason when its host was disturbed.
+    const sampleNote = (v) => {
+        const why = v.disturbed && v.disturbed_reason ? `: ${v.disturbed_reason}` : '';
+        if (v.counted)
+            return v.disturbed ? ` (disturbed, counted${why})` : '';
+        if (v.warmup)
+            return ' (not counted)';
+        return v.disturbed ? ` (disturbed, not counted${why})` : ' (not counted)';
+    };
     // The cell's values from the API, in run order, with the table's median and CI.
     const showSamples = (c) => {
         clear(samples);
@@ -194,8 +216,7 @@ export function mount(root, args, {live}) {
             h('a', {href: `/api/jobs/${encodeURIComponent(v.job)}`}, `#${v.job}`), ' ',
             v.warmup ? `warm-up ${v.repetition}` : `rep ${v.repetition}`, ': ',
             Number.isFinite(v.value) ? fmtValue(v.value, c.unit) : v.state,
-            v.counted ? '' : v.warmup ? ' (not counted)' : v.disturbed ? ' (disturbed, not counted)'
-                : ' (not counted)')));
+            sampleNote(v))));
         samples.append(
             h('h2', {}, `Cell ${c.cell}: ${c.row}, ${c.test}`),
             h('p', {id: 'run-samples-figures'}, `${c.metric}: ${figures}`,
@@ -208,7 +229,7 @@ export function mount(root, args, {live}) {
         if (sampleCell === null)
             return;
         try {
-            const c = await api.runCell(id, sampleCell);
+            const c = await api.runCell(id, sampleCell, withDist);
             if (alive)
                 showSamples(c);
         } catch (e) {
@@ -230,13 +251,7 @@ export function mount(root, args, {live}) {
             showCells(r.cells);
             await loadJobs();
             await loadSamples();
-            // An ended run's flags are in the store; a page opened after the events missed them.
-            if (ENDED.has(r.state) && !anomaliesLoaded) {
-                anomaliesLoaded = true;
-                const an = await api.anomalies(id);
-                if (alive)
-                    (an.anomalies || []).forEach(addAnomaly);
-            }
+            await loadVerdict(ENDED.has(r.state));
         } catch (e) {
             if (!alive)
                 return;
@@ -253,7 +268,6 @@ export function mount(root, args, {live}) {
     // Events come in bursts (a round of jobs ends at once); the cells table is refetched at most
     // once a second, and once more after the burst.
     let refetchTimer = 0, lastFetch = 0;
-    let anomaliesLoaded = false;
     const seenAnomalies = new Set();
     // The events and the API may both tell of a flag, a reconnect again: one line per flag.
     const addAnomaly = (a) => {
@@ -264,6 +278,55 @@ export function mount(root, args, {live}) {
         anomNote.hidden = true;
         anomalies.append(anomalyItem(a));
     };
+    // The run's flags and verdict: an ended run's once (they are in the store, and a page opened
+    // after the events missed them), a running run's every few seconds, "so far".
+    let verdictAt = 0, verdictFinal = false;
+    const loadVerdict = async (ended) => {
+        if (verdictFinal || (!ended && Date.now() - verdictAt < VERDICT_MS))
+            return;
+        verdictAt = Date.now();
+        const an = await api.anomalies(id, null, withDist);
+        if (!alive)
+            return;
+        verdictFinal = ended;
+        (an.anomalies || []).forEach(addAnomaly);
+        showVerdict(an, ended);
+    };
+    const showVerdict = (an, ended) => {
+        anomNote.textContent = noAnomaliesText(an, !ended);
+        anomNote.dataset.verdict = an.verdict;
+        clear(banner);
+        banner.hidden = !ended || !needsBanner(an);
+        if (banner.hidden)
+            return;
+        banner.dataset.verdict = an.verdict;
+        banner.className = `verdict-banner verdict-${an.verdict}`;
+        // Only a table cell can be measured again; a ratio's cells are those of its tests.
+        const cells = (an.inconclusive || []).filter((x) => !x.ratio);
+        banner.append(
+            h('p', {id: 'run-verdict-text', class: 'verdict-head'},
+                h('strong', {}, `${verdictWord(an.verdict)}:`), ` ${an.summary}`),
+            (an.inconclusive || []).length ? h('p', {class: 'hint'},
+                'Not judged, and why:') : null,
+            notJudgedList(an.inconclusive, 'run-not-judged'),
+            cells.length ? h('div', {class: 'actions'}, again) : null, againError);
+    };
+    again.addEventListener('click', async () => {
+        again.disabled = true;
+        againError.hidden = true;
+        try {
+            const r = await api.againRun(id);
+            if (alive)
+                location.hash = `#/run/${encodeURIComponent(r.run)}`;
+        } catch (e) {
+            if (!alive)
+                return;
+            again.disabled = false;
+            againError.hidden = false;
+            againError.textContent = e instanceof ApiError && e.status === 401
+                ? `${e.message}: set it on the Launch page` : e.message;
+        }
+    });
     const refetchSoon = () => {
         if (refetchTimer)
             return;
@@ -280,6 +343,7 @@ export function mount(root, args, {live}) {
     const jobKey = (j) => JSON.stringify([j.state, j.attempt, j.reason, j.finished_ms, j.headline]);
     const jobLi = (j) => {
         const who = j.peer ? `${j.host}->${j.peer}` : j.host;
+        const why = disturbedReason(j);
         const rep = j.repetition === null || j.repetition === undefined ? null
             : h('span', {class: `rep${j.warmup ? ' warmup' : ''}`},
                 j.warmup ? `warm-up ${j.repetition}` : `rep ${j.repetition}`);
@@ -306,8 +370,10 @@ export function mount(root, args, {live}) {
             rep,
             h('span', {class: `badge state-${j.state}`}, j.state),
             took, head,
-            // Kept, but not in the table's statistics unless asked for (docs/analysis.md).
-            j.result?.host?.disturbed ? h('span', {class: 'badge disturbed'}, 'disturbed') : null,
+            // Kept, but not in the table's statistics unless asked for (docs/analysis.md); the
+            // agent's reason beside it.
+            why ? h('span', {class: 'badge disturbed', title: why}, 'disturbed') : null,
+            why ? h('span', {class: 'disturbed-reason'}, why) : null,
             j.state === 'failed' && j.reason ? h('span', {class: 'reason'}, j.reason) : null,
             j.cell === null || j.cell === undefined ? null
                 : h('a', {class: 'samples-link', href: cellHref(id, j.cell),

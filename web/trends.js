@@ -1,26 +1,36 @@
 // Trends view: the fleet grid of hosts x tests, each cell the verdict of the latest ended run
 // that has it (GET /api/grid), and under it the trend chart of one host's cell of one test
 // (GET /api/trends): the median line, its 95% CI as a band, flagged runs highlighted. The hash
-// #/trends/HOST/TEST[/METRIC] keeps the chart across a reload.
+// #/trends/HOST/TEST[/METRIC] keeps the chart across a reload, and ?disturbed=include after it
+// draws the chart with the disturbed samples counted.
 
 import {api} from './api.js';
 import {h, clear, scrollBox, fmtNum, fmtValue} from './dom.js';
 import {PALETTE, wantsLog} from './charts.js';
+import {withDisturbed, disturbedSwitch} from './verdict.js';
 
-// Each verdict: a class for its colour, a mark and a word, so colour is never alone.
+// Each verdict: a class for its colour, a mark and a word, so colour is never alone, and what
+// it means for the legend.
 const VERDICTS = [
-    {verdict: 'ok', cls: 'verdict-ok', mark: '\u2713', text: 'ok'},
-    {verdict: 'flagged', cls: 'verdict-flagged', mark: '\u26a0', text: 'flagged'},
-    {verdict: 'failed', cls: 'verdict-failed', mark: '\u2717', text: 'failed'},
-    {verdict: 'no data', cls: 'verdict-nodata', mark: '\u2013', text: 'no data'},
+    {verdict: 'ok', cls: 'verdict-ok', mark: '\u2713', text: 'ok',
+        means: 'judged: stands apart in nothing'},
+    {verdict: 'flagged', cls: 'verdict-flagged', mark: '\u26a0', text: 'flagged',
+        means: 'judged: an anomaly is on it'},
+    {verdict: 'inconclusive', cls: 'verdict-inconclusive', mark: '?', text: 'inconclusive',
+        means: 'measured but not judged (too few clean samples or hosts; hover for why)'},
+    {verdict: 'failed', cls: 'verdict-failed', mark: '\u2717', text: 'failed',
+        means: 'its jobs failed'},
+    {verdict: 'no data', cls: 'verdict-nodata', mark: '\u2013', text: 'no data',
+        means: 'no ended run has this cell'},
 ];
 const BY_VERDICT = Object.fromEntries(VERDICTS.map((v) => [v.verdict, v]));
 const FLAG_COLOUR = '#D55E00';
 
 const enc = encodeURIComponent;
 
-export function trendHash(host, test, metric) {
-    return `#/trends/${enc(host)}/${enc(test)}` + (metric ? `/${enc(metric)}` : '');
+export function trendHash(host, test, metric, withDist) {
+    return `#/trends/${enc(host)}/${enc(test)}` + (metric ? `/${enc(metric)}` : '') +
+        (withDist ? '?disturbed=include' : '');
 }
 
 function utc(ms) {
@@ -40,10 +50,11 @@ function tickText(ms, span) {
 function legend() {
     return h('ul', {id: 'trends-legend', class: 'verdict-legend', 'aria-label': 'legend'},
         VERDICTS.map((v) => h('li', {class: v.cls, 'data-verdict': v.verdict},
-            h('span', {class: 'mark', 'aria-hidden': 'true'}, v.mark), ` ${v.text}`)));
+            h('span', {class: 'mark', 'aria-hidden': 'true'}, v.mark), ` ${v.text}`,
+            h('span', {class: 'means'}, `: ${v.means}`))));
 }
 
-function gridTable(grid, current) {
+function gridTable(grid, current, withDist) {
     const cells = new Map(grid.cells.map((c) => [`${c.host}\n${c.test}`, c]));
     return h('table', {id: 'trends-grid', class: 'matrix verdict-grid'},
         h('caption', {class: 'visually-hidden'},
@@ -57,12 +68,14 @@ function gridTable(grid, current) {
                 const v = BY_VERDICT[c.verdict] || BY_VERDICT['no data'];
                 const value = c.median !== null && c.median !== undefined
                     ? ` ${fmtValue(c.median, c.unit || '')}` : '';
-                const label = `${v.text}${c.run ? `, run ${c.run}` : ''}`;
+                // The analysis' reason is the tooltip's first words for a cell not judged.
+                const label = `${v.text}${c.run ? `, run ${c.run}` : ''}${c.why ? `: ${c.why}` : ''}`;
                 const here = current && current.host === host && current.test === test;
                 return h('td', {class: `${v.cls}${here ? ' current' : ''}`, 'data-host': host,
                     'data-test': test, 'data-verdict': c.verdict, 'data-run': c.run || ''},
                 c.run
-                    ? h('a', {href: trendHash(host, test, c.metric), title: `${label}: trend of ${host}, ${test}`},
+                    ? h('a', {href: trendHash(host, test, c.metric, withDist),
+                        title: `${label} (click: trend of ${host}, ${test})`},
                         h('span', {class: 'mark', 'aria-hidden': 'true'}, v.mark),
                         h('span', {class: 'visually-hidden'}, `${v.text} `), value)
                     : h('span', {title: label}, h('span', {class: 'mark', 'aria-hidden': 'true'}, v.mark),
@@ -157,17 +170,25 @@ function trendChart(canvas, t) {
 function pointsTable(t) {
     return h('table', {id: 'trend-points', class: 'data'},
         h('caption', {class: 'visually-hidden'}, 'the trend\'s points, oldest first'),
-        h('thead', {}, h('tr', {}, ['finished (UTC)', 'run', `median [95% CI] ${t.unit || ''}`, 'n', 'flag']
+        h('thead', {}, h('tr', {}, ['finished (UTC)', 'run', `median [95% CI] ${t.unit || ''}`, 'n', 'verdict']
             .map((c) => h('th', {scope: 'col'}, c)))),
         h('tbody', {}, t.points.map((p) => h('tr', {'data-run': p.run, class: p.flagged ? 'anomalous' : null},
             h('td', {}, utc(p.finished_ms)),
             h('td', {class: 'num'}, h('a', {href: `#/run/${enc(p.run)}`}, p.run)),
             h('td', {class: 'num'}, `${fmtNum(p.median)} [${fmtNum(p.ci_lo)}, ${fmtNum(p.ci_hi)}]`),
             h('td', {class: 'num'}, String(p.n)),
-            h('td', {class: p.flagged ? 'flagged' : null}, p.flagged ? '\u26a0 flagged' : '')))));
+            verdictCell(p)))));
 }
 
-export function mount(root, args) {
+// A point's verdict as the grid writes it; a point of an older coordinator has its flag only.
+function verdictCell(p) {
+    const v = BY_VERDICT[p.verdict || (p.flagged ? 'flagged' : 'ok')] || BY_VERDICT.ok;
+    return h('td', {class: p.flagged ? 'flagged' : null, 'data-verdict': v.verdict,
+        title: p.why || null}, `${v.mark} ${v.text}`);
+}
+
+export function mount(root, args, {query} = {}) {
+    const withDist = withDisturbed(query);
     let alive = true;
     let chart = null;
     const [host, test, metric] = args;
@@ -182,7 +203,9 @@ export function mount(root, args) {
         h('section', {class: 'card', id: 'trends-grid-card'},
             h('h2', {}, 'Fleet grid: latest verdict per host and test'), legend(), gridNote, gridBox),
         h('section', {class: 'card', id: 'trend-card'},
-            h('h2', {}, current ? `Trend of ${host}: ${test}` : 'Trend'), trendNote, trendBox)));
+            h('h2', {}, current ? `Trend of ${host}: ${test}` : 'Trend'),
+            current ? h('div', {class: 'actions'}, disturbedSwitch('trends-disturbed', withDist)) : null,
+            trendNote, trendBox)));
 
     (async () => {
         try {
@@ -195,7 +218,7 @@ export function mount(root, args) {
                 : 'No ended run yet: the grid fills as runs end.';
             clear(gridBox);
             if (grid.hosts.length)
-                gridBox.append(scrollBox(gridTable(grid, current)));
+                gridBox.append(scrollBox(gridTable(grid, current, withDist)));
         } catch (e) {
             if (alive)
                 gridNote.textContent = e.message;
@@ -204,7 +227,7 @@ export function mount(root, args) {
     if (current) {
         (async () => {
             try {
-                const t = await api.trends(host, test, metric);
+                const t = await api.trends(host, test, metric, withDist);
                 if (!alive)
                     return;
                 const n = t.points.length, flagged = t.points.filter((p) => p.flagged).length;

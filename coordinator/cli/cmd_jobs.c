@@ -235,7 +235,8 @@ static int jobs_row(sm_grid *g, const cJSON *j)
         snprintf(head, sizeof head, "%s %s", n, str_or(hl, "unit", ""));
     }
     const char *state = str_or(j, "state", "?");
-    const char *reason = strcmp(state, "failed") == 0 ? str_or(j, "reason", "") : "";
+    char reason[300];
+    sm_cli_job_reason(j, reason, sizeof reason);
     const char *row[] = {str_or(j, "id", "?"),
                          who,
                          str_or(j, "test", ""),
@@ -285,8 +286,9 @@ static int cell_values(sm_http *h, const sm_cli_opts *o)
     printf("cell %" PRIu32 ": %s, %s (%s, %s)\n", o->job_cell, str_or(c, "row", "?"),
            str_or(c, "test", "?"), str_or(c, "metric", "?"), str_or(c, "unit", ""));
     printf("table: %s\n", fig);
-    sm_grid g = {6, 0, "lrlllr", NULL};
-    static const char *const header[] = {"JOB", "REP", "WARM-UP", "STATE", "COUNTED", "VALUE"};
+    sm_grid g = {7, 0, "lrlllrl", NULL};
+    static const char *const header[] = {"JOB",     "REP",   "WARM-UP", "STATE",
+                                         "COUNTED", "VALUE", "WHY"};
     int rc = sm_grid_row(&g, header);
     for (const cJSON *v = values->child; v && !rc; v = v->next) {
         char rep[16] = "", val[48] = "-";
@@ -298,15 +300,16 @@ static int cell_values(sm_http *h, const sm_cli_opts *o)
             sm_cli_num4(vv->valuedouble, val, sizeof val);
         const bool counted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "counted"));
         const bool disturbed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "disturbed"));
-        const char *row[] = {str_or(v, "job", "?"),
-                             rep,
+        const char *row[] = {str_or(v, "job", "?"), rep,
                              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "warmup")) ? "yes"
                                                                                          : "",
                              str_or(v, "state", "?"),
                              counted     ? "yes"
                              : disturbed ? "no (disturbed)"
                                          : "no",
-                             val};
+                             val,
+                             /* The agent's word for what disturbed the host. */
+                             disturbed ? str_or(v, "disturbed_reason", "") : ""};
         rc = sm_grid_row(&g, row);
     }
     cJSON_Delete(c);

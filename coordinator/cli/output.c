@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -96,6 +97,33 @@ double sm_cli_jnum(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The host block of a stored result, disturbed or not; NULL without one. */
+static const cJSON *disturbed_host(const cJSON *result)
+{
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(result, "host");
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(host, "disturbed")) ? host : NULL;
+}
+
+void sm_cli_job_reason(const cJSON *j, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (strcmp(sm_cli_jstr(j, "state"), "failed") == 0) {
+        snprintf(buf, cap, "%s", sm_cli_jstr(j, "reason"));
+        return;
+    }
+    /* A pair job's result is its client's; the server's side may be the disturbed one. */
+    const cJSON *host = disturbed_host(cJSON_GetObjectItemCaseSensitive(j, "result"));
+    const cJSON *sides = cJSON_GetObjectItemCaseSensitive(j, "sides");
+    static const char *const roles[] = {"client", "server"};
+    for (size_t i = 0; !host && i < 2; i++)
+        host = disturbed_host(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(sides, roles[i]), "result"));
+    if (!host)
+        return;
+    const char *why = sm_cli_jstr(host, "disturbed_reason");
+    snprintf(buf, cap, "disturbed%s%s", *why ? ": " : "", why);
 }
 
 void sm_cli_num4(double v, char *buf, size_t cap)

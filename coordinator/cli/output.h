@@ -37,6 +37,11 @@ double sm_cli_jnum(const struct cJSON *o, const char *k);
  * exponent only below 0.001 or from 10^9 ("1.235e+09"); "-" for NaN or infinity. */
 void sm_cli_num4(double v, char *buf, size_t cap);
 
+/* The REASON column of sockmatrix jobs for j, one of GET /api/runs/ID/jobs's "jobs": a failed
+ * job's "reason"; for a job whose result says its host was disturbed, "disturbed: WHY" (the
+ * agent's result.host.disturbed_reason, a pair job's from either side); else "". */
+void sm_cli_job_reason(const struct cJSON *j, char *buf, size_t cap);
+
 /* v to the last digit (%.17g), nothing for NaN or infinity, then sep; on stdout. */
 void sm_cli_csv_num(double v, const char *sep);
 

@@ -102,8 +102,12 @@ class JobsTest(unittest.TestCase):
         self.assertEqual([line.split()[0] for line in lines[1:]], [j["id"] for j in api])
         for line, j in zip((x.rstrip() for x in lines[1:]), api):
             self.assertIn(f" {j['test']} ", line)
+            host = (j.get("result") or {}).get("host") or {}
             if j["state"] == "failed":
                 self.assertTrue(line.endswith(j["reason"]), line)
+            elif host.get("disturbed"):
+                # What disturbed the host, in the agent's words, where a failure's reason goes.
+                self.assertTrue(line.endswith(f"disturbed: {host['disturbed_reason']}"), line)
             else:
                 # One notation, as the dashboard: no exponent.
                 self.assertRegex(line, r" \d+(\.\d+)? MB/s$")
@@ -169,9 +173,16 @@ class JobsTest(unittest.TestCase):
                 self.assertRegex(lines[1], r"^table: [\d.]+ \[[\d.]+, [\d.]+\] n=1$")
                 self.assertEqual(lines[3].split()[-1], lines[1].split()[1])
             self.assertEqual(lines[2].split(), ["JOB", "REP", "WARM-UP", "STATE", "COUNTED",
-                                                "VALUE"])
+                                                "VALUE", "WHY"])
             self.assertEqual(lines[3].split()[:3], [j["id"], "0", "done"])
             self.assertIn(" no (disturbed) " if disturbed else " yes ", lines[3])
+            if disturbed:
+                self.assertEqual(got["values"][0]["disturbed_reason"],
+                                 j["result"]["host"]["disturbed_reason"])
+                self.assertTrue(lines[3].endswith(" " + j["result"]["host"]["disturbed_reason"]),
+                                lines[3])
+            else:
+                self.assertIsNone(got["values"][0]["disturbed_reason"])
             p = self.cli("jobs", str(self.rid), "--cell", str(j["cell"]), "--format", "json")
             self.assertEqual(p.returncode, 0, p)
             self.assertEqual(json.loads(p.stdout), got)

@@ -521,6 +521,58 @@ static void test_api_run_cell_lists_each_repetition_in_order_with_the_tables_med
     cJSON_Delete(o);
 }
 
+#define BUSY "tx thread waited for a CPU 76% of the job"
+
+static void test_api_run_cell_gives_each_disturbed_repetition_its_agents_reason(void **state)
+{
+    fixture *f = *state;
+    static const char *const hosts[] = {"h1", "h2", "h3"};
+    sm_poll_reply r;
+    for (size_t h = 0; h < 3; h++)
+        poll_as(f, hosts[h], NULL, 0, &r);
+    char *body = NULL;
+    size_t len = 0;
+    const char *ctype = NULL;
+    assert_int_equal(sm_api_handle(&f->api, "POST", "/api/runs", NULL, NULL, RUN_SPEC,
+                                   strlen(RUN_SPEC), &body, &len, &ctype),
+                     201);
+    free(body);
+    finish_jobs_disturbed(f, "h1", 100.0, BUSY);
+    run_jobs_as(f, "h2", 100.0, false, false);
+    run_jobs_as(f, "h3", 100.0, false, false);
+
+    int seen[2] = {0, 0}; /* cells of h1 (disturbed), of the others */
+    for (int cell = 0; cell < 6; cell++) {
+        char path[48];
+        snprintf(path, sizeof path, "/api/runs/1/cells/%d", cell);
+        cJSON *o = get(f, path, NULL, 200);
+        cJSON *inc = get(f, path, "disturbed=include", 200);
+        const bool busy = strcmp(str(o, "host"), "h1") == 0;
+        seen[busy ? 0 : 1]++;
+        const cJSON *v, *vi = cJSON_GetObjectItem(inc, "values")->child;
+        cJSON_ArrayForEach(v, cJSON_GetObjectItem(o, "values"))
+        {
+            const bool warm = cJSON_IsTrue(cJSON_GetObjectItem(v, "warmup"));
+            assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(v, "disturbed")), busy);
+            if (busy)
+                assert_string_equal(str(v, "disturbed_reason"), BUSY);
+            else
+                assert_true(cJSON_IsNull(cJSON_GetObjectItem(v, "disturbed_reason")));
+            /* Left out of the table by default, counted when asked for. */
+            assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(v, "counted")), !busy && !warm);
+            assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(vi, "counted")), !warm);
+            vi = vi->next;
+        }
+        /* No median for a cell whose every sample was disturbed, unless they are let in. */
+        assert_int_equal(cJSON_IsNull(cJSON_GetObjectItem(o, "median")), busy);
+        assert_true(num(inc, "median") == 100.0);
+        cJSON_Delete(inc);
+        cJSON_Delete(o);
+    }
+    assert_int_equal(seen[0], 2);
+    assert_int_equal(seen[1], 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +580,8 @@ int main(void)
             test_api_run_jobs_pages_by_cursor_cover_every_job_once_in_run_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_run_jobs_filter_by_host_cell_and_state, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_api_run_cell_gives_each_disturbed_repetition_its_agents_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_run_jobs_bad_parameters_are_400_naming_the_field,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_run_jobs_of_an_unknown_run_are_404, setup,

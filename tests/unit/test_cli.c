@@ -1349,6 +1349,39 @@ static void test_cli_num4_shows_four_significant_digits_as_the_dashboard_does(vo
     cJSON_Delete(o);
 }
 
+static void test_cli_job_reason_is_a_failures_reason_or_what_disturbed_the_host(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *job, *want;
+    } cases[] = {
+        {"{\"state\":\"failed\",\"reason\":\"connect: refused\"}", "connect: refused"},
+        {"{\"state\":\"done\",\"result\":{\"host\":{\"disturbed\":true,"
+         "\"disturbed_reason\":\"steal 12% of the job\"}}}",
+         "disturbed: steal 12% of the job"},
+        {"{\"state\":\"done\",\"result\":{\"host\":{\"disturbed\":true}}}", "disturbed"},
+        {"{\"state\":\"done\",\"result\":{\"host\":{\"disturbed\":false,"
+         "\"disturbed_reason\":\"\"}}}",
+         ""},
+        /* A pair job whose server side was the disturbed one. */
+        {"{\"state\":\"done\",\"result\":{\"host\":{\"disturbed\":false}},\"sides\":{"
+         "\"server\":{\"result\":{\"host\":{\"disturbed\":true,"
+         "\"disturbed_reason\":\"rx thread waited for a CPU 40% of the job\"}}},"
+         "\"client\":{\"result\":null}}}",
+         "disturbed: rx thread waited for a CPU 40% of the job"},
+        {"{\"state\":\"done\",\"result\":null}", ""},
+        {"{\"state\":\"queued\"}", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *j = cJSON_Parse(cases[i].job);
+        assert_non_null(j);
+        char buf[300] = "junk";
+        sm_cli_job_reason(j, buf, sizeof buf);
+        assert_string_equal(buf, cases[i].want);
+        cJSON_Delete(j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1390,6 +1423,7 @@ int main(void)
         cmocka_unit_test(test_cli_preset_request_takes_remeasure_and_names_the_fields_it_takes),
         cmocka_unit_test(test_cli_anomalies_takes_a_run_a_baseline_and_a_floor),
         cmocka_unit_test(test_cli_jobs_takes_a_run_a_host_a_state_and_a_format),
+        cmocka_unit_test(test_cli_job_reason_is_a_failures_reason_or_what_disturbed_the_host),
         cmocka_unit_test(test_cli_trends_takes_a_host_or_pair_a_test_a_metric_and_a_format),
         cmocka_unit_test(test_cli_usage_says_percent_once),
         cmocka_unit_test(test_cli_jobs_cell_takes_a_cell_number_alone),

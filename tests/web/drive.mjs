@@ -13,6 +13,7 @@
 // ("ws" in its arguments) connects to it instead of launching a browser of its own, and works
 // in a browser context of its own (cookies, storage, pages), closed when the call ends.
 import { chromium } from 'playwright-core';
+import { verdictScenarios } from './drive_verdict.mjs';
 
 const [scenario, argJson] = process.argv.slice(2);
 const args = JSON.parse(argJson || '{}');
@@ -680,6 +681,8 @@ async function schedulesScenario(a) {
     listed_after: listedAfter };
 }
 scenarios.schedules = schedulesScenario;
+
+Object.assign(scenarios, verdictScenarios({ page: () => page, view, until, STEP_MS }));
 
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);

@@ -15,8 +15,8 @@ from test_web import WebCase, setUpModule, web_fleet  # noqa: E402,F401
 SPEC = {"name": "trend", "hosts": "all", "repetitions": 3, "warmup": 0,
         "tests": [{"workload": "stream", "scope": "local", "transport": ["tcp", "unix"],
                    "msg_size": 1000, "count": 200}]}
-CLASS = {"ok": "verdict-ok", "flagged": "verdict-flagged", "failed": "verdict-failed",
-         "no data": "verdict-nodata"}
+CLASS = {"ok": "verdict-ok", "flagged": "verdict-flagged", "inconclusive": "verdict-inconclusive",
+         "failed": "verdict-failed", "no data": "verdict-nodata"}
 
 
 class TrendsWebTest(WebCase):
@@ -56,7 +56,7 @@ class TrendsWebTest(WebCase):
             self.assertIn(CLASS[c["verdict"]], s["classes"])
             self.assertEqual(s["run"], c["run"] or "")
         self.assertEqual([x["verdict"] for x in res["legend"]],
-                         ["ok", "flagged", "failed", "no data"])
+                         ["ok", "flagged", "inconclusive", "failed", "no data"])
         for x in res["legend"]:
             self.assertIn(x["verdict"], x["text"])  # a word beside the colour
             self.assertIn(CLASS[x["verdict"]], x["classes"])

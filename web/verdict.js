@@ -1,0 +1,90 @@
+// A run's verdict as the views show it: the banner of a run whose cells were not all judged,
+// the list of those cells with the analysis' reason, the words of a run without anomalies, and
+// the "include disturbed samples" switch that the run, compare and trends views share.
+
+import {h} from './dom.js';
+
+// Cells listed before the rest fold into "N more".
+const NOT_JUDGED_SHOWN = 10;
+
+const WORD = {ok: 'OK', flagged: 'Flagged', inconclusive: 'Inconclusive', failed: 'Failed', none: 'Nothing measured'};
+
+export function verdictWord(v) {
+    return WORD[v] || v;
+}
+
+// How many cells the analysis could not judge (inconclusive or failed), from the anomalies'
+// "cells" (GET /api/runs/ID/anomalies).
+export function notJudgedCount(an) {
+    const c = (an && an.cells) || {};
+    return (Number(c.inconclusive) || 0) + (Number(c.failed) || 0);
+}
+
+// Whether a run's anomalies say something a reader must see before the anomalies: its verdict
+// is inconclusive or failed, or it is flagged with some cells not judged.
+export function needsBanner(an) {
+    return !!an && (an.verdict === 'inconclusive' || an.verdict === 'failed' ||
+        (an.verdict === 'flagged' && notJudgedCount(an) > 0));
+}
+
+// One line per cell not judged: host (or pair), test, why; the first ten shown, the rest
+// behind a "N more" that opens.
+export function notJudgedList(list, id) {
+    const item = (x) => h('li', {'data-row': x.row, 'data-test': x.test,
+        'data-verdict': x.verdict, 'data-ratio': x.ratio ? '1' : '0'},
+    h('strong', {class: 'row'}, x.row), ' ',
+    h('span', {class: 'test'}, x.test), x.ratio ? ' (ratio)' : '',
+    x.verdict === 'failed' ? h('span', {class: 'badge verdict-word verdict-failed'}, 'failed') : null,
+    ': ', h('span', {class: 'why'}, x.why || ''));
+    const all = list || [];
+    const ul = h('ul', {id, class: 'not-judged'}, all.slice(0, NOT_JUDGED_SHOWN).map(item));
+    if (all.length <= NOT_JUDGED_SHOWN)
+        return ul;
+    return h('div', {}, ul, h('details', {class: 'not-judged-more'},
+        h('summary', {}, `${all.length - NOT_JUDGED_SHOWN} more`),
+        h('ul', {class: 'not-judged'}, all.slice(NOT_JUDGED_SHOWN).map(item))));
+}
+
+// What a view says of a run's anomalies when it lists none, from the anomalies' verdict:
+// "None" only when every cell was judged; otherwise the verdict and the analysis' summary
+// ("Inconclusive: 0 anomalies among 1 judged cell; 17 cells inconclusive"). A run still going
+// says "so far".
+export function noAnomaliesText(an, running) {
+    const sofar = running ? ' so far' : '';
+    if (!an || an.verdict === 'none')
+        return `Nothing judged${running ? ' yet' : ''}.`;
+    if (an.verdict === 'ok')
+        return `None${sofar}.`;
+    return `${verdictWord(an.verdict)}${sofar}: ${an.summary}.`;
+}
+
+// The views' state in the hash: "#/view/args?disturbed=include".
+export function withDisturbed(query) {
+    return !!query && query.get('disturbed') === 'include';
+}
+
+// The "include disturbed samples" switch: toggling it moves the hash to the same view with
+// or without ?disturbed=include, which mounts the view again with the API's figures for it.
+export function disturbedSwitch(id, on) {
+    const box = h('input', {type: 'checkbox', id, checked: on});
+    box.addEventListener('change', () => {
+        const path = location.hash.replace(/\?.*$/, '');
+        location.hash = box.checked ? `${path}?disturbed=include` : path;
+    });
+    return h('label', {class: 'pick disturbed-switch', for: id,
+        title: 'Samples measured while their host was disturbed are kept but left out of the ' +
+            'statistics; this puts them back in.'},
+    box, ' include disturbed samples');
+}
+
+// The agent's reason a job's host was disturbed (its result's host block, or either side's
+// of a pair job); '' when it was not.
+export function disturbedReason(j) {
+    const hosts = [j.result?.host, j.sides?.client?.result?.host, j.sides?.server?.result?.host];
+    const host = hosts.find((x) => x && x.disturbed);
+    return host ? host.disturbed_reason || 'no reason given' : '';
+}
+
+export function isDisturbed(j) {
+    return !!disturbedReason(j);
+}
