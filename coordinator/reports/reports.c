@@ -327,7 +327,8 @@ static int analyse_run(sm_reports *r, const run_data *d, const run_data *base,
         if (rc == 0 && base)
             rc = sm_analysis_regression(&t, &b, ao, an, err);
         /* The verdict of this table's cells, from the anomalies found on it alone. */
-        if (rc == 0 && (sm_verdict_table(&t, an->v + from, an->n - from) != 0 ||
+        const sm_anomaly *mine = an->n > from ? an->v + from : NULL;
+        if (rc == 0 && (sm_verdict_table(&t, mine, an->n - from) != 0 ||
                         sm_run_verdict_add(v, &t, an->n - from) != 0))
             rc = sm_error_set(err, SM_ENOMEM, "out of memory");
         sm_table_fini(&t);

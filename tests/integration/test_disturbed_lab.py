@@ -188,6 +188,24 @@ class DisturbedLabTest(unittest.TestCase):
             self.assertIn(f"SM-RUN-DISTURBED run {rid}: cell {cell} on h2 stops short: "
                           f"{2 * REPS} of {2 * REPS} repetitions disturbed with {REPS} extra, "
                           f"0 clean", log)
+        # Judged on nothing, it says so everywhere, never "0 anomalies" alone.
+        with urllib.request.urlopen(f.url + f"/api/runs/{rid}/anomalies?format=text") as resp:
+            text = resp.read().decode()
+        self.assertTrue(text.startswith(f"run {rid} (remeasured): inconclusive: 0 anomalies "
+                                        f"among 0 judged cells; 2 cells inconclusive"), text)
+        why = f"{2 * REPS} of {2 * REPS} samples disturbed (remeasure ran out): "
+        self.assertEqual(text.count(f": {why}"), 2, text)
+        grid = [c for c in f.get("/api/grid")["cells"] if c["run"] == str(rid)]
+        self.assertEqual([(c["host"], c["verdict"]) for c in grid],
+                         [("h2", "inconclusive")] * 2, grid)
+        self.assertTrue(all(c["why"].startswith(why) for c in grid), grid)
+        with urllib.request.urlopen(f.url + "/metrics") as resp:
+            metrics = resp.read().decode()
+        mine = [line for line in metrics.splitlines()
+                if line.startswith('sockmatrix_cell_verdict{run_name="remeasured",host="h2"')]
+        self.assertEqual(sorted(line.rsplit(" ", 1)[1] for line in mine), ["0"] * 6 + ["1"] * 2)
+        self.assertTrue(all(line.endswith('verdict="inconclusive"} 1') for line in mine
+                            if line.endswith(" 1")), mine)
 
 
 def cut_link(f, host, seconds):

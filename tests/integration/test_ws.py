@@ -94,8 +94,9 @@ class WsTest(unittest.TestCase):
         ws = WsClient(int(f.url.rsplit(":", 1)[1]))
         self.addCleanup(ws.close)
         self.assertEqual(ws.recv_json()["type"], "snapshot")
+        # "remeasure": 0: its 2 jobs are counted, disturbed or not.
         status, resp = f.post("/api/runs", {"name": "short", "hosts": "all", "repetitions": 1,
-                                            "warmup": 0, "tests": [
+                                            "remeasure": 0, "warmup": 0, "tests": [
                                                 {"workload": "connect", "scope": "local",
                                                  "transport": "unix", "count": 1}]})
         self.assertEqual(status, 201, resp)
