@@ -83,8 +83,7 @@ typedef bool (*sm_anomaly_json_more)(void *arg, size_t i, cJSON *object);
 struct sm_run_verdict;
 char *sm_anomalies_json_more(uint64_t run_id, const char *run_name, uint64_t baseline_id,
                              const sm_analysis_opts *o, const sm_anomalies *a,
-                             const struct sm_run_verdict *v, sm_anomaly_json_more more,
-                             void *arg);
+                             const struct sm_run_verdict *v, sm_anomaly_json_more more, void *arg);
 
 /* Adds a run's verdict to root: "verdict", "summary" (sm_run_verdict_summary), "cells"
  * {"judged","ok","flagged","inconclusive","failed"} and "inconclusive" [{"row","test","brief",

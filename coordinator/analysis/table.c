@@ -702,8 +702,8 @@ static bool json_table_verdict(const sm_table *t, cJSON *o)
     sm_run_verdict_summary(&v, summary, sizeof summary);
     bool ok = cJSON_AddStringToObject(o, "verdict", sm_verdict_name(v.verdict)) != NULL &&
               cJSON_AddStringToObject(o, "summary", summary) != NULL &&
-              sm_json_put_u64(o, "judged", v.n_ok + v.n_flagged) && sm_json_put_u64(o, "ok", v.n_ok) &&
-              sm_json_put_u64(o, "flagged", v.n_flagged) &&
+              sm_json_put_u64(o, "judged", v.n_ok + v.n_flagged) &&
+              sm_json_put_u64(o, "ok", v.n_ok) && sm_json_put_u64(o, "flagged", v.n_flagged) &&
               sm_json_put_u64(o, "inconclusive", v.n_inconclusive) &&
               sm_json_put_u64(o, "failed", v.n_failed);
     cJSON *rows = ok ? cJSON_AddArrayToObject(o, "rows") : NULL;

@@ -238,8 +238,7 @@ static bool judge_row(sm_table *t, size_t r)
 }
 
 /* The verdict of counts: flagged with anomalies, else not judged when any cell was not. */
-static sm_verdict whole_of(uint32_t ok, uint32_t inconclusive, uint32_t failed,
-                           uint32_t anomalies)
+static sm_verdict whole_of(uint32_t ok, uint32_t inconclusive, uint32_t failed, uint32_t anomalies)
 {
     if (anomalies > 0)
         return SM_VERDICT_FLAGGED;

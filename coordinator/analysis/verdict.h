@@ -44,11 +44,11 @@ int sm_verdict_table(sm_table *t, const sm_anomaly *a, size_t n);
 /* A run's verdict over its tables (hosts, pairs): the counts summed, the cells that were not
  * judged listed with why. */
 typedef struct sm_verdict_note {
-    char row[2 * 65 + 2];            /* the host, or "client->server" */
-    char test[SM_TABLE_LABEL_MAX];   /* the column's label */
-    char brief[SM_TABLE_BRIEF_MAX];  /* its short form, "" when the table has none */
-    bool ratio;                      /* a ratio column */
-    sm_verdict verdict;              /* inconclusive or failed */
+    char row[2 * 65 + 2];           /* the host, or "client->server" */
+    char test[SM_TABLE_LABEL_MAX];  /* the column's label */
+    char brief[SM_TABLE_BRIEF_MAX]; /* its short form, "" when the table has none */
+    bool ratio;                     /* a ratio column */
+    sm_verdict verdict;             /* inconclusive or failed */
     char why[320];
 } sm_verdict_note;
 

@@ -377,15 +377,14 @@ static int unjudged(sm_api_ctx *a, uint64_t id, sm_run_verdict *v, sm_control_pi
         if (!v->notes[i].ratio)
             (*picks)[(*n)++] = (sm_control_pick){v->notes[i].row, v->notes[i].test};
     if (*n == 0)
-        return sm_api_reply_error(resp, len, 409,
-                                  "every cell of this run was judged: nothing to measure again",
-                                  NULL);
+        return sm_api_reply_error(
+            resp, len, 409, "every cell of this run was judged: nothing to measure again", NULL);
     return 0;
 }
 
 /* Starts the run of spec_json (named name) with only picks[0..n) of its cells. */
-static int start_only(sm_api_ctx *a, const char *spec_json, const sm_control_pick *picks,
-                      size_t n, uint64_t *id, char **resp, size_t *len)
+static int start_only(sm_api_ctx *a, const char *spec_json, const sm_control_pick *picks, size_t n,
+                      uint64_t *id, char **resp, size_t *len)
 {
     sm_error err = {0};
     sm_spec spec;
@@ -394,8 +393,8 @@ static int start_only(sm_api_ctx *a, const char *spec_json, const sm_control_pic
     int status = 0;
     if (sm_store_begin(a->st, &err) != 0) {
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
-    } else if (sm_control_run_start_only(a->ctl, spec_json, &spec, picks, n, now_ms(), id,
-                                         &err) != 0) {
+    } else if (sm_control_run_start_only(a->ctl, spec_json, &spec, picks, n, now_ms(), id, &err) !=
+               0) {
         undo(a, err.code);
         status =
             sm_api_reply_error(resp, len, err.code == SM_EINVAL ? 409 : 500, err.msg, err.field);
@@ -424,9 +423,8 @@ int sm_api_post_again(sm_api_ctx *a, uint64_t id, const char *body, size_t blen,
     uint64_t again = 0;
     /* A running run may still judge its cells: measure again what it ended without. */
     if (run.state == SM_RUN_RUNNING)
-        status = sm_api_reply_error(resp, len, 409,
-                                    "the run is still running: measure again once it has ended",
-                                    NULL);
+        status = sm_api_reply_error(
+            resp, len, 409, "the run is still running: measure again once it has ended", NULL);
     if (!status)
         status = unjudged(a, id, &v, &picks, &n, resp, len);
     if (!status && sm_api_again_spec(run.spec_json, &spec_json, name, sizeof name, &err) != 0)
@@ -435,8 +433,8 @@ int sm_api_post_again(sm_api_ctx *a, uint64_t id, const char *body, size_t blen,
         status = start_only(a, spec_json, picks, n, &again, resp, len);
     if (!status) {
         sm_log(LOG_NOTICE, "SM-RUN-AGAIN",
-               "run %" PRIu64 " (%s): the %zu cells run %" PRIu64 " could not judge, again",
-               again, name, n, id);
+               "run %" PRIu64 " (%s): the %zu cells run %" PRIu64 " could not judge, again", again,
+               name, n, id);
         if (a->jobs_queued)
             a->jobs_queued(a->arg, NULL, 0);
         status = sm_api_reply(resp, len, 201, sm_api_run_created(again));

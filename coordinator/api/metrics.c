@@ -196,7 +196,6 @@ static void verdict_samples(sm_prom *p, const char *const *keys, const char *con
     }
 }
 
-
 /* One run's table (the API's own JSON, cached once the run ended) as samples of family f:
  * its cells, then its ratio cells (metric "ratio", unit "x", test the ratio column's label);
  * returns the cells written, at most room. */

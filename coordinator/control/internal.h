@@ -228,8 +228,8 @@ int ctl_tick(sm_control *c, int64_t now_ms, sm_error *err);
 int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms, uint64_t *id,
                sm_error *err);
 int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
-                  const sm_control_pick *only, size_t n_only, int64_t now_ms,
-                  uint64_t *run_id, sm_error *err);
+                  const sm_control_pick *only, size_t n_only, int64_t now_ms, uint64_t *run_id,
+                  sm_error *err);
 int ctl_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err);
 /* fleet.c */
 bool ctl_admit(sm_control *c, const sm_poll *p, int64_t now_ms);

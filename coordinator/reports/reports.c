@@ -347,8 +347,8 @@ static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_an
 {
     /* An explanation's line: the indent, at most 511 bytes (sm_explain_text) and a newline. */
     size_t shown = v->n_notes < NOTES_SHOWN ? v->n_notes : NOTES_SHOWN;
-    size_t cap = 512 + an->n * (512 + SM_EXPLAIN_TEXT_MAX * 530) +
-                 shown * (sizeof v->notes[0] + 32),
+    size_t cap =
+               512 + an->n * (512 + SM_EXPLAIN_TEXT_MAX * 530) + shown * (sizeof v->notes[0] + 32),
            at = 0;
     char *out = malloc(cap);
     if (!out)
@@ -373,7 +373,8 @@ static char *anomalies_text(const sm_run_row *run, uint64_t base_id, const sm_an
                                sm_verdict_name(n->verdict), n->row, n->test, n->why);
     }
     if (v->n_notes > shown && at < cap)
-        snprintf(out + at, cap - at, "  ... %zu more cells not judged (format=json lists them all)\n",
+        snprintf(out + at, cap - at,
+                 "  ... %zu more cells not judged (format=json lists them all)\n",
                  v->n_notes - shown);
     return out;
 }

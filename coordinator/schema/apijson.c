@@ -231,8 +231,9 @@ int sm_api_again_request(const char *body, size_t len, sm_error *err)
     cJSON *req = cJSON_ParseWithLength(body, len);
     int rc = 0;
     if (!cJSON_IsObject(req)) {
-        rc = sm_error_set(err, SM_EPARSE, "the body is not a JSON object ({} or "
-                                          "{\"cells\":\"unjudged\"})");
+        rc = sm_error_set(err, SM_EPARSE,
+                          "the body is not a JSON object ({} or "
+                          "{\"cells\":\"unjudged\"})");
     } else {
         const cJSON *item;
         cJSON_ArrayForEach(item, req)

@@ -400,8 +400,7 @@ int sm_schedule_hook_body(const sm_hook_run *r, const char *run_json, const char
     }
     /* The run's verdict: a run that could not judge what it was scheduled to judge says so,
      * with the cells it could not judge, even when it raised nothing new. */
-    const char *verdict =
-        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(now, "verdict"));
+    const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(now, "verdict"));
     const bool unjudged =
         verdict && (strcmp(verdict, "inconclusive") == 0 || strcmp(verdict, "failed") == 0);
     ok = ok && add_verdict(root, now);

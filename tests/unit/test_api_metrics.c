@@ -223,7 +223,7 @@ static void test_metrics_verdict_says_inconclusive_for_cells_not_judged(void **s
     const sm_metrics_table t[] = {{"quick", 3, JUDGED_TABLE}};
     char *text = cells_text(t, 1, 2000);
 #define VERDICT_SERIES(h, v, x)                                                                    \
-    "sockmatrix_cell_verdict{run_name=\"quick\",host=\"" h "\",test=\"stream tcp 128 KiB\","     \
+    "sockmatrix_cell_verdict{run_name=\"quick\",host=\"" h "\",test=\"stream tcp 128 KiB\","       \
     "metric=\"throughput_MBps\",unit=\"MB/s\",verdict=\"" v "\"} " x "\n"
     assert_non_null(strstr(text, VERDICT_SERIES("h1", "inconclusive", "1")));
     assert_non_null(strstr(text, VERDICT_SERIES("h1", "ok", "0")));

@@ -260,8 +260,8 @@ static void test_exports_of_an_inconclusive_table_say_so(void **state)
     assert_int_equal(sm_verdict_table(&t, NULL, 0), 0);
     char *csv = sm_table_csv(&t), *md = sm_table_md(&t), *json = sm_table_json(&t);
     has(csv, ",flags,verdict,why\r\n");
-    has(csv, "h1,,,,,3,,inconclusive,1 of 1 cell not judged: t: 3 of 3 samples disturbed: " BUSY
-             "\r\n");
+    has(csv,
+        "h1,,,,,3,,inconclusive,1 of 1 cell not judged: t: 3 of 3 samples disturbed: " BUSY "\r\n");
     has(md, "| verdict      | flags |");
     has(md, "| inconclusive |");
     has(md, "**Verdict: inconclusive.** 0 anomalies among 0 judged cells; 3 cells inconclusive.");
@@ -281,7 +281,8 @@ static void test_exports_of_an_inconclusive_table_say_so(void **state)
 
 #define RUN(name)                                                                                  \
     "{\"name\":\"" name "\",\"hosts\":\"all\",\"repetitions\":3,\"warmup\":0,\"parallel\":true,"   \
-    "\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\",\"transport\":\"tcp\",\"count\":10}]}"
+    "\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\",\"transport\":\"tcp\",\"count\":10}]" \
+    "}"
 
 static void fleet(fixture *f)
 {
