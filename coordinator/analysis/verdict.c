@@ -346,6 +346,17 @@ int sm_run_verdict_summary(const sm_run_verdict *v, char *buf, size_t len)
     return at;
 }
 
+int sm_table_verdict_summary(const sm_table *t, char *buf, size_t len)
+{
+    const sm_run_verdict v = {.verdict = t->whole.verdict,
+                              .n_ok = t->n_ok,
+                              .n_flagged = t->n_flagged,
+                              .n_inconclusive = t->n_inconclusive,
+                              .n_failed = t->n_failed,
+                              .n_anomalies = t->n_anomalies};
+    return sm_run_verdict_summary(&v, buf, len);
+}
+
 bool sm_run_verdict_cjson(const sm_run_verdict *v, cJSON *root)
 {
     char summary[256];

@@ -70,4 +70,7 @@ void sm_run_verdict_fini(sm_run_verdict *v);
  * no newline); "no cell was measured" when there was none. */
 int sm_run_verdict_summary(const sm_run_verdict *v, char *buf, size_t len);
 
+/* sm_run_verdict_summary of table t alone (after sm_verdict_table). */
+int sm_table_verdict_summary(const sm_table *t, char *buf, size_t len);
+
 #endif

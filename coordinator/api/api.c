@@ -433,8 +433,8 @@ int sm_api_post_again(sm_api_ctx *a, uint64_t id, const char *body, size_t blen,
         status = start_only(a, spec_json, picks, n, &again, resp, len);
     if (!status) {
         sm_log(LOG_NOTICE, "SM-RUN-AGAIN",
-               "run %" PRIu64 " (%s): the %zu cells run %" PRIu64 " could not judge, again", again,
-               name, n, id);
+               "run %" PRIu64 " (%s): the %zu cell%s run %" PRIu64 " could not judge, again", again,
+               name, n, n == 1 ? "" : "s", id);
         if (a->jobs_queued)
             a->jobs_queued(a->arg, NULL, 0);
         status = sm_api_reply(resp, len, 201, sm_api_run_created(again));
