@@ -22,7 +22,8 @@ int sm_codec_params_decode(const char *json, size_t len, sm_params *out, sm_erro
 
 /* {"ok":true,"metrics":{"bytes":...,...},"sndbuf":N,"rcvbuf":N,"hist":{"unit":"ns","min":N,
  *  "max":N,"buckets":[[index,count],...]}} or {"ok":false,"reason":"..."} (metrics may still
- * be present). The decoder takes ownership of nothing; *out must be sm_result_fini'd. */
+ * be present). The decoder takes ownership of nothing; *out must be sm_result_fini'd. A
+ * decoded histogram is sparse (proto/hist.h): it holds only the buckets sent. */
 char *sm_codec_result_encode(const sm_result *r, sm_error *err);
 int sm_codec_result_decode(const char *json, size_t len, sm_result *out, sm_error *err);
 

@@ -177,10 +177,12 @@ static int hist_buckets_from_json(const cJSON *buckets, sm_hist *h, uint64_t *su
             return sm_error_set(err, SM_EINVAL,
                                 "result: hist: bucket index %" PRIu64 " does not follow %" PRIu64,
                                 index, prev);
-        if (index >= sm_hist_bucket_count() || sm_hist_set_bucket(h, (size_t)index, count) != 0)
+        if (index >= sm_hist_bucket_count())
             return sm_error_set(err, SM_EINVAL,
                                 "result: hist: bucket index %" PRIu64 " is above the maximum %zu",
                                 index, sm_hist_bucket_count() - 1);
+        if (sm_hist_set_bucket(h, (size_t)index, count) != 0)
+            return sm_error_set(err, SM_ENOMEM, "result: hist: out of memory");
         if (count > UINT64_MAX - *sum)
             return sm_error_set(err, SM_EINVAL, "result: hist: bucket counts overflow");
         *sum += count;
@@ -215,13 +217,16 @@ static int hist_from_json(const cJSON *o, sm_hist **out, sm_error *err)
         (rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, "count"), "result: hist",
                                "count", UINT64_MAX, true, &count, err)) != 0)
         return rc;
-    sm_hist *h = sm_hist_new();
+    /* Sparse, sized to the buckets sent: the coordinator holds every result of a run at once
+     * when it builds a report, and a dense histogram is 221 KB whatever it holds. */
+    const cJSON *buckets = cJSON_GetObjectItemCaseSensitive(o, "buckets");
+    sm_hist *h =
+        sm_hist_new_sparse(cJSON_IsArray(buckets) ? (size_t)cJSON_GetArraySize(buckets) : 0);
     if (h == NULL)
         return sm_error_set(err, SM_ENOMEM, "result: hist: out of memory");
     uint64_t sum = 0;
     size_t first = 0, last = 0;
-    rc = hist_buckets_from_json(cJSON_GetObjectItemCaseSensitive(o, "buckets"), h, &sum, &first,
-                                &last, err);
+    rc = hist_buckets_from_json(buckets, h, &sum, &first, &last, err);
     if (rc == 0 && sum != count)
         rc = sm_error_set(err, SM_EINVAL,
                           "result: hist: bucket counts sum to %" PRIu64 ", not count %" PRIu64, sum,

@@ -293,12 +293,12 @@ int sm_result_merge_pair(const struct sm_params *p, const sm_result *server,
     out->rx_cpu = server->rx_cpu;
     merge_host(&server->host, &client->host, canon == server, &out->host);
     if (canon->hist) {
-        out->hist = sm_hist_new();
-        if (!out->hist) {
-            sm_result_init(out);
+        /* Sparse: the coordinator keeps merged results as it keeps decoded ones. */
+        out->hist = sm_hist_new_sparse(sm_hist_nonempty(canon->hist));
+        if (!out->hist || sm_hist_merge(out->hist, canon->hist) != 0) {
+            sm_result_fini(out);
             return SM_ENOMEM;
         }
-        sm_hist_merge(out->hist, canon->hist);
     }
     out->ok = true;
     return 0;

@@ -132,7 +132,8 @@ double sm_result_get(const sm_result *r, sm_metric m);
  * The host state joins both sides': tx_* from the client, rx_* from the server, the rest
  * from the side that is disturbed (else the canonical side); disturbed when either side is,
  * its reason prefixed "client: " or "server: ".
- * *out is initialised here; the canonical side's histogram is copied. 0 or SM_ENOMEM. */
+ * *out is initialised here; the canonical side's histogram is copied into a sparse one
+ * (proto/hist.h). 0 or SM_ENOMEM. */
 struct sm_params;
 int sm_result_merge_pair(const struct sm_params *p, const sm_result *server,
                          const sm_result *client, sm_result *out);

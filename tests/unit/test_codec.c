@@ -394,6 +394,41 @@ static void test_codec_params_field_of_other_workload_fails_validation(void **st
 
 /* ---- results ---- */
 
+/* The coordinator holds every decoded result of a run at once: a decoded histogram must cost
+ * its non-empty buckets (16 bytes each, plus a header), not the 221 KB of a dense one. */
+static void test_codec_result_decodes_an_rr_histogram_sparse(void **state)
+{
+    (void)state;
+    sm_result r, back;
+    sm_error err;
+    sm_result_init(&r);
+    r.ok = true;
+    sm_result_set(&r, SM_M_RT_PER_S, 50000);
+    r.hist = sm_hist_new();
+    assert_non_null(r.hist);
+    uint64_t s = 42;
+    for (int i = 0; i < 50000; i++) { /* ~20 us round trips, a tail every 100th */
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        assert_int_equal(sm_hist_record(r.hist, (i % 100 ? 18000 : 40000) + (s >> 33) % 4000), 0);
+    }
+    char *json = sm_codec_result_encode(&r, &err);
+    assert_non_null(json);
+    if (decode_result(json, &back, &err) != 0)
+        fail_msg("%s", err.msg);
+    size_t n = sm_hist_nonempty(r.hist);
+    assert_true(n > 100 && n < 1000);
+    assert_true(sm_hist_is_sparse(back.hist));
+    assert_int_equal(sm_hist_nonempty(back.hist), n);
+    assert_true(sm_hist_bytes(back.hist) <= 128 + 16 * n);
+    assert_true(sm_hist_bytes(r.hist) >= sm_hist_bucket_count() * sizeof(uint64_t));
+    assert_int_equal(sm_hist_percentile(back.hist, 99.9), sm_hist_percentile(r.hist, 99.9));
+    assert_memory_equal(&(double){sm_hist_mean(back.hist)}, &(double){sm_hist_mean(r.hist)},
+                        sizeof(double));
+    free(json);
+    sm_result_fini(&back);
+    sm_result_fini(&r);
+}
+
 static void test_codec_result_round_trips_metrics_and_histogram(void **state)
 {
     (void)state;
@@ -1070,6 +1105,7 @@ int main(void)
         cmocka_unit_test(test_codec_params_huge_bytes_fail_validation),
         cmocka_unit_test(test_codec_params_field_of_other_workload_fails_validation),
         cmocka_unit_test(test_codec_result_round_trips_metrics_and_histogram),
+        cmocka_unit_test(test_codec_result_decodes_an_rr_histogram_sparse),
         cmocka_unit_test(test_codec_result_encodes_exactly),
         cmocka_unit_test(test_codec_result_cpu_ids_are_optional_and_bounded),
         cmocka_unit_test(test_codec_result_failure_round_trips_reason),

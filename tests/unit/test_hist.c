@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define N_RANDOM 100000
 
@@ -407,6 +408,211 @@ static void test_hist_new_is_empty_and_free_null_is_a_no_op(void **state)
     sm_hist_free(h);
 }
 
+/* The distributions the sparse representation must answer for exactly as the dense one. */
+enum dist { D_EXACT, D_LOG_LINEAR, D_ABOVE_MAX, D_SINGLE, D_EMPTY, D_LATENCY, D_COUNT };
+
+/* n values of distribution d into v; returns how many (0 for D_EMPTY). */
+static size_t dist_values(enum dist d, uint64_t seed, uint64_t *v, size_t n)
+{
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1, single = 2048 + seed % 100000;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = xorshift64(&s);
+        double u = (double)(r >> 11) * 0x1p-53;
+        switch (d) {
+        case D_EXACT: /* below 2048: one bucket per value */
+            v[i] = r % 2048;
+            break;
+        case D_LOG_LINEAR: /* log-uniform over [2048, SM_HIST_MAX_VALUE] */
+            v[i] = 2048 + (uint64_t)exp(u * log((double)(SM_HIST_MAX_VALUE - 2048)));
+            break;
+        case D_ABOVE_MAX: /* half beyond the last bucket, up to UINT64_MAX */
+            v[i] = i % 2 ? SM_HIST_MAX_VALUE + 1 + r % (UINT64_MAX - SM_HIST_MAX_VALUE) : r % 5000;
+            break;
+        case D_SINGLE:
+            v[i] = single;
+            break;
+        case D_EMPTY:
+            return 0;
+        default: /* an rr job: ~20 us median, 1% tail out to 10 ms */
+            v[i] = i % 100 ? 15000 + r % 10000 : 20000 + (uint64_t)exp(u * log(1e7));
+            break;
+        }
+    }
+    return n;
+}
+
+/* Sparse copy of h made as the decoder makes one: buckets in index order, then extremes. */
+static sm_hist *sparse_decode_of(const sm_hist *h)
+{
+    sm_hist *s = sm_hist_new_sparse(0);
+    assert_non_null(s);
+    size_t cursor = 0, index;
+    uint64_t count;
+    while (sm_hist_next(h, &cursor, &index, &count) == 0)
+        assert_int_equal(sm_hist_set_bucket(s, index, count), 0);
+    sm_hist_set_extremes(s, sm_hist_min(h), sm_hist_max(h));
+    return s;
+}
+
+/* Every query of a and b gives the same answer, doubles compared bit for bit. */
+static void assert_same_answers(const sm_hist *a, const sm_hist *b)
+{
+    assert_int_equal(sm_hist_count(a), sm_hist_count(b));
+    assert_int_equal(sm_hist_min(a), sm_hist_min(b));
+    assert_int_equal(sm_hist_max(a), sm_hist_max(b));
+    double ma = sm_hist_mean(a), mb = sm_hist_mean(b);
+    if (memcmp(&ma, &mb, sizeof ma) != 0)
+        fail_msg("mean %.17g != %.17g", ma, mb);
+    /* Every 0.1 at both ends, where ranks are few, every 1 between. */
+    for (int i = 1; i <= 1000; i += i < 10 || i >= 990 ? 1 : 10)
+        assert_int_equal(sm_hist_percentile(a, i / 10.0), sm_hist_percentile(b, i / 10.0));
+    const double odd[] = {0.0,    -1.0,  -INFINITY, 1e-12,    33.333333, 99.99,
+                          99.999, 100.5, 1e300,     INFINITY, NAN};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        assert_int_equal(sm_hist_percentile(a, odd[i]), sm_hist_percentile(b, odd[i]));
+    size_t ca = 0, cb = 0, ia, ib, n = 0;
+    uint64_t na, nb;
+    while (sm_hist_next(a, &ca, &ia, &na) == 0) {
+        assert_int_equal(sm_hist_next(b, &cb, &ib, &nb), 0);
+        assert_int_equal(ia, ib);
+        assert_int_equal(na, nb);
+        n++;
+    }
+    assert_int_equal(sm_hist_next(b, &cb, &ib, &nb), SM_EINVAL);
+    assert_int_equal(sm_hist_nonempty(a), n);
+    assert_int_equal(sm_hist_nonempty(b), n);
+}
+
+static void test_hist_sparse_decode_answers_every_query_as_the_dense_one(void **state)
+{
+    (void)state;
+    static uint64_t v[20000];
+    const size_t sizes[] = {1, 2, 7, 1000, 20000};
+    for (int d = 0; d < D_COUNT; d++) {
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            size_t n = dist_values((enum dist)d, 10 * (uint64_t)d + k, v, sizes[k]);
+            sm_hist *dense = hist_of(v, n);
+            sm_hist *sparse = sparse_decode_of(dense);
+            /* A sparse histogram that records the same values in their random order. */
+            sm_hist *recorded = sm_hist_new_sparse(3);
+            assert_non_null(recorded);
+            for (size_t i = 0; i < n; i++)
+                assert_int_equal(sm_hist_record(recorded, v[i]), 0);
+            assert_true(sm_hist_is_sparse(sparse));
+            assert_true(sm_hist_is_sparse(recorded));
+            assert_false(sm_hist_is_sparse(dense));
+            assert_same_answers(dense, sparse);
+            assert_same_answers(dense, recorded);
+            sm_hist_free(dense);
+            sm_hist_free(sparse);
+            sm_hist_free(recorded);
+        }
+    }
+}
+
+/* dst (dense or sparse) merged with src (dense or sparse) into a fresh copy of dst. */
+static sm_hist *merged(const sm_hist *dst, bool dst_sparse, const sm_hist *src, bool src_sparse)
+{
+    sm_hist *d = dst_sparse ? sparse_decode_of(dst) : sm_hist_new();
+    assert_non_null(d);
+    if (!dst_sparse)
+        assert_int_equal(sm_hist_merge(d, dst), 0);
+    sm_hist *s = src_sparse ? sparse_decode_of(src) : NULL;
+    assert_int_equal(sm_hist_merge(d, s ? s : src), 0);
+    sm_hist_free(s);
+    assert_int_equal(sm_hist_is_sparse(d), dst_sparse);
+    return d;
+}
+
+static void test_hist_merge_gives_the_dense_answer_whatever_the_representations(void **state)
+{
+    (void)state;
+    static uint64_t va[5000], vb[5000];
+    for (int da = 0; da < D_COUNT; da++) {
+        for (int db = 0; db < D_COUNT; db++) {
+            size_t na = dist_values((enum dist)da, 100 + (uint64_t)da, va, 5000);
+            size_t nb = dist_values((enum dist)db, 200 + (uint64_t)db, vb, 700);
+            sm_hist *a = hist_of(va, na), *b = hist_of(vb, nb);
+            sm_hist *want = merged(a, false, b, false);
+            const bool kinds[3][2] = {{true, true}, {true, false}, {false, true}};
+            for (size_t k = 0; k < 3; k++) {
+                sm_hist *got = merged(a, kinds[k][0], b, kinds[k][1]);
+                assert_same_answers(want, got);
+                sm_hist_free(got);
+            }
+            sm_hist_free(a);
+            sm_hist_free(b);
+            sm_hist_free(want);
+        }
+    }
+}
+
+/* The memory claim itself: a sparse histogram holds its non-empty buckets and a small header,
+ * before and after merges, where a dense one holds every bucket. */
+static void test_hist_sparse_bytes_follow_its_non_empty_buckets_through_merges(void **state)
+{
+    (void)state;
+    static uint64_t v[10000];
+    size_t n = dist_values(D_LATENCY, 7, v, 10000);
+    sm_hist *dense = hist_of(v, n);
+    assert_true(sm_hist_bytes(dense) >= sm_hist_bucket_count() * sizeof(uint64_t));
+    sm_hist *acc = sm_hist_new_sparse(0);
+    assert_non_null(acc);
+    for (int i = 0; i < 20; i++) {
+        n = dist_values(D_LATENCY, 8 + (uint64_t)i, v, 2000);
+        sm_hist *one = sm_hist_new_sparse(0);
+        assert_non_null(one);
+        for (size_t j = 0; j < n; j++)
+            assert_int_equal(sm_hist_record(one, v[j]), 0);
+        assert_int_equal(sm_hist_merge(acc, one), 0);
+        assert_true(sm_hist_is_sparse(acc));
+        assert_true(sm_hist_bytes(one) <= 128 + 2 * 16 * sm_hist_nonempty(one));
+        sm_hist_free(one);
+    }
+    assert_int_equal(sm_hist_count(acc), 20 * 2000);
+    /* Merging shrinks to fit: 16 bytes a bucket plus the header. */
+    assert_true(sm_hist_bytes(acc) <= 128 + 16 * sm_hist_nonempty(acc));
+    assert_true(sm_hist_bytes(acc) < sm_hist_bytes(dense) / 10);
+    sm_hist_free(dense);
+    sm_hist_free(acc);
+}
+
+static void test_hist_sparse_set_bucket_refuses_out_of_range_and_keeps_order(void **state)
+{
+    (void)state;
+    sm_hist *h = sm_hist_new_sparse(1);
+    assert_non_null(h);
+    assert_int_equal(sm_hist_set_bucket(h, sm_hist_bucket_count(), 1), SM_EINVAL);
+    assert_int_equal(sm_hist_set_bucket(h, SIZE_MAX, 1), SM_EINVAL);
+    assert_int_equal(sm_hist_count(h), 0);
+    assert_int_equal(sm_hist_nonempty(h), 0);
+    /* Out of order, replaced, and set to 0 (which removes the bucket). */
+    assert_int_equal(sm_hist_set_bucket(h, 500, 3), 0);
+    assert_int_equal(sm_hist_set_bucket(h, 7, 1), 0);
+    assert_int_equal(sm_hist_set_bucket(h, sm_hist_bucket_count() - 1, 2), 0);
+    assert_int_equal(sm_hist_set_bucket(h, 300, 9), 0);
+    assert_int_equal(sm_hist_set_bucket(h, 500, 4), 0);
+    assert_int_equal(sm_hist_set_bucket(h, 300, 0), 0);
+    assert_int_equal(sm_hist_set_bucket(h, 301, 0), 0);
+    assert_int_equal(sm_hist_count(h), 1 + 4 + 2);
+    const size_t want_index[] = {7, 500, sm_hist_bucket_count() - 1};
+    const uint64_t want_count[] = {1, 4, 2};
+    size_t cursor = 0, index;
+    uint64_t count;
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(sm_hist_next(h, &cursor, &index, &count), 0);
+        assert_int_equal(index, want_index[i]);
+        assert_int_equal(count, want_count[i]);
+    }
+    assert_int_equal(sm_hist_next(h, &cursor, &index, &count), SM_EINVAL);
+    sm_hist_reset(h);
+    assert_true(sm_hist_is_sparse(h));
+    assert_int_equal(sm_hist_count(h), 0);
+    assert_int_equal(sm_hist_nonempty(h), 0);
+    assert_int_equal(sm_hist_percentile(h, 50), 0);
+    sm_hist_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +630,10 @@ int main(void)
         cmocka_unit_test(test_hist_set_bucket_rejects_out_of_range_index),
         cmocka_unit_test(test_hist_set_bucket_replaces_counts_and_rebuilds_a_decoded_histogram),
         cmocka_unit_test(test_hist_new_is_empty_and_free_null_is_a_no_op),
+        cmocka_unit_test(test_hist_sparse_decode_answers_every_query_as_the_dense_one),
+        cmocka_unit_test(test_hist_merge_gives_the_dense_answer_whatever_the_representations),
+        cmocka_unit_test(test_hist_sparse_bytes_follow_its_non_empty_buckets_through_merges),
+        cmocka_unit_test(test_hist_sparse_set_bucket_refuses_out_of_range_and_keeps_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -332,6 +332,11 @@ static void test_pair_rr_merges_the_clients_latencies_and_histogram(void **state
     assert_non_null(m.hist);
     assert_ptr_not_equal(m.hist, client.hist);
     assert_int_equal(sm_hist_count(m.hist), 200);
+    /* The coordinator keeps merged results: sparse, with the client's answers. */
+    assert_true(sm_hist_is_sparse(m.hist));
+    assert_false(sm_hist_is_sparse(client.hist));
+    assert_true(sm_hist_bytes(m.hist) < sm_hist_bytes(client.hist) / 10);
+    assert_int_equal(sm_hist_percentile(m.hist, 99), sm_hist_percentile(client.hist, 99));
     assert_both_cpus(&m);
     assert_has(&m, SM_M_TCP_RTT_US);
     assert_lacks(&m, SM_M_CPU_S_PER_GB);
