@@ -240,10 +240,10 @@ static int adapt_add_round(sm_control *c, crun *r, agroup *g, int64_t now_ms, sm
          * jobs from waiting on each other holds. */
         j->ord = ad->next_ord++;
         ctl_enqueue(a, j);
-        a->news = true;
+        ctl_wake(c, a);
         if (b) {
             ctl_enqueue(b, j);
-            b->news = true;
+            ctl_wake(c, b);
         }
         g->pending++;
         r->total++;

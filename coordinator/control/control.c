@@ -179,6 +179,23 @@ static int load_jobs(sm_control *c, int64_t now_ms, sm_error *err)
     return rc;
 }
 
+/* Every agent and every job resumed goes where the tick will find it when it is due: once,
+ * at the start, so that no tick has to walk them. */
+static int schedule_all(sm_control *c, sm_error *err)
+{
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (sm_map_next(c->agents, &cur, &key, &val))
+        ctl_agent_rekey(c, val);
+    uint64_t id;
+    cur = 0;
+    int rc = 0;
+    while (!rc && sm_map_next_id(c->jobs, &cur, &id, &val))
+        rc = ctl_job_rekey(c, val, err);
+    return rc;
+}
+
 int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, int64_t now_ms,
                     sm_error *err)
 {
@@ -198,6 +215,10 @@ int sm_control_open(sm_control **out, sm_store *st, const sm_control_cfg *cfg, i
         sm_control_close(c);
         return rc;
     }
+    if ((rc = schedule_all(c, err)) != 0) {
+        sm_control_close(c);
+        return rc;
+    }
     *out = c;
     return 0;
 }
@@ -206,6 +227,9 @@ void sm_control_close(sm_control *c)
 {
     if (!c)
         return;
+    sm_deadlines_fini(&c->live);
+    sm_deadlines_fini(&c->job_due);
+    free(c->news_ring);
     sm_map_free(c->jobs, free);
     sm_map_free(c->agents, free);
     sm_map_free(c->runs, ctl_run_free);
@@ -252,6 +276,7 @@ int sm_control_rollback(sm_control **cp, int64_t now_ms, sm_error *err)
         memcpy(a->labels, was->labels, sizeof a->labels);
         a->n_labels = was->n_labels;
         memcpy(a->data_addr, was->data_addr, sizeof a->data_addr);
+        ctl_agent_rekey(c, a);
     }
     sm_control_close(old);
     *cp = c;
@@ -261,6 +286,11 @@ int sm_control_rollback(sm_control **cp, int64_t now_ms, sm_error *err)
 void sm_control_get_stats(const sm_control *c, sm_control_stats *out)
 {
     *out = c->stats;
+}
+
+uint64_t sm_control_tick_visits(const sm_control *c)
+{
+    return c->tick_visits;
 }
 
 void sm_control_on_change(sm_control *c, sm_change_fn fn, void *ctx)

@@ -162,5 +162,8 @@ typedef struct sm_control_stats {
     uint64_t refused_agents_cap, refused_data_addr, refused_name;
 } sm_control_stats;
 void sm_control_get_stats(const sm_control *c, sm_control_stats *out);
+/* How many agents and jobs the ticks have looked at so far: only those whose deadline came, so
+ * a tick over an idle fleet with nothing due adds nothing (for tests and diagnostics). */
+uint64_t sm_control_tick_visits(const sm_control *c);
 
 #endif

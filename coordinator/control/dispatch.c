@@ -1,6 +1,7 @@
 /* Scheduling: the per-host queues, the gate of one-at-a-time runs, the commands a poll gets,
  * and the runs' start, order and cancel. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,7 @@ void ctl_wake_run_hosts(sm_control *c, uint64_t run_id)
         cagent *a = val;
         for (cjob *j = a->qhead; j; j = *link_of(a, j))
             if (j->run_id == run_id) {
-                a->news = true;
+                ctl_wake(c, a);
                 break;
             }
     }
@@ -186,8 +187,10 @@ static int dispatch_head(sm_control *c, cagent *a, cagent *other, crun *gate, in
     if (other) {
         dequeue(other);
         other->current = j;
-        other->news = true; /* the server hears "prepare" now, the client "start" later */
+        ctl_wake(c, other); /* the server hears "prepare" now, the client "start" later */
     }
+    if ((rc = ctl_job_rekey(c, j, err)) != 0)
+        return rc;
     if (gate)
         gate->active++;
     c->stats.jobs_dispatched++;
@@ -241,47 +244,82 @@ int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *re
     return 0;
 }
 
-/* A pair server that never reported ready (it could not listen, or its poll was lost with
- * the coordinator's memory of the handshake). */
-static int tick_unready_servers(sm_control *c, int64_t now, int64_t now_ms, sm_error *err)
+/* The side of job j that is on it now, of the host named, or NULL. */
+static cagent *side_on(sm_control *c, const char *name, const cjob *j)
 {
-    size_t cur = 0;
-    const char *key;
-    void *val;
-    while (sm_map_next(c->agents, &cur, &key, &val)) {
-        cagent *a = val;
-        cjob *j = a->current;
-        if (!j || !j->peer[0] || strcmp(j->peer, a->name) != 0 || j->ready_port ||
-            now - j->assigned_at <= 30000)
-            continue;
-        int rc =
-            ctl_job_finish(c, j, SM_JOB_FAILED,
-                           "prepare: the server did not report ready within 30 s", now_ms, err);
-        if (rc)
-            return rc;
+    cagent *x = name[0] ? sm_map_get(c->agents, name) : NULL;
+    return x && x->current == j ? x : NULL;
+}
+
+/* A pair server waits for ready on it (the server is the job's peer). */
+static bool waits_ready(sm_control *c, const cjob *j)
+{
+    return j->peer[0] && !j->ready_port && side_on(c, j->peer, j);
+}
+
+/* The agent a running job runs on (its client first), or NULL. */
+static cagent *running_on(sm_control *c, const cjob *j)
+{
+    if (j->state != SM_JOB_RUNNING)
+        return NULL;
+    cagent *x = side_on(c, j->host, j);
+    return x ? x : side_on(c, j->peer, j);
+}
+
+static int64_t time_limit(const sm_control *c, const cjob *j)
+{
+    return (int64_t)j->params.time_limit_ms + c->cfg.job_grace_ms;
+}
+
+int ctl_job_rekey(sm_control *c, cjob *j, sm_error *err)
+{
+    int64_t at = INT64_MAX;
+    if (waits_ready(c, j))
+        at = j->assigned_at + 30000 + 1;
+    if (running_on(c, j) && j->started_at + time_limit(c, j) + 1 < at)
+        at = j->started_at + time_limit(c, j) + 1;
+    if (at == INT64_MAX) {
+        sm_deadlines_remove(&c->job_due, &j->due);
+        return 0;
     }
+    if (sm_deadlines_set(&c->job_due, &j->due, at) != 0)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
     return 0;
 }
 
-/* A job still running past its time limit and grace is cancelled and fails "timeout". */
-static int tick_timeouts(sm_control *c, int64_t now, int64_t now_ms, sm_error *err)
+/* One job whose time came: a pair server that never reported ready (it could not listen, or
+ * its poll was lost with the coordinator's memory of the handshake) fails it; a job still
+ * running past its time limit and grace is cancelled and fails "timeout". *ended: j is gone or
+ * queued again. */
+static int job_due(sm_control *c, cjob *j, int64_t now, int64_t now_ms, bool *ended, sm_error *err)
 {
-    size_t cur = 0;
-    const char *key;
-    void *val;
-    while (sm_map_next(c->agents, &cur, &key, &val)) {
-        cagent *a = val;
-        cjob *j = a->current;
-        if (!j || j->state != SM_JOB_RUNNING)
-            continue;
-        int64_t limit = (int64_t)j->params.time_limit_ms + c->cfg.job_grace_ms;
-        if (now - j->started_at <= limit)
-            continue;
-        ctl_cancel(a, j, false);
+    *ended = true;
+    if (waits_ready(c, j) && now - j->assigned_at > 30000)
+        return ctl_job_finish(c, j, SM_JOB_FAILED,
+                              "prepare: the server did not report ready within 30 s", now_ms, err);
+    cagent *a = running_on(c, j);
+    if (a && now - j->started_at > time_limit(c, j)) {
+        ctl_cancel(c, a, j, false);
         char why[128];
         snprintf(why, sizeof why, "timeout: still running %" PRId64 " ms after it started",
                  now - j->started_at);
-        int rc = ctl_job_finish(c, j, SM_JOB_FAILED, why, now_ms, err);
+        return ctl_job_finish(c, j, SM_JOB_FAILED, why, now_ms, err);
+    }
+    *ended = false;
+    return 0;
+}
+
+/* Only the jobs whose time came; one not over goes back in at its next time. */
+static int tick_jobs(sm_control *c, int64_t now, int64_t now_ms, sm_error *err)
+{
+    sm_deadline *d;
+    while ((d = sm_deadlines_pop_due(&c->job_due, now)) != NULL) {
+        cjob *j = (cjob *)(void *)((char *)d - offsetof(cjob, due));
+        bool ended;
+        c->tick_visits++;
+        int rc = job_due(c, j, now, now_ms, &ended, err);
+        if (!rc && !ended)
+            rc = ctl_job_rekey(c, j, err);
         if (rc)
             return rc;
     }
@@ -294,9 +332,7 @@ int ctl_tick(sm_control *c, int64_t now_ms, sm_error *err)
     ctl_forgive_away(c, now);
     int rc = ctl_fleet_tick(c, now, now_ms, err);
     if (!rc)
-        rc = tick_unready_servers(c, now, now_ms, err);
-    if (!rc)
-        rc = tick_timeouts(c, now, now_ms, err);
+        rc = tick_jobs(c, now, now_ms, err);
     return rc;
 }
 
@@ -327,7 +363,7 @@ int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     }
     ctl_enqueue(a, j);
-    a->news = true;
+    ctl_wake(c, a);
     tell_change(c, SM_CHANGE_JOB, NULL, j->id, 0);
     return 0;
 }
@@ -517,10 +553,10 @@ static void queue_jobs(sm_control *c, const sm_plan *plan, const size_t *order, 
         made[i] = NULL;
         j->ord = (uint32_t)k;
         ctl_enqueue(a, j);
-        a->news = true;
+        ctl_wake(c, a);
         if (b) {
             ctl_enqueue(b, j);
-            b->news = true;
+            ctl_wake(c, b);
         }
     }
 }
@@ -659,7 +695,7 @@ int ctl_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err
         }
         cjob *j = a->current;
         if (!rc && j && j->run_id == run_id) {
-            ctl_cancel(a, j, true);
+            ctl_cancel(c, a, j, true);
             rc = ctl_job_finish(c, j, SM_JOB_FAILED, "cancelled: the run was cancelled", now_ms,
                                 err);
         }

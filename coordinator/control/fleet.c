@@ -1,5 +1,6 @@
 /* The fleet: agents in memory, what their polls say about them, and their liveness. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,55 @@ void ctl_machine_of(cagent *a, const sm_facts *f)
     snprintf(a->machine_id, sizeof a->machine_id, "%s", f->machine_id);
 }
 
+/* Room in the news ring and the liveness heap for n agents, taken when an agent is added so
+ * that a wake or a poll never has to allocate. */
+static int room_for(sm_control *c, size_t n)
+{
+    if (sm_deadlines_reserve(&c->live, n) != 0)
+        return SM_ENOMEM;
+    if (n <= c->news_cap)
+        return 0;
+    size_t cap = c->news_cap ? 2 * c->news_cap : 64;
+    while (cap < n)
+        cap *= 2;
+    cagent **ring = malloc(cap * sizeof *ring);
+    if (!ring)
+        return SM_ENOMEM;
+    for (size_t i = 0; i < c->news_n; i++)
+        ring[i] = c->news_ring[(c->news_head + i) % c->news_cap];
+    free(c->news_ring);
+    c->news_ring = ring;
+    c->news_cap = cap;
+    c->news_head = 0;
+    return 0;
+}
+
+void ctl_wake(sm_control *c, cagent *a)
+{
+    a->news = true;
+    if (a->news_listed)
+        return;
+    a->news_listed = true;
+    c->news_ring[(c->news_head + c->news_n++) % c->news_cap] = a;
+}
+
+void ctl_agent_rekey(sm_control *c, cagent *a)
+{
+    /* Online: lost once silent more than 3 x hold_ms of service. Lost: its queued run jobs
+     * fail once lost longer than the grace. The heap has room for every agent. */
+    if (a->status != SM_AGENT_LOST)
+        (void)sm_deadlines_set(&c->live, &a->live,
+                               a->heard_at + a->forgiven_ms + 3 * (int64_t)c->cfg.hold_ms + 1);
+    else if (!a->queue_failed)
+        (void)sm_deadlines_set(&c->live, &a->live, a->lost_at + (int64_t)c->cfg.lost_grace_ms + 1);
+    else
+        sm_deadlines_remove(&c->live, &a->live);
+}
+
 cagent *ctl_agent_new(sm_control *c, const char *name)
 {
+    if (room_for(c, sm_map_size(c->agents) + 1) != 0)
+        return NULL;
     cagent *a = calloc(1, sizeof *a);
     if (!a)
         return NULL;
@@ -111,6 +159,7 @@ int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, 
                "agent %s has %" PRIu64 " spool entries in quarantine (it had %" PRIu64 ")",
                p->agent, p->quarantined, a->quarantined);
     a->quarantined = p->quarantined;
+    ctl_agent_rekey(c, a);
     return changed ? upsert_agent(c, a, p, now_ms, err) : 0;
 }
 
@@ -146,6 +195,7 @@ void ctl_forgive_away(sm_control *c, int64_t now)
     if (gap > hold)
         sm_log(LOG_WARNING, "SM-COORD-AWAY",
                "the coordinator did not run for %" PRId64 " ms: agents are not blamed for it", gap);
+    /* Once per away event, not per tick: every agent's deadline moves. */
     size_t cur = 0;
     const char *key;
     void *val;
@@ -153,6 +203,7 @@ void ctl_forgive_away(sm_control *c, int64_t now)
         cagent *a = val;
         if (gap < 0) {
             a->forgiven_ms += gap;
+            ctl_agent_rekey(c, a);
             continue;
         }
         /* The away time began hold_ms after the previous service; only its part after the
@@ -164,6 +215,7 @@ void ctl_forgive_away(sm_control *c, int64_t now)
             a->forgiven_ms += now - from;
         if (a->status == SM_AGENT_LOST)
             a->lost_at += now - away_from;
+        ctl_agent_rekey(c, a);
     }
 }
 
@@ -199,6 +251,8 @@ int ctl_take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted, i
             j->state = SM_JOB_RUNNING;
             j->started_at = live_now(c, now_ms);
             j->assign_acked = true;
+            if ((rc = ctl_job_rekey(c, j, err)) != 0)
+                return rc;
         }
         return 0;
     }
@@ -327,11 +381,13 @@ uint64_t ctl_agent_quarantined(sm_control *c, const char *name)
 
 size_t ctl_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max)
 {
-    size_t n = 0, cur = 0;
-    const char *key;
-    void *val;
-    while (n < max && sm_map_next(c->agents, &cur, &key, &val)) {
-        cagent *a = val;
+    size_t n = 0;
+    /* An agent whose poll came since it was woken has news == false: it is skipped. */
+    while (n < max && c->news_n) {
+        cagent *a = c->news_ring[c->news_head];
+        c->news_head = (c->news_head + 1) % c->news_cap;
+        c->news_n--;
+        a->news_listed = false;
         if (a->news) {
             a->news = false;
             snprintf(names[n++], SM_NAME_MAX + 1, "%s", a->name);
@@ -340,42 +396,46 @@ size_t ctl_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max)
     return n;
 }
 
-int ctl_fleet_tick(sm_control *c, int64_t now, int64_t now_ms, sm_error *err)
+/* One agent whose liveness deadline came: an online one silent too long is lost; a lost one's
+ * queued run jobs fail once its grace is over. */
+static int fleet_due(sm_control *c, cagent *a, int64_t now, int64_t now_ms, sm_error *err)
 {
     const int64_t lost_after = 3 * (int64_t)c->cfg.hold_ms;
-    size_t cur = 0;
-    const char *key;
-    void *val;
-    while (sm_map_next(c->agents, &cur, &key, &val)) {
-        cagent *a = val;
-        if (a->status == SM_AGENT_LOST) {
-            /* Its queued run jobs waited one grace period for it. */
-            int rc = a->queue_failed || now - a->lost_at <= (int64_t)c->cfg.lost_grace_ms
-                         ? 0
-                         : fail_lost_queue(c, a, now_ms, err);
-            if (rc)
-                return rc;
-            continue;
-        }
-        const int64_t silent = now - a->heard_at - a->forgiven_ms;
-        if (silent <= lost_after)
-            continue;
-        a->status = SM_AGENT_LOST;
-        a->lost_at = now;
-        a->queue_failed = false;
-        sm_log(LOG_WARNING, "SM-AGENT-LOST",
-               "agent %s lost: no poll for %" PRId64 " ms of the coordinator's service; its %zu "
-               "queued run jobs wait %" PRIu32 " ms for it",
-               a->name, silent, run_jobs_queued(a), c->cfg.lost_grace_ms);
-        int rc = sm_store_agent_set_status(c->st, a->name, SM_AGENT_LOST, now_ms, err);
-        if (!rc)
-            tell_change(c, SM_CHANGE_AGENT, a->name, 0, 0);
-        if (!rc && a->current)
-            rc =
-                ctl_job_finish(c, a->current, SM_JOB_FAILED,
-                               "agent-lost: the agent stopped polling during the job", now_ms, err);
-        if (!rc && c->cfg.lost_grace_ms == 0)
-            rc = fail_lost_queue(c, a, now_ms, err);
+    if (a->status == SM_AGENT_LOST)
+        return a->queue_failed || now - a->lost_at <= (int64_t)c->cfg.lost_grace_ms
+                   ? 0
+                   : fail_lost_queue(c, a, now_ms, err);
+    const int64_t silent = now - a->heard_at - a->forgiven_ms;
+    if (silent <= lost_after)
+        return 0;
+    a->status = SM_AGENT_LOST;
+    a->lost_at = now;
+    a->queue_failed = false;
+    sm_log(LOG_WARNING, "SM-AGENT-LOST",
+           "agent %s lost: no poll for %" PRId64 " ms of the coordinator's service; its %zu "
+           "queued run jobs wait %" PRIu32 " ms for it",
+           a->name, silent, run_jobs_queued(a), c->cfg.lost_grace_ms);
+    int rc = sm_store_agent_set_status(c->st, a->name, SM_AGENT_LOST, now_ms, err);
+    if (!rc)
+        tell_change(c, SM_CHANGE_AGENT, a->name, 0, 0);
+    if (!rc && a->current)
+        rc = ctl_job_finish(c, a->current, SM_JOB_FAILED,
+                            "agent-lost: the agent stopped polling during the job", now_ms, err);
+    if (!rc && c->cfg.lost_grace_ms == 0)
+        rc = fail_lost_queue(c, a, now_ms, err);
+    return rc;
+}
+
+int ctl_fleet_tick(sm_control *c, int64_t now, int64_t now_ms, sm_error *err)
+{
+    /* Only the agents whose deadline came; each goes back in at its next one (after this now,
+     * so the loop ends). */
+    sm_deadline *d;
+    while ((d = sm_deadlines_pop_due(&c->live, now)) != NULL) {
+        cagent *a = (cagent *)(void *)((char *)d - offsetof(cagent, live));
+        c->tick_visits++;
+        int rc = fleet_due(c, a, now, now_ms, err);
+        ctl_agent_rekey(c, a);
         if (rc)
             return rc;
     }

@@ -88,6 +88,7 @@ static int run_late_done(sm_control *c, uint64_t run_id, int64_t now_ms, sm_erro
 static void job_forget(sm_control *c, cjob *j)
 {
     ctl_unqueue_all(c, j);
+    sm_deadlines_remove(&c->job_due, &j->due);
     sm_map_del_id(c->jobs, j->id);
     free(j);
 }
@@ -120,7 +121,7 @@ int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reaso
         if (!x || x->current != j)
             continue;
         if (j->peer[0] && state == SM_JOB_FAILED)
-            ctl_cancel(x, j, true);
+            ctl_cancel(c, x, j, true);
         x->current = NULL;
     }
     if (r && was_active && r->active)
@@ -129,7 +130,7 @@ int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reaso
     if (r && !r->parallel && r->active == 0) {
         cagent *next = ctl_next_of_run(c, r->id);
         if (next)
-            next->news = true;
+            ctl_wake(c, next);
     }
     if (state == SM_JOB_FAILED && r && retryable(c, j, reason)) {
         char why[256];
@@ -149,11 +150,11 @@ int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reaso
         ctl_unqueue_all(c, j); /* queued at the end, never twice */
         if (a) {
             ctl_enqueue(a, j);
-            a->news = true;
+            ctl_wake(c, a);
         }
         if (b) {
             ctl_enqueue(b, j);
-            b->news = true;
+            ctl_wake(c, b);
         }
         return 0;
     }
@@ -319,7 +320,7 @@ static int take_side(sm_control *c, cagent *a, const sm_result_msg *m, int64_t n
             /* Its partner cannot succeed without it: stop it now rather than at its limit. */
             cagent *o = sm_map_get(c->agents, strcmp(a->name, j->host) == 0 ? j->peer : j->host);
             if (o && o->current == j)
-                ctl_cancel(o, j, true);
+                ctl_cancel(c, o, j, true);
         }
         if (j->roles_got == ((1u << SM_ROLE_SERVER) | (1u << SM_ROLE_CLIENT)) &&
             (rc = merge_sides(c, j, now_ms, err)))
@@ -558,9 +559,11 @@ static int take_ready(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms
         memcpy(j->ready_pin, p->ready[i].pin, sizeof j->ready_pin);
         j->state = SM_JOB_RUNNING;
         j->started_at = live_now(c, now_ms);
+        if ((rc = ctl_job_rekey(c, j, err)))
+            return rc;
         cagent *cl = sm_map_get(c->agents, j->host);
         if (cl)
-            cl->news = true;
+            ctl_wake(c, cl);
     }
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "coordinator/control/control.h"
+#include "coordinator/control/deadlines.h"
 #include "proto/map.h"
 #include "coordinator/model/plan.h"
 
@@ -36,6 +37,8 @@ typedef struct cjob {
     uint16_t ready_port;
     char ready_pin[SM_PIN_MAX + 1]; /* http with tls: the server's key, for the client */
     bool prepare_acked, start_acked;
+    /* In sm_control.job_due while assigned or running: when the tick next looks at it. */
+    sm_deadline due;
 } cjob;
 
 typedef struct adapt adapt; /* adapt.c */
@@ -74,7 +77,10 @@ typedef struct cagent {
     sm_label labels[SM_LABELS_MAX]; /* from its last poll, for host selection */
     size_t n_labels;
     char data_addr[SM_ADDR_MAX + 1];
-    bool news; /* its held poll should hear of new work now */
+    bool news;        /* its held poll should hear of new work now (set by ctl_wake) */
+    bool news_listed; /* in sm_control's news ring, which take_news drains */
+    /* In sm_control.live: when it is lost (online), or when its grace ends (lost). */
+    sm_deadline live;
     /* Acks for results its last poll resent though they were stored already: that poll is
      * held, and whatever answers it carries them (see ctl_owed_acks_pay). */
     struct {
@@ -109,6 +115,13 @@ struct sm_control {
     int64_t last_service_at;
     sm_change_fn on_change; /* the live-events hub's, or NULL */
     void *change_ctx;
+    /* What a tick looks at, so that it never walks the fleet: agents by their liveness
+     * deadline, assigned and running jobs by their time limit, and agents with news in the
+     * order they got it (a ring with room for every agent, each in it at most once). */
+    sm_deadlines live, job_due;
+    cagent **news_ring;
+    size_t news_head, news_n, news_cap;
+    uint64_t tick_visits; /* agents and jobs the ticks took out of live and job_due */
 };
 
 static inline cjob *job_get(const sm_control *c, uint64_t id)
@@ -148,15 +161,19 @@ static inline cjob **link_of(const cagent *a, cjob *j)
     return strcmp(j->host, a->name) == 0 ? &j->next : &j->next_peer;
 }
 
+/* Agent a's held poll hears of new work at the next chance: it joins the news ring, which
+ * sm_control_take_news drains. Never fails: the ring has room for every agent. */
+void ctl_wake(sm_control *c, cagent *a);
+
 /* Has agent x tell its side of job j to stop: the cancel goes out in its replies until it is
  * acked. With wake, a held poll of x hears of it at once; otherwise its next poll does. */
-static inline void ctl_cancel(cagent *x, const cjob *j, bool wake)
+static inline void ctl_cancel(sm_control *c, cagent *x, const cjob *j, bool wake)
 {
     x->cancel_pending = true;
     x->cancel_job = j->id;
     x->cancel_attempt = j->attempt;
     if (wake)
-        x->news = true;
+        ctl_wake(c, x);
 }
 
 /* ---- fleet.c: agents, liveness ---- */
@@ -167,6 +184,12 @@ cagent *ctl_agent_new(sm_control *c, const char *name);
 void ctl_machine_of(cagent *a, const sm_facts *f);
 /* Whether a refusal of this kind is logged now: one line a minute, saying how many were not. */
 bool ctl_quiet_log(struct quiet *q, int64_t now_ms, uint64_t *held_back);
+/* Puts agent a in c->live at its next liveness deadline, or out of it when it has none (lost,
+ * its queued run jobs failed already). Called whenever what the deadline rests on changes. */
+void ctl_agent_rekey(sm_control *c, cagent *a);
+/* Puts job j in c->job_due at the next time the tick must look at it (its time limit while it
+ * runs, a pair server's wait for ready), or out of it. 0, or SM_ENOMEM with err set. */
+int ctl_job_rekey(sm_control *c, cjob *j, sm_error *err);
 /* Forgives the agents the time the coordinator was away; first thing of every poll and tick. */
 void ctl_forgive_away(sm_control *c, int64_t now);
 /* Takes what poll p says about its agent a (boot, labels, address, quarantine) and registers

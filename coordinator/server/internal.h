@@ -32,6 +32,8 @@ typedef struct held {
     sm_bus_msg msg;
     int64_t since_ms;             /* monotonic */
     char nonce[SM_NONCE_HEX + 1]; /* of the poll: its answer names it */
+    char agent[SM_NAME_MAX + 1];
+    struct held *prev, *next; /* server.held_first's list, oldest first */
 } held;
 
 /* A reply of a pass over the bus, sent after the pass's commit. */
@@ -50,6 +52,9 @@ typedef struct server {
     sm_replay *replay;
     sm_rejects *rejects;
     sm_map *held; /* agent name -> held */
+    /* The same held polls, oldest first: every hold lasts hold_ms, so they run out in this
+     * order and the tick looks only at those that did. */
+    held *held_first, *held_last;
     /* Agents whose last message verified only under the previous fleet key (name -> a marker):
      * their replies are sealed with it too. Only names that proved that key get in. */
     sm_map *on_prev_key;

@@ -205,6 +205,14 @@ static bool admit(server *s, sm_bus_msg *m, uint64_t now, sm_env *env, sm_poll *
     return true;
 }
 
+/* Takes h, just taken out of s->held, out of the list of holds too. */
+static void held_unlink(server *s, held *h)
+{
+    *(h->prev ? &h->prev->next : &s->held_first) = h->next;
+    *(h->next ? &h->next->prev : &s->held_last) = h->prev;
+    h->prev = h->next = NULL;
+}
+
 /* Holds poll m of agent until there is something to say or the hold runs out; m is consumed. */
 static void hold(server *s, sm_bus_msg *m, const char *agent, const char *nonce)
 {
@@ -213,6 +221,11 @@ static void hold(server *s, sm_bus_msg *m, const char *agent, const char *nonce)
         h->msg = *m;
         h->since_ms = sm_mono_ms();
         memcpy(h->nonce, nonce, sizeof h->nonce);
+        snprintf(h->agent, sizeof h->agent, "%s", agent);
+        h->next = NULL;
+        h->prev = s->held_last;
+        *(s->held_last ? &s->held_last->next : &s->held_first) = h;
+        s->held_last = h;
     } else {
         free(h);
         sm_bus_msg_fini(m);
@@ -239,8 +252,10 @@ static void take_poll(server *s, pass *p, sm_bus_msg *m, const sm_env *env, cons
     memcpy(o->nonce, env->nonce, sizeof env->nonce);
     /* A newer poll supersedes the held one: the agent's REQ socket has moved on. */
     held *old = sm_map_del(s->held, poll->agent);
-    if (old)
+    if (old) {
+        held_unlink(s, old);
         held_free(old);
+    }
     if (p->failed)
         sm_bus_msg_fini(m);
     else if (now_reply)
@@ -307,6 +322,7 @@ static void answer_held(server *s, const char *name, sm_poll_reply *r)
     held *h = sm_map_del(s->held, name);
     if (!h)
         return;
+    held_unlink(s, h);
     send_reply(s, &h->msg, r, name, h->nonce);
     free(h);
 }
@@ -395,12 +411,11 @@ static void on_tick(lws_sorted_usec_list_t *sul)
     sm_schedules_tick(&env, now);
     /* Expired holds are answered with whatever there is (often nothing). */
     char names[64][SM_NAME_MAX + 1];
-    size_t n = 0, cur = 0;
-    const char *key;
-    void *val;
-    while (n < 64 && sm_map_next(s->held, &cur, &key, &val))
-        if (sm_mono_ms() - ((held *)val)->since_ms >= (int64_t)s->cfg->hold_ms)
-            snprintf(names[n++], sizeof names[0], "%s", key);
+    size_t n = 0;
+    const int64_t mono = sm_mono_ms();
+    for (const held *h = s->held_first;
+         n < 64 && h && mono - h->since_ms >= (int64_t)s->cfg->hold_ms; h = h->next)
+        snprintf(names[n++], sizeof names[0], "%s", h->agent);
     if (n && sm_store_begin(s->st, &err) == 0) {
         sm_poll_reply replies[64];
         bool ok = true;
