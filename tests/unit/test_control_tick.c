@@ -13,43 +13,19 @@
 
 #include "coordinator/control/control.h"
 #include "coordinator/store/store.h"
+#include "control_fixture.h"
 
 #define HOLD  60000
 #define FLEET 2000
 
-typedef struct fixture {
-    char dir[64];
-    char db[96];
-    sm_store *st;
-    sm_control *c;
-    int64_t now;
-} fixture;
-
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/sm-tick-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->db, sizeof f->db, "%s/c.db", f->dir);
-    sm_error err = {0};
-    assert_int_equal(sm_store_open(&f->st, f->db, &err), 0);
-    sm_control_cfg cfg = {.hold_ms = HOLD, .job_grace_ms = 1000};
-    f->now = 1700000000000;
-    assert_int_equal(sm_control_open(&f->c, f->st, &cfg, f->now, &err), 0);
-    *state = f;
-    return 0;
+    return control_fixture_setup(state, HOLD);
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    sm_control_close(f->c);
-    sm_store_close(f->st);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
-    free(f);
-    return 0;
+    return control_fixture_teardown(state);
 }
 
 static void name_of(char *out, size_t len, size_t i)
