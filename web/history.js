@@ -82,6 +82,8 @@ export function mount(root, _args, {live}) {
         const mine = ++seq; // answers to an earlier choice are dropped
         clear(regressions);
         error.hidden = true;
+        // The verdict belongs to the answer shown: a question asked again has none until it is in.
+        delete note.dataset.verdict;
         if (!id) {
             note.textContent = 'Pick a run and a baseline.';
             return;
