@@ -189,6 +189,45 @@ class CoordinatorKillDuringPairJobTest(FaultTest):
              f"{[jobs[j][4] for j in sorted(killed)]}, {time.monotonic() - t0:.0f} s")
 
 
+class CoordinatorKillDuringResultBurstTest(FaultTest):
+    """A coordinator killed with SIGKILL while results pour in: a bus pass stores every result
+    it took in one transaction and acks none before its commit, so a kill between the commit and
+    the acks makes the agents send results the store already holds, and a kill before the commit
+    loses the pass's writes but none of the agents' copies. Either way every result is stored
+    exactly once."""
+
+    KILLS = 3
+    REPS = 30  # short jobs on each of the 3 hosts: results arrive many a second
+
+    def stored(self, f, rid):
+        return f.query("SELECT COUNT(*) FROM results r JOIN jobs j ON r.job_id = j.id "
+                       "WHERE j.run_id = ?", rid)[0][0]
+
+    def test_a_coordinator_killed_while_results_arrive_stores_each_exactly_once(self):
+        f = self.fleet(hold_ms=2000, lab=False)
+        rid = f.start_run(local_run("burst-kill", self.REPS, 40))
+        total = 3 * self.REPS
+        marks = []  # results stored at each kill
+        for k in range(1, self.KILLS + 1):
+            # Each kill lands while results are arriving: a quarter, a half, three quarters in.
+            goal = total * k // (self.KILLS + 1)
+            wait_for(f"{goal} results stored", lambda: self.stored(f, rid) >= goal, 120, 0.01)
+            f.kill(f.coord)
+            marks.append(self.stored(f, rid))
+            time.sleep(0.5)
+            f.start_coordinator()
+        f.wait_run(rid, 180)
+        run, jobs = self.assert_counts(f, rid)
+        self.assertEqual(run["progress"], {"done": total, "failed": 0, "total": total},
+                         "a killed coordinator lost or failed a job whose agent had measured it")
+        self.assertEqual(self.stored(f, rid), total, "results stored != jobs done")
+        self.assert_no_sanitizer_report(f)
+        dup = f.get("/healthz")["counters"].get("results_duplicate", 0)
+        note(f"coordinator kill -9 x{self.KILLS} during a burst of {total} results (stored at "
+             f"each kill: {marks}): {self.stored(f, rid)} stored once each, {dup} resent copies "
+             "refused by the restarted coordinator")
+
+
 class AgentKillTest(FaultTest):
     """Agents killed with SIGKILL mid-job and restarted a second later: each killed job fails
     "agent-restarted" and runs again once, and the run ends done with every result stored once."""
