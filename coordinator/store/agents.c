@@ -133,3 +133,19 @@ void sm_store_agents_free(sm_agent_row *rows, size_t n)
 {
     store_rows_free(&agent_rows, rows, n);
 }
+
+int sm_store_agent_get(sm_store *st, const char *name, sm_agent_row *out, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_AGENT_GET];
+    int ret = 0, rc = sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        ret = read_agent(s, out, err);
+    else if (rc == SQLITE_DONE)
+        ret = sm_error_set(err, SM_EINVAL, "no agent named %s", name);
+    else
+        ret = store_db_error(st->db, err, "agent get");
+    store_done_with(s);
+    return ret;
+}

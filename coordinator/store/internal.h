@@ -20,6 +20,7 @@ enum {
     Q_AGENT_UPSERT,
     Q_AGENT_SET_STATUS,
     Q_AGENTS_LIST,
+    Q_AGENT_GET,
     Q_JOB_INSERT,
     Q_JOB_GET,
     Q_JOB_SET_STATE,

@@ -187,6 +187,8 @@ static const char *const queries[Q_COUNT] = {
                            " last_seen_ms = coalesce(?3, last_seen_ms) WHERE name = ?1",
     [Q_AGENTS_LIST] = "SELECT name, boot, data_addr, labels_json, facts_json, first_seen_ms,"
                       " last_seen_ms, status FROM agents ORDER BY name",
+    [Q_AGENT_GET] = "SELECT name, boot, data_addr, labels_json, facts_json, first_seen_ms,"
+                    " last_seen_ms, status FROM agents WHERE name = ?1",
     [Q_JOB_INSERT] = "INSERT INTO jobs(host, params_json, state, reason, attempt, created_ms)"
                      " VALUES (?1, ?2, 'queued', '', 1, ?3)",
     [Q_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1",

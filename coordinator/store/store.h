@@ -101,6 +101,8 @@ int sm_store_agent_set_status(sm_store *st, const char *name, sm_agent_status s,
 /* All agents, by name; *rows is a malloc'd array the caller frees with sm_store_agents_free. */
 int sm_store_agents_list(sm_store *st, sm_agent_row **rows, size_t *n, sm_error *err);
 void sm_store_agents_free(sm_agent_row *rows, size_t n);
+/* The agent named name into *out (sm_agent_row_fini it); SM_EINVAL when there is none. */
+int sm_store_agent_get(sm_store *st, const char *name, sm_agent_row *out, sm_error *err);
 
 typedef enum sm_job_state {
     SM_JOB_QUEUED = 0,

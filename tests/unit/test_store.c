@@ -334,6 +334,25 @@ static void test_store_agents_list_is_sorted_by_name(void **state)
     sm_store_agents_free(rows, n);
 }
 
+static void test_store_agent_get_reads_one_agent_by_name_or_says_there_is_none(void **state)
+{
+    fixture *f = *state;
+    sm_error err = {0};
+    open_store(f);
+    const char *names[] = {"alpha", "bravo"};
+    for (size_t i = 0; i < 2; i++) {
+        sm_agent_row a = agent(names[i], 1000 + (int64_t)i, NULL);
+        assert_ok(sm_store_agent_upsert(f->st, &a, &err));
+    }
+    sm_agent_row row;
+    assert_ok(sm_store_agent_get(f->st, "bravo", &row, &err));
+    assert_string_equal(row.name, "bravo");
+    assert_int_equal(row.first_seen_ms, 1001);
+    sm_agent_row_fini(&row);
+    assert_int_equal(sm_store_agent_get(f->st, "charlie", &row, &err), SM_EINVAL);
+    assert_string_equal(err.msg, "no agent named charlie");
+}
+
 static void test_store_agents_list_of_empty_store_is_empty(void **state)
 {
     fixture *f = *state;
@@ -1831,6 +1850,7 @@ int main(void)
         T(test_store_agent_upsert_keeps_first_seen_and_null_facts_keep_old),
         T(test_store_agent_without_facts_reads_back_null_facts),
         T(test_store_agents_list_is_sorted_by_name),
+        T(test_store_agent_get_reads_one_agent_by_name_or_says_there_is_none),
         T(test_store_agents_list_of_empty_store_is_empty),
         T(test_store_agent_set_status_stamps_last_seen_except_when_lost),
         T(test_store_agent_set_status_of_unknown_agent_is_einval),
