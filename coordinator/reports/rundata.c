@@ -19,15 +19,16 @@ typedef struct ordered {
     sm_export_point p;
 } ordered;
 
-/* What decoding one result holds at its peak, per byte of its JSON: cJSON's tree (a 64-byte
- * node for each number, and a histogram's bucket is two numbers in a few characters) beside
- * the sparse histogram it becomes. Measured near 10 for an rr result of 461 buckets
- * (bench/report_table.c); 32 covers a JSON of one-digit numbers. */
+/* What decoding one result holds at its peak, per byte of its JSON: cJSON's tree beside the
+ * sparse histogram it becomes. A histogram's bucket, "[5221,214]," in some 12 bytes, is three
+ * 64-byte cJSON nodes and then 16 bytes: about 17 a byte; 32 leaves room for shorter numbers. */
 #define DECODE_PER_JSON_BYTE 32
-/* What the table's build adds per job (its entries and values, bench/report_table.c), and per
- * cell (the cell, its table cells, and its share of the report's text). */
+/* What the table's build adds per job (export.c's entries, values and loopback scratch: 3 x 32
+ * + 8 bytes), and per cell (its table cells and reasons, and its share of the report's text and
+ * of the cJSON tree that text is made from). With them the estimate of a run of 2,048 cells and
+ * 20,480 rr jobs is 23 MB, and its table took 22 MB of RSS (bench/report_table.c). */
 #define BUILD_PER_JOB  128
-#define BUILD_PER_CELL 4096
+#define BUILD_PER_CELL 6144
 
 /* The bytes a loaded run holds whatever cell is being read: its cells and its points. */
 static uint64_t held_bytes(size_t n_cells, uint64_t n_jobs)
