@@ -24,6 +24,7 @@ typedef struct options {
     const char *make; /* only make the run, in a new store there */
     bool whole;       /* the builder before streaming: every result decoded at once */
     bool both;        /* without --db: both ways, not only cell by cell */
+    long limit_mb;    /* --report-memory of the cell-by-cell way; 0: the default */
     rr_run_shape shape;
 } options;
 
@@ -149,7 +150,7 @@ static int measure(const options *o)
         json += sz[i].json_bytes;
     }
     free(sz);
-    sm_reports r = {.st = st};
+    sm_reports r = {.st = st, .memory_limit = (uint64_t)o->limit_mb * 1000000};
     sm_run_report rep = {0};
     t0 = now_s();
     if (o->whole) {
@@ -272,6 +273,8 @@ static int parse_options(int argc, char **argv, options *o)
             o->db = argv[++i];
         else if (strcmp(argv[i], "--make") == 0 && i + 1 < argc)
             o->make = argv[++i];
+        else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc)
+            o->limit_mb = strtol(argv[++i], NULL, 10);
         else if (i + 1 >= argc || !shape_option(argv[i], argv[i + 1], &o->shape))
             return -1;
         else
@@ -287,7 +290,8 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s [--both] [--hosts N] [--tests N] [--reps N]\n"
                 "       %s --make PATH [--hosts N] [--tests N] [--reps N]   (only the store)\n"
-                "       %s --db PATH [--whole]   (measure run 1 of a store --make made)\n",
+                "       %s --db PATH [--whole] [--limit MB]   (measure run 1 of a store --make\n"
+                "       made; --limit: the --report-memory of the cell-by-cell way)\n",
                 argv[0], argv[0], argv[0]);
         return 2;
     }
