@@ -293,8 +293,8 @@ static int number_option(int c, const char *val, sm_server_cfg *cfg)
         cfg->http_max_conns = (unsigned)v;
         return GO_ON;
     case 'R':
-        if (!long_in(val, 16, 1000000, &v))
-            return fail("--report-memory: '%s' is not a number of MB from 16 to 1000000", val);
+        if (!long_in(val, 1, 1000000, &v))
+            return fail("--report-memory: '%s' is not a number of MB from 1 to 1000000", val);
         cfg->report_memory_mb = (uint32_t)v;
         return GO_ON;
     case 'r':
