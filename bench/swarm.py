@@ -4,7 +4,10 @@ and store in a temporary folder, --hold-ms 5000), runs sm-swarm against it, and 
 figures beside their targets. The targets are informational: this exits 0 whatever the figures,
 and non-zero only when something failed to run.
 
-    python3 bench/swarm.py --bin-dir build/bin [--agents 1000] [--jobs-per-agent 20]
+    python3 bench/swarm.py --bin-dir build/bin [--agents 1000] [--jobs-per-agent 20] [--rr]
+
+--rr makes the jobs rr jobs whose results carry a realistic latency histogram (about 5 KB of
+JSON each, as real rr results) instead of stream jobs of one 1-byte message.
 """
 import argparse
 import json
@@ -129,9 +132,10 @@ def fmt(v):
     return str(v)
 
 
-def report(s, agents, jobs_per_agent):
+def report(s, agents, jobs_per_agent, rr):
+    kind = "rr jobs with histograms" if rr else "jobs"
     print(f"\n## coordinator under a swarm of {agents} agents "
-          f"({jobs_per_agent} jobs each, hold {HOLD_MS} ms)")
+          f"({jobs_per_agent} {kind} each, hold {HOLD_MS} ms)")
     print(f"  {'figure':<36} {'measured':>10} {'unit':<12} {'target':<8} verdict")
     for label, key, unit, target, ok in TARGETS:
         v = s[key]
@@ -148,6 +152,8 @@ def main():
     ap.add_argument("--jobs-per-agent", type=int, default=20)
     ap.add_argument("--idle-s", type=int, default=10)
     ap.add_argument("--latency-jobs", type=int, default=500)
+    ap.add_argument("--rr", action="store_true",
+                    help="rr jobs whose results carry a realistic histogram")
     a = ap.parse_args()
     for exe in ("sockmatrix-coordinator", "sm-swarm"):
         if not os.access(os.path.join(a.bin_dir, exe), os.X_OK):
@@ -164,6 +170,8 @@ def main():
                coord.http, "--key-file", coord.key, "--agents", str(a.agents), "--coord-pid",
                str(coord.proc.pid), "--jobs-per-agent", str(a.jobs_per_agent), "--idle-s",
                str(a.idle_s), "--latency-jobs", str(a.latency_jobs), "--hold-ms", str(HOLD_MS)]
+        if a.rr:
+            cmd.append("--rr")
         print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
         # Progress goes straight to our stderr; the summary is the last line of stdout.
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
@@ -172,7 +180,7 @@ def main():
             raise RuntimeError(f"sm-swarm exited {p.returncode}; coordinator log:\n"
                                f"{coord.log_tail()}")
         summary = json.loads(p.stdout.strip().splitlines()[-1])
-        report(summary, a.agents, a.jobs_per_agent)
+        report(summary, a.agents, a.jobs_per_agent, a.rr)
         counts = coord.log_counts()
         if counts:
             print("  coordinator warnings and errors: " +

@@ -104,8 +104,13 @@ int job_ids(const char *json, uint64_t *ids, size_t n)
     return 0;
 }
 
-int add_job(sm_buf *b, size_t index, bool first)
+int add_job(sm_buf *b, size_t index, bool first, bool rr)
 {
+    if (rr)
+        return buf_printf(b,
+                          "%s{\"host\":\"swarm-%05zu\",\"params\":{\"workload\":\"rr\","
+                          "\"transport\":\"tcp\",\"count\":20000}}",
+                          first ? "" : ",", index);
     return buf_printf(b,
                       "%s{\"host\":\"swarm-%05zu\",\"params\":{\"workload\":\"stream\","
                       "\"transport\":\"tcp\",\"count\":1,\"msg_size\":1}}",

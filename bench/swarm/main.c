@@ -9,7 +9,7 @@ static volatile sig_atomic_t stop_flag;
 static const char usage[] =
     "Usage: sm-swarm --coordinator tcp://ADDR:PORT --http http://ADDR:PORT --key-file PATH\n"
     "                --agents N --coord-pid PID [--jobs-per-agent J] [--idle-s S]\n"
-    "                [--latency-jobs L] [--hold-ms H]\n"
+    "                [--latency-jobs L] [--hold-ms H] [--rr]\n"
     "\n"
     "Simulates N agents (swarm-00000 ...) against a running coordinator with a fresh store and\n"
     "measures it: time to register, idle CPU, results stored per second, dispatch latency and\n"
@@ -19,7 +19,10 @@ static const char usage[] =
     "  --idle-s S          length of the idle phase (default 10)\n"
     "  --latency-jobs L    single-job POSTs of the latency phase (default 500)\n"
     "  --hold-ms H         the coordinator's --hold-ms (default 5000): a poll unanswered for\n"
-    "                      H + 5000 ms is sent again\n";
+    "                      H + 5000 ms is sent again\n"
+    "  --rr                rr jobs whose results carry a realistic latency histogram (about\n"
+    "                      461 non-empty buckets, 5 KB of JSON) instead of stream jobs of one\n"
+    "                      1-byte message with none\n";
 
 static int parse_long(const char *name, const char *text, long min, long max, long *out)
 {
@@ -46,6 +49,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"idle-s", required_argument, NULL, 'i'},
         {"latency-jobs", required_argument, NULL, 'l'},
         {"hold-ms", required_argument, NULL, 'o'},
+        {"rr", no_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -82,6 +86,9 @@ static int parse_opts(int argc, char **argv, opts *o)
             break;
         case 'o':
             rc = parse_long("--hold-ms", optarg, 100, 60000, &o->hold_ms);
+            break;
+        case 'r':
+            o->rr = true;
             break;
         case 'h':
             fputs(usage, stdout);

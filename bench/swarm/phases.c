@@ -77,7 +77,7 @@ static int post_throughput_jobs(ctx *c, uint64_t total)
         sm_buf_clear(&body);
         rc = sm_buf_append(&body, "[", 1);
         for (size_t i = 0; i < n && !rc; i++)
-            rc = add_job(&body, (size_t)((done + i) % (uint64_t)c->o->agents), i == 0);
+            rc = add_job(&body, (size_t)((done + i) % (uint64_t)c->o->agents), i == 0, c->o->rr);
         if (!rc)
             rc = sm_buf_append(&body, "]", 1);
         if (!rc)
@@ -205,7 +205,7 @@ static int phase_latency(ctx *c, summary *s)
         sm_buf_clear(&body);
         rc = sm_buf_append(&body, "[", 1);
         if (!rc)
-            rc = add_job(&body, (size_t)(nrand48(rng) % (long)c->o->agents), true);
+            rc = add_job(&body, (size_t)(nrand48(rng) % (long)c->o->agents), true, c->o->rr);
         if (!rc)
             rc = sm_buf_append(&body, "]", 1);
         sent[i] = sm_mono_ns();

@@ -72,6 +72,10 @@ typedef struct opts {
     long latency_jobs;
     long hold_ms;
     pid_t coord_pid;
+    /* rr jobs whose results carry a realistic latency histogram (about 461 non-empty buckets,
+     * some 5 KB of JSON, as bench/hist_decode.c draws them) instead of stream jobs of one
+     * 1-byte message: the store then holds results of the size real rr runs store. */
+    bool rr;
 } opts;
 
 /* ---- what the shards and the parent share ---- */
@@ -151,8 +155,9 @@ int http(ctx *c, const char *path, const sm_buf *body, long want_status);
 int get_health(ctx *c, health *h);
 /* The ids of {"jobs":["12","13"]}, which must be exactly n. */
 int job_ids(const char *json, uint64_t *ids, size_t n);
-/* Appends one job for host swarm-INDEX to a POST /api/runs body. */
-int add_job(sm_buf *b, size_t index, bool first);
+/* Appends one job for host swarm-INDEX to a POST /api/jobs body: an rr job when rr, else a
+ * stream job of one 1-byte message. */
+int add_job(sm_buf *b, size_t index, bool first, bool rr);
 
 /* ---- proc.c ---- */
 

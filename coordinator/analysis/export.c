@@ -207,9 +207,21 @@ static size_t pair_ratios(const entry *a, size_t na, const entry *b, size_t nb, 
 }
 
 /* A sample the statistics leave out by default: the host was disturbed while it ran. */
-static bool skip_disturbed(const sm_export_sample *s, const sm_export_opts *o)
+static bool skip_disturbed(const sm_export_point *s, const sm_export_opts *o)
 {
-    return s->result->host.disturbed && !o->include_disturbed;
+    return s->disturbed && !o->include_disturbed;
+}
+
+/* A point's metric, as sm_result_get gives it: NaN when absent. */
+static double point_get(const sm_export_point *p, sm_metric m)
+{
+    return (unsigned)m < SM_M__COUNT && (p->have & (1ull << m)) != 0 ? p->v[m] : NAN;
+}
+
+/* A sample that counts: a measured job of a known cell, not a warm-up. */
+static bool counts(const sm_export_point *s, size_t n_cells)
+{
+    return s->cell < n_cells && !s->warmup && s->measured;
 }
 
 /* ---- pair against loopback ---- */
@@ -244,7 +256,7 @@ static size_t find_loopbacks(const sm_cell *cells, size_t n_cells, const sm_cell
  * headline metric over the client host's loopback, repetition against repetition. e/start are
  * the pair slots' entries; local and vals are scratch of n_samples entries each. */
 static int fill_loop_ratios(sm_table *t, size_t k, const loopback *lb, const sm_cell *cells,
-                            size_t n_cells, const sm_export_sample *samples, size_t n_samples,
+                            size_t n_cells, const sm_export_point *samples, size_t n_samples,
                             const sm_export_opts *o, const sm_cell *const *sel,
                             const size_t *row_first, size_t n_cols, const entry *e,
                             const size_t *start, entry *local, double *vals)
@@ -252,13 +264,13 @@ static int fill_loop_ratios(sm_table *t, size_t k, const loopback *lb, const sm_
     size_t n_local = 0;
     sm_metric m = sm_export_headline(&lb->params);
     for (size_t i = 0; i < n_samples; i++) {
-        const sm_export_sample *s = &samples[i];
-        if (s->cell >= n_cells || s->warmup || !s->result || !s->result->ok || skip_disturbed(s, o))
+        const sm_export_point *s = &samples[i];
+        if (!counts(s, n_cells) || !s->ok || skip_disturbed(s, o))
             continue;
         const sm_cell *c = &cells[s->cell];
         if (c->params.scope != SM_SCOPE_LOCAL || c->test != lb->test || c->variant != lb->variant)
             continue;
-        double v = sm_result_get(s->result, m);
+        double v = point_get(s, m);
         if (isfinite(v))
             local[n_local++] = (entry){s->cell, s->rep, i, v};
     }
@@ -314,7 +326,7 @@ int sm_export_build(uint64_t run_id, const char *run_name, sm_scope scope, const
 typedef struct build {
     const sm_cell *cells;
     size_t n_cells;
-    const sm_export_sample *samples;
+    const sm_export_point *samples;
     size_t n_samples;
     const sm_export_opts *o;
     size_t n_sel, n_rows, n_cols, n_ratios, n_entries, n_aux, n_loop;
@@ -441,7 +453,7 @@ static void label_table(const build *b, sm_table *t, uint64_t run_id, const char
  * for it, leaves the cell without one (the verdict then gives the counts alone). */
 static void keep_reason(char **slot, const char *reason)
 {
-    if (*slot == NULL && reason[0] != '\0')
+    if (*slot == NULL && reason != NULL && reason[0] != '\0')
         *slot = strdup(reason);
 }
 
@@ -453,34 +465,34 @@ static void place_samples(build *b, sm_table *t)
     for (size_t si = 0; si < b->n_sel; si++)
         t->cells[b->row_of[si] * b->n_cols + b->col_of[si]].stopped = b->sel[si]->stopped;
     for (size_t i = 0; i < b->n_samples; i++) {
-        const sm_export_sample *s = &b->samples[i];
-        if (s->cell >= b->n_cells || b->sel_of[s->cell] == NONE || s->warmup || s->result == NULL)
+        const sm_export_point *s = &b->samples[i];
+        if (!counts(s, b->n_cells) || b->sel_of[s->cell] == NONE)
             continue;
         size_t si = b->sel_of[s->cell];
         size_t slot = b->row_of[si] * b->n_cols + b->col_of[si];
         const sm_params *cp = &b->sel[b->col_first[b->col_of[si]]]->params;
-        if (!s->result->ok) {
-            keep_reason(&t->cells[slot].failed_reason, s->result->reason);
+        if (!s->ok) {
+            keep_reason(&t->cells[slot].failed_reason, s->reason);
             t->cells[slot].failed++;
-            if (hit_time_limit(s->result)) {
+            if (s->limited) {
                 t->cells[slot].limited++;
                 t->cells[slot].limit_bound = limit_bound(cp);
             }
             continue;
         }
         /* Kept and counted, so every table shows how many there were. */
-        if (s->result->host.disturbed) {
-            keep_reason(&t->cells[slot].disturbed_reason, s->result->host.reason);
+        if (s->disturbed) {
+            keep_reason(&t->cells[slot].disturbed_reason, s->disturbed_reason);
             t->cells[slot].disturbed++;
             if (skip_disturbed(s, b->o))
                 continue;
         }
-        double v = sm_result_get(s->result, sm_export_headline(cp));
+        double v = point_get(s, sm_export_headline(cp));
         if (isfinite(v))
             b->e[b->n_entries++] = (entry){slot, s->rep, i, v};
         /* The ratio's own metric, when it is not the headline, is kept apart. */
         if (ratio_metric(cp) != sm_export_headline(cp)) {
-            double u = sm_result_get(s->result, ratio_metric(cp));
+            double u = point_get(s, ratio_metric(cp));
             if (isfinite(u))
                 b->ea[b->n_aux++] = (entry){slot, s->rep, i, u};
         }
@@ -587,15 +599,15 @@ static int fill_table(build *b, sm_table *t, sm_scope scope, uint64_t run_id, co
     return summarize_ratios(b, t);
 }
 
-int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
-                         const sm_cell *cells, size_t n_cells, const sm_export_sample *samples,
-                         size_t n_samples, const sm_export_opts *o, sm_table *out, sm_error *err)
+int sm_export_build_points(uint64_t run_id, const char *run_name, sm_scope scope,
+                           const sm_cell *cells, size_t n_cells, const sm_export_point *points,
+                           size_t n_points, const sm_export_opts *o, sm_table *out, sm_error *err)
 {
     static const sm_export_opts defaults = {0};
     build b = {.cells = cells,
                .n_cells = n_cells,
-               .samples = samples,
-               .n_samples = n_samples,
+               .samples = points,
+               .n_samples = n_points,
                .o = o ? o : &defaults};
     sm_table t;
     memset(&t, 0, sizeof t);
@@ -609,6 +621,43 @@ int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
         sm_error_set(err, rc, "export: out of memory building the table of run %" PRIu64, run_id);
     }
     build_free(&b);
+    return rc;
+}
+
+void sm_export_point_of(const sm_export_sample *s, sm_export_point *p)
+{
+    memset(p, 0, sizeof *p);
+    p->cell = s->cell;
+    p->rep = s->rep;
+    p->warmup = s->warmup;
+    const sm_result *r = s->result;
+    if (r == NULL)
+        return;
+    p->measured = true;
+    p->ok = r->ok;
+    p->limited = hit_time_limit(r);
+    p->disturbed = r->host.disturbed;
+    p->have = r->have;
+    memcpy(p->v, r->v, sizeof p->v);
+    p->reason = r->reason;
+    p->disturbed_reason = r->host.reason;
+}
+
+int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
+                         const sm_cell *cells, size_t n_cells, const sm_export_sample *samples,
+                         size_t n_samples, const sm_export_opts *o, sm_table *out, sm_error *err)
+{
+    sm_export_point *p = malloc((n_samples ? n_samples : 1) * sizeof *p);
+    if (p == NULL) {
+        memset(out, 0, sizeof *out);
+        return sm_error_set(err, SM_ENOMEM,
+                            "export: out of memory building the table of run %" PRIu64, run_id);
+    }
+    for (size_t i = 0; i < n_samples; i++)
+        sm_export_point_of(&samples[i], &p[i]);
+    int rc =
+        sm_export_build_points(run_id, run_name, scope, cells, n_cells, p, n_samples, o, out, err);
+    free(p);
     return rc;
 }
 

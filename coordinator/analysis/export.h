@@ -59,6 +59,35 @@ int sm_export_build_opts(uint64_t run_id, const char *run_name, sm_scope scope,
                          const sm_cell *cells, size_t n_cells, const sm_export_sample *samples,
                          size_t n_samples, const sm_export_opts *o, sm_table *out, sm_error *err);
 
+/* One job's outcome reduced to what a table reads of it: its metrics and its flags, without
+ * the histogram. A run's report keeps one of these per job (a few hundred bytes) instead of
+ * the decoded result (kilobytes with its histogram), so that it can decode one result at a
+ * time (coordinator/reports). */
+typedef struct sm_export_point {
+    uint32_t cell;
+    uint32_t rep;
+    bool warmup;    /* never summarised */
+    bool measured;  /* false: the job has no result (yet): not counted */
+    bool ok;        /* false: failed (counted in `failed`) */
+    bool limited;   /* failed on its time limit, on either side */
+    bool disturbed; /* the result's host.disturbed */
+    uint64_t have;  /* as sm_result.have */
+    double v[SM_M__COUNT];
+    /* The failure's reason and the disturbance's, not owned; NULL or "" when there is none or
+     * it was not kept: a table shows only the first non-empty one of each that a cell has. */
+    const char *reason;
+    const char *disturbed_reason;
+} sm_export_point;
+
+/* *p from sample s; its reasons point into s->result, which must outlive p. */
+void sm_export_point_of(const sm_export_sample *s, sm_export_point *p);
+
+/* sm_export_build_opts from points: the same table, bit for bit, as from the samples the
+ * points were made of (sm_export_point_of), in the same order. */
+int sm_export_build_points(uint64_t run_id, const char *run_name, sm_scope scope,
+                           const sm_cell *cells, size_t n_cells, const sm_export_point *points,
+                           size_t n_points, const sm_export_opts *o, sm_table *out, sm_error *err);
+
 /* The table in Markdown (sm_table_md) with a footnote under it for each host that the
  * fingerprint differences or changes of a flag name, one per host however many rows and flags
  * point to it: "[1] h2: lo qdisc tbf rate 400Mbit burst 128Kb (fleet: noqueue, 2 of 2 hosts)"

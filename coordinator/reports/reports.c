@@ -8,8 +8,8 @@
 #include "coordinator/analysis/export.h"
 #include "coordinator/analysis/table.h"
 #include "coordinator/reports/cache.h"
+#include "coordinator/reports/internal.h"
 #include "coordinator/schema/query.h"
-#include "proto/codec.h"
 #include "proto/fingerprint.h"
 
 #include <inttypes.h>
@@ -56,79 +56,10 @@ static const char *query_format(const char *query)
     return NULL;
 }
 
-/* A run's cells and results, decoded once for its tables. */
-typedef struct run_data {
-    sm_run_row run;
-    sm_cell_row *rows;
-    size_t nc;
-    sm_run_result *res;
-    size_t nr;
-    sm_cell *cells;
-    sm_result *results;
-    sm_export_sample *samples;
-    size_t ns;
-    bool any_local, any_pair;
-    sm_export_opts eo; /* set by the caller after loading */
-} run_data;
-
-static void run_data_fini(run_data *d)
+/* The bound of one report, in bytes. */
+static uint64_t report_limit(const sm_reports *r)
 {
-    for (size_t i = 0; d->results && i < d->nr; i++)
-        sm_result_fini(&d->results[i]);
-    free(d->results);
-    free(d->samples);
-    free(d->cells);
-    sm_store_cells_free(d->rows, d->nc);
-    sm_store_run_results_free(d->res, d->nr);
-    sm_run_row_fini(&d->run);
-    memset(d, 0, sizeof *d);
-}
-
-/* 0, SM_REPORT_NO_RUN or SM_REPORT_FAILED, with err set. */
-static int run_data_load(sm_reports *r, uint64_t id, run_data *d, sm_error *err)
-{
-    memset(d, 0, sizeof *d);
-    if (sm_store_run_get(r->st, id, &d->run, err) != 0) {
-        sm_error_set(err, SM_EINVAL, "no such run");
-        return SM_REPORT_NO_RUN;
-    }
-    if (sm_store_cells_list(r->st, id, &d->rows, &d->nc, err) != 0 ||
-        sm_store_run_results(r->st, id, &d->res, &d->nr, err) != 0)
-        return SM_REPORT_FAILED;
-    d->cells = calloc(d->nc ? d->nc : 1, sizeof *d->cells);
-    d->results = calloc(d->nr ? d->nr : 1, sizeof *d->results);
-    d->samples = calloc(d->nr ? d->nr : 1, sizeof *d->samples);
-    if (!d->cells || !d->results || !d->samples) {
-        sm_error_set(err, SM_ENOMEM, "out of memory");
-        return SM_REPORT_FAILED;
-    }
-    for (size_t i = 0; i < d->nc; i++) {
-        sm_cell *c = &d->cells[i];
-        c->test = d->rows[i].test;
-        c->variant = d->rows[i].variant;
-        snprintf(c->host, sizeof c->host, "%s", d->rows[i].host);
-        snprintf(c->peer, sizeof c->peer, "%s", d->rows[i].peer);
-        c->stopped = d->rows[i].stopped;
-        sm_codec_params_decode(d->rows[i].params_json, strlen(d->rows[i].params_json), &c->params,
-                               err);
-        d->any_local |= c->params.scope == SM_SCOPE_LOCAL;
-        d->any_pair |= c->params.scope == SM_SCOPE_PAIR;
-    }
-    for (size_t i = 0; i < d->nr; i++) {
-        sm_result_init(&d->results[i]);
-        if (sm_codec_result_decode(d->res[i].result_json, strlen(d->res[i].result_json),
-                                   &d->results[i], err) != 0)
-            continue; /* the store holds only what proto encoded; a guard, not a path */
-        d->samples[d->ns++] =
-            (sm_export_sample){d->res[i].cell, d->res[i].rep, d->res[i].warmup, &d->results[i]};
-    }
-    return 0;
-}
-
-static int run_data_table(const run_data *d, sm_scope scope, sm_table *t, sm_error *err)
-{
-    return sm_export_build_opts(d->run.id, d->run.name, scope, d->cells, d->nc, d->samples, d->ns,
-                                &d->eo, t, err);
+    return r->memory_limit ? r->memory_limit : SM_REPORT_MEMORY_DEFAULT_MB * 1000000ull;
 }
 
 /* The value of name=... in the query, copied to buf as it is (not decoded); false when absent
@@ -247,7 +178,7 @@ static int get_table(sm_reports *r, uint64_t id, const char *query, sm_run_repor
     sm_explanation ex = {0};
     memset(&table, 0, sizeof table);
     sm_error err = {0};
-    int status = run_data_load(r, id, &d, &err);
+    int status = run_data_load(r->st, id, report_limit(r), 0, &d, &err);
     if (status != 0) {
         status = report_error(out, status, err.msg, status == SM_REPORT_NO_RUN ? "id" : NULL);
         goto out;
@@ -440,9 +371,9 @@ sm_report_status sm_reports_compare(sm_reports *r, const char *query, sm_run_rep
     sm_compare cmp = {0};
     sm_error err = {0};
     char msg[1200];
-    int status = run_data_load(r, id_a, &d, &err);
+    int status = run_data_load(r->st, id_a, report_limit(r), 0, &d, &err);
     if (status == 0)
-        status = run_data_load(r, id_b, &b, &err);
+        status = run_data_load(r->st, id_b, report_limit(r), d.held, &b, &err);
     if (status != 0) {
         const char *field = d.run.id == id_a ? "b" : "a";
         if (status == SM_REPORT_NO_RUN)
@@ -522,7 +453,7 @@ static int get_anomalies(sm_reports *r, uint64_t id, const char *query, sm_run_r
     sm_run_verdict verdict = {0};
     sm_error err = {0};
     char *text = NULL;
-    int status = run_data_load(r, id, &d, &err);
+    int status = run_data_load(r->st, id, report_limit(r), 0, &d, &err);
     if (status != 0) {
         status = report_error(out, status, err.msg, status == SM_REPORT_NO_RUN ? "id" : NULL);
         goto out;
@@ -534,7 +465,8 @@ static int get_anomalies(sm_reports *r, uint64_t id, const char *query, sm_run_r
                               "baseline");
         goto out;
     }
-    if (base_id != 0 && (status = run_data_load(r, base_id, &b, &err)) != 0) {
+    if (base_id != 0 &&
+        (status = run_data_load(r->st, base_id, report_limit(r), d.held, &b, &err)) != 0) {
         status = report_error(out, status == SM_REPORT_NO_RUN ? SM_REPORT_BAD_OPTION : status,
                               status == SM_REPORT_NO_RUN ? "baseline: no such run" : err.msg,
                               "baseline");
@@ -569,7 +501,7 @@ sm_report_status sm_reports_verdict(sm_reports *r, uint64_t id, sm_run_verdict *
     run_data d;
     sm_anomalies an = {0};
     const sm_analysis_opts ao = {0, 0};
-    int status = run_data_load(r, id, &d, err);
+    int status = run_data_load(r->st, id, report_limit(r), 0, &d, err);
     if (status == 0)
         status = analyse_run(r, &d, NULL, &ao, &an, v, err) ? SM_REPORT_FAILED : SM_REPORT_OK;
     sm_anomalies_fini(&an);

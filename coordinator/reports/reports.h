@@ -12,10 +12,18 @@
 #include "coordinator/store/store.h"
 #include "proto/err.h"
 
+/* What one report may hold while it is built, in MB (10^6 bytes), when sm_reports does not
+ * say: --report-memory's default. */
+#define SM_REPORT_MEMORY_DEFAULT_MB 512
+
 /* The reports of one store; zero it, set st, and sm_reports_fini it at the end. */
 typedef struct sm_reports {
     sm_store *st;
     struct sm_report_cache *cache; /* made on first use */
+    /* The bytes one report may hold while it is built (--report-memory); 0: the default. A
+     * run is read one cell at a time, so what it holds grows with its job count (a few hundred
+     * bytes a job) and its largest cell's stored results, estimated before any is read. */
+    uint64_t memory_limit;
 } sm_reports;
 
 typedef enum sm_report_kind { SM_REPORT_TABLE, SM_REPORT_ANOMALIES } sm_report_kind;
@@ -28,6 +36,9 @@ typedef enum sm_report_status {
     SM_REPORT_NO_RUN = 404,         /* the run is not there */
     SM_REPORT_NOTHING_SHARED = 409, /* the runs compared share no cell */
     SM_REPORT_FAILED = 500,         /* the store failed or memory ran out */
+    /* Building it would hold more than memory_limit: err names the run, the cell and the
+     * bound. Nothing was read into memory nor kept; the store is unchanged. */
+    SM_REPORT_TOO_BIG = 503,
 } sm_report_status;
 
 /* A report: status, and then either body (malloc'd, NUL-terminated, len bytes) with its media

@@ -12,6 +12,7 @@
 
 #include <openssl/crypto.h>
 
+#include "coordinator/reports/reports.h"
 #include "coordinator/server/guard.h"
 #include "coordinator/server/server.h"
 #include "proto/envelope.h"
@@ -53,6 +54,9 @@ static const char usage[] =
     "                            back before they fail (default 60000; 0: at once)\n"
     "  --max-agents N            agents that may register (default 4096); a poll from a\n"
     "                            new name beyond it is refused, known agents keep working\n"
+    "  --report-memory MB        what building one report (a run's table, anomalies, a\n"
+    "                            comparison) may hold, in MB (default 512); a report that\n"
+    "                            would need more answers 503 naming the bound\n"
     "  --data-addr-allow LIST    data addresses agents may announce besides public and\n"
     "                            private unicast: comma-separated loopback, link-local,\n"
     "                            multicast, any, or ADDR/PREFIX (default: none of them)\n"
@@ -248,6 +252,7 @@ static const struct option long_opts[] = {
     {"previous-key-grace-ms", required_argument, NULL, 'G'},
     {"http-host", required_argument, NULL, 'N'},
     {"http-max-conns", required_argument, NULL, 'C'},
+    {"report-memory", required_argument, NULL, 'R'},
     {NULL, 0, NULL, 0},
 };
 
@@ -286,6 +291,11 @@ static int number_option(int c, const char *val, sm_server_cfg *cfg)
         if (!long_in(val, 1, 65536, &v))
             return fail("--http-max-conns: '%s' is not a number from 1 to 65536", val);
         cfg->http_max_conns = (unsigned)v;
+        return GO_ON;
+    case 'R':
+        if (!long_in(val, 1, 1000000, &v))
+            return fail("--report-memory: '%s' is not a number of MB from 1 to 1000000", val);
+        cfg->report_memory_mb = (uint32_t)v;
         return GO_ON;
     case 'r':
         if (!long_in(val, 0, 1024, &v))
@@ -332,6 +342,7 @@ static int one_option(int c, char *val, const char *name, opts *o)
     case 'g':
     case 'M':
     case 'C':
+    case 'R':
     case 'r':
     case 'G':
         return number_option(c, val, cfg);
@@ -381,7 +392,8 @@ static int parse_args(int argc, char **argv, opts *o)
                              .prev_grace_ms = 86400000,
                              .ready_fd = -1,
                              .max_agents = 4096,
-                             .http_max_conns = 256};
+                             .http_max_conns = 256,
+                             .report_memory_mb = SM_REPORT_MEMORY_DEFAULT_MB};
     o->http = "127.0.0.1:8080";
     int c, rc;
     opterr = 0;

@@ -509,6 +509,7 @@ static int server_open(server *s, sm_error *err)
                           .ws_counters = s->ws_counters,
                           .http_counters = s->http,
                           .reports = {.st = s->st}};
+    s->api.reports.memory_limit = (uint64_t)cfg->report_memory_mb * 1000000;
     /* Webhooks are signed with the dashboard token, the secret a schedule's owner holds. */
     const sm_webhook_cfg hcfg = {.token = cfg->token};
     if ((rc = sm_webhook_open(&s->hooks, &hcfg, err)))

@@ -32,7 +32,8 @@ typedef struct sm_server_cfg {
     sm_addr_policy data_addr;      /* what agents may announce as their data_addr */
     const char *const *http_hosts; /* more names the HTTP listener answers to (Host) */
     size_t n_http_hosts;
-    unsigned http_max_conns; /* open HTTP and WebSocket connections at most */
+    unsigned http_max_conns;   /* open HTTP and WebSocket connections at most */
+    uint32_t report_memory_mb; /* what building one report may hold (0: the default) */
 } sm_server_cfg;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). Returns 0 after a clean stop,

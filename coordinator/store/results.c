@@ -12,6 +12,10 @@ static int read_run_result(sqlite3_stmt *s, void *row, sm_error *err)
     r->cell = (uint32_t)sqlite3_column_int64(s, 0);
     r->rep = (uint32_t)sqlite3_column_int64(s, 1);
     r->warmup = sqlite3_column_int64(s, 2) != 0;
+    if (sqlite3_column_count(s) > 5) {
+        r->ord = sqlite3_column_int64(s, 4);
+        r->job = (uint64_t)sqlite3_column_int64(s, 5);
+    }
     int ret = store_column_dup(s, 3, &r->result_json, err);
     if (ret == 0 && r->result_json == NULL)
         ret = sm_error_set(err, SM_EPARSE, "result of cell %u rep %u: no JSON", (unsigned)r->cell,
@@ -39,10 +43,11 @@ int sm_store_run_results(sm_store *st, uint64_t run_id, sm_run_result **prows, s
     return ret;
 }
 
-int sm_store_cell_results(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_result **prows,
-                          size_t *pn, sm_error *err)
+/* Q_CELL_RESULTS or Q_CELL_RESULTS_ALL for one cell. */
+static int cell_results(sm_store *st, int q, uint64_t run_id, uint32_t cell, sm_run_result **prows,
+                        size_t *pn, sm_error *err)
 {
-    sqlite3_stmt *s = st->stmts[Q_CELL_RESULTS];
+    sqlite3_stmt *s = st->stmts[q];
     void *rows;
     *prows = NULL;
     *pn = 0;
@@ -54,6 +59,42 @@ int sm_store_cell_results(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_r
         return ret;
     }
     ret = store_collect(s, &run_result_rows, &rows, pn, "cell results", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
+}
+
+int sm_store_cell_results(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_result **prows,
+                          size_t *pn, sm_error *err)
+{
+    return cell_results(st, Q_CELL_RESULTS, run_id, cell, prows, pn, err);
+}
+
+int sm_store_cell_results_all(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_result **prows,
+                              size_t *pn, sm_error *err)
+{
+    return cell_results(st, Q_CELL_RESULTS_ALL, run_id, cell, prows, pn, err);
+}
+
+static int read_cell_size(sqlite3_stmt *s, void *row, sm_error *err)
+{
+    (void)err;
+    sm_cell_size *c = row;
+    c->cell = (uint32_t)sqlite3_column_int64(s, 0);
+    c->n = (uint64_t)sqlite3_column_int64(s, 1);
+    c->json_bytes = (uint64_t)sqlite3_column_int64(s, 2);
+    c->json_max = (uint64_t)sqlite3_column_int64(s, 3);
+    return 0;
+}
+
+static const store_row_type cell_size_rows = {sizeof(sm_cell_size), read_cell_size, NULL};
+
+int sm_store_run_result_sizes(sm_store *st, uint64_t run_id, sm_cell_size **prows, size_t *pn,
+                              sm_error *err)
+{
+    void *rows;
+    int ret = store_collect_run(st, Q_RUN_RESULT_SIZES, run_id, &cell_size_rows, &rows, pn,
+                                "run result sizes", err);
     if (ret == 0)
         *prows = rows;
     return ret;

@@ -228,13 +228,34 @@ typedef struct sm_run_result {
     uint32_t cell, rep;
     bool warmup;
     char *result_json;
+    /* The job's place in the run (ord, then id): set by sm_store_cell_results_all only, 0
+     * elsewhere (their rows come in that order). */
+    int64_t ord;
+    uint64_t job;
 } sm_run_result;
 int sm_store_run_results(sm_store *st, uint64_t run_id, sm_run_result **rows, size_t *n,
                          sm_error *err);
 /* The same for one cell's measured (not warm-up) jobs only. */
 int sm_store_cell_results(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_result **rows,
                           size_t *n, sm_error *err);
+/* One cell's results, warm-ups included, in the order of sm_store_run_results (ord and job
+ * set): a report reads a run one cell at a time. */
+int sm_store_cell_results_all(sm_store *st, uint64_t run_id, uint32_t cell, sm_run_result **rows,
+                              size_t *n, sm_error *err);
 void sm_store_run_results_free(sm_run_result *rows, size_t n);
+
+/* The size of one cell's stored results: how many, and the bytes of their JSON (all, and the
+ * largest), known before any is read into memory. */
+typedef struct sm_cell_size {
+    uint32_t cell;
+    uint64_t n;
+    uint64_t json_bytes;
+    uint64_t json_max;
+} sm_cell_size;
+/* A run's cells that have results, by cell; SM_EINVAL when there is no such run. Free *rows
+ * with free(). */
+int sm_store_run_result_sizes(sm_store *st, uint64_t run_id, sm_cell_size **rows, size_t *n,
+                              sm_error *err);
 
 /* Stores a result once: INSERT OR IGNORE on the unique (job, attempt). *inserted says whether
  * this call stored it (false: a duplicate, harmless by design). The main metrics get columns
