@@ -31,6 +31,9 @@ typedef struct sm_api_ctx {
     /* The runs' tables and anomalies (reports.st is st; sm_api_cache_free frees what it
      * keeps). */
     sm_reports reports;
+    /* The report worker (worker.h) whose snapshot /metrics tells the cells from; NULL: they are
+     * built at each scrape. */
+    struct sm_api_worker *worker;
 } sm_api_ctx;
 
 /* One request, dispatched by the route table (routes.h): 404 "no such endpoint" for a path no

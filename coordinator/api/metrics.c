@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "coordinator/analysis/promtext.h"
+#include "coordinator/api/worker.h"
 #include "proto/clock.h"
 
 /* The runs looked at for the latest finished one of each name, newest first. */
@@ -333,6 +334,22 @@ static void cells(sm_api_ctx *a, sm_prom *p, const sm_run_row *runs, size_t n)
         free(bodies[i]);
 }
 
+char *sm_api_metrics_cells_text(sm_api_ctx *a)
+{
+    sm_prom p;
+    sm_prom_init(&p);
+    sm_run_row *runs = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    if (sm_store_runs_list(a->st, SIZE_MAX, &runs, &n, &err) == 0)
+        cells(a, &p, runs, n);
+    else
+        sm_prom_comment(&p, "cells: the store could not be read");
+    sm_store_runs_free(runs, n);
+    size_t len;
+    return sm_prom_take(&p, &len);
+}
+
 int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype)
 {
     sm_prom p;
@@ -344,7 +361,14 @@ int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **cty
     sm_error err = {0};
     if (sm_store_runs_list(a->st, SIZE_MAX, &runs, &n, &err) == 0) {
         run_jobs(&p, runs, n);
-        cells(a, &p, runs, n);
+        /* With a worker, its last snapshot of the cells: a scrape never waits for a report. */
+        if (a->worker) {
+            char *text = sm_api_worker_metrics_cells(a->worker);
+            sm_prom_text(&p, text);
+            free(text);
+        } else {
+            cells(a, &p, runs, n);
+        }
     } else {
         sm_prom_comment(&p, "runs: the store could not be read");
     }
