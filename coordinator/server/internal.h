@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "coordinator/api/api.h"
+#include "coordinator/api/worker.h"
 #include "coordinator/recurring/webhook.h"
 #include "coordinator/server/bus.h"
 #include "coordinator/server/guard.h"
@@ -60,6 +61,10 @@ typedef struct server {
     sm_map *on_prev_key;
     int64_t started_ms; /* monotonic: the previous key's grace runs from here */
     sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
+    /* Builds the off-loop routes' answers (routes.h); each queued request's ticket maps to its
+     * connection's wsi until the answer comes or the connection closes. */
+    sm_api_worker *worker;
+    sm_map *tickets;
     sm_ws_hub *hub;
     sm_webhook *hooks; /* the schedules' webhook deliveries */
     uint64_t ws_counters[3];
