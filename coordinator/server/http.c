@@ -199,6 +199,8 @@ static void take_answers(server *s)
         struct lws *wsi = sm_map_del_id(s->tickets, a.ticket);
         http_pss *p = wsi ? lws_wsi_user(wsi) : NULL;
         if (!p || p->ticket != a.ticket) {
+            if (!wsi)
+                sm_server_ask_answer(s, &a);
             sm_api_answer_fini(&a);
             continue;
         }

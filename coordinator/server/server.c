@@ -409,8 +409,11 @@ static void on_tick(lws_sorted_usec_list_t *sul)
             sm_control_rollback(&s->api.ctl, now, NULL);
         }
     }
-    const sm_schedules_env env = {s->st, &s->api.ctl, &s->api.reports, jobs_queued,
-                                  s,     notify,      s->hooks};
+    /* The judgements' anomalies from the worker when there is one: never built on the loop. */
+    const sm_schedules_env env = {
+        s->st, &s->api.ctl, &s->api.reports, jobs_queued,
+        s,     notify,      s->hooks,        s->worker ? sm_server_ask_anomalies : NULL,
+        s};
     sm_schedules_tick(&env, now);
     /* Expired holds are answered with whatever there is (often nothing). */
     char names[64][SM_NAME_MAX + 1];
@@ -614,6 +617,7 @@ static void server_close(server *s)
      * context then forget their tickets with no worker to tell. */
     sm_api_worker_stop(s->worker);
     s->worker = s->api.worker = NULL;
+    sm_server_asks_free(s);
     if (s->ctx)
         lws_context_destroy(s->ctx);
     sm_map_free(s->tickets, NULL);
