@@ -190,6 +190,24 @@ static void forget(server *s, http_pss *p)
     p->ticket = 0;
 }
 
+/* The last guard, for a connection that went without CLOSED_HTTP: its user data may be gone
+ * already (an upgraded one's is), so its ticket is found by its wsi. */
+static void forget_wsi(server *s, struct lws *wsi)
+{
+    if (!s || !s->tickets || !sm_map_size(s->tickets))
+        return;
+    size_t cursor = 0;
+    uint64_t id, found = 0;
+    void *val;
+    while (!found && sm_map_next_id(s->tickets, &cursor, &id, &val))
+        if (val == wsi)
+            found = id;
+    if (found) {
+        sm_map_del_id(s->tickets, found);
+        sm_api_worker_forget(s->worker, found);
+    }
+}
+
 /* The worker's finished answers, each to its connection when that is still open. */
 static void take_answers(server *s)
 {
@@ -502,7 +520,7 @@ int sm_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *us
     case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
         return on_accept(s, wsi);
     case LWS_CALLBACK_WSI_DESTROY:
-        forget(s, p);
+        forget_wsi(s, wsi);
         on_destroy(s, wsi);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
