@@ -31,9 +31,6 @@ typedef struct sm_api_ctx {
     /* The runs' tables and anomalies (reports.st is st; sm_api_cache_free frees what it
      * keeps). */
     sm_reports reports;
-    /* The report worker (worker.h) whose snapshot /metrics tells the cells from; NULL: they are
-     * built at each scrape. */
-    struct sm_api_worker *worker;
 } sm_api_ctx;
 
 /* One request, dispatched by the route table (routes.h): 404 "no such endpoint" for a path no
@@ -64,6 +61,13 @@ char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id);
  * took it as their baseline (named, or the default one of a later run). */
 void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id);
 void sm_api_cache_free(sm_api_ctx *a);
+
+/* GET /metrics in two parts, for a carrier that builds the cells off the loop (worker.h): the
+ * part from the control core (counters, agents, the runs' jobs), and the cell families, which
+ * read the store and the reports alone. Malloc'd Prometheus text; NULL out of memory. The
+ * route gives both in one. */
+char *sm_api_metrics_loop_text(sm_api_ctx *a);
+char *sm_api_metrics_cells_text(sm_api_ctx *a);
 
 /* Constant-time comparison of a presented bearer token with the expected one. */
 bool sm_api_token_ok(const char *expected, const char *authorization);

@@ -51,9 +51,6 @@ int sm_api_get_run_cell(sm_api_ctx *a, uint64_t run_id, uint64_t cell, const cha
 /* api_metrics.c: GET /metrics, the Prometheus text format (docs/metrics.md); *ctype is its
  * media type. Returns the HTTP status, as sm_api_handle. */
 int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype);
-/* api_metrics.c: the cell families of GET /metrics alone (malloc'd text; NULL out of memory),
- * as the report worker builds them for the loop's scrapes. Reads a->st and a->reports only. */
-char *sm_api_metrics_cells_text(sm_api_ctx *a);
 
 /* api_trends.c: GET /api/trends?host=&test=[&metric=][&from=&to=][&limit=][&disturbed=include]
  * (sm_trends_json

@@ -172,8 +172,9 @@ HANDLER(resume)
 /* ---- the table ---- */
 
 /* scope: a GET reads, any other method changes state. The last field marks the reports the
- * worker builds off the loop; /metrics stays on it, its cells from the worker's snapshot. The
- * fingerprints' diff reads at most 16 rows: not worth a thread hop. */
+ * worker builds off the loop. /metrics is not one (it reads the control core), but a carrier
+ * with a worker has it build the cells (sm_api_worker_metrics). The fingerprints' diff reads
+ * at most 16 rows: not worth a thread hop. */
 const sm_route sm_routes[] = {
     {"/healthz", "GET", 0, SM_ROUTE_READ, health, NULL, false},
     {"/metrics", "GET", 0, SM_ROUTE_READ, metrics, NULL, false},

@@ -9,6 +9,7 @@
 
 #include "coordinator/api/api.h"
 #include "coordinator/api/internal.h"
+#include "coordinator/analysis/promtext.h"
 #include "proto/clock.h"
 #include "proto/log.h"
 
@@ -17,6 +18,7 @@ typedef struct job {
     uint64_t ticket;
     char path[256];
     char query[512];
+    char *metrics; /* GET /metrics: the loop's part, the cells to follow; NULL otherwise */
     sm_api_answer ans;
     struct job *next;
 } job;
@@ -40,10 +42,9 @@ struct sm_api_worker {
     uint64_t next_ticket;
     uint64_t building;  /* the ticket being built; 0: none */
     bool building_gone; /* its connection closed meanwhile */
-    char *metrics;      /* the last /metrics cells, NULL before the first */
-    int64_t metrics_ms; /* monotonic, when it was built */
-    uint64_t metrics_since;
-    bool metrics_wanted;
+    char *cells;        /* /metrics' cells as last built, NULL before the first */
+    int64_t cells_ms;   /* monotonic, when they were */
+    uint64_t cells_since;
 };
 
 static void fifo_push(fifo *f, job *j)
@@ -90,8 +91,10 @@ static job *fifo_take(fifo *f, uint64_t ticket)
 
 static void job_free(job *j)
 {
-    if (j)
+    if (j) {
         sm_api_answer_fini(&j->ans);
+        free(j->metrics);
+    }
     free(j);
 }
 
@@ -110,18 +113,29 @@ void sm_api_answer_fini(sm_api_answer *a)
     a->len = 0;
 }
 
-/* The cells of /metrics, built now; stored for the loop's next scrape. */
-static void build_metrics(sm_api_worker *w)
+/* /metrics' text: the loop's part, then the cells built now, kept for the scrapes that follow
+ * until they are stale. */
+static void build_metrics(sm_api_worker *w, job *j)
 {
     const uint64_t since = sm_report_cache_since(w->api.reports.cache);
-    char *text = sm_api_metrics_cells_text(&w->api);
+    char *cells = sm_api_metrics_cells_text(&w->api);
+    sm_prom p;
+    sm_prom_init(&p);
+    sm_prom_text(&p, j->metrics);
+    sm_prom_text(&p, cells);
+    sm_api_answer *a = &j->ans;
+    a->resp = sm_prom_take(&p, &a->len);
+    a->ctype = SM_PROM_CTYPE;
+    a->status = a->resp ? 200 : sm_api_reply_error(&a->resp, &a->len, 500, "out of memory", NULL);
+    if (!a->resp || a->status != 200)
+        a->ctype = "application/json";
     pthread_mutex_lock(&w->mu);
-    if (text) {
-        free(w->metrics);
-        w->metrics = text;
-        w->metrics_since = since;
+    if (cells) {
+        free(w->cells);
+        w->cells = cells;
+        w->cells_since = since;
+        w->cells_ms = sm_mono_ms();
     }
-    w->metrics_ms = sm_mono_ms();
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -129,6 +143,10 @@ static void build(sm_api_worker *w, job *j)
 {
     sm_api_answer *a = &j->ans;
     a->ticket = j->ticket;
+    if (j->metrics) {
+        build_metrics(w, j);
+        return;
+    }
     a->status = sm_api_handle(&w->api, "GET", j->path, j->query[0] ? j->query : NULL, NULL, "", 0,
                               &a->resp, &a->len, &a->ctype);
 }
@@ -138,16 +156,9 @@ static void *run(void *arg)
     sm_api_worker *w = arg;
     pthread_mutex_lock(&w->mu);
     while (!w->stop) {
-        if (!w->queue.n && !w->metrics_wanted) {
-            pthread_cond_wait(&w->cv, &w->mu);
-            continue;
-        }
         job *j = fifo_pop(&w->queue);
         if (!j) {
-            w->metrics_wanted = false;
-            pthread_mutex_unlock(&w->mu);
-            build_metrics(w);
-            pthread_mutex_lock(&w->mu);
+            pthread_cond_wait(&w->cv, &w->mu);
             continue;
         }
         w->building = j->ticket;
@@ -203,6 +214,26 @@ int sm_api_worker_start(sm_api_worker **pw, const sm_api_worker_cfg *cfg, sm_err
     return 0;
 }
 
+/* Queues j (freed when refused): 0 with *ticket, or the status of the refusal in *resp. */
+static int enqueue(sm_api_worker *w, job *j, uint64_t *ticket, char **resp, size_t *len)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->queue.n >= w->queue_max) {
+        pthread_mutex_unlock(&w->mu);
+        job_free(j);
+        char msg[128];
+        snprintf(msg, sizeof msg,
+                 "the report worker has %zu requests waiting, its bound: try again shortly",
+                 w->queue_max);
+        return sm_api_reply_error(resp, len, 503, msg, NULL);
+    }
+    j->ticket = *ticket = ++w->next_ticket;
+    fifo_push(&w->queue, j);
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
 int sm_api_worker_submit(sm_api_worker *w, const char *path, const char *query, uint64_t *ticket,
                          char **resp, size_t *len)
 {
@@ -217,21 +248,38 @@ int sm_api_worker_submit(sm_api_worker *w, const char *path, const char *query, 
     memcpy(j->path, path, strlen(path) + 1);
     if (query)
         memcpy(j->query, query, qn + 1);
+    return enqueue(w, j, ticket, resp, len);
+}
+
+int sm_api_worker_metrics(sm_api_worker *w, char *loop_text, uint64_t *ticket, char **resp,
+                          size_t *len)
+{
+    if (!loop_text)
+        return sm_api_reply_error(resp, len, 500, "out of memory", NULL);
+    const uint64_t since = sm_report_cache_since(w->api.reports.cache);
     pthread_mutex_lock(&w->mu);
-    if (w->queue.n >= w->queue_max) {
-        pthread_mutex_unlock(&w->mu);
-        free(j);
-        char msg[128];
-        snprintf(msg, sizeof msg,
-                 "the report worker has %zu requests waiting, its bound: try again shortly",
-                 w->queue_max);
-        return sm_api_reply_error(resp, len, 503, msg, NULL);
+    const bool fresh = w->cells && w->cells_since == since &&
+                       sm_mono_ms() - w->cells_ms <= SM_API_METRICS_MAX_AGE_MS;
+    sm_prom p;
+    sm_prom_init(&p);
+    if (fresh) {
+        sm_prom_text(&p, loop_text);
+        sm_prom_text(&p, w->cells);
     }
-    j->ticket = *ticket = ++w->next_ticket;
-    fifo_push(&w->queue, j);
-    pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
-    return 0;
+    if (fresh) {
+        free(loop_text);
+        *resp = sm_prom_take(&p, len);
+        return *resp ? 200 : sm_api_reply_error(resp, len, 500, "out of memory", NULL);
+    }
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        free(loop_text);
+        return sm_api_reply_error(resp, len, 500, "out of memory", NULL);
+    }
+    snprintf(j->path, sizeof j->path, "/metrics");
+    j->metrics = loop_text;
+    return enqueue(w, j, ticket, resp, len);
 }
 
 void sm_api_worker_forget(sm_api_worker *w, uint64_t ticket)
@@ -260,22 +308,6 @@ bool sm_api_worker_take(sm_api_worker *w, sm_api_answer *out)
     return true;
 }
 
-char *sm_api_worker_metrics_cells(sm_api_worker *w)
-{
-    const uint64_t since = sm_report_cache_since(w->api.reports.cache);
-    pthread_mutex_lock(&w->mu);
-    const bool old = !w->metrics || w->metrics_since != since ||
-                     sm_mono_ms() - w->metrics_ms > SM_API_METRICS_MAX_AGE_MS;
-    if (old && !w->metrics_wanted) {
-        w->metrics_wanted = true;
-        pthread_cond_signal(&w->cv);
-    }
-    char *text =
-        strdup(w->metrics ? w->metrics : "# cells: not built yet, the report worker is on it\n");
-    pthread_mutex_unlock(&w->mu);
-    return text;
-}
-
 size_t sm_api_worker_pending(sm_api_worker *w)
 {
     pthread_mutex_lock(&w->mu);
@@ -295,7 +327,7 @@ void sm_api_worker_stop(sm_api_worker *w)
     pthread_join(w->thread, NULL);
     fifo_clear(&w->queue);
     fifo_clear(&w->done);
-    free(w->metrics);
+    free(w->cells);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
     w->api.reports.cache = NULL; /* the loop's */

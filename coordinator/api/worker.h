@@ -3,7 +3,7 @@
  * /metrics, over a read-only store connection of its own and the report cache it shares with
  * the loop, so that the loop keeps answering polls while a report is computed.
  *
- * Thread rules: sm_api_worker_start, _submit, _forget, _take, _metrics_cells and _stop are the
+ * Thread rules: sm_api_worker_start, _submit, _metrics, _forget, _take and _stop are the
  * loop's (one thread); the worker's thread touches neither the control core nor the writer's
  * connection, only its reader, the shared cache (thread-safe) and its queues (a mutex). */
 #ifndef SM_COORD_API_WORKER_H
@@ -19,7 +19,7 @@
 /* Requests waiting for the worker at most (the one it builds not counted): past it a request
  * is answered 503 at once rather than queued behind minutes of reports. */
 #define SM_API_WORKER_QUEUE_MAX 64
-/* /metrics' cells are rebuilt when older than this, or when a report changed since. */
+/* /metrics' cells are built again when older than this, or when a report changed since. */
 #define SM_API_METRICS_MAX_AGE_MS 5000
 
 typedef struct sm_api_worker sm_api_worker;
@@ -65,10 +65,14 @@ void sm_api_worker_forget(sm_api_worker *w, uint64_t ticket);
 bool sm_api_worker_take(sm_api_worker *w, sm_api_answer *out);
 void sm_api_answer_fini(sm_api_answer *a);
 
-/* /metrics' cell families as of the worker's last snapshot (malloc'd Prometheus text, NULL
- * out of memory; a comment alone before the first one), asking for a new one when that is
- * older than SM_API_METRICS_MAX_AGE_MS or a report changed since: never waits for one. */
-char *sm_api_worker_metrics_cells(sm_api_worker *w);
+/* GET /metrics, loop_text (taken; NULL counts as out of memory) being the part the loop built
+ * (sm_api_metrics_loop_text). Answered now, 200 with the text in *resp, when the cells the
+ * worker built last are fresh (no report changed since, younger than
+ * SM_API_METRICS_MAX_AGE_MS); else queued as sm_api_worker_submit does (0 and *ticket, or a
+ * 503/500 refusal), the worker appending cells it builds then and keeps for the next scrapes.
+ * So a scrape right after a run ended tells it, and the loop never builds the cells. */
+int sm_api_worker_metrics(sm_api_worker *w, char *loop_text, uint64_t *ticket, char **resp,
+                          size_t *len);
 
 /* Requests waiting and the one being built (for tests and /healthz). */
 size_t sm_api_worker_pending(sm_api_worker *w);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "coordinator/api/api.h"
+#include "coordinator/analysis/promtext.h"
 #include "coordinator/api/routes.h"
 #include "coordinator/api/worker.h"
 #include "coordinator/reports/cache.h"
@@ -158,16 +159,24 @@ static int check_site(server *s, struct lws *wsi, bool need_origin_ok, const cha
     return 0;
 }
 
-/* Hands the request to the report worker: 0 when queued (take_answers sends its answer), else the
- * refusal (503 when its queue is full) sent now. */
+/* Hands the request to the report worker: 0 when queued (take_answers sends its answer), else
+ * the answer sent now (/metrics with fresh cells; 503 when the worker's queue is full). */
 static int to_worker(server *s, struct lws *wsi, http_pss *p)
 {
     uint64_t ticket = 0;
     /* No transaction is open between callbacks: every invalidation so far has committed. */
     sm_report_cache_settle(s->api.reports.cache);
     p->ctype = "application/json";
-    p->status = sm_api_worker_submit(s->worker, p->path, p->query[0] ? p->query : NULL, &ticket,
-                                     &p->resp, &p->resp_len);
+    if (strcmp(p->path, "/metrics") == 0) {
+        /* Its counters and gauges from the control core now; its cells by the worker. */
+        p->status = sm_api_worker_metrics(s->worker, sm_api_metrics_loop_text(&s->api), &ticket,
+                                          &p->resp, &p->resp_len);
+        if (p->status == 200)
+            p->ctype = SM_PROM_CTYPE;
+    } else {
+        p->status = sm_api_worker_submit(s->worker, p->path, p->query[0] ? p->query : NULL, &ticket,
+                                         &p->resp, &p->resp_len);
+    }
     if (!p->status && sm_map_put_id(s->tickets, ticket, wsi) != 0) {
         sm_api_worker_forget(s->worker, ticket);
         p->status = 500;
@@ -262,7 +271,7 @@ static int handle(struct lws *wsi, http_pss *p)
             p->resp_len = p->resp ? strlen(p->resp) : 0;
             p->ctype = "application/json";
         }
-    } else if (p->off_loop && s->worker) {
+    } else if ((p->off_loop || strcmp(p->path, "/metrics") == 0) && s->worker) {
         return to_worker(s, wsi, p);
     } else {
         p->status =

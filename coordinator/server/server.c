@@ -576,9 +576,8 @@ static void start_worker(server *s)
                                     .wake = wake_loop,
                                     .wake_arg = s};
     sm_error err = {0};
-    if (sm_api_worker_start(&s->worker, &wcfg, &err) == 0)
-        s->api.worker = s->worker;
-    else /* e.g. a database in memory, which a second connection cannot see */
+    if (sm_api_worker_start(&s->worker, &wcfg, &err) != 0)
+        /* e.g. a database in memory, which a second connection cannot see */
         sm_log(LOG_WARNING, "SM-WORKER-OFF", "reports are built on the loop: %s", err.msg);
 }
 
@@ -616,7 +615,7 @@ static void server_close(server *s)
     /* First, while the loop it wakes is still there; the connections that close with the
      * context then forget their tickets with no worker to tell. */
     sm_api_worker_stop(s->worker);
-    s->worker = s->api.worker = NULL;
+    s->worker = NULL;
     sm_server_asks_free(s);
     if (s->ctx)
         lws_context_destroy(s->ctx);

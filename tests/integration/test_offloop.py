@@ -1,6 +1,6 @@
 """Reports built off the loop (issue 26 item 3): a coordinator over 200 ended runs (one real
-run, cloned in the store) is asked cold trends, a second trend and the grid, each built by the
-report worker; meanwhile /healthz and /metrics answer within the hold + 100 ms, and a job
+run, cloned in the store) is asked two cold trends and the grid, each built by the report
+worker; meanwhile /healthz and /metrics answer within the hold + 100 ms, and a job
 posted meanwhile is dispatched, run and stored before the last report is answered. A loop
 that built the reports itself would answer nothing until they were done."""
 import json
@@ -132,6 +132,10 @@ class OffLoopTest(unittest.TestCase):
         self.assertEqual((st1, st2), (200, 200))
         self.assertEqual(json.loads(b1), json.loads(b2))
         self.assertEqual(len(json.loads(b1)["points"]), RUNS)
+        # /metrics tells the latest run's cells: built by the worker, fresh after the reports.
+        st, _, body = self.timed_get("/metrics")
+        self.assertEqual(st, 200)
+        self.assertIn('sockmatrix_cell_median{run_name="offloop",host="h1"', body.decode())
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 /* Unit tests of the report worker (coordinator/api/worker.c) over a real SQLite store: its
  * answers are the loop's, its queue is bounded (503 naming the bound), a forgotten ticket's
- * answer never comes out, /metrics' cells come from its last snapshot, and it stops with
+ * answer never comes out, /metrics is built by it unless its cells are fresh, and it stops with
  * requests left. The test holds the worker in its wake callback to fill the queue at will. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 
 #include "api_fixture.h"
 #include "coordinator/api/worker.h"
+#include "coordinator/analysis/promtext.h"
 #include "coordinator/reports/cache.h"
 
 #define SPEC                                                                                       \
@@ -187,31 +188,48 @@ static void test_worker_forgotten_tickets_never_come_out(void **state)
     sm_api_worker_stop(w);
 }
 
-/* /metrics' cells: a comment before the first snapshot, never a wait; then the snapshot. */
-static void test_worker_metrics_cells_come_from_its_last_snapshot(void **state)
+/* /metrics: built by the worker when its cells are stale, answered at once while they are
+ * fresh, built again after a report changed. */
+static void test_worker_metrics_answers_at_once_while_its_cells_are_fresh(void **state)
 {
     fixture *f = *state;
     sm_api_worker *w = start(f, 0);
-    char *text = sm_api_worker_metrics_cells(w);
-    assert_non_null(text);
-    bool built = strstr(text, "sockmatrix_cell_median{") != NULL;
-    for (int i = 0; i < 200 && !built; i++) {
-        free(text);
-        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-        text = sm_api_worker_metrics_cells(w);
-        built = strstr(text, "sockmatrix_cell_median{") != NULL;
-    }
-    assert_true(built);
-    assert_non_null(strstr(text, "run_name=\"t\""));
-    free(text);
-    /* The loop's /metrics tells them from the snapshot. */
-    f->api.worker = w;
-    response r = call(f, "GET", "/metrics", NULL, NULL, NULL);
-    assert_int_equal(r.status, 200);
-    assert_non_null(strstr(r.body, "sockmatrix_cell_median{"));
-    assert_non_null(strstr(r.body, "sockmatrix_agents"));
-    free(r.body);
-    f->api.worker = NULL;
+    response loop = call(f, "GET", "/metrics", NULL, NULL, NULL);
+    uint64_t ticket = 0;
+    char *resp = NULL;
+    size_t len = 0;
+    assert_int_equal(
+        sm_api_worker_metrics(w, sm_api_metrics_loop_text(&f->api), &ticket, &resp, &len), 0);
+    assert_true(ticket != 0);
+    wait_wakes(1);
+    sm_api_answer a;
+    assert_true(sm_api_worker_take(w, &a));
+    assert_int_equal(a.ticket, ticket);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(a.ctype, SM_PROM_CTYPE);
+    assert_string_equal(a.resp, loop.body); /* the same text as the route's, in two parts */
+    assert_non_null(strstr(a.resp, "sockmatrix_cell_median{"));
+    sm_api_answer_fini(&a);
+    /* Fresh: at once, no request queued. */
+    assert_int_equal(
+        sm_api_worker_metrics(w, sm_api_metrics_loop_text(&f->api), &ticket, &resp, &len), 200);
+    assert_string_equal(resp, loop.body);
+    assert_int_equal(len, strlen(resp));
+    free(resp);
+    assert_int_equal(sm_api_worker_pending(w), 0);
+    /* A report changed (and the change committed): built again. */
+    sm_report_cache_run_changed(f->api.reports.cache, 1);
+    sm_report_cache_settle(f->api.reports.cache);
+    assert_int_equal(
+        sm_api_worker_metrics(w, sm_api_metrics_loop_text(&f->api), &ticket, &resp, &len), 0);
+    wait_wakes(2);
+    assert_true(sm_api_worker_take(w, &a));
+    assert_int_equal(a.status, 200);
+    sm_api_answer_fini(&a);
+    /* Out of memory in the loop's part: a 500, nothing queued. */
+    assert_int_equal(sm_api_worker_metrics(w, NULL, &ticket, &resp, &len), 500);
+    free(resp);
+    free(loop.body);
     sm_api_worker_stop(w);
 }
 
@@ -259,8 +277,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_worker_forgotten_tickets_never_come_out, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_worker_metrics_cells_come_from_its_last_snapshot,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_worker_metrics_answers_at_once_while_its_cells_are_fresh, setup, teardown),
         cmocka_unit_test_setup_teardown(test_worker_stops_with_requests_left, setup, teardown),
         cmocka_unit_test(test_worker_start_fails_without_the_database),
     };
