@@ -58,6 +58,15 @@ static void fifo_push(fifo *f, job *j)
     f->n++;
 }
 
+static void fifo_push_front(fifo *f, job *j)
+{
+    j->next = f->first;
+    f->first = j;
+    if (!f->last)
+        f->last = j;
+    f->n++;
+}
+
 static job *fifo_pop(fifo *f)
 {
     job *j = f->first;
@@ -228,7 +237,12 @@ static int enqueue(sm_api_worker *w, job *j, uint64_t *ticket, char **resp, size
         return sm_api_reply_error(resp, len, 503, msg, NULL);
     }
     j->ticket = *ticket = ++w->next_ticket;
-    fifo_push(&w->queue, j);
+    /* A scrape goes first: its cells come from the cache mostly, and monitoring should not
+     * wait behind a queue of trends (it still waits for the report being built). */
+    if (j->metrics)
+        fifo_push_front(&w->queue, j);
+    else
+        fifo_push(&w->queue, j);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     return 0;

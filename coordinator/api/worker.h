@@ -69,7 +69,8 @@ void sm_api_answer_fini(sm_api_answer *a);
  * (sm_api_metrics_loop_text). Answered now, 200 with the text in *resp, when the cells the
  * worker built last are fresh (no report changed since, younger than
  * SM_API_METRICS_MAX_AGE_MS); else queued as sm_api_worker_submit does (0 and *ticket, or a
- * 503/500 refusal), the worker appending cells it builds then and keeps for the next scrapes.
+ * 503/500 refusal) but ahead of the other requests, the worker appending cells it builds then
+ * and keeps for the next scrapes.
  * So a scrape right after a run ended tells it, and the loop never builds the cells. */
 int sm_api_worker_metrics(sm_api_worker *w, char *loop_text, uint64_t *ticket, char **resp,
                           size_t *len);

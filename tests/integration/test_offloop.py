@@ -1,6 +1,6 @@
 """Reports built off the loop (issue 26 item 3): a coordinator over 200 ended runs (one real
 run, cloned in the store) is asked two cold trends and the grid, each built by the report
-worker; meanwhile /healthz and /metrics answer within the hold + 100 ms, and a job
+worker, and /metrics scraped; meanwhile /healthz answers within the hold + 100 ms, and a job
 posted meanwhile is dispatched, run and stored before the last report is answered. A loop
 that built the reports itself would answer nothing until they were done."""
 import json
@@ -89,21 +89,26 @@ class OffLoopTest(unittest.TestCase):
         for t in threads:
             t.start()
         time.sleep(0.05)  # the reports' requests are in
+        # A scrape meanwhile: the worker builds its cells (ahead of the queue, after the report
+        # it is on); the loop does not wait for it.
+        scrape = threading.Thread(target=fetch, args=("/metrics",))
+        scrape.start()
+        threads.append(scrape)
         jid = self.f.submit([stream_job("h2", count=20)])[0]
         posted = time.monotonic()
         health, job_done = [], None
         while any(t.is_alive() for t in threads) and time.monotonic() - t_start < 50:
-            for p in ("/healthz", "/metrics"):
-                st, secs, _ = self.timed_get(p)
-                health.append((p, st, secs, time.monotonic()))
+            st, secs, _ = self.timed_get("/healthz")
+            health.append(("/healthz", st, secs, time.monotonic()))
             if job_done is None and self.f.job(jid)["state"] == "done":
                 job_done = time.monotonic()
         for t in threads:
             t.join(60)
-        last = max(at for _, at, _ in done.values())
-        for p in paths:
+        last = max(at for p, (_, at, _) in done.items() if p in paths)
+        for p in paths + ["/metrics"]:
             st, _, body = done[p]
             self.assertEqual(st, 200, f"{p}: {body[:300]}")
+        self.assertIn('sockmatrix_cell_median{run_name="offloop"', done["/metrics"][2].decode())
         trend = json.loads(done[paths[0]][2])
         self.assertEqual(len(trend["points"]), RUNS, "a point per run")
         # The reports took long enough for the loop to be asked meanwhile, and it answered.
@@ -119,6 +124,7 @@ class OffLoopTest(unittest.TestCase):
         self.assertLess(job_done, last, "the job posted meanwhile waited for the reports")
         print(f"reports: {last - t_start:.3f} s (each done at "
               f"{', '.join(f'{done[p][1] - t_start:.3f}' for p in paths)}); "
+              f"/metrics at {done['/metrics'][1] - t_start:.3f}; "
               f"{len(during)} answers meanwhile, slowest "
               f"{max(s for _, _, s, _ in during) * 1000:.1f} ms; job done "
               f"{job_done - posted:.3f} s after its POST")
