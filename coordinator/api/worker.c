@@ -318,6 +318,7 @@ bool sm_api_worker_take(sm_api_worker *w, sm_api_answer *out)
     if (!j)
         return false;
     *out = j->ans;
+    free(j->metrics);
     free(j);
     return true;
 }
