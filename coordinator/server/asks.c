@@ -53,6 +53,10 @@ int sm_server_ask_anomalies(void *ctx, uint64_t run, uint64_t baseline, int *sta
 {
     server *s = ctx;
     *json = NULL;
+    if (!s->worker) { /* stopped: the coordinator is closing */
+        *status = 503;
+        return 1;
+    }
     expire(s, sm_mono_ms());
     for (size_t i = 0; i < SM_ASKS_MAX; i++) {
         sm_ask *a = &s->asks[i];

@@ -576,7 +576,9 @@ static void start_worker(server *s)
                                     .wake = wake_loop,
                                     .wake_arg = s};
     sm_error err = {0};
-    if (sm_api_worker_start(&s->worker, &wcfg, &err) != 0)
+    if (sm_api_worker_start(&s->worker, &wcfg, &err) == 0)
+        sm_ws_hub_set_anomalies(s->hub, sm_server_ask_anomalies, s);
+    else
         /* e.g. a database in memory, which a second connection cannot see */
         sm_log(LOG_WARNING, "SM-WORKER-OFF", "reports are built on the loop: %s", err.msg);
 }
