@@ -9,6 +9,7 @@
 
 #include "coordinator/api/api.h"
 #include "coordinator/api/internal.h"
+#include "coordinator/api/routes.h"
 #include "coordinator/analysis/promtext.h"
 #include "proto/clock.h"
 #include "proto/log.h"
@@ -258,6 +259,14 @@ int sm_api_worker_submit(sm_api_worker *w, const char *path, const char *query, 
     if (strlen(path) >= sizeof j->path || qn >= sizeof j->query) {
         free(j);
         return sm_api_reply_error(resp, len, 400, "the path or query is too long", NULL);
+    }
+    /* The worker has no control core: a route that reads it must not get here. */
+    const sm_route *rt = NULL;
+    char allow[SM_ROUTE_ALLOW_MAX];
+    if (sm_routes_find(path, "GET", false, &rt, allow, sizeof allow) == 0 && !rt->off_loop) {
+        free(j);
+        return sm_api_reply_error(resp, len, 500, "this route is not built by the report worker",
+                                  NULL);
     }
     memcpy(j->path, path, strlen(path) + 1);
     if (query)

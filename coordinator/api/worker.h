@@ -53,7 +53,8 @@ int sm_api_worker_start(sm_api_worker **w, const sm_api_worker_cfg *cfg, sm_erro
 /* Queues GET path?query (query may be NULL; the token was checked by the caller). Returns 0
  * with *ticket (never 0) that its answer will carry, or the HTTP status to answer now with its
  * {"error"} body in *resp: 503 when SM_API_WORKER_QUEUE_MAX requests wait already, 400 for a
- * path or query too long to queue, 500 out of memory. */
+ * path or query too long to queue, 500 for a route not marked off_loop (routes.h; a path no
+ * route has is queued, for the worker's 404) and out of memory. */
 int sm_api_worker_submit(sm_api_worker *w, const char *path, const char *query, uint64_t *ticket,
                          char **resp, size_t *len);
 

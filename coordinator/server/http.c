@@ -186,6 +186,9 @@ static int to_worker(server *s, struct lws *wsi, http_pss *p)
     if (p->status)
         return respond(wsi, p);
     p->ticket = ticket;
+    /* Whatever lws had pending (an idle timeout would cut a long report), this one: a client
+     * is not kept waiting forever behind a queue of reports. */
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, SM_HTTP_REPORT_SECS);
     return 0;
 }
 
@@ -231,6 +234,7 @@ static void take_answers(server *s)
             sm_api_answer_fini(&a);
             continue;
         }
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
         p->ticket = 0;
         p->status = a.status;
         p->resp = a.resp;

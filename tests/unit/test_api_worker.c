@@ -123,6 +123,15 @@ static void test_worker_answers_as_the_loop_does_and_wakes_it_once_an_answer(voi
     assert_non_null(strstr(a.resp, "no such run"));
     sm_api_answer_fini(&a);
     assert_false(sm_api_worker_take(w, &a));
+    /* A route that reads the control core is never queued. */
+    uint64_t ticket = 0;
+    char *resp = NULL;
+    size_t len = 0;
+    assert_int_equal(sm_api_worker_submit(w, "/api/agents", NULL, &ticket, &resp, &len), 500);
+    assert_non_null(strstr(resp, "not built by the report worker"));
+    free(resp);
+    assert_int_equal(ticket, 0);
+    assert_int_equal(sm_api_worker_pending(w), 0);
     sm_api_worker_stop(w);
     sm_api_worker_stop(NULL);
 }
