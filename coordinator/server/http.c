@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/api/api.h"
 #include "coordinator/analysis/promtext.h"
+#include "coordinator/api/api.h"
 #include "coordinator/api/routes.h"
 #include "coordinator/api/worker.h"
 #include "coordinator/reports/cache.h"
