@@ -48,6 +48,14 @@ static void puts_(sm_prom *p, const char *s)
     put(p, s, strlen(s));
 }
 
+void sm_prom_text(sm_prom *p, const char *text)
+{
+    if (text)
+        puts_(p, text);
+    else
+        p->oom = true;
+}
+
 /* s escaped: backslash and newline always, the double quote in label values only (the
  * format's rule for HELP text leaves quotes as they are). */
 static void put_escaped(sm_prom *p, const char *s, bool quote)

@@ -38,6 +38,10 @@ void sm_prom_sample(sm_prom *p, const char *name, const char *const *keys, const
 /* A comment line "# text" (newlines in text become spaces). */
 void sm_prom_comment(sm_prom *p, const char *text);
 
+/* Appends text written by another sm_prom (its families then unknown to p) as it is; NULL
+ * counts as out of memory. */
+void sm_prom_text(sm_prom *p, const char *text);
+
 /* The text (malloc'd, the caller frees it) and its length; NULL when memory ran out. p is
  * left empty. */
 char *sm_prom_take(sm_prom *p, size_t *len);

@@ -62,6 +62,13 @@ char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id);
 void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id);
 void sm_api_cache_free(sm_api_ctx *a);
 
+/* GET /metrics in two parts, for a carrier that builds the cells off the loop (worker.h): the
+ * part from the control core (counters, agents, the runs' jobs), and the cell families, which
+ * read the store and the reports alone. Malloc'd Prometheus text; NULL out of memory. The
+ * route gives both in one. */
+char *sm_api_metrics_loop_text(sm_api_ctx *a);
+char *sm_api_metrics_cells_text(sm_api_ctx *a);
+
 /* Constant-time comparison of a presented bearer token with the expected one. */
 bool sm_api_token_ok(const char *expected, const char *authorization);
 

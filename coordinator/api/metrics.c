@@ -333,22 +333,54 @@ static void cells(sm_api_ctx *a, sm_prom *p, const sm_run_row *runs, size_t n)
         free(bodies[i]);
 }
 
-int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype)
+char *sm_api_metrics_cells_text(sm_api_ctx *a)
 {
     sm_prom p;
     sm_prom_init(&p);
-    coordinator_counters(a, &p);
-    agents(a, &p);
+    sm_run_row *runs = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    if (sm_store_runs_list(a->st, SIZE_MAX, &runs, &n, &err) == 0)
+        cells(a, &p, runs, n);
+    else
+        sm_prom_comment(&p, "cells: the store could not be read");
+    sm_store_runs_free(runs, n);
+    size_t len;
+    return sm_prom_take(&p, &len);
+}
+
+/* The loop's part into p: counters, agents, the runs' jobs. */
+static void loop_part(sm_api_ctx *a, sm_prom *p, bool with_cells)
+{
+    coordinator_counters(a, p);
+    agents(a, p);
     sm_run_row *runs = NULL;
     size_t n = 0;
     sm_error err = {0};
     if (sm_store_runs_list(a->st, SIZE_MAX, &runs, &n, &err) == 0) {
-        run_jobs(&p, runs, n);
-        cells(a, &p, runs, n);
+        run_jobs(p, runs, n);
+        if (with_cells)
+            cells(a, p, runs, n);
     } else {
-        sm_prom_comment(&p, "runs: the store could not be read");
+        sm_prom_comment(p, "runs: the store could not be read");
     }
     sm_store_runs_free(runs, n);
+}
+
+char *sm_api_metrics_loop_text(sm_api_ctx *a)
+{
+    sm_prom p;
+    sm_prom_init(&p);
+    loop_part(a, &p, false);
+    size_t len;
+    return sm_prom_take(&p, &len);
+}
+
+int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype)
+{
+    sm_prom p;
+    sm_prom_init(&p);
+    loop_part(a, &p, true);
     char *text = sm_prom_take(&p, len);
     if (!text)
         return sm_api_reply_error(resp, len, 500, "out of memory", NULL);

@@ -48,6 +48,9 @@ typedef struct sm_route {
     sm_route_scope scope;
     sm_route_fn handler; /* NULL for the dashboard's files: the server serves them */
     const char *what;    /* {id}'s noun in its 400 ("run"); NULL without an {id} */
+    /* Built by the report worker (worker.h), off the loop: a GET whose handler reads the store
+     * and the reports alone (never the control core) and may take long (hundreds of runs). */
+    bool off_loop;
 } sm_route;
 
 /* The table, in the order the Allow header lists a path's methods. */

@@ -118,10 +118,19 @@ static void fire(const sm_schedules_env *e, const sm_schedule_row *r, int64_t no
     sm_control_rollback(e->ctl, now_ms, NULL);
 }
 
-/* Run run_id's anomalies (JSON) against baseline when not 0, falling back to the default
- * baseline when that one shares no cell; NULL when they cannot be had. */
-static char *anomalies_of(const sm_schedules_env *e, uint64_t run_id, uint64_t baseline)
+/* Run run_id's anomalies (JSON, or NULL when they cannot be had) into *json against baseline
+ * when not 0, falling back to the default baseline when that one shares no cell. 1 when done;
+ * 0 while e->anomalies builds them off the loop. */
+static int anomalies_of(const sm_schedules_env *e, uint64_t run_id, uint64_t baseline, char **json)
 {
+    *json = NULL;
+    if (e->anomalies) {
+        int status = 0;
+        const int rc = e->anomalies(e->anomalies_ctx, run_id, baseline, &status, json);
+        if (rc == 1 && status == SM_REPORT_NOTHING_SHARED && baseline)
+            return anomalies_of(e, run_id, 0, json);
+        return rc;
+    }
     char options[48];
     snprintf(options, sizeof options, "baseline=%" PRIu64, baseline);
     sm_run_report rep;
@@ -130,10 +139,12 @@ static char *anomalies_of(const sm_schedules_env *e, uint64_t run_id, uint64_t b
         sm_run_report_fini(&rep);
         sm_reports_get(e->reports, run_id, SM_REPORT_ANOMALIES, NULL, &rep);
     }
-    if (rep.status == SM_REPORT_OK)
-        return rep.body;
+    if (rep.status == SM_REPORT_OK) {
+        *json = rep.body;
+        return 1;
+    }
     sm_run_report_fini(&rep);
-    return NULL;
+    return 1;
 }
 
 /* The schedule's newest finished (done or failed) run before run_id; 0 none. */
@@ -152,7 +163,8 @@ static uint64_t previous_finished(const sm_schedules_env *e, uint64_t sched, uin
     return found;
 }
 
-/* Judges ended run run_id of schedule sched for its webhook, then marks it judged. */
+/* Judges ended run run_id of schedule sched for its webhook, then marks it judged; or, while
+ * its anomalies are built off the loop, leaves it for a later tick. */
 static void judge(const sm_schedules_env *e, uint64_t sched, uint64_t run_id, int64_t now_ms)
 {
     sm_schedule_row s;
@@ -164,8 +176,17 @@ static void judge(const sm_schedules_env *e, uint64_t sched, uint64_t run_id, in
         /* A cancelled run was stopped by someone: nothing to tell them. */
         if (run.state != SM_RUN_CANCELLED) {
             const uint64_t prev = previous_finished(e, sched, run_id);
-            char *now_json = anomalies_of(e, run_id, prev);
-            char *prev_json = prev ? anomalies_of(e, prev, 0) : NULL;
+            char *now_json = NULL, *prev_json = NULL;
+            /* Both asked at once, so that they are built side by side. */
+            const int got_now = anomalies_of(e, run_id, prev, &now_json);
+            const int got_prev = prev ? anomalies_of(e, prev, 0, &prev_json) : 1;
+            if (!got_now || !got_prev) {
+                free(now_json);
+                free(prev_json);
+                sm_run_row_fini(&run);
+                sm_schedule_row_fini(&s);
+                return;
+            }
             const sm_hook_run hr = {sched, s.name, run_id, run.name, run.finished_ms};
             const char *event = NULL;
             char *body = NULL;

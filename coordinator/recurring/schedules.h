@@ -23,6 +23,12 @@ typedef struct sm_schedules_env {
      * notify_ctx its sm_webhook; NULL: no webhook is sent (and that is logged). */
     uint64_t (*notify)(void *ctx, const char *url, const char *event, const char *body);
     void *notify_ctx;
+    /* Run run_id's anomalies (JSON) against baseline (0: the default one), built off the loop:
+     * 1 once they are there, *status the HTTP status of GET /api/runs/{id}/anomalies and *json
+     * its body on 200 (malloc'd; NULL otherwise); 0 while they are being built: the judgement
+     * waits for a later tick, nothing marked. NULL: reports builds them here, at once. */
+    int (*anomalies)(void *ctx, uint64_t run_id, uint64_t baseline, int *status, char **json);
+    void *anomalies_ctx;
 } sm_schedules_env;
 
 /* When a schedule first fires, or fires again after it is resumed: every_s after now_ms, or
@@ -40,7 +46,8 @@ int64_t sm_schedule_next(const sm_schedule_row *r, int64_t now_ms);
  * run that cannot start (its hosts are not registered, say) is an event too, and the slot
  * passes. Then each ended run of a schedule with a webhook, not judged yet, is judged (against
  * the schedule's previous finished run) and e->notify told when it has new flags or
- * regressions. Failures are logged; the tick goes on. */
+ * regressions; with e->anomalies, a run whose anomalies are not built yet is judged at a later
+ * tick (it is marked judged only once it was). Failures are logged; the tick goes on. */
 void sm_schedules_tick(const sm_schedules_env *e, int64_t now_ms);
 
 #endif

@@ -521,6 +521,8 @@ sm_report_status sm_reports_get(sm_reports *r, uint64_t id, sm_report_kind kind,
     const int kn =
         snprintf(key, sizeof key, "%s?%s", table ? "table" : "anomalies", query ? query : "");
     const bool keyed = kn > 0 && (size_t)kn < sizeof key;
+    /* Before the store is read: an invalidation after this keeps the report out of the cache. */
+    const uint64_t since = sm_report_cache_since(r->cache);
     const int hit =
         keyed ? sm_report_cache_get(r->cache, id, key, &out->body, &out->len, &out->ctype) : 0;
     if (hit < 0)
@@ -546,7 +548,7 @@ sm_report_status sm_reports_get(sm_reports *r, uint64_t id, sm_report_kind kind,
     }
     const int status = table ? get_table(r, id, query, out) : get_anomalies(r, id, query, out);
     if (status == SM_REPORT_OK && ended)
-        sm_report_cache_put(&r->cache, id, key, base, out->body, out->len, out->ctype);
+        sm_report_cache_put(&r->cache, since, id, key, base, out->body, out->len, out->ctype);
     return status;
 }
 

@@ -1,7 +1,8 @@
 /* A stored run's reports: its comparison table (CSV, Markdown, JSON) and its anomalies (JSON or
  * text, against a baseline run), and two runs side by side. Computed from the store and kept
  * once the run has ended (cache.h), so that each is computed once. The API serves them as they
- * are; the schedules judge a finished run with them. Single-threaded: the loop's thread. */
+ * are; the schedules judge a finished run with them. One sm_reports per thread, each over its
+ * own store connection; they may share one cache (cache.h), which is thread-safe. */
 #ifndef SM_COORD_REPORTS_H
 #define SM_COORD_REPORTS_H
 
@@ -19,7 +20,9 @@
 /* The reports of one store; zero it, set st, and sm_reports_fini it at the end. */
 typedef struct sm_reports {
     sm_store *st;
-    struct sm_report_cache *cache; /* made on first use */
+    /* Made on first use, or set to a shared one (sm_report_cache_new) before: sm_reports_fini
+     * frees it, so of the sharers one alone is fini'd with it, the others set it NULL first. */
+    struct sm_report_cache *cache;
     /* The bytes one report may hold while it is built (--report-memory); 0: the default. A
      * run is read one cell at a time, so what it holds grows with its job count (a few hundred
      * bytes a job) and its largest cell's stored results, estimated before any is read. */

@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coordinator/analysis/promtext.h"
 #include "coordinator/api/api.h"
 #include "coordinator/api/routes.h"
+#include "coordinator/api/worker.h"
+#include "coordinator/reports/cache.h"
 #include "coordinator/schema/apijson.h"
 #include "coordinator/server/guard.h"
 #include "coordinator/server/internal.h"
@@ -47,6 +50,9 @@ typedef struct http_pss {
     bool close_after; /* a body was left unread: the connection cannot carry another */
     bool handled;     /* answered: later body callbacks (lws sends one even for an empty body) are
                        * ignored rather than answered twice */
+    bool off_loop;    /* the route is built by the report worker */
+    bool deferred;    /* the worker's answer came: its head goes at the next writeable */
+    uint64_t ticket;  /* the worker's request, until its answer comes; 0: none */
 } http_pss;
 
 static bool add_header(struct lws *wsi, const char *name, const char *value, uint8_t **q,
@@ -153,6 +159,97 @@ static int check_site(server *s, struct lws *wsi, bool need_origin_ok, const cha
     return 0;
 }
 
+/* Hands the request to the report worker: 0 when queued (take_answers sends its answer), else
+ * the answer sent now (/metrics with fresh cells; 503 when the worker's queue is full). */
+static int to_worker(server *s, struct lws *wsi, http_pss *p)
+{
+    uint64_t ticket = 0;
+    /* No transaction is open between callbacks: every invalidation so far has committed. */
+    sm_report_cache_settle(s->api.reports.cache);
+    p->ctype = "application/json";
+    if (strcmp(p->path, "/metrics") == 0) {
+        /* Its counters and gauges from the control core now; its cells by the worker. */
+        p->status = sm_api_worker_metrics(s->worker, sm_api_metrics_loop_text(&s->api), &ticket,
+                                          &p->resp, &p->resp_len);
+        if (p->status == 200)
+            p->ctype = SM_PROM_CTYPE;
+    } else {
+        p->status = sm_api_worker_submit(s->worker, p->path, p->query[0] ? p->query : NULL, &ticket,
+                                         &p->resp, &p->resp_len);
+    }
+    if (!p->status && sm_map_put_id(s->tickets, ticket, wsi) != 0) {
+        sm_api_worker_forget(s->worker, ticket);
+        p->status = 500;
+        p->resp = sm_api_error("out of memory", NULL);
+        p->resp_len = p->resp ? strlen(p->resp) : 0;
+    }
+    if (p->status)
+        return respond(wsi, p);
+    p->ticket = ticket;
+    /* Whatever lws had pending (an idle timeout would cut a long report), this one: a client
+     * is not kept waiting forever behind a queue of reports. */
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, SM_HTTP_REPORT_SECS);
+    return 0;
+}
+
+/* The connection goes: its request's answer, if still to come, is dropped. */
+static void forget(server *s, http_pss *p)
+{
+    if (!s || !p || !p->ticket)
+        return;
+    sm_map_del_id(s->tickets, p->ticket);
+    sm_api_worker_forget(s->worker, p->ticket);
+    p->ticket = 0;
+}
+
+/* The last guard, for a connection that went without CLOSED_HTTP: its user data may be gone
+ * already (an upgraded one's is), so its ticket is found by its wsi. */
+static void forget_wsi(server *s, struct lws *wsi)
+{
+    if (!s || !s->tickets || !sm_map_size(s->tickets))
+        return;
+    size_t cursor = 0;
+    uint64_t id, found = 0;
+    void *val;
+    while (!found && sm_map_next_id(s->tickets, &cursor, &id, &val))
+        if (val == wsi)
+            found = id;
+    if (found) {
+        sm_map_del_id(s->tickets, found);
+        sm_api_worker_forget(s->worker, found);
+    }
+}
+
+/* The worker's finished answers, each to its connection when that is still open. */
+static void take_answers(server *s)
+{
+    sm_api_answer a;
+    size_t n = 0;
+    while (s->worker && sm_api_worker_take(s->worker, &a)) {
+        struct lws *wsi = sm_map_del_id(s->tickets, a.ticket);
+        http_pss *p = wsi ? lws_wsi_user(wsi) : NULL;
+        if (!p || p->ticket != a.ticket) {
+            if (!wsi)
+                sm_server_ask_answer(s, &a);
+            sm_api_answer_fini(&a);
+            continue;
+        }
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+        p->ticket = 0;
+        p->status = a.status;
+        p->resp = a.resp;
+        p->resp_len = a.len;
+        p->ctype = a.ctype;
+        p->deferred = true;
+        lws_callback_on_writable(wsi);
+        /* A bound on one pass; the rest at the next, which the cancel brings at once. */
+        if (++n == 4 * SM_API_WORKER_QUEUE_MAX) {
+            lws_cancel_service(s->ctx);
+            break;
+        }
+    }
+}
+
 static int handle(struct lws *wsi, http_pss *p)
 {
     server *s = lws_context_user(lws_get_context(wsi));
@@ -178,6 +275,8 @@ static int handle(struct lws *wsi, http_pss *p)
             p->resp_len = p->resp ? strlen(p->resp) : 0;
             p->ctype = "application/json";
         }
+    } else if ((p->off_loop || strcmp(p->path, "/metrics") == 0) && s->worker) {
+        return to_worker(s, wsi, p);
     } else {
         p->status =
             sm_api_handle(&s->api, p->method, p->path, p->query, p->auth[0] ? p->auth : NULL,
@@ -245,6 +344,7 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
     }
     if (!auth)
         p->auth[0] = '\0';
+    p->off_loop = route->off_loop;
     if (!cl || clen > route->body_max || (body_follows && route->body_max == 0)) {
         char why[96];
         if (route->body_max == 0)
@@ -400,6 +500,10 @@ static int on_body(server *s, struct lws *wsi, http_pss *p, const void *in, size
 /* Writes the next chunk of the answer; after the last, ends the transaction. */
 static int on_writeable(struct lws *wsi, http_pss *p)
 {
+    if (p->deferred) {
+        p->deferred = false;
+        return respond(wsi, p);
+    }
     if (!p->resp)
         return -1;
     uint8_t buf[LWS_PRE + HTTP_CHUNK];
@@ -429,7 +533,12 @@ int sm_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *us
     case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
         return on_accept(s, wsi);
     case LWS_CALLBACK_WSI_DESTROY:
+        forget_wsi(s, wsi);
         on_destroy(s, wsi);
+        return 0;
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+        if (s)
+            take_answers(s);
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
         return on_upgrade(wsi);
@@ -446,6 +555,7 @@ int sm_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *us
         return on_writeable(wsi, p);
     case LWS_CALLBACK_CLOSED_HTTP:
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+        forget(s, p);
         if (p)
             pss_fini(p);
         return 0;

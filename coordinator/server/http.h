@@ -9,6 +9,9 @@
 
 /* Seconds lws lets a connection sit silent (head, body or keep-alive) before it drops it. */
 #define SM_HTTP_IDLE_SECS 10
+/* Seconds a request built by the report worker may wait for its answer (its queue and the
+ * report); then its connection is closed. */
+#define SM_HTTP_REPORT_SECS 120
 
 /* The "http" protocol's callback; returns as an lws callback does. Refusals are counted in the
  * server's http[] and logged at most once a minute per kind. */

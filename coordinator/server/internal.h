@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "coordinator/api/api.h"
+#include "coordinator/api/worker.h"
 #include "coordinator/recurring/webhook.h"
 #include "coordinator/server/bus.h"
 #include "coordinator/server/guard.h"
@@ -44,6 +45,18 @@ typedef struct pending {
     char nonce[SM_NONCE_HEX + 1];
 } pending;
 
+/* A question of the loop's own to the report worker (asks.c): run's anomalies against
+ * baseline, for a scheduled run's judgement. run 0: a free slot. */
+#define SM_ASKS_MAX 32
+typedef struct sm_ask {
+    uint64_t run, baseline;
+    uint64_t ticket; /* the worker's */
+    bool ready;      /* answered: status, and json on 200 */
+    int status;
+    char *json;
+    int64_t ready_ms; /* monotonic */
+} sm_ask;
+
 typedef struct server {
     const sm_server_cfg *cfg;
     struct lws_context *ctx;
@@ -60,6 +73,11 @@ typedef struct server {
     sm_map *on_prev_key;
     int64_t started_ms; /* monotonic: the previous key's grace runs from here */
     sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
+    /* Builds the off-loop routes' answers (routes.h); each queued request's ticket maps to its
+     * connection's wsi until the answer comes or the connection closes. */
+    sm_api_worker *worker;
+    sm_map *tickets;
+    sm_ask asks[SM_ASKS_MAX];
     sm_ws_hub *hub;
     sm_webhook *hooks; /* the schedules' webhook deliveries */
     uint64_t ws_counters[3];
@@ -90,5 +108,14 @@ void sm_server_scratch_free(server *s);
  * is dropped unanswered and counted in s->rejects; a valid poll is answered or held in
  * s->held. When a bound stopped the pass, lws_cancel_service(s->ctx) brings the loop back. */
 void sm_server_drain_bus(server *s);
+
+/* schedules.h's anomalies over the worker (ctx: the server): 1 with the answer once it came,
+ * 0 while it is built (asked now when it was not). */
+int sm_server_ask_anomalies(void *ctx, uint64_t run, uint64_t baseline, int *status, char **json);
+/* A worker's answer that no connection waits for: true when it answers a question of the
+ * loop's (its body then taken), false otherwise. */
+bool sm_server_ask_answer(server *s, sm_api_answer *ans);
+/* Frees the answers kept; the worker has stopped. */
+void sm_server_asks_free(server *s);
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "coordinator/api/api.h"
+#include "coordinator/reports/cache.h"
 #include "coordinator/schema/apijson.h"
 #include "coordinator/server/bus.h"
 #include "coordinator/control/control.h"
@@ -400,14 +401,19 @@ static void on_tick(lws_sorted_usec_list_t *sul)
     server *s = lws_container_of(sul, server, tick);
     const int64_t now = sm_wall_ms();
     sm_error err = {0};
+    /* Between transactions: what was invalidated has committed (cache.h). */
+    sm_report_cache_settle(s->api.reports.cache);
     if (sm_store_begin(s->st, &err) == 0) {
         if (sm_control_tick(s->api.ctl, now, &err) != 0 || sm_store_commit(s->st, &err) != 0) {
             sm_log(LOG_ERR, "SM-TICK-FAIL", "%s", err.msg);
             sm_control_rollback(&s->api.ctl, now, NULL);
         }
     }
-    const sm_schedules_env env = {s->st, &s->api.ctl, &s->api.reports, jobs_queued,
-                                  s,     notify,      s->hooks};
+    /* The judgements' anomalies from the worker when there is one: never built on the loop. */
+    const sm_schedules_env env = {
+        s->st, &s->api.ctl, &s->api.reports, jobs_queued,
+        s,     notify,      s->hooks,        s->worker ? sm_server_ask_anomalies : NULL,
+        s};
     sm_schedules_tick(&env, now);
     /* Expired holds are answered with whatever there is (often nothing). */
     char names[64][SM_NAME_MAX + 1];
@@ -510,6 +516,9 @@ static int server_open(server *s, sm_error *err)
                           .http_counters = s->http,
                           .reports = {.st = s->st}};
     s->api.reports.memory_limit = (uint64_t)cfg->report_memory_mb * 1000000;
+    /* One cache for the loop's reports and the worker's (start_worker). */
+    if (sm_report_cache_new(&s->api.reports.cache, true) != 0 || !(s->tickets = sm_map_new()))
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
     /* Webhooks are signed with the dashboard token, the secret a schedule's owner holds. */
     const sm_webhook_cfg hcfg = {.token = cfg->token};
     if ((rc = sm_webhook_open(&s->hooks, &hcfg, err)))
@@ -549,6 +558,33 @@ static int listen_http(server *s, sm_error *err)
     return 0;
 }
 
+/* Called on the worker's thread: brings the loop to EVENT_WAIT_CANCELLED (thread-safe). */
+static void wake_loop(void *arg)
+{
+    server *s = arg;
+    lws_cancel_service(s->ctx);
+}
+
+/* The report worker over its own read-only connection, once the loop it wakes exists; without
+ * it (the reader did not open) the routes are built on the loop as before. One
+ * thread: the coordinator's machines have two cores or so, and the loop needs one; the cache
+ * makes a second request for the same reports cheap, so a pool would mostly compute the same
+ * tables twice. */
+static void start_worker(server *s)
+{
+    const sm_api_worker_cfg wcfg = {.db_path = s->cfg->db_path,
+                                    .cache = s->api.reports.cache,
+                                    .memory_limit = s->api.reports.memory_limit,
+                                    .wake = wake_loop,
+                                    .wake_arg = s};
+    sm_error err = {0};
+    if (sm_api_worker_start(&s->worker, &wcfg, &err) == 0)
+        sm_ws_hub_set_anomalies(s->hub, sm_server_ask_anomalies, s);
+    else
+        /* e.g. a database in memory, which a second connection cannot see */
+        sm_log(LOG_WARNING, "SM-WORKER-OFF", "reports are built on the loop: %s", err.msg);
+}
+
 /* Logs where the coordinator listens (the HTTP port as bound) and tells the ready fd. */
 static void announce(const server *s, int http_port)
 {
@@ -580,8 +616,14 @@ static int adopt_bus(server *s, sm_error *err)
 /* Undoes server_open and listen_http, whatever part of them was done. */
 static void server_close(server *s)
 {
+    /* First, while the loop it wakes is still there; the connections that close with the
+     * context then forget their tickets with no worker to tell. */
+    sm_api_worker_stop(s->worker);
+    s->worker = NULL;
+    sm_server_asks_free(s);
     if (s->ctx)
         lws_context_destroy(s->ctx);
+    sm_map_free(s->tickets, NULL);
     sm_map_free(s->held, held_free);
     sm_map_free(s->on_prev_key, NULL);
     sm_ws_hub_free(s->hub);
@@ -604,6 +646,8 @@ int sm_server_run(const sm_server_cfg *cfg, volatile sig_atomic_t *stop, sm_erro
     int rc = server_open(&s, err);
     if (!rc)
         rc = listen_http(&s, err);
+    if (!rc)
+        start_worker(&s);
     if (!rc)
         rc = adopt_bus(&s, err);
     if (!rc) {

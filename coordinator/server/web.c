@@ -189,6 +189,11 @@ struct sm_ws_hub {
      * -> FRESH until the jobs it had were told, then TOLD. */
     sm_map *live;
     uint64_t newest; /* the highest run id known: a higher one is a run that started */
+    /* Ended runs' anomalies built off the loop (sm_ws_hub_set_anomalies), and the runs whose
+     * anomalies are still being built (-> MARK), told at a later tick. */
+    int (*anomalies)(void *ctx, uint64_t run, uint64_t baseline, int *status, char **json);
+    void *anomalies_ctx;
+    sm_map *waiting;
     void (*tap)(void *arg, const char *text);
     void *tap_arg;
 };
@@ -275,7 +280,9 @@ sm_ws_hub *sm_ws_hub_new(sm_api_ctx *api, sm_store *st, uint64_t *counters)
     h->touched = sm_map_new();
     h->runs = sm_map_new();
     h->live = sm_map_new();
-    if (!h->agents || !h->jobs || !h->touched || !h->runs || !h->live || hub_load(h) != 0) {
+    h->waiting = sm_map_new();
+    if (!h->agents || !h->jobs || !h->touched || !h->runs || !h->live || !h->waiting ||
+        hub_load(h) != 0) {
         sm_ws_hub_free(h);
         return NULL;
     }
@@ -304,6 +311,7 @@ void sm_ws_hub_free(sm_ws_hub *h)
     sm_map_free(h->touched, NULL);
     sm_map_free(h->runs, NULL);
     sm_map_free(h->live, NULL);
+    sm_map_free(h->waiting, NULL);
     free(h);
 }
 
@@ -456,9 +464,18 @@ static void tell_jobs(sm_ws_hub *h, uint64_t run_id, bool all)
     sm_store_jobs_free(rows, n);
 }
 
-static void tell_anomalies(sm_ws_hub *h, uint64_t run_id)
+/* Tells an ended run's anomalies, or, while the worker builds them, marks the run to be told
+ * at a later tick (false). */
+static bool tell_anomalies(sm_ws_hub *h, uint64_t run_id)
 {
-    char *body = sm_api_anomalies_body(h->api, run_id);
+    char *body = NULL;
+    int status = 0;
+    if (!h->anomalies)
+        body = sm_api_anomalies_body(h->api, run_id);
+    else if (h->anomalies(h->anomalies_ctx, run_id, 0, &status, &body) == 0) {
+        hub_mark_id(h->waiting, run_id, MARK);
+        return false;
+    }
     size_t n = 0;
     char **msgs = body ? sm_event_anomalies(body, run_id, &n) : NULL;
     for (size_t i = 0; i < n; i++) {
@@ -467,6 +484,21 @@ static void tell_anomalies(sm_ws_hub *h, uint64_t run_id)
     }
     sm_event_anomalies_free(msgs, n);
     free(body);
+    return true;
+}
+
+/* The runs whose anomalies were being built: those that came are told. */
+static void tell_waiting(sm_ws_hub *h)
+{
+    uint64_t ids[64], id;
+    size_t n = 0, cur = 0;
+    void *val;
+    while (n < 64 && sm_map_next_id(h->waiting, &cur, &id, &val))
+        ids[n++] = id;
+    for (size_t i = 0; i < n; i++) {
+        sm_map_del_id(h->waiting, ids[i]);
+        tell_anomalies(h, ids[i]); /* marked again while not there yet */
+    }
 }
 
 /* One run that changed, or whose jobs did: its jobs' news (while it is followed), then the run
@@ -513,6 +545,7 @@ static void look(sm_ws_hub *h)
 {
     const bool tell = h->sessions != NULL || h->tap != NULL;
     tell_agents(h, tell);
+    tell_waiting(h);
     size_t n = sm_map_size(h->touched), k = 0, cur = 0;
     uint64_t *ids = calloc(n ? n : 1, sizeof *ids);
     uint64_t id;
@@ -532,6 +565,15 @@ void sm_ws_hub_tap(sm_ws_hub *h, void (*fn)(void *arg, const char *text), void *
 {
     h->tap = fn;
     h->tap_arg = arg;
+}
+
+void sm_ws_hub_set_anomalies(sm_ws_hub *h,
+                             int (*fn)(void *ctx, uint64_t run, uint64_t baseline, int *status,
+                                       char **json),
+                             void *ctx)
+{
+    h->anomalies = fn;
+    h->anomalies_ctx = ctx;
 }
 
 void sm_ws_tick(sm_ws_hub *h)

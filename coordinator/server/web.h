@@ -41,6 +41,14 @@ size_t sm_ws_session_size(void);
  * browser connected, only keeps up which runs are running. */
 void sm_ws_tick(sm_ws_hub *h);
 
+/* Has an ended run's anomalies built off the loop by fn (as sm_schedules_env's anomalies: 1
+ * with them, 0 while they are being built), and told at the first tick after they came. NULL:
+ * built on the loop at the tick that found the run ended. */
+void sm_ws_hub_set_anomalies(sm_ws_hub *h,
+                             int (*fn)(void *ctx, uint64_t run, uint64_t baseline, int *status,
+                                       char **json),
+                             void *ctx);
+
 /* For tests: fn (NULL: none) hears every message the hub broadcasts, as a browser would; while
  * it is set the hub tells as if a browser were connected. */
 void sm_ws_hub_tap(sm_ws_hub *h, void (*fn)(void *arg, const char *text), void *arg);

@@ -590,6 +590,44 @@ out:
     return 0;
 }
 
+int sm_store_open_reader(sm_store **pst, const char *path, sm_error *err)
+{
+    sm_store *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return sm_error_set(err, SM_ENOMEM, "store: out of memory");
+    int ret = 0;
+    /* NOMUTEX: the connection stays on its one thread, so SQLite's own locks would only cost. */
+    int rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        ret = st->db ? sm_error_set(err, store_code_of(rc), "%s: %s", path, sqlite3_errmsg(st->db))
+                     : sm_error_set(err, SM_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    sqlite3_extended_result_codes(st->db, 1);
+    int64_t version = 0;
+    if (sqlite3_busy_timeout(st->db, 5000) != SQLITE_OK)
+        ret = store_db_error(st->db, err, "busy_timeout");
+    else
+        ret = query_int(st->db, "PRAGMA user_version", &version, err);
+    if (ret == 0 && version != SCHEMA_VERSION)
+        ret = sm_error_set(err, SM_EINVAL, "%s: schema version %lld, this reader reads %d", path,
+                           (long long)version, SCHEMA_VERSION);
+    st->version = (int)version;
+    for (int i = 0; ret == 0 && i < Q_COUNT; i++)
+        if (sqlite3_prepare_v3(st->db, queries[i], -1, SQLITE_PREPARE_PERSISTENT, &st->stmts[i],
+                               NULL) != SQLITE_OK)
+            ret = store_db_error(st->db, err, queries[i]);
+    if (ret == 0)
+        ret = read_id(st, err);
+out:
+    if (ret != 0) {
+        sm_store_close(st);
+        return ret;
+    }
+    *pst = st;
+    return 0;
+}
+
 void sm_store_close(sm_store *st)
 {
     if (st == NULL)

@@ -24,6 +24,13 @@ typedef struct sm_store sm_store;
  * WAL to empty, so its leftover bytes are not taken for a new cut at the next open. */
 int sm_store_open(sm_store **st, const char *path, sm_error *err);
 void sm_store_close(sm_store *st); /* NULL is ignored */
+
+/* A second connection to the database at path, read-only, for one other thread than the
+ * writer's (each thread its own connection; WAL lets it read while the writer commits, each
+ * statement seeing the last commit before it began). No migration: the writer's open made the
+ * schema, and a database of another schema version is refused (SM_EINVAL). busy_timeout 5 s.
+ * The write calls fail on it (SM_ESYS, "attempt to write a readonly database"). */
+int sm_store_open_reader(sm_store **st, const char *path, sm_error *err);
 int sm_store_schema_version(sm_store *st);
 
 /* The store's identity: 32 lowercase hex digits (128 random bits), made when the store is

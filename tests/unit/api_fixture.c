@@ -48,8 +48,8 @@ int setup(void **state)
                           .rejects = f->rejects,
                           .jobs_queued = on_jobs_queued,
                           .arg = f};
-    f->sched =
-        (sm_schedules_env){f->st, &f->api.ctl, &f->api.reports, on_jobs_queued, f, NULL, NULL};
+    f->sched = (sm_schedules_env){
+        f->st, &f->api.ctl, &f->api.reports, on_jobs_queued, f, NULL, NULL, NULL, NULL};
     *state = f;
     return 0;
 }

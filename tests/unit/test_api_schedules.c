@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,6 +415,84 @@ static void test_webhook_without_a_notifier_sends_nothing_and_judges_once(void *
     cJSON_Delete(s);
 }
 
+/* An anomalies builder off the loop, as the coordinator's worker is: the first ask of each
+ * (run, baseline) is only queued, the next one is answered (from the routes). */
+typedef struct deferred {
+    fixture *f;
+    uint64_t asked[16][2];
+    size_t n;
+    int answered;
+} deferred;
+
+static int deferred_anomalies(void *ctx, uint64_t run, uint64_t baseline, int *status, char **json)
+{
+    deferred *d = ctx;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->asked[i][0] != run || d->asked[i][1] != baseline)
+            continue;
+        char path[64], query[40];
+        snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/anomalies", run);
+        snprintf(query, sizeof query, "baseline=%" PRIu64, baseline);
+        response r = call(d->f, "GET", path, baseline ? query : NULL, NULL, NULL);
+        *status = r.status;
+        *json = r.status == 200 ? r.body : NULL;
+        if (r.status != 200)
+            free(r.body);
+        d->answered++;
+        return 1;
+    }
+    assert_true(d->n < 16);
+    d->asked[d->n][0] = run;
+    d->asked[d->n++][1] = baseline;
+    return 0;
+}
+
+/* Runs of schedules waiting for their judgement. */
+static size_t to_judge(fixture *f)
+{
+    uint64_t pairs[16][2];
+    size_t n = 0;
+    sm_error err = {0};
+    assert_int_equal(sm_store_schedules_to_notify(f->st, pairs, 16, &n, &err), 0);
+    return n;
+}
+
+/* With the anomalies built off the loop, a judgement waits for them, a tick at a time, and is
+ * made (and told) exactly once when they come. */
+static void test_webhook_waits_for_anomalies_built_off_the_loop(void **state)
+{
+    fixture *f = *state;
+    told t = {0};
+    deferred d = {.f = f};
+    f->sched.notify = record;
+    f->sched.notify_ctx = &t;
+    f->sched.anomalies = deferred_anomalies;
+    f->sched.anomalies_ctx = &d;
+    add_watch(f);
+    one_run(f, 100.0);
+    sm_schedules_tick(&f->sched, wall_ms());
+    assert_int_equal(d.n, 1); /* run 1, no earlier run: its default baseline */
+    assert_int_equal(to_judge(f), 1);
+    sm_schedules_tick(&f->sched, wall_ms());
+    assert_int_equal(to_judge(f), 0);
+    assert_int_equal(t.calls, 0);
+    one_run(f, 30.0);
+    sm_schedules_tick(&f->sched, wall_ms());
+    /* run 2 against run 1 asked (run 1's own came before): nothing told yet */
+    assert_int_equal(d.n, 2);
+    assert_int_equal(d.asked[1][0], 2);
+    assert_int_equal(d.asked[1][1], 1);
+    assert_int_equal(t.calls, 0);
+    assert_int_equal(to_judge(f), 1);
+    sm_schedules_tick(&f->sched, wall_ms());
+    assert_int_equal(t.calls, 1);
+    assert_string_equal(t.event, "regression");
+    assert_int_equal(to_judge(f), 0);
+    sm_schedules_tick(&f->sched, wall_ms());
+    assert_int_equal(t.calls, 1);
+    free(t.body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +512,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_webhook_without_a_notifier_sends_nothing_and_judges_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_waits_for_anomalies_built_off_the_loop, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

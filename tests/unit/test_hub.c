@@ -257,6 +257,52 @@ static void test_hub_tells_a_run_its_jobs_then_itself_then_its_end(void **state)
     assert_int_equal(f->n, 0); /* told once */
 }
 
+/* An anomalies builder off the loop: "not yet" at the first ask of a run, then one anomaly. */
+static int later_anomalies(void *ctx, uint64_t run, uint64_t baseline, int *status, char **json)
+{
+    int *asks = ctx;
+    assert_int_equal(baseline, 0);
+    if ((*asks)++ == 0)
+        return 0;
+    char body[128];
+    snprintf(body, sizeof body, "{\"run\":\"%llu\",\"anomalies\":[{\"host\":\"h1\"}]}",
+             (unsigned long long)run);
+    *status = 200;
+    *json = strdup(body);
+    return 1;
+}
+
+static void test_hub_tells_anomalies_built_off_the_loop_at_a_later_tick_once(void **state)
+{
+    fixture *f = *state;
+    int asks = 0;
+    sm_ws_hub_set_anomalies(f->hub, later_anomalies, &asks);
+    sm_poll p1;
+    sm_poll_reply r;
+    base_poll(&p1, "h1", "11111111111111111111111111111111");
+    poll_once(f, &p1, &r);
+    p1.have_facts = false;
+    const uint64_t id = start_run(f);
+    sm_ws_tick(f->hub);
+    take_and_finish(f, &p1);
+    take_and_finish(f, &p1);
+    forget(f);
+    sm_ws_tick(f->hub); /* the run ended: its anomalies asked for, not there yet */
+    assert_int_equal(count(f, "{\"type\":\"run\"", "\"state\":\"done\"", NULL), 1);
+    assert_int_equal(count(f, "{\"type\":\"anomaly\"", NULL), 0);
+    assert_int_equal(asks, 1);
+    forget(f);
+    sm_ws_tick(f->hub); /* they came */
+    char run_key[32];
+    snprintf(run_key, sizeof run_key, "\"run\":\"%llu\"", (unsigned long long)id);
+    assert_int_equal(f->n, 1);
+    assert_int_equal(count(f, "{\"type\":\"anomaly\"", run_key, "\"host\":\"h1\"", NULL), 1);
+    forget(f);
+    sm_ws_tick(f->hub);
+    assert_int_equal(f->n, 0); /* told once */
+    assert_int_equal(asks, 2);
+}
+
 static void test_hub_tells_a_run_over_between_two_ticks_whole(void **state)
 {
     fixture *f = *state;
@@ -423,6 +469,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hub_tells_each_agent_once_per_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hub_tells_a_run_its_jobs_then_itself_then_its_end,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_hub_tells_anomalies_built_off_the_loop_at_a_later_tick_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hub_tells_a_run_over_between_two_ticks_whole, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hub_tells_a_job_that_moved_without_its_run, setup,

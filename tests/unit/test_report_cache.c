@@ -1,6 +1,7 @@
 /* Unit tests of the cache of ended runs' reports (coordinator/report_cache.c): a hit hands back
  * a copy, the least recently asked run makes room, a run keeps its 8 newest reports, and a
- * changed run drops its own reports and the anomalies that took it as their baseline. */
+ * changed run drops its own reports and the anomalies that took it as their baseline, and a
+ * report computed across an invalidation that would drop it is not kept. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +18,7 @@ static const char *const JSON = "application/json";
 
 static void put(sm_report_cache **c, uint64_t run, const char *key, uint64_t base, const char *body)
 {
-    sm_report_cache_put(c, run, key, base, body, strlen(body), JSON);
+    sm_report_cache_put(c, sm_report_cache_since(*c), run, key, base, body, strlen(body), JSON);
 }
 
 /* 1 and the body when (run, key) is cached, 0 when not. */
@@ -119,6 +120,62 @@ static void test_report_cache_run_changed_drops_its_reports_and_anomalies_agains
     sm_report_cache_free(c);
 }
 
+/* A report computed from generation since (read before its store reads), put back after an
+ * invalidation that would have dropped it: its reads may predate the change, so it is not kept;
+ * an unrelated invalidation does not keep it out. */
+static void test_report_cache_keeps_no_report_computed_across_its_invalidation(void **state)
+{
+    (void)state;
+    sm_report_cache *c = NULL;
+    assert_int_equal(sm_report_cache_new(&c, false), 0);
+    char buf[64];
+    const uint64_t since = sm_report_cache_since(c);
+    sm_report_cache_run_changed(c, 5);
+    sm_report_cache_put(&c, since, 5, "table?", 0, "old t5", 6, JSON);
+    sm_report_cache_put(&c, since, 6, "anomalies?", 0, "old a6", 6, JSON); /* 5: its default */
+    sm_report_cache_put(&c, since, 6, "table?", 0, "t6", 2, JSON);
+    sm_report_cache_put(&c, since, 4, "anomalies?", 0, "a4", 2, JSON);
+    assert_int_equal(get(c, 5, "table?", buf, sizeof buf), 0);
+    assert_int_equal(get(c, 6, "anomalies?", buf, sizeof buf), 0);
+    assert_int_equal(get(c, 6, "table?", buf, sizeof buf), 1);
+    assert_int_equal(get(c, 4, "anomalies?", buf, sizeof buf), 1);
+    /* Begun after it: kept. */
+    put(&c, 5, "table?", 0, "new t5");
+    assert_int_equal(get(c, 5, "table?", buf, sizeof buf), 1);
+    assert_string_equal(buf, "new t5");
+    /* Begun more invalidations ago than are remembered: not kept, whatever run they named. */
+    const uint64_t old = sm_report_cache_since(c);
+    for (uint64_t i = 0; i <= SM_REPORT_CACHE_CHANGES; i++)
+        sm_report_cache_run_changed(c, 1000 + i);
+    sm_report_cache_put(&c, old, 7, "table?", 0, "t7", 2, JSON);
+    assert_int_equal(get(c, 7, "table?", buf, sizeof buf), 0);
+    sm_report_cache_free(c);
+}
+
+/* A deferred cache: an invalidation made inside the writer's transaction counts against every
+ * report begun before sm_report_cache_settle says it committed, since those may read the rows
+ * from before the commit. */
+static void test_report_cache_deferred_checks_reports_begun_before_the_commit(void **state)
+{
+    (void)state;
+    sm_report_cache *c = NULL;
+    assert_int_equal(sm_report_cache_new(&c, true), 0);
+    char buf[64];
+    sm_report_cache_run_changed(c, 5); /* in the writer's transaction */
+    const uint64_t before_commit = sm_report_cache_since(c);
+    sm_report_cache_put(&c, before_commit, 5, "table?", 0, "pre-commit t5", 13, JSON);
+    assert_int_equal(get(c, 5, "table?", buf, sizeof buf), 0);
+    sm_report_cache_settle(c); /* committed */
+    const uint64_t after = sm_report_cache_since(c);
+    assert_true(after > before_commit);
+    sm_report_cache_put(&c, after, 5, "table?", 0, "t5", 2, JSON);
+    assert_int_equal(get(c, 5, "table?", buf, sizeof buf), 1);
+    assert_string_equal(buf, "t5");
+    sm_report_cache_settle(NULL);
+    assert_int_equal(sm_report_cache_since(NULL), 0);
+    sm_report_cache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +183,8 @@ int main(void)
         cmocka_unit_test(test_report_cache_drops_the_least_recently_asked_run_when_full),
         cmocka_unit_test(test_report_cache_keeps_eight_reports_a_run_dropping_the_oldest),
         cmocka_unit_test(test_report_cache_run_changed_drops_its_reports_and_anomalies_against_it),
+        cmocka_unit_test(test_report_cache_keeps_no_report_computed_across_its_invalidation),
+        cmocka_unit_test(test_report_cache_deferred_checks_reports_begun_before_the_commit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
