@@ -8,6 +8,12 @@ and non-zero only when something failed to run.
 
 --rr makes the jobs rr jobs whose results carry a realistic latency histogram (about 5 KB of
 JSON each, as real rr results) instead of stream jobs of one 1-byte message.
+
+--report-db PATH starts the coordinator on a copy of a store that holds a large run (made by
+`sm-bench-report --make PATH`: a 20,480-rr-job run, id 1) and, for as long as the swarm runs,
+asks for that run's anomalies one after another, each under another floor so that none comes
+from the cache: every phase (the latency phase's p99 among them) is then measured while a
+report of the whole run is being built.
 """
 import argparse
 import json
@@ -19,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HOLD_MS = 5000
@@ -70,8 +77,10 @@ def raise_nofile():
 class Coordinator:
     """A coordinator we start and stop ourselves, by PID."""
 
-    def __init__(self, bin_dir, tmp, agents):
+    def __init__(self, bin_dir, tmp, agents, report_db=None):
         coord = os.path.join(bin_dir, "sockmatrix-coordinator")
+        if report_db:
+            shutil.copyfile(report_db, os.path.join(tmp, "coordinator.db"))
         self.key = os.path.join(tmp, "key")
         self.log_path = os.path.join(tmp, "coordinator.log")
         subprocess.run([coord, "keygen", self.key], check=True, capture_output=True, timeout=30)
@@ -126,6 +135,47 @@ class Coordinator:
         return self.proc.returncode
 
 
+def http_get(base, path, timeout):
+    """GET base + path (HTTP/1.0 on a socket of its own: this folder's http.py hides the standard
+    http package from a script run here); returns the status."""
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as c:
+        c.sendall(f"GET {path} HTTP/1.0\r\nHost: {host}:{port}\r\n\r\n".encode())
+        data = b""
+        while chunk := c.recv(65536):
+            data += chunk
+    return int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else 0
+
+
+class Reports(threading.Thread):
+    """Asks for run 1's anomalies, one after another until stopped, each under a floor not asked
+    before (so each is built, not taken from the cache); counts them and their times."""
+
+    def __init__(self, http):
+        super().__init__(daemon=True)
+        self.http, self.halt, self.times, self.failed = http, threading.Event(), [], []
+
+    def run(self):
+        n = 0
+        while not self.halt.is_set() and n < 900:
+            n += 1
+            path = f"/api/runs/1/anomalies?floor={0.1 + n / 1000:.3f}"
+            t0 = time.monotonic()
+            try:
+                status = http_get(self.http, path, 600)
+            except OSError as e:
+                status = str(e)
+            if status == 200:
+                self.times.append(time.monotonic() - t0)
+            else:
+                self.failed.append(f"{path}: {status}")
+                self.halt.wait(1)
+
+    def stop(self):
+        self.halt.set()
+        self.join(700)
+
+
 def fmt(v):
     if isinstance(v, float):
         return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
@@ -154,6 +204,9 @@ def main():
     ap.add_argument("--latency-jobs", type=int, default=500)
     ap.add_argument("--rr", action="store_true",
                     help="rr jobs whose results carry a realistic histogram")
+    ap.add_argument("--report-db", metavar="PATH",
+                    help="a store made by sm-bench-report --make: its run's reports are built "
+                         "throughout")
     a = ap.parse_args()
     for exe in ("sockmatrix-coordinator", "sm-swarm"):
         if not os.access(os.path.join(a.bin_dir, exe), os.X_OK):
@@ -163,9 +216,12 @@ def main():
     print(f"host: {os.uname().nodename}, kernel {os.uname().release}, {os.cpu_count()} cores",
           flush=True)
     tmp = tempfile.mkdtemp(prefix="sm-swarm-")
-    coord = None
+    coord = reports = None
     try:
-        coord = Coordinator(a.bin_dir, tmp, a.agents)
+        coord = Coordinator(a.bin_dir, tmp, a.agents, a.report_db)
+        if a.report_db:
+            reports = Reports(coord.http)
+            reports.start()
         cmd = [os.path.join(a.bin_dir, "sm-swarm"), "--coordinator", coord.bus, "--http",
                coord.http, "--key-file", coord.key, "--agents", str(a.agents), "--coord-pid",
                str(coord.proc.pid), "--jobs-per-agent", str(a.jobs_per_agent), "--idle-s",
@@ -181,6 +237,13 @@ def main():
                                f"{coord.log_tail()}")
         summary = json.loads(p.stdout.strip().splitlines()[-1])
         report(summary, a.agents, a.jobs_per_agent, a.rr)
+        if reports:
+            reports.stop()
+            t = reports.times
+            print(f"  reports of run 1 built meanwhile: {len(t)}"
+                  + (f", {min(t):.2f} to {max(t):.2f} s each" if t else "")
+                  + (f"; {len(reports.failed)} failed: {reports.failed[0]}"
+                     if reports.failed else ""))
         counts = coord.log_counts()
         if counts:
             print("  coordinator warnings and errors: " +
@@ -190,6 +253,8 @@ def main():
         print(f"swarm: {e}", file=sys.stderr)
         return 1
     finally:
+        if reports:
+            reports.stop()
         if coord:
             rc = coord.stop()
             if rc not in (0, None):

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "api_fixture.h"
 #include "coordinator/api/worker.h"
@@ -270,6 +273,53 @@ static void test_worker_stops_with_requests_left(void **state)
     assert_int_equal(pthread_join(t, NULL), 0);
 }
 
+/* The nice value of thread tid of this process, from /proc; INT32_MIN when unreadable. */
+static int thread_nice(const char *tid)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", tid);
+    FILE *fp = fopen(path, "r");
+    const bool got = fp && fgets(line, sizeof line, fp);
+    if (fp)
+        fclose(fp);
+    const char *p = got ? strrchr(line, ')') : NULL; /* the name may hold spaces */
+    int nice = INT32_MIN;
+    /* After "(comm)": state, then fields 4 to 18, then nice (field 19). */
+    if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %d",
+                    &nice) != 1)
+        nice = INT32_MIN;
+    return nice;
+}
+
+static void test_worker_runs_below_the_loops_priority(void **state)
+{
+    fixture *f = *state;
+    char self[32];
+    snprintf(self, sizeof self, "%ld", (long)syscall(SYS_gettid));
+    const int base = thread_nice(self);
+    assert_true(base != INT32_MIN);
+    sm_api_worker *w = start(f, 0);
+    submit(w, "/api/runs/1/table", NULL);
+    wait_wakes(1); /* the worker lowered itself before it took its first request */
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int lowered = 0, others = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        const int n = thread_nice(e->d_name);
+        if (strcmp(e->d_name, self) != 0 && n == (base + 10 > 19 ? 19 : base + 10))
+            lowered++;
+        else
+            others += n != base;
+    }
+    closedir(d);
+    assert_int_equal(thread_nice(self), base); /* the loop's thread keeps its own */
+    assert_int_equal(lowered, 1);
+    assert_int_equal(others, 0);
+    sm_api_worker_stop(w);
+}
+
 static void test_worker_start_fails_without_the_database(void **state)
 {
     (void)state;
@@ -293,6 +343,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_worker_metrics_answers_at_once_while_its_cells_are_fresh, setup, teardown),
         cmocka_unit_test_setup_teardown(test_worker_stops_with_requests_left, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_worker_runs_below_the_loops_priority, setup, teardown),
         cmocka_unit_test(test_worker_start_fails_without_the_database),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
