@@ -12,6 +12,7 @@
 #include "coordinator/recurring/webhook.h"
 #include "coordinator/server/bus.h"
 #include "coordinator/server/guard.h"
+#include "coordinator/server/keys.h"
 #include "proto/map.h"
 #include "coordinator/server/server.h"
 #include "coordinator/store/store.h"
@@ -58,6 +59,7 @@ typedef struct server {
     /* Agents whose last message verified only under the previous fleet key (name -> a marker):
      * their replies are sealed with it too. Only names that proved that key get in. */
     sm_map *on_prev_key;
+    sm_keys *keys;      /* the agents' own keys under the fleet key, kept once they verified */
     int64_t started_ms; /* monotonic: the previous key's grace runs from here */
     sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
     sm_ws_hub *hub;

@@ -17,6 +17,7 @@
 #include "coordinator/control/control.h"
 #include "coordinator/server/guard.h"
 #include "coordinator/server/http.h"
+#include "coordinator/server/keys.h"
 #include "coordinator/recurring/schedules.h"
 #include "coordinator/store/store.h"
 #include "coordinator/server/web.h"
@@ -51,8 +52,9 @@ static char on_prev_marker; /* the value stored in on_prev_key: only its presenc
  * fleet key while it has not been given its new one. */
 static int agent_key(const server *s, const char *name, uint8_t key[SM_KEY_LEN], sm_error *err)
 {
-    const bool prev = s->cfg->have_prev_key && sm_map_get(s->on_prev_key, name) != NULL;
-    return sm_key_derive(prev ? s->cfg->prev_key : s->cfg->key, name, key, err);
+    if (s->cfg->have_prev_key && sm_map_get(s->on_prev_key, name) != NULL)
+        return sm_key_derive(s->cfg->prev_key, name, key, err);
+    return sm_keys_get(s->keys, name, key, err);
 }
 
 /* Seals reply r to agent `to`, answering its poll `nonce`, and sends it on m (which is consumed
@@ -92,9 +94,11 @@ static sm_reject verify_poll(server *s, const sm_env *env, uint64_t now, bool *f
         return SM_REJ_FIELD;
     }
     uint8_t key[SM_KEY_LEN];
-    if (sm_key_derive(s->cfg->key, env->name, key, err) != 0)
+    if (sm_keys_get(s->keys, env->name, key, err) != 0)
         return SM_REJ_FIELD;
     sm_reject why = sm_env_verify(key, SM_DIR_TO_COORDINATOR, env, now, err);
+    if (why == SM_REJ_NONE)
+        sm_keys_keep(s->keys, env->name, key);
     OPENSSL_cleanse(key, sizeof key);
     if (why != SM_REJ_MAC) {
         if (why == SM_REJ_NONE)
@@ -497,8 +501,10 @@ static int server_open(server *s, sm_error *err)
     s->rejects = sm_rejects_new();
     s->held = sm_map_new();
     s->on_prev_key = sm_map_new();
+    s->keys = sm_keys_new(cfg->key, cfg->max_agents ? cfg->max_agents : SM_AGENTS_MAX_DEFAULT);
     s->started_ms = sm_mono_ms();
-    if (!s->replay || !s->rejects || !s->held || !s->on_prev_key || sm_server_scratch_new(s) != 0)
+    if (!s->replay || !s->rejects || !s->held || !s->on_prev_key || !s->keys ||
+        sm_server_scratch_new(s) != 0)
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     s->api = (sm_api_ctx){.st = s->st,
                           .ctl = s->api.ctl,
@@ -583,6 +589,7 @@ static void server_close(server *s)
         lws_context_destroy(s->ctx);
     sm_map_free(s->held, held_free);
     sm_map_free(s->on_prev_key, NULL);
+    sm_keys_free(s->keys);
     sm_ws_hub_free(s->hub);
     sm_webhook_close(s->hooks);
     sm_api_cache_free(&s->api);
