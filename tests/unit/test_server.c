@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "coordinator/server/internal.h"
@@ -272,6 +273,33 @@ static void test_server_derives_an_agents_key_once_over_its_polls(void **state)
     assert_int_equal(sm_keys_kept(f->s.keys), 1);
 }
 
+static long wal_size(const fixture *f)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s-wal", f->db);
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Idle polls of a registered agent change nothing durable: their passes write nothing to the
+ * store, so their commits cost no fdatasync (an idle fleet's polls are most of its traffic). */
+static void test_server_passes_of_idle_polls_write_nothing_to_the_store(void **state)
+{
+    fixture *f = *state;
+    uint8_t own[SM_KEY_LEN];
+    sm_error err = {0};
+    assert_int_equal(sm_key_derive(f->cfg.key, "h1", own, &err), 0);
+    send_poll(f, 0, own, "h1");
+    drain_until_polls(f, 1);
+    const long before = wal_size(f);
+    assert_true(before > 0); /* registering h1 wrote its row */
+    for (size_t i = 1; i < 4; i++) {
+        send_poll(f, i, own, "h1");
+        drain_until_polls(f, 1 + i);
+    }
+    assert_int_equal(wal_size(f), before);
+}
+
 /* A kept key is the derived one; past its bound, keys are derived each time and not kept. */
 static void test_keys_give_the_derived_key_and_keep_at_most_their_bound(void **state)
 {
@@ -306,6 +334,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_server_bus_pass_drops_and_counts_what_fails_its_checks,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_server_derives_an_agents_key_once_over_its_polls,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_server_passes_of_idle_polls_write_nothing_to_the_store,
                                         setup, teardown),
         cmocka_unit_test(test_keys_give_the_derived_key_and_keep_at_most_their_bound),
     };
