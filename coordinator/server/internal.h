@@ -77,7 +77,9 @@ typedef struct server {
      * once by sm_server_scratch_new: SM_BUS_PASS_REPLIES pending, SM_NEWS_BATCH of the rest. */
     pending *out;
     char (*news_names)[SM_NAME_MAX + 1];
-    sm_poll_reply *news_replies;
+    sm_poll_reply *news_reply; /* one, reused: each is sealed into news_env as it is made */
+    char **news_env;           /* the sealed replies of a batch, sent after its commit */
+    size_t *news_len;
     bool *news;
     struct lws_protocols protocols[4]; /* from protocols_template, with this hub */
 } server;
