@@ -37,12 +37,13 @@ typedef struct held {
     struct held *prev, *next; /* server.held_first's list, oldest first */
 } held;
 
-/* A reply of a pass over the bus, sent after the pass's commit. */
+/* A reply of a pass over the bus, sealed when the control made it and sent after the pass's
+ * commit. */
 typedef struct pending {
     sm_bus_msg msg;
-    sm_poll_reply reply;
+    char *env; /* the sealed reply (malloc'd), or NULL when it could not be sealed */
+    size_t len;
     char name[SM_NAME_MAX + 1];
-    char nonce[SM_NONCE_HEX + 1];
 } pending;
 
 typedef struct server {
@@ -76,6 +77,7 @@ typedef struct server {
     /* Scratch of one pass over the bus and of answer_news, too large for the stack and made
      * once by sm_server_scratch_new: SM_BUS_PASS_REPLIES pending, SM_NEWS_BATCH of the rest. */
     pending *out;
+    sm_poll_reply *pass_reply; /* one, reused: the control's answer to a poll, sealed at once */
     char (*news_names)[SM_NAME_MAX + 1];
     sm_poll_reply *news_reply; /* one, reused: each is sealed into news_env as it is made */
     char **news_env;           /* the sealed replies of a batch, sent after its commit */

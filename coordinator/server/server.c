@@ -268,10 +268,15 @@ static void take_poll(server *s, pass *p, sm_bus_msg *m, const sm_env *env, cons
     pending *o = &s->out[p->n_out];
     bool now_reply = false;
     if (!p->failed &&
-        sm_control_poll(s->api.ctl, poll, (int64_t)now, &o->reply, &now_reply, &p->err) != 0)
+        sm_control_poll(s->api.ctl, poll, (int64_t)now, s->pass_reply, &now_reply, &p->err) != 0)
         p->failed = true;
     memcpy(o->name, env->name, sizeof env->name);
-    memcpy(o->nonce, env->nonce, sizeof env->nonce);
+    /* Sealed now, sent after the commit (see answer_news for why not kept as a struct). */
+    o->env = NULL;
+    sm_error serr = {0};
+    if (!p->failed && now_reply &&
+        !(o->env = seal_reply(s, s->pass_reply, env->name, env->nonce, &o->len, &serr)))
+        sm_log(LOG_WARNING, "SM-REPLY-FAIL", "cannot answer a poll of %s: %s", env->name, serr.msg);
     /* A newer poll supersedes the held one: the agent's REQ socket has moved on. */
     held *old = sm_map_del(s->held, poll->agent);
     if (old) {
@@ -298,12 +303,19 @@ static void finish_pass(server *s, pass *p)
                p->err.msg);
         if (p->in_tx)
             sm_control_rollback(&s->api.ctl, sm_wall_ms(), NULL);
-        for (size_t i = 0; i < p->n_out; i++)
+        for (size_t i = 0; i < p->n_out; i++) {
             sm_bus_msg_fini(&s->out[i].msg);
+            free(s->out[i].env);
+        }
         return;
     }
-    for (size_t i = 0; i < p->n_out; i++)
-        send_reply(s, &s->out[i].msg, &s->out[i].reply, s->out[i].name, s->out[i].nonce);
+    for (size_t i = 0; i < p->n_out; i++) {
+        pending *o = &s->out[i];
+        if (o->env)
+            send_sealed(s, &o->msg, o->env, o->len, o->name, &p->err);
+        else
+            sm_bus_msg_fini(&o->msg); /* it could not be sealed: logged */
+    }
     answer_news(s);
     /* More may be waiting than one batch took: come back through the loop. */
     if (p->n_out == SM_BUS_PASS_REPLIES || p->taken >= SM_BUS_PASS_BYTES)
@@ -416,10 +428,12 @@ int sm_server_scratch_new(server *s)
     s->out = calloc(SM_BUS_PASS_REPLIES, sizeof *s->out);
     s->news_names = calloc(SM_NEWS_BATCH, sizeof *s->news_names);
     s->news_reply = calloc(1, sizeof *s->news_reply);
+    s->pass_reply = calloc(1, sizeof *s->pass_reply);
     s->news_env = calloc(SM_NEWS_BATCH, sizeof *s->news_env);
     s->news_len = calloc(SM_NEWS_BATCH, sizeof *s->news_len);
     s->news = calloc(SM_NEWS_BATCH, sizeof *s->news);
-    if (s->out && s->news_names && s->news_reply && s->news_env && s->news_len && s->news)
+    if (s->out && s->pass_reply && s->news_names && s->news_reply && s->news_env && s->news_len &&
+        s->news)
         return 0;
     sm_server_scratch_free(s);
     return SM_ENOMEM;
@@ -430,12 +444,14 @@ void sm_server_scratch_free(server *s)
     free(s->out);
     free(s->news_names);
     free(s->news_reply);
+    free(s->pass_reply);
     free(s->news_env);
     free(s->news_len);
     free(s->news);
     s->out = NULL;
     s->news_names = NULL;
     s->news_reply = NULL;
+    s->pass_reply = NULL;
     s->news_env = NULL;
     s->news_len = NULL;
     s->news = NULL;
