@@ -10,7 +10,8 @@
 /* A coordinator remembers every poll of the last two minutes: at 10,000 agents and 5,000 polls
  * a second that is 600,000 pairs. Kept as strings in the generic map with a list node each,
  * a pair took about 185 bytes (two allocations and a map entry); as a hash in a slot of the
- * set (at most half full) and one of the ring, it takes 32 bytes at most. Two pairs that hash
+ * set (8 bytes, the set a quarter to half full) and one of the ring (16 bytes, the ring half
+ * to wholly full), it takes 32 to 64 bytes as the two double. Two pairs that hash
  * alike are taken for one: the second is refused as a replay, as it would be if it were one.
  * That fails closed, and only for messages that passed their MAC: with random 16-byte nonces
  * and a per-window seed, a check's odds of a false refusal are n / 2^64 with n pairs
