@@ -89,17 +89,6 @@ static void send_sealed(server *s, sm_bus_msg *m, char *env, size_t elen, const 
     free(env);
 }
 
-/* Seals reply r to agent `to`, answering its poll `nonce`, and sends it on m (which is consumed
- * either way). */
-static void send_reply(server *s, sm_bus_msg *m, sm_poll_reply *r, const char *to,
-                       const char *nonce)
-{
-    sm_error err = {0};
-    size_t elen = 0;
-    char *env = seal_reply(s, r, to, nonce, &elen, &err);
-    send_sealed(s, m, env, elen, to, &err);
-}
-
 /* Verifies a scanned poll under the key its claimed sender should hold. A MAC that fails under
  * the agent's own key is tried under the previous fleet key (a rotation in progress) and under
  * the fleet key itself (an agent given the fleet key: told to the operator, still refused). */
@@ -350,17 +339,6 @@ void sm_server_drain_bus(server *s)
     finish_pass(s, &p);
 }
 
-/* Answers a held poll now with reply r. */
-static void answer_held(server *s, const char *name, sm_poll_reply *r)
-{
-    held *h = sm_map_del(s->held, name);
-    if (!h)
-        return;
-    held_unlink(s, h);
-    send_reply(s, &h->msg, r, name, h->nonce);
-    free(h);
-}
-
 /* The held poll of `name` is answered with envelope env, which is freed; NULL (it could not be
  * sealed, which was logged) drops the poll unanswered, as send_sealed does. */
 static void send_held(server *s, const char *name, char *env, size_t elen)
@@ -469,6 +447,36 @@ static void jobs_queued(void *arg, const char *const *hosts, size_t n)
     answer_news(arg);
 }
 
+/* Answers the n held polls of `names`, whose hold ran out, in one transaction: each answer
+ * (often empty) sealed as it is made, as answer_news does, and sent after the commit. n is at
+ * most SM_NEWS_BATCH: the news scratch is free between two calls of answer_news. */
+static void expire_held(server *s, const char (*names)[SM_NAME_MAX + 1], size_t n, int64_t now)
+{
+    sm_error err = {0};
+    if (sm_store_begin(s->st, &err) != 0)
+        return;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++)
+        s->news_env[i] = NULL;
+    for (size_t i = 0; i < n && ok; i++) {
+        ok = sm_control_expire(s->api.ctl, names[i], now, s->news_reply, &err) == 0;
+        const held *h = ok ? sm_map_get(s->held, names[i]) : NULL;
+        sm_error serr = {0};
+        if (h && !(s->news_env[i] =
+                       seal_reply(s, s->news_reply, names[i], h->nonce, &s->news_len[i], &serr)))
+            sm_log(LOG_WARNING, "SM-REPLY-FAIL", "cannot answer a poll of %s: %s", names[i],
+                   serr.msg);
+    }
+    if (ok && sm_store_commit(s->st, &err) == 0) {
+        for (size_t i = 0; i < n; i++)
+            send_held(s, names[i], s->news_env[i], s->news_len[i]);
+        return;
+    }
+    sm_control_rollback(&s->api.ctl, now, NULL);
+    for (size_t i = 0; i < n; i++)
+        free(s->news_env[i]);
+}
+
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
     server *s = lws_container_of(sul, server, tick);
@@ -490,18 +498,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
     for (const held *h = s->held_first;
          n < 64 && h && mono - h->since_ms >= (int64_t)s->cfg->hold_ms; h = h->next)
         snprintf(names[n++], sizeof names[0], "%s", h->agent);
-    if (n && sm_store_begin(s->st, &err) == 0) {
-        sm_poll_reply replies[64];
-        bool ok = true;
-        for (size_t i = 0; i < n && ok; i++)
-            ok = sm_control_expire(s->api.ctl, names[i], now, &replies[i], &err) == 0;
-        if (ok && sm_store_commit(s->st, &err) == 0) {
-            for (size_t i = 0; i < n; i++)
-                answer_held(s, names[i], &replies[i]);
-        } else {
-            sm_control_rollback(&s->api.ctl, now, NULL);
-        }
-    }
+    if (n)
+        expire_held(s, (const char(*)[SM_NAME_MAX + 1]) names, n, now);
     answer_news(s);
     /* Browsers hear of changes every other tick: quick enough to watch, cheap enough to leave
      * open. */
