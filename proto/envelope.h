@@ -127,7 +127,10 @@ void sm_replay_free(sm_replay *r);
  * SM_REJ_NONE. Forgets entries older than the window as it goes (bounded memory: at most one
  * entry per accepted message in the window). */
 sm_reject sm_replay_check(sm_replay *r, const char *name, const char *nonce, uint64_t now_ms);
+/* The pairs remembered now, and the bytes the window holds for them (its tables: 32 to 64
+ * bytes a pair once it has grown past its first 64). */
 size_t sm_replay_size(const sm_replay *r);
+size_t sm_replay_bytes(const sm_replay *r);
 
 /* ---- rejects.c ---- */
 

@@ -231,7 +231,7 @@ void sm_control_close(sm_control *c)
     sm_deadlines_fini(&c->job_due);
     free(c->news_ring);
     sm_map_free(c->jobs, free);
-    sm_map_free(c->agents, free);
+    sm_map_free(c->agents, ctl_agent_free);
     sm_map_free(c->runs, ctl_run_free);
     free(c);
 }
@@ -273,8 +273,8 @@ int sm_control_rollback(sm_control **cp, int64_t now_ms, sm_error *err)
             a->queue_failed = was->queue_failed;
         }
         a->idle = was->idle;
-        memcpy(a->labels, was->labels, sizeof a->labels);
-        a->n_labels = was->n_labels;
+        /* Out of memory, they come back with its next poll. */
+        (void)ctl_agent_set_labels(a, was->labels, was->n_labels);
         memcpy(a->data_addr, was->data_addr, sizeof a->data_addr);
         ctl_agent_rekey(c, a);
     }

@@ -456,7 +456,8 @@ static int plan_run(sm_control *c, const sm_spec *spec, sm_plan *plan, sm_error 
         sm_plan_host *h = &fleet[k++];
         snprintf(h->name, sizeof h->name, "%s", a->name);
         snprintf(h->data_addr, sizeof h->data_addr, "%s", a->data_addr);
-        memcpy(h->labels, a->labels, sizeof h->labels);
+        if (a->n_labels)
+            memcpy(h->labels, a->labels, a->n_labels * sizeof *a->labels);
         h->n_labels = a->n_labels;
         h->online = a->status != SM_AGENT_LOST;
     }

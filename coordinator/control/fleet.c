@@ -78,6 +78,29 @@ cagent *ctl_agent_new(sm_control *c, const char *name)
     return a;
 }
 
+void ctl_agent_free(void *p)
+{
+    cagent *a = p;
+    if (a)
+        free(a->labels);
+    free(a);
+}
+
+int ctl_agent_set_labels(cagent *a, const sm_label *labels, size_t n)
+{
+    if (n == a->n_labels && (n == 0 || memcmp(a->labels, labels, n * sizeof *labels) == 0))
+        return 0;
+    sm_label *copy = NULL;
+    if (n && !(copy = malloc(n * sizeof *copy)))
+        return SM_ENOMEM;
+    if (n)
+        memcpy(copy, labels, n * sizeof *copy);
+    free(a->labels);
+    a->labels = copy;
+    a->n_labels = n;
+    return 0;
+}
+
 /* Registers or refreshes the agent row when something about it changed. */
 static int upsert_agent(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err)
 {
@@ -149,8 +172,8 @@ int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, 
     a->forgiven_ms = 0;
     a->queue_failed = false;
     snprintf(a->boot, sizeof a->boot, "%s", p->boot);
-    memcpy(a->labels, p->labels, sizeof a->labels);
-    a->n_labels = p->n_labels;
+    if (ctl_agent_set_labels(a, p->labels, p->n_labels) != 0)
+        return sm_error_set(err, SM_ENOMEM, "out of memory");
     snprintf(a->data_addr, sizeof a->data_addr, "%s", p->data_addr);
     a->news = false;
     a->n_owed = 0;

@@ -74,7 +74,9 @@ typedef struct cagent {
     uint64_t cancel_job;
     uint32_t cancel_attempt;
     cjob *qhead, *qtail;
-    sm_label labels[SM_LABELS_MAX]; /* from its last poll, for host selection */
+    /* From its last poll, for host selection: n_labels of them, NULL when none. Most agents
+     * have none or a few; a full array took 1.5 KB of every agent. */
+    sm_label *labels;
     size_t n_labels;
     char data_addr[SM_ADDR_MAX + 1];
     bool news;        /* its held poll should hear of new work now (set by ctl_wake) */
@@ -180,6 +182,11 @@ static inline void ctl_cancel(sm_control *c, cagent *x, const cjob *j, bool wake
 
 /* A new agent, registered in c->agents, LOST until it polls; NULL when out of memory. */
 cagent *ctl_agent_new(sm_control *c, const char *name);
+/* Frees agent p (a cagent) and its labels: the agents map's free function. */
+void ctl_agent_free(void *p);
+/* Sets a's labels to labels[0..n), n <= SM_LABELS_MAX; unchanged ones cost a comparison.
+ * 0, or SM_ENOMEM with a's labels as they were. */
+int ctl_agent_set_labels(cagent *a, const sm_label *labels, size_t n);
 /* Notes the machine the agent runs on, from its facts. */
 void ctl_machine_of(cagent *a, const sm_facts *f);
 /* Whether a refusal of this kind is logged now: one line a minute, saying how many were not. */

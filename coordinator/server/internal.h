@@ -13,6 +13,7 @@
 #include "coordinator/recurring/webhook.h"
 #include "coordinator/server/bus.h"
 #include "coordinator/server/guard.h"
+#include "coordinator/server/keys.h"
 #include "proto/map.h"
 #include "coordinator/server/server.h"
 #include "coordinator/store/store.h"
@@ -37,12 +38,13 @@ typedef struct held {
     struct held *prev, *next; /* server.held_first's list, oldest first */
 } held;
 
-/* A reply of a pass over the bus, sent after the pass's commit. */
+/* A reply of a pass over the bus, sealed when the control made it and sent after the pass's
+ * commit. */
 typedef struct pending {
     sm_bus_msg msg;
-    sm_poll_reply reply;
+    char *env; /* the sealed reply (malloc'd), or NULL when it could not be sealed */
+    size_t len;
     char name[SM_NAME_MAX + 1];
-    char nonce[SM_NONCE_HEX + 1];
 } pending;
 
 /* A question of the loop's own to the report worker (asks.c): run's anomalies against
@@ -71,6 +73,7 @@ typedef struct server {
     /* Agents whose last message verified only under the previous fleet key (name -> a marker):
      * their replies are sealed with it too. Only names that proved that key get in. */
     sm_map *on_prev_key;
+    sm_keys *keys;      /* the agents' own keys under the fleet key, kept once they verified */
     int64_t started_ms; /* monotonic: the previous key's grace runs from here */
     sm_api_ctx api;     /* its ctl is the control state, which a rollback replaces */
     /* Builds the off-loop routes' answers (routes.h); each queued request's ticket maps to its
@@ -92,8 +95,11 @@ typedef struct server {
     /* Scratch of one pass over the bus and of answer_news, too large for the stack and made
      * once by sm_server_scratch_new: SM_BUS_PASS_REPLIES pending, SM_NEWS_BATCH of the rest. */
     pending *out;
+    sm_poll_reply *pass_reply; /* one, reused: the control's answer to a poll, sealed at once */
     char (*news_names)[SM_NAME_MAX + 1];
-    sm_poll_reply *news_replies;
+    sm_poll_reply *news_reply; /* one, reused: each is sealed into news_env as it is made */
+    char **news_env;           /* the sealed replies of a batch, sent after its commit */
+    size_t *news_len;
     bool *news;
     struct lws_protocols protocols[4]; /* from protocols_template, with this hub */
 } server;

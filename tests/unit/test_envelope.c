@@ -722,6 +722,33 @@ static void test_replay_stays_bounded_by_the_window_under_steady_traffic(void **
     sm_replay_free(r);
 }
 
+/* Expiry takes pairs out of the set as others go in: every pair still in the window must stay
+ * findable (a deletion that broke a probe run would let its replay through), and each takes
+ * at most 64 bytes however the tables grew. */
+static void test_replay_keeps_every_pair_of_the_window_in_64_bytes_each(void **state)
+{
+    (void)state;
+    sm_replay *r = sm_replay_new(1000);
+    assert_non_null(r);
+    char name[16], nonce[40];
+    for (uint64_t i = 0; i < 100000; i++) {
+        snprintf(name, sizeof name, "agent-%05" PRIu64, i % 997);
+        snprintf(nonce, sizeof nonce, "%032" PRIx64, (uint64_t)(i * 0x9e3779b97f4a7c15ull));
+        assert_int_equal(sm_replay_check(r, name, nonce, T0 + i / 20), SM_REJ_NONE);
+    }
+    const size_t kept = sm_replay_size(r);
+    assert_true(kept >= 20000 && kept <= 20020);
+    assert_true(sm_replay_bytes(r) <= 64 * kept);
+    /* The last 20,000 (T0 + 4000 .. T0 + 4999) are all within the window at T0 + 4999. */
+    for (uint64_t i = 80000; i < 100000; i++) {
+        snprintf(name, sizeof name, "agent-%05" PRIu64, i % 997);
+        snprintf(nonce, sizeof nonce, "%032" PRIx64, (uint64_t)(i * 0x9e3779b97f4a7c15ull));
+        assert_int_equal(sm_replay_check(r, name, nonce, T0 + 4999), SM_REJ_REPLAY);
+    }
+    assert_int_equal(sm_replay_size(r), kept);
+    sm_replay_free(r);
+}
+
 static void test_replay_clock_stepping_back_does_not_forget_early(void **state)
 {
     (void)state;
@@ -1013,6 +1040,7 @@ int main(void)
         cmocka_unit_test(test_replay_same_nonce_twice_is_rejected_until_the_window_passes),
         cmocka_unit_test(test_replay_stays_bounded_by_the_window_under_steady_traffic),
         cmocka_unit_test(test_replay_clock_stepping_back_does_not_forget_early),
+        cmocka_unit_test(test_replay_keeps_every_pair_of_the_window_in_64_bytes_each),
         cmocka_unit_test(test_rejects_log_once_per_peer_per_minute_and_count_all),
         cmocka_unit_test(test_rejects_peer_map_evicts_the_oldest_beyond_4096),
         cmocka_unit_test(test_rejects_add_counts_in_bulk_and_ignores_bad_reasons),

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "coordinator/server/internal.h"
@@ -68,6 +69,8 @@ static int setup(void **state)
     s->rejects = sm_rejects_new();
     s->held = sm_map_new();
     s->on_prev_key = sm_map_new();
+    s->keys = sm_keys_new(f->cfg.key, 64);
+    assert_non_null(s->keys);
     assert_non_null(s->replay);
     assert_non_null(s->rejects);
     assert_non_null(s->held);
@@ -111,6 +114,7 @@ static int teardown(void **state)
     lws_context_destroy(s->ctx);
     sm_map_free(s->held, held_free);
     sm_map_free(s->on_prev_key, NULL);
+    sm_keys_free(s->keys);
     sm_bus_close(s->bus);
     sm_rejects_free(s->rejects);
     sm_replay_free(s->replay);
@@ -224,6 +228,104 @@ static void test_server_bus_pass_drops_and_counts_what_fails_its_checks(void **s
     assert_int_equal(sm_rejects_total(f->s.rejects), 2);
 }
 
+/* Passes over the bus until the control has taken `total` polls in all (bounded by 10 s). */
+static void drain_until_polls(fixture *f, uint64_t total)
+{
+    const int64_t until = mono_ms() + 10000;
+    sm_control_stats st;
+    for (sm_control_get_stats(f->s.api.ctl, &st); st.polls < total;
+         sm_control_get_stats(f->s.api.ctl, &st)) {
+        if (mono_ms() > until)
+            fail_msg("%" PRIu64 " of %" PRIu64 " polls taken after 10 s", st.polls, total);
+        wait_readable(f);
+        sm_server_drain_bus(&f->s);
+    }
+}
+
+/* Each poll needs its sender's key to verify it and to seal its answer: derived once, on the
+ * agent's first poll, and kept from then on; a name that failed its MAC is never kept. */
+static void test_server_derives_an_agents_key_once_over_its_polls(void **state)
+{
+    fixture *f = *state;
+    uint8_t own[SM_KEY_LEN], wrong[SM_KEY_LEN];
+    sm_error err = {0};
+    assert_int_equal(sm_key_derive(f->cfg.key, "h1", own, &err), 0);
+    send_poll(f, 0, own, "h1");
+    drain_until_polls(f, 1);
+    send_poll(f, 1, own, "h1");
+    send_poll(f, 2, own, "h1");
+    drain_until_polls(f, 3);
+    assert_int_equal(sm_keys_derived(f->s.keys), 1);
+    assert_int_equal(sm_keys_kept(f->s.keys), 1);
+    /* The first poll was answered at once (facts wanted), under h1's own key. */
+    char *buf = NULL;
+    const int n = nn_recv(f->req[0], &buf, NN_MSG, 0);
+    assert_true(n > 0);
+    sm_env env;
+    assert_int_equal(sm_env_open(own, SM_DIR_TO_AGENT, buf, (size_t)n, wall_ms(), &env, &err),
+                     SM_REJ_NONE);
+    nn_freemsg(buf);
+    assert_int_equal(sm_key_derive(f->cfg.key, "h2", wrong, &err), 0);
+    wrong[0] ^= 1;
+    send_poll(f, 3, wrong, "h2");
+    drain_until_refused(f, 1);
+    assert_int_equal(sm_keys_derived(f->s.keys), 2);
+    assert_int_equal(sm_keys_kept(f->s.keys), 1);
+}
+
+static long wal_size(const fixture *f)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s-wal", f->db);
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Idle polls of a registered agent change nothing durable: their passes write nothing to the
+ * store, so their commits cost no fdatasync (an idle fleet's polls are most of its traffic). */
+static void test_server_passes_of_idle_polls_write_nothing_to_the_store(void **state)
+{
+    fixture *f = *state;
+    uint8_t own[SM_KEY_LEN];
+    sm_error err = {0};
+    assert_int_equal(sm_key_derive(f->cfg.key, "h1", own, &err), 0);
+    send_poll(f, 0, own, "h1");
+    drain_until_polls(f, 1);
+    const long before = wal_size(f);
+    assert_true(before > 0); /* registering h1 wrote its row */
+    for (size_t i = 1; i < 4; i++) {
+        send_poll(f, i, own, "h1");
+        drain_until_polls(f, 1 + i);
+    }
+    assert_int_equal(wal_size(f), before);
+}
+
+/* A kept key is the derived one; past its bound, keys are derived each time and not kept. */
+static void test_keys_give_the_derived_key_and_keep_at_most_their_bound(void **state)
+{
+    (void)state;
+    uint8_t fleet[SM_KEY_LEN], want[SM_KEY_LEN], got[SM_KEY_LEN];
+    memset(fleet, 7, sizeof fleet);
+    sm_error err = {0};
+    sm_keys *k = sm_keys_new(fleet, 2);
+    assert_non_null(k);
+    const char *names[] = {"a1", "a2", "a3"};
+    for (size_t round = 0; round < 2; round++) {
+        for (size_t i = 0; i < 3; i++) {
+            assert_int_equal(sm_keys_get(k, names[i], got, &err), 0);
+            assert_int_equal(sm_key_derive(fleet, names[i], want, &err), 0);
+            assert_memory_equal(got, want, SM_KEY_LEN);
+            sm_keys_keep(k, names[i], got);
+        }
+    }
+    /* a1 and a2 were derived once; a3, beyond the bound, twice. */
+    assert_int_equal(sm_keys_derived(k), 4);
+    assert_int_equal(sm_keys_kept(k), 2);
+    assert_int_equal(sm_keys_get(k, SM_COORDINATOR, got, &err), SM_EINVAL);
+    sm_keys_free(k);
+    sm_keys_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +333,11 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_server_bus_pass_drops_and_counts_what_fails_its_checks,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_server_derives_an_agents_key_once_over_its_polls,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_server_passes_of_idle_polls_write_nothing_to_the_store,
+                                        setup, teardown),
+        cmocka_unit_test(test_keys_give_the_derived_key_and_keep_at_most_their_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
