@@ -247,9 +247,10 @@ static const char *const queries[Q_COUNT] = {
     /* The measured results of one cell, current attempts only, as Q_RUN_RESULTS gives them. */
     /* As Q_CELL_RESULTS_ALL: without the index named, SQLite walks the run's jobs in ord
      * order for each cell that adaptive repetitions judge. */
-    [Q_CELL_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
-                       " INDEXED BY jobs_run_cell JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
-                       " WHERE j.run_id = ?1 AND j.cell = ?2 AND j.warmup = 0 ORDER BY j.ord",
+    [Q_CELL_RESULTS] =
+        "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
+        " INDEXED BY jobs_run_cell JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
+        " WHERE j.run_id = ?1 AND j.cell = ?2 AND j.warmup = 0 ORDER BY j.ord",
     [Q_CELL_SET_STOPPED] = "UPDATE cells SET stopped = ?3 WHERE run_id = ?1 AND idx = ?2",
     [Q_STORE_ID] = "SELECT value FROM store_meta WHERE key = 'store_id'",
     [Q_FP_LATEST] = "SELECT id, agent, hash, body_json, first_seen_ms, last_seen_ms"
