@@ -3,6 +3,7 @@
 #include "coordinator/api/api.h"
 #include "coordinator/api/internal.h"
 
+#include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -359,23 +360,37 @@ int sm_api_post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, s
     return sm_api_reply(resp, len, 201, sm_api_run_created(id));
 }
 
-/* The cells of run id that it could not judge, as picks (pointing into *v's notes): value
- * cells only, a ratio being measured with its two. Returns 0 or the HTTP status of the error
- * it answered. */
-static int unjudged(sm_api_ctx *a, uint64_t id, sm_run_verdict *v, sm_control_pick **picks,
-                    size_t *n, char **resp, size_t *len)
+/* The cells of run id that it could not judge, as picks (pointing into *an, the run's
+ * anomalies as GET .../anomalies answers them: from the cache when the report worker built
+ * them first, as the listener has it do): value cells only, a ratio being measured with its
+ * two. Returns 0 or the HTTP status of the error it answered. */
+static int unjudged(sm_api_ctx *a, uint64_t id, cJSON **an, sm_control_pick **picks, size_t *n,
+                    char **resp, size_t *len)
 {
-    sm_error err = {0};
-    sm_report_status st = sm_reports_verdict(&a->reports, id, v, &err);
-    if (st != SM_REPORT_OK)
-        return sm_api_reply_error(resp, len, (int)st, err.msg, NULL);
-    *picks = calloc(v->n_notes ? v->n_notes : 1, sizeof **picks);
+    sm_run_report rep;
+    sm_reports_get(&a->reports, id, SM_REPORT_ANOMALIES, NULL, &rep);
+    if (rep.status != SM_REPORT_OK) {
+        const int status = sm_api_reply_error(resp, len, (int)rep.status, rep.err.msg, NULL);
+        sm_run_report_fini(&rep);
+        return status;
+    }
+    *an = cJSON_ParseWithLength(rep.body, rep.len);
+    sm_run_report_fini(&rep);
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(*an, "inconclusive");
+    if (!cJSON_IsArray(list))
+        return sm_api_reply_error(resp, len, 500, "out of memory", NULL);
+    *picks = calloc((size_t)cJSON_GetArraySize(list) + 1, sizeof **picks);
     if (!*picks)
         return sm_api_reply_error(resp, len, 500, "out of memory", NULL);
     *n = 0;
-    for (size_t i = 0; i < v->n_notes; i++)
-        if (!v->notes[i].ratio)
-            (*picks)[(*n)++] = (sm_control_pick){v->notes[i].row, v->notes[i].test};
+    const cJSON *c;
+    cJSON_ArrayForEach(c, list)
+    {
+        const char *row = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "row"));
+        const char *test = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "test"));
+        if (row && test && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ratio")))
+            (*picks)[(*n)++] = (sm_control_pick){row, test};
+    }
     if (*n == 0)
         return sm_api_reply_error(
             resp, len, 409, "every cell of this run was judged: nothing to measure again", NULL);
@@ -416,7 +431,7 @@ int sm_api_post_again(sm_api_ctx *a, uint64_t id, const char *body, size_t blen,
     if (sm_store_run_get(a->st, id, &run, &err) != 0)
         return sm_api_reply_error(resp, len, 404, "no such run", "id");
     int status = 0;
-    sm_run_verdict v = {0};
+    cJSON *an = NULL;
     sm_control_pick *picks = NULL;
     size_t n = 0;
     char *spec_json = NULL, name[SM_SPEC_NAME_MAX + 1];
@@ -426,7 +441,7 @@ int sm_api_post_again(sm_api_ctx *a, uint64_t id, const char *body, size_t blen,
         status = sm_api_reply_error(
             resp, len, 409, "the run is still running: measure again once it has ended", NULL);
     if (!status)
-        status = unjudged(a, id, &v, &picks, &n, resp, len);
+        status = unjudged(a, id, &an, &picks, &n, resp, len);
     if (!status && sm_api_again_spec(run.spec_json, &spec_json, name, sizeof name, &err) != 0)
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
     if (!status)
@@ -441,7 +456,7 @@ int sm_api_post_again(sm_api_ctx *a, uint64_t id, const char *body, size_t blen,
     }
     free(spec_json);
     free(picks);
-    sm_run_verdict_fini(&v);
+    cJSON_Delete(an);
     sm_run_row_fini(&run);
     return status;
 }

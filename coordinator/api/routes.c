@@ -174,41 +174,44 @@ HANDLER(resume)
 /* scope: a GET reads, any other method changes state. The last field marks the reports the
  * worker builds off the loop. /metrics is not one (it reads the control core), but a carrier
  * with a worker has it build the cells (sm_api_worker_metrics). The fingerprints' diff reads
- * at most 16 rows: not worth a thread hop. */
+ * at most 16 rows: not worth a thread hop. POST .../again reads its run's anomalies, which the
+ * worker builds first (warm). */
 const sm_route sm_routes[] = {
-    {"/healthz", "GET", 0, SM_ROUTE_READ, health, NULL, false},
-    {"/metrics", "GET", 0, SM_ROUTE_READ, metrics, NULL, false},
-    {"/api/agents", "GET", 0, SM_ROUTE_READ, agents, NULL, false},
-    {"/api/agents/{name}/fingerprint", "GET", 0, SM_ROUTE_READ, fingerprint, NULL, false},
-    {"/api/fingerprints/diff", "GET", 0, SM_ROUTE_READ, fp_diff, NULL, false},
-    {"/api/presets", "GET", 0, SM_ROUTE_READ, presets, NULL, false},
-    {"/api/jobs", "POST", SM_SPEC_BODY_MAX, SM_ROUTE_WRITE, post_jobs, NULL, false},
-    {"/api/jobs/{id}", "GET", 0, SM_ROUTE_READ, job, "job", false},
-    {"/api/runs", "GET", 0, SM_ROUTE_READ, runs, NULL, false},
-    {"/api/runs", "POST", SM_SPEC_BODY_MAX, SM_ROUTE_WRITE, post_run, NULL, false},
-    {"/api/runs/{id}", "GET", 0, SM_ROUTE_READ, run, "run", false},
-    {"/api/runs/{id}/table", "GET", 0, SM_ROUTE_READ, table, "run", true},
-    {"/api/runs/{id}/anomalies", "GET", 0, SM_ROUTE_READ, anomalies, "run", true},
-    {"/api/runs/{id}/jobs", "GET", 0, SM_ROUTE_READ, run_jobs, "run", false},
-    {"/api/runs/{id}/cells/{cell}", "GET", 0, SM_ROUTE_READ, run_cell, "run", false},
-    {"/api/runs/{id}/cancel", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, cancel, "run", false},
-    {"/api/runs/{id}/again", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, again, "run", false},
-    {"/api/compare", "GET", 0, SM_ROUTE_READ, compare, NULL, true},
-    {"/api/trends", "GET", 0, SM_ROUTE_READ, trends, NULL, true},
-    {"/api/grid", "GET", 0, SM_ROUTE_READ, grid, NULL, true},
-    {"/api/schedules", "GET", 0, SM_ROUTE_READ, schedules, NULL, false},
-    {"/api/schedules", "POST", SM_SPEC_BODY_MAX, SM_ROUTE_WRITE, post_schedule, NULL, false},
-    {"/api/schedules/{id}", "GET", 0, SM_ROUTE_READ, schedule, "schedule", false},
-    {"/api/schedules/{id}", "DELETE", 0, SM_ROUTE_WRITE, delete_schedule, "schedule", false},
+    {"/healthz", "GET", 0, SM_ROUTE_READ, health, NULL, false, NULL},
+    {"/metrics", "GET", 0, SM_ROUTE_READ, metrics, NULL, false, NULL},
+    {"/api/agents", "GET", 0, SM_ROUTE_READ, agents, NULL, false, NULL},
+    {"/api/agents/{name}/fingerprint", "GET", 0, SM_ROUTE_READ, fingerprint, NULL, false, NULL},
+    {"/api/fingerprints/diff", "GET", 0, SM_ROUTE_READ, fp_diff, NULL, false, NULL},
+    {"/api/presets", "GET", 0, SM_ROUTE_READ, presets, NULL, false, NULL},
+    {"/api/jobs", "POST", SM_SPEC_BODY_MAX, SM_ROUTE_WRITE, post_jobs, NULL, false, NULL},
+    {"/api/jobs/{id}", "GET", 0, SM_ROUTE_READ, job, "job", false, NULL},
+    {"/api/runs", "GET", 0, SM_ROUTE_READ, runs, NULL, false, NULL},
+    {"/api/runs", "POST", SM_SPEC_BODY_MAX, SM_ROUTE_WRITE, post_run, NULL, false, NULL},
+    {"/api/runs/{id}", "GET", 0, SM_ROUTE_READ, run, "run", false, NULL},
+    {"/api/runs/{id}/table", "GET", 0, SM_ROUTE_READ, table, "run", true, NULL},
+    {"/api/runs/{id}/anomalies", "GET", 0, SM_ROUTE_READ, anomalies, "run", true, NULL},
+    {"/api/runs/{id}/jobs", "GET", 0, SM_ROUTE_READ, run_jobs, "run", false, NULL},
+    {"/api/runs/{id}/cells/{cell}", "GET", 0, SM_ROUTE_READ, run_cell, "run", false, NULL},
+    {"/api/runs/{id}/cancel", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, cancel, "run", false,
+     NULL},
+    {"/api/runs/{id}/again", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, again, "run", false,
+     "anomalies"},
+    {"/api/compare", "GET", 0, SM_ROUTE_READ, compare, NULL, true, NULL},
+    {"/api/trends", "GET", 0, SM_ROUTE_READ, trends, NULL, true, NULL},
+    {"/api/grid", "GET", 0, SM_ROUTE_READ, grid, NULL, true, NULL},
+    {"/api/schedules", "GET", 0, SM_ROUTE_READ, schedules, NULL, false, NULL},
+    {"/api/schedules", "POST", SM_SPEC_BODY_MAX, SM_ROUTE_WRITE, post_schedule, NULL, false, NULL},
+    {"/api/schedules/{id}", "GET", 0, SM_ROUTE_READ, schedule, "schedule", false, NULL},
+    {"/api/schedules/{id}", "DELETE", 0, SM_ROUTE_WRITE, delete_schedule, "schedule", false, NULL},
     {"/api/schedules/{id}/pause", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, pause, "schedule",
-     false},
+     false, NULL},
     {"/api/schedules/{id}/resume", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, resume, "schedule",
-     false},
+     false, NULL},
 };
 const size_t sm_routes_n = sizeof sm_routes / sizeof sm_routes[0];
 
 /* Every path outside the API is the dashboard's: a GET anyone may make. */
-static const sm_route web_file = {"/*", "GET", 0, SM_ROUTE_PUBLIC, NULL, NULL, false};
+static const sm_route web_file = {"/*", "GET", 0, SM_ROUTE_PUBLIC, NULL, NULL, false, NULL};
 
 /* ---- matching ---- */
 

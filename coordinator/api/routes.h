@@ -51,6 +51,10 @@ typedef struct sm_route {
     /* Built by the report worker (worker.h), off the loop: a GET whose handler reads the store
      * and the reports alone (never the control core) and may take long (hundreds of runs). */
     bool off_loop;
+    /* A report of the same {id} that the handler reads (".../anomalies" for ".../again"), to be
+     * built first by the report worker: the handler, on the loop, then finds it in the shared
+     * cache (an ended run's reports are kept). NULL: none. */
+    const char *warm;
 } sm_route;
 
 /* The table, in the order the Allow header lists a path's methods. */

@@ -51,6 +51,8 @@ typedef struct http_pss {
     bool handled;     /* answered: later body callbacks (lws sends one even for an empty body) are
                        * ignored rather than answered twice */
     bool off_loop;    /* the route is built by the report worker */
+    const char *warm; /* the route's report to have the worker build first (routes.h) */
+    bool warming;     /* that report is being built: the handler runs when it comes */
     bool deferred;    /* the worker's answer came: its head goes at the next writeable */
     uint64_t ticket;  /* the worker's request, until its answer comes; 0: none */
 } http_pss;
@@ -159,8 +161,20 @@ static int check_site(server *s, struct lws *wsi, bool need_origin_ok, const cha
     return 0;
 }
 
+/* The path of the report p's route has the worker build first: p's path with its last
+ * segment replaced by p->warm ("/api/runs/7/again" -> "/api/runs/7/anomalies"); false when it
+ * does not fit. */
+static bool warm_path(const http_pss *p, char *out, size_t cap)
+{
+    const char *slash = strrchr(p->path, '/');
+    const int n =
+        slash ? snprintf(out, cap, "%.*s/%s", (int)(slash - p->path), p->path, p->warm) : -1;
+    return n > 0 && (size_t)n < cap;
+}
+
 /* Hands the request to the report worker: 0 when queued (take_answers sends its answer), else
- * the answer sent now (/metrics with fresh cells; 503 when the worker's queue is full). */
+ * the answer sent now (/metrics with fresh cells; 503 when the worker's queue is full). With
+ * p->warm the worker builds that report first, and the handler runs when it is in. */
 static int to_worker(server *s, struct lws *wsi, http_pss *p)
 {
     uint64_t ticket = 0;
@@ -173,6 +187,16 @@ static int to_worker(server *s, struct lws *wsi, http_pss *p)
                                           &p->resp, &p->resp_len);
         if (p->status == 200)
             p->ctype = SM_PROM_CTYPE;
+    } else if (p->warm) {
+        char path[sizeof p->path];
+        if (!(p->warming = warm_path(p, path, sizeof path))) {
+            /* Cannot be (the route matched a path shorter than the buffer): built on the loop. */
+            p->status =
+                sm_api_handle(&s->api, p->method, p->path, p->query, p->auth[0] ? p->auth : NULL,
+                              p->body ? p->body : "", p->len, &p->resp, &p->resp_len, &p->ctype);
+            return respond(wsi, p);
+        }
+        p->status = sm_api_worker_submit(s->worker, path, NULL, &ticket, &p->resp, &p->resp_len);
     } else {
         p->status = sm_api_worker_submit(s->worker, p->path, p->query[0] ? p->query : NULL, &ticket,
                                          &p->resp, &p->resp_len);
@@ -236,10 +260,21 @@ static void take_answers(server *s)
         }
         lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
         p->ticket = 0;
-        p->status = a.status;
-        p->resp = a.resp;
-        p->resp_len = a.len;
-        p->ctype = a.ctype;
+        if (p->warming) {
+            /* The report the handler reads is in the cache now (or failed, as the handler will
+             * say): the handler runs on the loop, its answer sent as a worker's is. */
+            p->warming = false;
+            sm_api_answer_fini(&a);
+            p->ctype = "application/json";
+            p->status =
+                sm_api_handle(&s->api, p->method, p->path, p->query, p->auth[0] ? p->auth : NULL,
+                              p->body ? p->body : "", p->len, &p->resp, &p->resp_len, &p->ctype);
+        } else {
+            p->status = a.status;
+            p->resp = a.resp;
+            p->resp_len = a.len;
+            p->ctype = a.ctype;
+        }
         p->deferred = true;
         lws_callback_on_writable(wsi);
         /* A bound on one pass; the rest at the next, which the cancel brings at once. */
@@ -275,7 +310,7 @@ static int handle(struct lws *wsi, http_pss *p)
             p->resp_len = p->resp ? strlen(p->resp) : 0;
             p->ctype = "application/json";
         }
-    } else if ((p->off_loop || strcmp(p->path, "/metrics") == 0) && s->worker) {
+    } else if ((p->off_loop || p->warm || strcmp(p->path, "/metrics") == 0) && s->worker) {
         return to_worker(s, wsi, p);
     } else {
         p->status =
@@ -345,6 +380,7 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
     if (!auth)
         p->auth[0] = '\0';
     p->off_loop = route->off_loop;
+    p->warm = route->warm;
     if (!cl || clen > route->body_max || (body_follows && route->body_max == 0)) {
         char why[96];
         if (route->body_max == 0)

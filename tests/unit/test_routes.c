@@ -272,6 +272,31 @@ static void test_routes_authorized_answers_for_each_scope_listener_and_token(voi
     }
 }
 
+/* No report is built on the loop: a route reads the store's reports either on the worker
+ * (off_loop), or on the loop from what the worker built first (warm: a GET route of the same
+ * {id} built off the loop), or it reads none. */
+static void test_routes_a_warm_report_is_an_off_loop_route_of_the_same_id(void **state)
+{
+    (void)state;
+    size_t warm = 0;
+    for (size_t i = 0; i < sm_routes_n; i++) {
+        const sm_route *r = &sm_routes[i];
+        if (!r->warm)
+            continue;
+        warm++;
+        assert_false(r->off_loop);
+        char path[128];
+        const char *slash = strrchr(r->pattern, '/');
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - r->pattern), r->pattern, r->warm);
+        size_t found = 0;
+        for (size_t j = 0; j < sm_routes_n; j++)
+            if (strcmp(sm_routes[j].pattern, path) == 0 && strcmp(sm_routes[j].method, "GET") == 0)
+                found += sm_routes[j].off_loop;
+        assert_int_equal(found, 1);
+    }
+    assert_int_equal(warm, 1); /* POST /api/runs/{id}/again, which reads the run's anomalies */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_routes_path_parameters_that_do_not_parse_are_400_naming_the_field),
         cmocka_unit_test(test_routes_dispatcher_asks_the_token_each_scope_needs),
         cmocka_unit_test(test_routes_authorized_answers_for_each_scope_listener_and_token),
+        cmocka_unit_test(test_routes_a_warm_report_is_an_off_loop_route_of_the_same_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
