@@ -171,8 +171,9 @@ HANDLER(resume)
 
 /* ---- the table ---- */
 
-/* scope: a GET reads, any other method changes state. The last field marks the reports the
- * worker builds off the loop. /metrics is not one (it reads the control core), but a carrier
+/* scope: a GET reads, any other method changes state. off_loop marks the reports the worker
+ * builds off the loop (a cell's figures read its run's table too; a page of a run's jobs decodes
+ * up to 1,000 results). /metrics is not one (it reads the control core), but a carrier
  * with a worker has it build the cells (sm_api_worker_metrics). The fingerprints' diff reads
  * at most 16 rows: not worth a thread hop. POST .../again reads its run's anomalies, which the
  * worker builds first (warm). */
@@ -190,8 +191,8 @@ const sm_route sm_routes[] = {
     {"/api/runs/{id}", "GET", 0, SM_ROUTE_READ, run, "run", false, NULL},
     {"/api/runs/{id}/table", "GET", 0, SM_ROUTE_READ, table, "run", true, NULL},
     {"/api/runs/{id}/anomalies", "GET", 0, SM_ROUTE_READ, anomalies, "run", true, NULL},
-    {"/api/runs/{id}/jobs", "GET", 0, SM_ROUTE_READ, run_jobs, "run", false, NULL},
-    {"/api/runs/{id}/cells/{cell}", "GET", 0, SM_ROUTE_READ, run_cell, "run", false, NULL},
+    {"/api/runs/{id}/jobs", "GET", 0, SM_ROUTE_READ, run_jobs, "run", true, NULL},
+    {"/api/runs/{id}/cells/{cell}", "GET", 0, SM_ROUTE_READ, run_cell, "run", true, NULL},
     {"/api/runs/{id}/cancel", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, cancel, "run", false,
      NULL},
     {"/api/runs/{id}/again", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, again, "run", false,
