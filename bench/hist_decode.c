@@ -2,6 +2,8 @@
 #include "proto/codec.h"
 #include "proto/hist.h"
 #include "proto/result.h"
+#include "tests/unit/draw.h"
+#include "bench/measure.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -11,67 +13,15 @@
 #include <sys/resource.h>
 #include <time.h>
 
-/* Only functions that exist in every version of proto/ are used, so that this file builds
- * against older checkouts too and their figures can be put beside the current ones. */
+/* Only functions that exist in every version of proto/ are used (with bench/measure.c and
+ * tests/unit/draw.c, which stand alone), so that this file builds against older checkouts too
+ * and their figures can be put beside the current ones. */
 
 typedef struct {
     long results;   /* decoded and kept alive, as run_data_load keeps a run's */
     long templates; /* distinct encoded results the decoded ones cycle through */
     long samples;   /* round trips a job recorded */
 } options;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double peak_rss_mb(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_maxrss * 1024.0 / 1e6; /* Linux reports KiB; MB = 10^6 bytes */
-}
-
-/* The peak of the address space (VmPeak), which a dense histogram's untouched pages count in
- * although the RSS does not; 0 when /proc is not there. */
-static double peak_vm_mb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    double kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmPeak: %lf kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb * 1024.0 / 1e6;
-}
-
-static uint64_t xorshift64(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
-static double uniform(uint64_t *s)
-{
-    return ((double)(xorshift64(s) >> 11) + 0.5) * 0x1p-53;
-}
-
-/* A loopback rr job's round trips: log-normal around a median of 18-26 us (sigma 0.04, a few
- * hundred 16 ns buckets), and one in two hundred a tail out to about 5 ms. */
-static uint64_t rtt_ns(uint64_t *s, double median_ns)
-{
-    double z = sqrt(-2.0 * log(uniform(s))) * cos(6.283185307179586 * uniform(s));
-    if (xorshift64(s) % 200 == 0)
-        return (uint64_t)(median_ns * exp(uniform(s) * log(250.0)));
-    return (uint64_t)(median_ns * exp(0.04 * z));
-}
 
 /* The encoded results the run's results are copies of; NULL on failure. */
 static char **make_templates(const options *o, size_t *buckets_total)
@@ -87,9 +37,9 @@ static char **make_templates(const options *o, size_t *buckets_total)
     *buckets_total = 0;
     for (long i = 0; i < o->templates; i++) {
         sm_hist_reset(r.hist);
-        double median = 18000.0 + (double)(xorshift64(&seed) % 8000);
+        double median = draw_rtt_median_ns(&seed);
         for (long k = 0; k < o->samples; k++)
-            sm_hist_record(r.hist, rtt_ns(&seed, median));
+            sm_hist_record(r.hist, draw_rtt_ns(&seed, median));
         sm_result_set(&r, SM_M_RT_PER_S, 1e9 / median);
         sm_result_set(&r, SM_M_RTT_P50_US, (double)sm_hist_percentile(r.hist, 50) / 1e3);
         size_t cursor = 0, index;
@@ -145,7 +95,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "out of memory\n");
         return 1;
     }
-    double rss0 = peak_rss_mb(), t0 = now_s();
+    double rss0 = bench_peak_rss_mb(), t0 = bench_now_s();
     for (long i = 0; i < o.results; i++) {
         const char *json = t[i % o.templates];
         sm_error err = {0};
@@ -155,19 +105,19 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    double t1 = now_s(), rss1 = peak_rss_mb();
+    double t1 = bench_now_s(), rss1 = bench_peak_rss_mb();
     /* What a report asks of each result's histogram once it is decoded. */
     uint64_t check = 0;
     for (long i = 0; i < o.results; i++)
         check += sm_hist_percentile(res[i].hist, 50) + sm_hist_percentile(res[i].hist, 99.9);
-    double t2 = now_s();
+    double t2 = bench_now_s();
     printf("results decoded and kept    %ld (cycling %ld encoded results of %ld round trips)\n",
            o.results, o.templates, o.samples);
     printf("non-empty buckets a result  %.1f\n", (double)buckets / (double)o.templates);
     printf("peak RSS before decoding    %.1f MB\n", rss0);
     printf("peak RSS after decoding     %.1f MB\n", rss1);
     printf("growth per decoded result   %.0f bytes\n", (rss1 - rss0) * 1e6 / (double)o.results);
-    printf("peak address space          %.1f MB\n", peak_vm_mb());
+    printf("peak address space          %.1f MB\n", bench_peak_vm_mb());
     printf("decode time                 %.3f s (%.1f us a result)\n", t1 - t0,
            (t1 - t0) * 1e6 / (double)o.results);
     printf("p50 + p99.9 of every result %.3f s (checksum %llu)\n", t2 - t1,

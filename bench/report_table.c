@@ -7,6 +7,7 @@
 #include "proto/codec.h"
 #include "proto/log.h"
 #include "tests/unit/rr_run.h"
+#include "bench/measure.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,34 +28,6 @@ typedef struct options {
     long limit_mb;    /* --report-memory of the cell-by-cell way; 0: the default */
     rr_run_shape shape;
 } options;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double peak_rss_mb(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_maxrss * 1024.0 / 1e6; /* Linux reports KiB; MB = 10^6 bytes */
-}
-
-/* VmPeak: the peak of the address space, what RLIMIT_AS bounds; 0 without /proc. */
-static double peak_vm_mb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    double kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmPeak: %lf kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb * 1024.0 / 1e6;
-}
 
 /* FNV-1a of the report, so that the two ways' outputs can be seen to be the same bytes. */
 static uint64_t fnv1a(const char *s, size_t n)
@@ -139,12 +112,12 @@ static int measure(const options *o)
     sm_cell_size *sz = NULL;
     size_t n = 0;
     uint64_t jobs = 0, json = 0;
-    double rss0 = peak_rss_mb(), t0 = now_s();
+    double rss0 = bench_peak_rss_mb(), t0 = bench_now_s();
     if (sm_store_run_result_sizes(st, 1, &sz, &n, &err) != 0) {
         fprintf(stderr, "sizes: %s\n", err.msg);
         return 1;
     }
-    double t_sizes = now_s() - t0;
+    double t_sizes = bench_now_s() - t0;
     for (size_t i = 0; i < n; i++) {
         jobs += sz[i].n;
         json += sz[i].json_bytes;
@@ -152,7 +125,7 @@ static int measure(const options *o)
     free(sz);
     sm_reports r = {.st = st, .memory_limit = (uint64_t)o->limit_mb * 1000000};
     sm_run_report rep = {0};
-    t0 = now_s();
+    t0 = bench_now_s();
     if (o->whole) {
         rep.body = whole_run_table(st, 1, &err);
         rep.len = rep.body ? strlen(rep.body) : 0;
@@ -161,7 +134,7 @@ static int measure(const options *o)
     } else {
         sm_reports_get(&r, 1, SM_REPORT_TABLE, "format=json", &rep);
     }
-    double t1 = now_s();
+    double t1 = bench_now_s();
     if (rep.status != SM_REPORT_OK) {
         fprintf(stderr, "report: %d %s\n", rep.status, rep.err.msg);
         return 1;
@@ -172,8 +145,8 @@ static int measure(const options *o)
     printf("run                         %" PRIu64 " rr jobs in %zu cells, %.1f MB of JSON\n", jobs,
            n, (double)json / 1e6);
     printf("peak RSS before the report  %.1f MB\n", rss0);
-    printf("peak RSS after the report   %.1f MB\n", peak_rss_mb());
-    printf("peak address space          %.1f MB\n", peak_vm_mb());
+    printf("peak RSS after the report   %.1f MB\n", bench_peak_rss_mb());
+    printf("peak address space          %.1f MB\n", bench_peak_vm_mb());
     printf("table time                  %.2f s (the sizes' query alone: %.2f s)\n", t1 - t0,
            t_sizes);
     printf("table JSON                  %zu bytes, FNV-1a %016" PRIx64 "\n\n", rep.len,
@@ -206,7 +179,7 @@ static int make_store(const char *path, const rr_run_shape *shape)
     sm_error err = {0};
     sm_store *st = NULL;
     rr_run run;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     int rc = sm_store_open(&st, path, &err);
     if (rc == 0)
         rc = rr_run_make(st, shape, &run, &err);
@@ -217,7 +190,8 @@ static int make_store(const char *path, const rr_run_shape *shape)
     }
     printf("store made in %.1f s: %u hosts x %u tests x %u repetitions, %u templates of %u "
            "round trips\n\n",
-           now_s() - t0, shape->hosts, shape->tests, shape->reps, shape->templates, shape->samples);
+           bench_now_s() - t0, shape->hosts, shape->tests, shape->reps, shape->templates,
+           shape->samples);
     rr_run_fini(&run);
     return 0;
 }

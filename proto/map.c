@@ -45,16 +45,20 @@ static uint64_t hash_str(uint64_t seed, const char *s)
     return h;
 }
 
-/* MurmurHash3's 64-bit finaliser over the seeded id: every bit of the id reaches the slot. */
-static uint64_t hash_id(uint64_t seed, uint64_t id)
+uint64_t sm_hash_mix64(uint64_t h)
 {
-    uint64_t h = id ^ seed;
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
     h *= 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 33;
     return h;
+}
+
+/* The finaliser over the seeded id: every bit of the id reaches the slot. */
+static uint64_t hash_id(uint64_t seed, uint64_t id)
+{
+    return sm_hash_mix64(id ^ seed);
 }
 
 static void use_kind(sm_map *m, key_kind kind)

@@ -32,4 +32,7 @@ int sm_map_put_id(sm_map *m, uint64_t id, void *val); /* 0, or SM_ENOMEM */
 void *sm_map_del_id(sm_map *m, uint64_t id);
 int sm_map_next_id(const sm_map *m, size_t *cursor, uint64_t *id, void **val);
 
+/* MurmurHash3's 64-bit finaliser: every bit of h reaches every bit of the result. */
+uint64_t sm_hash_mix64(uint64_t h);
+
 #endif

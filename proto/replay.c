@@ -2,6 +2,7 @@
  * in a set (open addressing) and in a ring in arrival order that expiry walks from the oldest
  * end. */
 #include "proto/envelope.h"
+#include "proto/map.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,16 +33,6 @@ struct sm_replay {
     size_t nring, head, n;
 };
 
-static uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
 /* FNV-1a over the name, a separator no name holds, and the nonce, from the seed, finished by
  * MurmurHash3's finaliser. Never 0, the empty slot. */
 static uint64_t pair_hash(uint64_t seed, const char *name, const char *nonce)
@@ -52,7 +43,7 @@ static uint64_t pair_hash(uint64_t seed, const char *name, const char *nonce)
     h = (h ^ 0xffu) * 0x100000001b3ull;
     for (const char *s = nonce; *s; s++)
         h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-    h = mix(h);
+    h = sm_hash_mix64(h);
     return h ? h : 1;
 }
 
@@ -136,7 +127,7 @@ sm_replay *sm_replay_new(uint64_t window_ms)
     r->ring = malloc(r->nring * sizeof *r->ring);
     /* The seed only spreads pairs: without getrandom the window stays correct. */
     if (getrandom(&r->seed, sizeof r->seed, GRND_NONBLOCK) != (ssize_t)sizeof r->seed)
-        r->seed = mix((uint64_t)(uintptr_t)r);
+        r->seed = sm_hash_mix64((uint64_t)(uintptr_t)r);
     if (!r->set || !r->ring) {
         sm_replay_free(r);
         return NULL;

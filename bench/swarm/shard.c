@@ -1,5 +1,6 @@
 /* sm-swarm: a shard process, up to SHARD_MAX simulated agents on one nn_poll loop. */
 #include "bench/swarm/swarm.h"
+#include "tests/unit/draw.h"
 
 typedef struct pend {
     uint64_t job;
@@ -77,20 +78,6 @@ static void fake_result(sm_result *r, sm_hist *rtt)
     r->hist = rtt;
 }
 
-static uint64_t xorshift64(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
-static double uniform(uint64_t *s)
-{
-    return ((double)(xorshift64(s) >> 11) + 0.5) * 0x1p-53;
-}
-
 /* 20,000 loopback round trips as bench/hist_decode.c draws them: log-normal around a median of
  * 18-26 us (sigma 0.04), one in two hundred in a tail out to about 5 ms; about 461 non-empty
  * buckets. NULL when out of memory. */
@@ -98,12 +85,9 @@ static sm_hist *fake_rtt(int index)
 {
     sm_hist *h = sm_hist_new_sparse(512);
     uint64_t seed = 0x9e3779b97f4a7c15ull + (uint64_t)index;
-    const double median = 18000.0 + (double)(xorshift64(&seed) % 8000);
+    const double median = draw_rtt_median_ns(&seed);
     for (int k = 0; h && k < 20000; k++) {
-        const double z = sqrt(-2.0 * log(uniform(&seed))) * cos(6.283185307179586 * uniform(&seed));
-        const double v = xorshift64(&seed) % 200 == 0 ? median * exp(uniform(&seed) * log(250.0))
-                                                      : median * exp(0.04 * z);
-        if (sm_hist_record(h, (uint64_t)v) != 0) {
+        if (sm_hist_record(h, draw_rtt_ns(&seed, median)) != 0) {
             sm_hist_free(h);
             return NULL;
         }

@@ -8,8 +8,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "control_fixture.h"
+#include "coordinator/model/spec.h"
 
 int control_fixture_setup(void **state, uint32_t hold_ms)
 {
@@ -37,4 +39,19 @@ int control_fixture_teardown(void **state)
     assert_int_equal(system(cmd), 0);
     free(f);
     return 0;
+}
+
+uint64_t control_fixture_start(fixture *f, const char *json)
+{
+    sm_spec spec;
+    sm_error err = {0};
+    if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
+        fail_msg("spec: %s", err.msg);
+    uint64_t id = 0;
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    if (sm_control_run_start(f->c, json, &spec, f->now, &id, &err) != 0)
+        fail_msg("run: %s", err.msg);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    sm_spec_fini(&spec);
+    return id;
 }

@@ -21,6 +21,10 @@ typedef struct fixture {
  * and a job grace of 1 s opened on it at a fixed wall time. */
 int control_fixture_setup(void **state, uint32_t hold_ms);
 
+/* Starts the run of spec json in one store transaction at f->now; returns its id. A spec that
+ * does not decode or a run that does not start fails the test. */
+uint64_t control_fixture_start(fixture *f, const char *json);
+
 /* Closes both, removes the folder and frees the fixture. */
 int control_fixture_teardown(void **state);
 

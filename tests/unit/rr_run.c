@@ -5,35 +5,12 @@
 #include "proto/hist.h"
 #include "proto/params.h"
 #include "proto/result.h"
+#include "draw.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t xorshift64(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
-static double uniform(uint64_t *s)
-{
-    return ((double)(xorshift64(s) >> 11) + 0.5) * 0x1p-53;
-}
-
-/* bench/hist_decode.c's loopback round trips: log-normal around the median (sigma 0.04), one
- * in two hundred in a tail out to about 5 ms. */
-static uint64_t rtt_ns(uint64_t *s, double median_ns)
-{
-    double z = sqrt(-2.0 * log(uniform(s))) * cos(6.283185307179586 * uniform(s));
-    if (xorshift64(s) % 200 == 0)
-        return (uint64_t)(median_ns * exp(uniform(s) * log(250.0)));
-    return (uint64_t)(median_ns * exp(0.04 * z));
-}
 
 /* The encoded templates, and their p50 into r->p50. */
 static char **make_templates(const rr_run_shape *s, rr_run *r, sm_error *err)
@@ -47,9 +24,9 @@ static char **make_templates(const rr_run_shape *s, rr_run *r, sm_error *err)
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (uint32_t i = 0; t && r->p50 && res.hist && i < s->templates; i++) {
         sm_hist_reset(res.hist);
-        double median = 18000.0 + (double)(xorshift64(&seed) % 8000);
+        double median = draw_rtt_median_ns(&seed);
         for (uint32_t k = 0; k < s->samples; k++)
-            sm_hist_record(res.hist, rtt_ns(&seed, median));
+            sm_hist_record(res.hist, draw_rtt_ns(&seed, median));
         r->p50[i] = (double)sm_hist_percentile(res.hist, 50) / 1e3;
         sm_result_set(&res, SM_M_BYTES, 2.0 * s->samples);
         sm_result_set(&res, SM_M_SECONDS, s->samples * median / 1e9);

@@ -566,17 +566,7 @@ static uint64_t start_run_reps(fixture *f, const char *reps, bool parallel, sm_p
              "\"parallel\":%s,\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\","
              "\"transport\":[\"tcp\",\"unix\"],\"count\":10}]}",
              reps, parallel ? "true" : "false");
-    sm_spec spec;
-    sm_error err = {0};
-    if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
-        fail_msg("spec: %s", err.msg);
-    uint64_t id = 0;
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_run_start(f->c, json, &spec, f->now, &id, &err) != 0)
-        fail_msg("run: %s", err.msg);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
-    sm_spec_fini(&spec);
-    return id;
+    return control_fixture_start(f, json);
 }
 
 static sm_run_row run_row(fixture *f, uint64_t id)
@@ -1306,17 +1296,7 @@ static uint64_t start_spec(fixture *f, const char *parallel)
              "\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\","
              "\"transport\":[\"tcp\",\"unix\"],\"count\":10}]}",
              parallel);
-    sm_spec spec;
-    sm_error err = {0};
-    if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
-        fail_msg("spec: %s", err.msg);
-    uint64_t id = 0;
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_run_start(f->c, json, &spec, f->now, &id, &err) != 0)
-        fail_msg("run: %s", err.msg);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
-    sm_spec_fini(&spec);
-    return id;
+    return control_fixture_start(f, json);
 }
 
 /* How many of the agents' polls come back with a job to run. */
@@ -1683,17 +1663,7 @@ static uint64_t start_pair_run(fixture *f, sm_poll *p1, sm_poll *p2)
     const char *json = "{\"name\":\"e2r\",\"hosts\":[\"h1\",\"h2\"],\"pairs\":\"mesh\","
                        "\"repetitions\":1,\"warmup\":0,\"tests\":[{\"workload\":\"stream\","
                        "\"scope\":\"pair\",\"transport\":\"tcp\",\"duration_ms\":2000}]}";
-    sm_spec spec;
-    sm_error err = {0};
-    if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
-        fail_msg("spec: %s", err.msg);
-    uint64_t id = 0;
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_run_start(f->c, json, &spec, f->now, &id, &err) != 0)
-        fail_msg("run: %s", err.msg);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
-    sm_spec_fini(&spec);
-    return id;
+    return control_fixture_start(f, json);
 }
 
 /* Both idle agents poll until one is told to prepare, the server says it listens, and the

@@ -56,16 +56,8 @@ static void run_on_rack(fixture *f, const char *rack, char *out, size_t cap)
              "\"tests\":[{\"workload\":\"stream\",\"scope\":\"local\",\"transport\":[\"tcp\"],"
              "\"count\":1}]}",
              rack);
-    sm_spec spec;
+    const uint64_t id = control_fixture_start(f, json);
     sm_error err = {0};
-    if (sm_spec_decode(json, strlen(json), &spec, &err) != 0)
-        fail_msg("spec: %s", err.msg);
-    uint64_t id = 0;
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    if (sm_control_run_start(f->c, json, &spec, f->now, &id, &err) != 0)
-        fail_msg("run: %s", err.msg);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
-    sm_spec_fini(&spec);
     sm_job_row *rows = NULL;
     size_t n = 0;
     assert_int_equal(sm_store_run_jobs(f->st, id, &rows, &n, &err), 0);

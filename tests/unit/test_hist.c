@@ -15,22 +15,13 @@
 #define N_RANDOM 100000
 
 #include "testutil.h"
-
-/* Fixed-seed xorshift64 so that a failure reproduces. */
-static uint64_t xorshift64(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
+#include "draw.h"
 
 /* Log-uniform over [1, 1e10]: every decade gets as many values, so both the exact buckets
  * and the linear sub-buckets of many powers of two are exercised. */
 static uint64_t random_value(uint64_t *s)
 {
-    double u = (double)(xorshift64(s) >> 11) * 0x1p-53;
+    double u = (double)(draw_next(s) >> 11) * 0x1p-53;
     return (uint64_t)exp(u * log(1e10)) + 1;
 }
 
@@ -416,7 +407,7 @@ static size_t dist_values(enum dist d, uint64_t seed, uint64_t *v, size_t n)
 {
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1, single = 2048 + seed % 100000;
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = xorshift64(&s);
+        uint64_t r = draw_next(&s);
         double u = (double)(r >> 11) * 0x1p-53;
         switch (d) {
         case D_EXACT: /* below 2048: one bucket per value */
