@@ -38,68 +38,6 @@ static uint64_t fnv1a(const char *s, size_t n)
     return h;
 }
 
-/* The table as reports.c built it before it read runs cell by cell: every result of the run
- * read and decoded at once, then the steps of its get_table (JSON, no fingerprints). */
-static char *whole_run_table(sm_store *st, uint64_t id, sm_error *err)
-{
-    sm_run_row run;
-    sm_cell_row *rows = NULL;
-    sm_run_result *res = NULL;
-    size_t nc = 0, nr = 0, ns = 0;
-    char *text = NULL;
-    if (sm_store_run_get(st, id, &run, err) != 0)
-        return NULL;
-    sm_cell *cells = NULL;
-    sm_result *results = NULL;
-    sm_export_sample *samples = NULL;
-    if (sm_store_cells_list(st, id, &rows, &nc, err) != 0 ||
-        sm_store_run_results(st, id, &res, &nr, err) != 0)
-        goto out;
-    cells = calloc(nc ? nc : 1, sizeof *cells);
-    results = calloc(nr ? nr : 1, sizeof *results);
-    samples = calloc(nr ? nr : 1, sizeof *samples);
-    if (!cells || !results || !samples)
-        goto out;
-    for (size_t i = 0; i < nc; i++) {
-        cells[i].test = rows[i].test;
-        cells[i].variant = rows[i].variant;
-        snprintf(cells[i].host, sizeof cells[i].host, "%s", rows[i].host);
-        snprintf(cells[i].peer, sizeof cells[i].peer, "%s", rows[i].peer);
-        sm_codec_params_decode(rows[i].params_json, strlen(rows[i].params_json), &cells[i].params,
-                               err);
-    }
-    for (size_t i = 0; i < nr; i++) {
-        sm_result_init(&results[i]);
-        if (sm_codec_result_decode(res[i].result_json, strlen(res[i].result_json), &results[i],
-                                   err) == 0)
-            samples[ns++] = (sm_export_sample){res[i].cell, res[i].rep, res[i].warmup, &results[i]};
-    }
-    sm_table t;
-    sm_anomalies an = {0};
-    sm_explanation ex = {0};
-    const sm_analysis_opts ao = {0, 0};
-    if (sm_export_build_opts(run.id, run.name, SM_SCOPE_LOCAL, cells, nc, samples, ns, NULL, &t,
-                             err) == 0) {
-        if (sm_analysis_table(&t, &ao, &an, err) == 0) {
-            sm_analysis_flag_table(&t, &an);
-            if (sm_verdict_table(&t, an.v, an.n) == 0)
-                text = sm_export_json(&t, &an, &ex);
-        }
-        sm_anomalies_fini(&an);
-        sm_table_fini(&t);
-    }
-out:
-    for (size_t i = 0; results && i < nr; i++)
-        sm_result_fini(&results[i]);
-    free(samples);
-    free(results);
-    free(cells);
-    sm_store_run_results_free(res, nr);
-    sm_store_cells_free(rows, nc);
-    sm_run_row_fini(&run);
-    return text;
-}
-
 /* Measures one way of building the table of run 1 of db; 0 or 1. */
 static int measure(const options *o)
 {
@@ -127,7 +65,7 @@ static int measure(const options *o)
     sm_run_report rep = {0};
     t0 = bench_now_s();
     if (o->whole) {
-        rep.body = whole_run_table(st, 1, &err);
+        rep.body = rr_whole_run_report(st, 1, SM_SCOPE_LOCAL, false, "json", &err);
         rep.len = rep.body ? strlen(rep.body) : 0;
         rep.status = rep.body ? SM_REPORT_OK : SM_REPORT_FAILED;
         rep.err = err;

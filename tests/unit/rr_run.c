@@ -1,6 +1,9 @@
 /* A store holding a matrix run of rr jobs with realistic histograms (rr_run.h). */
 #include "rr_run.h"
 
+#include "coordinator/analysis/analysis.h"
+#include "coordinator/analysis/export.h"
+#include "coordinator/analysis/verdict.h"
 #include "proto/codec.h"
 #include "proto/hist.h"
 #include "proto/params.h"
@@ -136,4 +139,67 @@ void rr_run_fini(rr_run *r)
 {
     free(r->p50);
     memset(r, 0, sizeof *r);
+}
+
+char *rr_whole_run_report(sm_store *st, uint64_t id, sm_scope scope, bool disturbed,
+                          const char *format, sm_error *err)
+{
+    sm_run_row run;
+    sm_cell_row *rows = NULL;
+    sm_run_result *res = NULL;
+    size_t nc = 0, nr = 0, ns = 0;
+    char *text = NULL;
+    if (sm_store_run_get(st, id, &run, err) != 0)
+        return NULL;
+    sm_cell *cells = NULL;
+    sm_result *results = NULL;
+    sm_export_sample *samples = NULL;
+    if (sm_store_cells_list(st, id, &rows, &nc, err) != 0 ||
+        sm_store_run_results(st, id, &res, &nr, err) != 0)
+        goto out;
+    cells = calloc(nc ? nc : 1, sizeof *cells);
+    results = calloc(nr ? nr : 1, sizeof *results);
+    samples = calloc(nr ? nr : 1, sizeof *samples);
+    if (!cells || !results || !samples)
+        goto out;
+    for (size_t i = 0; i < nc; i++) {
+        cells[i].test = rows[i].test;
+        cells[i].variant = rows[i].variant;
+        snprintf(cells[i].host, sizeof cells[i].host, "%s", rows[i].host);
+        snprintf(cells[i].peer, sizeof cells[i].peer, "%s", rows[i].peer);
+        sm_codec_params_decode(rows[i].params_json, strlen(rows[i].params_json), &cells[i].params,
+                               err);
+    }
+    for (size_t i = 0; i < nr; i++) {
+        sm_result_init(&results[i]);
+        if (sm_codec_result_decode(res[i].result_json, strlen(res[i].result_json), &results[i],
+                                   err) == 0)
+            samples[ns++] = (sm_export_sample){res[i].cell, res[i].rep, res[i].warmup, &results[i]};
+    }
+    sm_table t;
+    sm_anomalies an = {0};
+    sm_explanation ex = {0};
+    const sm_analysis_opts ao = {0, 0};
+    const sm_export_opts eo = {disturbed};
+    if (sm_export_build_opts(run.id, run.name, scope, cells, nc, samples, ns, &eo, &t, err) == 0) {
+        if (sm_analysis_table(&t, &ao, &an, err) == 0) {
+            sm_analysis_flag_table(&t, &an);
+            if (sm_verdict_table(&t, an.v, an.n) == 0)
+                text = strcmp(format, "csv") == 0  ? sm_table_csv(&t)
+                       : strcmp(format, "md") == 0 ? sm_export_md(&t, &an, &ex)
+                                                   : sm_export_json(&t, &an, &ex);
+        }
+        sm_anomalies_fini(&an);
+        sm_table_fini(&t);
+    }
+out:
+    for (size_t i = 0; results && i < nr; i++)
+        sm_result_fini(&results[i]);
+    free(samples);
+    free(results);
+    free(cells);
+    sm_store_run_results_free(res, nr);
+    sm_store_cells_free(rows, nc);
+    sm_run_row_fini(&run);
+    return text;
 }

@@ -4,10 +4,12 @@
 #ifndef SM_TESTS_UNIT_RR_RUN_H
 #define SM_TESTS_UNIT_RR_RUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "coordinator/store/store.h"
+#include "proto/params.h"
 #include "proto/err.h"
 
 typedef struct rr_run_shape {
@@ -41,5 +43,12 @@ uint32_t rr_run_template(const rr_run_shape *s, uint32_t cell, uint32_t rep);
 /* Makes the run in st (one transaction). 0, or an SM_E code with err set. */
 int rr_run_make(sm_store *st, const rr_run_shape *s, rr_run *out, sm_error *err);
 void rr_run_fini(rr_run *r);
+
+/* Run id's table report as reports.c built it before it read runs cell by cell: every result
+ * of the run read and decoded at once, then the steps of its get_table (no fingerprints: no
+ * explanation), in format "csv", "md" or "json"; malloc'd, or NULL with err set. The
+ * reference the cell-by-cell builder is held to, and the "before" of sm-bench-report. */
+char *rr_whole_run_report(sm_store *st, uint64_t id, sm_scope scope, bool disturbed,
+                          const char *format, sm_error *err);
 
 #endif

@@ -69,6 +69,21 @@ static sm_agent_status status_of(fixture *f, size_t i)
     return st;
 }
 
+/* Queues a default stream job (its parameters into *p) on each of hosts[0..n) in one
+ * transaction; returns the last one's id. */
+static uint64_t submit(fixture *f, const char *const *hosts, size_t n, sm_params *p)
+{
+    sm_params_init(p, SM_WL_STREAM);
+    sm_error err = {0};
+    assert_int_equal(sm_params_validate(p, &err), 0);
+    uint64_t id = 0;
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(sm_control_submit(f->c, hosts[i], p, f->now, &id, &err), 0);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    return id;
+}
+
 static void test_control_tick_over_an_idle_fleet_with_nothing_due_visits_no_agent(void **state)
 {
     fixture *f = *state;
@@ -105,17 +120,9 @@ static void test_control_take_news_gives_the_woken_agents_once_in_the_order_woke
     polls(f, 0, 5);
     char names[8][SM_NAME_MAX + 1];
     assert_int_equal(sm_control_take_news(f->c, names, 8), 0);
+    static const char *const hosts[] = {"h00003", "h00001", "h00003", "h00004"};
     sm_params p;
-    sm_params_init(&p, SM_WL_STREAM);
-    sm_error err = {0};
-    assert_int_equal(sm_params_validate(&p, &err), 0);
-    uint64_t id;
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    assert_int_equal(sm_control_submit(f->c, "h00003", &p, f->now, &id, &err), 0);
-    assert_int_equal(sm_control_submit(f->c, "h00001", &p, f->now, &id, &err), 0);
-    assert_int_equal(sm_control_submit(f->c, "h00003", &p, f->now, &id, &err), 0);
-    assert_int_equal(sm_control_submit(f->c, "h00004", &p, f->now, &id, &err), 0);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    submit(f, hosts, 4, &p);
     /* h00004 polls before the news is taken: its poll took the job, it is no news any more. */
     polls(f, 4, 5);
     assert_int_equal(sm_control_take_news(f->c, names, 1), 1);
@@ -129,14 +136,10 @@ static void test_control_tick_times_out_a_running_job_when_its_limit_comes(void 
 {
     fixture *f = *state;
     polls(f, 0, 50);
+    static const char *const host[] = {"h00007"};
     sm_params p;
-    sm_params_init(&p, SM_WL_STREAM);
+    const uint64_t id = submit(f, host, 1, &p);
     sm_error err = {0};
-    assert_int_equal(sm_params_validate(&p, &err), 0);
-    uint64_t id;
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    assert_int_equal(sm_control_submit(f->c, "h00007", &p, f->now, &id, &err), 0);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
     polls(f, 7, 8); /* takes the assign */
     sm_poll q;
     memset(&q, 0, sizeof q);

@@ -134,59 +134,14 @@ static uint64_t make_small_run(sm_store *st)
     return run;
 }
 
-/* The table report as the builder before cell-by-cell reading made it: every result of the run
- * decoded at once, then the steps of reports.c's get_table (no fingerprints: no explanation). */
+/* The table report as the builder before cell-by-cell reading made it (rr_run.h). */
 static char *whole_run_report(sm_store *st, uint64_t id, sm_scope scope, bool disturbed,
                               const char *format)
 {
     sm_error err = {0};
-    sm_run_row run;
-    sm_cell_row *rows = NULL;
-    sm_run_result *res = NULL;
-    size_t nc = 0, nr = 0, ns = 0;
-    assert_ok(sm_store_run_get(st, id, &run, &err));
-    assert_ok(sm_store_cells_list(st, id, &rows, &nc, &err));
-    assert_ok(sm_store_run_results(st, id, &res, &nr, &err));
-    sm_cell *cells = calloc(nc, sizeof *cells);
-    sm_result *results = calloc(nr, sizeof *results);
-    sm_export_sample *samples = calloc(nr, sizeof *samples);
-    assert_true(cells && results && samples);
-    for (size_t i = 0; i < nc; i++) {
-        cells[i].test = rows[i].test;
-        cells[i].variant = rows[i].variant;
-        snprintf(cells[i].host, sizeof cells[i].host, "%s", rows[i].host);
-        snprintf(cells[i].peer, sizeof cells[i].peer, "%s", rows[i].peer);
-        assert_ok(sm_codec_params_decode(rows[i].params_json, strlen(rows[i].params_json),
-                                         &cells[i].params, &err));
-    }
-    for (size_t i = 0; i < nr; i++) {
-        sm_result_init(&results[i]);
-        assert_ok(sm_codec_result_decode(res[i].result_json, strlen(res[i].result_json),
-                                         &results[i], &err));
-        samples[ns++] = (sm_export_sample){res[i].cell, res[i].rep, res[i].warmup, &results[i]};
-    }
-    const sm_export_opts eo = {disturbed};
-    const sm_analysis_opts ao = {0, 0};
-    sm_table t;
-    sm_anomalies an = {0};
-    sm_explanation ex = {0};
-    assert_ok(sm_export_build_opts(run.id, run.name, scope, cells, nc, samples, ns, &eo, &t, &err));
-    assert_ok(sm_analysis_table(&t, &ao, &an, &err));
-    sm_analysis_flag_table(&t, &an);
-    assert_int_equal(sm_verdict_table(&t, an.v, an.n), 0);
-    char *text = strcmp(format, "csv") == 0  ? sm_table_csv(&t)
-                 : strcmp(format, "md") == 0 ? sm_export_md(&t, &an, &ex)
-                                             : sm_export_json(&t, &an, &ex);
-    sm_anomalies_fini(&an);
-    sm_table_fini(&t);
-    for (size_t i = 0; i < nr; i++)
-        sm_result_fini(&results[i]);
-    free(samples);
-    free(results);
-    free(cells);
-    sm_store_run_results_free(res, nr);
-    sm_store_cells_free(rows, nc);
-    sm_run_row_fini(&run);
+    char *text = rr_whole_run_report(st, id, scope, disturbed, format, &err);
+    if (!text)
+        fail_msg("the whole-run report: %s", err.msg);
     return text;
 }
 
