@@ -424,8 +424,11 @@ static cJSON *grid_cell_json(const sm_trend_run *runs, const char *host, const c
              sm_json_put(o, "finished_ms", cJSON_CreateNumber((double)runs[g->run].finished_ms));
     else if (ok)
         ok = cJSON_AddNullToObject(o, "run") && cJSON_AddNullToObject(o, "finished_ms");
-    const char *why = g->set ? str(g->cell, "why") : NULL;
-    ok = ok && sm_json_put_str(o, "verdict", verdict(g)) &&
+    /* The why explains a judgement not made: a cell flagged against its baseline run (a
+     * regression, which needs no fleet) was judged, whatever its table says of the fleet. */
+    const char *v = verdict(g);
+    const char *why = g->set && !eq(v, "flagged") && !eq(v, "ok") ? str(g->cell, "why") : NULL;
+    ok = ok && sm_json_put_str(o, "verdict", v) &&
          sm_json_put(o, "why", why ? cJSON_CreateString(why) : cJSON_CreateNull()) &&
          sm_json_put_double(o, "median", g->set ? num(g->cell, "median") : 0.0 / 0.0) &&
          sm_json_put(o, "metric", g->metric ? cJSON_CreateString(g->metric) : cJSON_CreateNull()) &&

@@ -175,6 +175,28 @@ static void test_grid_colours_each_host_by_its_latest_ended_run(void **state)
     cJSON_Delete(g);
 }
 
+/* Two hosts make no fleet: their cells are inconclusive, with the table's reason; a host that
+ * regressed against the run before is flagged (a regression needs no fleet), and carries no
+ * reason for a judgement not made. */
+static void test_grid_flags_a_regression_of_a_two_host_fleet_without_a_why(void **state)
+{
+    fixture *f = *state;
+    register_agent(f, "h1");
+    register_agent(f, "h2");
+    expect(f, "POST", "/api/runs", NULL, NULL, SPEC("t"), 201, "\"run\":");
+    finish_jobs(f, "h1", 100.0);
+    finish_jobs(f, "h2", 100.0);
+    expect(f, "POST", "/api/runs", NULL, NULL, SPEC("t"), 201, "\"run\":");
+    finish_jobs(f, "h1", 100.0);
+    finish_jobs(f, "h2", 10.0);
+    cJSON *g = get_json(f, "/api/grid", NULL, 200);
+    assert_string_equal(s(cell(g, "h1"), "verdict"), "inconclusive");
+    assert_non_null(strstr(s(cell(g, "h1"), "why"), "judging a host needs 3"));
+    assert_string_equal(s(cell(g, "h2"), "verdict"), "flagged");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(cell(g, "h2"), "why")));
+    cJSON_Delete(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +207,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_trends_names_each_bad_parameter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grid_colours_each_host_by_its_latest_ended_run, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_grid_flags_a_regression_of_a_two_host_fleet_without_a_why, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
