@@ -298,6 +298,7 @@ static char *build_poll(agentd *d, size_t *len, sm_error *err)
     snprintf(p.agent, sizeof p.agent, "%s", d->cfg->name);
     snprintf(p.boot, sizeof p.boot, "%s", d->boot);
     p.seq = d->seq++;
+    p.wait_ms = d->wait_ms;
     pthread_mutex_lock(&d->w.mu);
     if (d->w.has_job) {
         p.state = SM_AGENT_BUSY;
@@ -377,6 +378,10 @@ static int take_reply(agentd *d, const sm_env *env, sm_reject why, sm_error *err
         return SM_EPROTO;
     }
     take_store_id(d, r.store);
+    if (r.hold_ms) {
+        const uint32_t wait = r.hold_ms + SM_AGENT_WAIT_SLACK_MS;
+        d->wait_ms = wait > d->cfg->reply_wait_ms ? wait : d->cfg->reply_wait_ms;
+    }
     /* The acks rode on the poll this reply answers: the coordinator has them. */
     d->n_acks = 0;
     d->send_facts = r.want_facts;
@@ -409,7 +414,7 @@ static void wait_reply(agentd *d)
                             {.fd = d->wakefd, .events = POLLIN}};
     int n;
     do
-        n = poll(pfd, 2, (int)d->cfg->reply_wait_ms);
+        n = poll(pfd, 2, (int)d->wait_ms);
     while (n < 0 && errno == EINTR && !*d->stop);
     if (n <= 0)
         return; /* no answer: the next poll goes out with a new nonce */
@@ -485,6 +490,7 @@ static int start(agentd *d, sm_error *err)
 {
     int rc;
     uint8_t boot[SM_BOOT_HEX / 2];
+    d->wait_ms = d->cfg->reply_wait_ms;
     if (RAND_bytes(boot, sizeof boot) != 1)
         return sm_error_set(err, SM_ESYS, "no random bytes for the boot id");
     for (size_t i = 0; i < sizeof boot; i++)

@@ -48,6 +48,9 @@ typedef struct worker {
     pthread_t thread;
 } worker;
 
+/* What a poll waits beyond the hold the coordinator said (sm_poll_reply.hold_ms). */
+#define SM_AGENT_WAIT_SLACK_MS 5000u
+
 typedef struct agentd {
     const sm_daemon_cfg *cfg;
     volatile sig_atomic_t *stop;
@@ -61,6 +64,9 @@ typedef struct agentd {
     int wakefd;
     char boot[SM_BOOT_HEX + 1];
     uint64_t seq;
+    /* How long a poll waits for its answer: cfg->reply_wait_ms, or longer when the
+     * coordinator said it holds polls longer (hold_ms, in a large fleet). */
+    uint32_t wait_ms;
     bool send_facts;
     sm_facts facts;
     /* The fingerprint, collected at start, when a reply asks and when the store changes; sent

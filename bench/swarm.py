@@ -34,7 +34,8 @@ HOLD_MS = 5000
 TARGETS = [
     ("idle CPU of the coordinator", "idle_cpu_pct_of_core", "% of a core", "< 5",
      lambda v: v < 5),
-    ("results stored", "results_per_s", "1/s", ">= 5000", lambda v: v >= 5000),
+    # The issue's targets: 8,000 a second at 1,000 agents, 5,000 at 10,000.
+    ("results stored", "results_per_s", "1/s", ">= {rate}", None),
     ("dispatch latency p99", "dispatch_p99_ms", "ms", "< 10", lambda v: v < 10),
     ("peak RSS of the coordinator", "peak_rss_MB", "MB", "< 100", lambda v: v < 100),
 ]
@@ -77,7 +78,7 @@ def raise_nofile():
 class Coordinator:
     """A coordinator we start and stop ourselves, by PID."""
 
-    def __init__(self, bin_dir, tmp, agents, report_db=None):
+    def __init__(self, bin_dir, tmp, agents, report_db=None, poll_rate=None):
         coord = os.path.join(bin_dir, "sockmatrix-coordinator")
         if report_db:
             shutil.copyfile(report_db, os.path.join(tmp, "coordinator.db"))
@@ -92,7 +93,8 @@ class Coordinator:
                  os.path.join(tmp, "coordinator.db"), "--key-file", self.key, "--hold-ms",
                  str(HOLD_MS), "--ready-fd", str(w),
                  # A swarm larger than the default registration cap is still all admitted.
-                 "--max-agents", str(max(4096, agents))],
+                 "--max-agents", str(max(4096, agents))]
+                + ([] if poll_rate is None else ["--poll-rate", str(poll_rate)]),
                 pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         os.close(w)
         with os.fdopen(r) as f:
@@ -187,9 +189,12 @@ def report(s, agents, jobs_per_agent, rr):
     print(f"\n## coordinator under a swarm of {agents} agents "
           f"({jobs_per_agent} {kind} each, hold {HOLD_MS} ms)")
     print(f"  {'figure':<36} {'measured':>10} {'unit':<12} {'target':<8} verdict")
+    rate = 8000 if agents <= 1000 else 5000
     for label, key, unit, target, ok in TARGETS:
         v = s[key]
-        print(f"  {label:<36} {fmt(v):>10} {unit:<12} {target:<8} {'PASS' if ok(v) else 'MISS'}")
+        target = target.format(rate=rate)
+        good = ok(v) if ok else v >= rate
+        print(f"  {label:<36} {fmt(v):>10} {unit:<12} {target:<8} {'PASS' if good else 'MISS'}")
     for label, key, unit in OTHERS:
         print(f"  {label:<36} {fmt(s[key]):>10} {unit:<12}")
 
@@ -204,6 +209,9 @@ def main():
     ap.add_argument("--latency-jobs", type=int, default=500)
     ap.add_argument("--rr", action="store_true",
                     help="rr jobs whose results carry a realistic histogram")
+    ap.add_argument("--poll-rate", type=int, metavar="N",
+                    help="the coordinator's --poll-rate (default: its own; 0 keeps every hold "
+                         "at 5 s, as before the hold grew with the fleet)")
     ap.add_argument("--report-db", metavar="PATH",
                     help="a store made by sm-bench-report --make: its run's reports are built "
                          "throughout")
@@ -218,7 +226,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="sm-swarm-")
     coord = reports = None
     try:
-        coord = Coordinator(a.bin_dir, tmp, a.agents, a.report_db)
+        coord = Coordinator(a.bin_dir, tmp, a.agents, a.report_db, a.poll_rate)
         if a.report_db:
             reports = Reports(coord.http)
             reports.start()

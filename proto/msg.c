@@ -3,6 +3,7 @@
 #include "proto/msg.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +79,21 @@ int sm_msg_get_u64_string(const cJSON *o, const char *where, const char *field, 
     if (!cJSON_IsString(item))
         return sm_error_set(err, SM_EPARSE, "%s: %s: expected a decimal string", where, field);
     return sm_json_get_uint(item, where, field, UINT64_MAX, true, out, err);
+}
+
+int sm_msg_get_wait(const cJSON *o, const char *where, const char *field, uint32_t *out,
+                    sm_error *err)
+{
+    uint64_t v;
+    int rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(o, field), where, field,
+                              SM_WAIT_MS_MAX, false, &v, err);
+    if (rc != 0)
+        return rc;
+    if (v < SM_WAIT_MS_MIN)
+        return sm_error_set(err, SM_EINVAL, "%s: %s: %" PRIu64 " is below the minimum %u", where,
+                            field, v, SM_WAIT_MS_MIN);
+    *out = (uint32_t)v;
+    return 0;
 }
 
 int sm_msg_get_attempt(const cJSON *o, const char *where, uint32_t *out, sm_error *err)

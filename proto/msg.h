@@ -100,6 +100,9 @@ typedef struct sm_poll {
      * (sm_msg_poll_fini frees it); a poll being built points at the builder's. Its encoded
      * text is at most SM_FP_MAX bytes. */
     sm_fingerprint *fingerprint;
+    /* "wait_ms", optional (0: left out): how long the agent waits for this poll's answer
+     * before it sends another. Saying it also says the agent takes "hold_ms" in a reply. */
+    uint32_t wait_ms;
 } sm_poll;
 
 typedef enum sm_cmd_kind {
@@ -146,7 +149,15 @@ typedef struct sm_poll_reply {
      * first job on a host. */
     bool want_fingerprint;
     char store[SM_STORE_ID_HEX + 1];
+    /* "hold_ms", optional (0: left out; sent only to a poll that said wait_ms): how long the
+     * coordinator now holds a poll with nothing to say. The agent waits that long and more
+     * before it sends a poll again; the hold grows with the fleet (docs/protocol.md). */
+    uint32_t hold_ms;
 } sm_poll_reply;
+
+/* The bounds of wait_ms and hold_ms on the wire. */
+#define SM_WAIT_MS_MIN 100u
+#define SM_WAIT_MS_MAX 600000u
 
 const char *sm_cmd_kind_name(sm_cmd_kind k); /* "assign", "prepare", "start", "cancel" */
 

@@ -31,6 +31,9 @@ int sm_msg_get_store_id(const cJSON *o, const char *where, char out[SM_STORE_ID_
 /* A 64-bit id or counter, which must be a decimal string. */
 int sm_msg_get_u64_string(const cJSON *o, const char *where, const char *field, uint64_t *out,
                           sm_error *err);
+/* wait_ms or hold_ms: SM_WAIT_MS_MIN..SM_WAIT_MS_MAX, a number. */
+int sm_msg_get_wait(const cJSON *o, const char *where, const char *field, uint32_t *out,
+                    sm_error *err);
 /* "attempt": 1..1000000. */
 int sm_msg_get_attempt(const cJSON *o, const char *where, uint32_t *out, sm_error *err);
 /* An IPv4 or IPv6 literal of at most SM_ADDR_MAX characters. */

@@ -109,6 +109,8 @@ static cJSON *poll_json(const sm_poll *p)
         ok = sm_json_put(o, "quarantined", sm_json_u64_str(p->quarantined));
     if (ok && p->fingerprint != NULL)
         ok = sm_json_put(o, "fingerprint", sm_fp_to_cjson(p->fingerprint));
+    if (ok && p->wait_ms > 0)
+        ok = sm_json_put(o, "wait_ms", sm_json_u64(p->wait_ms));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -167,11 +169,12 @@ enum {
     PK_READY,
     PK_QUARANTINED,
     PK_FINGERPRINT,
+    PK_WAIT_MS,
     PK__COUNT
 };
 static const char *const poll_keys[PK__COUNT] = {
-    "agent",  "boot",  "seq",  "state",   "job",   "attempt",     "data_addr",
-    "labels", "facts", "acks", "results", "ready", "quarantined", "fingerprint"};
+    "agent", "boot", "seq",     "state", "job",         "attempt",     "data_addr", "labels",
+    "facts", "acks", "results", "ready", "quarantined", "fingerprint", "wait_ms"};
 
 static int poll_identity_from_json(const cJSON *o, sm_poll *p, sm_error *err)
 {
@@ -336,6 +339,8 @@ static int poll_from_json(const cJSON *o, sm_poll *p, sm_error *err)
         rc = sm_msg_get_u64_string(o, "poll", "quarantined", &p->quarantined, err);
     if (rc == 0 && (seen & BIT(PK_FINGERPRINT)))
         rc = poll_fingerprint_from_json(cJSON_GetObjectItemCaseSensitive(o, "fingerprint"), p, err);
+    if (rc == 0 && (seen & BIT(PK_WAIT_MS)))
+        rc = sm_msg_get_wait(o, "poll", "wait_ms", &p->wait_ms, err);
     return rc;
 }
 

@@ -61,6 +61,9 @@ static cJSON *reply_json(const sm_poll_reply *r)
         ok = sm_json_put_bool(o, "want_fingerprint", true);
     if (ok && r->store[0] != '\0')
         ok = sm_json_put_fixed(o, "store", r->store, sizeof r->store);
+    /* Only to an agent that said wait_ms: one from before it refuses unknown keys. */
+    if (ok && r->hold_ms > 0)
+        ok = sm_json_put(o, "hold_ms", sm_json_u64(r->hold_ms));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -216,15 +219,15 @@ static int command_from_json(const cJSON *o, const char *where, sm_command *c, s
     return 0;
 }
 
-static const char *const reply_keys[] = {"acks", "commands", "want_facts",      "store",
-                                         "to",   "poll",     "want_fingerprint"};
+static const char *const reply_keys[] = {"acks", "commands", "want_facts",       "store",
+                                         "to",   "poll",     "want_fingerprint", "hold_ms"};
 
 static int reply_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
 {
     uint32_t seen = 0;
     const cJSON *commands, *item;
     const char *s = NULL;
-    int rc = sm_json_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 7,
+    int rc = sm_json_check_keys(o, "reply", reply_keys, sizeof reply_keys[0], 8,
                                 BIT(0) | BIT(1) | BIT(4) | BIT(5), &seen, err);
     if (rc == 0 && (rc = sm_json_get_string(o, "reply", "to", &s, err)) == 0) {
         if (!sm_name_valid(s) || sm_name_reserved(s))
@@ -264,6 +267,8 @@ static int reply_from_json(const cJSON *o, sm_poll_reply *r, sm_error *err)
             return sm_error_set(err, SM_EPARSE, "reply: want_fingerprint: expected true or false");
         r->want_fingerprint = cJSON_IsTrue(item);
     }
+    if ((seen & BIT(7)) && (rc = sm_msg_get_wait(o, "reply", "hold_ms", &r->hold_ms, err)) != 0)
+        return rc;
     /* Optional: a coordinator from before store ids sends none. */
     if (seen & BIT(3))
         return sm_msg_get_store_id(o, "reply", r->store, err);

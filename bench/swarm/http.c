@@ -73,7 +73,8 @@ int get_health(ctx *c, health *h)
         json_number(j, "results", &h->results) || json_number(j, "polls", &h->polls) ||
         json_number(j, "jobs_dispatched", &h->dispatched) ||
         json_number(j, "results_duplicate", &h->duplicate) ||
-        json_number(j, "results_orphan", &h->orphan) || json_number(j, "total", &h->rejected)) {
+        json_number(j, "results_orphan", &h->orphan) || json_number(j, "total", &h->rejected) ||
+        json_number(j, "hold_ms", &h->hold_ms)) {
         say("/healthz: unexpected answer: %.300s", j ? j : "");
         return SM_EPARSE;
     }

@@ -39,20 +39,46 @@ static int phase_register(ctx *c, int64_t t0, summary *s)
     }
 }
 
+/* The hold the agents wait for: the longest a reply said, or --hold-ms. */
+static long hold_now_ms(const ctx *c)
+{
+    const uint64_t told = atomic_load(&c->sh->hold_told_ms);
+    return told ? (long)told : c->o->hold_ms;
+}
+
+static int sleep_running(ctx *c, int64_t ns)
+{
+    const int64_t end = sm_mono_ns() + ns;
+    int rc = 0;
+    while (!rc && sm_mono_ns() < end) {
+        rc = still_running(c);
+        sleep_ms(100);
+    }
+    return rc;
+}
+
 static int phase_idle(ctx *c, summary *s)
 {
-    say("idle: %ld s of long polls", c->o->idle_s);
     health h0, h1;
     uint64_t t0, t1;
     int rc;
+    /* The polls of registration were held as long as the agents then said they wait; each
+     * reply told them the fleet's hold, and after one hold every agent polls at it. */
+    if ((rc = get_health(c, &h0)))
+        return rc;
+    const long hold_s = (long)(h0.hold_ms + 999) / 1000;
+    say("idle: the coordinator holds polls %" PRIu64 " ms; settling for as long", h0.hold_ms);
+    if ((rc = sleep_running(c, hold_s * NS_PER_S)))
+        return rc;
+    /* At least two holds: a fleet that registered at once polls in waves, and a window
+     * shorter than a hold could fall between two of them. */
+    const long idle_s = c->o->idle_s > 2 * hold_s ? c->o->idle_s : 2 * hold_s;
+    say("idle: %ld s of long polls", idle_s);
     if ((rc = get_health(c, &h0)) || (rc = cpu_ticks(c->o->coord_pid, &t0)))
         return rc;
-    const int64_t start = sm_mono_ns(), end = start + c->o->idle_s * NS_PER_S;
-    while (sm_mono_ns() < end) {
-        if ((rc = still_running(c)))
-            return rc;
-        sleep_ms(100);
-    }
+    const int64_t start = sm_mono_ns();
+    if ((rc = sleep_running(c, idle_s * NS_PER_S)))
+        return rc;
     if ((rc = cpu_ticks(c->o->coord_pid, &t1)))
         return rc;
     const int64_t ns = sm_mono_ns() - start;
@@ -221,7 +247,7 @@ static int phase_latency(ctx *c, summary *s)
     if (rc)
         goto out;
     /* The stragglers: every assign should be there within a poll's hold. */
-    const int64_t deadline = sm_mono_ns() + (c->o->hold_ms + RESEND_SLACK_MS) * NS_PER_MS * 2;
+    const int64_t deadline = sm_mono_ns() + (hold_now_ms(c) + RESEND_SLACK_MS) * NS_PER_MS * 2;
     size_t missing;
     do {
         missing = 0;
@@ -270,6 +296,7 @@ void print_summary(const ctx *c, const summary *s)
         {"agents", (double)c->o->agents, 0},
         {"shards", (double)c->n_shards, 0},
         {"hold_ms", (double)c->o->hold_ms, 0},
+        {"hold_told_ms", (double)atomic_load(&sh->hold_told_ms), 0},
         {"jobs_per_agent", (double)c->o->jobs_per_agent, 0},
         {"register_s", s->register_s, 3},
         {"idle_s", s->idle_s, 2},

@@ -19,6 +19,9 @@ typedef struct agent {
     bool registered;
     bool awaiting;  /* a poll is out and unanswered */
     int64_t due_ns; /* send a poll at this time: first one, resend, or retry after EAGAIN */
+    /* How long a poll waits for its answer: the coordinator's hold (--hold-ms, or what its
+     * replies said) + RESEND_SLACK_MS, as the daemon's does. */
+    long wait_ms;
     char acks[SM_POLL_ACKS_MAX][SM_CMD_ID_MAX + 1];
     size_t n_acks;
     pend pending[PENDING_MAX];
@@ -117,6 +120,7 @@ static int send_poll(shard *s, agent *a, int64_t now_ns)
     snprintf(p->agent, sizeof p->agent, "%s", a->name);
     snprintf(p->boot, sizeof p->boot, "%s", a->boot);
     p->seq = a->seq++;
+    p->wait_ms = (uint32_t)a->wait_ms;
     p->state = SM_AGENT_IDLE;
     if (a->send_facts) {
         p->have_facts = true;
@@ -157,7 +161,7 @@ static int send_poll(shard *s, agent *a, int64_t now_ns)
     if (a->awaiting)
         atomic_fetch_add(&s->sh->resends, 1);
     a->awaiting = true;
-    a->due_ns = now_ns + (s->o->hold_ms + RESEND_SLACK_MS) * NS_PER_MS;
+    a->due_ns = now_ns + a->wait_ms * NS_PER_MS;
     return 0;
 }
 
@@ -220,6 +224,13 @@ static int take_reply(shard *s, agent *a)
         atomic_fetch_add(&s->sh->registered, 1);
     }
     a->n_acks = 0; /* they rode on the poll this reply answers */
+    if (r.hold_ms) {
+        a->wait_ms = (long)r.hold_ms + RESEND_SLACK_MS;
+        uint64_t told = atomic_load(&s->sh->hold_told_ms);
+        while (r.hold_ms > told &&
+               !atomic_compare_exchange_weak(&s->sh->hold_told_ms, &told, (uint64_t)r.hold_ms))
+            ;
+    }
     a->send_facts = r.want_facts;
     for (size_t i = 0; i < r.n_acks; i++)
         for (size_t k = 0; k < a->n_pending; k++)
@@ -253,6 +264,7 @@ static int open_agent(shard *s, agent *a, size_t global_index)
         return SM_ESYS;
     }
     a->send_facts = true;
+    a->wait_ms = s->o->hold_ms + RESEND_SLACK_MS;
     const sm_session_opts o = {
         .url = s->o->bus_url,
         /* nanomsg's own resend would repeat the nonce, which the coordinator drops as a

@@ -90,15 +90,16 @@ typedef struct shared {
     atomic_int stop;
     _Atomic uint64_t registered; /* agents that had at least one valid reply */
     _Atomic uint64_t replies;
-    _Atomic uint64_t bad_replies; /* failed sm_env_open, not from "coordinator", undecodable,
-                                   * or not for this agent's last poll */
-    _Atomic uint64_t assigns;     /* first arrivals of an assign */
-    _Atomic uint64_t resends;     /* polls sent again after hold + RESEND_SLACK_MS */
-    _Atomic uint64_t send_again;  /* nn_send said EAGAIN; tried again SCAN_MS later */
-    _Atomic uint64_t acked;       /* results the coordinator acked */
-    _Atomic int64_t pending;      /* results made and not yet acked */
-    _Atomic uint64_t table_full;  /* arrivals the job table had no room for */
-    size_t cap;                   /* slots, a power of two */
+    _Atomic uint64_t bad_replies;  /* failed sm_env_open, not from "coordinator", undecodable,
+                                    * or not for this agent's last poll */
+    _Atomic uint64_t assigns;      /* first arrivals of an assign */
+    _Atomic uint64_t resends;      /* polls sent again after hold + RESEND_SLACK_MS */
+    _Atomic uint64_t send_again;   /* nn_send said EAGAIN; tried again SCAN_MS later */
+    _Atomic uint64_t acked;        /* results the coordinator acked */
+    _Atomic int64_t pending;       /* results made and not yet acked */
+    _Atomic uint64_t table_full;   /* arrivals the job table had no room for */
+    _Atomic uint64_t hold_told_ms; /* the longest hold a reply said (0: none said one) */
+    size_t cap;                    /* slots, a power of two */
     slot slots[];
 } shared;
 
@@ -115,6 +116,7 @@ typedef struct ctx {
 
 typedef struct health {
     uint64_t agents_online, results, polls, dispatched, duplicate, orphan, rejected;
+    uint64_t hold_ms; /* the coordinator's hold now, which grows with the fleet */
 } health;
 
 typedef struct summary {

@@ -298,11 +298,12 @@ int sm_api_get_health(sm_api_ctx *a, char **resp, size_t *len)
     int64_t store_error_at;
     const bool failing =
         health_store_failing(a, readable, &err, store_error, sizeof store_error, &store_error_at);
-    int status = sm_api_reply(
-        resp, len, failing ? 503 : 200,
-        sm_api_health(h.n, h.online, results, names, values, HEALTH_N_BASE + HEALTH_N_HTTP,
-                      rej_names, rej_values, nr, h.q_names, h.q_values, h.nq,
-                      failing ? store_error : NULL, store_error_at, sm_store_warning(a->st)));
+    int status =
+        sm_api_reply(resp, len, failing ? 503 : 200,
+                     sm_api_health(h.n, h.online, results, sm_control_fleet_hold_ms(a->ctl), names,
+                                   values, HEALTH_N_BASE + HEALTH_N_HTTP, rej_names, rej_values, nr,
+                                   h.q_names, h.q_values, h.nq, failing ? store_error : NULL,
+                                   store_error_at, sm_store_warning(a->st)));
     health_agents_fini(&h); /* after the encoding: q_names point into rows */
     return status;
 }

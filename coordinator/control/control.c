@@ -186,8 +186,13 @@ static int schedule_all(sm_control *c, sm_error *err)
     size_t cur = 0;
     const char *key;
     void *val;
-    while (sm_map_next(c->agents, &cur, &key, &val))
+    /* What the fleet's agents were last told, as far as its size says: an agent may wait
+     * that long for an answer before it polls the new process. */
+    const uint32_t hold = ctl_fleet_hold(c);
+    while (sm_map_next(c->agents, &cur, &key, &val)) {
+        ((cagent *)val)->hold_ms = hold;
         ctl_agent_rekey(c, val);
+    }
     uint64_t id;
     cur = 0;
     int rc = 0;
@@ -273,6 +278,8 @@ int sm_control_rollback(sm_control **cp, int64_t now_ms, sm_error *err)
             a->queue_failed = was->queue_failed;
         }
         a->idle = was->idle;
+        a->hold_ms = was->hold_ms;
+        a->says_wait = was->says_wait;
         /* Out of memory, they come back with its next poll. */
         (void)ctl_agent_set_labels(a, was->labels, was->n_labels);
         memcpy(a->data_addr, was->data_addr, sizeof a->data_addr);
@@ -346,6 +353,30 @@ int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_
                       sm_error *err)
 {
     return ctl_expire(c, agent, now_ms, reply, err);
+}
+
+uint32_t ctl_fleet_hold(const sm_control *c)
+{
+    const uint32_t base = c->cfg.hold_ms;
+    if (!c->cfg.poll_rate)
+        return base;
+    /* Whole seconds, so that the hold moves in steps as the fleet grows, not with each agent. */
+    const uint64_t ms =
+        ((uint64_t)sm_map_size(c->agents) * 1000u + c->cfg.poll_rate - 1) / c->cfg.poll_rate;
+    const uint64_t hold = (ms + 999u) / 1000u * 1000u;
+    const uint32_t most = base > SM_HOLD_MAX_MS ? base : SM_HOLD_MAX_MS;
+    return hold <= base ? base : hold >= most ? most : (uint32_t)hold;
+}
+
+uint32_t sm_control_fleet_hold_ms(const sm_control *c)
+{
+    return ctl_fleet_hold(c);
+}
+
+uint32_t sm_control_agent_hold_ms(const sm_control *c, const char *agent)
+{
+    const cagent *a = sm_map_get(c->agents, agent);
+    return a && a->hold_ms ? a->hold_ms : c->cfg.hold_ms;
 }
 
 bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *status,

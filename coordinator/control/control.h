@@ -28,7 +28,13 @@ typedef struct sm_change {
 typedef void (*sm_change_fn)(void *ctx, const sm_change *ch);
 
 typedef struct sm_control_cfg {
-    uint32_t hold_ms;      /* how long a poll is held; an agent silent for 3x this is lost */
+    /* How long a poll is held at least; an agent silent for 3x its hold is lost. */
+    uint32_t hold_ms;
+    /* Idle polls a second the fleet's hold aims at (0: the hold stays hold_ms). A fleet larger
+     * than poll_rate x hold_ms / 1000 agents is held longer, in whole seconds up to
+     * SM_HOLD_MAX_MS, so that its idle polls cost the same whatever its size; an agent hears
+     * of the hold in its replies and waits for it (it says so with wait_ms). */
+    uint32_t poll_rate;
     uint32_t job_grace_ms; /* a running job past its time limit plus this fails "timeout" */
     /* A lost host's queued run jobs wait this long for it to come back before they fail. */
     uint32_t lost_grace_ms;
@@ -45,6 +51,11 @@ typedef struct sm_control_cfg {
 } sm_control_cfg;
 
 #define SM_AGENTS_MAX_DEFAULT 4096u
+#define SM_POLL_RATE_DEFAULT  400u
+#define SM_HOLD_MAX_MS        60000u
+/* An agent's poll is held at most this much less than it said it waits (wait_ms), so that the
+ * answer is there before the agent gives up on it. */
+#define SM_HOLD_MARGIN_MS 2000u
 
 /* Loads the registered agents and the unfinished jobs from the store. */
 int sm_control_open(sm_control **c, sm_store *st, const sm_control_cfg *cfg, int64_t now_ms,
@@ -141,6 +152,13 @@ int sm_control_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_err
  * (a run's one-at-a-time gate opened, a retry was queued). Up to max names are copied; the set
  * is cleared. */
 size_t sm_control_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max);
+
+/* The fleet's hold now: cfg.hold_ms, or longer for a fleet of more than poll_rate x hold_ms
+ * agents (see sm_control_cfg.poll_rate). */
+uint32_t sm_control_fleet_hold_ms(const sm_control *c);
+/* How long the last poll of agent is held when there is nothing to say: the fleet's hold when
+ * the poll said it waits long enough (wait_ms), cfg.hold_ms otherwise or for an unknown agent. */
+uint32_t sm_control_agent_hold_ms(const sm_control *c, const char *agent);
 
 /* In-memory view of an agent for the API: status and last poll time. */
 bool sm_control_agent_live(sm_control *c, const char *name, sm_agent_status *status,

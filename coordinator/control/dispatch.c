@@ -234,6 +234,8 @@ int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *re
     }
     const size_t before = reply->n_commands;
     current_command(c, a, reply);
+    /* Every answer tells an agent that can hear it how long its polls are held now. */
+    reply->hold_ms = a->says_wait ? ctl_fleet_hold(c) : 0;
     reply->want_facts = !a->facts_known;
     /* A run's first job on a host: the host collects its fingerprint before it starts, so the
      * run is explained by the settings it was measured under. Asked while that command goes

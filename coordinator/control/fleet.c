@@ -55,7 +55,7 @@ void ctl_agent_rekey(sm_control *c, cagent *a)
      * fail once lost longer than the grace. The heap has room for every agent. */
     if (a->status != SM_AGENT_LOST)
         (void)sm_deadlines_set(&c->live, &a->live,
-                               a->heard_at + a->forgiven_ms + 3 * (int64_t)c->cfg.hold_ms + 1);
+                               a->heard_at + a->forgiven_ms + 3 * (int64_t)a->hold_ms + 1);
     else if (!a->queue_failed)
         (void)sm_deadlines_set(&c->live, &a->live, a->lost_at + (int64_t)c->cfg.lost_grace_ms + 1);
     else
@@ -71,6 +71,7 @@ cagent *ctl_agent_new(sm_control *c, const char *name)
         return NULL;
     snprintf(a->name, sizeof a->name, "%s", name);
     a->status = SM_AGENT_LOST; /* until it polls */
+    a->hold_ms = c->cfg.hold_ms;
     if (sm_map_put(c->agents, a->name, a) != 0) {
         free(a);
         return NULL;
@@ -182,6 +183,14 @@ int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, 
                "agent %s has %" PRIu64 " spool entries in quarantine (it had %" PRIu64 ")",
                p->agent, p->quarantined, a->quarantined);
     a->quarantined = p->quarantined;
+    /* Held no longer than it waits, less a margin for the answer to get there. */
+    a->says_wait = p->wait_ms != 0;
+    a->hold_ms = c->cfg.hold_ms;
+    const uint32_t fleet = ctl_fleet_hold(c);
+    if (a->says_wait && fleet > a->hold_ms && p->wait_ms > SM_HOLD_MARGIN_MS) {
+        const uint32_t most = p->wait_ms - SM_HOLD_MARGIN_MS;
+        a->hold_ms = most < a->hold_ms ? a->hold_ms : most < fleet ? most : fleet;
+    }
     ctl_agent_rekey(c, a);
     return changed ? upsert_agent(c, a, p, now_ms, err) : 0;
 }
@@ -423,7 +432,7 @@ size_t ctl_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max)
  * queued run jobs fail once its grace is over. */
 static int fleet_due(sm_control *c, cagent *a, int64_t now, int64_t now_ms, sm_error *err)
 {
-    const int64_t lost_after = 3 * (int64_t)c->cfg.hold_ms;
+    const int64_t lost_after = 3 * (int64_t)a->hold_ms;
     if (a->status == SM_AGENT_LOST)
         return a->queue_failed || now - a->lost_at <= (int64_t)c->cfg.lost_grace_ms
                    ? 0

@@ -92,6 +92,11 @@ typedef struct cagent {
     } owed[SM_POLL_RESULTS_MAX];
     size_t n_owed;
     uint64_t quarantined; /* its spool's entries out of service, as its last poll said */
+    /* The hold of its last poll, which silence is measured against (lost after 3x), and
+     * whether that poll said how long it waits (wait_ms): such an agent hears the fleet's
+     * hold in every reply. */
+    uint32_t hold_ms;
+    bool says_wait;
     /* It sends fingerprints (one is stored): only such an agent is asked for one, before each
      * run's first job on it; fp_run is the run it last sent one for (0 none). */
     bool fp_capable;
@@ -162,6 +167,9 @@ static inline cjob **link_of(const cagent *a, cjob *j)
 {
     return strcmp(j->host, a->name) == 0 ? &j->next : &j->next_peer;
 }
+
+/* The fleet's hold now (sm_control_fleet_hold_ms). */
+uint32_t ctl_fleet_hold(const sm_control *c);
 
 /* Agent a's held poll hears of new work at the next chance: it joins the news ring, which
  * sm_control_take_news drains. Never fails: the ring has room for every agent. */

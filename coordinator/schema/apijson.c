@@ -182,11 +182,11 @@ out:
     return rc;
 }
 
-char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,
-                    const uint64_t *values, size_t n, const char *const *rej_names,
-                    const uint64_t *rej_values, size_t n_rej, const char *const *q_names,
-                    const uint64_t *q_values, size_t n_q, const char *store_error,
-                    int64_t store_error_at_ms, const char *store_warning)
+char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, uint32_t hold_ms,
+                    const char *const *names, const uint64_t *values, size_t n,
+                    const char *const *rej_names, const uint64_t *rej_values, size_t n_rej,
+                    const char *const *q_names, const uint64_t *q_values, size_t n_q,
+                    const char *store_error, int64_t store_error_at_ms, const char *store_warning)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -201,6 +201,7 @@ char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const ch
     cJSON_AddNumberToObject(o, "agents", (double)agents);
     cJSON_AddNumberToObject(o, "agents_online", (double)online);
     cJSON_AddNumberToObject(o, "results", (double)results);
+    cJSON_AddNumberToObject(o, "hold_ms", (double)hold_ms);
     cJSON *cnt = cJSON_AddObjectToObject(o, "counters");
     for (size_t i = 0; cnt && i < n; i++)
         cJSON_AddNumberToObject(cnt, names[i], (double)values[i]);

@@ -102,17 +102,19 @@ char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n)
 /* {"run":"7"} */
 char *sm_api_run_created(uint64_t id);
 
-/* GET /healthz: {"ok":true,"agents":N,"agents_online":N,"results":N,"counters":{...},
+/* GET /healthz: {"ok":true,"agents":N,"agents_online":N,"results":N,"hold_ms":N,
+ * "counters":{...},
  * "rejected":{"mac":N,...,"total":N},"spool_quarantined":{"h1":N,...}}. names/values are
  * parallel arrays, and so are q_names/q_values (the agents whose spools have entries in
  * quarantine, and how many; "spool_quarantined" is {} when none). A store_error (NULL:
  * none) makes it {"ok":false,"store_error":"...","store_error_at_ms":N,...}. A store_warning
  * (NULL or "": none) adds "store_warning":"..." and leaves "ok" as it is: the store works, but
- * lost something when it was opened (a cut WAL). */
-char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, const char *const *names,
-                    const uint64_t *values, size_t n, const char *const *rej_names,
-                    const uint64_t *rej_values, size_t n_rej, const char *const *q_names,
-                    const uint64_t *q_values, size_t n_q, const char *store_error,
-                    int64_t store_error_at_ms, const char *store_warning);
+ * lost something when it was opened (a cut WAL). hold_ms: how long a poll is held now (it
+ * grows with the fleet). */
+char *sm_api_health(uint64_t agents, uint64_t online, uint64_t results, uint32_t hold_ms,
+                    const char *const *names, const uint64_t *values, size_t n,
+                    const char *const *rej_names, const uint64_t *rej_values, size_t n_rej,
+                    const char *const *q_names, const uint64_t *q_values, size_t n_q,
+                    const char *store_error, int64_t store_error_at_ms, const char *store_warning);
 
 #endif

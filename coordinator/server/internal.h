@@ -18,6 +18,7 @@
 #include "coordinator/server/server.h"
 #include "coordinator/store/store.h"
 #include "coordinator/server/web.h"
+#include "coordinator/control/deadlines.h"
 
 /* Bytes one pass over the bus takes at most (plus the message that crosses it), refused
  * messages included; replies one pass makes at most. */
@@ -29,13 +30,13 @@
 /* The kinds of refused HTTP request, each counted and logged at most once a minute. */
 enum { HR_HOST, HR_ORIGIN, HR_TYPE, HR_TOKEN, HR_METHOD, HR_SIZE, HR_SLOW, HR_FULL, HR_N };
 
-/* A poll held open until there is something to say or hold_ms passed. */
+/* A poll held open until there is something to say or its hold (the control's for its agent)
+ * passed. */
 typedef struct held {
     sm_bus_msg msg;
-    int64_t since_ms;             /* monotonic */
+    sm_deadline due;              /* in server.held_due: monotonic ms its hold runs out */
     char nonce[SM_NONCE_HEX + 1]; /* of the poll: its answer names it */
     char agent[SM_NAME_MAX + 1];
-    struct held *prev, *next; /* server.held_first's list, oldest first */
 } held;
 
 /* A reply of a pass over the bus, sealed when the control made it and sent after the pass's
@@ -67,9 +68,10 @@ typedef struct server {
     sm_replay *replay;
     sm_rejects *rejects;
     sm_map *held; /* agent name -> held */
-    /* The same held polls, oldest first: every hold lasts hold_ms, so they run out in this
-     * order and the tick looks only at those that did. */
-    held *held_first, *held_last;
+    /* The same held polls by when their hold runs out (holds differ: an agent that never said
+     * how long it waits is held hold_ms, the others the fleet's hold), so that the tick looks
+     * only at those that ran out. */
+    sm_deadlines held_due;
     /* Agents whose last message verified only under the previous fleet key (name -> a marker):
      * their replies are sealed with it too. Only names that proved that key get in. */
     sm_map *on_prev_key;

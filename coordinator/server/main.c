@@ -12,6 +12,7 @@
 
 #include <openssl/crypto.h>
 
+#include "coordinator/control/control.h"
 #include "coordinator/reports/reports.h"
 #include "coordinator/server/guard.h"
 #include "coordinator/server/server.h"
@@ -48,8 +49,11 @@ static const char usage[] =
     "                            proxy's); repeatable. The listen address, localhost on\n"
     "                            loopback and any IP literal on 0.0.0.0/:: need none\n"
     "  --http-max-conns N        open HTTP and WebSocket connections at most (default 256)\n"
-    "  --hold-ms N               how long a poll is held (default 5000; an agent silent for\n"
-    "                            3 x this is lost)\n"
+    "  --hold-ms N               how long a poll is held at least (default 5000; an agent\n"
+    "                            silent for 3 x its hold is lost)\n"
+    "  --poll-rate N             idle polls a second the fleet is held to (default 400): a\n"
+    "                            fleet of more than N x hold agents is held longer, up to\n"
+    "                            60 s; 0 keeps every hold at --hold-ms\n"
     "  --lost-grace-ms N         how long a lost host's queued run jobs wait for it to come\n"
     "                            back before they fail (default 60000; 0: at once)\n"
     "  --max-agents N            agents that may register (default 4096); a poll from a\n"
@@ -253,6 +257,7 @@ static const struct option long_opts[] = {
     {"http-host", required_argument, NULL, 'N'},
     {"http-max-conns", required_argument, NULL, 'C'},
     {"report-memory", required_argument, NULL, 'R'},
+    {"poll-rate", required_argument, NULL, 'P'},
     {NULL, 0, NULL, 0},
 };
 
@@ -276,6 +281,11 @@ static int number_option(int c, const char *val, sm_server_cfg *cfg)
         if (!long_in(val, 100, 60000, &v))
             return fail("--hold-ms: '%s' is not a number from 100 to 60000", val);
         cfg->hold_ms = (uint32_t)v;
+        return GO_ON;
+    case 'P':
+        if (!long_in(val, 0, 1000000, &v))
+            return fail("--poll-rate: '%s' is not a number from 0 to 1000000", val);
+        cfg->poll_rate = (uint32_t)v;
         return GO_ON;
     case 'g':
         if (!long_in(val, 0, 86400000, &v))
@@ -343,6 +353,7 @@ static int one_option(int c, char *val, const char *name, opts *o)
     case 'M':
     case 'C':
     case 'R':
+    case 'P':
     case 'r':
     case 'G':
         return number_option(c, val, cfg);
@@ -388,6 +399,7 @@ static int parse_args(int argc, char **argv, opts *o)
     o->cfg = (sm_server_cfg){.listen_url = "tcp://0.0.0.0:7100",
                              .db_path = "sockmatrix.db",
                              .hold_ms = 5000,
+                             .poll_rate = SM_POLL_RATE_DEFAULT,
                              .lost_grace_ms = 60000,
                              .prev_grace_ms = 86400000,
                              .ready_fd = -1,

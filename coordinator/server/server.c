@@ -5,6 +5,7 @@
 #include <libwebsockets.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,31 +218,29 @@ static bool admit(server *s, sm_bus_msg *m, uint64_t now, sm_env *env, sm_poll *
     return true;
 }
 
-/* Takes h, just taken out of s->held, out of the list of holds too. */
+/* Takes h, just taken out of s->held, out of the holds' deadlines too. */
 static void held_unlink(server *s, held *h)
 {
-    *(h->prev ? &h->prev->next : &s->held_first) = h->next;
-    *(h->next ? &h->next->prev : &s->held_last) = h->prev;
-    h->prev = h->next = NULL;
+    sm_deadlines_remove(&s->held_due, &h->due);
 }
 
-/* Holds poll m of agent until there is something to say or the hold runs out; m is consumed. */
+/* Holds poll m of agent until there is something to say or the agent's hold runs out; m is
+ * consumed. */
 static void hold(server *s, sm_bus_msg *m, const char *agent, const char *nonce)
 {
-    held *h = malloc(sizeof *h);
-    if (h && sm_map_put(s->held, agent, h) == 0) {
-        h->msg = *m;
-        h->since_ms = sm_mono_ms();
-        memcpy(h->nonce, nonce, sizeof h->nonce);
-        snprintf(h->agent, sizeof h->agent, "%s", agent);
-        h->next = NULL;
-        h->prev = s->held_last;
-        *(s->held_last ? &s->held_last->next : &s->held_first) = h;
-        s->held_last = h;
-    } else {
-        free(h);
-        sm_bus_msg_fini(m);
+    held *h = calloc(1, sizeof *h);
+    const int64_t due = sm_mono_ms() + (int64_t)sm_control_agent_hold_ms(s->api.ctl, agent);
+    if (h && sm_deadlines_set(&s->held_due, &h->due, due) == 0) {
+        if (sm_map_put(s->held, agent, h) == 0) {
+            h->msg = *m;
+            memcpy(h->nonce, nonce, sizeof h->nonce);
+            snprintf(h->agent, sizeof h->agent, "%s", agent);
+            return;
+        }
+        sm_deadlines_remove(&s->held_due, &h->due);
     }
+    free(h);
+    sm_bus_msg_fini(m);
 }
 
 /* Hands an admitted poll to the control inside the pass's transaction (opened by the first):
@@ -474,8 +473,13 @@ static void expire_held(server *s, const char (*names)[SM_NAME_MAX + 1], size_t 
         return;
     }
     sm_control_rollback(&s->api.ctl, now, NULL);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(s->news_env[i]);
+        /* Still held: it runs out again at the next tick. */
+        held *h = sm_map_get(s->held, names[i]);
+        if (h && !sm_deadline_queued(&h->due))
+            (void)sm_deadlines_set(&s->held_due, &h->due, h->due.at);
+    }
 }
 
 static void on_tick(lws_sorted_usec_list_t *sul)
@@ -501,9 +505,11 @@ static void on_tick(lws_sorted_usec_list_t *sul)
     char names[64][SM_NAME_MAX + 1];
     size_t n = 0;
     const int64_t mono = sm_mono_ms();
-    for (const held *h = s->held_first;
-         n < 64 && h && mono - h->since_ms >= (int64_t)s->cfg->hold_ms; h = h->next)
+    sm_deadline *d;
+    while (n < 64 && (d = sm_deadlines_pop_due(&s->held_due, mono)) != NULL) {
+        const held *h = (const held *)(const void *)((const char *)d - offsetof(held, due));
         snprintf(names[n++], sizeof names[0], "%s", h->agent);
+    }
     if (n)
         expire_held(s, (const char(*)[SM_NAME_MAX + 1]) names, n, now);
     answer_news(s);
@@ -564,6 +570,7 @@ static int server_open(server *s, sm_error *err)
     if ((rc = sm_store_open(&s->st, cfg->db_path, err)))
         return rc;
     sm_control_cfg ccfg = {.hold_ms = cfg->hold_ms,
+                           .poll_rate = cfg->poll_rate,
                            .job_grace_ms = 30000,
                            .lost_grace_ms = cfg->lost_grace_ms,
                            .clock_ms = mono_ms,
@@ -574,6 +581,7 @@ static int server_open(server *s, sm_error *err)
     s->replay = sm_replay_new(2ull * SM_SKEW_MS);
     s->rejects = sm_rejects_new();
     s->held = sm_map_new();
+    sm_deadlines_init(&s->held_due);
     s->on_prev_key = sm_map_new();
     s->keys = sm_keys_new(cfg->key, cfg->max_agents ? cfg->max_agents : SM_AGENTS_MAX_DEFAULT);
     s->started_ms = sm_mono_ms();
@@ -699,6 +707,7 @@ static void server_close(server *s)
         lws_context_destroy(s->ctx);
     sm_map_free(s->tickets, NULL);
     sm_map_free(s->held, held_free);
+    sm_deadlines_fini(&s->held_due);
     sm_map_free(s->on_prev_key, NULL);
     sm_keys_free(s->keys);
     sm_ws_hub_free(s->hub);

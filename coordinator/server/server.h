@@ -25,6 +25,7 @@ typedef struct sm_server_cfg {
     const char *token; /* NULL when the HTTP listener is loopback and no token was given; on a
                         * listener off loopback it guards reading the API and /ws too */
     uint32_t hold_ms;
+    uint32_t poll_rate;            /* sm_control_cfg.poll_rate */
     uint32_t lost_grace_ms;        /* a lost host's queued run jobs wait this long for it */
     int ready_fd;                  /* -1: none */
     const char *web_dir;           /* the dashboard's files, served at /; NULL: none */

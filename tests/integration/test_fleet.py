@@ -338,6 +338,38 @@ class FleetTest(FleetCase):
         self.assertGreater(health["store_error_at_ms"], 0)
 
 
+class FleetHoldTest(FleetCase):
+    """The hold grows with the fleet: with --poll-rate 1, three agents are held 3 s rather
+    than --hold-ms 1000, so the fleet polls once a second while idle; each agent heard the
+    hold and waits for it (it neither sends again early nor is counted lost), and work still
+    reaches a held poll at once."""
+
+    def setUp(self):
+        self.f = Fleet(n=3, hold_ms=1000, lab=False)
+        self.f.extra_args = ["--poll-rate", "1"]
+        self.addCleanup(self.f.stop)
+        self.f.start()
+
+    def test_an_idle_fleet_polls_at_the_rate_asked_and_stays_online(self):
+        f = self.f
+        self.assertEqual(f.get("/healthz")["hold_ms"], 3000)
+        # Past the registration polls, which were held as long as the agents then waited.
+        time.sleep(4)
+        before = f.get("/healthz")["counters"]["polls"]
+        time.sleep(9)
+        polls = f.get("/healthz")["counters"]["polls"] - before
+        # Held 3 s: about 9 polls in 9 s (the job-less fleet held 1 s would make 27).
+        self.assertLessEqual(polls, 15, "polls in 9 s of an idle fleet held 3 s")
+        self.assertGreaterEqual(polls, 5)
+        # 9 s is 3 x 3 s: an agent measured against --hold-ms would be lost by now.
+        self.assertEqual(f.online(), {"h1", "h2", "h3"})
+        self.assertNotIn("SM-AGENT-LOST", f.log("coordinator"))
+        ids = f.submit([stream_job(h) for h in ("h1", "h2", "h3")])
+        for j in self.wait_jobs(ids):
+            self.assertTrue(j["result"]["ok"], j)
+        self.assertEqual(f.stored(ids), (3, 3))
+
+
 @netns
 class FleetCutTest(FleetCase):
     """A cable pulled (h3's veth down) until the coordinator counts h3 lost: the lab's
