@@ -86,11 +86,11 @@ bool sm_control_admit(sm_control *c, const sm_poll *p, int64_t now_ms);
 
 /* Handles one verified poll: stores its results (the caller has begun a transaction and
  * commits before sending), notes acks and status, dispatches the next job, and fills *reply.
- * *reply_now says whether to answer at once (a command, results the store did not hold yet, or
- * facts wanted) or hold the poll. A held poll's resent results are acked by whatever answers it
- * (sm_control_news, sm_control_expire), so an agent that keeps resending them polls once per
- * hold_ms, not in a loop. Returns 0, or an SM_E code when the store failed (roll back, answer
- * nothing: the agent will send its results again). */
+ * *reply_now says whether to answer at once (a command, facts or a fingerprint wanted) or hold
+ * the poll. Results alone are no reason to answer: a held poll's results, stored now, are acked
+ * by whatever answers it (sm_control_news, sm_control_expire), so that a job costs one poll
+ * and an agent that keeps resending them polls once per hold, not in a loop. Returns 0, or an SM_E
+ * code when the store failed (roll back, answer nothing: the agent will send its results again). */
 int sm_control_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply,
                     bool *reply_now, sm_error *err);
 

@@ -475,15 +475,18 @@ static void take_acks(cagent *a, const sm_poll *p)
     }
 }
 
-/* Whether the store already holds this result (or this side of a pair job), or has no such
- * job at all: either way storing it again changes nothing, and only its ack is owed. */
-static bool result_known(sm_control *c, uint64_t job, uint32_t attempt, sm_role role)
+/* Whether agent a is owed the ack of this result (or this side of a pair job): the store holds
+ * it, has no such job at all, or the job is another host's (wrong_host: acked, never stored). */
+static bool ack_owed(sm_control *c, const cagent *a, uint64_t job, uint32_t attempt, sm_role role)
 {
     sm_job_row row;
     memset(&row, 0, sizeof row);
     if (sm_store_job_get(c->st, job, &row, NULL) != 0)
         return true;
+    const bool other_host = strcmp(role == SM_ROLE_SERVER ? row.peer : row.host, a->name) != 0;
     sm_job_row_fini(&row);
+    if (other_host)
+        return true;
     char *json = NULL;
     int rc = role == SM_ROLE_BOTH
                  ? sm_store_result_get(c->st, job, attempt, &json, NULL)
@@ -492,22 +495,7 @@ static bool result_known(sm_control *c, uint64_t job, uint32_t attempt, sm_role 
     return rc == 0 && json != NULL;
 }
 
-/* How many of the poll's results the store does not hold yet. An agent that cannot delete an
- * acked result (a spool gone read-only) sends it again with every poll; answering such a poll
- * at once made a loop of thousands of polls a second, so only news is answered at once. A
- * result of another store is no news either: an agent that cannot move it aside would send it
- * again at once, and any reply, held or not, tells it the store's id. */
-static size_t results_fresh(sm_control *c, const sm_poll *p)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < p->n_results; i++)
-        if (!foreign(c, &p->results[i]) &&
-            !result_known(c, p->results[i].job, p->results[i].attempt, p->results[i].role))
-            n++;
-    return n;
-}
-
-/* The poll is held: the acks of the results it resent wait for whatever answers it. */
+/* The poll is held: the acks of its results, stored now or before, wait for whatever answers it. */
 static void owed_acks_keep(sm_control *c, cagent *a, const sm_poll *p)
 {
     a->n_owed = 0;
@@ -527,7 +515,7 @@ static void owed_acks_keep(sm_control *c, cagent *a, const sm_poll *p)
 void ctl_owed_acks_pay(sm_control *c, cagent *a, sm_poll_reply *reply)
 {
     for (size_t i = 0; i < a->n_owed && reply->n_acks < SM_REPLY_ACKS_MAX; i++) {
-        if (!result_known(c, a->owed[i].job, a->owed[i].attempt, a->owed[i].role))
+        if (!ack_owed(c, a, a->owed[i].job, a->owed[i].attempt, a->owed[i].role))
             continue;
         ack_append(reply, a->owed[i].job, a->owed[i].attempt);
     }
@@ -588,7 +576,6 @@ int ctl_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *rep
         return rc;
     /* Every poll moves its last-seen time, which the fleet view shows. */
     tell_change(c, SM_CHANGE_AGENT, a->name, 0, 0);
-    const size_t fresh = results_fresh(c, p);
     for (size_t i = 0; i < p->n_results; i++)
         if ((rc = take_result(c, a, &p->results[i], now_ms, reply, err)))
             return rc;
@@ -599,7 +586,13 @@ int ctl_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *rep
         return rc;
     if ((rc = ctl_commands_for(c, a, now_ms, reply, err)))
         return rc;
-    *reply_now = fresh || reply->n_commands || reply->want_facts || reply->want_fingerprint;
+    /* Results alone do not make an answer: their acks wait for whatever answers the held poll
+     * (the next job, most often, or the end of the hold), so that a job costs its agent one
+     * poll, not two. The results are stored now; the agent keeps its copy a little longer and
+     * sends it again with any poll meanwhile, which is harmless (stored once by its key). An
+     * agent that cannot delete an acked result (a spool gone read-only) sends it again with
+     * every poll: held, such polls come once a hold, not in a loop. */
+    *reply_now = reply->n_commands || reply->want_facts || reply->want_fingerprint;
     if (!*reply_now)
         owed_acks_keep(c, a, p);
     return 0;

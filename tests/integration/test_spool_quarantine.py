@@ -60,6 +60,11 @@ class SpoolQuarantineTest(unittest.TestCase):
                        lambda: (j := f.job(jid))["state"] in ("done", "failed") and j, 30, 0.2)
         self.assertEqual(job["state"], "done", f"{job}\n{f.log('agent-h1')}")
         self.assertEqual(f.stored([jid]), (1, 1))
+        # Its ack comes with the answer to the held poll, within a hold: then the agent deletes
+        # its copy.
+        spool = f.spool("h1")
+        wait_for("the result's ack", lambda: not [
+            n for n in os.listdir(spool) if n.endswith(f"-{jid}-1.res")], 10, 0.1)
 
     def assert_counted(self, f, n):
         # The count rides on the agent's polls: the first poll after the moves carries it.

@@ -38,8 +38,9 @@ class WrongHostTest(unittest.TestCase):
         [[shape]] = f.query("SELECT result_json FROM results WHERE job_id = ?", first)
         forged = json.loads(shape)
         forged["metrics"]["throughput_MBps"] = FORGED_MBPS
-        # h1's job, long enough for mallory to hand in a result for it first.
-        [jid] = f.submit([stream_job("h1", count=None, duration_ms=3000)])
+        # h1's job, long enough for mallory to hand in a result for it first: mallory starts,
+        # and its poll is held (a result alone needs no answer) before the ack comes.
+        [jid] = f.submit([stream_job("h1", count=None, duration_ms=8000)])
         wait_for("h1's job to run", lambda: f.job(jid)["state"] == "running", 20)
         # mallory holds the fleet key and is a real agent: its spool holds a "result" of h1's
         # job, which it sends with its first poll.

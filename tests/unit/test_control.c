@@ -99,6 +99,16 @@ static uint64_t dispatch_one(fixture *f, sm_poll *p, sm_poll_reply *r)
     return id;
 }
 
+/* The end of h1's held poll's hold, as the server's tick answers it: *r is that answer. */
+static void expire_h1(fixture *f, sm_poll_reply *r)
+{
+    sm_error err = {0};
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    f->now += HOLD;
+    assert_int_equal(sm_control_expire(f->c, "h1", f->now, r, &err), 0);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+}
+
 static void test_control_first_poll_registers_and_an_idle_poll_is_held(void **state)
 {
     fixture *f = *state;
@@ -180,7 +190,8 @@ static void test_control_job_runs_and_its_result_is_stored_once_and_acked_each_t
     assert_int_equal(r.n_commands, 0);
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
 
-    /* The result arrives: stored, acked, the job done. */
+    /* The result arrives: stored and the job done at once; with nothing else to say the poll
+     * is held, and its answer acks the result. */
     sm_result_msg m = {.job = id, .attempt = 1};
     sm_result_init(&m.result);
     m.result.ok = true;
@@ -190,14 +201,16 @@ static void test_control_job_runs_and_its_result_is_stored_once_and_acked_each_t
     p.results = &m;
     p.n_results = 1;
     poll_once(f, &p, &r, &now);
-    assert_true(now);
-    assert_int_equal(r.n_acks, 1);
-    assert_int_equal(r.ack_job[0], id);
+    assert_false(now);
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_DONE);
     assert_int_equal(results(f), 1);
+    expire_h1(f, &r);
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(r.ack_job[0], id);
 
     /* The ack was lost; the agent sends it again: acked again, stored once. */
     poll_once(f, &p, &r, &now);
+    expire_h1(f, &r);
     assert_int_equal(r.n_acks, 1);
     assert_int_equal(results(f), 1);
     sm_control_stats s;
@@ -224,7 +237,8 @@ test_control_a_poll_resending_only_stored_results_is_held_and_acked_at_expiry(vo
     p.results = &m;
     p.n_results = 1;
     poll_once(f, &p, &r, &now);
-    assert_true(now); /* news: answered at once */
+    assert_false(now); /* stored, and held like the rest */
+    expire_h1(f, &r);
     assert_int_equal(r.n_acks, 1);
 
     for (int i = 0; i < 3; i++) {
@@ -251,43 +265,51 @@ test_control_a_poll_resending_only_stored_results_is_held_and_acked_at_expiry(vo
     sm_result_fini(&m.result);
 }
 
-/* One new result among resent ones is news: the poll is answered at once, acking all. */
-static void
-test_control_a_poll_with_one_new_result_among_stored_ones_is_answered_at_once(void **state)
+/* A result's ack rides with the next job: the poll that brings the result of one job is
+ * answered at once with the next queued one, and acks the result; one poll a job. */
+static void test_control_a_result_is_acked_with_the_next_job(void **state)
 {
     fixture *f = *state;
     sm_poll p;
     sm_poll_reply r;
     bool now;
     uint64_t id1 = dispatch_one(f, &p, &r);
-    sm_result_msg m[2] = {{.job = id1, .attempt = 1}};
-    sm_result_init(&m[0].result);
-    m[0].result.ok = true;
-    p.results = m;
+    uint64_t id2 = submit(f, "h1"); /* queued behind id1 */
+    sm_result_msg m = {.job = id1, .attempt = 1};
+    sm_result_init(&m.result);
+    m.result.ok = true;
+    snprintf(p.acks[0], sizeof p.acks[0], "%s", r.commands[0].id);
+    p.n_acks = 1;
+    p.results = &m;
     p.n_results = 1;
     poll_once(f, &p, &r, &now);
     assert_true(now);
-
-    uint64_t id2 = submit(f, "h1");
-    p.results = NULL;
-    p.n_results = 0;
-    poll_once(f, &p, &r, &now);
     assert_int_equal(r.n_commands, 1);
     assert_int_equal(r.commands[0].job, id2);
-    m[1].job = id2;
-    m[1].attempt = 1;
-    sm_result_init(&m[1].result);
-    m[1].result.ok = true;
-    p.results = m;
-    p.n_results = 2;
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(r.ack_job[0], id1);
+    assert_int_equal(results(f), 1);
+    /* No job queued: the result of id2 is held, and a job posted meanwhile answers it. */
+    m.job = id2;
+    snprintf(p.acks[0], sizeof p.acks[0], "%s", r.commands[0].id);
     poll_once(f, &p, &r, &now);
-    assert_true(now);
-    assert_int_equal(r.n_acks, 2);
+    assert_false(now);
     assert_int_equal(results(f), 2);
+    uint64_t id3 = submit(f, "h1");
+    char names[4][SM_NAME_MAX + 1];
+    assert_int_equal(sm_control_take_news(f->c, names, 4), 1);
+    assert_string_equal(names[0], "h1");
+    sm_error err = {0};
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    assert_true(sm_control_news(f->c, "h1", f->now, &r, &err));
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    assert_int_equal(r.n_commands, 1);
+    assert_int_equal(r.commands[0].job, id3);
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(r.ack_job[0], id2);
     p.results = NULL;
     p.n_results = 0;
-    sm_result_fini(&m[0].result);
-    sm_result_fini(&m[1].result);
+    sm_result_fini(&m.result);
 }
 
 static void test_control_assign_is_resent_until_acked(void **state)
@@ -340,10 +362,10 @@ static void test_control_a_rollback_takes_the_control_state_back_to_the_store(vo
     /* Sent again, it is stored once and ends its job. */
     f->now += 10;
     poll_once(f, &p, &r, &now);
-    assert_true(now);
-    assert_int_equal(r.n_acks, 1);
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_DONE);
     assert_int_equal(results(f), 1);
+    expire_h1(f, &r);
+    assert_int_equal(r.n_acks, 1);
 
     /* A job dispatched in a failed transaction is queued again, and dispatched by the next
      * poll: the agent never heard of it. */
@@ -1856,9 +1878,18 @@ static void test_control_a_local_result_from_another_host_is_acked_but_never_sto
     q.results = &m;
     q.n_results = 1;
     poll_once(f, &q, &r, &now);
-    assert_int_equal(r.n_acks, 1);
+    assert_false(now);
     assert_int_equal(results(f), 0);
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_ASSIGNED);
+    /* The held poll's answer acks it, so that h9 stops sending it, though it is not stored and
+     * its job is still h1's to finish. */
+    sm_error err = {0};
+    assert_int_equal(sm_store_begin(f->st, &err), 0);
+    f->now += HOLD;
+    assert_int_equal(sm_control_expire(f->c, "h9", f->now, &r, &err), 0);
+    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    assert_int_equal(r.n_acks, 1);
+    assert_int_equal(r.ack_job[0], id);
     sm_control_stats st;
     sm_control_get_stats(f->c, &st);
     assert_int_equal(st.results_wrong_host, 1);
@@ -2072,9 +2103,9 @@ static void test_control_a_result_of_another_store_is_neither_stored_nor_acked(v
     snprintf(m.store, sizeof m.store, "%s", sm_store_id(f->st));
     p.state = SM_AGENT_IDLE;
     poll_once(f, &p, &r, &now);
-    assert_true(now);
-    assert_int_equal(r.n_acks, 1);
     assert_int_equal(results(f), 1);
+    expire_h1(f, &r);
+    assert_int_equal(r.n_acks, 1);
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_DONE);
     uint64_t id2 = submit(f, "h1");
     p.n_results = 0;
@@ -2086,6 +2117,7 @@ static void test_control_a_result_of_another_store_is_neither_stored_nor_acked(v
     p.results = &m2;
     p.n_results = 1;
     poll_once(f, &p, &r, &now);
+    expire_h1(f, &r);
     assert_int_equal(r.n_acks, 1);
     assert_int_equal(results(f), 2);
 }
@@ -2109,9 +2141,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_control_a_poll_resending_only_stored_results_is_held_and_acked_at_expiry, setup,
             teardown),
-        cmocka_unit_test_setup_teardown(
-            test_control_a_poll_with_one_new_result_among_stored_ones_is_answered_at_once, setup,
-            teardown),
+        cmocka_unit_test_setup_teardown(test_control_a_result_is_acked_with_the_next_job, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_control_assign_is_resent_until_acked, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_a_rollback_takes_the_control_state_back_to_the_store, setup, teardown),
