@@ -706,8 +706,9 @@ static void server_close(server *s)
     if (s->ctx)
         lws_context_destroy(s->ctx);
     sm_map_free(s->tickets, NULL);
-    sm_map_free(s->held, held_free);
+    /* The heap first: it marks each held poll's deadline as out of it, before they go. */
     sm_deadlines_fini(&s->held_due);
+    sm_map_free(s->held, held_free);
     sm_map_free(s->on_prev_key, NULL);
     sm_keys_free(s->keys);
     sm_ws_hub_free(s->hub);
