@@ -24,6 +24,9 @@
  * messages included; replies one pass makes at most. */
 #define SM_BUS_PASS_BYTES   (1u << 20)
 #define SM_BUS_PASS_REPLIES 256
+/* Expired holds one tick answers at most (about 70 us each): a larger wave waits for the next
+ * tick, which comes at once, with whatever else the loop has to do served in between. */
+#define SM_EXPIRE_BATCH 32
 /* Agents with news one round of answer_news takes at most. */
 #define SM_NEWS_BATCH 1024
 
@@ -72,6 +75,7 @@ typedef struct server {
      * how long it waits is held hold_ms, the others the fleet's hold), so that the tick looks
      * only at those that ran out. */
     sm_deadlines held_due;
+    uint64_t holds; /* polls held so far: the seed of each long hold's jitter */
     /* Agents whose last message verified only under the previous fleet key (name -> a marker):
      * their replies are sealed with it too. Only names that proved that key get in. */
     sm_map *on_prev_key;

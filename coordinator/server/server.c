@@ -229,7 +229,13 @@ static void held_unlink(server *s, held *h)
 static void hold(server *s, sm_bus_msg *m, const char *agent, const char *nonce)
 {
     held *h = calloc(1, sizeof *h);
-    const int64_t due = sm_mono_ms() + (int64_t)sm_control_agent_hold_ms(s->api.ctl, agent);
+    int64_t hold_ms = (int64_t)sm_control_agent_hold_ms(s->api.ctl, agent);
+    /* A fleet held longer than --hold-ms registered and polled in waves (after a start, after
+     * a burst of jobs), and would expire in the same waves, each a burst of answers on the
+     * loop: up to a tenth is taken off each such hold at random, which spreads them. */
+    if (hold_ms > (int64_t)s->cfg->hold_ms)
+        hold_ms -= (int64_t)(sm_hash_mix64(++s->holds) % (uint64_t)(hold_ms / 10));
+    const int64_t due = sm_mono_ms() + hold_ms;
     if (h && sm_deadlines_set(&s->held_due, &h->due, due) == 0) {
         if (sm_map_put(s->held, agent, h) == 0) {
             h->msg = *m;
@@ -502,11 +508,11 @@ static void on_tick(lws_sorted_usec_list_t *sul)
         s};
     sm_schedules_tick(&env, now);
     /* Expired holds are answered with whatever there is (often nothing). */
-    char names[64][SM_NAME_MAX + 1];
+    char names[SM_EXPIRE_BATCH][SM_NAME_MAX + 1];
     size_t n = 0;
     const int64_t mono = sm_mono_ms();
     sm_deadline *d;
-    while (n < 64 && (d = sm_deadlines_pop_due(&s->held_due, mono)) != NULL) {
+    while (n < SM_EXPIRE_BATCH && (d = sm_deadlines_pop_due(&s->held_due, mono)) != NULL) {
         const held *h = (const held *)(const void *)((const char *)d - offsetof(held, due));
         snprintf(names[n++], sizeof names[0], "%s", h->agent);
     }
@@ -520,7 +526,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
     if (*s->stop)
         lws_cancel_service(s->ctx);
     else
-        lws_sul_schedule(s->ctx, 0, &s->tick, on_tick, n == 64 ? 1 : TICK_US);
+        lws_sul_schedule(s->ctx, 0, &s->tick, on_tick, n == SM_EXPIRE_BATCH ? 1 : TICK_US);
 }
 
 /* ---- the bus, adopted as a raw file descriptor ---- */
