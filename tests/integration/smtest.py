@@ -162,6 +162,7 @@ import time
 import urllib.request
 
 COORDINATOR = _os.path.join(BIN_DIR, "sockmatrix-coordinator")
+CLI = _os.path.join(BIN_DIR, "sockmatrix")
 ROGUE = _os.path.join(BIN_DIR, "sm-rogue")
 LAB = _os.path.join(_os.path.dirname(__file__), "..", "..", "deploy", "lab", "lab.sh")
 
