@@ -141,6 +141,40 @@ class LoopbackTest(unittest.TestCase):
         self.assertIn(" 101", ok.status)
         self.assertEqual(ok.recv_json()["type"], "snapshot")
 
+    def test_a_read_from_another_site_is_refused_and_the_dashboards_own_is_not(self):
+        def get(path, *headers):
+            head = f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nConnection: close"
+            return raw(self.port, head + "".join("\r\n" + h for h in headers))
+        own = f"Origin: http://{self.host}"
+        for path in ("/api/agents", "/api/runs", "/healthz", "/metrics", "/api/runs/1/table"):
+            for headers in (("Origin: http://attacker.example",),
+                            ("Origin: null",),
+                            ("Sec-Fetch-Site: cross-site",),
+                            ("sec-fetch-site: Cross-Site",),
+                            ("Sec-Fetch-Site: same-site",),
+                            ("Origin: http://127.0.0.1:1", "Sec-Fetch-Site: same-site"),
+                            (own, "Sec-Fetch-Site: cross-site")):
+                status, _, resp = get(path, *headers)
+                self.assertEqual(status, 403, (path, headers, resp))
+                self.assertEqual(json.loads(resp)["field"], "Origin")
+                self.assertIn("another site", json.loads(resp)["error"])
+        # The dashboard's own fetches, a typed URL, and clients that send neither header.
+        for headers in ((own, "Sec-Fetch-Site: same-origin"), ("Sec-Fetch-Site: none",), ()):
+            self.assertEqual(get("/api/agents", *headers)[0], 200, headers)
+            self.assertEqual(get("/metrics", *headers)[0], 200, headers)
+        # The dashboard's files stay reachable by a link from another site.
+        self.assertEqual(get("/", "Sec-Fetch-Site: cross-site")[0], 200)
+        ws = WsClient(self.port, origin=f"http://{self.host}",
+                      headers=("Sec-Fetch-Site: cross-site",))
+        self.addCleanup(ws.close)
+        self.assertIn(" 403", ws.status)
+        ok = WsClient(self.port, origin=f"http://{self.host}",
+                      headers=("Sec-Fetch-Site: same-origin",))
+        self.addCleanup(ok.close)
+        self.assertIn(" 101", ok.status)
+        with open(os.path.join(self.f.dir, "coordinator.log")) as log:
+            self.assertIn("SM-HTTP-ORIGIN", log.read())
+
     def test_other_methods_get_405_with_allow(self):
         for method, path, allow in (("PUT", "/api/jobs", "POST"),
                                     ("DELETE", "/api/runs/1", "GET"),
