@@ -521,6 +521,15 @@ class ScopedTokenTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("--read-token-file", r.stderr)
         self.assertIn("need an operate token too (--token-file)", r.stderr)
+        # Under systemd the file may come as the credential "read-tokens", checked alike.
+        creds = os.path.join(f.dir, "creds")
+        os.mkdir(creds)
+        shutil.copy(self.reads, os.path.join(creds, "read-tokens"))
+        r = subprocess.run([COORDINATOR, "--key-file", f.key, "--db", f.db, "--http",
+                            f"127.0.0.1:{f.http_port}"], capture_output=True, text=True,
+                           timeout=30, env={**os.environ, "CREDENTIALS_DIRECTORY": creds})
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("the credential read-tokens", r.stderr)
         with open(self.reads, "a") as t:
             t.write(self.operate + "\n")
         r = start("--token-file", self.token, "--read-token-file", self.reads)
