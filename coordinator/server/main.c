@@ -250,7 +250,9 @@ static int keygen(int argc, char **argv)
         printf("wrote a new read token to %s (mode 0600): add its line to --read-token-file\n",
                path);
     else
-        printf("wrote a new operate token to %s (mode 0600): give it to --token-file\n", path);
+        printf("wrote a new dashboard token, the operate token, to %s (mode 0600): give it to "
+               "--token-file\n",
+               path);
     return 0;
 }
 
