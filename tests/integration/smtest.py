@@ -162,6 +162,7 @@ import time
 import urllib.request
 
 COORDINATOR = _os.path.join(BIN_DIR, "sockmatrix-coordinator")
+CLI = _os.path.join(BIN_DIR, "sockmatrix")
 ROGUE = _os.path.join(BIN_DIR, "sm-rogue")
 LAB = _os.path.join(_os.path.dirname(__file__), "..", "..", "deploy", "lab", "lab.sh")
 
@@ -433,11 +434,13 @@ class WsClient:
     """A minimal WebSocket client (RFC 6455) for the coordinator's /ws: text frames only, masked
     as a client must, every read bounded by a timeout."""
 
-    def __init__(self, port, protocol="sm-events", timeout=10, host=None, origin=None):
+    def __init__(self, port, protocol="sm-events", timeout=10, host=None, origin=None,
+                 headers=()):
         import base64
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         key = base64.b64encode(_os.urandom(16)).decode()
         extra = f"Origin: {origin}\r\n" if origin else ""
+        extra += "".join(f"{h}\r\n" for h in headers)  # "Sec-Fetch-Site: cross-site", say
         self.sock.sendall(f"GET /ws HTTP/1.1\r\nHost: {host or f'127.0.0.1:{port}'}\r\n"
                           f"Upgrade: websocket\r\n{extra}"
                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"

@@ -144,6 +144,33 @@ static void test_schedules_unknown_ids_methods_and_the_token(void **state)
     expect(f, "DELETE", "/api/schedules/1", NULL, "Bearer s3cret", NULL, 200, "\"deleted\":true");
 }
 
+/* A webhook URL may carry a secret of its receiver's: only an operate token sees it. */
+static void test_schedules_webhook_is_shown_only_to_an_operate_token(void **state)
+{
+    fixture *f = *state;
+    static const char *const reads[] = {"r3ad-token-one"};
+    const char *body = "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\","
+                       "\"webhook\":\"https://hooks.example.com/h?key=abc\"}";
+    /* no token on this loopback coordinator: everyone operates, and sees it */
+    expect(f, "POST", "/api/schedules", NULL, NULL, body, 201, "\"id\":\"1\"");
+    expect(f, "GET", "/api/schedules", NULL, NULL, NULL, 200, "key=abc");
+    f->api.token = "s3cret";
+    f->api.read_tokens = reads;
+    f->api.n_read_tokens = 1;
+    const char *none[] = {NULL, "Bearer r3ad-token-one", "Bearer nope"};
+    for (size_t i = 0; i < 3; i++) {
+        expect(f, "GET", "/api/schedules", NULL, none[i], NULL, 200, "\"webhook\":\"(hidden)\"");
+        expect(f, "GET", "/api/schedules/1", NULL, none[i], NULL, 200, "\"webhook\":\"(hidden)\"");
+    }
+    expect(f, "GET", "/api/schedules", NULL, "Bearer s3cret", NULL, 200, "key=abc");
+    expect(f, "GET", "/api/schedules/1", NULL, "Bearer s3cret", NULL, 200, "key=abc");
+    /* a schedule without a webhook says so to everyone */
+    expect(f, "POST", "/api/schedules", NULL, "Bearer s3cret",
+           "{\"name\":\"m\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\"}", 201, "\"id\":\"2\"");
+    expect(f, "GET", "/api/schedules/2", NULL, "Bearer r3ad-token-one", NULL, 200,
+           "\"webhook\":null");
+}
+
 static void test_schedules_are_made_listed_paused_resumed_and_deleted(void **state)
 {
     fixture *f = *state;
@@ -498,6 +525,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_schedules_post_refuses_each_bad_field_by_name, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_schedules_webhook_is_shown_only_to_an_operate_token,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_schedules_unknown_ids_methods_and_the_token, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schedules_are_made_listed_paused_resumed_and_deleted,
