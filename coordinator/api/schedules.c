@@ -158,7 +158,12 @@ int sm_api_schedule_create(sm_api_ctx *a, const char *body, size_t blen, char **
     r.next_ms = sm_schedule_first(req.every_s, req.cron, now);
     uint64_t id = 0;
     int status = 0;
-    if (sm_store_schedule_insert(a->st, &r, now, &id, &err) != 0)
+    /* The expression parsed, but its first minute from now lies beyond cron's 8-year search:
+     * stored, it would have no slot to wait for. */
+    if (r.next_ms < 0)
+        status = sm_api_reply_error(resp, len, 400,
+                                    "cron: never fires within 8 years from now (UTC)", "cron");
+    else if (sm_store_schedule_insert(a->st, &r, now, &id, &err) != 0)
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
     sm_schedule_req_fini(&req);
     if (status)
