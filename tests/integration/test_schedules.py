@@ -3,6 +3,7 @@ stream spec starts runs linked to it; after a SIGTERM and a restart on the same 
 schedule is still listed and fires again, a paused one stays paused and fires nothing, a deleted
 one fires no more. The CLI makes, pauses, lists and deletes some of them. Every wait is bounded;
 the whole file takes well under 90 s."""
+import datetime
 import json
 import os
 import signal
@@ -137,10 +138,22 @@ class ScheduleTest(unittest.TestCase):
         self.assertNotIn("\x1b", log)
 
     def test_a_cron_that_fires_after_8_years_is_refused(self):
-        # 1 March on a Sunday: from 2026-12 the next is in 2037. It was stored with next_ms -1
-        # and fired at once.
-        status, body = self.f.post("/api/schedules",
-                                   {"name": "late", "spec": TINY, "cron": "0 0 */31 3 0"})
+        # The first of a month on a weekday whose next one is more than 8 years away (the
+        # issue's was 1 March on a Sunday: 2037 from 2026-12): it exists, but past the 8 years
+        # cron searches. It was stored with next_ms -1 and fired at once. Searched from today,
+        # so that the test holds on any date.
+        today = datetime.date.today()
+        far = None
+        for month in range(1, 13):
+            for wday in range(7):
+                nxt = next(d for d in (datetime.date(y, month, 1)
+                                       for y in range(today.year, today.year + 31))
+                           if d > today and d.isoweekday() % 7 == wday)
+                if far is None and (nxt - today).days > 8 * 365 + 2 + 31:
+                    far = (month, wday)
+        self.assertIsNotNone(far, "no first of a month more than 8 years away from today")
+        status, body = self.f.post("/api/schedules", {
+            "name": "late", "spec": TINY, "cron": f"0 0 */31 {far[0]} {far[1]}"})
         self.assertEqual(status, 400, body)
         self.assertEqual(body["field"], "cron")
         self.assertIn("never fires within 8 years", body["error"])

@@ -4,6 +4,7 @@
  * a slot skipped while the previous run runs, missed slots fired once, paused and deleted
  * schedules silent, and the webhook body told to the notifier. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api_fixture.h"
 #include "coordinator/recurring/schedules.h"
@@ -50,6 +52,33 @@ static double n_of(const cJSON *o, const char *key)
     if (!cJSON_IsNumber(v))
         fail_msg("%s: not a number", key);
     return v->valuedouble;
+}
+
+/* A first of the month on a weekday whose next one is more than 8 years and a month away: a
+ * day that exists, but not within the 8 years cron searches. The cron is "0 0 STAR/31 M D" (the
+ * step keeps the day-of-month field starred, so both day fields must match, as "1st and a
+ * Sunday"). Such pairs come with the calendar's 11-year gaps; searched from today, so that the
+ * test holds on any date. */
+static bool far_first_of_month(int *month, int *wday)
+{
+    const time_t now = time(NULL);
+    struct tm t;
+    gmtime_r(&now, &t);
+    for (int m = 0; m < 12; m++)
+        for (int w = 0; w < 7; w++)
+            for (int y = t.tm_year; y <= t.tm_year + 30; y++) {
+                struct tm d = {.tm_year = y, .tm_mon = m, .tm_mday = 1};
+                const time_t at = timegm(&d);
+                if (at <= now || d.tm_wday != w)
+                    continue;
+                if (at - now > (time_t)((8 * 365 + 2 + 31) * 86400)) {
+                    *month = m + 1;
+                    *wday = w;
+                    return true;
+                }
+                break; /* the next one is within the search */
+            }
+    return false;
 }
 
 /* A 400 (or status) naming field, the message holding has. */
@@ -100,10 +129,15 @@ static void test_schedules_post_refuses_each_bad_field_by_name(void **state)
             400, "cron", "hour field");
     refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 0 30 2 *\"}",
             400, "cron", "never fires");
-    /* 1 March on a Sunday: a day that exists (1987, 1992, ...), but from 2026-12-02 not before
-     * 2037, past the 8 years cron searches: once stored with next_ms -1 and fired at once. */
-    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 0 */31 3 0\"}",
-            400, "cron", "never fires within 8 years");
+    /* A day that exists but not within the 8 years cron searches from now: it was stored with
+     * next_ms -1 and fired at once. (test_cron has the issue's own expression at its date.) */
+    int month = 0, wday = 0;
+    assert_true(far_first_of_month(&month, &wday));
+    char late[128];
+    snprintf(late, sizeof late,
+             "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 0 */31 %d %d\"}", month,
+             wday);
+    refused(f, "POST", p, late, 400, "cron", "never fires within 8 years");
     refused(f, "POST", p,
             "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\",\"hosts\":\"all\"}", 400,
             "hosts", "a list of 1 to");
