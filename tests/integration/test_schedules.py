@@ -151,7 +151,8 @@ class ScheduleTest(unittest.TestCase):
                            if d > today and d.isoweekday() % 7 == wday)
                 if far is None and (nxt - today).days > 8 * 365 + 2 + 31:
                     far = (month, wday)
-        self.assertIsNotNone(far, "no first of a month more than 8 years away from today")
+        if far is None:  # about one week in 17: the premise is missing today, said as a skip
+            self.skipTest("no first of a month on a weekday lies more than 8 years from today")
         status, body = self.f.post("/api/schedules", {
             "name": "late", "spec": TINY, "cron": f"0 0 */31 {far[0]} {far[1]}"})
         self.assertEqual(status, 400, body)

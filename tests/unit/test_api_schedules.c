@@ -129,15 +129,6 @@ static void test_schedules_post_refuses_each_bad_field_by_name(void **state)
             400, "cron", "hour field");
     refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 0 30 2 *\"}",
             400, "cron", "never fires");
-    /* A day that exists but not within the 8 years cron searches from now: it was stored with
-     * next_ms -1 and fired at once. (test_cron has the issue's own expression at its date.) */
-    int month = 0, wday = 0;
-    assert_true(far_first_of_month(&month, &wday));
-    char late[128];
-    snprintf(late, sizeof late,
-             "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 0 */31 %d %d\"}", month,
-             wday);
-    refused(f, "POST", p, late, 400, "cron", "never fires within 8 years");
     refused(f, "POST", p,
             "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\",\"hosts\":\"all\"}", 400,
             "hosts", "a list of 1 to");
@@ -155,6 +146,23 @@ static void test_schedules_post_refuses_each_bad_field_by_name(void **state)
     cJSON *list = call_json(f, "GET", p, NULL, 200);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "schedules")), 0);
     cJSON_Delete(list);
+}
+
+/* A day that exists but not within the 8 years cron searches from now was stored with next_ms
+ * -1 and fired at once. (test_cron has the issue's own expression at the issue's date.) About
+ * one week in 17 has no first of a month that far away: then the premise is missing and the
+ * test says so as a skip. */
+static void test_schedules_a_cron_past_8_years_is_refused(void **state)
+{
+    fixture *f = *state;
+    int month = 0, wday = 0;
+    if (!far_first_of_month(&month, &wday))
+        skip();
+    char late[128];
+    snprintf(late, sizeof late,
+             "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 0 */31 %d %d\"}", month,
+             wday);
+    refused(f, "POST", "/api/schedules", late, 400, "cron", "never fires within 8 years");
 }
 
 static void test_schedules_unknown_ids_methods_and_the_token(void **state)
@@ -582,6 +590,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schedules_webhook_is_shown_only_to_an_operate_token,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schedules_a_cron_past_8_years_is_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_schedules_unknown_ids_methods_and_the_token, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schedules_are_made_listed_paused_resumed_and_deleted,
