@@ -295,8 +295,10 @@ class PublicTest(unittest.TestCase):
         os.mkdir(self.web)
         with open(os.path.join(self.web, "index.html"), "w") as f:
             f.write("<!doctype html><title>sockmatrix</title>")
+        # Plain HTTP off loopback (--insecure-http): what is checked here is the same over TLS
+        # (test_tls), and plain requests are easier to forge by hand.
         self.f.extra_args = ["--http", f"0.0.0.0:{self.f.http_port}", "--token-file", self.token,
-                             "--web-dir", self.web]
+                             "--insecure-http", "--web-dir", self.web]
         self.port = self.f.http_port
         self.host = f"127.0.0.1:{self.port}"
 

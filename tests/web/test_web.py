@@ -366,7 +366,8 @@ class TokenTest(WebCase):
         path = os.path.join(f.dir, "token")
         with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as fh:
             fh.write(token + "\n")
-        f.extra_args += ["--http", f"0.0.0.0:{f.http_port}", "--token-file", path]
+        f.extra_args += ["--http", f"0.0.0.0:{f.http_port}", "--token-file", path,
+                         "--insecure-http"]
         f.headers = {"Authorization": f"Bearer {token}"}
         f.start()
         res = self.drive(f, "public", token=token, agents=sorted(f.hosts))
