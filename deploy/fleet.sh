@@ -53,7 +53,9 @@ Keys, none of which may hold a space:
   labels=K=V,...       the agent's --labels          data_addr=IP  the agent's --data-addr
   affinity=C,S         the agent's --affinity        allow_http=PREFIX  its --allow-http
   listen=tcp://A:P     the coordinator's --listen (default tcp://0.0.0.0:7100)
-  http=ADDR:PORT       the coordinator's --http (default 127.0.0.1:8080)
+  http=ADDR:PORT       the coordinator's --http (default 127.0.0.1:8080); off loopback
+                       it is written with --insecure-http until the service is given a
+                       certificate (docs/deploy.md, "Serve the dashboard over TLS")
   root=DIR             install under DIR instead of / (an image or chroot being prepared,
                        with a dpkg database of its own): dependencies are not resolved
                        there and no service is started
