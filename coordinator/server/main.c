@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "coordinator/control/control.h"
 #include "coordinator/reports/reports.h"
@@ -492,6 +495,49 @@ static int load_dashboard_token(opts *o)
     return GO_ON;
 }
 
+/* A passphrase callback that has none: an encrypted key is refused rather than asked for on a
+ * daemon's terminal. */
+static int no_passphrase(char *buf, int size, int rwflag, void *arg)
+{
+    (void)buf, (void)size, (void)rwflag, (void)arg;
+    return 0;
+}
+
+/* The certificate and its key, read as libwebsockets will read them, so that a wrong file is a
+ * usage error naming the option before anything is opened or made. GO_ON, or the exit
+ * status. */
+static int check_tls_files(const char *cert_path, const char *key_path)
+{
+    FILE *f = fopen(cert_path, "r");
+    if (!f)
+        return fail("--tls-cert: cannot read %s: %s", cert_path, strerror(errno));
+    X509 *cert = PEM_read_X509(f, NULL, no_passphrase, NULL);
+    fclose(f);
+    if (!cert) {
+        ERR_clear_error();
+        return fail("--tls-cert: %s holds no PEM certificate", cert_path);
+    }
+    struct stat st;
+    EVP_PKEY *key = NULL;
+    int rc = GO_ON;
+    if (!(f = fopen(key_path, "r")))
+        rc = fail("--tls-key: cannot read %s: %s", key_path, strerror(errno));
+    /* The key lets its holder pose as this coordinator and read its users' tokens. */
+    else if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+        rc = fail("--tls-key: %s is readable by group or others (mode %03o): chmod 600 it",
+                  key_path, (unsigned)(st.st_mode & 0777));
+    else if (!(key = PEM_read_PrivateKey(f, NULL, no_passphrase, NULL)))
+        rc = fail("--tls-key: %s holds no unencrypted PEM private key", key_path);
+    else if (X509_check_private_key(cert, key) != 1)
+        rc = fail("--tls-key: %s is not the key of the certificate in %s", key_path, cert_path);
+    if (f)
+        fclose(f);
+    EVP_PKEY_free(key);
+    X509_free(cert);
+    ERR_clear_error();
+    return rc;
+}
+
 /* The TLS certificate and key: both or neither, the key readable by its owner alone as the
  * fleet key is; off loopback, plain HTTP only with --insecure-http. GO_ON, or the exit
  * status. */
@@ -506,18 +552,8 @@ static int load_tls(opts *o)
     }
     if (!cfg->tls_cert != !cfg->tls_key)
         return fail("%s", "--tls-cert and --tls-key go together: give both, or neither");
-    if (cfg->tls_cert) {
-        if (access(cfg->tls_cert, R_OK) != 0)
-            return fail("--tls-cert: cannot read %s: %s", cfg->tls_cert, strerror(errno));
-        struct stat st;
-        if (stat(cfg->tls_key, &st) != 0)
-            return fail("--tls-key: cannot read %s: %s", cfg->tls_key, strerror(errno));
-        /* The key lets its holder pose as this coordinator and read its users' tokens. */
-        if (st.st_mode & 077)
-            return fail("--tls-key: %s is readable by group or others (mode %03o): chmod 600 it",
-                        cfg->tls_key, (unsigned)(st.st_mode & 0777));
-        return GO_ON;
-    }
+    if (cfg->tls_cert)
+        return check_tls_files(cfg->tls_cert, cfg->tls_key);
     if (sm_guard_is_loopback(o->http_addr))
         return GO_ON;
     if (!o->insecure_http)

@@ -191,8 +191,22 @@ class PlainHttpOffLoopbackTest(unittest.TestCase):
         with open(garbage, "w") as g:
             g.write("not a certificate\n")
         r = self.coordinator(*http, "--tls-cert", garbage, "--tls-key", key)
-        self.assertEqual(r.returncode, 1, r)
-        self.assertIn("--tls-cert", r.stderr.strip().splitlines()[-1])
+        self.assertEqual(r.returncode, 2, r)
+        self.assertIn("--tls-cert: ", r.stderr)
+        self.assertIn("holds no PEM certificate", r.stderr)
+        os.chmod(garbage, 0o600)
+        r = self.coordinator(*http, "--tls-cert", cert, "--tls-key", garbage)
+        self.assertEqual(r.returncode, 2, r)
+        self.assertIn("--tls-key: ", r.stderr)
+        self.assertIn("no unencrypted PEM private key", r.stderr)
+        # Another certificate's key: libwebsockets would only say that its context failed.
+        other = os.path.join(self.f.dir, "other")
+        os.mkdir(other)
+        _, other_key = make_cert(other)
+        r = self.coordinator(*http, "--tls-cert", cert, "--tls-key", other_key)
+        self.assertEqual(r.returncode, 2, r)
+        self.assertIn("is not the key of the certificate", r.stderr)
+        self.assertFalse(os.path.exists(self.f.db), "a refused option may make no store")
 
     def test_the_cli_refuses_to_send_the_token_over_http_off_loopback(self):
         # 192.0.2.1 (TEST-NET-1) answers nothing: a refusal that returns at once sent nothing.
