@@ -121,6 +121,11 @@ class TlsListenerTest(unittest.TestCase):
                     "agents")
         self.assertEqual(wrong.returncode, 1, wrong)
         self.assertIn("certificate was refused", wrong.stderr)
+        missing = os.path.join(other, "missing.pem")
+        gone = cli("--coordinator", url, "--token-file", self.token, "--cacert", missing,
+                   "agents")
+        self.assertEqual(gone.returncode, 1, gone)
+        self.assertIn(f"--cacert {missing} is not a readable PEM certificate file", gone.stderr)
 
     def test_ws_over_wss_takes_the_token_subprotocol(self):
         ctx = ssl.create_default_context(cafile=self.cert)
