@@ -2,6 +2,8 @@
 #include "agent/facts.h"
 
 #include <net/if.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,45 @@ static void read_id(const char *path, char *out, size_t len)
     memcpy(out, buf, strlen(buf) + 1); /* fits: checked above */
 }
 
+/* sockmatrix's application id, fixed: every agent on one machine derives the same id from it. */
+static const unsigned char app_id[16] = {0x6c, 0x1e, 0x0b, 0x5d, 0x92, 0x3f, 0x4a, 0x87,
+                                         0xb4, 0x21, 0x7e, 0xc9, 0x58, 0x0d, 0xa3, 0x16};
+
+static int hex_nibble(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int sm_facts_machine_hash(const char *machine_id, char out[33])
+{
+    unsigned char id[16], mac[EVP_MAX_MD_SIZE];
+    unsigned int mac_len = 0;
+    out[0] = '\0';
+    if (strlen(machine_id) != 32)
+        return -1;
+    for (int i = 0; i < 16; i++) {
+        int hi = hex_nibble(machine_id[2 * i]), lo = hex_nibble(machine_id[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        id[i] = (unsigned char)(hi << 4 | lo);
+    }
+    if (HMAC(EVP_sha256(), id, sizeof id, app_id, sizeof app_id, mac, &mac_len) == NULL ||
+        mac_len < 16)
+        return -1;
+    /* a version 4 UUID, as systemd's sd_id128_get_machine_app_specific() makes it */
+    mac[6] = (unsigned char)((mac[6] & 0x0f) | 0x40);
+    mac[8] = (unsigned char)((mac[8] & 0x3f) | 0x80);
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", mac[i]);
+    return 0;
+}
+
 void sm_facts_collect(sm_facts *f)
 {
     struct utsname u;
@@ -109,5 +150,10 @@ void sm_facts_collect(sm_facts *f)
     /* Network namespaces and containers of one machine share both: the coordinator runs the
      * jobs of such hosts one at a time, since they share its CPUs. */
     read_id("/proc/sys/kernel/random/boot_id", f->boot_id, sizeof f->boot_id);
-    read_id("/etc/machine-id", f->machine_id, sizeof f->machine_id);
+    /* machine-id(5) asks to keep the id itself confidential: a hash keyed by it still tells
+     * the same machine. The boot id is random per boot and says nothing lasting: sent as it is. */
+    char mid[SM_FACTS_ID_MAX + 1];
+    read_id("/etc/machine-id", mid, sizeof mid);
+    if (sm_facts_machine_hash(mid, f->machine_id) != 0)
+        f->machine_id[0] = '\0';
 }

@@ -92,82 +92,15 @@ int sm_fpc_file(sm_fingerprint *fp, const char *key, const char *path, sm_error 
     return e ? sm_fpc_unreadable(fp, key, e, err) : sm_fpc_put(fp, key, buf, err);
 }
 
-/* Kernel parameters that change how a host measures: scheduling, idle states, mitigations,
- * huge pages, IOMMU, clocks. */
-static const char *const perf_params[] = {
-    "mitigations",
-    "isolcpus",
-    "nohz_full",
-    "nohz",
-    "rcu_nocbs",
-    "idle",
-    "intel_idle.max_cstate",
-    "processor.max_cstate",
-    "intel_pstate",
-    "transparent_hugepage",
-    "nosmt",
-    "pti",
-    "spectre_v2",
-    "preempt",
-    "threadirqs",
-    "iommu",
-    "intel_iommu",
-    "amd_iommu",
-    "tsc",
-    "clocksource",
-    "default_hugepagesz",
-};
-
-/* One word of the command line: its name and its value (quotes dropped); "" for a flag. */
-static void cmdline_param(sm_fingerprint *fp, const char *word, size_t n, sm_error *err, int *rc)
-{
-    char tok[SM_FP_VALUE_MAX + 1];
-    snprintf(tok, sizeof tok, "%.*s", (int)n, word);
-    char *eq = strchr(tok, '=');
-    const char *val = "";
-    if (eq) {
-        *eq = '\0';
-        val = eq + 1;
-    }
-    for (size_t i = 0; i < sizeof perf_params / sizeof perf_params[0]; i++) {
-        if (strcmp(tok, perf_params[i]) != 0)
-            continue;
-        char key[SM_FP_KEY_MAX + 1], v[SM_FP_VALUE_MAX + 1];
-        size_t o = 0;
-        for (const char *c = val; *c && o + 1 < sizeof v; c++)
-            if (*c != '"')
-                v[o++] = *c;
-        v[o] = '\0';
-        snprintf(key, sizeof key, "kernel.cmdline.%.100s", tok);
-        if (!*rc)
-            *rc = sm_fpc_put(fp, key, v, err);
-    }
-}
-
-/* info.kernel.cmdline as read, and kernel.cmdline.<param> for the parameters that matter. */
+/* The kernel command line, filtered (fingerprint_cmdline.c). SM_FP_PROC_CMDLINE names another
+ * file to read it from: for tests, which cannot boot the host with the line they need. */
 static int kernel_cmdline(sm_fingerprint *fp, sm_error *err)
 {
-    char buf[SM_FP_VALUE_MAX + 1];
-    int e = sm_fpc_read("/proc/cmdline", buf, sizeof buf);
-    if (e)
-        return sm_fpc_unreadable(fp, "info.kernel.cmdline", e, err);
-    int rc = sm_fpc_put(fp, "info.kernel.cmdline", buf, err);
-    const char *c = buf;
-    while (!rc && *c) {
-        c += strspn(c, " \t\n");
-        const char *start = c;
-        bool quoted = false;
-        while (*c && (quoted || !strchr(" \t\n", *c))) {
-            if (*c == '"')
-                quoted = !quoted;
-            c++;
-        }
-        if (c - start == 2 && strncmp(start, "--", 2) == 0)
-            break; /* what follows is init's, not the kernel's */
-        if (c > start)
-            cmdline_param(fp, start, (size_t)(c - start), err, &rc);
-    }
-    return rc;
+    char buf[4096];
+    const char *path = getenv("SM_FP_PROC_CMDLINE");
+    int e = sm_fpc_read(path && *path ? path : "/proc/cmdline", buf, sizeof buf);
+    return e ? sm_fpc_unreadable(fp, "info.kernel.cmdline_left_out", e, err)
+             : sm_fpc_cmdline(fp, buf, err);
 }
 
 /* kernel.mitigations.<name> for each file of the vulnerabilities directory. */

@@ -2,6 +2,7 @@
 #ifndef SM_AGENT_FINGERPRINT_INT_H
 #define SM_AGENT_FINGERPRINT_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "agent/fingerprint.h"
@@ -19,6 +20,19 @@ int sm_fpc_putf(sm_fingerprint *fp, const char *key, sm_error *err, const char *
 int sm_fpc_unreadable(sm_fingerprint *fp, const char *key, int errnum, sm_error *err);
 /* Sets key to the content of path, or unreadable with the errno reading it failed with. */
 int sm_fpc_file(sm_fingerprint *fp, const char *key, const char *path, sm_error *err);
+
+/* The longest value of a kernel.cmdline.<param> item sent. */
+#define SM_FP_CMDLINE_VALUE_MAX 128
+
+/* Whether the kernel parameter name[0..n) is one of the allow-listed ones that matter for
+ * performance (fingerprint_cmdline.c). */
+bool sm_fpc_cmdline_allowed(const char *name, size_t n);
+/* From a kernel command line (as /proc/cmdline holds it): kernel.cmdline.<param> for each
+ * allow-listed parameter ("" for a flag; a value of other characters than a setting has, or
+ * longer than SM_FP_CMDLINE_VALUE_MAX, is replaced by a note), and
+ * info.kernel.cmdline_left_out, the count of the other words, init's after "--" included.
+ * Nothing else of the line is kept. 0 or SM_ENOMEM. */
+int sm_fpc_cmdline(sm_fingerprint *fp, const char *cmdline, sm_error *err);
 
 /* The sysctl, CPU, memory and cgroup items (fingerprint_sys.c). */
 int sm_fpc_sys(sm_fingerprint *fp, sm_error *err);

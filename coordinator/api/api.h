@@ -14,7 +14,9 @@ typedef struct sm_api_ctx {
     sm_store *st;
     sm_control *ctl;
     const sm_rejects *rejects;
-    const char *token; /* NULL: no call needs a token (the coordinator has none) */
+    const char *token; /* the operate token; NULL: no call needs a token (there is none) */
+    const char *const *read_tokens; /* read-only tokens (routes.h, sm_tokens), with token only */
+    size_t n_read_tokens;
     /* The listener is off loopback: reads need the token too (sm_api_authorized). A zeroed
      * context is a loopback one. */
     bool off_loopback;
@@ -35,12 +37,12 @@ typedef struct sm_api_ctx {
 
 /* One request, dispatched by the route table (routes.h): 404 "no such endpoint" for a path no
  * route has, 405 "use GET or POST" for a method the path does not answer, 401 field
- * "Authorization" without the token its scope needs, 400 for a path parameter that does not
- * parse. method "GET"/"POST"/"DELETE", path without query, query ("format=csv&x=y", may be
- * NULL), the Authorization header value (or NULL), the body. Returns the HTTP status, a malloc'd
- * body in *resp and its media type in *content_type (a static string: application/json unless
- * a table was asked for as CSV or Markdown). Every error is {"error","field"} with a 4xx
- * status; a store failure is a 500. */
+ * "Authorization" without the token its scope needs, 403 with a read token on a write, 400 for a
+ * path parameter that does not parse. method "GET"/"POST"/"DELETE", path without query, query
+ * ("format=csv&x=y", may be NULL), the Authorization header value (or NULL), the body. Returns the
+ * HTTP status, a malloc'd body in *resp and its media type in *content_type (a static string:
+ * application/json unless a table was asked for as CSV or Markdown). Every error is
+ * {"error","field"} with a 4xx status; a store failure is a 500. */
 int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const char *query,
                   const char *auth, const char *body, size_t len, char **resp, size_t *resp_len,
                   const char **content_type);

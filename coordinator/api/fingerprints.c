@@ -33,7 +33,8 @@ static cJSON *history_json(const sm_fp_row *rows, size_t n)
 
 /* The body for the agent's latest row and its history; NULL when out of memory. The stored
  * document is embedded as it was stored (the store holds only what sm_fp_decode accepted). */
-static char *fingerprint_body(const sm_fp_row *latest, const sm_fp_row *hist, size_t n)
+static char *fingerprint_body(const sm_fp_row *latest, const sm_fp_row *hist, size_t n,
+                              uint64_t left_out)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -46,6 +47,8 @@ static char *fingerprint_body(const sm_fp_row *latest, const sm_fp_row *hist, si
     cJSON_AddItemToObject(o, "fingerprint", doc ? doc : cJSON_CreateNull());
     cJSON *h = history_json(hist, n);
     cJSON_AddItemToObject(o, "history", h ? h : cJSON_CreateArray());
+    /* the changes before the last SM_FP_HISTORY_MAX, which the store no longer lists */
+    cJSON_AddNumberToObject(o, "history_left_out", (double)left_out);
     char *body = h ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return body;
@@ -66,6 +69,7 @@ int sm_api_get_fingerprint(sm_api_ctx *a, const char *name, char **resp, size_t 
     sm_fp_row latest = {0};
     sm_fp_row *hist = NULL;
     size_t n = 0;
+    uint64_t left_out = 0;
     bool found = false;
     sm_error err = {0};
     int status;
@@ -74,10 +78,10 @@ int sm_api_get_fingerprint(sm_api_ctx *a, const char *name, char **resp, size_t 
     } else if (!found) {
         snprintf(msg, sizeof msg, "agent '%s' has sent no fingerprint yet", name);
         status = sm_api_reply_error(resp, len, 404, msg, "name");
-    } else if (sm_store_fp_history(a->st, name, &hist, &n, &err) != 0) {
+    } else if (sm_store_fp_history(a->st, name, &hist, &n, &left_out, &err) != 0) {
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
     } else {
-        status = sm_api_reply(resp, len, 200, fingerprint_body(&latest, hist, n));
+        status = sm_api_reply(resp, len, 200, fingerprint_body(&latest, hist, n, left_out));
     }
     sm_fp_rows_free(hist, n);
     sm_fp_row_fini(&latest);

@@ -63,10 +63,11 @@ int sm_api_get_grid(sm_api_ctx *a, char **resp, size_t *len);
  * and next_ms, 400 naming a bad field), GET /api/schedules/{id} (one with its last runs and
  * events), DELETE of it, and POST .../pause and .../resume (pause true or false), each answering
  * with the schedule; 404 for an unknown schedule. The token is routes.c's to check. Return the
- * HTTP status, as sm_api_handle. */
-int sm_api_schedules_list(sm_api_ctx *a, char **resp, size_t *len);
+ * HTTP status, as sm_api_handle. The reads show a webhook's URL, which may hold its receiver's
+ * secret, only with show_webhook (an operate caller): "(hidden)" otherwise. */
+int sm_api_schedules_list(sm_api_ctx *a, bool show_webhook, char **resp, size_t *len);
 int sm_api_schedule_create(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len);
-int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
+int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, bool show_webhook, char **resp, size_t *len);
 int sm_api_schedule_delete(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 int sm_api_schedule_pause(sm_api_ctx *a, uint64_t id, bool pause, char **resp, size_t *len);
 

@@ -135,8 +135,8 @@ HANDLER(grid)
 
 HANDLER(schedules)
 {
-    (void)r, (void)ctype;
-    return sm_api_schedules_list(a, resp, len);
+    (void)ctype;
+    return sm_api_schedules_list(a, r->caller == SM_CALLER_OPERATE, resp, len);
 }
 
 HANDLER(post_schedule)
@@ -148,7 +148,7 @@ HANDLER(post_schedule)
 HANDLER(schedule)
 {
     (void)ctype;
-    return sm_api_schedule_get(a, r->id, resp, len);
+    return sm_api_schedule_get(a, r->id, r->caller == SM_CALLER_OPERATE, resp, len);
 }
 
 HANDLER(delete_schedule)
@@ -292,12 +292,26 @@ int sm_routes_find(const char *path, const char *method, bool with_web, const sm
     return 0;
 }
 
-bool sm_api_authorized(const char *token, sm_route_scope scope, bool loopback,
-                       const char *authorization)
+sm_caller sm_api_caller(const sm_tokens *t, const char *authorization)
 {
-    if (!token || scope == SM_ROUTE_PUBLIC || (scope == SM_ROUTE_READ && loopback))
-        return true;
-    return sm_api_token_ok(token, authorization);
+    if (!t->operate)
+        return SM_CALLER_OPERATE;
+    /* Every comparison is made, the operate one included, whichever matched. */
+    bool operate = sm_api_token_ok(t->operate, authorization), read = false;
+    for (size_t i = 0; i < t->n_read; i++)
+        read |= sm_api_token_ok(t->read[i], authorization);
+    return operate ? SM_CALLER_OPERATE : read ? SM_CALLER_READ : SM_CALLER_NONE;
+}
+
+int sm_api_access(const sm_tokens *t, sm_route_scope scope, bool loopback,
+                  const char *authorization)
+{
+    if (scope == SM_ROUTE_PUBLIC)
+        return 0;
+    const sm_caller c = sm_api_caller(t, authorization);
+    if (scope == SM_ROUTE_READ)
+        return c != SM_CALLER_NONE || loopback ? 0 : 401;
+    return c == SM_CALLER_OPERATE ? 0 : c == SM_CALLER_READ ? 403 : 401;
 }
 
 /* ---- the dispatcher ---- */
@@ -356,11 +370,14 @@ int sm_api_handle(sm_api_ctx *a, const char *method, const char *path, const cha
     }
     /* The listener checked the token at the head already; this keeps the routes safe on their
      * own, as the unit tests and any other carrier call them. */
-    if (!sm_api_authorized(a->token, rt->scope, !a->off_loopback, auth))
-        return sm_api_reply_error(resp, resp_len, 401,
-                                  "this call needs the dashboard token (Authorization: Bearer ...)",
+    const sm_tokens t = {a->token, a->read_tokens, a->n_read_tokens};
+    const int denied = sm_api_access(&t, rt->scope, !a->off_loopback, auth);
+    if (denied)
+        return sm_api_reply_error(resp, resp_len, denied,
+                                  denied == 403 ? SM_API_READ_ONLY : SM_API_NEED_TOKEN,
                                   "Authorization");
-    sm_route_req req = {.query = query, .body = body, .len = len};
+    sm_route_req req = {
+        .query = query, .body = body, .len = len, .caller = sm_api_caller(&t, auth)};
     const int bad = parse_params(rt, path, &req, resp, resp_len);
     if (bad)
         return bad;

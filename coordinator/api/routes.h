@@ -17,9 +17,25 @@
 /* Who may call a route. */
 typedef enum sm_route_scope {
     SM_ROUTE_PUBLIC, /* anyone: the dashboard's files, which hold no data */
-    SM_ROUTE_READ,   /* the token on a listener off loopback (when the coordinator has one) */
-    SM_ROUTE_WRITE,  /* the token whenever the coordinator has one: it changes state */
+    SM_ROUTE_READ,   /* a read or operate token on a listener off loopback (when the coordinator
+                      * has tokens) */
+    SM_ROUTE_WRITE,  /* the operate token whenever the coordinator has one: it changes state */
 } sm_route_scope;
+
+/* What the caller's token lets it do, whatever the route. */
+typedef enum sm_caller {
+    SM_CALLER_NONE,    /* no token, or one the coordinator does not know */
+    SM_CALLER_READ,    /* a read token: reads anywhere, never changes state */
+    SM_CALLER_OPERATE, /* the operate token, or anyone when the coordinator has no token */
+} sm_caller;
+
+/* The coordinator's HTTP tokens. read is only meaningful with operate (the coordinator's
+ * options refuse read tokens without an operate one). */
+typedef struct sm_tokens {
+    const char *operate;     /* NULL: none, everyone operates (a loopback listener only) */
+    const char *const *read; /* n_read read-only tokens */
+    size_t n_read;
+} sm_tokens;
 
 /* A request as its handler sees it: the path's parameters already parsed and bounded. */
 typedef struct sm_route_req {
@@ -28,6 +44,7 @@ typedef struct sm_route_req {
     size_t len;
     uint64_t id;                /* {id} */
     uint64_t cell;              /* {cell}, at most UINT32_MAX */
+    sm_caller caller;           /* what the request's token lets it do (webhook URLs: operate) */
     char name[SM_NAME_MAX + 2]; /* {name}: at most SM_NAME_MAX + 1 characters, not checked */
 } sm_route_req;
 
@@ -69,12 +86,20 @@ extern const size_t sm_routes_n;
 int sm_routes_find(const char *path, const char *method, bool with_web, const sm_route **out,
                    char *allow, size_t cap);
 
-/* Whether a request with the Authorization header value authorization (NULL when absent or
- * too long to read) may call a route of scope, on a coordinator with token (NULL: none) behind
- * a listener on loopback or not. The one token check of the HTTP side: the comparison is
- * sm_api_token_ok's, in constant time. With authorization NULL it says whether the route is
- * open without a token. */
-bool sm_api_authorized(const char *token, sm_route_scope scope, bool loopback,
-                       const char *authorization);
+/* The caller a request with the Authorization header value authorization (NULL when absent
+ * or too long to read) is on a coordinator with tokens t. Every token is compared, each in
+ * constant time (sm_api_token_ok), so timing says neither which nor how much matched. */
+sm_caller sm_api_caller(const sm_tokens *t, const char *authorization);
+
+/* The one token check of the HTTP side: whether that request may call a route of scope behind
+ * a listener on loopback or not. 0: yes; 401: it needs a token it did not give (or a wrong
+ * one); 403: it gave a read token and the route changes state. With authorization NULL it
+ * says whether the route is open without a token. */
+int sm_api_access(const sm_tokens *t, sm_route_scope scope, bool loopback,
+                  const char *authorization);
+
+/* The messages of those refusals, field "Authorization". */
+#define SM_API_NEED_TOKEN "this call needs the dashboard token (Authorization: Bearer ...)"
+#define SM_API_READ_ONLY  "this call needs an operate token; the token given is read-only"
 
 #endif

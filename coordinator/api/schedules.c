@@ -28,7 +28,11 @@ static bool put_raw(cJSON *o, const char *key, const char *json)
     return sm_json_put(o, key, v ? v : cJSON_CreateNull());
 }
 
-static cJSON *schedule_json(const sm_schedule_row *r)
+/* A URL may carry the receiver's own secret ("?key=..."): a caller that cannot operate
+ * learns only that there is one. */
+#define WEBHOOK_HIDDEN "(hidden)"
+
+static cJSON *schedule_json(const sm_schedule_row *r, bool show_webhook)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok =
@@ -39,8 +43,9 @@ static cJSON *schedule_json(const sm_schedule_row *r)
         (r->cron[0] ? sm_json_put_str(o, "cron", r->cron)
                     : cJSON_AddNullToObject(o, "cron") != NULL) &&
         put_raw(o, "hosts", r->hosts_json) &&
-        (r->webhook_url[0] ? sm_json_put_str(o, "webhook", r->webhook_url)
-                           : cJSON_AddNullToObject(o, "webhook") != NULL) &&
+        (r->webhook_url[0]
+             ? sm_json_put_str(o, "webhook", show_webhook ? r->webhook_url : WEBHOOK_HIDDEN)
+             : cJSON_AddNullToObject(o, "webhook") != NULL) &&
         sm_json_put_bool(o, "paused", r->paused) &&
         cJSON_AddNumberToObject(o, "created_ms", (double)r->created_ms) &&
         /* A schedule whose cron fires no more is parked at the end of time. */
@@ -69,7 +74,7 @@ static int reply_json(char **resp, size_t *len, int status, cJSON *o)
     return sm_api_reply(resp, len, status, text);
 }
 
-int sm_api_schedules_list(sm_api_ctx *a, char **resp, size_t *len)
+int sm_api_schedules_list(sm_api_ctx *a, bool show_webhook, char **resp, size_t *len)
 {
     sm_schedule_row *rows = NULL;
     size_t n = 0;
@@ -80,7 +85,7 @@ int sm_api_schedules_list(sm_api_ctx *a, char **resp, size_t *len)
     cJSON *arr = root ? cJSON_AddArrayToObject(root, "schedules") : NULL;
     bool ok = arr != NULL;
     for (size_t i = 0; ok && i < n; i++)
-        ok = sm_json_append(arr, schedule_json(&rows[i]));
+        ok = sm_json_append(arr, schedule_json(&rows[i], show_webhook));
     sm_store_schedules_free(rows, n);
     if (!ok) {
         cJSON_Delete(root);
@@ -90,7 +95,7 @@ int sm_api_schedules_list(sm_api_ctx *a, char **resp, size_t *len)
 }
 
 /* One schedule with its last runs (as GET /api/runs lists them) and its last events. */
-int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
+int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, bool show_webhook, char **resp, size_t *len)
 {
     sm_schedule_row r;
     sm_error err = {0};
@@ -107,7 +112,7 @@ int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
         sm_schedule_row_fini(&r);
         return sm_api_reply_error(resp, len, 500, err.msg, NULL);
     }
-    cJSON *o = schedule_json(&r);
+    cJSON *o = schedule_json(&r, show_webhook);
     cJSON *arr = o ? cJSON_AddArrayToObject(o, "recent_runs") : NULL;
     bool ok = arr != NULL;
     for (size_t i = 0; ok && i < nr; i++) {
@@ -153,7 +158,12 @@ int sm_api_schedule_create(sm_api_ctx *a, const char *body, size_t blen, char **
     r.next_ms = sm_schedule_first(req.every_s, req.cron, now);
     uint64_t id = 0;
     int status = 0;
-    if (sm_store_schedule_insert(a->st, &r, now, &id, &err) != 0)
+    /* The expression parsed, but its first minute from now lies beyond cron's 8-year search:
+     * stored, it would have no slot to wait for. */
+    if (r.next_ms < 0)
+        status = sm_api_reply_error(resp, len, 400,
+                                    "cron: never fires within 8 years from now (UTC)", "cron");
+    else if (sm_store_schedule_insert(a->st, &r, now, &id, &err) != 0)
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
     sm_schedule_req_fini(&req);
     if (status)
@@ -192,7 +202,7 @@ int sm_api_schedule_pause(sm_api_ctx *a, uint64_t id, bool pause, char **resp, s
         return sm_api_reply_error(resp, len, 500, err.msg, NULL);
     sm_log(LOG_NOTICE, pause ? "SM-SCHEDULE-PAUSE" : "SM-SCHEDULE-RESUME",
            "schedule %" PRIu64 " %s", id, pause ? "paused" : "resumed");
-    return sm_api_schedule_get(a, id, resp, len);
+    return sm_api_schedule_get(a, id, true, resp, len);
 }
 
 int sm_api_schedule_delete(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)

@@ -64,6 +64,14 @@ static void slot_passes(const sm_schedules_env *e, const sm_schedule_row *r, int
 /* Starts the run of schedule r's slot, or passes the slot with an event saying why not. */
 static void fire(const sm_schedules_env *e, const sm_schedule_row *r, int64_t now_ms)
 {
+    /* -1 is "no slot" (a row stored before POST refused such crons), not a time long past. */
+    if (r->next_ms < 0) {
+        sm_log(LOG_WARNING, "SM-SCHEDULE-NEVER",
+               "schedule %" PRIu64 " (%s): cron \"%s\" has no slot; it stays, firing nothing",
+               r->id, r->name, r->cron);
+        slot_passes(e, r, INT64_MAX, now_ms, "skipped", "no slot within 8 years: fires nothing");
+        return;
+    }
     const int64_t next = next_or_never(r, now_ms);
     char detail[256];
     if (r->last_run && r->last_state == SM_RUN_RUNNING) {

@@ -1,4 +1,5 @@
-/* The HTTP listener's checks on a request head: Host, Origin, media type, a WebSocket's token. */
+/* The HTTP listener's checks on a request head: Host, Origin and Sec-Fetch-Site, media type,
+ * a WebSocket's token. */
 #include "coordinator/server/guard.h"
 
 #include <arpa/inet.h>
@@ -79,6 +80,18 @@ bool sm_guard_origin_ok(const char *origin, const char *host)
     else if (strncasecmp(origin, "https://", 8) == 0)
         rest = origin + 8;
     return rest && *rest && strcasecmp(rest, host) == 0;
+}
+
+bool sm_guard_fetch_ok(const char *origin, const char *fetch_site, const char *host)
+{
+    const bool has_origin = origin && *origin, own = has_origin && sm_guard_origin_ok(origin, host);
+    if (has_origin && !own)
+        return false;
+    if (fetch_site && strcasecmp(fetch_site, "cross-site") == 0)
+        return false;
+    if (fetch_site && strcasecmp(fetch_site, "same-site") == 0)
+        return own;
+    return true;
 }
 
 bool sm_guard_is_json(const char *ctype)

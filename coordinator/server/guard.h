@@ -31,6 +31,14 @@ bool sm_guard_host_ok(const sm_guard *g, const char *host);
  * (already found acceptable). "null" and every other origin: false. */
 bool sm_guard_origin_ok(const char *origin, const char *host);
 
+/* Whether a request that reads (a GET, /ws) may come from where the browser says it comes
+ * from: origin and fetch_site are the Origin and Sec-Fetch-Site headers (NULL or "" when
+ * absent), host the Host header (already found acceptable). False for a sent Origin that is
+ * not the listener's own, for Sec-Fetch-Site "cross-site", and for "same-site" without our
+ * own Origin (same-site is another origin: another port of the same machine, say). Clients
+ * that send neither header (curl, the CLI, Prometheus) pass. */
+bool sm_guard_fetch_ok(const char *origin, const char *fetch_site, const char *host);
+
 /* Whether a Content-Type value is application/json (parameters such as charset allowed). */
 bool sm_guard_is_json(const char *ctype);
 

@@ -161,6 +161,44 @@ static int check_site(server *s, struct lws *wsi, bool need_origin_ok, const cha
     return 0;
 }
 
+/* A custom header's value into out (cap bytes); "" when absent, NULL when longer than out.
+ * name is lower case with its colon, as lws keeps the headers it does not know. */
+static const char *custom_header(struct lws *wsi, const char *name, char *out, size_t cap)
+{
+    const int nlen = (int)strlen(name), n = lws_hdr_custom_length(wsi, name, nlen);
+    out[0] = '\0';
+    if (n <= 0)
+        return out;
+    if ((size_t)n >= cap || lws_hdr_custom_copy(wsi, out, (int)cap, name, nlen) < 0)
+        return NULL;
+    return out;
+}
+
+/* A request for data (the API, /metrics, /healthz, /ws) from another site's page is refused
+ * whatever its method: a GET there may have this coordinator compute heavy reports. The
+ * dashboard's files stay reachable by a link from anywhere; they hold no data. Returns 0, or
+ * the status with its message in *msg. */
+static int check_fetch(server *s, struct lws *wsi, const char **msg)
+{
+    char host[256], origin[300], site[32];
+    const char *h = header(wsi, WSI_TOKEN_HOST, host, sizeof host),
+               *o = header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof origin),
+               *f = custom_header(wsi, "sec-fetch-site:", site, sizeof site);
+    if (h && o && f && sm_guard_fetch_ok(o, f, h))
+        return 0;
+    http_refused(s, HR_ORIGIN, "a read from another site (Origin '%.100s', Sec-Fetch-Site '%.20s')",
+                 o ? o : "?", f ? f : "?");
+    *msg = "the request comes from another site's page: this coordinator answers its own "
+           "dashboard and clients that are not browsers";
+    return 403;
+}
+
+/* The coordinator's tokens, for the one check of routes.h. */
+static sm_tokens tokens_of(const server *s)
+{
+    return (sm_tokens){s->cfg->token, s->cfg->read_tokens, s->cfg->n_read_tokens};
+}
+
 /* The path of the report p's route has the worker build first: p's path with its last
  * segment replaced by p->warm ("/api/runs/7/again" -> "/api/runs/7/anomalies"); false when it
  * does not fit. */
@@ -368,13 +406,19 @@ static int on_head(struct lws *wsi, http_pss *p, const char *uri)
                           "Content-Type");
         }
     }
+    if (route->scope != SM_ROUTE_PUBLIC && (status = check_fetch(s, wsi, &msg)) != 0)
+        return refuse(wsi, p, status, msg, "Origin");
     const char *auth = header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, p->auth, sizeof p->auth);
     /* The route's scope says who may call it (routes.h); auth is NULL when too long to read. */
-    if (!sm_api_authorized(s->cfg->token, route->scope, s->loopback, auth)) {
-        http_refused(s, HR_TOKEN, "%s", "no or a wrong dashboard token");
-        return refuse(wsi, p, 401,
-                      auth ? "this call needs the dashboard token (Authorization: Bearer ...)"
-                           : "the token is longer than 255 characters",
+    const sm_tokens tokens = tokens_of(s);
+    if ((status = sm_api_access(&tokens, route->scope, s->loopback, auth)) != 0) {
+        http_refused(s, HR_TOKEN, "%s",
+                     status == 403 ? "a read-only token on a call that changes state"
+                                   : "no or a wrong dashboard token");
+        return refuse(wsi, p, status,
+                      status == 403 ? SM_API_READ_ONLY
+                      : auth        ? SM_API_NEED_TOKEN
+                                    : "the token is longer than 255 characters",
                       "Authorization");
     }
     if (!auth)
@@ -425,14 +469,17 @@ static int on_upgrade(struct lws *wsi)
     server *s = lws_context_user(lws_get_context(wsi));
     const char *msg = NULL;
     int status = check_site(s, wsi, true, &msg);
-    /* /ws tells what GET /api/runs and /api/agents tell: a read. */
-    if (!status && !sm_api_authorized(s->cfg->token, SM_ROUTE_READ, s->loopback, NULL)) {
+    if (!status)
+        status = check_fetch(s, wsi, &msg);
+    /* /ws tells what GET /api/runs and /api/agents tell: a read, open to a read token. */
+    const sm_tokens tokens = tokens_of(s);
+    if (!status && sm_api_access(&tokens, SM_ROUTE_READ, s->loopback, NULL)) {
         char protos[512], tok[SM_TOKEN_MAX + 1];
         const char *list = header(wsi, WSI_TOKEN_PROTOCOL, protos, sizeof protos);
         int got = list ? sm_guard_ws_token(list, tok, sizeof tok) : -1;
         char auth[SM_TOKEN_MAX + 8];
         snprintf(auth, sizeof auth, "Bearer %s", got == 1 ? tok : "");
-        if (got != 1 || !sm_api_authorized(s->cfg->token, SM_ROUTE_READ, s->loopback, auth)) {
+        if (got != 1 || sm_api_access(&tokens, SM_ROUTE_READ, s->loopback, auth)) {
             http_refused(s, HR_TOKEN, "%s", "a WebSocket without the dashboard token");
             msg = got < 0 ? "the token is longer than 255 characters or malformed"
                           : "/ws needs the dashboard token (subprotocol sm-token.TOKEN)";
@@ -440,6 +487,7 @@ static int on_upgrade(struct lws *wsi)
         }
         OPENSSL_cleanse(tok, sizeof tok);
         OPENSSL_cleanse(auth, sizeof auth);
+        OPENSSL_cleanse(protos, sizeof protos);
     }
     if (!status && !asks_events(wsi)) {
         /* Upgraded, a client without sm-events would only wait: tell it what to ask for. It

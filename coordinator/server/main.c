@@ -19,6 +19,7 @@
 #include "coordinator/reports/reports.h"
 #include "coordinator/server/guard.h"
 #include "coordinator/server/server.h"
+#include "coordinator/server/tokenfile.h"
 #include "proto/envelope.h"
 #include "proto/log.h"
 #include "proto/signals.h"
@@ -28,7 +29,7 @@ static volatile sig_atomic_t stop_flag;
 
 static const char usage[] =
     "Usage: sockmatrix-coordinator --key-file PATH [options]\n"
-    "       sockmatrix-coordinator keygen [--token] PATH\n"
+    "       sockmatrix-coordinator keygen [--token [--scope operate|read]] PATH\n"
     "       sockmatrix-coordinator keygen --agent NAME --key-file FLEET_KEY PATH\n"
     "\n"
     "Runs the lab's coordinator: agents long-poll it over nanomsg with signed messages; it\n"
@@ -47,7 +48,12 @@ static const char usage[] =
     "                            (default 86400000: 24 h)\n"
     "  --token-file PATH         the dashboard token (16 to 255 characters); required when\n"
     "                            --http is not loopback, where it guards reading the API and\n"
-    "                            /ws too (default: the credential \"token\" under systemd)\n"
+    "                            /ws too (default: the credential \"token\" under systemd).\n"
+    "                            The operate token: it may do everything\n"
+    "  --read-token-file PATH    read-only tokens, one a line (at most 64): they read the\n"
+    "                            API, /ws and /metrics, and get 403 on anything that changes\n"
+    "                            state. Needs --token-file (default: the credential\n"
+    "                            \"read-tokens\" under systemd, if given)\n"
     "  --http-host NAME          another name browsers reach the HTTP API by (a DNS name, a\n"
     "                            proxy's); repeatable. The listen address, localhost on\n"
     "                            loopback and any IP literal on 0.0.0.0/:: need none\n"
@@ -80,7 +86,8 @@ static const char usage[] =
     "  --help, --version\n"
     "\n"
     "keygen PATH writes a new fleet key: 32 random bytes as hex, mode 0600. keygen --token\n"
-    "PATH writes a new dashboard token (for --token-file) the same way. keygen --agent NAME\n"
+    "PATH writes a new operate token (for --token-file) the same way; with --scope read, a\n"
+    "read-only token (a line of --read-token-file). keygen --agent NAME\n"
     "--key-file FLEET_KEY PATH writes agent NAME's own key (HKDF-SHA256 of the fleet key and\n"
     "the name), the one its --key-file takes; the fleet key stays on the coordinator. None\n"
     "overwrites a file.\n";
@@ -213,24 +220,48 @@ static int keygen_agent(int argc, char **argv)
     return 0;
 }
 
-/* keygen [--token] PATH, or keygen --agent NAME --key-file FLEET PATH. */
+/* keygen [--token [--scope operate|read]] PATH, or keygen --agent NAME --key-file FLEET PATH. */
 static int keygen(int argc, char **argv)
 {
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--agent") == 0)
             return keygen_agent(argc, argv);
+    static const char use[] =
+        "usage: sockmatrix-coordinator keygen [--token [--scope operate|read]] PATH";
+    bool token = false;
+    const char *scope = NULL, *path = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--token") == 0 && !token)
+            token = true;
+        else if (strcmp(argv[i], "--scope") == 0 && i + 1 < argc && !scope)
+            scope = argv[++i];
+        else if (argv[i][0] != '-' && !path)
+            path = argv[i];
+        else
+            return fail("%s", use);
+    }
+    if (!path || (scope && !token))
+        return fail("%s", use);
+    if (scope && strcmp(scope, "operate") != 0 && strcmp(scope, "read") != 0)
+        return fail("--scope: '%s' is not operate or read", scope);
+    const bool read = scope && strcmp(scope, "read") == 0;
     /* A token is made like a key: 256 random bits as hex are past guessing, and one line
-     * of 64 characters is what --token-file reads. */
-    bool token = argc == 4 && strcmp(argv[2], "--token") == 0;
-    if (argc != 3 + token || argv[argc - 1][0] == '-')
-        return fail("%s", "usage: sockmatrix-coordinator keygen [--token] PATH");
+     * of 64 characters is what --token-file and --read-token-file read. Both scopes look
+     * alike: the file the coordinator finds a token in gives its scope. */
     sm_error err = {0};
-    if (sm_key_generate(argv[argc - 1], &err) != 0) {
+    if (sm_key_generate(path, &err) != 0) {
         fprintf(stderr, "sockmatrix-coordinator: %s\n", err.msg);
         return 1;
     }
-    printf("wrote a new %s to %s (mode 0600)\n", token ? "dashboard token" : "fleet key",
-           argv[argc - 1]);
+    if (!token)
+        printf("wrote a new fleet key to %s (mode 0600)\n", path);
+    else if (read)
+        printf("wrote a new read token to %s (mode 0600): add its line to --read-token-file\n",
+               path);
+    else
+        printf("wrote a new dashboard token, the operate token, to %s (mode 0600): give it to "
+               "--token-file\n",
+               path);
     return 0;
 }
 
@@ -244,9 +275,10 @@ enum { OPT_TLS_CERT = 0x100, OPT_TLS_KEY, OPT_INSECURE_HTTP };
 typedef struct opts {
     sm_server_cfg cfg;
     const char *http_hosts[HOSTS_MAX];
-    const char *http, *key_file, *token_file, *prev_key_file;
+    const char *http, *key_file, *token_file, *prev_key_file, *read_token_file;
+    sm_token_list read_tokens;
     char http_addr[64], token[SM_TOKEN_MAX + 2];
-    char web_buf[4200], cred_prev[4200], cred_token[4200];
+    char web_buf[4200], cred_prev[4200], cred_token[4200], cred_read[4200];
     bool insecure_http;
     char cred_tls_cert[4200], cred_tls_key[4200];
 } opts;
@@ -257,6 +289,7 @@ static const struct option long_opts[] = {
     {"db", required_argument, NULL, 'd'},
     {"key-file", required_argument, NULL, 'k'},
     {"token-file", required_argument, NULL, 't'},
+    {"read-token-file", required_argument, NULL, 'T'},
     {"hold-ms", required_argument, NULL, 'o'},
     {"log-level", required_argument, NULL, 'L'},
     {"ready-fd", required_argument, NULL, 'r'},
@@ -361,6 +394,9 @@ static int one_option(int c, char *val, const char *name, opts *o)
         return GO_ON;
     case 't':
         o->token_file = val;
+        return GO_ON;
+    case 'T':
+        o->read_token_file = val;
         return GO_ON;
     case 'p':
         o->prev_key_file = val;
@@ -567,6 +603,27 @@ static int load_tls(opts *o)
     return GO_ON;
 }
 
+/* The read-only tokens, if any: only beside an operate token, without which everyone could
+ * already do more than a read token. GO_ON, or the exit status. */
+static int load_read_tokens(opts *o)
+{
+    const bool given = o->read_token_file != NULL;
+    if (!o->read_token_file)
+        o->read_token_file = credential("read-tokens", o->cred_read, sizeof o->cred_read);
+    if (!o->read_token_file)
+        return GO_ON;
+    if (!o->cfg.token)
+        return fail("%s %s: read tokens need an operate token too (--token-file), or anyone "
+                    "could do more than their holders",
+                    given ? "--read-token-file" : "the credential read-tokens", o->read_token_file);
+    sm_error err = {0};
+    if (sm_token_list_load(&o->read_tokens, o->read_token_file, o->cfg.token, &err) != 0)
+        return fail("--read-token-file: %s", err.msg);
+    o->cfg.read_tokens = o->read_tokens.ptr;
+    o->cfg.n_read_tokens = o->read_tokens.n;
+    return GO_ON;
+}
+
 /* What the options name: the web folder, the HTTP address, the keys, the token. GO_ON, or
  * the exit status. */
 static int resolve(opts *o)
@@ -588,6 +645,8 @@ static int resolve(opts *o)
     int rc = load_previous_key(o);
     if (rc == GO_ON)
         rc = load_dashboard_token(o);
+    if (rc == GO_ON)
+        rc = load_read_tokens(o);
     return rc != GO_ON ? rc : load_tls(o);
 }
 

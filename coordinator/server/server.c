@@ -598,6 +598,8 @@ static int server_open(server *s, sm_error *err)
                           .ctl = s->api.ctl,
                           .rejects = s->rejects,
                           .token = cfg->token,
+                          .read_tokens = cfg->read_tokens,
+                          .n_read_tokens = cfg->n_read_tokens,
                           .jobs_queued = jobs_queued,
                           .arg = s,
                           .ws_counters = s->ws_counters,

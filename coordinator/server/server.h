@@ -23,7 +23,11 @@ typedef struct sm_server_cfg {
     uint8_t prev_key[SM_KEY_LEN];
     uint64_t prev_grace_ms;
     const char *token; /* NULL when the HTTP listener is loopback and no token was given; on a
-                        * listener off loopback it guards reading the API and /ws too */
+                        * listener off loopback it guards reading the API and /ws too. The
+                        * operate token: it may do everything */
+    const char *const *read_tokens; /* tokens that read the API, /ws and /metrics, never change
+                                     * state (routes.h, sm_tokens); only with token */
+    size_t n_read_tokens;
     uint32_t hold_ms;
     uint32_t poll_rate;            /* sm_control_cfg.poll_rate */
     uint32_t lost_grace_ms;        /* a lost host's queued run jobs wait this long for it */

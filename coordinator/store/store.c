@@ -258,8 +258,8 @@ static const char *const queries[Q_COUNT] = {
     [Q_FP_INSERT] = "INSERT INTO fingerprints(agent, hash, body_json, first_seen_ms, last_seen_ms)"
                     " VALUES (?1, ?2, ?3, ?4, ?4)",
     [Q_FP_SEEN] = "UPDATE fingerprints SET last_seen_ms = max(last_seen_ms, ?2) WHERE id = ?1",
-    [Q_FP_HISTORY] = "SELECT id, agent, hash, NULL, first_seen_ms, last_seen_ms"
-                     " FROM fingerprints WHERE agent = ?1 ORDER BY id",
+    [Q_FP_HISTORY] = "SELECT * FROM (SELECT id, agent, hash, NULL, first_seen_ms, last_seen_ms"
+                     " FROM fingerprints WHERE agent = ?1 ORDER BY id DESC LIMIT ?2) ORDER BY id",
     [Q_RUN_FP_TIE] =
         "INSERT OR IGNORE INTO run_fingerprints(run_id, agent, fingerprint_id)"
         " SELECT ?1, ?2, max(id) FROM fingerprints WHERE agent = ?2 HAVING count(*) > 0",

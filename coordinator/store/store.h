@@ -305,15 +305,20 @@ void sm_fp_row_fini(sm_fp_row *r);
 void sm_fp_rows_free(sm_fp_row *rows, size_t n);
 
 /* Records agent's fingerprint (hash, json) seen at now_ms: updates last_seen_ms of the agent's
- * latest row when its hash is the same, else inserts a row. *id (may be NULL) gets the row.
+ * latest row when its hash is the same, else inserts a row and trims the history to
+ * SM_FP_HISTORY_MAX rows. *id (may be NULL) gets the row.
  * *changed (may be NULL) says a row was inserted. */
 int sm_store_fp_put(sm_store *st, const char *agent, const char *hash, const char *json,
                     int64_t now_ms, int64_t *id, bool *changed, sm_error *err);
 /* The agent's latest fingerprint; *found false when it has none. */
 int sm_store_fp_latest(sm_store *st, const char *agent, sm_fp_row *out, bool *found, sm_error *err);
-/* The agent's rows, oldest first, without their documents. */
+/* A host's history keeps its last SM_FP_HISTORY_MAX changes: a new row deletes the older ones
+ * (but those a run still refers to, kept for that run's report) and counts them. */
+#define SM_FP_HISTORY_MAX 100
+/* The agent's last SM_FP_HISTORY_MAX rows, oldest first, without their documents; *left_out
+ * (may be NULL) gets how many older ones there were (deleted, or kept only for a run). */
 int sm_store_fp_history(sm_store *st, const char *agent, sm_fp_row **rows, size_t *n,
-                        sm_error *err);
+                        uint64_t *left_out, sm_error *err);
 /* Ties run_id's fingerprint for agent to the agent's latest fingerprint, unless the run has one
  * for that agent already (the first tie wins). No fingerprint known: nothing is tied. */
 int sm_store_run_fp_tie(sm_store *st, uint64_t run_id, const char *agent, sm_error *err);

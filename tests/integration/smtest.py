@@ -162,6 +162,7 @@ import time
 import urllib.request
 
 COORDINATOR = _os.path.join(BIN_DIR, "sockmatrix-coordinator")
+CLI = _os.path.join(BIN_DIR, "sockmatrix")
 ROGUE = _os.path.join(BIN_DIR, "sm-rogue")
 LAB = _os.path.join(_os.path.dirname(__file__), "..", "..", "deploy", "lab", "lab.sh")
 
@@ -435,7 +436,7 @@ class WsClient:
     as a client must, every read bounded by a timeout."""
 
     def __init__(self, port, protocol="sm-events", timeout=10, host=None, origin=None,
-                 tls=None):
+                 headers=(), tls=None):
         """tls: an ssl.SSLContext to speak wss:// (TLS first, then the same handshake)."""
         import base64
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
@@ -443,6 +444,7 @@ class WsClient:
             self.sock = tls.wrap_socket(self.sock, server_hostname="127.0.0.1")
         key = base64.b64encode(_os.urandom(16)).decode()
         extra = f"Origin: {origin}\r\n" if origin else ""
+        extra += "".join(f"{h}\r\n" for h in headers)  # "Sec-Fetch-Site: cross-site", say
         self.sock.sendall(f"GET /ws HTTP/1.1\r\nHost: {host or f'127.0.0.1:{port}'}\r\n"
                           f"Upgrade: websocket\r\n{extra}"
                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"

@@ -2,6 +2,8 @@
 start; before a run's first job on it, it collects one again, and the run keeps the one each
 host had; a coordinator whose store was replaced hears it again without asking; an agent that
 restarts sends it again. The real coordinator, agents and SQLite store."""
+import hashlib
+import hmac
 import json
 import os
 import signal
@@ -74,6 +76,71 @@ class FingerprintWireTest(unittest.TestCase):
         f.kill(f.agents["h2"], signal.SIGTERM)
         f.start_agent("h2")
         self.wait_rows("h2", lambda r: len(r) == 1 and r[0][4] > seen, "h2 seen again")
+
+
+# What `systemd-id128 machine-id --app-specific=` gives with the agent's application id.
+APP_ID = bytes.fromhex("6c1e0b5d923f4a87b4217ec9580da316")
+
+
+def app_specific(machine_id):
+    h = bytearray(hmac.new(bytes.fromhex(machine_id), APP_ID, hashlib.sha256).digest()[:16])
+    h[6] = (h[6] & 0x0F) | 0x40
+    h[8] = (h[8] & 0x3F) | 0x80
+    return h.hex()
+
+
+class FingerprintPrivacyTest(unittest.TestCase):
+    """A host booted with secrets on its kernel command line (the agent reads the line from
+    SM_FP_PROC_CMDLINE) sends none of them: only the allow-listed parameters and a count of
+    the others. The machine id goes out only as its keyed hash."""
+
+    CMDLINE = ("BOOT_IMAGE=/vmlinuz root=/dev/nfs secret=hunter2 isolcpus=1 "
+               "nfsroot=10.9.8.7:/srv/lab,vers=4,sec=sys:nfspass=swordfish "
+               "ip=dhcp mitigations=off quiet -- token=initsecret\n")
+
+    def setUp(self):
+        self.f = Fleet(n=2, hold_ms=1000, lab=False)
+        self.addCleanup(self.f.stop)
+        path = os.path.join(self.f.dir, "cmdline")
+        with open(path, "w") as fh:
+            fh.write(self.CMDLINE)
+        self.f.start_coordinator()
+        self.f.start_agent("h1", env={"SM_FP_PROC_CMDLINE": path})
+        self.f.start_agent("h2")
+        wait_for("both agents online", lambda: self.f.online() >= {"h1", "h2"}, 20)
+
+    def test_secrets_on_the_command_line_are_not_sent_and_isolcpus_is(self):
+        f = self.f
+        rows = wait_for("h1's fingerprint",
+                        lambda: f.query("SELECT body_json FROM fingerprints WHERE agent = 'h1'"),
+                        20, 0.1)
+        stored = rows[0][0]
+        api = json.dumps(f.get("/api/agents/h1/fingerprint"))
+        agents = json.dumps(f.get("/api/agents"))
+        for text in (stored, api, agents):
+            for secret in ("hunter2", "swordfish", "nfspass", "10.9.8.7", "/srv/lab",
+                           "initsecret", "vmlinuz"):
+                self.assertNotIn(secret, text)
+        items = json.loads(stored)["items"]
+        self.assertEqual(items["kernel.cmdline.isolcpus"], "1")
+        self.assertEqual(items["kernel.cmdline.mitigations"], "off")
+        self.assertNotIn("info.kernel.cmdline", items)
+        # BOOT_IMAGE root secret nfsroot ip quiet, and init's token
+        self.assertEqual(items["info.kernel.cmdline_left_out"], "7")
+        self.assertEqual(sorted(k for k in items if k.startswith("kernel.cmdline.")),
+                         ["kernel.cmdline.isolcpus", "kernel.cmdline.mitigations"])
+
+    def test_the_machine_id_is_sent_as_a_hash_the_same_for_both(self):
+        try:
+            with open("/etc/machine-id") as fh:
+                mid = fh.read().strip()
+        except OSError:
+            self.skipTest("no /etc/machine-id")
+        facts = {a["name"]: a["facts"] for a in self.f.get("/api/agents")["agents"]}
+        self.assertEqual(facts["h1"]["machine_id"], app_specific(mid))
+        self.assertEqual(facts["h2"]["machine_id"], facts["h1"]["machine_id"])
+        self.assertNotIn(mid, json.dumps(self.f.get("/api/agents")))
+        self.assertNotIn(mid, json.dumps(self.f.query("SELECT body_json FROM fingerprints")))
 
 
 if __name__ == "__main__":

@@ -6,16 +6,18 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 from smtest import AGENT, agent, unless_root
 
 
-def fingerprint(*args, netns=None):
+def fingerprint(*args, netns=None, env=None):
     """The document `sockmatrix-agent --fingerprint` prints (in netns when given)."""
     cmd = ["ip", "netns", "exec", netns] if netns else []
     proc = subprocess.run([*cmd, AGENT, "--fingerprint", *args], capture_output=True,
-                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+                          text=True, timeout=30, stdin=subprocess.DEVNULL,
+                          env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         raise AssertionError(f"--fingerprint exited {proc.returncode}: {proc.stderr}")
     return json.loads(proc.stdout)
@@ -35,6 +37,22 @@ class FingerprintTest(unittest.TestCase):
         print(f"\ncollect_us {doc['collect_us']}, {len(items)} items")
         self.assertGreater(doc["collect_us"], 0)
         self.assertLess(doc["collect_us"], 50000)
+
+    def test_the_command_line_gives_its_performance_parameters_only(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".cmdline") as fh:
+            fh.write("root=iscsi:admin:hunter2@10.1.2.3::3260::iqn.x isolcpus=2-3 "
+                     "processor.max_cstate=1 secret=hunter2\n")
+            fh.flush()
+            doc = fingerprint(env={"SM_FP_PROC_CMDLINE": fh.name})
+        self.assertNotIn("hunter2", json.dumps(doc))
+        self.assertNotIn("iscsi", json.dumps(doc))
+        items = doc["items"]
+        self.assertEqual({k: v for k, v in items.items() if "cmdline" in k},
+                         {"kernel.cmdline.isolcpus": "2-3",
+                          "kernel.cmdline.processor.max_cstate": "1",
+                          "info.kernel.cmdline_left_out": "2"})
+        # without it, the host's own line, of which no raw copy is sent
+        self.assertNotIn("info.kernel.cmdline", fingerprint()["items"])
 
     def test_without_data_addr_no_data_if_and_a_bad_one_is_refused(self):
         self.assertNotIn("info.data_if", fingerprint()["items"])

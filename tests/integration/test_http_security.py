@@ -10,7 +10,7 @@ import tempfile
 import time
 import unittest
 
-from smtest import COORDINATOR, Fleet, WsClient, stream_job, wait_for
+from smtest import CLI, COORDINATOR, Fleet, WsClient, stream_job, wait_for
 
 SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
@@ -140,6 +140,40 @@ class LoopbackTest(unittest.TestCase):
         self.addCleanup(ok.close)
         self.assertIn(" 101", ok.status)
         self.assertEqual(ok.recv_json()["type"], "snapshot")
+
+    def test_a_read_from_another_site_is_refused_and_the_dashboards_own_is_not(self):
+        def get(path, *headers):
+            head = f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nConnection: close"
+            return raw(self.port, head + "".join("\r\n" + h for h in headers))
+        own = f"Origin: http://{self.host}"
+        for path in ("/api/agents", "/api/runs", "/healthz", "/metrics", "/api/runs/1/table"):
+            for headers in (("Origin: http://attacker.example",),
+                            ("Origin: null",),
+                            ("Sec-Fetch-Site: cross-site",),
+                            ("sec-fetch-site: Cross-Site",),
+                            ("Sec-Fetch-Site: same-site",),
+                            ("Origin: http://127.0.0.1:1", "Sec-Fetch-Site: same-site"),
+                            (own, "Sec-Fetch-Site: cross-site")):
+                status, _, resp = get(path, *headers)
+                self.assertEqual(status, 403, (path, headers, resp))
+                self.assertEqual(json.loads(resp)["field"], "Origin")
+                self.assertIn("another site", json.loads(resp)["error"])
+        # The dashboard's own fetches, a typed URL, and clients that send neither header.
+        for headers in ((own, "Sec-Fetch-Site: same-origin"), ("Sec-Fetch-Site: none",), ()):
+            self.assertEqual(get("/api/agents", *headers)[0], 200, headers)
+            self.assertEqual(get("/metrics", *headers)[0], 200, headers)
+        # The dashboard's files stay reachable by a link from another site.
+        self.assertEqual(get("/", "Sec-Fetch-Site: cross-site")[0], 200)
+        ws = WsClient(self.port, origin=f"http://{self.host}",
+                      headers=("Sec-Fetch-Site: cross-site",))
+        self.addCleanup(ws.close)
+        self.assertIn(" 403", ws.status)
+        ok = WsClient(self.port, origin=f"http://{self.host}",
+                      headers=("Sec-Fetch-Site: same-origin",))
+        self.addCleanup(ok.close)
+        self.assertIn(" 101", ok.status)
+        with open(os.path.join(self.f.dir, "coordinator.log")) as log:
+            self.assertIn("SM-HTTP-ORIGIN", log.read())
 
     def test_other_methods_get_405_with_allow(self):
         for method, path, allow in (("PUT", "/api/jobs", "POST"),
@@ -369,6 +403,150 @@ class PublicTest(unittest.TestCase):
                       .encode())
             status, _, resp = read_answer(s)
         self.assertEqual(status, 401, resp)
+
+
+def keygen_token(path, scope=None):
+    args = [COORDINATOR, "keygen", "--token", *(["--scope", scope] if scope else []), path]
+    r = subprocess.run(args, check=True, capture_output=True, text=True)
+    with open(path) as t:
+        return r.stdout, t.read().strip()
+
+
+class ScopedTokenTest(unittest.TestCase):
+    """An operate token and read tokens (--read-token-file): a reader (a Prometheus, a viewer)
+    reads everything but webhook URLs and changes nothing, told why."""
+
+    def setUp(self):
+        self.f = Fleet(n=1, hold_ms=1000, lab=False)
+        self.addCleanup(self.f.stop)
+        self.token = os.path.join(self.f.dir, "token")
+        out, self.operate = keygen_token(self.token, "operate")
+        self.assertIn("operate token", out)
+        self.reads = os.path.join(self.f.dir, "read-tokens")
+        out, self.read = keygen_token(self.reads, "read")
+        self.assertIn("read token", out)
+        self.assertEqual(os.stat(self.reads).st_mode & 0o777, 0o600)
+        with open(self.reads, "a") as t:
+            t.write("\nsecond-reader-token-0123456789\n")
+        self.f.extra_args = ["--token-file", self.token, "--read-token-file", self.reads]
+        self.port = self.f.http_port
+        self.host = f"127.0.0.1:{self.port}"
+
+    def call(self, method, path, token=None, body=b""):
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nConnection: close\r\n"
+                f"Content-Length: {len(body)}")
+        if body:
+            head += "\r\nContent-Type: application/json"
+        if token:
+            head += f"\r\nAuthorization: Bearer {token}"
+        return raw(self.port, head, body)
+
+    def check_reader(self, token):
+        for path in ("/api/agents", "/api/runs", "/metrics", "/healthz", "/api/schedules"):
+            self.assertEqual(self.call("GET", path, token)[0], 200, path)
+        for method, path, body in (("POST", "/api/runs", b'{"preset":"seed-tcp-unix"}'),
+                                   ("POST", "/api/jobs", json.dumps([stream_job("h1")]).encode()),
+                                   ("POST", "/api/schedules/1/pause", b"{}"),
+                                   ("DELETE", "/api/schedules/1", b"")):
+            status, _, resp = self.call(method, path, token, body)
+            self.assertEqual(status, 403, (path, resp))
+            self.assertEqual(json.loads(resp), {
+                "error": "this call needs an operate token; the token given is read-only",
+                "field": "Authorization"})
+        self.assertEqual(self.f.query("SELECT COUNT(*) FROM jobs")[0][0], 0)
+        self.assertEqual(self.f.query("SELECT COUNT(*) FROM runs")[0][0], 0)
+        ws = WsClient(self.port, protocol=f"sm-events, sm-token.{token}")
+        self.addCleanup(ws.close)
+        self.assertIn(" 101", ws.status)
+        self.assertEqual(ws.recv_json()["type"], "snapshot")
+
+    def webhook_of(self, token):
+        status, _, resp = self.call("GET", "/api/schedules/1", token)
+        self.assertEqual(status, 200, resp)
+        return json.loads(resp)["webhook"]
+
+    def make_schedule(self):
+        body = json.dumps({"name": "nightly", "preset": "seed-tcp-unix", "every": "1h",
+                           "webhook": "https://hooks.example.com/h?key=receivers-own"}).encode()
+        status, _, resp = self.call("POST", "/api/schedules", self.operate, body)
+        self.assertEqual(status, 201, resp)
+
+    def test_a_read_token_reads_off_loopback_and_gets_403_on_every_write(self):
+        self.f.extra_args += ["--http", f"0.0.0.0:{self.port}", "--insecure-http"]
+        self.f.start_coordinator()
+        self.make_schedule()
+        self.check_reader(self.read)
+        self.check_reader("second-reader-token-0123456789")
+        self.assertEqual(self.call("GET", "/api/agents")[0], 401)
+        self.assertEqual(self.call("GET", "/api/agents", "not-a-token-of-ours-at-all")[0], 401)
+        self.assertEqual(self.webhook_of(self.read), "(hidden)")
+        self.assertEqual(self.webhook_of(self.operate),
+                         "https://hooks.example.com/h?key=receivers-own")
+        status, _, resp = self.call("POST", "/api/schedules/1/pause", self.operate, b"{}")
+        self.assertEqual(status, 200, resp)
+        # The CLI with either token: a read token lists, and a write says why it cannot.
+        read_file = os.path.join(self.f.dir, "one-read-token")
+        with open(read_file, "w") as t:
+            t.write(self.read + "\n")
+        os.chmod(read_file, 0o600)
+        for token_file in (read_file, self.token):
+            p = subprocess.run([CLI, "--coordinator", self.f.url, "--token-file", token_file,
+                                "runs"], capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run([CLI, "--coordinator", self.f.url, "--token-file", read_file,
+                            "cancel", "1"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("this call needs an operate token; the token given is read-only", p.stderr)
+        with open(os.path.join(self.f.dir, "coordinator.log")) as log:
+            text = log.read()
+        self.assertIn("read-only token", text)
+        self.assertNotIn(self.read, text)
+
+    def test_on_loopback_no_token_reads_but_sees_no_webhook_url(self):
+        self.f.start_coordinator()
+        self.make_schedule()
+        self.assertEqual(self.webhook_of(None), "(hidden)")
+        self.assertEqual(self.webhook_of(self.read), "(hidden)")
+        status, _, resp = self.call("GET", "/api/schedules", self.operate)
+        self.assertIn("key=receivers-own", json.loads(resp)["schedules"][0]["webhook"])
+        self.assertEqual(self.call("POST", "/api/schedules/1/pause", None, b"{}")[0], 401)
+        self.assertEqual(self.call("POST", "/api/schedules/1/pause", self.read, b"{}")[0], 403)
+
+    def test_bad_read_token_options_are_refused_naming_them(self):
+        f = self.f
+
+        def start(*args):
+            return subprocess.run([COORDINATOR, "--key-file", f.key, "--db", f.db, "--http",
+                                   f"127.0.0.1:{f.http_port}", *args],
+                                  capture_output=True, text=True, timeout=30)
+        r = start("--read-token-file", self.reads)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--read-token-file", r.stderr)
+        self.assertIn("need an operate token too (--token-file)", r.stderr)
+        # Under systemd the file may come as the credential "read-tokens", checked alike.
+        creds = os.path.join(f.dir, "creds")
+        os.mkdir(creds)
+        shutil.copy(self.reads, os.path.join(creds, "read-tokens"))
+        r = subprocess.run([COORDINATOR, "--key-file", f.key, "--db", f.db, "--http",
+                            f"127.0.0.1:{f.http_port}"], capture_output=True, text=True,
+                           timeout=30, env={**os.environ, "CREDENTIALS_DIRECTORY": creds})
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("the credential read-tokens", r.stderr)
+        with open(self.reads, "a") as t:
+            t.write(self.operate + "\n")
+        r = start("--token-file", self.token, "--read-token-file", self.reads)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("line 4 of", r.stderr)
+        self.assertIn("is the operate token", r.stderr)
+        os.chmod(self.reads, 0o644)
+        r = start("--token-file", self.token, "--read-token-file", self.reads)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("chmod 600", r.stderr)
+        r = subprocess.run([COORDINATOR, "keygen", "--token", "--scope", "admin",
+                            os.path.join(f.dir, "t2")], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--scope: 'admin' is not operate or read", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(f.dir, "t2")))
 
 
 if __name__ == "__main__":

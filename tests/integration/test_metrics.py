@@ -46,7 +46,14 @@ class MetricsTest(unittest.TestCase):
         with open(self.token_file, "w") as t:
             t.write(self.token + "\n")
         os.chmod(self.token_file, 0o600)
-        self.f.extra_args = ["--token-file", self.token_file]
+        # Prometheus holds a read token (docs/metrics.md), never the operate one.
+        self.read_token = "metrics-read-token-0123456789"
+        self.read_token_file = os.path.join(self.f.dir, "read-token")
+        with open(self.read_token_file, "w") as t:
+            t.write(self.read_token + "\n")
+        os.chmod(self.read_token_file, 0o600)
+        self.f.extra_args = ["--token-file", self.token_file,
+                             "--read-token-file", self.read_token_file]
         self.f.headers = {"Authorization": f"Bearer {self.token}"}
         self.addCleanup(self.f.stop)
         self.f.start()
@@ -73,7 +80,7 @@ class MetricsTest(unittest.TestCase):
             c.write("global:\n  scrape_interval: 2s\n  scrape_timeout: 2s\n"
                     "scrape_configs:\n  - job_name: sockmatrix\n"
                     "    authorization:\n      type: Bearer\n"
-                    f"      credentials_file: {self.token_file}\n"
+                    f"      credentials_file: {self.read_token_file}\n"
                     "    static_configs:\n"
                     f"      - targets: ['127.0.0.1:{self.f.http_port}']\n")
         with open(os.path.join(self.f.dir, "prometheus.log"), "a") as log:
@@ -115,6 +122,24 @@ class MetricsTest(unittest.TestCase):
             body = json.loads(r.read())
         self.assertEqual(body["status"], "success", body)
         return body["data"]["result"]
+
+    def test_prometheus_scrapes_with_a_read_token_that_cannot_start_a_run(self):
+        self.start_prometheus()
+
+        def agents_up():
+            r = self.query("sockmatrix_agent_up")
+            got = {s["metric"]["agent"]: s["value"][1] for s in r}
+            return got if got == {"h1": "1", "h2": "1"} else None
+        self.assertEqual(self.wait("prometheus to scrape both agents up", agents_up, 60),
+                         {"h1": "1", "h2": "1"})
+        req = urllib.request.Request(self.f.url + "/api/runs", data=b'{"preset":"seed-tcp-unix"}',
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": f"Bearer {self.read_token}"})
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=10)
+        self.assertEqual(e.exception.code, 403)
+        self.assertIn("needs an operate token", json.loads(e.exception.read())["error"])
+        self.assertEqual(self.f.query("SELECT COUNT(*) FROM runs")[0][0], 0)
 
     def test_prometheus_scrapes_agents_up_and_cell_medians_equal_to_the_table(self):
         rid = self.f.start_run(SPEC)

@@ -120,6 +120,33 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(self.f.query("SELECT deleted FROM schedules WHERE id = ?",
                                       int(deleted))[0][0], 1)
 
+    def test_a_name_with_a_newline_logs_one_line(self):
+        forged = "x\n2026-12-02T00:03:40.000Z error SM-KEY-FLEET forged\r\x1b[2K"
+        status, body = self.f.post("/api/schedules",
+                                   {"name": forged, "spec": TINY, "cron": "0 3 * * *"})
+        self.assertEqual(status, 201, body)
+        log = wait_for("the schedule's log line",
+                       lambda: (lambda t: t if "SM-SCHEDULE-NEW" in t else None)(
+                           self.f.log("coordinator")), 10, 0.1)
+        lines = [ln for ln in log.splitlines() if "SM-KEY-FLEET" in ln]
+        self.assertEqual(len(lines), 1, log)
+        self.assertIn(" notice SM-SCHEDULE-NEW schedule ", lines[0])
+        self.assertIn("(x\\n2026-12-02T00:03:40.000Z error SM-KEY-FLEET forged\\r\\x1b[2K)",
+                      lines[0])
+        self.assertNotIn("\r", log)
+        self.assertNotIn("\x1b", log)
+
+    def test_a_cron_that_fires_after_8_years_is_refused(self):
+        # 1 March on a Sunday: from 2026-12 the next is in 2037. It was stored with next_ms -1
+        # and fired at once.
+        status, body = self.f.post("/api/schedules",
+                                   {"name": "late", "spec": TINY, "cron": "0 0 */31 3 0"})
+        self.assertEqual(status, 400, body)
+        self.assertEqual(body["field"], "cron")
+        self.assertIn("never fires within 8 years", body["error"])
+        self.assertEqual(self.f.get("/api/schedules")["schedules"], [])
+        self.assertEqual(self.f.get("/api/runs")["runs"], [])
+
 
 if __name__ == "__main__":
     unittest.main()

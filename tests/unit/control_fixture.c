@@ -55,3 +55,11 @@ uint64_t control_fixture_start(fixture *f, const char *json)
     sm_spec_fini(&spec);
     return id;
 }
+
+sm_agent_status control_fixture_status(fixture *f, const char *name)
+{
+    sm_agent_status st;
+    int64_t seen;
+    assert_true(sm_control_agent_live(f->c, name, &st, &seen));
+    return st;
+}

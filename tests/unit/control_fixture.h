@@ -25,6 +25,9 @@ int control_fixture_setup(void **state, uint32_t hold_ms);
  * does not decode or a run that does not start fails the test. */
 uint64_t control_fixture_start(fixture *f, const char *json);
 
+/* The live status of a known agent (an unknown one fails the test). */
+sm_agent_status control_fixture_status(fixture *f, const char *name);
+
 /* Closes both, removes the folder and frees the fixture. */
 int control_fixture_teardown(void **state);
 

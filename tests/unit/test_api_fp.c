@@ -135,6 +135,28 @@ static void test_fingerprint_gives_the_latest_document_and_the_history_oldest_fi
     assert_string_equal(get(cJSON_GetArrayItem(h, 1), "hash")->valuestring, second);
     assert_int_equal((int64_t)get(cJSON_GetArrayItem(h, 1), "last_seen_ms")->valuedouble, 3000);
     assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(h, 1), "fingerprint"));
+    assert_int_equal((int)get(r.json, "history_left_out")->valuedouble, 0);
+    response_fini(&r);
+}
+
+/* A host whose settings flapped: the last 100 changes, and how many came before them. */
+static void test_fingerprint_history_is_the_last_100_with_the_count_left_out(void **state)
+{
+    fixture *f = *state;
+    register_agent(f, "h1");
+    char hash[SM_FP_HASH_HEX + 1], qdisc[64];
+    for (int i = 0; i < SM_FP_HISTORY_MAX + 2; i++) {
+        snprintf(qdisc, sizeof qdisc, "tbf rate %dMbit burst 128Kb lat 50ms", i + 1);
+        put_fp(f, "h1", qdisc, "1", 1000 + i, hash);
+    }
+    fp_response r = fp_call(f, "GET", "/api/agents/h1/fingerprint", NULL);
+    assert_int_equal(r.status, 200);
+    const cJSON *h = get(r.json, "history");
+    assert_int_equal(cJSON_GetArraySize(h), SM_FP_HISTORY_MAX);
+    assert_int_equal((int64_t)get(cJSON_GetArrayItem(h, 0), "first_seen_ms")->valuedouble, 1002);
+    assert_string_equal(get(cJSON_GetArrayItem(h, SM_FP_HISTORY_MAX - 1), "hash")->valuestring,
+                        hash);
+    assert_int_equal((int)get(r.json, "history_left_out")->valuedouble, 2);
     response_fini(&r);
 }
 
@@ -239,6 +261,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_fingerprint_gives_the_latest_document_and_the_history_oldest_first, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(
+            test_fingerprint_history_is_the_last_100_with_the_count_left_out, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_fingerprint_refuses_unknown_agents_and_agents_without_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_diff_lists_the_items_that_differ_with_each_hosts_value,

@@ -100,6 +100,10 @@ static void test_schedules_post_refuses_each_bad_field_by_name(void **state)
             400, "cron", "hour field");
     refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 0 30 2 *\"}",
             400, "cron", "never fires");
+    /* 1 March on a Sunday: a day that exists (1987, 1992, ...), but from 2026-12-02 not before
+     * 2037, past the 8 years cron searches: once stored with next_ms -1 and fired at once. */
+    refused(f, "POST", p, "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"cron\":\"0 0 */31 3 0\"}",
+            400, "cron", "never fires within 8 years");
     refused(f, "POST", p,
             "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\",\"hosts\":\"all\"}", 400,
             "hosts", "a list of 1 to");
@@ -142,6 +146,33 @@ static void test_schedules_unknown_ids_methods_and_the_token(void **state)
     /* reads need none on this (loopback) context */
     expect(f, "GET", "/api/schedules/1", NULL, NULL, NULL, 200, "\"name\":\"n\"");
     expect(f, "DELETE", "/api/schedules/1", NULL, "Bearer s3cret", NULL, 200, "\"deleted\":true");
+}
+
+/* A webhook URL may carry a secret of its receiver's: only an operate token sees it. */
+static void test_schedules_webhook_is_shown_only_to_an_operate_token(void **state)
+{
+    fixture *f = *state;
+    static const char *const reads[] = {"r3ad-token-one"};
+    const char *body = "{\"name\":\"n\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\","
+                       "\"webhook\":\"https://hooks.example.com/h?key=abc\"}";
+    /* no token on this loopback coordinator: everyone operates, and sees it */
+    expect(f, "POST", "/api/schedules", NULL, NULL, body, 201, "\"id\":\"1\"");
+    expect(f, "GET", "/api/schedules", NULL, NULL, NULL, 200, "key=abc");
+    f->api.token = "s3cret";
+    f->api.read_tokens = reads;
+    f->api.n_read_tokens = 1;
+    const char *none[] = {NULL, "Bearer r3ad-token-one", "Bearer nope"};
+    for (size_t i = 0; i < 3; i++) {
+        expect(f, "GET", "/api/schedules", NULL, none[i], NULL, 200, "\"webhook\":\"(hidden)\"");
+        expect(f, "GET", "/api/schedules/1", NULL, none[i], NULL, 200, "\"webhook\":\"(hidden)\"");
+    }
+    expect(f, "GET", "/api/schedules", NULL, "Bearer s3cret", NULL, 200, "key=abc");
+    expect(f, "GET", "/api/schedules/1", NULL, "Bearer s3cret", NULL, 200, "key=abc");
+    /* a schedule without a webhook says so to everyone */
+    expect(f, "POST", "/api/schedules", NULL, "Bearer s3cret",
+           "{\"name\":\"m\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\"}", 201, "\"id\":\"2\"");
+    expect(f, "GET", "/api/schedules/2", NULL, "Bearer r3ad-token-one", NULL, 200,
+           "\"webhook\":null");
 }
 
 static void test_schedules_are_made_listed_paused_resumed_and_deleted(void **state)
@@ -274,6 +305,23 @@ static void test_tick_fires_a_due_schedule_once_and_skips_while_its_run_runs(voi
     /* a run started by hand has no schedule */
     expect(f, "POST", "/api/runs", NULL, NULL, SPEC, 201, NULL);
     expect(f, "GET", "/api/runs/3", NULL, NULL, NULL, 200, "\"schedule\":null");
+}
+
+/* A schedule stored with next_ms -1 (no slot: what POST stored before it refused such crons)
+ * is parked at the end of time, not fired as if long due. */
+static void test_tick_never_fires_a_schedule_without_a_slot(void **state)
+{
+    fixture *f = *state;
+    register_agent(f, "h1");
+    expect(f, "POST", "/api/schedules", NULL, NULL,
+           "{\"name\":\"old\",\"spec\":" SPEC ",\"cron\":\"0 3 * * *\"}", 201, NULL);
+    sm_error err = {0};
+    assert_int_equal(sm_store_schedule_set_next(f->st, 1, -1, &err), 0);
+    const int queued = f->queued_calls;
+    sm_schedules_tick(&f->sched, wall_ms());
+    assert_int_equal(f->queued_calls, queued);
+    expect(f, "GET", "/api/runs", NULL, NULL, NULL, 200, "{\"runs\":[]}");
+    expect(f, "GET", "/api/schedules/1", NULL, NULL, NULL, 200, "\"next_ms\":null");
 }
 
 static void test_tick_leaves_paused_and_deleted_schedules_alone(void **state)
@@ -498,12 +546,16 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_schedules_post_refuses_each_bad_field_by_name, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_schedules_webhook_is_shown_only_to_an_operate_token,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_schedules_unknown_ids_methods_and_the_token, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schedules_are_made_listed_paused_resumed_and_deleted,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_tick_fires_a_due_schedule_once_and_skips_while_its_run_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tick_never_fires_a_schedule_without_a_slot, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_tick_leaves_paused_and_deleted_schedules_alone, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_tick_passes_a_slot_whose_run_cannot_start, setup,

@@ -99,14 +99,19 @@ static uint64_t dispatch_one(fixture *f, sm_poll *p, sm_poll_reply *r)
     return id;
 }
 
-/* The end of h1's held poll's hold, as the server's tick answers it: *r is that answer. */
-static void expire_h1(fixture *f, sm_poll_reply *r)
+/* The end of agent's held poll's hold, as the server's tick answers it: *r is that answer. */
+static void expire_of(fixture *f, const char *agent, sm_poll_reply *r)
 {
     sm_error err = {0};
     assert_int_equal(sm_store_begin(f->st, &err), 0);
     f->now += HOLD;
-    assert_int_equal(sm_control_expire(f->c, "h1", f->now, r, &err), 0);
+    assert_int_equal(sm_control_expire(f->c, agent, f->now, r, &err), 0);
     assert_int_equal(sm_store_commit(f->st, &err), 0);
+}
+
+static void expire_h1(fixture *f, sm_poll_reply *r)
+{
+    expire_of(f, "h1", r);
 }
 
 static void test_control_first_poll_registers_and_an_idle_poll_is_held(void **state)
@@ -245,18 +250,12 @@ test_control_a_poll_resending_only_stored_results_is_held_and_acked_at_expiry(vo
         f->now += 1;
         poll_once(f, &p, &r, &now);
         assert_false(now);
-        sm_error err = {0};
-        assert_int_equal(sm_store_begin(f->st, &err), 0);
-        f->now += HOLD;
-        assert_int_equal(sm_control_expire(f->c, "h1", f->now, &r, &err), 0);
-        assert_int_equal(sm_store_commit(f->st, &err), 0);
+        expire_h1(f, &r);
         assert_int_equal(r.n_acks, 1);
         assert_int_equal(r.ack_job[0], id);
         assert_int_equal(r.ack_attempt[0], 1);
         /* Paid once: a second answer does not repeat it. */
-        assert_int_equal(sm_store_begin(f->st, &err), 0);
-        assert_int_equal(sm_control_expire(f->c, "h1", f->now, &r, &err), 0);
-        assert_int_equal(sm_store_commit(f->st, &err), 0);
+        expire_h1(f, &r);
         assert_int_equal(r.n_acks, 0);
     }
     assert_int_equal(results(f), 1);
@@ -408,14 +407,6 @@ static void tick_until(fixture *f, int64_t until)
     }
 }
 
-static sm_agent_status agent_status(fixture *f, const char *name)
-{
-    sm_agent_status st;
-    int64_t seen;
-    assert_true(sm_control_agent_live(f->c, name, &st, &seen));
-    return st;
-}
-
 static void test_control_a_silent_agent_is_lost_and_its_job_fails_agent_lost(void **state)
 {
     fixture *f = *state;
@@ -460,14 +451,14 @@ static void test_control_a_pause_of_the_coordinator_is_not_the_agents_silence(vo
      * tick sees a gap nobody could have polled in. */
     f->now += 20000;
     assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_STATUS_BUSY);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_STATUS_BUSY);
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
     /* Of the gap, hold_ms counts: 2 x hold_ms of silence so far. Silence is still measured
      * while the coordinator runs: 3 x hold_ms is not yet lost, a tick more is. */
     tick_until(f, polled + 20000 + 2 * HOLD);
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_STATUS_BUSY);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_STATUS_BUSY);
     tick_until(f, f->now + 250);
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_LOST);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_LOST);
     char reason[256];
     assert_int_equal(job_state(f, id, reason, sizeof reason), SM_JOB_FAILED);
     assert_non_null(strstr(reason, "agent-lost"));
@@ -486,12 +477,12 @@ static void test_control_a_backward_clock_step_neither_loses_nor_keeps_an_agent(
     tick_until(f, f->now + HOLD);
     f->now -= 60000; /* the wall clock steps a minute back */
     assert_int_equal(sm_control_tick(f->c, f->now, &err), 0);
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_ONLINE);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_ONLINE);
     /* 1 s before the step and 2 s after it: 3 x hold_ms, not yet lost; a tick more is. */
     tick_until(f, f->now + 2 * HOLD);
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_ONLINE);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_ONLINE);
     tick_until(f, f->now + 250);
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_LOST);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_LOST);
 }
 
 static void test_control_a_restarted_agent_fails_its_running_job(void **state)
@@ -1120,13 +1111,13 @@ static void test_control_a_wall_clock_step_neither_times_out_a_job_nor_loses_its
     f->now += 3600 * 1000;
     tick_both(f, 250);
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_RUNNING);
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_STATUS_BUSY);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_STATUS_BUSY);
     poll_once(f, &p, &r, &now);
     /* Silence on the monotonic clock still counts: 3 x hold_ms, then a tick more. */
     tick_both(f, 3 * HOLD);
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_STATUS_BUSY);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_STATUS_BUSY);
     tick_both(f, 250);
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_LOST);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_LOST);
 }
 
 /* A host lost for hold x 3 whose run jobs wait lost_grace_ms: h1 ends its two jobs, h2 is
@@ -1140,11 +1131,11 @@ static uint64_t run_with_h2_lost(fixture *f, uint32_t grace_ms, sm_poll *p1, sm_
     sm_poll_reply r;
     bool now;
     /* h1 keeps polling; h2 does not, and is lost after 3 x hold_ms: the grace starts then. */
-    for (int k = 0; k < 40 && agent_status(f, "h2") != SM_AGENT_LOST; k++) {
+    for (int k = 0; k < 40 && control_fixture_status(f, "h2") != SM_AGENT_LOST; k++) {
         tick_both(f, 250);
         poll_once(f, p1, &r, &now);
     }
-    assert_int_equal(agent_status(f, "h2"), SM_AGENT_LOST);
+    assert_int_equal(control_fixture_status(f, "h2"), SM_AGENT_LOST);
     return id;
 }
 
@@ -1161,7 +1152,7 @@ static void test_control_a_lost_host_back_within_the_grace_runs_its_queued_run_j
     /* h2 is back after 5 s of its 10 s grace: its two jobs run and the run ends done. */
     take_and_finish(f, &p2, true, "");
     take_and_finish(f, &p2, true, "");
-    assert_int_equal(agent_status(f, "h2"), SM_AGENT_ONLINE);
+    assert_int_equal(control_fixture_status(f, "h2"), SM_AGENT_ONLINE);
     row = run_row(f, id);
     assert_int_equal(row.state, SM_RUN_DONE);
     assert_int_equal(row.done, 4);
@@ -1206,11 +1197,11 @@ static void test_control_a_late_result_completes_a_job_whose_retry_waits_for_its
     p1.attempt = 1;
     poll_once(f, &p1, &r, &now);
     /* h1's link is cut: it is lost, and the job it ran waits as its retry (attempt 2). */
-    for (int k = 0; k < 40 && agent_status(f, "h1") != SM_AGENT_LOST; k++) {
+    for (int k = 0; k < 40 && control_fixture_status(f, "h1") != SM_AGENT_LOST; k++) {
         tick_both(f, 250);
         poll_once(f, &p2, &r, &now);
     }
-    assert_int_equal(agent_status(f, "h1"), SM_AGENT_LOST);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_LOST);
     char reason[256];
     assert_int_equal(job_state(f, job, reason, sizeof reason), SM_JOB_QUEUED);
     assert_non_null(strstr(reason, "retry after: agent-lost"));
@@ -1883,11 +1874,7 @@ static void test_control_a_local_result_from_another_host_is_acked_but_never_sto
     assert_int_equal(job_state(f, id, NULL, 0), SM_JOB_ASSIGNED);
     /* The held poll's answer acks it, so that h9 stops sending it, though it is not stored and
      * its job is still h1's to finish. */
-    sm_error err = {0};
-    assert_int_equal(sm_store_begin(f->st, &err), 0);
-    f->now += HOLD;
-    assert_int_equal(sm_control_expire(f->c, "h9", f->now, &r, &err), 0);
-    assert_int_equal(sm_store_commit(f->st, &err), 0);
+    expire_of(f, "h9", &r);
     assert_int_equal(r.n_acks, 1);
     assert_int_equal(r.ack_job[0], id);
     sm_control_stats st;

@@ -87,14 +87,6 @@ static void serve_for(fixture *f, int64_t ms)
     }
 }
 
-static sm_agent_status status_of(fixture *f, const char *name)
-{
-    sm_agent_status st;
-    int64_t seen;
-    assert_true(sm_control_agent_live(f->c, name, &st, &seen));
-    return st;
-}
-
 static void test_fleet_hold_grows_in_whole_seconds(void **state)
 {
     fixture *f = *state;
@@ -156,12 +148,12 @@ static void test_silence_measured_against_the_agents_hold(void **state)
     poll_as(f, "a1", 30000, &r); /* held 25 s */
     poll_as(f, "old", 0, &r);    /* held 5 s */
     serve_for(f, 3 * HOLD + 1000);
-    assert_int_equal(status_of(f, "old"), SM_AGENT_LOST);
-    assert_int_not_equal(status_of(f, "a1"), SM_AGENT_LOST);
+    assert_int_equal(control_fixture_status(f, "old"), SM_AGENT_LOST);
+    assert_int_not_equal(control_fixture_status(f, "a1"), SM_AGENT_LOST);
     serve_for(f, 3 * 25000 - (3 * HOLD + 1000) - 1000);
-    assert_int_not_equal(status_of(f, "a1"), SM_AGENT_LOST);
+    assert_int_not_equal(control_fixture_status(f, "a1"), SM_AGENT_LOST);
     serve_for(f, 2000);
-    assert_int_equal(status_of(f, "a1"), SM_AGENT_LOST);
+    assert_int_equal(control_fixture_status(f, "a1"), SM_AGENT_LOST);
 }
 
 /* After a restart nobody has polled yet: every agent gets 3 x the hold the fleet's size gives,
@@ -174,9 +166,9 @@ static void test_restart_gives_the_fleets_hold(void **state)
     assert_int_equal(sm_control_fleet_hold_ms(f->c), 25000);
     assert_int_equal(sm_control_agent_hold_ms(f->c, "a7"), 25000);
     serve_for(f, 3 * 25000 - 1000);
-    assert_int_not_equal(status_of(f, "a7"), SM_AGENT_LOST);
+    assert_int_not_equal(control_fixture_status(f, "a7"), SM_AGENT_LOST);
     serve_for(f, 2000);
-    assert_int_equal(status_of(f, "a7"), SM_AGENT_LOST);
+    assert_int_equal(control_fixture_status(f, "a7"), SM_AGENT_LOST);
 }
 
 int main(void)

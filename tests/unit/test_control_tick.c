@@ -63,10 +63,7 @@ static sm_agent_status status_of(fixture *f, size_t i)
 {
     char name[16];
     name_of(name, sizeof name, i);
-    sm_agent_status st;
-    int64_t seen;
-    assert_true(sm_control_agent_live(f->c, name, &st, &seen));
-    return st;
+    return control_fixture_status(f, name);
 }
 
 /* Queues a default stream job (its parameters into *p) on each of hosts[0..n) in one

@@ -80,6 +80,10 @@ static void test_cron_month_ends_and_leap_years(void **state)
     assert_int_equal(next_of("0 0 1 1 *", utc(2026, 12, 31, 23, 59)), utc(2027, 1, 1, 0, 0));
     /* a day that never comes */
     assert_int_equal(next_of("0 0 30 2 *", utc(2026, 1, 1, 0, 0)), -1);
+    /* 1 March on a Sunday ("*" + step: both day fields must match): from 2026-12-02 the next
+     * is 2037, past the 8-year search, though it is a day that comes */
+    assert_int_equal(next_of("0 0 */31 3 0", utc(2026, 12, 2, 12, 0)), -1);
+    assert_int_equal(next_of("0 0 */31 3 0", utc(2030, 1, 1, 0, 0)), utc(2037, 3, 1, 0, 0));
 }
 
 static void expect_cron_error(const char *expr, const char *has)

@@ -168,11 +168,15 @@ static void test_fp_collect_unreadable_item_names_its_errno(void **state)
             fail_msg("%s: unreadable '%s'", c->fp.items[i].key, c->fp.items[i].unreadable);
 }
 
-/* Each kernel.cmdline.<param> is a word of the command line, with its value. */
+/* Each kernel.cmdline.<param> is a word of the command line, with its value; the line itself
+ * is not sent. */
 static void test_fp_collect_cmdline_params_come_from_the_cmdline(void **state)
 {
     collected *c = *state;
-    const char *cmdline = value_of(&c->fp, "info.kernel.cmdline");
+    char cmdline[4096];
+    read_collapsed("/proc/cmdline", cmdline, sizeof cmdline);
+    assert_null(sm_fp_get(&c->fp, "info.kernel.cmdline"));
+    assert_non_null(sm_fp_get(&c->fp, "info.kernel.cmdline_left_out"));
     for (size_t i = 0; i < c->fp.n; i++) {
         const sm_fp_item *it = &c->fp.items[i];
         if (strncmp(it->key, "kernel.cmdline.", 15) != 0)

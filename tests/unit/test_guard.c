@@ -57,6 +57,31 @@ static void test_guard_origin_is_only_the_hosts_own(void **state)
     assert_false(sm_guard_origin_ok("http://", ""));
 }
 
+static void test_guard_a_read_from_another_site_is_refused(void **state)
+{
+    (void)state;
+    static const char host[] = "127.0.0.1:8080";
+    /* curl, the CLI, Prometheus: no Origin, no Sec-Fetch-Site */
+    assert_true(sm_guard_fetch_ok(NULL, NULL, host));
+    assert_true(sm_guard_fetch_ok("", "", host));
+    /* the dashboard itself, and a URL typed in the address bar */
+    assert_true(sm_guard_fetch_ok("http://127.0.0.1:8080", "same-origin", host));
+    assert_true(sm_guard_fetch_ok(NULL, "same-origin", host));
+    assert_true(sm_guard_fetch_ok(NULL, "none", host));
+    /* another site's page: by its Origin, by Sec-Fetch-Site, or both */
+    assert_false(sm_guard_fetch_ok("http://evil.example", NULL, host));
+    assert_false(sm_guard_fetch_ok("null", NULL, host));
+    assert_false(sm_guard_fetch_ok(NULL, "cross-site", host));
+    assert_false(sm_guard_fetch_ok("http://127.0.0.1:8080", "cross-site", host));
+    assert_false(sm_guard_fetch_ok("http://evil.example", "cross-site", host));
+    /* same-site is another origin (another port, say) unless the Origin says it is ours */
+    assert_false(sm_guard_fetch_ok(NULL, "same-site", host));
+    assert_false(sm_guard_fetch_ok("http://127.0.0.1:3000", "same-site", host));
+    assert_true(sm_guard_fetch_ok("http://127.0.0.1:8080", "same-site", host));
+    /* an unknown value is a browser we do not know: the Origin decides */
+    assert_true(sm_guard_fetch_ok(NULL, "someday", host));
+}
+
 static void test_guard_json_media_type(void **state)
 {
     (void)state;
@@ -146,6 +171,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_guard_host_names_the_listener_and_no_foreign_name),
         cmocka_unit_test(test_guard_origin_is_only_the_hosts_own),
+        cmocka_unit_test(test_guard_a_read_from_another_site_is_refused),
         cmocka_unit_test(test_guard_json_media_type),
         cmocka_unit_test(test_guard_ws_token_is_decoded_and_bounded),
         cmocka_unit_test(test_web_file_refuses_symlinks_with_openat2),

@@ -253,23 +253,59 @@ static void test_routes_dispatcher_asks_the_token_each_scope_needs(void **state)
     dispatch(&a, "GET", "/api/runs/x", NULL, 400, run_id);
 }
 
-static void test_routes_authorized_answers_for_each_scope_listener_and_token(void **state)
+static void test_routes_access_answers_for_each_scope_listener_and_token(void **state)
 {
     (void)state;
-    static const char tok[] = "s3cret";
-    static const char *const auths[] = {NULL,     "Bearer s3cret",  "Bearer nope",
-                                        "s3cret", "Bearer s3cretX", ""};
+    static const char *const reads[] = {"r3ad-token-one", "r3ad-token-two"};
+    const sm_tokens none = {0}, only = {.operate = "s3cret"},
+                    both = {.operate = "s3cret", .read = reads, .n_read = 2};
+    static const char *const auths[] = {NULL,
+                                        "Bearer s3cret",
+                                        "Bearer nope",
+                                        "s3cret",
+                                        "Bearer s3cretX",
+                                        "",
+                                        "Bearer r3ad-token-one",
+                                        "Bearer r3ad-token-two",
+                                        "Bearer r3ad-token-on",
+                                        "r3ad-token-one"};
     for (int scope = SM_ROUTE_PUBLIC; scope <= SM_ROUTE_WRITE; scope++) {
         for (int loopback = 0; loopback < 2; loopback++) {
             for (size_t i = 0; i < sizeof auths / sizeof auths[0]; i++) {
-                const bool right = i == 1;
+                const bool operate = i == 1, read = i == 6 || i == 7;
                 /* no token on the coordinator: everything is open */
-                assert_true(sm_api_authorized(NULL, scope, loopback, auths[i]));
-                bool open = scope == SM_ROUTE_PUBLIC || (scope == SM_ROUTE_READ && loopback);
-                assert_int_equal(sm_api_authorized(tok, scope, loopback, auths[i]), open || right);
+                assert_int_equal(sm_api_access(&none, scope, loopback, auths[i]), 0);
+                const bool open = scope == SM_ROUTE_PUBLIC || (scope == SM_ROUTE_READ && loopback);
+                assert_int_equal(sm_api_access(&only, scope, loopback, auths[i]),
+                                 open || operate ? 0 : 401);
+                /* a read token reads anywhere, and is a 403 (not a 401) on a write */
+                int expected = open || operate ? 0 : 401;
+                if (read)
+                    expected = scope == SM_ROUTE_WRITE ? 403 : 0;
+                assert_int_equal(sm_api_access(&both, scope, loopback, auths[i]), expected);
             }
         }
     }
+    assert_int_equal(sm_api_caller(&none, NULL), SM_CALLER_OPERATE);
+    assert_int_equal(sm_api_caller(&both, NULL), SM_CALLER_NONE);
+    assert_int_equal(sm_api_caller(&both, "Bearer nope"), SM_CALLER_NONE);
+    assert_int_equal(sm_api_caller(&both, "Bearer r3ad-token-two"), SM_CALLER_READ);
+    assert_int_equal(sm_api_caller(&both, "Bearer s3cret"), SM_CALLER_OPERATE);
+}
+
+static void test_routes_dispatcher_answers_403_to_a_read_token_on_a_write(void **state)
+{
+    (void)state;
+    static const char *const reads[] = {"r3ad-token-one"};
+    static const char ro[] = "{\"error\":\"this call needs an operate token; the token given "
+                             "is read-only\",\"field\":\"Authorization\"}";
+    static const char run_id[] = "{\"error\":\"run id: expected a number\",\"field\":\"id\"}";
+    sm_api_ctx a = {.token = "s3cret", .read_tokens = reads, .n_read_tokens = 1};
+    a.off_loopback = true;
+    dispatch(&a, "GET", "/api/runs/x", "Bearer r3ad-token-one", 400, run_id);
+    dispatch(&a, "POST", "/api/runs/x/cancel", "Bearer r3ad-token-one", 403, ro);
+    dispatch(&a, "DELETE", "/api/schedules/x", "Bearer r3ad-token-one", 403, ro);
+    dispatch(&a, "POST", "/api/runs/x/cancel", "Bearer s3cret", 400, run_id);
 }
 
 /* No report is built on the loop: a route reads the store's reports either on the worker
@@ -305,7 +341,8 @@ int main(void)
         cmocka_unit_test(test_routes_unknown_paths_are_404_and_files_only_with_the_web_dir),
         cmocka_unit_test(test_routes_path_parameters_that_do_not_parse_are_400_naming_the_field),
         cmocka_unit_test(test_routes_dispatcher_asks_the_token_each_scope_needs),
-        cmocka_unit_test(test_routes_authorized_answers_for_each_scope_listener_and_token),
+        cmocka_unit_test(test_routes_access_answers_for_each_scope_listener_and_token),
+        cmocka_unit_test(test_routes_dispatcher_answers_403_to_a_read_token_on_a_write),
         cmocka_unit_test(test_routes_a_warm_report_is_an_off_loop_route_of_the_same_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
