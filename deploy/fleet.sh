@@ -53,7 +53,9 @@ Keys, none of which may hold a space:
   labels=K=V,...       the agent's --labels          data_addr=IP  the agent's --data-addr
   affinity=C,S         the agent's --affinity        allow_http=PREFIX  its --allow-http
   listen=tcp://A:P     the coordinator's --listen (default tcp://0.0.0.0:7100)
-  http=ADDR:PORT       the coordinator's --http (default 127.0.0.1:8080)
+  http=ADDR:PORT       the coordinator's --http (default 127.0.0.1:8080); off loopback
+                       it is written with --insecure-http until the service is given a
+                       certificate (docs/deploy.md, "Serve the dashboard over TLS")
   root=DIR             install under DIR instead of / (an image or chroot being prepared,
                        with a dpkg database of its own): dependencies are not resolved
                        there and no service is started
@@ -162,6 +164,13 @@ setting() { # VARS KEY DEFAULT
 }
 
 b64() { base64 -w0 "$@"; }
+
+# Whether an http=ADDR:PORT setting listens on loopback (127.0.0.0/8 or ::1), where the
+# coordinator serves plain HTTP without --insecure-http.
+http_loopback() { # ADDR:PORT
+  local h=${1%:*}
+  [[ $h == 127.* || $h == "[::1]" || $h == ::1 ]]
+}
 
 # The agent NAME's own key as a key file's text: HKDF-SHA256 of the fleet key (salt
 # "sockmatrix/2 agent key", info NAME), what `sockmatrix-coordinator keygen --agent NAME` writes.
@@ -295,7 +304,7 @@ remote_main() {
 
 # The script one host runs: its settings as shell-quoted variables, then remote_main.
 host_script() { # INDEX
-  local i=$1 name=${NAMES[$1]} vars=${VARSS[$1]} env opts v
+  local i=$1 name=${NAMES[$1]} vars=${VARSS[$1]} env opts v http copts
   printf 'set -euo pipefail\n'
   printf 'R=%q CHECK=%q ROLES=%q\n' "$(setting "$vars" root /)" "$CHECK" "${ROLESS[$i]}"
   if [[ ${ROLESS[$i]} == *coordinator* ]]; then printf 'KEY_B64=%q\n' "$(b64 "$KEY")"; else printf 'KEY_B64=\n'; fi
@@ -317,10 +326,21 @@ host_script() { # INDEX
     if ((CHECK)); then printf 'A_DEB=\n'; else printf 'A_DEB=%q\n' "$(b64 "${DEB[sockmatrix-agent]}")"; fi
   fi
   if [[ ${ROLESS[$i]} == *coordinator* ]]; then
+    http=$(setting "$vars" http 127.0.0.1:8080)
+    # Off loopback the coordinator serves plain HTTP only when told to: the roll-out carries no
+    # certificate yet, so it says so, and a certificate given as credentials (docs/deploy.md)
+    # makes the option moot. The playbook's template writes the same bytes.
+    if http_loopback "$http"; then
+      copts=("SM_COORDINATOR_OPTS=")
+    else
+      copts=("# Plain HTTP off loopback: the token crosses the network in clear. Give the service a" \
+        "# certificate (docs/deploy.md, \"Serve the dashboard over TLS\") to serve HTTPS instead." \
+        "SM_COORDINATOR_OPTS=--insecure-http")
+    fi
     env=$(printf '%s\n' "# /etc/default/sockmatrix-coordinator: written by the sockmatrix roll-out for $name;" \
       "# change the inventory and roll out again rather than this file." \
       "SM_LISTEN=$(setting "$vars" listen tcp://0.0.0.0:7100)" \
-      "SM_HTTP=$(setting "$vars" http 127.0.0.1:8080)" "SM_COORDINATOR_OPTS=")
+      "SM_HTTP=$http" "${copts[@]}")
     printf 'C_VER=%q C_SHA=%q C_ENV=%q\n' "${VER[sockmatrix-coordinator]}" "${SHA[sockmatrix-coordinator]}" "$(printf '%s\n' "$env" | b64)"
     if ((CHECK)); then printf 'C_DEB=\n'; else printf 'C_DEB=%q\n' "$(b64 "${DEB[sockmatrix-coordinator]}")"; fi
     if [[ -n $PREV_KEY ]]; then
@@ -391,6 +411,8 @@ if ((HAS_AGENT)) && ((COORD_I >= 0)) && { ((WAIT > 0)) || ((CHECK)); }; then
   cli=$(printf '%q' "${croot%/}/usr/bin/sockmatrix")
   # A listener off loopback answers reads only with the token, which the roll-out put there.
   [[ -z $TOKEN ]] || cli+=" --token-file $(printf '%q' "${croot%/}/etc/sockmatrix/token")"
+  # The CLI sends a token over plain HTTP off loopback only when told to, as the service was.
+  http_loopback "$http" || cli+=" --insecure-http"
   want=()
   for i in "${!NAMES[@]}"; do
     [[ ${ROLESS[$i]} == *agent* && $(cat "$OUT/$i.rc") == 0 ]] && want+=("${NAMES[$i]}")

@@ -55,7 +55,7 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
 {
     sm_http *h;
     sm_error err = {0};
-    if (sm_http_open(&h, o->coordinator, token, &err) != 0) {
+    if (sm_http_open(&h, o->coordinator, token, o->cacert, &err) != 0) {
         sm_cli_fail("%s", err.msg);
         return 1;
     }

@@ -53,6 +53,8 @@ typedef struct sm_cli_opts {
     sm_cli_cmd cmd;
     const char *coordinator; /* never NULL once parsed */
     const char *token_file;
+    const char *cacert; /* --cacert: PEM CA(s) for an https:// coordinator; NULL: the system's */
+    bool insecure_http; /* --insecure-http: a token may go over http:// off loopback */
     /* run */
     const char *preset;
     const char *spec_file;
@@ -98,8 +100,9 @@ typedef struct sm_cli_opts {
  * options are also taken after the command). env_url is $SOCKMATRIX_COORDINATOR (NULL or ""
  * when unset) and stands when --coordinator is not given. Returns 0, or SM_EINVAL with
  * err->msg one line naming the option or argument ("--repetitions: 'x' is not a number from
- * 1 to 100", "run: unknown option '--foo' (see --help)"), which is exit status 2. Files are
- * not opened here. */
+ * 1 to 100", "run: unknown option '--foo' (see --help)"), which is exit status 2. A token
+ * file with an http:// coordinator that is not loopback is refused unless --insecure-http:
+ * the token would cross the network in clear. Files are not opened here. */
 int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_error *err);
 
 /* The --help text. */

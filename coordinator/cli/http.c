@@ -1,7 +1,9 @@
 /* GET and POST over libcurl, the answer in a growing buffer. */
 #include "coordinator/cli/http.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <strings.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@ struct sm_http {
     CURL *curl;
     char *url;
     struct curl_slist *auth; /* the Authorization line, NULL without a token */
+    char *cacert;            /* NULL: the system's CAs */
 };
 
 typedef struct body_buf {
@@ -37,7 +40,42 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-int sm_http_open(sm_http **out, const char *base_url, const char *token, sm_error *err)
+static bool host_is_loopback(const char *host)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    char v6[INET6_ADDRSTRLEN + 2];
+    size_t n = strlen(host);
+    if (strcasecmp(host, "localhost") == 0)
+        return true;
+    if (inet_pton(AF_INET, host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    /* curl hands an IPv6 host back in its brackets. */
+    if (n < 2 || n - 2 >= sizeof v6 || host[0] != '[' || host[n - 1] != ']')
+        return false;
+    memcpy(v6, host + 1, n - 2);
+    v6[n - 2] = '\0';
+    return inet_pton(AF_INET6, v6, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+bool sm_http_url_in_clear(const char *url)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL;
+    /* What curl would connect to, parsed as curl parses it (user info, brackets, case). */
+    bool clear = true;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK)
+        clear = strcasecmp(scheme, "https") != 0 && !host_is_loopback(host);
+    curl_free(scheme);
+    curl_free(host);
+    curl_url_cleanup(u);
+    return clear;
+}
+
+int sm_http_open(sm_http **out, const char *base_url, const char *token, const char *cacert,
+                 sm_error *err)
 {
     sm_http *h = calloc(1, sizeof *h);
     if (!h)
@@ -47,7 +85,8 @@ int sm_http_open(sm_http **out, const char *base_url, const char *token, sm_erro
         n--;
     h->url = strndup(base_url, n);
     h->curl = curl_easy_init();
-    if (!h->url || !h->curl) {
+    h->cacert = cacert ? strdup(cacert) : NULL;
+    if (!h->url || !h->curl || (cacert && !h->cacert)) {
         sm_http_close(h);
         return sm_error_set(err, SM_ENOMEM, "cannot set up libcurl");
     }
@@ -77,6 +116,7 @@ void sm_http_close(sm_http *h)
     if (h->curl)
         curl_easy_cleanup(h->curl);
     curl_slist_free_all(h->auth);
+    free(h->cacert);
     free(h->url);
     free(h);
 }
@@ -133,6 +173,11 @@ static int perform(sm_http *h, const char *method, const char *path, const char 
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "sockmatrix/" SM_VERSION);
+    /* Verification is curl's default; said here so that no later change loses it. */
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (h->cacert)
+        curl_easy_setopt(c, CURLOPT_CAINFO, h->cacert);
     if (body) {
         curl_easy_setopt(c, CURLOPT_POST, 1L);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -150,6 +195,15 @@ static int perform(sm_http *h, const char *method, const char *path, const char 
                           SM_HTTP_BODY_MAX >> 20);
     else if (b.no_memory)
         rc = sm_error_set(err, SM_ENOMEM, "out of memory for the coordinator's answer");
+    else if (cc == CURLE_PEER_FAILED_VERIFICATION)
+        /* The advice first: err->msg has room for a line, and curl's reason may be long. */
+        rc = sm_error_set(err, SM_ESYS,
+                          "its TLS certificate was refused (give --cacert FILE: the CA that "
+                          "signed it, or the certificate itself if self-signed): %s",
+                          errbuf[0] ? errbuf : curl_easy_strerror(cc));
+    else if (cc == CURLE_SSL_CACERT_BADFILE)
+        rc = sm_error_set(err, SM_ESYS, "--cacert %s is not a readable PEM certificate file",
+                          h->cacert ? h->cacert : "(the system's)");
     else if (cc != CURLE_OK)
         rc = sm_error_set(err, SM_ESYS, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
     /* An empty answer is "", not NULL: the append of nothing makes sure of it. */

@@ -2,6 +2,7 @@
 #ifndef SM_CLI_HTTP_H
 #define SM_CLI_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto/err.h"
@@ -19,10 +20,19 @@ typedef struct sm_http_resp {
     size_t len;
 } sm_http_resp;
 
-/* A client for base_url ("http://host:port", trailing slashes ignored). token (may be NULL)
- * is sent as "Authorization: Bearer TOKEN" with every request; both strings are copied.
+/* A client for base_url ("http://host:port" or "https://host:port", trailing slashes
+ * ignored). token (may be NULL) is sent as "Authorization: Bearer TOKEN" with every request.
+ * An https:// coordinator's certificate is verified, name included, against cacert (PEM, a
+ * lab CA or the coordinator's self-signed certificate) or, when cacert is NULL, the system's
+ * CAs; a refused one fails the request with SM_ESYS, its message saying so and naming
+ * --cacert. The strings are copied.
  * curl_global_init is the caller's (main.c). */
-int sm_http_open(sm_http **out, const char *base_url, const char *token, sm_error *err);
+int sm_http_open(sm_http **out, const char *base_url, const char *token, const char *cacert,
+                 sm_error *err);
+
+/* Whether url is http:// to a host that is not loopback (localhost, 127.0.0.0/8, ::1): there
+ * a token would cross the network in clear. */
+bool sm_http_url_in_clear(const char *url);
 void sm_http_close(sm_http *h);
 
 /* The base URL, as given to sm_http_open without its trailing slashes. */

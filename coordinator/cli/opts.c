@@ -7,99 +7,8 @@
 #include <string.h>
 
 #include "coordinator/cli/cmd.h"
+#include "coordinator/cli/http.h"
 #include "coordinator/model/spec.h"
-
-static const char usage[] =
-    "Usage: sockmatrix [--coordinator URL] [--token-file PATH] COMMAND ...\n"
-    "\n"
-    "Drives a sockmatrix coordinator over its HTTP API.\n"
-    "\n"
-    "Commands:\n"
-    "  agents                   the fleet: status, cores, memory, kernel, labels, last seen\n"
-    "  presets                  the run specs that ship with sockmatrix, each one's jobs on\n"
-    "                           the agents online and a time estimate from its last run\n"
-    "  run (--preset NAME | --spec FILE) [--hosts a,b|all] [--repetitions N|auto]\n"
-    "      [--max-repetitions N] [--ci-rel F]\n"
-    "      [--wait] [--format table|csv|md|json] [--timeout-s N]\n"
-    "                           start a run and print its id; with --wait, follow it and\n"
-    "                           print its comparison table (give up after --timeout-s,\n"
-    "                           default 3600). --hosts and --repetitions go with --preset;\n"
-    "                           a --spec file is checked here (an error gives its line\n"
-    "                           and column, or the field's path) and sent as it is.\n"
-    "                           --repetitions auto: 5 or more per cell, one interleaved\n"
-    "                           round more until the 95% CI of the median is within +-F\n"
-    "                           of it (--ci-rel, default 0.05) or N repetitions ran\n"
-    "                           (--max-repetitions, default 30)\n"
-    "  runs                     the latest runs and their progress\n"
-    "  show RUN                 one run: state, reason, progress, times, failed jobs and\n"
-    "                           their reasons, flags and per-cell counts\n"
-    "  jobs RUN [--host H] [--state S] [--format table|json]\n"
-    "                           the run's jobs in run order: host, test, repetition,\n"
-    "                           warm-up, state, duration and headline figure; S is queued,\n"
-    "                           assigned, running, done or failed\n"
-    "  jobs RUN --cell N [--format table|json]\n"
-    "                           cell N's every repetition of its headline figure in run\n"
-    "                           order, warm-ups marked, and the median and 95% CI the\n"
-    "                           run's table shows for it\n"
-    "  cancel RUN               cancel a run and print its new state\n"
-    "  again RUN                measure again the cells RUN could not judge (inconclusive\n"
-    "                           or failed): start that run and print its id\n"
-    "  export RUN --format csv|md|json [-o FILE]\n"
-    "                           the run's comparison table, to FILE (replaced atomically)\n"
-    "                           or stdout\n"
-    "  anomalies RUN [--baseline RUN] [--floor F] [--format table|json]\n"
-    "                           the hosts that stand apart from the fleet, slow hosts and\n"
-    "                           slow links of pair tests, and the cells that moved since\n"
-    "                           the baseline (default: the previous run of the same name),\n"
-    "                           each with its evidence; --floor is the relative difference\n"
-    "                           a flag needs (default 0.15). run --wait ends with them too\n"
-    "  hosts diff H1 H2 [H3...] [--format table|json]\n"
-    "                           the settings on which 2 to 16 hosts differ, side by side\n"
-    "                           (their latest fingerprints), and how many they share\n"
-    "  hosts fingerprint H [--format table|json]\n"
-    "                           one host's latest fingerprint, item by item, and when it\n"
-    "                           changed\n"
-    "  compare A B [--format table|csv|json]\n"
-    "                           run A against run B: the cells both have (same host, same\n"
-    "                           test) with both medians and 95% CIs, the change (B/A - 1)\n"
-    "                           and whether the CIs are apart; the cells only one run has\n"
-    "                           are listed under it\n"
-    "  trends --host H --test T [--metric M] [--format table|csv|json]\n"
-    "                           one host's (or client->server pair's) cell of one test\n"
-    "                           across the ended runs: finished time (UTC), run, median\n"
-    "                           and 95% CI, and whether that run's analysis flagged it;\n"
-    "                           T is the column label of the run's table\n"
-    "  schedules                the recurring runs: when each fires next, paused, its\n"
-    "                           last run and how many runs it started\n"
-    "  schedule add --name N (--preset NAME | --spec FILE) (--every D | --cron EXPR)\n"
-    "      [--hosts a,b] [--webhook URL]\n"
-    "                           a recurring run: every D (\"30s\", \"15m\", \"6h\", \"1d\",\n"
-    "                           at least 10 s) or on a 5-field cron expression (UTC);\n"
-    "                           --webhook hears of new flags and regressions\n"
-    "  schedule pause|resume|delete ID\n"
-    "                           stop firing it for now, fire again, or drop it (its runs\n"
-    "                           stay)\n"
-    "  --disturbed include|exclude  (export, anomalies, compare, trends, run --wait)\n"
-    "                           samples measured while the host was disturbed are counted\n"
-    "                           per cell and left out of the statistics (exclude, the\n"
-    "                           default); include puts them back\n"
-    "\n"
-    "Options:\n"
-    "  --coordinator URL        the coordinator (default $SOCKMATRIX_COORDINATOR, else\n"
-    "                           " SM_CLI_URL_DEFAULT ")\n"
-    "  --token-file PATH        a dashboard token: one line, mode 0600. The operate token\n"
-    "                           is needed for run, cancel and schedule changes; a read\n"
-    "                           token does every other command. Off loopback every\n"
-    "                           command needs one of them\n"
-    "  --help, --version\n"
-    "\n"
-    "Exit status: 0 success; 1 the coordinator refused or could not be reached, the run\n"
-    "failed or was cancelled, or --wait gave up; 2 a bad option or argument.\n";
-
-const char *sm_cli_usage(void)
-{
-    return usage;
-}
 
 /* getopt_long's return values: the short options' letters, the others above any letter. */
 enum {
@@ -129,6 +38,8 @@ enum {
     O_EVERY,
     O_CRON,
     O_WEBHOOK,
+    O_CACERT,
+    O_INSECURE_HTTP,
 };
 
 #define BEFORE_CMD (1u << 31) /* allowed before the command word */
@@ -145,6 +56,8 @@ typedef struct opt {
 static const opt options[] = {
     {"--coordinator", NULL, O_COORD, true, ANYWHERE},
     {"--token-file", NULL, O_TOKEN, true, ANYWHERE},
+    {"--cacert", NULL, O_CACERT, true, ANYWHERE},
+    {"--insecure-http", NULL, O_INSECURE_HTTP, false, ANYWHERE},
     {"--help", "-h", O_HELP, false, ANYWHERE},
     {"--version", NULL, O_VERSION, false, ANYWHERE},
     {"--preset", NULL, O_PRESET, true, ON(SM_CLI_RUN) | ON(SM_CLI_SCHEDULE_ADD)},
@@ -444,6 +357,12 @@ static int apply(parse *s, const opt *op, const char *v, sm_error *err)
         return check_url(v, "--coordinator", err);
     case O_TOKEN:
         o->token_file = v;
+        return 0;
+    case O_CACERT:
+        o->cacert = v;
+        return 0;
+    case O_INSECURE_HTTP:
+        o->insecure_http = true;
         return 0;
     case O_HELP:
         s->help = true;
@@ -775,6 +694,14 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
                             "schedules or schedule (see --help)");
     else if ((rc = check_command(&s, err)))
         return rc;
+    /* A token sent over http:// to another machine can be read by anyone on the way. */
+    if (s.r.token_file && !s.r.insecure_http && sm_http_url_in_clear(s.r.coordinator))
+        return sm_error_set(
+            err, SM_EINVAL,
+            "%s: %s is plain HTTP to a host that is not loopback, where the token "
+            "crosses the network in clear: use https:// (with --cacert for a lab "
+            "CA or a self-signed certificate), or --insecure-http to send it anyway",
+            s.r.coordinator == env_url ? SM_CLI_URL_ENV : "--coordinator", s.r.coordinator);
     if (s.r.reps_auto) {
         /* The spec's defaults, but a --max-repetitions below 5 also lowers the minimum. */
         if (!s.r.reps.max)

@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "coordinator/control/control.h"
 #include "coordinator/reports/reports.h"
@@ -55,6 +58,12 @@ static const char usage[] =
     "                            proxy's); repeatable. The listen address, localhost on\n"
     "                            loopback and any IP literal on 0.0.0.0/:: need none\n"
     "  --http-max-conns N        open HTTP and WebSocket connections at most (default 256)\n"
+    "  --tls-cert PATH           serve HTTPS and wss:// with this PEM certificate (chain)\n"
+    "  --tls-key PATH            and its PEM private key (mode 0600); both or neither\n"
+    "                            (default: the credentials \"tls.crt\" and \"tls.key\" under\n"
+    "                            systemd, if given)\n"
+    "  --insecure-http           serve plain HTTP off loopback, the token in clear: without\n"
+    "                            it an --http off loopback needs --tls-cert and --tls-key\n"
     "  --hold-ms N               how long a poll is held at least (default 5000; an agent\n"
     "                            silent for 3 x its hold is lost)\n"
     "  --poll-rate N             idle polls a second the fleet is held to (default 400): a\n"
@@ -258,6 +267,9 @@ static int keygen(int argc, char **argv)
 
 enum { HOSTS_MAX = 32, GO_ON = -1 };
 
+/* getopt_long's values for the TLS options, above any letter. */
+enum { OPT_TLS_CERT = 0x100, OPT_TLS_KEY, OPT_INSECURE_HTTP };
+
 /* The command line, and the buffers the server's configuration points into: they live in
  * main's frame for the server's whole run. */
 typedef struct opts {
@@ -267,6 +279,8 @@ typedef struct opts {
     sm_token_list read_tokens;
     char http_addr[64], token[SM_TOKEN_MAX + 2];
     char web_buf[4200], cred_prev[4200], cred_token[4200], cred_read[4200];
+    bool insecure_http;
+    char cred_tls_cert[4200], cred_tls_key[4200];
 } opts;
 
 static const struct option long_opts[] = {
@@ -291,6 +305,9 @@ static const struct option long_opts[] = {
     {"http-max-conns", required_argument, NULL, 'C'},
     {"report-memory", required_argument, NULL, 'R'},
     {"poll-rate", required_argument, NULL, 'P'},
+    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+    {"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
     {NULL, 0, NULL, 0},
 };
 
@@ -416,6 +433,15 @@ static int one_option(int c, char *val, const char *name, opts *o)
             return fail("--web-dir: %s has no index.html", val);
         cfg->web_dir = val;
         return GO_ON;
+    case OPT_TLS_CERT:
+        cfg->tls_cert = val;
+        return GO_ON;
+    case OPT_TLS_KEY:
+        cfg->tls_key = val;
+        return GO_ON;
+    case OPT_INSECURE_HTTP:
+        o->insecure_http = true;
+        return GO_ON;
     case 'h':
         fputs(usage, stdout);
         return 0;
@@ -505,6 +531,78 @@ static int load_dashboard_token(opts *o)
     return GO_ON;
 }
 
+/* A passphrase callback that has none: an encrypted key is refused rather than asked for on a
+ * daemon's terminal. */
+static int no_passphrase(char *buf, int size, int rwflag, void *arg)
+{
+    (void)buf, (void)size, (void)rwflag, (void)arg;
+    return 0;
+}
+
+/* The certificate and its key, read as libwebsockets will read them, so that a wrong file is a
+ * usage error naming the option before anything is opened or made. GO_ON, or the exit
+ * status. */
+static int check_tls_files(const char *cert_path, const char *key_path)
+{
+    FILE *f = fopen(cert_path, "r");
+    if (!f)
+        return fail("--tls-cert: cannot read %s: %s", cert_path, strerror(errno));
+    X509 *cert = PEM_read_X509(f, NULL, no_passphrase, NULL);
+    fclose(f);
+    if (!cert) {
+        ERR_clear_error();
+        return fail("--tls-cert: %s holds no PEM certificate", cert_path);
+    }
+    struct stat st;
+    EVP_PKEY *key = NULL;
+    int rc = GO_ON;
+    if (!(f = fopen(key_path, "r")))
+        rc = fail("--tls-key: cannot read %s: %s", key_path, strerror(errno));
+    /* The key lets its holder pose as this coordinator and read its users' tokens. */
+    else if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+        rc = fail("--tls-key: %s is readable by group or others (mode %03o): chmod 600 it",
+                  key_path, (unsigned)(st.st_mode & 0777));
+    else if (!(key = PEM_read_PrivateKey(f, NULL, no_passphrase, NULL)))
+        rc = fail("--tls-key: %s holds no unencrypted PEM private key", key_path);
+    else if (X509_check_private_key(cert, key) != 1)
+        rc = fail("--tls-key: %s is not the key of the certificate in %s", key_path, cert_path);
+    if (f)
+        fclose(f);
+    EVP_PKEY_free(key);
+    X509_free(cert);
+    ERR_clear_error();
+    return rc;
+}
+
+/* The TLS certificate and key: both or neither, the key readable by its owner alone as the
+ * fleet key is; off loopback, plain HTTP only with --insecure-http. GO_ON, or the exit
+ * status. */
+static int load_tls(opts *o)
+{
+    sm_server_cfg *cfg = &o->cfg;
+    /* Under systemd they may come as the credentials "tls.crt" and "tls.key", as the token
+     * does: the unit's command line stays the same with or without them. */
+    if (!cfg->tls_cert && !cfg->tls_key) {
+        cfg->tls_cert = credential("tls.crt", o->cred_tls_cert, sizeof o->cred_tls_cert);
+        cfg->tls_key = credential("tls.key", o->cred_tls_key, sizeof o->cred_tls_key);
+    }
+    if (!cfg->tls_cert != !cfg->tls_key)
+        return fail("%s", "--tls-cert and --tls-key go together: give both, or neither");
+    if (cfg->tls_cert)
+        return check_tls_files(cfg->tls_cert, cfg->tls_key);
+    if (sm_guard_is_loopback(o->http_addr))
+        return GO_ON;
+    if (!o->insecure_http)
+        return fail("--http %s is not a loopback address and would send the token in clear: "
+                    "give --tls-cert and --tls-key, or --insecure-http to serve plain HTTP "
+                    "anyway",
+                    o->http);
+    sm_log(LOG_WARNING, "SM-HTTP-INSECURE",
+           "serving plain HTTP on %s (--insecure-http): the token crosses the network in clear",
+           o->http);
+    return GO_ON;
+}
+
 /* The read-only tokens, if any: only beside an operate token, without which everyone could
  * already do more than a read token. GO_ON, or the exit status. */
 static int load_read_tokens(opts *o)
@@ -547,7 +645,9 @@ static int resolve(opts *o)
     int rc = load_previous_key(o);
     if (rc == GO_ON)
         rc = load_dashboard_token(o);
-    return rc != GO_ON ? rc : load_read_tokens(o);
+    if (rc == GO_ON)
+        rc = load_read_tokens(o);
+    return rc != GO_ON ? rc : load_tls(o);
 }
 
 int main(int argc, char **argv)

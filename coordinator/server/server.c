@@ -637,11 +637,26 @@ static int listen_http(server *s, sm_error *err)
     /* A client silent this long (in its head, its body or between requests) is dropped. */
     info.timeout_secs = SM_HTTP_IDLE_SECS;
     info.timeout_secs_ah_idle = SM_HTTP_IDLE_SECS;
+    if (cfg->tls_cert) {
+        /* libwebsockets' own TLS on the default vhost: the port then speaks TLS only, so the
+         * token and /ws's sm-token subprotocol never cross the network in clear. */
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = cfg->tls_cert;
+        info.ssl_private_key_filepath = cfg->tls_key;
+        /* HTTP/1.1 only: over HTTP/2 the Host, Origin and token checks would need the
+         * pseudo-headers, and one connection's streams would share the per-connection caps. */
+        info.alpn = "http/1.1";
+    }
     s->loopback = sm_guard_is_loopback(cfg->http_addr);
     s->api.off_loopback = !s->loopback;
     s->guard = (sm_guard){cfg->http_addr, s->loopback, sm_guard_is_wildcard(cfg->http_addr),
                           cfg->http_hosts, cfg->n_http_hosts};
     s->ctx = lws_create_context(&info);
+    if (!s->ctx && cfg->tls_cert)
+        return sm_error_set(err, SM_ESYS,
+                            "cannot listen for HTTPS on %s:%d: is --tls-cert %s a PEM certificate "
+                            "and --tls-key %s its key? (SM-LWS in the log says more)",
+                            cfg->http_addr, cfg->http_port, cfg->tls_cert, cfg->tls_key);
     if (!s->ctx)
         return sm_error_set(err, SM_ESYS, "cannot listen for HTTP on %s:%d", cfg->http_addr,
                             cfg->http_port);
@@ -679,9 +694,9 @@ static void start_worker(server *s)
 static void announce(const server *s, int http_port)
 {
     const sm_server_cfg *cfg = s->cfg;
-    sm_log(LOG_NOTICE, "SM-LISTEN", "agents: %s, HTTP: %s:%d, store: %s, dashboard: %s",
-           cfg->listen_url, cfg->http_addr, http_port, cfg->db_path,
-           cfg->web_dir ? cfg->web_dir : "(none)");
+    sm_log(LOG_NOTICE, "SM-LISTEN", "agents: %s, %s: %s:%d, store: %s, dashboard: %s",
+           cfg->listen_url, cfg->tls_cert ? "HTTPS (TLS, wss:// for /ws)" : "HTTP (plain)",
+           cfg->http_addr, http_port, cfg->db_path, cfg->web_dir ? cfg->web_dir : "(none)");
     if (cfg->ready_fd >= 0) {
         dprintf(cfg->ready_fd, "ready bus=%s http=%s:%d\n", cfg->listen_url, cfg->http_addr,
                 http_port);

@@ -39,6 +39,9 @@ typedef struct sm_server_cfg {
     size_t n_http_hosts;
     unsigned http_max_conns;   /* open HTTP and WebSocket connections at most */
     uint32_t report_memory_mb; /* what building one report may hold (0: the default) */
+    /* PEM files: with both, the HTTP listener serves HTTPS and wss:// only (no plain HTTP on
+     * its port); NULL: plain HTTP. main.c has checked the key's mode. */
+    const char *tls_cert, *tls_key;
 } sm_server_cfg;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). Returns 0 after a clean stop,

@@ -247,6 +247,7 @@ class Fleet:
         # data address policy refuses (the lab's 10.213.x.y are private addresses: allowed).
         self.policy_args = [] if self.lab else ["--data-addr-allow", "loopback"]
         self.headers = {}  # sent with every request of get/post (an Authorization, say)
+        self.ssl = None  # an ssl.SSLContext for an https:// url (a coordinator with TLS)
 
     def lab_up(self, n, lab_args):
         self.prefix, self.subnet = lab_up(n, "t", lab_args)
@@ -349,14 +350,14 @@ class Fleet:
     # -- the HTTP API and the store --
     def get(self, path):
         req = urllib.request.Request(self.url + path, headers=self.headers)
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=10, context=self.ssl) as r:
             return json.loads(r.read())
 
     def get_status(self, path):
         """(status, JSON body) of a GET, errors included."""
         try:
             req = urllib.request.Request(self.url + path, headers=self.headers)
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=10, context=self.ssl) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
@@ -366,7 +367,7 @@ class Fleet:
                                      headers={"Content-Type": "application/json",
                                               **self.headers})
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=10, context=self.ssl) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
@@ -435,9 +436,12 @@ class WsClient:
     as a client must, every read bounded by a timeout."""
 
     def __init__(self, port, protocol="sm-events", timeout=10, host=None, origin=None,
-                 headers=()):
+                 headers=(), tls=None):
+        """tls: an ssl.SSLContext to speak wss:// (TLS first, then the same handshake)."""
         import base64
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        if tls:
+            self.sock = tls.wrap_socket(self.sock, server_hostname="127.0.0.1")
         key = base64.b64encode(_os.urandom(16)).decode()
         extra = f"Origin: {origin}\r\n" if origin else ""
         extra += "".join(f"{h}\r\n" for h in headers)  # "Sec-Fetch-Site: cross-site", say

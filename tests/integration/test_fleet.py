@@ -512,7 +512,8 @@ class TokenTest(unittest.TestCase):
             secret = t.read().strip()
         with open(f.key) as k:
             self.assertNotEqual(secret, k.read().strip())
-        f.extra_args = ["--http", f"0.0.0.0:{f.http_port}", "--token-file", token]
+        f.extra_args = ["--http", f"0.0.0.0:{f.http_port}", "--token-file", token,
+                        "--insecure-http"]
         f.headers = {"Authorization": f"Bearer {secret}"}
         f.start()
         jobs = json.dumps([stream_job("h1")]).encode()
@@ -536,7 +537,7 @@ class TokenTest(unittest.TestCase):
             secret = t.read().strip()
         os.environ["CREDENTIALS_DIRECTORY"] = creds
         self.addCleanup(os.environ.pop, "CREDENTIALS_DIRECTORY")
-        f.extra_args = ["--http", f"0.0.0.0:{f.http_port}"]
+        f.extra_args = ["--http", f"0.0.0.0:{f.http_port}", "--insecure-http"]
         f.headers = {"Authorization": f"Bearer {secret}"}
         f.start()  # a public listener with no --token-file would refuse to start
         jobs = json.dumps([stream_job("h1")]).encode()

@@ -329,8 +329,10 @@ class PublicTest(unittest.TestCase):
         os.mkdir(self.web)
         with open(os.path.join(self.web, "index.html"), "w") as f:
             f.write("<!doctype html><title>sockmatrix</title>")
+        # Plain HTTP off loopback (--insecure-http): what is checked here is the same over TLS
+        # (test_tls), and plain requests are easier to forge by hand.
         self.f.extra_args = ["--http", f"0.0.0.0:{self.f.http_port}", "--token-file", self.token,
-                             "--web-dir", self.web]
+                             "--insecure-http", "--web-dir", self.web]
         self.port = self.f.http_port
         self.host = f"127.0.0.1:{self.port}"
 
@@ -470,7 +472,7 @@ class ScopedTokenTest(unittest.TestCase):
         self.assertEqual(status, 201, resp)
 
     def test_a_read_token_reads_off_loopback_and_gets_403_on_every_write(self):
-        self.f.extra_args += ["--http", f"0.0.0.0:{self.port}"]
+        self.f.extra_args += ["--http", f"0.0.0.0:{self.port}", "--insecure-http"]
         self.f.start_coordinator()
         self.make_schedule()
         self.check_reader(self.read)

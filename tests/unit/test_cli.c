@@ -273,22 +273,22 @@ static void test_cli_env_var_replaces_the_default_and_the_option_the_env_var(voi
 static void test_cli_global_options_go_before_or_after_the_command(void **state)
 {
     (void)state;
-    char *before[] = {"sockmatrix", "--coordinator", "http://a:1", "--token-file",
-                      "/t",         "show",          "12",         NULL};
+    char *before[] = {"sockmatrix", "--coordinator", "https://a:1", "--token-file",
+                      "/t",         "show",          "12",          NULL};
     sm_cli_opts o;
     sm_error err;
     assert_int_equal(parse(before, ARGC(before), &o, &err), 0);
     assert_int_equal(o.cmd, SM_CLI_SHOW);
     assert_int_equal(o.run_id, 12);
-    assert_string_equal(o.coordinator, "http://a:1");
+    assert_string_equal(o.coordinator, "https://a:1");
     assert_string_equal(o.token_file, "/t");
 
-    char *after[] = {"sockmatrix", "cancel", "--token-file=/t2", "99", "--coordinator=http://b:2",
+    char *after[] = {"sockmatrix", "cancel", "--token-file=/t2", "99", "--coordinator=https://b:2",
                      NULL};
     assert_int_equal(parse(after, ARGC(after), &o, &err), 0);
     assert_int_equal(o.cmd, SM_CLI_CANCEL);
     assert_int_equal(o.run_id, 99);
-    assert_string_equal(o.coordinator, "http://b:2");
+    assert_string_equal(o.coordinator, "https://b:2");
     assert_string_equal(o.token_file, "/t2");
 }
 
@@ -799,7 +799,8 @@ static void test_cli_help_and_version(void **state)
     assert_int_equal(parse(ver, ARGC(ver), &o, &err), 0);
     assert_int_equal(o.cmd, SM_CLI_VERSION);
     const char *u = sm_cli_usage();
-    assert_non_null(strstr(u, "sockmatrix [--coordinator URL] [--token-file PATH] COMMAND"));
+    assert_non_null(
+        strstr(u, "sockmatrix [--coordinator URL] [--token-file PATH] [--cacert FILE] COMMAND"));
     assert_non_null(strstr(u, "export RUN --format csv|md|json [-o FILE]"));
     /* What presets and a --spec file do now, not what they did. */
     assert_non_null(strstr(u, "each one's jobs on\n"));

@@ -7,6 +7,7 @@ import json
 import os
 import select
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -366,7 +367,8 @@ class TokenTest(WebCase):
         path = os.path.join(f.dir, "token")
         with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as fh:
             fh.write(token + "\n")
-        f.extra_args += ["--http", f"0.0.0.0:{f.http_port}", "--token-file", path]
+        f.extra_args += ["--http", f"0.0.0.0:{f.http_port}", "--token-file", path,
+                         "--insecure-http"]
         f.headers = {"Authorization": f"Bearer {token}"}
         f.start()
         res = self.drive(f, "public", token=token, agents=sorted(f.hosts))
@@ -377,6 +379,26 @@ class TokenTest(WebCase):
         self.assertEqual(res["csp_errors"], [])
         with open(os.path.join(f.dir, "coordinator.log")) as log:
             self.assertNotIn(token, log.read())
+
+    def test_over_https_the_page_reads_the_fleet_and_follows_it_over_wss(self):
+        from test_tls import make_cert, make_token
+        f = web_fleet()
+        self.addCleanup(f.stop)
+        cert, key = make_cert(f.dir)
+        path, token = make_token(f.dir)
+        f.extra_args += ["--http", f"0.0.0.0:{f.http_port}", "--token-file", path,
+                         "--tls-cert", cert, "--tls-key", key]
+        f.url = f"https://127.0.0.1:{f.http_port}"
+        f.ssl = ssl.create_default_context(cafile=cert)
+        f.headers = {"Authorization": f"Bearer {token}"}
+        f.start()
+        res = self.drive(f, "public", token=token, agents=sorted(f.hosts), ignore_https=True)
+        self.assertEqual(sorted(res["rows"]), sorted(f.hosts))
+        self.assertEqual(res["ws"], "live")
+        self.assertTrue(res["ws_urls"], "the page opened no WebSocket")
+        for url in res["ws_urls"]:
+            self.assertTrue(url.startswith(f"wss://127.0.0.1:{f.http_port}/ws"), url)
+        self.assertEqual(res["csp_errors"], [])
 
 
 if __name__ == "__main__":
