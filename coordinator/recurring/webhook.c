@@ -110,10 +110,12 @@ static size_t discard(char *ptr, size_t size, size_t nmemb, void *arg)
     return *seen > ANSWER_MAX ? 0 : n;
 }
 
-/* What an attempt's socket callback saw: the first address the policy refused. */
+/* What an attempt's socket callback saw: the first address the policy refused, and whether
+ * any address was allowed (its connection may then have failed for reasons of its own). */
 typedef struct checked {
     const sm_addr_policy *allow;
     char refused[REASON_MAX];
+    bool allowed;
 } checked;
 
 /* libcurl's socket for each address it is about to connect to, after its DNS lookup: the
@@ -139,13 +141,15 @@ static curl_socket_t open_checked(void *arg, curlsocktype purpose, struct curl_s
                      *addr ? why.msg : "not an IPv4 or IPv6 address");
         return CURL_SOCKET_BAD;
     }
+    c->allowed = true;
     return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
 typedef enum { SENT, FAILED, REFUSED } outcome;
 
 /* One POST. SENT on a 2xx answer; otherwise what went wrong, in words, in why: REFUSED when
- * the policy refused every address it could connect to. */
+ * the policy refused every address the name gave (an allowed one that failed is FAILED, and
+ * retried). */
 static outcome attempt(CURL *curl, const sm_webhook *w, const delivery *d,
                        struct curl_slist *headers, char *why, size_t why_cap)
 {
@@ -183,7 +187,7 @@ static outcome attempt(CURL *curl, const sm_webhook *w, const delivery *d,
         return SENT;
     if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && status > 0))
         snprintf(why, why_cap, "status %ld", status);
-    else if (*chk.refused) {
+    else if (*chk.refused && !chk.allowed) {
         snprintf(why, why_cap, "%s", chk.refused);
         return REFUSED;
     } else
