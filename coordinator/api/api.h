@@ -41,6 +41,9 @@ typedef struct sm_api_ctx {
     uint64_t (*webhook_post)(void *ctx, const sm_webhook_dest *to, const char *event,
                              const char *body);
     void *webhook_ctx;
+    /* How the schedule's last delivery ended, as sm_webhook_last with webhook_ctx (NULL: not
+     * known); GET /api/schedules/{id} shows it as "webhook_status". */
+    bool (*webhook_status)(void *ctx, uint64_t schedule, char *out, size_t cap, int64_t *at_ms);
 } sm_api_ctx;
 
 /* One request, dispatched by the route table (routes.h): 404 "no such endpoint" for a path no

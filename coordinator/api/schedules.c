@@ -24,6 +24,7 @@ _Static_assert(SM_SCHED_CRON_MAX == SM_CRON_MAX, "a stored cron expression is on
 
 #define SCHEDULE_RUNS_SHOWN   20
 #define SCHEDULE_EVENTS_SHOWN 20
+#define WEBHOOK_STATUS_MAX    400 /* bytes of a webhook status text */
 
 /* Embeds JSON text as a value (null when it does not parse). */
 static bool put_raw(cJSON *o, const char *key, const char *json)
@@ -93,6 +94,21 @@ int sm_api_schedules_list(sm_api_ctx *a, char **resp, size_t *len)
     return reply_json(resp, len, 200, root);
 }
 
+/* "webhook_status": {"text","at_ms"} of the schedule's last ended delivery since the
+ * coordinator started, or null (none known, no webhook: id 0). Deliveries end on their own
+ * threads, so the status is read from them, not from the store. */
+static bool put_webhook_status(sm_api_ctx *a, cJSON *o, uint64_t id)
+{
+    char text[WEBHOOK_STATUS_MAX];
+    int64_t at_ms = 0;
+    if (!id || !a->webhook_status ||
+        !a->webhook_status(a->webhook_ctx, id, text, sizeof text, &at_ms))
+        return cJSON_AddNullToObject(o, "webhook_status") != NULL;
+    cJSON *st = cJSON_AddObjectToObject(o, "webhook_status");
+    return st && sm_json_put_str(st, "text", text) &&
+           cJSON_AddNumberToObject(st, "at_ms", (double)at_ms) != NULL;
+}
+
 /* One schedule with its last runs (as GET /api/runs lists them) and its last events. */
 int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
 {
@@ -113,7 +129,7 @@ int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
     }
     cJSON *o = schedule_json(&r);
     cJSON *arr = o ? cJSON_AddArrayToObject(o, "recent_runs") : NULL;
-    bool ok = arr != NULL;
+    bool ok = arr != NULL && put_webhook_status(a, o, r.webhook_url[0] ? id : 0);
     for (size_t i = 0; ok && i < nr; i++) {
         char *item = sm_api_run_item(&runs[i]);
         cJSON *v = item ? cJSON_Parse(item) : NULL;

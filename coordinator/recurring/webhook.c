@@ -10,6 +10,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,13 @@ typedef struct delivery {
     char secret[SM_WEBHOOK_SECRET_SIZE]; /* "" unsigned */
 } delivery;
 
+/* A schedule's last ended delivery, for sm_webhook_last. */
+typedef struct last_status {
+    uint64_t schedule; /* 0: a free slot */
+    int64_t at_ms;
+    char text[REASON_MAX + 64];
+} last_status;
+
 struct sm_webhook {
     pthread_t threads[SM_WEBHOOK_THREADS];
     size_t n_threads;
@@ -48,6 +56,7 @@ struct sm_webhook {
     uint64_t next_id;
     sm_webhook_stats stats;
     const delivery *busy[SM_WEBHOOK_THREADS]; /* what each thread delivers; NULL idle */
+    last_status last[SM_WEBHOOK_STATUS_KEPT]; /* the most recent schedules' outcomes */
     bool signs;
     uint8_t key[SM_KEY_LEN];
     sm_addr_policy allow;
@@ -237,6 +246,36 @@ fail:
     return NULL;
 }
 
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Keeps how d ended as its schedule's last status, in the slot of that schedule or else the
+ * least recent one. Called with w->mu held. */
+static void note(sm_webhook *w, const delivery *d, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note(sm_webhook *w, const delivery *d, const char *fmt, ...)
+{
+    last_status *slot = &w->last[0];
+    for (size_t i = 0; i < SM_WEBHOOK_STATUS_KEPT; i++) {
+        if (w->last[i].schedule == d->schedule) {
+            slot = &w->last[i];
+            break;
+        }
+        if (w->last[i].at_ms < slot->at_ms)
+            slot = &w->last[i];
+    }
+    slot->schedule = d->schedule;
+    slot->at_ms = wall_ms();
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(slot->text, sizeof slot->text, fmt, ap);
+    va_end(ap);
+}
+
 static void headers_failed(sm_webhook *w, const delivery *d)
 {
     sm_log(LOG_ERR, "SM-WEBHOOK-FAILED",
@@ -263,6 +302,7 @@ static void deliver(sm_webhook *w, CURL *curl, const delivery *d)
         pthread_mutex_lock(&w->mu);
         if (got == SENT) {
             w->stats.delivered++;
+            note(w, d, "delivered %s as delivery %" PRIu64, d->event, d->id);
             pthread_mutex_unlock(&w->mu);
             return;
         }
@@ -270,6 +310,7 @@ static void deliver(sm_webhook *w, CURL *curl, const delivery *d)
         if (got == REFUSED) {
             w->stats.failed++;
             w->stats.refused++;
+            note(w, d, "refused %s delivery %" PRIu64 ": %s", d->event, d->id, why);
             pthread_mutex_unlock(&w->mu);
             sm_log(LOG_ERR, "SM-WEBHOOK-REFUSED",
                    "delivery %" PRIu64 " (%s) of schedule %" PRIu64 " to %s: not sent: %s", d->id,
@@ -278,6 +319,8 @@ static void deliver(sm_webhook *w, CURL *curl, const delivery *d)
         }
         if (n >= w->attempts) {
             w->stats.failed++;
+            note(w, d, "failed %s delivery %" PRIu64 " after %u attempts: %s", d->event, d->id, n,
+                 why);
             pthread_mutex_unlock(&w->mu);
             sm_log(LOG_ERR, "SM-WEBHOOK-FAILED",
                    "delivery %" PRIu64 " (%s) to %s: gave up after %u attempts, the last: %s",
@@ -539,6 +582,20 @@ void sm_webhook_get_stats(sm_webhook *w, sm_webhook_stats *out)
     pthread_mutex_lock(&w->mu);
     *out = w->stats;
     pthread_mutex_unlock(&w->mu);
+}
+
+bool sm_webhook_last(sm_webhook *w, uint64_t schedule, char *out, size_t cap, int64_t *at_ms)
+{
+    bool found = false;
+    pthread_mutex_lock(&w->mu);
+    for (size_t i = 0; i < SM_WEBHOOK_STATUS_KEPT && !found; i++)
+        if (schedule && w->last[i].schedule == schedule) {
+            snprintf(out, cap, "%s", w->last[i].text);
+            *at_ms = w->last[i].at_ms;
+            found = true;
+        }
+    pthread_mutex_unlock(&w->mu);
+    return found;
 }
 
 void sm_webhook_close(sm_webhook *w)

@@ -74,6 +74,14 @@ typedef struct sm_webhook_stats {
 } sm_webhook_stats;
 void sm_webhook_get_stats(sm_webhook *w, sm_webhook_stats *out);
 
+/* The outcome of the last delivery of schedule's webhook that ended since sm_webhook_open
+ * ("delivered ping as delivery 3", "refused: 127.0.0.1 is a loopback address, ...", "failed
+ * after 5 attempts: status 500") into out (cap bytes, cut to fit), and when it ended (wall ms)
+ * into *at_ms. false when none is known: none ended yet, or the schedule was among the least
+ * recent of more than SM_WEBHOOK_STATUS_KEPT. Thread-safe. */
+#define SM_WEBHOOK_STATUS_KEPT 256
+bool sm_webhook_last(sm_webhook *w, uint64_t schedule, char *out, size_t cap, int64_t *at_ms);
+
 /* Stops the threads: the attempts under way finish (bounded by timeout_ms), waits between
  * attempts are cut short, and what is still queued is dropped and logged. NULL is a no-op. */
 void sm_webhook_close(sm_webhook *w);

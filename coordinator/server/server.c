@@ -446,6 +446,11 @@ static uint64_t notify(void *hooks, const sm_webhook_dest *to, const char *event
     return sm_webhook_post(hooks, to, event, body);
 }
 
+static bool hook_status(void *hooks, uint64_t schedule, char *out, size_t cap, int64_t *at_ms)
+{
+    return sm_webhook_last(hooks, schedule, out, cap, at_ms);
+}
+
 static void jobs_queued(void *arg, const char *const *hosts, size_t n)
 {
     (void)hosts;
@@ -605,7 +610,8 @@ static int server_open(server *s, sm_error *err)
                           .reports = {.st = s->st},
                           .webhook_key = cfg->key,
                           .webhook_allow = &cfg->webhook_allow,
-                          .webhook_post = notify};
+                          .webhook_post = notify,
+                          .webhook_status = hook_status};
     s->api.reports.memory_limit = (uint64_t)cfg->report_memory_mb * 1000000;
     /* One cache for the loop's reports and the worker's (start_worker). */
     if (sm_report_cache_new(&s->api.reports.cache, true) != 0 || !(s->tickets = sm_map_new()))

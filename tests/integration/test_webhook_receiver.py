@@ -7,7 +7,8 @@ that secret is no token: POST /api/runs with it is refused. A delivery replayed 
 fails the documented check. A rotation answers a new secret once, which signs the deliveries
 from then on. With the default policy, webhooks to 127.0.0.1, 169.254.169.254 and 10.0.0.1 are
 refused at POST time naming the option, and one to a name that resolves to 127.0.0.1
-(localhost) delivers nothing and says why in the log. Every wait is bounded."""
+(localhost) delivers nothing and says why, on the schedule and in the log. Every wait is
+bounded."""
 import http.server
 import json
 import os
@@ -116,6 +117,10 @@ class WebhookSecretTest(unittest.TestCase):
         self.assertEqual(h["x-sockmatrix-event"], "ping")
         self.assertEqual(json.loads(got["body"]),
                          {"event": "ping", "schedule": {"id": sid, "name": "watch"}})
+        wait_for("the ping's status", lambda: self.f.get(f"/api/schedules/{sid}")
+                 ["webhook_status"] is not None, 10)
+        self.assertRegex(self.f.get(f"/api/schedules/{sid}")["webhook_status"]["text"],
+                         r"^delivered ping as delivery \d+$")
         sig = h["x-sockmatrix-signature"]
         self.assertRegex(sig, r"^t=\d+,v1=[0-9a-f]{64}$")
         self.assertTrue(check(secret, got["body"], sig))
@@ -183,6 +188,11 @@ class WebhookSecretTest(unittest.TestCase):
         self.assertRegex(line, r"(127\.0\.0\.1|::1) is a loopback address")
         self.assertIn("(--webhook-allow loopback allows it)", line)
         self.assertEqual(self.rx.requests(), [])
+        # The schedule says it too.
+        status = self.f.get(f"/api/schedules/{made['id']}")["webhook_status"]
+        self.assertRegex(status["text"], r"^refused ping delivery \d+: (127\.0\.0\.1|::1) is a "
+                                         r"loopback address")
+        self.assertIn("(--webhook-allow loopback allows it)", status["text"])
 
 
 if __name__ == "__main__":

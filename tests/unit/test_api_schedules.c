@@ -499,6 +499,39 @@ static void test_webhook_waits_for_anomalies_built_off_the_loop(void **state)
     free(t.body);
 }
 
+static bool fake_status(void *ctx, uint64_t schedule, char *out, size_t cap, int64_t *at_ms)
+{
+    (void)ctx;
+    if (schedule != 1)
+        return false;
+    snprintf(out, cap, "refused ping delivery 1: 10.0.0.1 is a private address");
+    *at_ms = 1767225600000;
+    return true;
+}
+
+/* GET /api/schedules/{id} shows how its webhook's last delivery ended, null when unknown. */
+static void test_a_schedule_shows_its_last_webhook_status(void **state)
+{
+    fixture *f = *state;
+    f->api.webhook_status = fake_status;
+    cJSON_Delete(call_json(f, "POST", "/api/schedules",
+                           "{\"name\":\"a\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\","
+                           "\"webhook\":\"https://203.0.113.9/hook\"}",
+                           201));
+    cJSON_Delete(call_json(f, "POST", "/api/schedules",
+                           "{\"name\":\"b\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\","
+                           "\"webhook\":\"https://203.0.113.9/hook\"}",
+                           201));
+    cJSON *one = call_json(f, "GET", "/api/schedules/1", NULL, 200);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(one, "webhook_status");
+    assert_string_equal(s_of(st, "text"), "refused ping delivery 1: 10.0.0.1 is a private address");
+    assert_int_equal((int64_t)n_of(st, "at_ms"), 1767225600000);
+    cJSON_Delete(one);
+    cJSON *two = call_json(f, "GET", "/api/schedules/2", NULL, 200);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(two, "webhook_status")));
+    cJSON_Delete(two);
+}
+
 /* The secret is answered once at creation and at each rotation, never by a read; a webhook to
  * an inner address is refused at once, naming the field and the option. */
 static void test_webhook_secret_is_shown_once_and_rotated(void **state)
@@ -592,6 +625,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tick_passes_a_slot_whose_run_cannot_start, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_webhook_secret_is_shown_once_and_rotated, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_schedule_shows_its_last_webhook_status, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_webhook_tells_new_flags_and_regressions_once, setup,
                                         teardown),

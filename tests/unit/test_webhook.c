@@ -548,6 +548,15 @@ static void refuse_two(void *arg)
     assert_int_equal(s.refused, 2);
     assert_int_equal(s.retried, 0);
     assert_int_equal(s.delivered, 0);
+    /* the schedule's status says why, with the option */
+    char text[400];
+    int64_t at = 0;
+    assert_true(sm_webhook_last(w, 7, text, sizeof text, &at));
+    assert_non_null(strstr(text, "refused flag delivery "));
+    assert_non_null(strstr(text, "127.0.0.1 is a loopback address"));
+    assert_non_null(strstr(text, "(--webhook-allow loopback allows it)"));
+    assert_true(at > 1700000000000);
+    assert_false(sm_webhook_last(w, 8, text, sizeof text, &at));
     sm_webhook_close(w);
 }
 
@@ -621,6 +630,10 @@ static void test_webhook_ignores_proxies_from_the_environment(void **state)
     sm_webhook *w = open_hook(KEY, 1, 50);
     assert_true(post(w, tu, "flag", "{}") > 0);
     sm_webhook_stats s = wait_stats(w, one_done);
+    char text[400];
+    int64_t at = 0;
+    assert_true(sm_webhook_last(w, 7, text, sizeof text, &at));
+    assert_string_equal(text, "delivered flag as delivery 1");
     sm_webhook_close(w);
     unsetenv("http_proxy");
     unsetenv("HTTP_PROXY");
