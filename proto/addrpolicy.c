@@ -1,4 +1,4 @@
-/* The data address policy: classify an IP literal, match it against allowed classes and nets. */
+/* The address policies: classify an IP literal, match it against allowed classes and nets. */
 #include "proto/addrpolicy.h"
 
 #include <arpa/inet.h>
@@ -56,6 +56,10 @@ static int classify(int family, const uint8_t *a)
             return SM_ADDR_LINK_LOCAL;
         if ((a[0] & 0xf0) == 224 || (a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255))
             return SM_ADDR_MULTICAST;
+        /* RFC 1918, and RFC 6598's shared space that carrier NATs and some clouds use inside */
+        if (a[0] == 10 || (a[0] == 172 && (a[1] & 0xf0) == 16) || (a[0] == 192 && a[1] == 168) ||
+            (a[0] == 100 && (a[1] & 0xc0) == 64))
+            return SM_ADDR_PRIVATE;
         return CLASS_UNICAST;
     }
     static const uint8_t zero[16], one[16] = {[15] = 1};
@@ -67,6 +71,8 @@ static int classify(int family, const uint8_t *a)
         return SM_ADDR_LINK_LOCAL;
     if (a[0] == 0xff)
         return SM_ADDR_MULTICAST;
+    if ((a[0] & 0xfe) == 0xfc) /* unique local, RFC 4193 */
+        return SM_ADDR_PRIVATE;
     return CLASS_UNICAST;
 }
 
@@ -77,8 +83,14 @@ static const struct {
     {"loopback", SM_ADDR_LOOPBACK},
     {"link-local", SM_ADDR_LINK_LOCAL},
     {"multicast", SM_ADDR_MULTICAST},
+    {"private", SM_ADDR_PRIVATE},
     {"any", SM_ADDR_ANY},
 };
+
+static const char *option_of(const sm_addr_policy *p)
+{
+    return p->option ? p->option : "--data-addr-allow";
+}
 
 static int parse_item(sm_addr_policy *p, const char *item, sm_error *err)
 {
@@ -107,15 +119,15 @@ static int parse_item(sm_addr_policy *p, const char *item, sm_error *err)
         net.prefix = (unsigned)v;
     }
     if (p->n_nets == SM_ADDR_POLICY_NETS_MAX)
-        return sm_error_set(err, SM_EINVAL, "--data-addr-allow: more than %d networks",
+        return sm_error_set(err, SM_EINVAL, "%s: more than %d networks", option_of(p),
                             SM_ADDR_POLICY_NETS_MAX);
     p->nets[p->n_nets++] = net;
     return 0;
 bad:
     return sm_error_set(err, SM_EINVAL,
-                        "--data-addr-allow: '%.80s' is not loopback, link-local, multicast, any "
+                        "%s: '%.80s' is not loopback, link-local, multicast, private, any "
                         "or an address/prefix such as 127.0.0.0/8",
-                        item);
+                        option_of(p), item);
 }
 
 int sm_addr_policy_parse(sm_addr_policy *p, const char *list, sm_error *err)
@@ -127,10 +139,8 @@ int sm_addr_policy_parse(sm_addr_policy *p, const char *list, sm_error *err)
         size_t n = comma ? (size_t)(comma - s) : strlen(s);
         char item[96];
         if (n == 0 || n >= sizeof item)
-            return sm_error_set(err, SM_EINVAL,
-                                "--data-addr-allow: '%.80s' has an empty or "
-                                "over-long item",
-                                list);
+            return sm_error_set(err, SM_EINVAL, "%s: '%.80s' has an empty or over-long item",
+                                option_of(p), list);
         memcpy(item, s, n);
         item[n] = '\0';
         int rc = parse_item(&next, item, err);
@@ -155,7 +165,8 @@ int sm_addr_policy_check(const sm_addr_policy *p, const char *addr, sm_error *er
         return sm_error_set(err, SM_EINVAL,
                             "%s is an unspecified address, which names no host to connect to",
                             addr);
-    if (cls == CLASS_UNICAST || (p->allow & ((uint32_t)cls | SM_ADDR_ANY)))
+    if (cls == CLASS_UNICAST || (cls == SM_ADDR_PRIVATE && !(p->refuse & SM_ADDR_PRIVATE)) ||
+        (p->allow & ((uint32_t)cls | SM_ADDR_ANY)))
         return 0;
     for (size_t i = 0; i < p->n_nets; i++)
         if (p->nets[i].family == family && in_net(a, p->nets[i].addr, p->nets[i].prefix))
@@ -164,6 +175,10 @@ int sm_addr_policy_check(const sm_addr_policy *p, const char *addr, sm_error *er
     for (size_t i = 0; i < sizeof class_names / sizeof class_names[0]; i++)
         if (class_names[i].bit == (uint32_t)cls)
             name = class_names[i].name;
+    if (p->option)
+        return sm_error_set(err, SM_EINVAL,
+                            "%s is a %s address, which %s refuses unless told (%s %s allows it)",
+                            addr, name, p->option, p->option, name);
     return sm_error_set(err, SM_EINVAL,
                         "%s is a %s address, outside the data address policy "
                         "(--data-addr-allow %s allows it)",

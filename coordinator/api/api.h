@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "coordinator/control/control.h"
+#include "coordinator/recurring/webhook.h"
 #include "coordinator/reports/reports.h"
 #include "coordinator/store/store.h"
 #include "proto/envelope.h"
@@ -33,6 +34,18 @@ typedef struct sm_api_ctx {
     /* The runs' tables and anomalies (reports.st is st; sm_api_cache_free frees what it
      * keeps). */
     sm_reports reports;
+    /* Webhooks: the fleet key the schedules' secrets derive from (NULL: a schedule with a
+     * webhook is refused, having no secret to sign with); the destination policy (NULL:
+     * sm_webhook_policy_init's); and where a new webhook's "ping" delivery is posted, as
+     * sm_webhook_post does with webhook_ctx its sm_webhook (NULL: none is sent). */
+    const uint8_t *webhook_key;
+    const sm_addr_policy *webhook_allow;
+    uint64_t (*webhook_post)(void *ctx, const sm_webhook_dest *to, const char *event,
+                             const char *body);
+    void *webhook_ctx;
+    /* How the schedule's last delivery ended, as sm_webhook_last with webhook_ctx (NULL: not
+     * known); GET /api/schedules/{id} shows it as "webhook_status". */
+    bool (*webhook_status)(void *ctx, uint64_t schedule, char *out, size_t cap, int64_t *at_ms);
 } sm_api_ctx;
 
 /* One request, dispatched by the route table (routes.h): 404 "no such endpoint" for a path no

@@ -60,7 +60,8 @@ int sm_api_get_trends(sm_api_ctx *a, const char *query, char **resp, size_t *len
 int sm_api_get_grid(sm_api_ctx *a, char **resp, size_t *len);
 
 /* schedules.c: GET /api/schedules (the list), POST /api/schedules (create one: 201 with its id
- * and next_ms, 400 naming a bad field), GET /api/schedules/{id} (one with its last runs and
+ * and next_ms, and its webhook's secret once when it has one; 400 naming a bad field, a webhook
+ * to an address --webhook-allow refuses too), GET /api/schedules/{id} (one with its last runs and
  * events), DELETE of it, and POST .../pause and .../resume (pause true or false), each answering
  * with the schedule; 404 for an unknown schedule. The token is routes.c's to check. Return the
  * HTTP status, as sm_api_handle. The reads show a webhook's URL, which may hold its receiver's
@@ -70,6 +71,10 @@ int sm_api_schedule_create(sm_api_ctx *a, const char *body, size_t blen, char **
 int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, bool show_webhook, char **resp, size_t *len);
 int sm_api_schedule_delete(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 int sm_api_schedule_pause(sm_api_ctx *a, uint64_t id, bool pause, char **resp, size_t *len);
+/* POST /api/schedules/{id}/webhook-secret: a new secret for the schedule's webhook, answered
+ * once ({"id","webhook_secret"}); the old one signs nothing more. 404 for an unknown schedule,
+ * 400 (field "webhook") for one without a webhook. */
+int sm_api_schedule_rotate_secret(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 
 /* api.c: GET /healthz (503 when the store is failing), GET /api/agents, POST /api/jobs (201
  * with the job ids; 400 for a bad list or an unknown host, nothing queued then), GET and POST

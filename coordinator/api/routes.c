@@ -169,6 +169,12 @@ HANDLER(resume)
     return sm_api_schedule_pause(a, r->id, false, resp, len);
 }
 
+HANDLER(webhook_secret)
+{
+    (void)ctype;
+    return sm_api_schedule_rotate_secret(a, r->id, resp, len);
+}
+
 /* ---- the table ---- */
 
 /* scope: a GET reads, any other method changes state. off_loop marks the reports the worker
@@ -208,6 +214,8 @@ const sm_route sm_routes[] = {
      false, NULL},
     {"/api/schedules/{id}/resume", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, resume, "schedule",
      false, NULL},
+    {"/api/schedules/{id}/webhook-secret", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE,
+     webhook_secret, "schedule", false, NULL},
 };
 const size_t sm_routes_n = sizeof sm_routes / sizeof sm_routes[0];
 

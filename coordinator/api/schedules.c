@@ -1,16 +1,20 @@
 /* HTTP routes of recurring runs: /api/schedules (list, create), /api/schedules/{id} (one with
- * its last runs and events, delete) and /api/schedules/{id}/pause and /resume. */
+ * its last runs and events, delete), /api/schedules/{id}/pause and /resume, and
+ * /api/schedules/{id}/webhook-secret (a new secret). */
 #include "coordinator/api/api.h"
 #include "coordinator/api/internal.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/schema/schedule_json.h"
 #include "coordinator/recurring/schedules.h"
+#include "coordinator/recurring/secret.h"
+#include "coordinator/schema/schedule_json.h"
+#include "coordinator/schema/webhook_url.h"
 #include "proto/clock.h"
 #include "proto/json.h"
 #include "proto/log.h"
@@ -20,6 +24,7 @@ _Static_assert(SM_SCHED_CRON_MAX == SM_CRON_MAX, "a stored cron expression is on
 
 #define SCHEDULE_RUNS_SHOWN   20
 #define SCHEDULE_EVENTS_SHOWN 20
+#define WEBHOOK_STATUS_MAX    400 /* bytes of a webhook status text */
 
 /* Embeds JSON text as a value (null when it does not parse). */
 static bool put_raw(cJSON *o, const char *key, const char *json)
@@ -94,6 +99,21 @@ int sm_api_schedules_list(sm_api_ctx *a, bool show_webhook, char **resp, size_t 
     return reply_json(resp, len, 200, root);
 }
 
+/* "webhook_status": {"text","at_ms"} of the schedule's last ended delivery since the
+ * coordinator started, or null (none known, no webhook: id 0). Deliveries end on their own
+ * threads, so the status is read from them, not from the store. */
+static bool put_webhook_status(sm_api_ctx *a, cJSON *o, uint64_t id)
+{
+    char text[WEBHOOK_STATUS_MAX];
+    int64_t at_ms = 0;
+    if (!id || !a->webhook_status ||
+        !a->webhook_status(a->webhook_ctx, id, text, sizeof text, &at_ms))
+        return cJSON_AddNullToObject(o, "webhook_status") != NULL;
+    cJSON *st = cJSON_AddObjectToObject(o, "webhook_status");
+    return st && sm_json_put_str(st, "text", text) &&
+           cJSON_AddNumberToObject(st, "at_ms", (double)at_ms) != NULL;
+}
+
 /* One schedule with its last runs (as GET /api/runs lists them) and its last events. */
 int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, bool show_webhook, char **resp, size_t *len)
 {
@@ -114,7 +134,7 @@ int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, bool show_webhook, char **re
     }
     cJSON *o = schedule_json(&r, show_webhook);
     cJSON *arr = o ? cJSON_AddArrayToObject(o, "recent_runs") : NULL;
-    bool ok = arr != NULL;
+    bool ok = arr != NULL && put_webhook_status(a, o, r.webhook_url[0] ? id : 0);
     for (size_t i = 0; ok && i < nr; i++) {
         char *item = sm_api_run_item(&runs[i]);
         cJSON *v = item ? cJSON_Parse(item) : NULL;
@@ -140,12 +160,76 @@ int sm_api_schedule_get(sm_api_ctx *a, uint64_t id, bool show_webhook, char **re
     return reply_json(resp, len, 200, o);
 }
 
+/* Whether the webhook of a new schedule can be sent: its address (when a literal) within the
+ * policy, and a key to make its secret. 0, or the 400 answered. */
+static int webhook_refused(sm_api_ctx *a, const char *url, char **resp, size_t *len)
+{
+    sm_addr_policy def;
+    const sm_addr_policy *policy = a->webhook_allow;
+    if (!policy) {
+        sm_webhook_policy_init(&def);
+        policy = &def;
+    }
+    sm_error err = {0};
+    if (sm_webhook_url_allowed(url, policy, &err) != 0)
+        return sm_api_reply_error(resp, len, 400, err.msg, "webhook");
+    if (!a->webhook_key)
+        return sm_api_reply_error(resp, len, 400,
+                                  "webhook: this coordinator has no key to make a webhook "
+                                  "secret with",
+                                  "webhook");
+    return 0;
+}
+
+/* The "ping" a new webhook gets, so that its receiver can check its secret at once. */
+static void ping(sm_api_ctx *a, uint64_t id, const char *name, const char *url)
+{
+    if (!a->webhook_post)
+        return;
+    cJSON *o = cJSON_CreateObject();
+    cJSON *s = o ? cJSON_AddObjectToObject(o, "schedule") : NULL;
+    char *text = NULL;
+    if (s && sm_json_put_str(o, "event", "ping") && sm_json_put_u64_str(s, "id", id) &&
+        sm_json_put_str(s, "name", name))
+        text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    sm_schedule_row r;
+    sm_error err = {0};
+    uint32_t generation = 1;
+    if (sm_store_schedule_get(a->st, id, &r, &err) == 0) {
+        generation = r.webhook_generation;
+        sm_schedule_row_fini(&r);
+    }
+    const sm_webhook_dest to = {url, id, generation};
+    if (text)
+        a->webhook_post(a->webhook_ctx, &to, "ping", text);
+    free(text);
+}
+
+/* {"id": ID, "webhook_secret": SECRET} of schedule id at generation into o; false when the
+ * secret could not be made. */
+static bool put_secret(sm_api_ctx *a, cJSON *o, uint64_t id, uint32_t generation)
+{
+    char secret[SM_WEBHOOK_SECRET_SIZE];
+    sm_error err = {0};
+    if (sm_webhook_secret(a->webhook_key, id, generation, secret, &err) != 0)
+        return false;
+    const bool ok = sm_json_put_str(o, "webhook_secret", secret);
+    OPENSSL_cleanse(secret, sizeof secret);
+    return ok;
+}
+
 int sm_api_schedule_create(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
 {
     sm_schedule_req req;
     sm_error err = {0};
     if (sm_schedule_req_parse(body, blen, &req, &err) != 0)
         return sm_api_reply_error(resp, len, err.code == SM_ENOMEM ? 500 : 400, err.msg, err.field);
+    int refused = req.webhook[0] ? webhook_refused(a, req.webhook, resp, len) : 0;
+    if (refused) {
+        sm_schedule_req_fini(&req);
+        return refused;
+    }
     const int64_t now = sm_wall_ms();
     sm_schedule_row r;
     memset(&r, 0, sizeof r);
@@ -176,11 +260,47 @@ int sm_api_schedule_create(sm_api_ctx *a, const char *body, size_t blen, char **
                r.cron);
     cJSON *o = cJSON_CreateObject();
     if (o && !(sm_json_put_u64_str(o, "id", id) &&
-               cJSON_AddNumberToObject(o, "next_ms", (double)r.next_ms))) {
+               cJSON_AddNumberToObject(o, "next_ms", (double)r.next_ms) &&
+               (!r.webhook_url[0] || put_secret(a, o, id, 1)))) {
         cJSON_Delete(o);
         o = NULL;
     }
+    if (r.webhook_url[0])
+        ping(a, id, r.name, r.webhook_url);
     return reply_json(resp, len, 201, o);
+}
+
+int sm_api_schedule_rotate_secret(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
+{
+    sm_schedule_row r;
+    sm_error err = {0};
+    if (sm_store_schedule_get(a->st, id, &r, &err) != 0)
+        return sm_api_reply_error(resp, len, 404, "no such schedule", "id");
+    const bool hooked = r.webhook_url[0] != '\0';
+    sm_schedule_row_fini(&r);
+    if (!hooked)
+        return sm_api_reply_error(resp, len, 400,
+                                  "webhook: this schedule has no webhook, so no secret to rotate",
+                                  "webhook");
+    if (!a->webhook_key)
+        return sm_api_reply_error(resp, len, 400,
+                                  "webhook: this coordinator has no key to make a webhook "
+                                  "secret with",
+                                  "webhook");
+    if (sm_store_schedule_rotate_webhook(a->st, id, &err) != 0 ||
+        sm_store_schedule_get(a->st, id, &r, &err) != 0)
+        return sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    const uint32_t generation = r.webhook_generation;
+    sm_schedule_row_fini(&r);
+    sm_log(LOG_NOTICE, "SM-SCHEDULE-SECRET",
+           "schedule %" PRIu64 ": a new webhook secret (generation %u); the old one signs no more",
+           id, (unsigned)generation);
+    cJSON *o = cJSON_CreateObject();
+    if (o && !(sm_json_put_u64_str(o, "id", id) && put_secret(a, o, id, generation))) {
+        cJSON_Delete(o);
+        o = NULL;
+    }
+    return reply_json(resp, len, 200, o);
 }
 
 int sm_api_schedule_pause(sm_api_ctx *a, uint64_t id, bool pause, char **resp, size_t *len)

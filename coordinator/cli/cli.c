@@ -110,6 +110,7 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
     case SM_CLI_SCHEDULE_PAUSE:
     case SM_CLI_SCHEDULE_RESUME:
     case SM_CLI_SCHEDULE_DELETE:
+    case SM_CLI_SCHEDULE_ROTATE:
         rc = sm_cli_cmd_schedule(h, o);
         break;
     default:

@@ -38,6 +38,7 @@ typedef enum sm_cli_cmd {
     SM_CLI_SCHEDULE_PAUSE,    /* schedule pause ID */
     SM_CLI_SCHEDULE_RESUME,   /* schedule resume ID */
     SM_CLI_SCHEDULE_DELETE,   /* schedule delete ID */
+    SM_CLI_SCHEDULE_ROTATE,   /* schedule rotate-secret ID */
 } sm_cli_cmd;
 
 typedef enum sm_cli_format {

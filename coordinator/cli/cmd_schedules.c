@@ -1,4 +1,5 @@
-/* sockmatrix schedules, and schedule add, pause, resume and delete: the recurring runs. */
+/* sockmatrix schedules, and schedule add, pause, resume, delete and rotate-secret: the recurring
+ * runs. */
 #include "coordinator/cli/cmd.h"
 
 #include <cjson/cJSON.h>
@@ -62,15 +63,19 @@ int sm_cli_schedule_positional(sm_cli_opts *o, const char **sub, const char *arg
         } subs[] = {{"add", SM_CLI_SCHEDULE_ADD},
                     {"pause", SM_CLI_SCHEDULE_PAUSE},
                     {"resume", SM_CLI_SCHEDULE_RESUME},
-                    {"delete", SM_CLI_SCHEDULE_DELETE}};
+                    {"delete", SM_CLI_SCHEDULE_DELETE},
+                    {"rotate-secret", SM_CLI_SCHEDULE_ROTATE}};
         for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
             if (strcmp(arg, subs[i].word) == 0) {
                 *sub = subs[i].word;
                 o->cmd = subs[i].cmd;
                 return 0;
             }
-        return sm_error_set(err, SM_EINVAL,
-                            "schedule: '%s' is not add, pause, resume or delete (see --help)", arg);
+        return sm_error_set(
+            err, SM_EINVAL,
+            "schedule: '%s' is not add, pause, resume, delete or rotate-secret (see "
+            "--help)",
+            arg);
     }
     if (o->cmd == SM_CLI_SCHEDULE_ADD || o->schedule_id)
         return sm_error_set(err, SM_EINVAL, "schedule %s: unexpected argument '%s' (see --help)",
@@ -90,7 +95,8 @@ int sm_cli_schedule_check(const sm_cli_opts *o, const char *sub, sm_error *err)
 {
     if (!sub)
         return sm_error_set(err, SM_EINVAL,
-                            "schedule: add, pause, resume or delete? (sockmatrix schedule add "
+                            "schedule: add, pause, resume, delete or rotate-secret? (sockmatrix "
+                            "schedule add "
                             "--name N ..., sockmatrix schedule pause ID)");
     const bool add = o->cmd == SM_CLI_SCHEDULE_ADD;
     const bool add_opts =
@@ -264,8 +270,46 @@ static int refused(sm_http *h, const sm_cli_opts *o, const sm_http_resp *r)
     return 1;
 }
 
+/* The webhook secret an answer carries, said once: the coordinator keeps no copy to show. */
+static void print_secret(const cJSON *j)
+{
+    const char *secret = str(j, "webhook_secret");
+    if (secret)
+        printf("webhook secret: %s\n"
+               "  give it to the receiver to check X-Sockmatrix-Signature (docs/webhooks.md);\n"
+               "  it is not shown again (sockmatrix schedule rotate-secret ID makes a new one)\n",
+               secret);
+}
+
+/* schedule rotate-secret ID */
+static int rotate(sm_http *h, const sm_cli_opts *o)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/api/schedules/%" PRIu64 "/webhook-secret", o->schedule_id);
+    sm_http_resp r;
+    sm_error err = {0};
+    if (sm_http_post(h, path, "{}", 2, &r, &err)) {
+        sm_cli_report(h, NULL, &err);
+        return 1;
+    }
+    if (r.status != 200) {
+        refused(h, o, &r);
+        sm_http_resp_fini(&r);
+        return 1;
+    }
+    cJSON *j = cJSON_ParseWithLength(r.body, r.len);
+    printf("schedule %" PRIu64 ": a new webhook secret; the old one signs no more\n",
+           o->schedule_id);
+    print_secret(j);
+    cJSON_Delete(j);
+    sm_http_resp_fini(&r);
+    return 0;
+}
+
 int sm_cli_cmd_schedule(sm_http *h, const sm_cli_opts *o)
 {
+    if (o->cmd == SM_CLI_SCHEDULE_ROTATE)
+        return rotate(h, o);
     if (o->cmd == SM_CLI_SCHEDULE_ADD) {
         char *body = add_body(o);
         if (!body)
@@ -280,6 +324,7 @@ int sm_cli_cmd_schedule(sm_http *h, const sm_cli_opts *o)
         char when[32];
         utc(cJSON_IsNumber(next) ? next->valuedouble : 0, when, sizeof when);
         printf("schedule %s: first run at %s\n", str(j, "id") ? str(j, "id") : "?", when);
+        print_secret(j);
         cJSON_Delete(j);
         sm_http_resp_fini(&r);
         return 0;

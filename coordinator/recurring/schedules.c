@@ -204,7 +204,8 @@ static void judge(const sm_schedules_env *e, uint64_t sched, uint64_t run_id, in
             else if (sm_schedule_hook_body(&hr, now_json, prev_json, &event, &body, &err) != 0)
                 sm_log(LOG_WARNING, "SM-SCHEDULE-JUDGE", "run %" PRIu64 ": %s", run_id, err.msg);
             if (body && e->notify) {
-                const uint64_t id = e->notify(e->notify_ctx, s.webhook_url, event, body);
+                const sm_webhook_dest to = {s.webhook_url, sched, s.webhook_generation};
+                const uint64_t id = e->notify(e->notify_ctx, &to, event, body);
                 char detail[256], subject[40];
                 snprintf(subject, sizeof subject, "schedule %" PRIu64, sched);
                 snprintf(detail, sizeof detail, "run %" PRIu64 ": %s sent as delivery %" PRIu64,

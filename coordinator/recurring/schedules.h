@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "coordinator/control/control.h"
+#include "coordinator/recurring/webhook.h"
 #include "coordinator/reports/reports.h"
 #include "coordinator/store/store.h"
 
@@ -21,7 +22,7 @@ typedef struct sm_schedules_env {
     void *arg;
     /* Posts a webhook delivery and returns its id (0: refused), as sm_webhook_post does with
      * notify_ctx its sm_webhook; NULL: no webhook is sent (and that is logged). */
-    uint64_t (*notify)(void *ctx, const char *url, const char *event, const char *body);
+    uint64_t (*notify)(void *ctx, const sm_webhook_dest *to, const char *event, const char *body);
     void *notify_ctx;
     /* Run run_id's anomalies (JSON) against baseline (0: the default one), built off the loop:
      * 1 once they are there, *status the HTTP status of GET /api/runs/{id}/anomalies and *json

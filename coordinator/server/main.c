@@ -17,6 +17,7 @@
 
 #include "coordinator/control/control.h"
 #include "coordinator/reports/reports.h"
+#include "coordinator/schema/webhook_url.h"
 #include "coordinator/server/guard.h"
 #include "coordinator/server/server.h"
 #include "coordinator/server/tokenfile.h"
@@ -79,6 +80,9 @@ static const char usage[] =
     "  --data-addr-allow LIST    data addresses agents may announce besides public and\n"
     "                            private unicast: comma-separated loopback, link-local,\n"
     "                            multicast, any, or ADDR/PREFIX (default: none of them)\n"
+    "  --webhook-allow LIST      where webhooks may go besides public addresses: comma-\n"
+    "                            separated loopback, link-local, private, multicast, any,\n"
+    "                            or ADDR/PREFIX (default: none of them)\n"
     "  --log-level LEVEL         error, warning, notice (default), info, debug\n"
     "  --ready-fd N              write \"ready ...\" to descriptor N once listening\n"
     "  --web-dir DIR             the dashboard's files, served at / (default: the build's or\n"
@@ -299,6 +303,7 @@ static const struct option long_opts[] = {
     {"lost-grace-ms", required_argument, NULL, 'g'},
     {"max-agents", required_argument, NULL, 'M'},
     {"data-addr-allow", required_argument, NULL, 'A'},
+    {"webhook-allow", required_argument, NULL, 'W'},
     {"previous-key-file", required_argument, NULL, 'p'},
     {"previous-key-grace-ms", required_argument, NULL, 'G'},
     {"http-host", required_argument, NULL, 'N'},
@@ -410,9 +415,10 @@ static int one_option(int c, char *val, const char *name, opts *o)
     case 'r':
     case 'G':
         return number_option(c, val, cfg);
-    case 'A': {
+    case 'A':
+    case 'W': {
         sm_error perr = {0};
-        if (sm_addr_policy_parse(&cfg->data_addr, val, &perr) != 0)
+        if (sm_addr_policy_parse(c == 'A' ? &cfg->data_addr : &cfg->webhook_allow, val, &perr))
             return fail("%s", perr.msg);
         return GO_ON;
     }
@@ -468,6 +474,7 @@ static int parse_args(int argc, char **argv, opts *o)
                              .max_agents = 4096,
                              .http_max_conns = 256,
                              .report_memory_mb = SM_REPORT_MEMORY_DEFAULT_MB};
+    sm_webhook_policy_init(&o->cfg.webhook_allow);
     o->http = "127.0.0.1:8080";
     int c, rc;
     opterr = 0;

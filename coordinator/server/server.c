@@ -441,9 +441,14 @@ void sm_server_scratch_free(server *s)
     s->news = NULL;
 }
 
-static uint64_t notify(void *hooks, const char *url, const char *event, const char *body)
+static uint64_t notify(void *hooks, const sm_webhook_dest *to, const char *event, const char *body)
 {
-    return sm_webhook_post(hooks, url, event, body);
+    return sm_webhook_post(hooks, to, event, body);
+}
+
+static bool hook_status(void *hooks, uint64_t schedule, char *out, size_t cap, int64_t *at_ms)
+{
+    return sm_webhook_last(hooks, schedule, out, cap, at_ms);
 }
 
 static void jobs_queued(void *arg, const char *const *hosts, size_t n)
@@ -604,15 +609,21 @@ static int server_open(server *s, sm_error *err)
                           .arg = s,
                           .ws_counters = s->ws_counters,
                           .http_counters = s->http,
-                          .reports = {.st = s->st}};
+                          .reports = {.st = s->st},
+                          .webhook_key = cfg->key,
+                          .webhook_allow = &cfg->webhook_allow,
+                          .webhook_post = notify,
+                          .webhook_status = hook_status};
     s->api.reports.memory_limit = (uint64_t)cfg->report_memory_mb * 1000000;
     /* One cache for the loop's reports and the worker's (start_worker). */
     if (sm_report_cache_new(&s->api.reports.cache, true) != 0 || !(s->tickets = sm_map_new()))
         return sm_error_set(err, SM_ENOMEM, "out of memory");
-    /* Webhooks are signed with the dashboard token, the secret a schedule's owner holds. */
-    const sm_webhook_cfg hcfg = {.token = cfg->token};
+    /* Each schedule's webhook is signed with a secret of its own, derived from the fleet key:
+     * a receiver never holds the token (docs/security.md). */
+    const sm_webhook_cfg hcfg = {.key = cfg->key, .allow = &cfg->webhook_allow};
     if ((rc = sm_webhook_open(&s->hooks, &hcfg, err)))
         return rc;
+    s->api.webhook_ctx = s->hooks;
     if (!(s->hub = sm_ws_hub_new(&s->api, s->st, s->ws_counters)))
         return sm_error_set(err, SM_ENOMEM, "out of memory");
     memcpy(s->protocols, protocols_template, sizeof s->protocols);

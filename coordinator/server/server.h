@@ -35,6 +35,7 @@ typedef struct sm_server_cfg {
     const char *web_dir;           /* the dashboard's files, served at /; NULL: none */
     uint32_t max_agents;           /* registrations beyond this are refused (0: the default) */
     sm_addr_policy data_addr;      /* what agents may announce as their data_addr */
+    sm_addr_policy webhook_allow;  /* where webhooks may go (sm_webhook_policy_init's default) */
     const char *const *http_hosts; /* more names the HTTP listener answers to (Host) */
     size_t n_http_hosts;
     unsigned http_max_conns;   /* open HTTP and WebSocket connections at most */

@@ -99,6 +99,7 @@ static int read_schedule(sqlite3_stmt *s, void *row, sm_error *err)
             if (strcmp(state, sm_run_state_name((sm_run_state)k)) == 0)
                 r->last_state = (sm_run_state)k;
         r->n_runs = (uint32_t)sqlite3_column_int64(s, 13);
+        r->webhook_generation = (uint32_t)sqlite3_column_int64(s, 14);
     }
     if (ret != 0)
         sm_schedule_row_fini(r);
@@ -185,6 +186,20 @@ int sm_store_schedule_delete(sm_store *st, uint64_t id, sm_error *err)
         return ret;
     }
     return change_one(st, s, SQLITE_OK, id, "schedule delete", err);
+}
+
+int sm_store_schedule_rotate_webhook(sm_store *st, uint64_t id, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_SCHED_ROTATE];
+    int ret = store_bind_id(s, 1, id, "schedule", err);
+    if (ret != 0) {
+        store_done_with(s);
+        return ret;
+    }
+    ret = change_one(st, s, SQLITE_OK, id, "schedule webhook rotation", err);
+    if (ret == SM_EINVAL)
+        sm_error_set(err, SM_EINVAL, "no schedule %llu with a webhook", (unsigned long long)id);
+    return ret;
 }
 
 int sm_store_schedule_set_notified(sm_store *st, uint64_t id, uint64_t run_id, sm_error *err)

@@ -151,6 +151,10 @@ const char *const store_migrations[] = {
     "ALTER TABLE runs ADD COLUMN schedule_id INTEGER;"
     "CREATE INDEX runs_schedule ON runs(schedule_id, id);"
     "PRAGMA user_version = 8;",
+    /* 9: webhook secrets. A schedule's secret is derived from the fleet key, its id and this
+     * generation (recurring/secret.h), never stored: rotating it is generation + 1. */
+    "ALTER TABLE schedules ADD COLUMN webhook_generation INTEGER NOT NULL DEFAULT 1;"
+    "PRAGMA user_version = 9;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof store_migrations / sizeof store_migrations[0]))
@@ -170,7 +174,7 @@ const char *const store_migrations[] = {
     " notified_run,"                                                                               \
     " (SELECT max(id) FROM runs WHERE schedule_id = s.id),"                                        \
     " (SELECT state FROM runs WHERE schedule_id = s.id ORDER BY id DESC LIMIT 1),"                 \
-    " (SELECT count(*) FROM runs WHERE schedule_id = s.id)"
+    " (SELECT count(*) FROM runs WHERE schedule_id = s.id), webhook_generation"
 
 static const char *const queries[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -279,6 +283,8 @@ static const char *const queries[Q_COUNT] = {
                            " WHERE id = ?1 AND deleted = 0",
     [Q_SCHED_DELETE] = "UPDATE schedules SET deleted = 1 WHERE id = ?1 AND deleted = 0",
     [Q_SCHED_SET_NOTIFIED] = "UPDATE schedules SET notified_run = ?2 WHERE id = ?1",
+    [Q_SCHED_ROTATE] = "UPDATE schedules SET webhook_generation = webhook_generation + 1"
+                       " WHERE id = ?1 AND deleted = 0 AND webhook_url != ''",
     [Q_RUN_SET_SCHEDULE] = "UPDATE runs SET schedule_id = ?2 WHERE id = ?1",
     [Q_SCHED_RUNS] = "SELECT " RUN_COLUMNS("NULL") " FROM runs WHERE schedule_id = ?1"
                                                    " ORDER BY id DESC LIMIT ?2",

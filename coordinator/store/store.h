@@ -342,6 +342,9 @@ typedef struct sm_schedule_row {
     bool paused;
     int64_t created_ms, next_ms;
     uint64_t notified_run; /* the last ended run its webhook was judged for (0 none) */
+    /* Read only (schema version 9): its webhook secret's generation, 1 at creation, one more
+     * at each rotation (sm_store_schedule_rotate_webhook). */
+    uint32_t webhook_generation;
     /* Read only: its newest run (0 none) and that run's state, and how many runs it started. */
     uint64_t last_run;
     sm_run_state last_state;
@@ -368,6 +371,9 @@ int sm_store_schedule_set_paused(sm_store *st, uint64_t id, bool paused, int64_t
 /* Each of these is SM_EINVAL when there is no such schedule (or it was deleted). */
 int sm_store_schedule_delete(sm_store *st, uint64_t id, sm_error *err);
 int sm_store_schedule_set_notified(sm_store *st, uint64_t id, uint64_t run_id, sm_error *err);
+/* Adds one to the schedule's webhook generation: its secret changes. SM_EINVAL too when it has
+ * no webhook. */
+int sm_store_schedule_rotate_webhook(sm_store *st, uint64_t id, sm_error *err);
 /* Links a run to the schedule that started it. SM_EINVAL when there is no such run. */
 int sm_store_run_set_schedule(sm_store *st, uint64_t run_id, uint64_t schedule_id, sm_error *err);
 /* The schedule's runs, newest first, at most limit (spec_json NULL); sm_store_runs_free. */

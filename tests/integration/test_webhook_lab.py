@@ -3,8 +3,10 @@ TCP/UDS test over three hosts, h2's TCP 8 times slower than it measured unshaped
 when the run ends the coordinator posts the new flag to a receiver this test starts on
 127.0.0.1. The receiver refuses the first attempt (500), so the delivery is retried with the
 same delivery id; the body names the run, the schedule and exactly the hosts the run's
-anomalies flag; the signature is the HMAC-SHA256 of the body keyed with the dashboard token,
-checked here with Python's hmac, independent of the coordinator's code. The real coordinator,
+anomalies flag; the signature ("t=T,v1=HEX", HMAC-SHA256 of "T.body") is keyed with the
+schedule's own secret, answered once when the schedule was made, checked here with Python's
+hmac, independent of the coordinator's code. The receiver is on loopback, which the
+coordinator refuses unless --webhook-allow loopback says so. The real coordinator,
 agents, store, delivery thread and HTTP."""
 import hashlib
 import hmac
@@ -53,6 +55,11 @@ class Receiver(http.server.ThreadingHTTPServer):
         with self.lock:
             return list(self.got)
 
+    def forget(self):
+        """Forgets what came so far: the next POST is answered 500 again."""
+        with self.lock:
+            self.got = []
+
     def close(self):
         self.shutdown()
         self.server_close()
@@ -70,7 +77,7 @@ class WebhookLabTest(unittest.TestCase):
         with open(token_file, "w") as t:
             t.write(TOKEN + "\n")
         os.chmod(token_file, 0o600)
-        f.extra_args = ["--token-file", token_file]
+        f.extra_args = ["--token-file", token_file, "--webhook-allow", "loopback"]
         f.headers = {"Authorization": f"Bearer {TOKEN}"}
         f.agent_args = ["--affinity", "0,1"]
         f.start()
@@ -79,6 +86,13 @@ class WebhookLabTest(unittest.TestCase):
                                                  "every": "10s", "webhook": url})
         self.assertEqual(status, 201, made)
         sid = made["id"]
+        secret = made["webhook_secret"]
+        # The new webhook's ping comes first: refused once (500), then delivered. Forgotten
+        # then, so that the run's delivery meets the 500 first too.
+        wait_for("the ping delivered", lambda: len(rx.requests()) >= 2, 30)
+        self.assertEqual([g["headers"].get("X-Sockmatrix-Event") for g in rx.requests()],
+                         ["ping", "ping"])
+        rx.forget()
 
         def first_run():
             runs = f.get(f"/api/schedules/{sid}")["recent_runs"]
@@ -102,8 +116,10 @@ class WebhookLabTest(unittest.TestCase):
         h1 = {k.lower(): v for k, v in first["headers"].items()}
         self.assertEqual(h["x-sockmatrix-delivery"], h1["x-sockmatrix-delivery"])
         self.assertEqual(h["content-type"], "application/json")
-        want = "sha256=" + hmac.new(TOKEN.encode(), second["body"], hashlib.sha256).hexdigest()
-        self.assertTrue(hmac.compare_digest(h["x-sockmatrix-signature"], want))
+        t, v1 = (p.split("=", 1)[1] for p in h["x-sockmatrix-signature"].split(","))
+        want = hmac.new(secret.encode(), t.encode() + b"." + second["body"],
+                        hashlib.sha256).hexdigest()
+        self.assertTrue(hmac.compare_digest(v1, want))
         body = json.loads(second["body"])
         self.assertEqual(h["x-sockmatrix-event"], body["event"])
         self.assertIn(body["event"], ("flag", "regression"))

@@ -29,6 +29,11 @@ static void on_jobs_queued(void *arg, const char *const *hosts, size_t n)
     snprintf(f->queued_host, sizeof f->queued_host, "%s", n ? hosts[0] : "");
 }
 
+/* The fleet key webhook secrets derive from: 1, 2, ..., 32 (test_webhook_secret's vectors). */
+static const uint8_t fixture_key[SM_KEY_LEN] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                                12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                                23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
+
 int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
@@ -47,7 +52,8 @@ int setup(void **state)
                           .ctl = f->c,
                           .rejects = f->rejects,
                           .jobs_queued = on_jobs_queued,
-                          .arg = f};
+                          .arg = f,
+                          .webhook_key = fixture_key};
     f->sched = (sm_schedules_env){
         f->st, &f->api.ctl, &f->api.reports, on_jobs_queued, f, NULL, NULL, NULL, NULL};
     *state = f;

@@ -82,12 +82,41 @@ static void test_addrpolicy_classes_and_nets_widen_it(void **state)
     assert_refused(&any, "0.0.0.0", "unspecified");
 }
 
+static void test_addrpolicy_refusing_private_names_its_option(void **state)
+{
+    (void)state;
+    sm_addr_policy p = {.refuse = SM_ADDR_PRIVATE, .option = "--webhook-allow"};
+    sm_error err = {0};
+    assert_refused(&p, "10.0.0.1",
+                   "10.0.0.1 is a private address, which --webhook-allow refuses unless told "
+                   "(--webhook-allow private allows it)");
+    assert_refused(&p, "172.16.0.1", "private");
+    assert_refused(&p, "172.31.255.255", "private");
+    assert_allowed(&p, "172.32.0.1");
+    assert_refused(&p, "192.168.1.2", "private");
+    assert_refused(&p, "100.64.0.1", "private");
+    assert_refused(&p, "100.127.255.255", "private");
+    assert_allowed(&p, "100.128.0.1");
+    assert_refused(&p, "fd00::12", "private");
+    assert_refused(&p, "fc00::1", "private");
+    assert_refused(&p, "::ffff:10.1.2.3", "private");
+    assert_refused(&p, "127.0.0.1", "(--webhook-allow loopback allows it)");
+    assert_refused(&p, "169.254.169.254", "link-local");
+    assert_allowed(&p, "8.8.8.8");
+    assert_allowed(&p, "2001:db8::1");
+    assert_int_equal(sm_addr_policy_parse(&p, "private", &err), 0);
+    assert_allowed(&p, "10.0.0.1");
+    assert_allowed(&p, "fd00::12");
+    assert_int_equal(sm_addr_policy_parse(&p, "bogus", &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "--webhook-allow: 'bogus'"));
+}
+
 static void test_addrpolicy_parse_names_the_bad_item_and_changes_nothing(void **state)
 {
     (void)state;
     static const char *const bad[] = {
         "",       "loopback,", ",loopback",   "lo",         "10.0.0.0/33",
-        "::/129", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/x", "private"};
+        "::/129", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/x", "privat"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sm_addr_policy p = {0};
         sm_error err = {0};
@@ -115,6 +144,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_addrpolicy_default_allows_unicast_and_refuses_the_rest),
         cmocka_unit_test(test_addrpolicy_classes_and_nets_widen_it),
+        cmocka_unit_test(test_addrpolicy_refusing_private_names_its_option),
         cmocka_unit_test(test_addrpolicy_parse_names_the_bad_item_and_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

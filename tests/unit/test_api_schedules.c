@@ -224,7 +224,7 @@ static void test_schedules_are_made_listed_paused_resumed_and_deleted(void **sta
     cJSON *made = call_json(
         f, "POST", "/api/schedules",
         "{\"name\":\"every-15m\",\"preset\":\"seed-tcp-unix\",\"every\":\"15m\",\"hosts\":[\"h1\"],"
-        "\"webhook\":\"http://127.0.0.1:9/hook\"}",
+        "\"webhook\":\"http://203.0.113.9:9/hook\"}",
         201);
     assert_string_equal(s_of(made, "id"), "1");
     const double next = n_of(made, "next_ms");
@@ -244,7 +244,7 @@ static void test_schedules_are_made_listed_paused_resumed_and_deleted(void **sta
     assert_string_equal(s_of(a, "name"), "every-15m");
     assert_int_equal(n_of(a, "every_s"), 900);
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "cron")));
-    assert_string_equal(s_of(a, "webhook"), "http://127.0.0.1:9/hook");
+    assert_string_equal(s_of(a, "webhook"), "http://203.0.113.9:9/hook");
     assert_string_equal(
         cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a, "hosts"), 0)->valuestring, "h1");
     assert_string_equal(s_of(cJSON_GetObjectItemCaseSensitive(a, "spec"), "name"), "seed-tcp-unix");
@@ -409,14 +409,18 @@ static void test_tick_passes_a_slot_whose_run_cannot_start(void **state)
 typedef struct told {
     int calls;
     char url[128], event[32];
+    uint64_t schedule;
+    uint32_t generation;
     char *body;
 } told;
 
-static uint64_t record(void *ctx, const char *url, const char *event, const char *body)
+static uint64_t record(void *ctx, const sm_webhook_dest *to, const char *event, const char *body)
 {
     told *t = ctx;
     t->calls++;
-    snprintf(t->url, sizeof t->url, "%s", url);
+    snprintf(t->url, sizeof t->url, "%s", to->url);
+    t->schedule = to->schedule;
+    t->generation = to->generation;
     snprintf(t->event, sizeof t->event, "%s", event);
     free(t->body);
     t->body = strdup(body);
@@ -440,7 +444,7 @@ static void add_watch(fixture *f)
     register_agent(f, "h3");
     expect(f, "POST", "/api/schedules", NULL, NULL,
            "{\"name\":\"watch\",\"spec\":" SPEC ",\"every\":\"10s\","
-           "\"webhook\":\"http://127.0.0.1:9/hook\"}",
+           "\"webhook\":\"http://203.0.113.9:9/hook\"}",
            201, NULL);
 }
 
@@ -459,7 +463,9 @@ static void test_webhook_tells_new_flags_and_regressions_once(void **state)
     one_run(f, 30.0);
     sm_schedules_tick(&f->sched, wall_ms());
     assert_int_equal(t.calls, 1);
-    assert_string_equal(t.url, "http://127.0.0.1:9/hook");
+    assert_string_equal(t.url, "http://203.0.113.9:9/hook");
+    assert_int_equal(t.schedule, 1);
+    assert_int_equal(t.generation, 1);
     assert_string_equal(t.event, "regression");
     cJSON *b = cJSON_Parse(t.body);
     assert_non_null(b);
@@ -583,6 +589,116 @@ static void test_webhook_waits_for_anomalies_built_off_the_loop(void **state)
     free(t.body);
 }
 
+static bool fake_status(void *ctx, uint64_t schedule, char *out, size_t cap, int64_t *at_ms)
+{
+    (void)ctx;
+    if (schedule != 1)
+        return false;
+    snprintf(out, cap, "refused ping delivery 1: 10.0.0.1 is a private address");
+    *at_ms = 1767225600000;
+    return true;
+}
+
+/* GET /api/schedules/{id} shows how its webhook's last delivery ended, null when unknown. */
+static void test_a_schedule_shows_its_last_webhook_status(void **state)
+{
+    fixture *f = *state;
+    f->api.webhook_status = fake_status;
+    cJSON_Delete(call_json(f, "POST", "/api/schedules",
+                           "{\"name\":\"a\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\","
+                           "\"webhook\":\"https://203.0.113.9/hook\"}",
+                           201));
+    cJSON_Delete(call_json(f, "POST", "/api/schedules",
+                           "{\"name\":\"b\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\","
+                           "\"webhook\":\"https://203.0.113.9/hook\"}",
+                           201));
+    cJSON *one = call_json(f, "GET", "/api/schedules/1", NULL, 200);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(one, "webhook_status");
+    assert_string_equal(s_of(st, "text"), "refused ping delivery 1: 10.0.0.1 is a private address");
+    assert_int_equal((int64_t)n_of(st, "at_ms"), 1767225600000);
+    cJSON_Delete(one);
+    cJSON *two = call_json(f, "GET", "/api/schedules/2", NULL, 200);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(two, "webhook_status")));
+    cJSON_Delete(two);
+}
+
+/* The secret is answered once at creation and at each rotation, never by a read; a webhook to
+ * an inner address is refused at once, naming the field and the option. */
+static void test_webhook_secret_is_shown_once_and_rotated(void **state)
+{
+    fixture *f = *state;
+    cJSON *made = call_json(f, "POST", "/api/schedules",
+                            "{\"name\":\"hooked\",\"preset\":\"seed-tcp-unix\",\"every\":\"15m\","
+                            "\"webhook\":\"https://203.0.113.9/hook\"}",
+                            201);
+    assert_int_equal(strlen(s_of(made, "webhook_secret")), 70);
+    assert_memory_equal(s_of(made, "webhook_secret"), "whsec_", 6);
+    cJSON_Delete(made);
+    for (int i = 2; i <= 7; i++) { /* up to schedule 7, test_webhook_secret's vector */
+        made = call_json(f, "POST", "/api/schedules",
+                         "{\"name\":\"h\",\"preset\":\"seed-tcp-unix\",\"every\":\"15m\","
+                         "\"webhook\":\"https://203.0.113.9/hook\"}",
+                         201);
+        if (i == 7)
+            assert_string_equal(
+                s_of(made, "webhook_secret"),
+                "whsec_c3801f5946e39019c8d8277b72deacae4a09f044987881f6360cbea798c66a7c");
+        cJSON_Delete(made);
+    }
+    response r = call(f, "GET", "/api/schedules/7", NULL, NULL, NULL);
+    assert_int_equal(r.status, 200);
+    assert_null(strstr(r.body, "whsec_"));
+    free(r.body);
+    r = call(f, "GET", "/api/schedules", NULL, NULL, NULL);
+    assert_null(strstr(r.body, "whsec_"));
+    free(r.body);
+    cJSON *rot = call_json(f, "POST", "/api/schedules/7/webhook-secret", NULL, 200);
+    assert_string_equal(s_of(rot, "id"), "7");
+    assert_string_equal(s_of(rot, "webhook_secret"),
+                        "whsec_cc4dec27bb942a3a8871b8466a3d1c8858519d4aeadc34416c9cb79ab3509e59");
+    cJSON_Delete(rot);
+    /* the judge signs with the new generation */
+    sm_schedule_row row;
+    sm_error err = {0};
+    assert_int_equal(sm_store_schedule_get(f->st, 7, &row, &err), 0);
+    assert_int_equal(row.webhook_generation, 2);
+    sm_schedule_row_fini(&row);
+    refused(f, "POST", "/api/schedules/99/webhook-secret", NULL, 404, "id", NULL);
+    made = call_json(f, "POST", "/api/schedules",
+                     "{\"name\":\"quiet\",\"preset\":\"seed-tcp-unix\",\"every\":\"15m\"}", 201);
+    assert_null(cJSON_GetObjectItemCaseSensitive(made, "webhook_secret"));
+    cJSON_Delete(made);
+    refused(f, "POST", "/api/schedules/8/webhook-secret", NULL, 400, "webhook", "no webhook");
+    static const char *const inner[][2] = {
+        {"http://127.0.0.1:9/hook", "--webhook-allow loopback allows it"},
+        {"http://169.254.169.254/latest/meta-data/", "--webhook-allow link-local"},
+        {"http://10.0.0.1/", "--webhook-allow private"},
+        {"http://[::1]/", "loopback"},
+        {"http://0.0.0.0/", "unspecified"},
+    };
+    for (size_t i = 0; i < sizeof inner / sizeof inner[0]; i++) {
+        char body[256];
+        snprintf(body, sizeof body,
+                 "{\"name\":\"in\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\","
+                 "\"webhook\":\"%s\"}",
+                 inner[i][0]);
+        refused(f, "POST", "/api/schedules", body, 400, "webhook", inner[i][1]);
+    }
+    r = call(f, "GET", "/api/schedules", NULL, NULL, NULL);
+    assert_null(strstr(r.body, "\"in\""));
+    free(r.body);
+    /* allowed by the operator: taken */
+    sm_addr_policy lo;
+    sm_webhook_policy_init(&lo);
+    assert_int_equal(sm_addr_policy_parse(&lo, "loopback", &err), 0);
+    f->api.webhook_allow = &lo;
+    cJSON_Delete(call_json(f, "POST", "/api/schedules",
+                           "{\"name\":\"lo\",\"preset\":\"seed-tcp-unix\",\"every\":\"1m\","
+                           "\"webhook\":\"http://127.0.0.1:9/hook\"}",
+                           201));
+    f->api.webhook_allow = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -603,6 +719,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tick_leaves_paused_and_deleted_schedules_alone, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_tick_passes_a_slot_whose_run_cannot_start, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_secret_is_shown_once_and_rotated, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_schedule_shows_its_last_webhook_status, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_webhook_tells_new_flags_and_regressions_once, setup,
                                         teardown),

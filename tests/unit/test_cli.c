@@ -625,6 +625,10 @@ static void test_cli_schedule_add_pause_resume_delete_and_their_refusals(void **
     char *del[] = {"sockmatrix", "schedule", "delete", "8", NULL};
     assert_int_equal(parse(del, ARGC(del), &o, &err), 0);
     assert_int_equal(o.cmd, SM_CLI_SCHEDULE_DELETE);
+    char *rot[] = {"sockmatrix", "schedule", "rotate-secret", "9", NULL};
+    assert_int_equal(parse(rot, ARGC(rot), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_SCHEDULE_ROTATE);
+    assert_int_equal(o.schedule_id, 9);
     char *list[] = {"sockmatrix", "schedules", NULL};
     assert_int_equal(parse(list, ARGC(list), &o, &err), 0);
     assert_int_equal(o.cmd, SM_CLI_SCHEDULES);
@@ -653,9 +657,10 @@ static void test_cli_schedule_add_pause_resume_delete_and_their_refusals(void **
     char *opt[] = {"sockmatrix", "schedule", "pause", "3", "--every", "1m", NULL};
     assert_fails_naming(opt, ARGC(opt), "schedule pause: takes an id only");
     char *sub[] = {"sockmatrix", "schedule", "stop", "3", NULL};
-    assert_fails_naming(sub, ARGC(sub), "schedule: 'stop' is not add, pause, resume or delete");
+    assert_fails_naming(sub, ARGC(sub),
+                        "schedule: 'stop' is not add, pause, resume, delete or rotate-secret");
     char *bare[] = {"sockmatrix", "schedule", NULL};
-    assert_fails_naming(bare, ARGC(bare), "schedule: add, pause, resume or delete?");
+    assert_fails_naming(bare, ARGC(bare), "schedule: add, pause, resume, delete or rotate-secret?");
     char *runopt[] = {"sockmatrix", "run", "--preset", "quick", "--every", "1m", NULL};
     assert_fails_naming(runopt, ARGC(runopt), "--every: not an option of run");
 }

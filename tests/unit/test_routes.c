@@ -54,6 +54,7 @@ static const want every[] = {
     {"/api/schedules/3", "DELETE", "GET, DELETE", 0, SM_ROUTE_WRITE},
     {"/api/schedules/3/pause", "POST", "POST", SMALL, SM_ROUTE_WRITE},
     {"/api/schedules/3/resume", "POST", "POST", SMALL, SM_ROUTE_WRITE},
+    {"/api/schedules/3/webhook-secret", "POST", "POST", SMALL, SM_ROUTE_WRITE},
 };
 #define N_EVERY (sizeof every / sizeof every[0])
 

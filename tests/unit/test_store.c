@@ -121,13 +121,13 @@ static void test_store_open_creates_the_current_schema_in_wal_mode(void **state)
 {
     fixture *f = *state;
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 8);
+    assert_int_equal(sm_store_schema_version(f->st), 9);
 
     sqlite3 *db = raw_open(f->path);
     char mode[16];
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     assert_string_equal(mode, "wal");
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 8);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 9);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
                                  " name IN ('agents', 'jobs', 'results', 'events', 'runs',"
                                  " 'cells')"),
@@ -148,7 +148,7 @@ static void test_store_reopen_keeps_data_and_version(void **state)
     assert_ok(sm_store_agent_upsert(f->st, &a, &err));
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 8);
+    assert_int_equal(sm_store_schema_version(f->st), 9);
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, id, &j, &err));
     assert_string_equal(j.host, "h1");
@@ -174,7 +174,7 @@ static void test_store_refuses_a_newer_schema_version(void **state)
     assert_int_equal(sm_store_open(&st, f->path, &err), SM_EINVAL);
     assert_null(st);
     assert_int_equal(err.code, SM_EINVAL);
-    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (8)");
+    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (9)");
 
     db = raw_open(f->path);
     assert_int_equal(raw_int(db, "PRAGMA user_version"), 99);
@@ -751,7 +751,7 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 8);
+    assert_int_equal(sm_store_schema_version(f->st), 9);
 
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, 7, &j, &err));
@@ -789,7 +789,7 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     assert_true(is_store_id(sm_store_id(f->st)));
 
     db = raw_open(f->path);
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 8);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 9);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE name IN"
                                  " ('run_id', 'cell', 'rep', 'warmup', 'round', 'ord', 'peer')"),
                      7);
@@ -990,7 +990,7 @@ static void test_store_migration_to_version_5_takes_parallel_from_the_stored_spe
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 8);
+    assert_int_equal(sm_store_schema_version(f->st), 9);
     static const bool want[] = {false, true, true, true};
     for (uint64_t id = 1; id <= 4; id++) {
         sm_run_row r;
@@ -1153,7 +1153,7 @@ static void test_store_migrates_version_3_cells_to_no_stop_and_records_stops(voi
     sqlite3_close(db);
 
     open_store(f);
-    assert_int_equal(sm_store_schema_version(f->st), 8);
+    assert_int_equal(sm_store_schema_version(f->st), 9);
     sm_cell_row *rows = NULL;
     size_t n = 0;
     assert_ok(sm_store_cells_list(f->st, run, &rows, &n, &err));

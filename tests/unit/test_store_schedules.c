@@ -224,7 +224,7 @@ static void test_migration_from_version_7_keeps_runs(void **state)
                      SQLITE_OK);
     sqlite3_close(db);
     reopen(f);
-    assert_int_equal(sm_store_schema_version(f->st), 8);
+    assert_int_equal(sm_store_schema_version(f->st), 9);
     sm_run_row r;
     ok(sm_store_run_get(f->st, run, &r, &err), &err);
     assert_string_equal(r.name, "old");
@@ -236,6 +236,30 @@ static void test_migration_from_version_7_keeps_runs(void **state)
     ok(sm_store_schedules_list(f->st, &rows, &n, &err), &err);
     assert_int_equal(n, 0);
     sm_store_schedules_free(rows, n);
+}
+
+/* A rotation adds one to the generation its secret derives from; nothing secret is stored. */
+static void test_rotating_a_webhook_counts_its_generation(void **state)
+{
+    fixture *f = *state;
+    sm_error err = {0};
+    const uint64_t a = add_schedule(f, "hooked", 10, "", "", "https://hooks.example/x", 11000);
+    const uint64_t b = add_schedule(f, "quiet", 10, "", "", "", 11000);
+    sm_schedule_row r;
+    ok(sm_store_schedule_get(f->st, a, &r, &err), &err);
+    assert_int_equal(r.webhook_generation, 1);
+    sm_schedule_row_fini(&r);
+    ok(sm_store_schedule_rotate_webhook(f->st, a, &err), &err);
+    ok(sm_store_schedule_rotate_webhook(f->st, a, &err), &err);
+    reopen(f);
+    ok(sm_store_schedule_get(f->st, a, &r, &err), &err);
+    assert_int_equal(r.webhook_generation, 3);
+    sm_schedule_row_fini(&r);
+    assert_int_equal(sm_store_schedule_rotate_webhook(f->st, b, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "with a webhook"));
+    assert_int_equal(sm_store_schedule_rotate_webhook(f->st, 999, &err), SM_EINVAL);
+    ok(sm_store_schedule_delete(f->st, a, &err), &err);
+    assert_int_equal(sm_store_schedule_rotate_webhook(f->st, a, &err), SM_EINVAL);
 }
 
 int main(void)
@@ -253,6 +277,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_events_of_a_subject_newest_first, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_migration_from_version_7_keeps_runs,
+                                        store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_rotating_a_webhook_counts_its_generation,
                                         store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

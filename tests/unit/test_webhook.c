@@ -1,4 +1,5 @@
-/* Unit tests of the webhook delivery thread against a real HTTP receiver on 127.0.0.1. */
+/* Unit tests of the webhook delivery threads against real HTTP receivers on 127.0.0.1: signing
+ * with the schedule's secret, retries, the destination policy, destinations side by side. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,8 +48,9 @@ typedef struct receiver {
     int statuses[4];
     size_t nstatus;
     request req[REQ_MAX];
-    size_t n;   /* requests recorded */
-    size_t all; /* requests seen, recorded or not */
+    size_t n;     /* requests recorded */
+    size_t all;   /* requests seen, recorded or not */
+    int delay_ms; /* how long it thinks before it answers */
     atomic_bool stop;
 } receiver;
 
@@ -108,6 +110,8 @@ static void *serve(void *arg)
         request r;
         if (read_request(c, &r)) {
             r.at_ms = now_ms();
+            if (rv->delay_ms)
+                usleep((useconds_t)rv->delay_ms * 1000);
             pthread_mutex_lock(&rv->mu);
             size_t i = rv->all < rv->nstatus ? rv->all : rv->nstatus - 1;
             int status = rv->statuses[i];
@@ -228,28 +232,45 @@ static void url_of(char *url, size_t cap, unsigned port)
     snprintf(url, cap, "http://127.0.0.1:%u/hook", port);
 }
 
-static sm_webhook *open_hook(const char *token, unsigned attempts, unsigned backoff_ms)
+static const uint8_t KEY[SM_KEY_LEN] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+                                        16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30};
+
+/* Deliveries signed with KEY's secrets (or unsigned: key NULL), to loopback allowed. */
+static sm_webhook *open_hook(const uint8_t *key, unsigned attempts, unsigned backoff_ms)
 {
     sm_webhook *w = NULL;
     sm_error err = {0};
-    const sm_webhook_cfg cfg = {
-        .token = token, .attempts = attempts, .backoff_ms = backoff_ms, .timeout_ms = 5000};
+    sm_addr_policy allow;
+    sm_webhook_policy_init(&allow);
+    assert_int_equal(sm_addr_policy_parse(&allow, "loopback", &err), 0);
+    const sm_webhook_cfg cfg = {.key = key,
+                                .allow = &allow,
+                                .attempts = attempts,
+                                .backoff_ms = backoff_ms,
+                                .timeout_ms = 5000};
     assert_int_equal(sm_webhook_open(&w, &cfg, &err), 0);
     assert_non_null(w);
     return w;
 }
 
-static void test_webhook_posts_the_body_once_signed_with_the_token(void **state)
+/* A delivery of schedule 7 at generation 1. */
+static uint64_t post(sm_webhook *w, const char *url, const char *event, const char *body)
+{
+    const sm_webhook_dest to = {url, 7, 1};
+    return sm_webhook_post(w, &to, event, body);
+}
+
+static void test_webhook_posts_the_body_once_signed_with_the_schedules_secret(void **state)
 {
     (void)state;
     const int ok[] = {200};
     receiver *rv = receiver_start(ok, 1);
     char url[64];
     url_of(url, sizeof url, rv->port);
-    const char *token = "lab-token-7f3a";
     const char *body = "{\"run\":7,\"host\":\"h2\",\"flag\":\"slow\"}";
-    sm_webhook *w = open_hook(token, 3, 50);
-    uint64_t id = sm_webhook_post(w, url, "flag", body);
+    sm_webhook *w = open_hook(KEY, 3, 50);
+    const int64_t before = (int64_t)time(NULL);
+    uint64_t id = post(w, url, "flag", body);
     assert_true(id > 0);
     sm_webhook_stats s = wait_stats(w, one_delivered);
     assert_int_equal(s.delivered, 1);
@@ -272,31 +293,40 @@ static void test_webhook_posts_the_body_once_signed_with_the_token(void **state)
     assert_true(strlen(v) > strlen(tail));
     assert_string_equal(v + strlen(v) - strlen(tail), tail);
 
-    /* the receiver's side of the check, with OpenSSL's one-shot HMAC */
+    /* the receiver's side of the check: only the schedule's secret, OpenSSL's one-shot HMAC
+     * over "t.body" */
+    char secret[SM_WEBHOOK_SECRET_SIZE];
+    sm_error err = {0};
+    assert_int_equal(sm_webhook_secret(KEY, 7, 1, secret, &err), 0);
+    header(r, "X-Sockmatrix-Signature", v, sizeof v);
+    long long t = 0;
+    int at = 0;
+    assert_int_equal(sscanf(v, "t=%lld,v1=%n", &t, &at), 1);
+    assert_true(at > 0);
+    assert_true(t >= before && t <= (long long)time(NULL));
+    char signed_text[BODY_MAX + 32];
+    int n = snprintf(signed_text, sizeof signed_text, "%lld.%s", t, body);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned mac_len = 0;
-    assert_non_null(HMAC(EVP_sha256(), token, (int)strlen(token), (const unsigned char *)body,
-                         strlen(body), mac, &mac_len));
+    assert_non_null(HMAC(EVP_sha256(), secret, (int)strlen(secret),
+                         (const unsigned char *)signed_text, (size_t)n, mac, &mac_len));
     assert_int_equal(mac_len, 32);
-    char want[80] = "sha256=";
+    char want[80] = "";
     for (unsigned i = 0; i < mac_len; i++)
-        snprintf(want + 7 + 2 * i, 3, "%02x", mac[i]);
-    assert_string_equal(header(r, "X-Sockmatrix-Signature", v, sizeof v), want);
-    char own[72];
-    sm_webhook_sign(token, body, strlen(body), own);
-    assert_string_equal(own, want);
+        snprintf(want + 2 * i, 3, "%02x", mac[i]);
+    assert_string_equal(v + at, want);
     receiver_stop(rv);
 }
 
-static void test_webhook_without_a_token_sends_no_signature(void **state)
+static void test_webhook_without_a_key_sends_no_signature(void **state)
 {
     (void)state;
     const int ok[] = {204};
     receiver *rv = receiver_start(ok, 1);
     char url[64];
     url_of(url, sizeof url, rv->port);
-    sm_webhook *w = open_hook("", 3, 50);
-    assert_true(sm_webhook_post(w, url, "regression", "{}") > 0);
+    sm_webhook *w = open_hook(NULL, 3, 50);
+    assert_true(post(w, url, "regression", "{}") > 0);
     wait_stats(w, one_delivered);
     sm_webhook_close(w);
     assert_int_equal(receiver_count(rv), 1);
@@ -314,8 +344,8 @@ static void test_webhook_retries_with_growing_waits_until_a_2xx(void **state)
     receiver *rv = receiver_start(script, 3);
     char url[64];
     url_of(url, sizeof url, rv->port);
-    sm_webhook *w = open_hook("k", 5, 50);
-    assert_true(sm_webhook_post(w, url, "flag", "{\"n\":1}") > 0);
+    sm_webhook *w = open_hook(KEY, 5, 50);
+    assert_true(post(w, url, "flag", "{\"n\":1}") > 0);
     sm_webhook_stats s = wait_stats(w, one_delivered);
     assert_int_equal(s.delivered, 1);
     assert_int_equal(s.retried, 2);
@@ -344,8 +374,8 @@ static void test_webhook_gives_up_after_its_attempts(void **state)
     receiver *rv = receiver_start(bad, 1);
     char url[64];
     url_of(url, sizeof url, rv->port);
-    sm_webhook *w = open_hook("k", 3, 50);
-    assert_true(sm_webhook_post(w, url, "flag", "{}") > 0);
+    sm_webhook *w = open_hook(KEY, 3, 50);
+    assert_true(post(w, url, "flag", "{}") > 0);
     sm_webhook_stats s = wait_stats(w, one_failed);
     assert_int_equal(s.failed, 1);
     assert_int_equal(s.retried, 2);
@@ -364,8 +394,8 @@ static void test_webhook_retries_a_refused_connection_then_fails(void **state)
     close(listen_loopback(&port)); /* a port nobody listens on */
     char url[64];
     url_of(url, sizeof url, port);
-    sm_webhook *w = open_hook("k", 2, 50);
-    assert_true(sm_webhook_post(w, url, "flag", "{}") > 0);
+    sm_webhook *w = open_hook(KEY, 2, 50);
+    assert_true(post(w, url, "flag", "{}") > 0);
     sm_webhook_stats s = wait_stats(w, one_failed);
     assert_int_equal(s.failed, 1);
     assert_int_equal(s.retried, 1);
@@ -380,8 +410,8 @@ static void test_webhook_close_cuts_the_wait_short_and_drops(void **state)
     receiver *rv = receiver_start(bad, 1);
     char url[64];
     url_of(url, sizeof url, rv->port);
-    sm_webhook *w = open_hook("k", 3, 60000);
-    uint64_t id = sm_webhook_post(w, url, "flag", "{}");
+    sm_webhook *w = open_hook(KEY, 3, 60000);
+    uint64_t id = post(w, url, "flag", "{}");
     assert_true(id > 0);
     wait_stats(w, one_retried);
 
@@ -424,17 +454,17 @@ static void test_webhook_refuses_a_post_when_the_queue_is_full(void **state)
     const int level = sm_log_level;
     sm_log_level = LOG_CRIT; /* 257 drops would fill the test's output */
     sm_webhook *w = open_hook(NULL, 2, 60000);
-    uint64_t first = sm_webhook_post(w, url, "flag", "{}");
+    uint64_t first = post(w, url, "flag", "{}");
     assert_true(first > 0);
     /* the first one waits between its attempts: the queue is empty again */
     wait_stats(w, one_retried);
     uint64_t last = first;
     for (int i = 0; i < SM_WEBHOOK_QUEUE_MAX; i++) {
-        uint64_t id = sm_webhook_post(w, url, "flag", "{}");
+        uint64_t id = post(w, url, "flag", "{}");
         assert_true(id > last);
         last = id;
     }
-    assert_int_equal(sm_webhook_post(w, url, "flag", "{}"), 0);
+    assert_int_equal(post(w, url, "flag", "{}"), 0);
     sm_webhook_stats s;
     sm_webhook_get_stats(w, &s);
     assert_int_equal(s.dropped, 1);
@@ -450,17 +480,18 @@ static void test_webhook_refuses_what_it_cannot_send(void **state)
     (void)state;
     const int level = sm_log_level;
     sm_log_level = LOG_CRIT;
-    sm_webhook *w = open_hook("k", 1, 50);
-    assert_int_equal(sm_webhook_post(w, "ftp://127.0.0.1/x", "flag", "{}"), 0);
-    assert_int_equal(sm_webhook_post(w, "http://u:p@127.0.0.1/x", "flag", "{}"), 0);
-    assert_int_equal(sm_webhook_post(w, "", "flag", "{}"), 0);
+    sm_webhook *w = open_hook(KEY, 1, 50);
+    assert_int_equal(sm_webhook_post(w, NULL, "flag", "{}"), 0);
+    assert_int_equal(post(w, "ftp://127.0.0.1/x", "flag", "{}"), 0);
+    assert_int_equal(post(w, "http://u:p@127.0.0.1/x", "flag", "{}"), 0);
+    assert_int_equal(post(w, "", "flag", "{}"), 0);
     /* the event goes into a header line */
-    assert_int_equal(sm_webhook_post(w, "http://127.0.0.1/x", "flag\r\nX-Evil: 1", "{}"), 0);
-    assert_int_equal(sm_webhook_post(w, "http://127.0.0.1/x", "", "{}"), 0);
-    assert_int_equal(sm_webhook_post(w, "http://127.0.0.1/x", "flag", NULL), 0);
+    assert_int_equal(post(w, "http://127.0.0.1/x", "flag\r\nX-Evil: 1", "{}"), 0);
+    assert_int_equal(post(w, "http://127.0.0.1/x", "", "{}"), 0);
+    assert_int_equal(post(w, "http://127.0.0.1/x", "flag", NULL), 0);
     sm_webhook_stats s;
     sm_webhook_get_stats(w, &s);
-    assert_int_equal(s.dropped, 6);
+    assert_int_equal(s.dropped, 7);
     sm_webhook_close(w);
     sm_webhook_close(NULL);
     sm_log_level = level;
@@ -469,17 +500,165 @@ static void test_webhook_refuses_what_it_cannot_send(void **state)
     assert_int_equal(sm_webhook_url_check("gopher://x/", &err), SM_EINVAL);
 }
 
+/* stderr, caught while fn(arg) runs, into text. */
+static void catch_log(void (*fn)(void *), void *arg, char *text, size_t cap)
+{
+    FILE *log = tmpfile();
+    assert_non_null(log);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0);
+    assert_true(dup2(fileno(log), STDERR_FILENO) >= 0);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(log);
+    size_t n = fread(text, 1, cap - 1, log);
+    text[n] = '\0';
+    fclose(log);
+}
+
+static bool one_done(const sm_webhook_stats *s)
+{
+    return s->delivered + s->failed >= 1;
+}
+
+static bool two_failed(const sm_webhook_stats *s)
+{
+    return s->failed >= 2;
+}
+
+static void refuse_two(void *arg)
+{
+    receiver *rv = arg;
+    sm_webhook *w = NULL;
+    sm_error err = {0};
+    /* the default policy; many attempts, so that a retry would show */
+    const sm_webhook_cfg cfg = {.key = KEY, .attempts = 5, .backoff_ms = 50};
+    assert_int_equal(sm_webhook_open(&w, &cfg, &err), 0);
+    char url[64];
+    url_of(url, sizeof url, rv->port);
+    assert_true(post(w, url, "flag", "{}") > 0);
+    /* a name is checked on the address it resolves to */
+    snprintf(url, sizeof url, "http://localhost:%u/hook", rv->port);
+    assert_true(post(w, url, "flag", "{}") > 0);
+    sm_webhook_stats s = wait_stats(w, two_failed);
+    assert_int_equal(s.failed, 2);
+    assert_int_equal(s.refused, 2);
+    assert_int_equal(s.retried, 0);
+    assert_int_equal(s.delivered, 0);
+    /* the schedule's status says why, with the option */
+    char text[400];
+    int64_t at = 0;
+    assert_true(sm_webhook_last(w, 7, text, sizeof text, &at));
+    assert_non_null(strstr(text, "refused flag delivery "));
+    assert_non_null(strstr(text, "127.0.0.1 is a loopback address"));
+    assert_non_null(strstr(text, "(--webhook-allow loopback allows it)"));
+    assert_true(at > 1700000000000);
+    assert_false(sm_webhook_last(w, 8, text, sizeof text, &at));
+    sm_webhook_close(w);
+}
+
+static void test_webhook_default_policy_refuses_loopback_at_connect_without_retry(void **state)
+{
+    (void)state;
+    const int ok[] = {200};
+    receiver *rv = receiver_start(ok, 1);
+    char text[8192];
+    catch_log(refuse_two, rv, text, sizeof text);
+    assert_int_equal(receiver_count(rv), 0);
+    char want[128];
+    snprintf(want, sizeof want, "to http://127.0.0.1:%u/hook: not sent: 127.0.0.1 is a loopback",
+             rv->port);
+    if (!strstr(text, want))
+        fail_msg("no \"%s\" in the log: %s", want, text);
+    snprintf(want, sizeof want, "to http://localhost:%u/hook: not sent: ", rv->port);
+    if (!strstr(text, want) || !strstr(text, "SM-WEBHOOK-REFUSED"))
+        fail_msg("no \"%s\" in the log: %s", want, text);
+    if (!strstr(text, "(--webhook-allow loopback allows it)"))
+        fail_msg("the option is not named: %s", text);
+    receiver_stop(rv);
+}
+
+static bool one_sent_of_two(const sm_webhook_stats *s)
+{
+    return s->delivered >= 1;
+}
+
+/* A receiver that takes 3 s to answer holds up its own deliveries, not another's. */
+static void test_webhook_a_slow_receiver_does_not_delay_another(void **state)
+{
+    (void)state;
+    const int ok[] = {200};
+    receiver *slow = receiver_start(ok, 1), *fast = receiver_start(ok, 1);
+    slow->delay_ms = 3000;
+    char su[64], fu[64];
+    url_of(su, sizeof su, slow->port);
+    url_of(fu, sizeof fu, fast->port);
+    sm_webhook *w = open_hook(KEY, 1, 50);
+    const double t0 = now_ms();
+    assert_true(post(w, su, "flag", "{\"n\":1}") > 0);
+    assert_true(post(w, su, "flag", "{\"n\":2}") > 0);
+    assert_true(post(w, fu, "flag", "{\"n\":3}") > 0);
+    wait_stats(w, one_sent_of_two);
+    const double took = now_ms() - t0;
+    assert_int_equal(receiver_count(fast), 1);
+    if (took >= 2000)
+        fail_msg("the fast receiver's delivery took %.0f ms behind the slow one", took);
+    /* the slow one's second waits for its first (one at a time, in order), and is still
+     * queued when close comes, 3 s before it could be sent */
+    sm_webhook_close(w);
+    assert_int_equal(receiver_count(slow), 1);
+    assert_string_equal(slow->req[0].body, "{\"n\":1}");
+    receiver_stop(slow);
+    receiver_stop(fast);
+}
+
+/* http_proxy in the coordinator's environment moves nothing: the delivery goes straight. */
+static void test_webhook_ignores_proxies_from_the_environment(void **state)
+{
+    (void)state;
+    const int ok[] = {200};
+    receiver *proxy = receiver_start(ok, 1), *target = receiver_start(ok, 1);
+    char pu[64], tu[64];
+    snprintf(pu, sizeof pu, "http://127.0.0.1:%u", proxy->port);
+    url_of(tu, sizeof tu, target->port);
+    assert_int_equal(setenv("http_proxy", pu, 1), 0);
+    assert_int_equal(setenv("HTTP_PROXY", pu, 1), 0);
+    assert_int_equal(setenv("all_proxy", pu, 1), 0);
+    sm_webhook *w = open_hook(KEY, 1, 50);
+    assert_true(post(w, tu, "flag", "{}") > 0);
+    sm_webhook_stats s = wait_stats(w, one_done);
+    char text[400];
+    int64_t at = 0;
+    assert_true(sm_webhook_last(w, 7, text, sizeof text, &at));
+    assert_string_equal(text, "delivered flag as delivery 1");
+    sm_webhook_close(w);
+    unsetenv("http_proxy");
+    unsetenv("HTTP_PROXY");
+    unsetenv("all_proxy");
+    assert_int_equal(s.delivered, 1);
+    assert_int_equal(receiver_count(target), 1);
+    assert_int_equal(receiver_count(proxy), 0);
+    receiver_stop(proxy);
+    receiver_stop(target);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_webhook_posts_the_body_once_signed_with_the_token),
-        cmocka_unit_test(test_webhook_without_a_token_sends_no_signature),
+        cmocka_unit_test(test_webhook_posts_the_body_once_signed_with_the_schedules_secret),
+        cmocka_unit_test(test_webhook_without_a_key_sends_no_signature),
         cmocka_unit_test(test_webhook_retries_with_growing_waits_until_a_2xx),
         cmocka_unit_test(test_webhook_gives_up_after_its_attempts),
         cmocka_unit_test(test_webhook_retries_a_refused_connection_then_fails),
         cmocka_unit_test(test_webhook_close_cuts_the_wait_short_and_drops),
         cmocka_unit_test(test_webhook_refuses_a_post_when_the_queue_is_full),
         cmocka_unit_test(test_webhook_refuses_what_it_cannot_send),
+        cmocka_unit_test(test_webhook_default_policy_refuses_loopback_at_connect_without_retry),
+        cmocka_unit_test(test_webhook_a_slow_receiver_does_not_delay_another),
+        cmocka_unit_test(test_webhook_ignores_proxies_from_the_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
