@@ -153,8 +153,8 @@ const char *const store_migrations[] = {
     "PRAGMA user_version = 8;",
     /* 9: webhook secrets. A schedule's secret is derived from the fleet key, its id and this
      * generation (recurring/secret.h), never stored: rotating it is generation + 1. */
-    "ALTER TABLE schedules ADD COLUMN webhook_generation INTEGER NOT NULL DEFAULT 1;"
-    "PRAGMA user_version = 9;",
+    ("ALTER TABLE schedules ADD COLUMN webhook_generation INTEGER NOT NULL DEFAULT 1;"
+     "PRAGMA user_version = 9;"),
 };
 
 #define SCHEMA_VERSION ((int)(sizeof store_migrations / sizeof store_migrations[0]))
