@@ -126,6 +126,9 @@ export function mount(root, args, {live}) {
     const submit = h('button', {id: 'schedule-submit', type: 'submit'}, 'Add schedule');
     const formError = h('p', {id: 'schedule-error', class: 'error', role: 'alert', hidden: true});
     const added = h('p', {id: 'schedule-added', class: 'hint', 'aria-live': 'polite'});
+    // A webhook's secret comes once, in the answer that made the schedule: shown here until
+    // the next add, never again (rotate-secret makes a new one).
+    const secret = h('p', {id: 'schedule-secret', class: 'hint', hidden: true});
 
     const specField = field('sched-spec', 'spec (JSON, as POST /api/runs takes it)', spec,
         'starts as the preset picked before; its hosts are replaced by the hosts below when given');
@@ -141,10 +144,11 @@ export function mount(root, args, {live}) {
             field('sched-when', 'fires', when), everyField, cronField,
             field('sched-hosts', 'hosts', hosts, 'names separated by commas; empty: the spec\'s'),
             field('sched-webhook', 'webhook', webhook,
-                'optional: told of a new flag or regression (http:// or https://)')),
+                'optional: told of a new flag or regression (http:// or https://); the secret ' +
+                'its receiver checks deliveries with is shown once, when the schedule is added')),
         h('fieldset', {class: 'group'}, h('legend', {}, 'authorisation'), token.field),
         h('div', {class: 'actions', 'data-for': 'sched-general'}, submit),
-        formError, added);
+        formError, added, secret);
 
     const tbody = h('tbody');
     const table = h('table', {id: 'schedules-table', class: 'data'},
@@ -224,6 +228,8 @@ export function mount(root, args, {live}) {
         ev.preventDefault();
         clearErrors();
         added.textContent = '';
+        secret.replaceChildren();
+        secret.hidden = true;
         token.apply();
         submit.disabled = true;
         try {
@@ -231,6 +237,12 @@ export function mount(root, args, {live}) {
             if (!alive)
                 return;
             added.textContent = `Schedule ${r.id} added: first run at ${utc(r.next_ms)}.`;
+            if (r.webhook_secret) {
+                secret.replaceChildren('Webhook secret, shown only now: ',
+                    h('code', {id: 'schedule-secret-value'}, r.webhook_secret),
+                    '. Give it to the receiver: it checks each delivery\'s signature with it.');
+                secret.hidden = false;
+            }
             await refresh();
         } catch (e) {
             if (!alive)

@@ -636,9 +636,14 @@ async function schedulesScenario(a) {
 
   await page.selectOption('select#sched-when', 'every');
   await page.fill('input#sched-every', a.every);
+  if (a.webhook) await page.fill('input#sched-webhook', a.webhook);
   await page.click('button#schedule-submit');
   const listed = await until('the new schedule in the list', rowSnap, (r) => r !== null);
   const apiListed = (await api(`/api/schedules/${listed.id}`));
+  const secretShown = await page.evaluate(() => {
+    const n = document.querySelector('#schedule-secret');
+    return n && !n.hidden ? n.querySelector('#schedule-secret-value')?.textContent ?? '' : null;
+  });
   const errorsAfter = await formErrors();
 
   const fired = await until('the schedule\'s first run in its row', rowSnap,
@@ -677,7 +682,7 @@ async function schedulesScenario(a) {
   const afterReload = await rowSnap();
   const listedAfter = (await api('/api/schedules')).schedules.map((s) => String(s.id));
   return { writes, cron_error: cronError, cron_invalid: cronInvalid, listed,
-    api_listed: apiListed, errors_after: errorsAfter, fired, run_page: runPage, followed,
+    api_listed: apiListed, secret_shown: secretShown, errors_after: errorsAfter, fired, run_page: runPage, followed,
     history_link: historyLink, paused, api_paused: apiPaused, confirm,
     listed_before_confirm: listedBeforeConfirm, after_reload: afterReload,
     listed_after: listedAfter };

@@ -1,9 +1,11 @@
 """Browser test of the Schedules view: on a loopback fleet whose coordinator has a dashboard
 token, Debian's Chromium (drive.mjs) adds a schedule through the form (a bad cron first: the
-error is at the cron field), reads its row with the next firing, waits for it to fire, finds
+error is at the cron field; then with a webhook, whose secret the page shows once), reads its
+row with the next firing, waits for it to fire, finds
 its run's page naming the schedule, pauses it (the API then says paused) and deletes it after
 the confirmation (gone from the list after a reload). Every write carried the token."""
 import datetime
+import json
 import os
 import sys
 
@@ -11,6 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
+from smtest import free_port  # noqa: E402
 from test_web import WebCase, setUpModule, web_fleet  # noqa: E402,F401
 
 # A run of a few seconds: 2 variants x 2 repetitions a host.
@@ -32,11 +35,14 @@ class SchedulesWebTest(WebCase):
         path = os.path.join(f.dir, "token")
         with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as fh:
             fh.write(token + "\n")
-        f.extra_args += ["--token-file", path]
+        # Its webhook: a closed port on loopback, allowed, so that nothing leaves the machine
+        # (a delivery there fails, which is not what this test looks at).
+        f.extra_args += ["--token-file", path, "--webhook-allow", "loopback"]
         f.start()
 
         res = self.drive(f, "schedules", timeout=240, name="every-ten", spec=SPEC,
-                         bad_cron="0 24 * * *", every="10s", token=token, fire_ms=90000)
+                         bad_cron="0 24 * * *", every="10s", token=token, fire_ms=90000,
+                         webhook=f"http://127.0.0.1:{free_port()}/hook")
         sid = res["listed"]["id"]
         bearer = f"Bearer {token}"
 
@@ -56,6 +62,9 @@ class SchedulesWebTest(WebCase):
         self.assertEqual(row["next"], utc(row["next_ms"]))
         self.assertEqual(res["api_listed"]["every_s"], 10)
         self.assertEqual(res["api_listed"]["name"], "every-ten")
+        # The webhook's secret, shown once under the form, and in no answer since.
+        self.assertRegex(res["secret_shown"] or "", r"^whsec_[0-9a-f]{64}$")
+        self.assertNotIn("whsec_", json.dumps(res["api_listed"]))
 
         # It fired: the run is the schedule's, and its row lists it.
         rid = res["fired"]["last_run"]
