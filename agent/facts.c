@@ -12,6 +12,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "proto/buf.h"
+
 /* Reads the first line of a small file into buf without its newline; 0 or -1. */
 static int read_line(const char *path, char *buf, size_t len)
 {
@@ -91,17 +93,6 @@ static void read_id(const char *path, char *out, size_t len)
 static const unsigned char app_id[16] = {0x6c, 0x1e, 0x0b, 0x5d, 0x92, 0x3f, 0x4a, 0x87,
                                          0xb4, 0x21, 0x7e, 0xc9, 0x58, 0x0d, 0xa3, 0x16};
 
-static int hex_nibble(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int sm_facts_machine_hash(const char *machine_id, char out[33])
 {
     unsigned char id[16], mac[EVP_MAX_MD_SIZE];
@@ -110,7 +101,7 @@ int sm_facts_machine_hash(const char *machine_id, char out[33])
     if (strlen(machine_id) != 32)
         return -1;
     for (int i = 0; i < 16; i++) {
-        int hi = hex_nibble(machine_id[2 * i]), lo = hex_nibble(machine_id[2 * i + 1]);
+        int hi = sm_hex_value(machine_id[2 * i]), lo = sm_hex_value(machine_id[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         id[i] = (unsigned char)(hi << 4 | lo);

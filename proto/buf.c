@@ -51,3 +51,14 @@ int sm_buf_append(sm_buf *b, const void *data, size_t n)
     b->p[b->len] = '\0';
     return 0;
 }
+
+int sm_hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}

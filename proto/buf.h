@@ -21,4 +21,7 @@ void sm_buf_clear(sm_buf *b);
  * doubles as it grows, so n bytes in pieces cost O(n). 0, or SM_ENOMEM with b unchanged. */
 int sm_buf_append(sm_buf *b, const void *data, size_t n);
 
+/* The value of hex digit c in either case, or -1 when it is not one. */
+int sm_hex_value(char c);
+
 #endif

@@ -1,5 +1,6 @@
 /* Key files (64 hex digits, mode 0600) and the agents' keys derived from the fleet key. */
 #include "proto/envelope.h"
+#include "proto/buf.h"
 #include "proto/envelope_int.h"
 
 #include <errno.h>
@@ -15,18 +16,6 @@
 #include <openssl/rand.h>
 
 #define KEY_HEX (2 * SM_KEY_LEN)
-
-/* Any case on input (a key file may have been written by hand); -1 when not a hex digit. */
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 static const char *exposure(mode_t mode)
 {
@@ -81,7 +70,7 @@ int sm_key_load(const char *path, uint8_t key[SM_KEY_LEN], sm_error *err)
     if (!(n == KEY_HEX || (n == KEY_HEX + 1 && buf[KEY_HEX] == '\n')))
         rc = SM_EPARSE;
     for (size_t i = 0; rc == SM_OK && i < SM_KEY_LEN; i++) {
-        int hi = hex_value(buf[2 * i]), lo = hex_value(buf[2 * i + 1]);
+        int hi = sm_hex_value(buf[2 * i]), lo = sm_hex_value(buf[2 * i + 1]);
         if (hi < 0 || lo < 0)
             rc = SM_EPARSE;
         else
