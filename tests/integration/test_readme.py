@@ -121,7 +121,8 @@ class AfterTheDemoTest(unittest.TestCase):
         for i, spec in enumerate(demo_specs(), 1):
             spec = dict(spec, repetitions=3, warmup=0)
             run = cls.f.run_done(spec, timeout=240)
-            assert run["id"] == str(i) or run["id"] == i, run
+            if str(run["id"]) != str(i):
+                raise AssertionError(f"the demo's run {i} got id {run['id']}: {run}")
         cls.folder = tempfile.mkdtemp(prefix="sm-readme-")
         os.makedirs(os.path.join(cls.folder, "build"))
         os.symlink(BIN_DIR, os.path.join(cls.folder, "build", "bin"))
