@@ -2,7 +2,7 @@
 # The main job on one machine: a 3-host lab (network namespaces, h2's TCP slowed to an eighth of
 # what it measured unshaped), a coordinator and an agent per host, the 2010 TCP-vs-Unix-socket
 # test and the 2009 libcurl client-model test run across them, and the tables that compare the
-# hosts. `demo.sh down` stops everything it started.
+# hosts. `demo.sh down` stops everything it started; `demo.sh next` says what to do after it.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -40,8 +40,41 @@ estimate() {
   fi
 }
 
+# What to do after the demo: the commands of the README's "After the demo", which
+# tests/integration/test_readme.py runs as the README gives them and checks against these.
+# The command line is named as it can be typed from where make ran (build/bin/sockmatrix from
+# the source folder), and told where the coordinator is when it is not at its default address.
+AFTER=(
+  "agents                   # the three hosts, online, with their facts"
+  "runs                     # the demo's two runs and their state"
+  "show 1                   # run 1: when it ran, failed jobs, flags per cell"
+  "anomalies 1              # who stands apart from the fleet, with the evidence"
+  "hosts diff h1 h2         # the settings on which h2 differs from h1"
+  "export 2 --format md     # run 2's comparison table, as Markdown"
+  "trends --host h2 --test 'stream tcp lines 128 B x 8192'   # h2's cell across runs"
+)
+next_steps() {
+  local cli=$BIN/sockmatrix
+  [[ $cli == "$PWD"/* ]] && cli=${cli#"$PWD"/}
+  [[ $HTTP == 127.0.0.1:8080 ]] || cli="$cli --coordinator http://$HTTP"
+  local odd="its verdict and anomalies"
+  [[ $(id -u) -eq 0 ]] && odd="its anomalies name h2 and why"
+  say "the dashboard: http://$HTTP/ (History, then run 1: $odd;"
+  say "Trends: every host against every test; Fleet: compare hosts' settings)"
+  say "the command line is $cli (not on your PATH; --help lists every command):"
+  # Without the "demo: " mark, so that each line can be copied as it is.
+  local c
+  for c in "${AFTER[@]}"; do printf '  %s %s\n' "$cli" "$c" >&2; done
+  say "stop everything with: make demo-down"
+}
+
 if [[ ${1:-} == estimate ]]; then
   estimate
+  exit 0
+fi
+
+if [[ ${1:-} == next ]]; then
+  next_steps
   exit 0
 fi
 
@@ -157,7 +190,6 @@ say "running the 2009 test (1 MiB bodies over one kept-alive connection, libcurl
 say "thread per transfer, on reused threads and in one event loop) on every host:"
 "${CLI[@]}" run --spec "$STATE/http-one-at-a-time.json" --wait --format table || rc=$?
 echo $((SECONDS - START)) >"$STATE/last-duration"
-say "took $((SECONDS - START)) s. The dashboard is served at http://$HTTP/ (runs, their tables"
-say "and charts, live jobs); the API at http://$HTTP/api/runs and /api/runs/2/table?format=csv."
-say "Stop everything with: make demo-down"
+say "took $((SECONDS - START)) s. What next:"
+next_steps
 exit "$rc"
