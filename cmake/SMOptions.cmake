@@ -35,3 +35,11 @@ endif()
 function(sm_warnings target)
   target_compile_options(${target} PRIVATE ${SM_WARN_FLAGS})
 endfunction()
+
+# The tests and benchmarks run on the system's python3, the one `make deps` installs, unless a
+# Python3_EXECUTABLE is given. A version manager's shim found first on PATH (pyenv's is a shell
+# script that resolves the version on every start) costs seconds per start on a busy machine,
+# and the suite starts Python a few hundred times.
+if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+  set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The interpreter of the tests")
+endif()

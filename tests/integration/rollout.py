@@ -97,9 +97,17 @@ class SshLab:
                             "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
                             "KbdInteractiveAuthentication no\nUsePAM no\nPidFile none\n"
                             "StrictModes no\nSubsystem sftp /usr/lib/openssh/sftp-server\n")
+                # A fresh host's root has an empty home: this machine's own ~/.bashrc (which
+                # the shell sshd starts would read, on every command of a roll-out) is not the
+                # lab host's. sshd runs in a mount namespace of its own with an empty folder
+                # over /root.
+                home = f"{d}/home-{name}"
+                os.makedirs(home, mode=0o700)
                 log = open(f"{d}/sshd-{name}.log", "w")
                 self.procs.append(subprocess.Popen(
-                    ["ip", "netns", "exec", h["netns"], SSHD, "-D", "-e", "-f", conf],
+                    ["ip", "netns", "exec", h["netns"], "unshare", "--mount",
+                     "--propagation", "private", "sh", "-c", 'mount --bind "$0" /root && exec "$@"',
+                     home, SSHD, "-D", "-e", "-f", conf],
                     stdout=log, stderr=log, stdin=subprocess.DEVNULL))
                 log.close()
         for name in self.hosts:

@@ -19,6 +19,7 @@ goes (class set-ups, a lab or a fleet shared by a class's tests, count in their 
 time)."""
 import ctypes
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,8 +101,19 @@ def own_netns():
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
 
 
+def own_python():
+    """`python3` in the tests' commands (lab.sh's probes, helpers run by name) is the
+    interpreter that runs the tests: a folder holding only that name goes first on PATH. A
+    version manager's shim that would otherwise come first costs seconds per start."""
+    d = tempfile.mkdtemp(prefix="sm-python-")
+    os.symlink(sys.executable, os.path.join(d, "python3"))
+    os.environ["PATH"] = d + os.pathsep + os.environ.get("PATH", "")
+    return d
+
+
 def main(argv):
     sys.path.insert(0, os.getcwd())
+    bindir = own_python()
     args = list(argv[1:])
     if "--own-netns" in args:
         args.remove("--own-netns")
@@ -120,6 +132,7 @@ def main(argv):
         print(f"smrun.py: no test of part {loader.part} in {args}", file=sys.stderr)
         return 1
     result = prog.result
+    shutil.rmtree(bindir, ignore_errors=True)
     if result.times:
         print("\nseconds per test, slowest first (a class's set-up in its first test's):",
               file=sys.stderr)

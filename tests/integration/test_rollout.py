@@ -157,6 +157,15 @@ class FleetScriptTest(unittest.TestCase):
         with open(os.path.join(self.roots["h2"], "etc/default/sockmatrix-agent")) as f:
             self.assertIn("--labels rack=9", f.read())
 
+    def test_a_lab_host_logs_in_to_an_empty_home(self):
+        # Nothing of this machine's login files runs on a lab host: a roll-out there costs what
+        # it costs on a fresh machine.
+        r = self.lab.ssh("h2", 'echo "$HOME"; ls -A "$HOME"; env | grep -c "^PYENV" || true')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split("\n")[0], "/root")
+        self.assertNotIn(".bashrc", r.stdout)
+        self.assertEqual(r.stdout.strip().split("\n")[-1], "0", r.stdout)
+
     def test_an_agent_that_is_not_running_is_reported_unregistered(self):
         r = self.fleet("--wait", "0", inventory=self.inventory(hosts=AGENTS))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -205,6 +214,7 @@ class PlaybookTest(FleetScriptTest):
     agents, h4 down."""
 
     # The script's own tests are not run again here.
+    test_a_lab_host_logs_in_to_an_empty_home = None
     test_an_agent_that_is_not_running_is_reported_unregistered = None
     test_bad_input_is_refused_before_any_host_is_touched = None
     test_check_then_roll_out_then_nothing_changes_and_every_agent_registers = None
