@@ -109,9 +109,10 @@ size_t sm_cli_tests_match(const sm_cli_tests *t, const char *part, size_t *first
     return n;
 }
 
-/* The columns of run's table (value and ratio columns) into t, labels with short forms;
- * only_known: only the short forms of labels t has already. 0, or 1 once reported. */
-static int add_table(sm_http *h, const char *run, sm_cli_tests *t, bool only_known, bool quiet)
+/* The columns of run's table (value and ratio columns) into t, labels with short forms, those
+ * t has not yet after the others. quiet: a table that cannot be had is no error. 0, or 1 once
+ * reported. */
+static int add_table(sm_http *h, const char *run, sm_cli_tests *t, bool quiet)
 {
     char path[96];
     snprintf(path, sizeof path, "/api/runs/%.24s/table?format=json", run);
@@ -137,10 +138,7 @@ static int add_table(sm_http *h, const char *run, sm_cli_tests *t, bool only_kno
         cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, lists[k]))
         {
             const char *label = sm_cli_jstr(c, "label"), *brief = sm_cli_jstr(c, "short");
-            bool known = false;
-            for (size_t i = 0; i < t->n && !known; i++)
-                known = strcmp(t->v[i].label, label) == 0;
-            if (*label && (known || !only_known) &&
+            if (*label &&
                 (rc = sm_cli_tests_add(t, label, strcmp(brief, label) ? brief : "")))
                 break;
         }
@@ -164,7 +162,9 @@ int sm_cli_tests_load(sm_http *h, unsigned long long run, sm_cli_tests *t)
         v, cJSON_GetObjectItemCaseSensitive(
                grid, "tests")) if (cJSON_IsString(v) &&
                                    (rc = sm_cli_tests_add(t, v->valuestring, ""))) break;
-    /* The short forms: from the tables of the runs the grid took its cells from. */
+    /* The short forms, from the tables of the runs the grid took its cells from; and their
+     * tests without a cell to show (a ratio whose samples were all disturbed), after the
+     * others, so that every test of those runs has an id. */
     char seen[16][24];
     size_t n_seen = 0;
     cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(grid, "cells"))
@@ -176,7 +176,7 @@ int sm_cli_tests_load(sm_http *h, unsigned long long run, sm_cli_tests *t)
         if (again || rc || n_seen == 16)
             continue;
         snprintf(seen[n_seen++], sizeof seen[0], "%.23s", id);
-        rc = add_table(h, id, t, true, true);
+        rc = add_table(h, id, t, true);
     }
     cJSON_Delete(grid);
     if (rc == SM_ENOMEM) {
@@ -186,7 +186,7 @@ int sm_cli_tests_load(sm_http *h, unsigned long long run, sm_cli_tests *t)
     if (!rc && run) {
         char id[24];
         snprintf(id, sizeof id, "%llu", run);
-        rc = add_table(h, id, t, false, false);
+        rc = add_table(h, id, t, false);
     }
     return rc ? 1 : 0;
 }
@@ -251,7 +251,7 @@ int sm_cli_cmd_tests(sm_http *h, const sm_cli_opts *o)
     if (o->run_id) {
         char id[24];
         snprintf(id, sizeof id, "%" PRIu64, o->run_id);
-        rc = add_table(h, id, &mine, false, false);
+        rc = add_table(h, id, &mine, false);
     }
     if (rc == 1 && o->run_id) {
         sm_cli_tests_fini(&t);

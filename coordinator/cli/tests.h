@@ -35,8 +35,9 @@ size_t sm_cli_tests_match(const sm_cli_tests *t, const char *part, size_t *first
 /* Whether test i matches part as sm_cli_tests_match counts it (substring, not id or exact). */
 bool sm_cli_test_has(const sm_cli_test *t, const char *part);
 
-/* The tests the coordinator knows: those of the ended runs' latest cells (GET /api/grid) with
- * their short forms from those runs' tables; then, when run is not 0, those of run that are
+/* The tests the coordinator knows: those of the ended runs' latest cells (GET /api/grid), in
+ * label order, with their short forms from those runs' tables; then the other tests of those
+ * tables (a column without a cell to show); then, when run is not 0, those of run that are
  * not among them yet. 0, or 1 once the failure is reported. */
 int sm_cli_tests_load(sm_http *h, unsigned long long run, sm_cli_tests *t);
 
