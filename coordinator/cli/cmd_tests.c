@@ -138,8 +138,7 @@ static int add_table(sm_http *h, const char *run, sm_cli_tests *t, bool quiet)
         cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, lists[k]))
         {
             const char *label = sm_cli_jstr(c, "label"), *brief = sm_cli_jstr(c, "short");
-            if (*label &&
-                (rc = sm_cli_tests_add(t, label, strcmp(brief, label) ? brief : "")))
+            if (*label && (rc = sm_cli_tests_add(t, label, strcmp(brief, label) ? brief : "")))
                 break;
         }
     }
