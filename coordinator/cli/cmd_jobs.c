@@ -393,7 +393,7 @@ int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
                  o->job_state ? "&state=" : "", o->job_state ? o->job_state : "",
                  after[0] ? "&after=" : "", after);
         sm_http_resp r;
-        if (sm_cli_call(h, path, NULL, 0, &r)) {
+        if (sm_cli_call_run(h, o->run_id, path, NULL, 0, &r)) {
             rc = 1;
             break;
         }
