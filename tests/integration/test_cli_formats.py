@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import pty
 import re
 import subprocess
 import unittest
@@ -180,6 +181,29 @@ class CliFormatsTest(unittest.TestCase):
         self.assertTrue(p.stdout.startswith("host,"), p.stdout[:80])
         self.assert_csv(p.stdout, "export")
         self.assertEqual(p.stdout, self.ok("export", str(self.a), "--format", "csv").stdout)
+
+    def test_export_without_format_is_markdown_on_a_terminal(self):
+        master, slave = pty.openpty()
+        env = dict(os.environ)
+        env.pop("SOCKMATRIX_COORDINATOR", None)
+        p = subprocess.run([CLI, "--coordinator", self.f.url, "export", str(self.a)],
+                           stdout=slave, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                           timeout=60, env=env)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO once the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        self.assertEqual(p.returncode, 0, p)
+        text = out.decode().replace("\r\n", "\n")  # the terminal's own line ends
+        self.assertTrue(text.startswith(f"## run {self.a}: lab-copy\n"), text[:80])
+        self.assert_md(text, "export on a terminal")
 
     def test_messages_say_the_users_words(self):
         p = self.cli("compare", str(self.a), "999999")
