@@ -62,19 +62,19 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
     int rc;
     switch (o->cmd) {
     case SM_CLI_AGENTS:
-        rc = sm_cli_cmd_agents(h);
+        rc = sm_cli_cmd_agents(h, o);
         break;
     case SM_CLI_PRESETS:
-        rc = sm_cli_cmd_presets(h);
+        rc = sm_cli_cmd_presets(h, o);
         break;
     case SM_CLI_RUN:
         rc = sm_cli_cmd_run(h, o);
         break;
     case SM_CLI_RUNS:
-        rc = sm_cli_cmd_runs(h);
+        rc = sm_cli_cmd_runs(h, o);
         break;
     case SM_CLI_SHOW:
-        rc = sm_cli_cmd_show(h, o->run_id);
+        rc = sm_cli_cmd_show(h, o);
         break;
     case SM_CLI_CANCEL:
         rc = sm_cli_cmd_cancel(h, o->run_id);
@@ -100,11 +100,14 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
     case SM_CLI_JOBS:
         rc = sm_cli_cmd_jobs(h, o);
         break;
+    case SM_CLI_TESTS:
+        rc = sm_cli_cmd_tests(h, o);
+        break;
     case SM_CLI_TRENDS:
         rc = sm_cli_cmd_trends(h, o);
         break;
     case SM_CLI_SCHEDULES:
-        rc = sm_cli_cmd_schedules(h);
+        rc = sm_cli_cmd_schedules(h, o);
         break;
     case SM_CLI_SCHEDULE_ADD:
     case SM_CLI_SCHEDULE_PAUSE:

@@ -39,10 +39,12 @@ typedef enum sm_cli_cmd {
     SM_CLI_SCHEDULE_RESUME,   /* schedule resume ID */
     SM_CLI_SCHEDULE_DELETE,   /* schedule delete ID */
     SM_CLI_SCHEDULE_ROTATE,   /* schedule rotate-secret ID */
+    SM_CLI_TESTS,             /* tests [RUN]: the tests, their ids and labels */
 } sm_cli_cmd;
 
+/* --format, taken by every command that prints data (grid.h says how each is written). */
 typedef enum sm_cli_format {
-    SM_CLI_FMT_TABLE = 0, /* the Markdown table, for a terminal */
+    SM_CLI_FMT_TABLE = 0, /* aligned for a terminal (export: the Markdown table) */
     SM_CLI_FMT_CSV,
     SM_CLI_FMT_MD,
     SM_CLI_FMT_JSON,
@@ -67,8 +69,10 @@ typedef struct sm_cli_opts {
     sm_reps_rule reps;
     bool wait;
     uint32_t timeout_s; /* --wait gives up after this */
-    /* run --wait, export; anomalies, hosts: table (lines) or json */
+    /* every command that prints data; table unless given, but export's default is its own
+     * (Markdown on a terminal, CSV when piped: sm_cli_cmd_export) */
     sm_cli_format format;
+    bool format_given;
     /* show, cancel, export; compare: A */
     uint64_t run_id;
     /* compare: B */

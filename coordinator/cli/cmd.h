@@ -4,21 +4,23 @@
 #ifndef SM_CLI_CMD_H
 #define SM_CLI_CMD_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "coordinator/cli/cli.h"
 #include "coordinator/cli/http.h"
 
 /* cmd_list.c: the fleet and the latest runs, as grids. */
-int sm_cli_cmd_agents(sm_http *h);
-int sm_cli_cmd_runs(sm_http *h);
+int sm_cli_cmd_agents(sm_http *h, const sm_cli_opts *o);
+int sm_cli_cmd_runs(sm_http *h, const sm_cli_opts *o);
 
-/* cmd_presets.c: the presets with their job count on the online hosts and a time estimate
- * from each one's last finished run. */
-int sm_cli_cmd_presets(sm_http *h);
+/* cmd_presets.c: the presets with their job count on every registered host and a time
+ * estimate from the newest finished run of the same tests, whatever its name. */
+int sm_cli_cmd_presets(sm_http *h, const sm_cli_opts *o);
 
 /* cmd_show.c: one run's state and cells; cancelling one. */
-int sm_cli_cmd_show(sm_http *h, uint64_t id);
+int sm_cli_cmd_show(sm_http *h, const sm_cli_opts *o);
 int sm_cli_cmd_cancel(sm_http *h, uint64_t id);
 /* POST /api/runs/ID/again: prints the new run's id (what it is on stderr). */
 int sm_cli_cmd_again(sm_http *h, uint64_t id);
@@ -27,6 +29,11 @@ int sm_cli_cmd_again(sm_http *h, uint64_t id);
  * ISO 8601) and duration, each failed job with its host and reason, and the run's flags
  * (the anomalies' one-line texts). 0, or 1 when the coordinator could not say. */
 struct sm_apiview_run;
+/* The flags part of sockmatrix show from the anomalies' text (GET /api/runs/ID/anomalies,
+ * the text sockmatrix anomalies prints): "verdict: ...", then "flags:" with each flag line
+ * and the lines of its why under it as anomalies prints them, then "not judged:" with its
+ * cells; "flags: none" when there is none. */
+void sm_cli_print_flags(const char *text, size_t len, FILE *f);
 int sm_cli_show_details(sm_http *h, const struct sm_apiview_run *run);
 /* sockmatrix jobs RUN: every job of the run (--host, --state filter), a grid or the API's
  * jobs as one JSON array. */
@@ -34,6 +41,10 @@ int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o);
 
 /* cmd_export.c: a run's comparison table and its anomalies. */
 int sm_cli_cmd_export(sm_http *h, const sm_cli_opts *o);
+/* The format export writes: --format when given; else for -o FILE by its name (.md Markdown,
+ * .json JSON, else CSV), for stdout Markdown on a terminal (stdout_tty) and CSV when piped.
+ * table is the Markdown table. */
+sm_cli_format sm_cli_export_format(const sm_cli_opts *o, bool stdout_tty);
 int sm_cli_cmd_anomalies(sm_http *h, const sm_cli_opts *o);
 
 /* cmd_hosts.c: the side by side of hosts' fingerprints, and one host's fingerprint. */
@@ -47,12 +58,15 @@ int sm_cli_cmd_compare(sm_http *h, const sm_cli_opts *o);
  * coordinator's JSON. */
 int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o);
 
+/* cmd_tests.c: sockmatrix tests [RUN], the tests with their ids (t1, t2, ...) and labels. */
+int sm_cli_cmd_tests(sm_http *h, const sm_cli_opts *o);
+
 /* cmd_run.c: start a run, and with --wait follow it to its table and anomalies. */
 int sm_cli_cmd_run(sm_http *h, const sm_cli_opts *o);
 
 /* cmd_schedules.c: the recurring runs (sockmatrix schedules), and schedule add, pause, resume
  * and delete. */
-int sm_cli_cmd_schedules(sm_http *h);
+int sm_cli_cmd_schedules(sm_http *h, const sm_cli_opts *o);
 int sm_cli_cmd_schedule(sm_http *h, const sm_cli_opts *o);
 /* Their command line, for opts.c: option k (0 --name, 1 --every, 2 --cron, 3 --webhook) with
  * its value, checked here as the coordinator will; the words after "schedule" (add, or pause,

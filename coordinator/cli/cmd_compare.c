@@ -55,20 +55,22 @@ static void only_lines(const cJSON *only, const char *which, const cJSON *run)
         printf("  %s  %s\n", sm_cli_jstr(e, "host"), sm_cli_jstr(e, "test"));
 }
 
-static int print_grid(const cJSON *o)
+static int print_grid(const cJSON *o, sm_cli_format fmt)
 {
+    const bool table = fmt == SM_CLI_FMT_TABLE;
     const cJSON *shared = cJSON_GetObjectItemCaseSensitive(o, "shared");
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "a");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "b");
     if (!cJSON_IsArray(shared) || !cJSON_IsObject(a) || !cJSON_IsObject(b))
         return bad("expected a, b and shared");
-    printf("run %s (%s, %s) against run %s (%s, %s): change is B/A - 1\n", sm_cli_jstr(a, "id"),
-           sm_cli_jstr(a, "name"), sm_cli_jstr(a, "state"), sm_cli_jstr(b, "id"),
-           sm_cli_jstr(b, "name"), sm_cli_jstr(b, "state"));
+    if (table)
+        printf("run %s (%s, %s) against run %s (%s, %s): change is B/A - 1\n", sm_cli_jstr(a, "id"),
+               sm_cli_jstr(a, "name"), sm_cli_jstr(a, "state"), sm_cli_jstr(b, "id"),
+               sm_cli_jstr(b, "name"), sm_cli_jstr(b, "state"));
     char ha[40], hb[40];
     snprintf(ha, sizeof ha, "A (run %s)", sm_cli_jstr(a, "id"));
     snprintf(hb, sizeof hb, "B (run %s)", sm_cli_jstr(b, "id"));
-    sm_grid g = {6, 0, "llrrrl", NULL};
+    sm_grid g = {6, 0, "llrrrl", NULL, fmt};
     const char *head[] = {"HOST", "TEST", ha, hb, "CHANGE", "VERDICT"};
     int rc = sm_grid_row(&g, head);
     const cJSON *e;
@@ -92,7 +94,7 @@ static int print_grid(const cJSON *o)
                              verdict_text(sm_cli_jstr(e, "verdict"))};
         rc = sm_grid_row(&g, row);
     }
-    if ((rc = sm_grid_done(&g, rc)) != 0)
+    if ((rc = sm_grid_done(&g, rc)) != 0 || !table)
         return rc;
     printf("\nrule: %s\n", sm_cli_jstr(o, "rule"));
     only_lines(cJSON_GetObjectItemCaseSensitive(o, "only_a"), "A", a);
@@ -100,21 +102,9 @@ static int print_grid(const cJSON *o)
     return 0;
 }
 
-/* RFC 4180: a field quoted when it holds a comma, a quote or a line end. */
 static void csv_field(const char *v, const char *sep)
 {
-    if (strpbrk(v, ",\"\r\n")) {
-        putchar('"');
-        for (; *v; v++) {
-            if (*v == '"')
-                putchar('"');
-            putchar(*v);
-        }
-        putchar('"');
-    } else {
-        fputs(v, stdout);
-    }
-    fputs(sep, stdout);
+    sm_grid_csv_field(v, sep, stdout);
 }
 
 static void csv_side(const cJSON *s)
@@ -173,7 +163,7 @@ int sm_cli_cmd_compare(sm_http *h, const sm_cli_opts *o)
     sm_http_resp_fini(&r);
     if (!doc)
         return bad("not JSON");
-    rc = o->format == SM_CLI_FMT_CSV ? print_csv(doc) : print_grid(doc);
+    rc = o->format == SM_CLI_FMT_CSV ? print_csv(doc) : print_grid(doc, o->format);
     cJSON_Delete(doc);
     return rc;
 }

@@ -53,7 +53,7 @@ static int get_json(sm_http *h, const char *path, const char *what, sm_cli_forma
 }
 
 /* The side by side as a grid: ITEM and one column per host, then how many items agree. */
-static int print_diff(const cJSON *o)
+static int print_diff(const cJSON *o, sm_cli_format fmt)
 {
     const cJSON *hosts = cJSON_GetObjectItemCaseSensitive(o, "hosts");
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(o, "items");
@@ -65,7 +65,7 @@ static int print_diff(const cJSON *o)
     char align[SM_GRID_COLS + 1];
     memset(align, 'l', sizeof align - 1);
     align[nh + 1] = '\0';
-    sm_grid g = {(size_t)nh + 1, 0, align, NULL};
+    sm_grid g = {(size_t)nh + 1, 0, align, NULL, fmt};
     const char *row[SM_GRID_COLS];
     row[0] = "ITEM";
     for (int i = 0; i < nh; i++) {
@@ -98,13 +98,13 @@ static int print_diff(const cJSON *o)
         rc = sm_grid_row(&g, row);
     }
     const int n_items = cJSON_GetArraySize(items);
-    if (n_items == 0 && !rc) {
+    if (n_items == 0 && !rc && fmt == SM_CLI_FMT_TABLE) {
         sm_grid_fini(&g);
         printf("no differences: %.0f items the same\n", same->valuedouble);
         return 0;
     }
     rc = sm_grid_done(&g, rc);
-    if (!rc)
+    if (!rc && fmt == SM_CLI_FMT_TABLE)
         printf("\n%d %s, %.0f items the same\n", n_items,
                n_items == 1 ? "item differs" : "items differ", same->valuedouble);
     return rc;
@@ -120,7 +120,7 @@ int sm_cli_cmd_hosts_diff(sm_http *h, const sm_cli_opts *o)
     int rc = get_json(h, path, "GET /api/fingerprints/diff", o->format, &j);
     if (j == NULL)
         return rc;
-    rc = print_diff(j);
+    rc = print_diff(j, o->format);
     cJSON_Delete(j);
     return rc;
 }
@@ -144,10 +144,24 @@ static double num(const cJSON *o, const char *name)
 }
 
 /* The fingerprint's items as a grid, then its history, oldest first. */
-static int print_fingerprint(const char *host, const cJSON *o, const sm_fingerprint *fp)
+static int print_fingerprint(const char *host, const cJSON *o, const sm_fingerprint *fp,
+                             sm_cli_format fmt)
 {
     const cJSON *hash = cJSON_GetObjectItemCaseSensitive(o, "hash");
     char t1[40], t2[40];
+    if (fmt != SM_CLI_FMT_TABLE) {
+        /* The data alone: the items, each a row. */
+        sm_grid g = {2, 0, "ll", NULL, fmt};
+        static const char *const head[] = {"ITEM", "VALUE"};
+        int rc = sm_grid_row(&g, head);
+        for (size_t i = 0; i < fp->n && !rc; i++) {
+            char text[SM_FP_VALUE_MAX + 64];
+            const char *row[] = {fp->items[i].key,
+                                 sm_fp_item_text(&fp->items[i], text, sizeof text)};
+            rc = sm_grid_row(&g, row);
+        }
+        return sm_grid_done(&g, rc);
+    }
     printf("%s: fingerprint %s, %zu items, seen from %s to %s\n", host,
            cJSON_IsString(hash) ? hash->valuestring : "-", fp->n,
            when(num(o, "first_seen_ms"), t1, sizeof t1),
@@ -155,7 +169,7 @@ static int print_fingerprint(const char *host, const cJSON *o, const sm_fingerpr
     if (fp->omitted_ifaces)
         printf("%" PRIu32 " interfaces left out: %s\n", fp->omitted_ifaces, fp->omitted_reason);
     putchar('\n');
-    sm_grid g = {2, 0, "ll", NULL};
+    sm_grid g = {2, 0, "ll", NULL, SM_CLI_FMT_TABLE};
     static const char *const head[] = {"ITEM", "VALUE"};
     int rc = sm_grid_row(&g, head);
     for (size_t i = 0; i < fp->n && !rc; i++) {
@@ -171,7 +185,7 @@ static int print_fingerprint(const char *host, const cJSON *o, const sm_fingerpr
     if (cJSON_GetArraySize(hist) < 2)
         return 0;
     printf("\n");
-    sm_grid hg = {3, 0, "lll", NULL};
+    sm_grid hg = {3, 0, "lll", NULL, SM_CLI_FMT_TABLE};
     static const char *const hhead[] = {"FINGERPRINT", "FIRST SEEN", "LAST SEEN"};
     rc = sm_grid_row(&hg, hhead);
     const cJSON *e;
@@ -203,7 +217,7 @@ int sm_cli_cmd_hosts_fingerprint(sm_http *h, const sm_cli_opts *o)
     if (sm_fp_from_cjson(cJSON_GetObjectItemCaseSensitive(j, "fingerprint"), &fp, &err) != 0)
         rc = sm_cli_bad_answer("GET /api/agents/NAME/fingerprint", &err);
     else
-        rc = print_fingerprint(host, j, &fp);
+        rc = print_fingerprint(host, j, &fp, o->format);
     sm_fp_fini(&fp);
     cJSON_Delete(j);
     return rc;

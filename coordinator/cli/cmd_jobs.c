@@ -162,40 +162,53 @@ static void verdict_of(const char *p, size_t n, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s", (int)(end - at), at);
 }
 
-/* The run's verdict first, then the anomalies' one-line texts (the lines "  <kind> <text>" of
- * the text format), then the cells that were not judged with why; a run whose table cannot be
- * built yet has none to show. */
+void sm_cli_print_flags(const char *text, size_t len, FILE *f)
+{
+    char verdict[512] = "";
+    size_t shown = 0, unjudged = 0;
+    const char *end = text + len;
+    for (int pass = 0; pass < 3; pass++) {
+        bool first = true, follow = false; /* follow: the last flag line was printed */
+        for (const char *p = text; p < end; first = false) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+            bool flag = n > 2 && p[0] == ' ' && p[1] == ' ' && p[2] != ' ';
+            /* The why: lines indented deeper, under the last of a host's flags. */
+            bool why = n > 2 && p[0] == ' ' && p[1] == ' ' && p[2] == ' ';
+            if (pass == 0 && first)
+                verdict_of(p, n, verdict, sizeof verdict);
+            else if (why && follow)
+                fprintf(f, "%.*s\n", (int)n, p);
+            else if (pass == 1 && flag && !not_judged_line(p, n))
+                fprintf(f, "%s%.*s\n", shown++ == 0 ? "flags:\n" : "", (int)n, p);
+            else if (pass == 2 && flag && not_judged_line(p, n))
+                fprintf(f, "%s%.*s\n", unjudged++ == 0 ? "not judged:\n" : "", (int)n, p);
+            if (flag)
+                follow = pass == 1 ? !not_judged_line(p, n) : pass == 2 && not_judged_line(p, n);
+            else if (!why)
+                follow = false;
+            p = nl ? nl + 1 : end;
+        }
+        if (pass == 0 && verdict[0])
+            fprintf(f, "verdict: %s\n", verdict);
+        if (pass == 1 && shown == 0)
+            fprintf(f, "flags: none\n");
+    }
+}
+
+/* The run's flags from the anomalies' text, as sm_cli_print_flags says them; a run whose table
+ * cannot be built yet has none to show. */
 static void print_flags(sm_http *h, uint64_t id)
 {
-    char path[96], verdict[512] = "";
+    char path[96];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/anomalies?format=text", id);
     sm_http_resp r;
     sm_error err = {0};
-    size_t shown = 0, unjudged = 0;
     if (sm_http_get(h, path, &r, &err) != 0) {
         printf("flags: none\n");
         return;
     }
-    const char *body = r.status == 200 ? r.body : "", *end = body + (r.status == 200 ? r.len : 0);
-    for (int pass = 0; pass < 3; pass++) {
-        bool first = true;
-        for (const char *p = body; p < end; first = false) {
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            const size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-            bool flag = n > 2 && p[0] == ' ' && p[1] == ' ' && p[2] != ' ';
-            if (pass == 0 && first)
-                verdict_of(p, n, verdict, sizeof verdict);
-            else if (pass == 1 && flag && !not_judged_line(p, n))
-                printf("%s%.*s\n", shown++ == 0 ? "flags:\n" : "", (int)n, p);
-            else if (pass == 2 && flag && not_judged_line(p, n))
-                printf("%s%.*s\n", unjudged++ == 0 ? "not judged:\n" : "", (int)n, p);
-            p = nl ? nl + 1 : end;
-        }
-        if (pass == 0 && verdict[0])
-            printf("verdict: %s\n", verdict);
-        if (pass == 1 && shown == 0)
-            printf("flags: none\n");
-    }
+    sm_cli_print_flags(r.status == 200 ? r.body : "", r.status == 200 ? r.len : 0, stdout);
     sm_http_resp_fini(&r);
 }
 
@@ -271,8 +284,49 @@ static void figures_text(const cJSON *c, char *buf, size_t cap)
 
 /* sockmatrix jobs RUN --cell N: GET /api/runs/ID/cells/N, a heading with the table's figures
  * and one line per job of the cell in run order. */
+/* Whether run has cell N; when it has not, says so with the cells it has (exit status 2). 0
+ * when it has, 1 when the coordinator could not say. */
+static int check_cell(sm_http *h, const sm_cli_opts *o)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/api/runs/%" PRIu64, o->run_id);
+    sm_http_resp r;
+    if (sm_cli_call_run(h, o->run_id, path, NULL, 0, &r))
+        return 1;
+    sm_apiview_run run;
+    sm_apiview_cell *cells = NULL;
+    size_t n = 0;
+    sm_error err = {0};
+    int rc = sm_apiview_run_decode(r.body, r.len, &run, &cells, &n, &err);
+    sm_http_resp_fini(&r);
+    if (rc)
+        return sm_cli_bad_answer("GET /api/runs/ID", &err);
+    bool found = false;
+    char list[2048] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        found = found || cells[i].index == o->job_cell;
+        if (at + 1 < sizeof list)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%" PRIu32 " (%s%s%s, %s)",
+                                   i ? ", " : "", cells[i].index, cells[i].host,
+                                   cells[i].peer[0] ? "->" : "", cells[i].peer, cells[i].test);
+    }
+    free(cells);
+    if (found)
+        return 0;
+    if (n == 0)
+        sm_cli_fail("--cell %" PRIu32 ": run %" PRIu64 " has no cells", o->job_cell, o->run_id);
+    else
+        sm_cli_fail("--cell %" PRIu32 ": run %" PRIu64 " has no such cell; its cells are %s",
+                    o->job_cell, o->run_id, list);
+    return 2;
+}
+
 static int cell_values(sm_http *h, const sm_cli_opts *o)
 {
+    const int known = check_cell(h, o);
+    if (known)
+        return known;
     char path[96];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/cells/%" PRIu32, o->run_id, o->job_cell);
     cJSON *c = NULL;
@@ -283,10 +337,12 @@ static int cell_values(sm_http *h, const sm_cli_opts *o)
         return print_json(c);
     char fig[160];
     figures_text(c, fig, sizeof fig);
-    printf("cell %" PRIu32 ": %s, %s (%s, %s)\n", o->job_cell, str_or(c, "row", "?"),
-           str_or(c, "test", "?"), str_or(c, "metric", "?"), str_or(c, "unit", ""));
-    printf("table: %s\n", fig);
-    sm_grid g = {7, 0, "lrlllrl", NULL};
+    if (o->format == SM_CLI_FMT_TABLE) {
+        printf("cell %" PRIu32 ": %s, %s (%s, %s)\n", o->job_cell, str_or(c, "row", "?"),
+               str_or(c, "test", "?"), str_or(c, "metric", "?"), str_or(c, "unit", ""));
+        printf("table: %s\n", fig);
+    }
+    sm_grid g = {7, 0, "lrlllrl", NULL, o->format};
     static const char *const header[] = {"JOB",     "REP",   "WARM-UP", "STATE",
                                          "COUNTED", "VALUE", "WHY"};
     int rc = sm_grid_row(&g, header);
@@ -320,7 +376,7 @@ int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
 {
     if (o->have_job_cell)
         return cell_values(h, o);
-    sm_grid g = {9, 0, "rllrllrrl", NULL};
+    sm_grid g = {9, 0, "rllrllrrl", NULL, o->format};
     static const char *const header[] = {"ID",    "HOST",     "TEST",     "REP",   "WARM-UP",
                                          "STATE", "DURATION", "HEADLINE", "REASON"};
     int rc = o->format == SM_CLI_FMT_JSON ? 0 : sm_grid_row(&g, header);
@@ -337,7 +393,7 @@ int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
                  o->job_state ? "&state=" : "", o->job_state ? o->job_state : "",
                  after[0] ? "&after=" : "", after);
         sm_http_resp r;
-        if (sm_cli_call(h, path, NULL, 0, &r)) {
+        if (sm_cli_call_run(h, o->run_id, path, NULL, 0, &r)) {
             rc = 1;
             break;
         }

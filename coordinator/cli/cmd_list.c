@@ -29,11 +29,13 @@ static void format_age(char *out, size_t cap, int64_t last_seen_ms, int64_t now)
     snprintf(out, cap, "%" PRId64, age < 0 ? 0 : age);
 }
 
-int sm_cli_cmd_agents(sm_http *h)
+int sm_cli_cmd_agents(sm_http *h, const sm_cli_opts *o)
 {
     sm_http_resp r;
     if (sm_cli_call(h, "/api/agents", NULL, 0, &r))
         return 1;
+    if (o->format == SM_CLI_FMT_JSON)
+        return sm_cli_print_answer(&r);
     sm_apiview_agent *a = NULL;
     size_t n = 0;
     sm_error err = {0};
@@ -41,11 +43,11 @@ int sm_cli_cmd_agents(sm_http *h)
     sm_http_resp_fini(&r);
     if (rc)
         return sm_cli_bad_answer("GET /api/agents", &err);
-    if (n == 0) {
+    if (n == 0 && o->format == SM_CLI_FMT_TABLE) {
         sm_cli_fail("no agent has registered with the coordinator at %s yet", sm_http_url(h));
         return 0;
     }
-    sm_grid g = {7, 0, "lllrrlr", NULL};
+    sm_grid g = {7, 0, "lllrrlr", NULL, o->format};
     static const char *const head[] = {"NAME",    "STATUS", "KERNEL",       "CORES",
                                        "MEM GiB", "LABELS", "LAST SEEN (s)"};
     rc = sm_grid_row(&g, head);
@@ -64,11 +66,13 @@ int sm_cli_cmd_agents(sm_http *h)
     return sm_grid_done(&g, rc);
 }
 
-int sm_cli_cmd_runs(sm_http *h)
+int sm_cli_cmd_runs(sm_http *h, const sm_cli_opts *o)
 {
     sm_http_resp r;
     if (sm_cli_call(h, "/api/runs", NULL, 0, &r))
         return 1;
+    if (o->format == SM_CLI_FMT_JSON)
+        return sm_cli_print_answer(&r);
     sm_apiview_run *runs = NULL;
     size_t n = 0;
     sm_error err = {0};
@@ -76,11 +80,11 @@ int sm_cli_cmd_runs(sm_http *h)
     sm_http_resp_fini(&r);
     if (rc)
         return sm_cli_bad_answer("GET /api/runs", &err);
-    if (n == 0) {
+    if (n == 0 && o->format == SM_CLI_FMT_TABLE) {
         sm_cli_fail("no runs yet (start one: sockmatrix run --preset NAME)");
         return 0;
     }
-    sm_grid g = {4, 0, "rllr", NULL};
+    sm_grid g = {4, 0, "rllr", NULL, o->format};
     static const char *const head[] = {"ID", "NAME", "STATE", "DONE/FAILED/TOTAL"};
     rc = sm_grid_row(&g, head);
     for (size_t i = 0; i < n && !rc; i++) {

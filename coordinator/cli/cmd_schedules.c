@@ -159,11 +159,13 @@ static void when_of(const cJSON *s, char *out, size_t cap)
     }
 }
 
-int sm_cli_cmd_schedules(sm_http *h)
+int sm_cli_cmd_schedules(sm_http *h, const sm_cli_opts *o)
 {
     sm_http_resp r;
     if (sm_cli_call(h, "/api/schedules", NULL, 0, &r))
         return 1;
+    if (o->format == SM_CLI_FMT_JSON)
+        return sm_cli_print_answer(&r);
     cJSON *root = cJSON_ParseWithLength(r.body, r.len);
     sm_http_resp_fini(&r);
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "schedules");
@@ -172,13 +174,13 @@ int sm_cli_cmd_schedules(sm_http *h)
         const sm_error err = {SM_EPARSE, "no \"schedules\" list", ""};
         return sm_cli_bad_answer("GET /api/schedules", &err);
     }
-    if (cJSON_GetArraySize(list) == 0) {
+    if (cJSON_GetArraySize(list) == 0 && o->format == SM_CLI_FMT_TABLE) {
         cJSON_Delete(root);
         sm_cli_fail("no schedules yet (make one: sockmatrix schedule add --name N --preset P "
                     "--every 1h)");
         return 0;
     }
-    sm_grid g = {7, 0, "rlllrlr", NULL};
+    sm_grid g = {7, 0, "rlllrlr", NULL, o->format};
     static const char *const head[] = {"ID",     "NAME",     "WHEN", "NEXT (UTC)",
                                        "PAUSED", "LAST RUN", "RUNS"};
     int rc = sm_grid_row(&g, head);

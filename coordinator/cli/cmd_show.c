@@ -11,10 +11,11 @@
 #include "coordinator/cli/request.h"
 
 /* The per-cell counts, under the run's lines. */
-static int print_cells(const sm_apiview_cell *cells, size_t n)
+static int print_cells(const sm_apiview_cell *cells, size_t n, sm_cli_format fmt)
 {
-    putchar('\n');
-    sm_grid g = {9, 0, "rlllrrrrr", NULL};
+    if (fmt == SM_CLI_FMT_TABLE)
+        putchar('\n');
+    sm_grid g = {9, 0, "rlllrrrrr", NULL, fmt};
     static const char *const head[] = {"CELL",   "HOST",   "PEER", "TEST",  "JOBS",
                                        "QUEUED", "ACTIVE", "DONE", "FAILED"};
     int rc = sm_grid_row(&g, head);
@@ -32,13 +33,16 @@ static int print_cells(const sm_apiview_cell *cells, size_t n)
     return sm_grid_done(&g, rc);
 }
 
-int sm_cli_cmd_show(sm_http *h, uint64_t id)
+int sm_cli_cmd_show(sm_http *h, const sm_cli_opts *o)
 {
+    const uint64_t id = o->run_id;
     char path[64];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64, id);
     sm_http_resp r;
     if (sm_cli_call_run(h, id, path, NULL, 0, &r))
         return 1;
+    if (o->format == SM_CLI_FMT_JSON)
+        return sm_cli_print_answer(&r);
     sm_apiview_run run;
     sm_apiview_cell *cells = NULL;
     size_t n = 0;
@@ -47,6 +51,12 @@ int sm_cli_cmd_show(sm_http *h, uint64_t id)
     sm_http_resp_fini(&r);
     if (rc)
         return sm_cli_bad_answer("GET /api/runs/ID", &err);
+    if (o->format != SM_CLI_FMT_TABLE) {
+        /* The data alone: the cells, each a row. */
+        rc = print_cells(cells, n, o->format);
+        free(cells);
+        return rc;
+    }
     printf("run %" PRIu64 " (%s): %s\n", run.id, run.name, run.state);
     if (run.reason[0])
         printf("reason: %s\n", run.reason);
@@ -55,7 +65,7 @@ int sm_cli_cmd_show(sm_http *h, uint64_t id)
            run.failed);
     rc = sm_cli_show_details(h, &run);
     if (!rc && n)
-        rc = print_cells(cells, n);
+        rc = print_cells(cells, n, o->format);
     free(cells);
     return rc;
 }

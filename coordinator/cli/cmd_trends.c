@@ -12,6 +12,7 @@
 #include "coordinator/cli/grid.h"
 #include "coordinator/cli/output.h"
 #include "coordinator/cli/request.h"
+#include "coordinator/cli/tests.h"
 
 #define WHAT "GET /api/trends"
 
@@ -39,18 +40,21 @@ static void utc(double ms, char *buf, size_t cap)
         snprintf(buf, cap, "-");
 }
 
-static int print_grid(const cJSON *o)
+static int print_grid(const cJSON *o, sm_cli_format fmt)
 {
     const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points");
-    printf("%s, %s", sm_cli_jstr(o, "host"), sm_cli_jstr(o, "test"));
-    if (*sm_cli_jstr(o, "metric"))
+    const bool table = fmt == SM_CLI_FMT_TABLE;
+    if (table)
+        printf("%s, %s", sm_cli_jstr(o, "host"), sm_cli_jstr(o, "test"));
+    if (table && *sm_cli_jstr(o, "metric"))
         printf(", %s (%s)", sm_cli_jstr(o, "metric"), sm_cli_jstr(o, "unit"));
-    printf(": %d %s\n", cJSON_GetArraySize(pts), cJSON_GetArraySize(pts) == 1 ? "run" : "runs");
-    if (cJSON_GetArraySize(pts) == 0) {
+    if (table)
+        printf(": %d %s\n", cJSON_GetArraySize(pts), cJSON_GetArraySize(pts) == 1 ? "run" : "runs");
+    if (table && cJSON_GetArraySize(pts) == 0) {
         printf("note: %s\n", sm_cli_jstr(o, "note"));
         return fflush(stdout) == 0 ? 0 : 1;
     }
-    sm_grid g = {5, 0, "llrrl", NULL};
+    sm_grid g = {5, 0, "llrrl", NULL, fmt};
     const char *head[] = {"FINISHED (UTC)", "RUN", "MEDIAN [95% CI]", "N", "FLAG"};
     int rc = sm_grid_row(&g, head);
     const cJSON *p;
@@ -69,7 +73,7 @@ static int print_grid(const cJSON *o)
                              cJSON_IsTrue(cJSON_GetObjectItem(p, "flagged")) ? "flagged" : ""};
         rc = sm_grid_row(&g, row);
     }
-    if ((rc = sm_grid_done(&g, rc)) != 0)
+    if ((rc = sm_grid_done(&g, rc)) != 0 || !table)
         return rc;
     if (*sm_cli_jstr(o, "note"))
         printf("\nnote: %s\n", sm_cli_jstr(o, "note"));
@@ -102,9 +106,14 @@ static int print_csv(const cJSON *o)
 
 int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o)
 {
+    /* --test is any part of a label, or an id: the coordinator takes the whole label. */
+    char label[512];
+    const int resolved = sm_cli_test_resolve(h, o->trend_test, label, sizeof label);
+    if (resolved)
+        return resolved;
     char path[1024] = "/api/trends?";
     add_param(path, sizeof path, "host", o->job_host);
-    add_param(path, sizeof path, "test", o->trend_test);
+    add_param(path, sizeof path, "test", label);
     if (o->trend_metric)
         add_param(path, sizeof path, "metric", o->trend_metric);
     if (o->include_disturbed)
@@ -125,7 +134,7 @@ int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o)
         sm_error_set(&err, SM_EPARSE, "expected points");
         return sm_cli_bad_answer(WHAT, &err);
     }
-    const int rc = o->format == SM_CLI_FMT_CSV ? print_csv(doc) : print_grid(doc);
+    const int rc = o->format == SM_CLI_FMT_CSV ? print_csv(doc) : print_grid(doc, o->format);
     cJSON_Delete(doc);
     return rc;
 }

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coordinator/cli/cmd.h"
 #include "coordinator/cli/http.h"
+#include "coordinator/cli/suggest.h"
 #include "coordinator/model/spec.h"
 
 /* getopt_long's return values: the short options' letters, the others above any letter. */
@@ -67,9 +69,12 @@ static const opt options[] = {
     {"--max-repetitions", NULL, O_MAX_REPS, true, ON(SM_CLI_RUN)},
     {"--ci-rel", NULL, O_CI_REL, true, ON(SM_CLI_RUN)},
     {"--wait", NULL, O_WAIT, false, ON(SM_CLI_RUN)},
+    /* Every command that prints data. */
     {"--format", NULL, O_FORMAT, true,
      ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES) | ON(SM_CLI_HOSTS_DIFF) |
-         ON(SM_CLI_COMPARE) | ON(SM_CLI_JOBS) | ON(SM_CLI_TRENDS)},
+         ON(SM_CLI_HOSTS_FINGERPRINT) | ON(SM_CLI_COMPARE) | ON(SM_CLI_JOBS) | ON(SM_CLI_TRENDS) |
+         ON(SM_CLI_AGENTS) | ON(SM_CLI_PRESETS) | ON(SM_CLI_RUNS) | ON(SM_CLI_SHOW) |
+         ON(SM_CLI_SCHEDULES) | ON(SM_CLI_TESTS)},
     {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN)},
     {"--output", "-o", O_OUTPUT, true, ON(SM_CLI_EXPORT)},
     {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
@@ -111,6 +116,7 @@ static const command commands[] = {
     {"compare", SM_CLI_COMPARE, false}, /* two runs (compare_positional) */
     {"jobs", SM_CLI_JOBS, true},
     {"trends", SM_CLI_TRENDS, false},
+    {"tests", SM_CLI_TESTS, true}, /* RUN is optional: all the tests of the recent runs */
     {"schedules", SM_CLI_SCHEDULES, false},
     /* schedule add|pause|resume|delete: the word after it picks the command */
     {"schedule", SM_CLI_SCHEDULE_ADD, false},
@@ -123,7 +129,7 @@ typedef struct parse {
     const char *run_arg;
     const char *hosts_sub; /* "diff" or "fingerprint", once given */
     const char *sched_sub; /* "add", "pause", "resume" or "delete", once given */
-    bool format_given, timeout_given, version, help;
+    bool timeout_given, version, help;
 } parse;
 
 /* The option an element of argv names, by its whole name (getopt_long would take a prefix:
@@ -198,29 +204,17 @@ static int check_hosts(const char *hosts, sm_error *err)
     }
 }
 
-static int parse_format(const char *v, sm_cli_cmd cmd, sm_cli_format *out, sm_error *err)
+static int parse_format(const char *v, sm_cli_format *out, sm_error *err)
 {
-    if (cmd == SM_CLI_ANOMALIES || cmd == SM_CLI_HOSTS_DIFF || cmd == SM_CLI_HOSTS_FINGERPRINT ||
-        cmd == SM_CLI_JOBS) {
-        if (strcmp(v, "table") == 0 || strcmp(v, "json") == 0) {
-            *out = v[0] == 't' ? SM_CLI_FMT_TABLE : SM_CLI_FMT_JSON;
-            return 0;
-        }
-        return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table or json", v);
-    }
-    if ((cmd == SM_CLI_COMPARE || cmd == SM_CLI_TRENDS) &&
-        (strcmp(v, "md") == 0 ||
-         (strcmp(v, "table") != 0 && strcmp(v, "csv") != 0 && strcmp(v, "json") != 0)))
-        return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table, csv or json", v);
     static const char *const names[] = {"table", "csv", "md", "json"};
-    for (size_t i = cmd == SM_CLI_EXPORT ? 1 : 0; i < sizeof names / sizeof *names; i++)
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(v, names[i]) == 0) {
             *out = (sm_cli_format)i;
             return 0;
         }
-    if (cmd == SM_CLI_EXPORT)
-        return sm_error_set(err, SM_EINVAL, "--format: '%s' is not csv, md or json", v);
-    return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table, csv, md or json", v);
+    const char *near = sm_cli_suggest(v, names, sizeof names / sizeof *names);
+    return sm_error_set(err, SM_EINVAL, "--format: '%s' is not table, csv, md or json%s%s%s", v,
+                        near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
 }
 
 /* A fraction as --floor takes it: checked here, sent as written, since the coordinator reads
@@ -280,8 +274,8 @@ static int apply_checked(parse *s, int id, const char *v, sm_error *err)
     uint64_t n;
     switch (id) {
     case O_FORMAT:
-        s->format_given = true;
-        return parse_format(v, o->cmd, &o->format, err);
+        o->format_given = true;
+        return parse_format(v, &o->format, err);
     case O_TIMEOUT:
         if (!parse_uint(v, 1, SM_CLI_TIMEOUT_S_MAX, &n))
             return sm_error_set(err, SM_EINVAL, "--timeout-s: '%s' is not a number from 1 to %u", v,
@@ -388,8 +382,8 @@ static int apply(parse *s, const opt *op, const char *v, sm_error *err)
     case O_TREND_TEST:
         if (!*v || strlen(v) >= 128)
             return sm_error_set(err, SM_EINVAL,
-                                "--test: give a column label of the run's table, such as "
-                                "'stream tcp 128 KiB' (at most 127 characters)");
+                                "--test: give a part of a test's label, such as 'tcp lines', "
+                                "or its id such as t3 (at most 127 characters)");
         o->trend_test = v;
         return 0;
     case O_TREND_METRIC:
@@ -409,9 +403,12 @@ static int hosts_positional(parse *s, const char *arg, sm_error *err)
 {
     sm_cli_opts *o = &s->r;
     if (!s->hosts_sub) {
+        static const char *const subs[] = {"diff", "fingerprint"};
+        const char *near = sm_cli_suggest(arg, subs, 2);
         if (strcmp(arg, "diff") != 0 && strcmp(arg, "fingerprint") != 0)
-            return sm_error_set(err, SM_EINVAL,
-                                "hosts: '%s' is not diff or fingerprint (see --help)", arg);
+            return sm_error_set(err, SM_EINVAL, "hosts: '%s' is not diff or fingerprint%s%s%s", arg,
+                                near ? ": did you mean " : " (see --help)", near ? near : "",
+                                near ? "?" : "");
         s->hosts_sub = arg;
         o->cmd = arg[0] == 'd' ? SM_CLI_HOSTS_DIFF : SM_CLI_HOSTS_FINGERPRINT;
         return 0;
@@ -481,6 +478,22 @@ static int positional(parse *s, const char *arg, sm_error *err)
     return 0;
 }
 
+/* An option no command knows: the nearest one allowed there, when one is near. */
+static int unknown_option(const command *cmd, const char *arg, int len, sm_error *err)
+{
+    const char *names[N_OPTIONS];
+    size_t n = 0;
+    char word[72];
+    snprintf(word, sizeof word, "%.*s", len, arg);
+    for (size_t i = 0; i < N_OPTIONS; i++)
+        if (options[i].where & (cmd ? ON(cmd->cmd) : BEFORE_CMD))
+            names[n++] = options[i].name;
+    const char *near = sm_cli_suggest(word, names, n);
+    return sm_error_set(err, SM_EINVAL, "%s%sunknown option '%s'%s%s%s (see --help)",
+                        cmd ? cmd->name : "", cmd ? ": " : "", word, near ? ": did you mean " : "",
+                        near ? near : "", near ? "?" : "");
+}
+
 /* What getopt_long returned (c) for the option element arg, checked against this project's
  * rules: whole names only, each option where it belongs. */
 static int take_option(parse *s, const char *arg, int c, const char *value, sm_error *err)
@@ -489,8 +502,7 @@ static int take_option(parse *s, const char *arg, int c, const char *value, sm_e
     int len;
     const opt *op = find_option(arg, &len);
     if (!op)
-        return sm_error_set(err, SM_EINVAL, "%s%sunknown option '%.*s' (see --help)",
-                            cmd ? cmd->name : "", cmd ? ": " : "", len, arg);
+        return unknown_option(cmd, arg, len, err);
     if (!(op->where & (cmd ? ON(cmd->cmd) : BEFORE_CMD))) {
         if (!cmd)
             return sm_error_set(err, SM_EINVAL,
@@ -555,7 +567,15 @@ static const command *find_command(const char *word, sm_error *err)
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
         if (strcmp(word, commands[k].name) == 0)
             return &commands[k];
-    sm_error_set(err, SM_EINVAL, "unknown command '%s' (see --help)", word);
+    const char *names[sizeof commands / sizeof *commands];
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
+        names[k] = commands[k].name;
+    const char *near = sm_cli_suggest(word, names, sizeof names / sizeof *names);
+    if (near)
+        sm_error_set(err, SM_EINVAL, "unknown command '%s': did you mean %s? (see --help)", word,
+                     near);
+    else
+        sm_error_set(err, SM_EINVAL, "unknown command '%s' (see --help)", word);
     return NULL;
 }
 
@@ -602,7 +622,7 @@ static int check_run(const parse *s, sm_error *err)
     if ((o->reps.max || o->reps.ci_rel > 0) && !o->reps_auto)
         return sm_error_set(err, SM_EINVAL,
                             "--max-repetitions and --ci-rel go with --repetitions auto");
-    if (s->format_given && !o->wait)
+    if (o->format_given && !o->wait)
         return sm_error_set(err, SM_EINVAL,
                             "--format goes with --wait (without it, run prints the run's id; "
                             "see also: sockmatrix export)");
@@ -646,16 +666,15 @@ static int check_command(const parse *s, sm_error *err)
         return sm_error_set(err, SM_EINVAL,
                             "compare: which two runs? (sockmatrix compare A B; sockmatrix runs "
                             "lists them)");
-    if (s->cmd->takes_run && !s->run_arg)
+    if (s->cmd->takes_run && !s->run_arg && s->r.cmd != SM_CLI_TESTS)
         return sm_error_set(err, SM_EINVAL,
                             "%s: which run? (sockmatrix %s RUN; sockmatrix runs lists them)",
                             s->cmd->name, s->cmd->name);
     if (s->r.cmd == SM_CLI_TRENDS && (!s->r.job_host || !s->r.trend_test))
         return sm_error_set(err, SM_EINVAL,
-                            "trends: --host H and --test T are needed (T is a column label of "
-                            "sockmatrix export RUN --format md, e.g. 'stream tcp 128 KiB')");
-    if (s->r.cmd == SM_CLI_EXPORT && !s->format_given)
-        return sm_error_set(err, SM_EINVAL, "export: --format csv|md|json is required");
+                            "trends: --host H and --test T are needed (T is any part of a "
+                            "test's label that names one test, or its id: sockmatrix tests "
+                            "lists them)");
     if (s->r.have_job_cell && (s->r.job_host || s->r.job_state))
         return sm_error_set(err, SM_EINVAL,
                             "--cell shows one cell's repetitions: give it without --host and "
@@ -690,8 +709,8 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
     else if (!s.cmd)
         return sm_error_set(err, SM_EINVAL,
                             "a command is needed: agents, presets, run, runs, "
-                            "show, jobs, cancel, export, anomalies, compare, trends, hosts, "
-                            "schedules or schedule (see --help)");
+                            "show, jobs, tests, cancel, again, export, anomalies, compare, "
+                            "trends, hosts, schedules or schedule (see --help)");
     else if ((rc = check_command(&s, err)))
         return rc;
     /* A token sent over http:// to another machine can be read by anyone on the way. */

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coordinator/cli/http.h"
+
 void sm_cli_fail(const char *fmt, ...)
 {
     va_list ap;
@@ -29,6 +31,13 @@ int sm_cli_print_body(const char *body, size_t len)
         return 1;
     }
     return 0;
+}
+
+int sm_cli_print_answer(sm_http_resp *r)
+{
+    const int rc = sm_cli_print_body(r->body, r->len);
+    sm_http_resp_fini(r);
+    return rc;
 }
 
 /* Writes all of data to fd, then makes it durable. */

@@ -15,6 +15,10 @@ void sm_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * failure to write is reported. */
 int sm_cli_print_body(const char *body, size_t len);
 
+/* An API answer printed as it is (--format json), then freed; as sm_cli_print_body. */
+struct sm_http_resp;
+int sm_cli_print_answer(struct sm_http_resp *r);
+
 /* Writes data to path through a temporary file in the same folder and rename(), so that a
  * reader never sees half a table and a failure leaves the old file as it was. The file
  * follows the umask. Errors: SM_ESYS, SM_ENOMEM, with err->msg naming the file. */

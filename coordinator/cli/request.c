@@ -16,6 +16,59 @@ static bool names_field(const char *msg, const char *field)
     return strncmp(msg, field, n) == 0 && msg[n] == ':';
 }
 
+/* What the user typed for an API field: the option or the argument it came from. */
+static const struct {
+    const char *field, *words;
+} field_words[] = {
+    {"a", "run A"},
+    {"b", "run B"},
+    {"id", "the run"},
+    {"run", "the run"},
+    {"baseline", "--baseline"},
+    {"floor", "--floor"},
+    {"disturbed", "--disturbed"},
+    {"host", "--host"},
+    {"hosts", "--hosts"},
+    {"test", "--test"},
+    {"metric", "--metric"},
+    {"state", "--state"},
+    {"cell", "--cell"},
+    {"preset", "--preset"},
+    {"repetitions", "--repetitions"},
+    {"name", "--name"},
+    {"every", "--every"},
+    {"cron", "--cron"},
+    {"webhook", "--webhook"},
+    {"schedule", "the schedule"},
+    {"format", "--format"},
+};
+
+const char *sm_cli_field_words(const char *field)
+{
+    for (size_t i = 0; i < sizeof field_words / sizeof *field_words; i++)
+        if (strcmp(field, field_words[i].field) == 0)
+            return field_words[i].words;
+    /* A path into a spec ("tests[0].msg_size") is the spec file's own words. */
+    return strpbrk(field, ".[") ? NULL : "";
+}
+
+void sm_cli_api_message(const char *error, const char *field, char *buf, size_t cap)
+{
+    const char *words = field[0] ? sm_cli_field_words(field) : "";
+    const bool named = field[0] && names_field(error, field);
+    const char *rest = named ? error + strlen(field) + 1 : error;
+    while (named && *rest == ' ')
+        rest++;
+    if (!field[0] || (words && !words[0] && named))
+        snprintf(buf, cap, "%s", error); /* a field with no words of its own: said as it is */
+    else if (!words)
+        snprintf(buf, cap, "the spec, at %s: %s", field, rest);
+    else if (!words[0])
+        snprintf(buf, cap, "%s", error);
+    else
+        snprintf(buf, cap, "%s: %s", words, rest);
+}
+
 void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err)
 {
     if (!r) {
@@ -30,10 +83,11 @@ void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err)
     if (sm_apiview_error_decode(r->body, r->len, &e, &derr) != 0)
         sm_cli_fail("the coordinator at %s answered HTTP %ld without an error message",
                     sm_http_url(h), r->status);
-    else if (e.field[0] && !names_field(e.error, e.field))
-        sm_cli_fail("%s (field: %s)", e.error, e.field);
-    else
-        sm_cli_fail("%s", e.error);
+    else {
+        char msg[SM_APIVIEW_PROSE + SM_APIVIEW_FIELD + 32];
+        sm_cli_api_message(e.error, e.field, msg, sizeof msg);
+        sm_cli_fail("%s", msg);
+    }
 }
 
 /* With run nonzero, a 404 about the id names the run and where the runs are listed. */

@@ -13,6 +13,15 @@
  * reached, or what else went wrong); else the API's error message in r's body. */
 void sm_cli_report(sm_http *h, const sm_http_resp *r, const sm_error *err);
 
+/* The words the user typed for an API error's field: "run B" for "b", "--host" for "host";
+ * NULL for a path into a spec ("tests[0].msg_size"); "" for a field it has no words for. */
+const char *sm_cli_field_words(const char *field);
+
+/* An API error in the user's words, into buf: the field's words in front of the message
+ * ("b: no such run 99" is "run B: no such run 99"), a spec path said as "the spec, at PATH:
+ * ...", a field without words left out. */
+void sm_cli_api_message(const char *error, const char *field, char *buf, size_t cap);
+
 /* GET (body NULL) or POST path; 0 with *r holding a 2xx answer (the caller's to
  * sm_http_resp_fini), or 1 once the failure is reported. */
 int sm_cli_call(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r);

@@ -119,7 +119,7 @@ class JobsTest(unittest.TestCase):
         self.assertEqual(len(got), 1)
         p = self.cli("jobs", "999999")
         self.assertEqual(p.returncode, 1, p)
-        self.assertEqual(p.stderr, "sockmatrix: no such run (field: id)\n")
+        self.assertEqual(p.stderr, "sockmatrix: no run 999999 (sockmatrix runs lists them)\n")
 
     def table_cell(self, table, host, test):
         r, c = table["rows"].index(host), [x["label"] for x in table["columns"]].index(test)
@@ -191,9 +191,10 @@ class JobsTest(unittest.TestCase):
         got = self.f.get(f"/api/runs/{self.rid}/cells/{failed[0]['cell']}")
         self.assertEqual([(v["value"], v["counted"], v["state"]) for v in got["values"]],
                          [(None, False, "failed")])
+        # A cell the run does not have is a bad argument: the cells it has are listed.
         p = self.cli("jobs", str(self.rid), "--cell", "99")
-        self.assertEqual(p.returncode, 1, p)
-        self.assertIn("no such cell", p.stderr)
+        self.assertEqual(p.returncode, 2, p)
+        self.assertIn(f"--cell 99: run {self.rid} has no such cell; its cells are 0 (h", p.stderr)
         p = self.cli("jobs", str(self.rid), "--cell", "x")
         self.assertEqual(p.returncode, 2, p)
         self.assertIn("--cell: 'x' is not a cell number", p.stderr)

@@ -84,7 +84,8 @@ static void test_cli_anomalies_takes_a_run_a_baseline_and_a_floor(void **state)
     char *base[] = {"sockmatrix", "anomalies", "7", "--baseline", "x", NULL};
     assert_fails_naming(base, ARGC(base), "--baseline: 'x' is not a run id");
     char *csv[] = {"sockmatrix", "anomalies", "7", "--format", "csv", NULL};
-    assert_fails_naming(csv, ARGC(csv), "--format: 'csv' is not table or json");
+    assert_int_equal(parse(csv, ARGC(csv), &o, &err), 0); /* every format now */
+    assert_int_equal(o.format, SM_CLI_FMT_CSV);
     char *exp[] = {"sockmatrix", "export", "7", "--format", "csv", "--baseline", "5", NULL};
     assert_fails_naming(exp, ARGC(exp), "--baseline: not an option of export");
     char *nowait[] = {"sockmatrix", "run", "--preset", "quick", "--floor", "0.2", NULL};
@@ -117,7 +118,8 @@ static void test_cli_jobs_takes_a_run_a_host_a_state_and_a_format(void **state)
     char *st[] = {"sockmatrix", "jobs", "7", "--state", "finished", NULL};
     assert_fails_naming(st, ARGC(st), "--state: 'finished' is not queued");
     char *csv[] = {"sockmatrix", "jobs", "7", "--format", "csv", NULL};
-    assert_fails_naming(csv, ARGC(csv), "--format: 'csv' is not table or json");
+    assert_int_equal(parse(csv, ARGC(csv), &o, &err), 0); /* every format now */
+    assert_int_equal(o.format, SM_CLI_FMT_CSV);
     char *show[] = {"sockmatrix", "show", "7", "--host", "h1", NULL};
     assert_fails_naming(show, ARGC(show), "--host: not an option of show");
 }
@@ -154,7 +156,8 @@ static void test_cli_trends_takes_a_host_or_pair_a_test_a_metric_and_a_format(vo
     char *half[] = {"sockmatrix", "trends", "--host", "h1->", "--test", "x", NULL};
     assert_fails_naming(half, ARGC(half), "--host: 'h1->' is not an agent name");
     char *md[] = {"sockmatrix", "trends", "--host", "h1", "--test", "x", "--format", "md", NULL};
-    assert_fails_naming(md, ARGC(md), "--format: 'md' is not table, csv or json");
+    assert_int_equal(parse(md, ARGC(md), &o, &err), 0); /* every format now */
+    assert_int_equal(o.format, SM_CLI_FMT_MD);
     char *jobs[] = {"sockmatrix", "jobs", "7", "--test", "x", NULL};
     assert_fails_naming(jobs, ARGC(jobs), "--test: not an option of jobs");
 }
@@ -507,10 +510,13 @@ static void test_cli_export_needs_a_file_format_and_takes_an_output(void **state
     assert_int_equal(parse(to_stdout, ARGC(to_stdout), &o, &err), 0);
     assert_null(o.output);
 
+    /* Without --format: its default (Markdown on a terminal, CSV piped: test_cli_format). */
     char *no_fmt[] = {"sockmatrix", "export", "5", NULL};
-    assert_fails_naming(no_fmt, ARGC(no_fmt), "--format csv|md|json is required");
+    assert_int_equal(parse(no_fmt, ARGC(no_fmt), &o, &err), 0);
+    assert_false(o.format_given);
     char *table[] = {"sockmatrix", "export", "5", "--format", "table", NULL};
-    assert_fails_naming(table, ARGC(table), "'table' is not csv, md or json");
+    assert_int_equal(parse(table, ARGC(table), &o, &err), 0); /* every format now */
+    assert_int_equal(o.format, SM_CLI_FMT_TABLE);
     char *no_file[] = {"sockmatrix", "export", "5", "--format", "csv", "-o", NULL};
     assert_fails_naming(no_file, ARGC(no_file), "--output needs a value");
 }
@@ -549,7 +555,8 @@ static void test_cli_hosts_diff_takes_2_to_16_hosts_each_once_and_a_format(void 
     }
     assert_fails_naming(many, 20, "hosts diff: at most 16 hosts");
     char *csv[] = {"sockmatrix", "hosts", "diff", "a", "b", "--format", "csv", NULL};
-    assert_fails_naming(csv, ARGC(csv), "--format: 'csv' is not table or json");
+    assert_int_equal(parse(csv, ARGC(csv), &o, &err), 0); /* every format now */
+    assert_int_equal(o.format, SM_CLI_FMT_CSV);
     char *nosub[] = {"sockmatrix", "hosts", NULL};
     assert_fails_naming(nosub, ARGC(nosub), "hosts: diff or fingerprint?");
     char *badsub[] = {"sockmatrix", "hosts", "compare", "a", "b", NULL};
@@ -586,7 +593,8 @@ static void test_cli_compare_takes_two_different_runs_and_a_format(void **state)
     char *word[] = {"sockmatrix", "compare", "1", "x", NULL};
     assert_fails_naming(word, ARGC(word), "compare: 'x' is not a run id");
     char *md[] = {"sockmatrix", "compare", "1", "2", "--format", "md", NULL};
-    assert_fails_naming(md, ARGC(md), "--format: 'md' is not table, csv or json");
+    assert_int_equal(parse(md, ARGC(md), &o, &err), 0); /* every format now */
+    assert_int_equal(o.format, SM_CLI_FMT_MD);
     char *bl[] = {"sockmatrix", "compare", "1", "2", "--baseline", "3", NULL};
     assert_fails_naming(bl, ARGC(bl), "--baseline: not an option of compare");
 }
@@ -767,7 +775,7 @@ static void test_cli_takes_whole_option_names_and_ends_options_at_a_double_dash(
 static void test_cli_grid_aligns_columns_without_trailing_blanks(void **state)
 {
     (void)state;
-    sm_grid g = {3, 0, "rll", NULL};
+    sm_grid g = {3, 0, "rll", NULL, SM_CLI_FMT_TABLE};
     static const char *const head[] = {"ID", "NAME", "STATE"};
     static const char *const row1[] = {"7", "seed-tcp-unix", "done"};
     static const char *const row2[] = {"12", NULL, "running"};
@@ -806,7 +814,7 @@ static void test_cli_help_and_version(void **state)
     const char *u = sm_cli_usage();
     assert_non_null(
         strstr(u, "sockmatrix [--coordinator URL] [--token-file PATH] [--cacert FILE] COMMAND"));
-    assert_non_null(strstr(u, "export RUN --format csv|md|json [-o FILE]"));
+    assert_non_null(strstr(u, "export RUN [--format csv|md|json] [-o FILE]"));
     /* What presets and a --spec file do now, not what they did. */
     assert_non_null(strstr(u, "each one's jobs on\n"));
     assert_non_null(strstr(u, "a --spec file is checked here"));
