@@ -208,8 +208,8 @@ export function smallMultiples(id, t, cell, flagOf) {
         return h('figure', {class: 'dotplot-fig', 'data-column': col.label,
             'data-scale': log ? 'log' : 'linear',
             'data-flagged': rows.filter((_r, i) => flags[i]).join(',')},
-        h('figcaption', {title: `${col.label}: ${col.metric} (${col.unit})`},
-            h('strong', {}, col.short || col.label), ` ${col.metric}`),
+        h('figcaption', {title: col.label},
+            h('strong', {}, col.short || col.label), ` (${col.unit === 'x' ? 'ratio' : col.unit})`),
         h('div', {class: 'dotplot-box'}, plot),
         notes.length ? h('ul', {class: 'plot-notes'}, notes.map((n) => h('li', {}, n))) : null);
     });

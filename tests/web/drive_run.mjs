@@ -97,14 +97,16 @@ export function runScenarios(ctx) {
     },
 
     // a.column's plot on the run page and on the compare view, once it marks a host (or, with
-    // a.unflagged, once it is drawn).
+    // a.unflagged, once it is drawn); the whole run page in a.shot and the compare view in a.compare_shot when given.
     async run_plot(a) {
       const ready = (p) => p && (a.unflagged ? p.figures > 0 : p.flagged);
       await view(`/run/${a.run}`);
       const onRun = await until(`the plot of ${a.column}`, () => plot('run-plots', a.column), ready);
+      if (a.shot) await page().screenshot({ path: a.shot, fullPage: true });
       await view(`/compare/${a.run}`);
       const onCompare = await until(`the compare view's plot of ${a.column}`,
         () => plot('compare-chart', a.column), ready);
+      if (a.compare_shot) await page().screenshot({ path: a.compare_shot, fullPage: true });
       return { run: onRun, compare: onCompare, console_errors: ctx.consoleErrors() };
     },
 

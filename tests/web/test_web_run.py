@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from test_web import WebCase, setUpModule, web_fleet  # noqa: E402,F401
+from test_web import SHOTS, WebCase, setUpModule, web_fleet  # noqa: E402,F401
 
 # 3 hosts x 2 variants x 5 repetitions, no warm-up; "remeasure": 0 keeps the jobs as many
 # whatever this busy machine disturbs.
@@ -162,7 +162,10 @@ class RunPageTest(WebCase):
         self.assertGreater(min(med["h1"], med["h3"]) / med["h2"], 100, med)  # 300x, give or take
         flag = [a for a in an["anomalies"] if a["host"] == "h2" and a["test"] == tcp]
         self.assertTrue(flag, an)
-        res = self.drive(f, "run_plot", run=rid, column=tcp, width=1400, height=900)
+        os.makedirs(SHOTS, exist_ok=True)
+        shot = os.path.join(SHOTS, "run-outlier.png")
+        res = self.drive(f, "run_plot", run=rid, column=tcp, width=1400, height=900, shot=shot)
+        self.assertTrue(os.path.getsize(shot) > 0)
         self.assertEqual(res["run"]["drop_downs"], 0, "no test to pick: all are shown")
         for where in ("run", "compare"):
             p = res[where]
@@ -185,8 +188,10 @@ class RunPageTest(WebCase):
             self.assertEqual([x["href"] for x in p["labels"]],
                              [f"#/hosts/{h}" for h in t["rows"]])
         # h3's Unix cell, every sample disturbed: drawn as such, with a note that says so.
+        compare_shot = os.path.join(SHOTS, "compare-1024.png")
         res = self.drive(f, "run_plot", run=rid, column=unix, unflagged=True, width=1024,
-                         height=768)
+                         height=768, compare_shot=compare_shot)
+        self.assertTrue(os.path.getsize(compare_shot) > 0)
         p = res["run"]
         self.assertEqual(p["points"]["h3"]["state"], "disturbed", p)
         self.assertEqual(len(p["notes"]), 1, p)
