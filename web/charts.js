@@ -120,7 +120,8 @@ function cellNote(row, c) {
         return `${row}: no figure yet`;
     }
     if (c.disturbed)
-        return `${row}: ${c.disturbed} disturbed sample${c.disturbed === 1 ? '' : 's'} left out of the median`;
+        return `${row}: ${c.disturbed} disturbed sample${c.disturbed === 1 ? '' : 's'} ` +
+            'left out of the median';
     return null;
 }
 

@@ -1,7 +1,8 @@
 // Compare hosts: within one run, its hosts (or pairs) side by side: every test as a dot-and-
 // interval plot, a pair heatmap, the anomalies with their evidence, the tables and the exports;
-// and, below, "compare runs" (compare_runs.js). Everything here is drawn from the API's JSON table and anomalies;
-// no statistic is recomputed in the browser, so the page and `sockmatrix export` agree.
+// and, below, "compare runs" (compare_runs.js). Everything here is drawn from the API's JSON
+// table and anomalies; no statistic is recomputed in the browser, so the page and
+// `sockmatrix export` agree.
 
 import {api, tableUrl, getToken, download} from './api.js';
 import {h, clear, scrollBox, fmtNum, fmtPercent, anomalyItem, hostLink} from './dom.js';
@@ -137,7 +138,8 @@ export function mount(root, args, {live, query}) {
 
     root.append(h('section', {class: 'view compare'},
         h('div', {class: 'view-head'}, title,
-            h('a', {id: 'compare-to-run', href: `#/run/${encodeURIComponent(id)}`}, `Run ${id}: verdict and jobs`),
+            h('a', {id: 'compare-to-run', href: `#/run/${encodeURIComponent(id)}`},
+                `Run ${id}: verdict and jobs`),
             h('button', {id: 'compare-to-runs', type: 'button', class: 'link',
                 onclick: () => runs.card.scrollIntoView({block: 'start'})},
             'Compare runs: this run against another')),

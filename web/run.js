@@ -1,10 +1,11 @@
 // Run view: one run's results first (its verdict, anomalies with their why, the table of
-// medians and the plot of every test), then its progress and jobs, live. The page's state comes from GET /api/runs/ID and its jobs
-// from GET /api/runs/ID/jobs, so a reload (or a finished run opened later) shows what the
-// coordinator knows; /ws events move it on from there. #/run/ID/cell/N adds that cell's samples
-// (GET /api/runs/ID/cells/N): one dot per repetition, so a wide interval can be seen for what it is.
-// The run's verdict (GET /api/runs/ID/anomalies) heads the page when some of its cells could not
-// be judged; #/run/ID?disturbed=include asks every figure with the disturbed samples counted.
+// medians and the plot of every test), then its progress and jobs, live. The page's state
+// comes from GET /api/runs/ID and its jobs from GET /api/runs/ID/jobs, so a reload (or a
+// finished run opened later) shows what the coordinator knows; /ws events move it on from
+// there. #/run/ID/cell/N adds that cell's samples (GET /api/runs/ID/cells/N): one dot per
+// repetition, so a wide interval can be seen for what it is. The run's verdict (GET
+// /api/runs/ID/anomalies) heads the page when some of its cells could not be judged;
+// #/run/ID?disturbed=include asks every figure with the disturbed samples counted.
 
 import {api, ApiError} from './api.js';
 import {h, clear, scrollBox, fmtDate, fmtNum, fmtValue, anomalyItem, hostLink, rowLink} from './dom.js';

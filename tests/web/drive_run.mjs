@@ -97,7 +97,8 @@ export function runScenarios(ctx) {
     },
 
     // a.column's plot on the run page and on the compare view, once it marks a host (or, with
-    // a.unflagged, once it is drawn); the whole run page in a.shot and the compare view in a.compare_shot when given.
+    // a.unflagged, once it is drawn); the whole run page in a.shot and the compare view in
+    // a.compare_shot when given.
     async run_plot(a) {
       const ready = (p) => p && (a.unflagged ? p.figures > 0 : p.flagged);
       await view(`/run/${a.run}`);
