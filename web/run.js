@@ -289,8 +289,8 @@ export function mount(root, args, {live, query}) {
             showCells(r.cells);
             await loadJobs();
             await loadSamples();
-            // The state shown, not this answer's: an event may have ended the run meanwhile.
-            const ended = ENDED.has(run.state);
+            // This answer's state: a run event that ends the run asks again (refetchSoon).
+            const ended = ENDED.has(r.state);
             await loadVerdict(ended);
             await loadTable(ended);
         } catch (e) {
