@@ -1,7 +1,8 @@
-// Charts and colour scales for the comparison view: bars with 95% CI whiskers (Chart.js, loaded
-// as vendor/chart.umd.js) and the pair heatmap's scale of deviations from the median.
+// Charts and colour scales of a run's results: one dot-and-interval plot per test (SVG), drawn
+// as small multiples, and the pair heatmap's scale of deviations from the median. (The Trends
+// view draws with Chart.js, loaded as vendor/chart.umd.js; it shares the palette here.)
 
-import {fmtNum, fmtValue} from './dom.js';
+import {h, fmtNum, fmtValue, changeText} from './dom.js';
 
 // Okabe and Ito's palette: told apart with every common colour-vision deficiency.
 export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00',
@@ -34,68 +35,6 @@ export function deviationColour(dev, floor, span) {
     return {bg: `rgb(${c[0]}, ${c[1]}, ${c[2]})`, fg: onBlack >= onWhite ? '#000' : '#fff'};
 }
 
-// Draws each bar's [low, high] as a vertical whisker with caps, after the bars. Chart.js has
-// no error bars of its own, and a plugin package for them would be a second dependency for
-// twenty lines.
-const whiskers = {
-    id: 'smWhiskers',
-    afterDatasetsDraw(chart) {
-        const {ctx} = chart;
-        const y = chart.scales.y;
-        chart.data.datasets.forEach((ds, i) => {
-            if (!ds.whiskers || !chart.isDatasetVisible(i))
-                return;
-            chart.getDatasetMeta(i).data.forEach((bar, j) => {
-                const w = ds.whiskers[j];
-                if (!w || !Number.isFinite(w[0]) || !Number.isFinite(w[1]))
-                    return;
-                const top = y.getPixelForValue(w[1]), bottom = y.getPixelForValue(w[0]);
-                const half = Math.max(3, Math.min(10, (bar.width || 12) / 4));
-                ctx.save();
-                ctx.strokeStyle = '#1a1a1a';
-                ctx.lineWidth = 1.5;
-                ctx.beginPath();
-                ctx.moveTo(bar.x, top);
-                ctx.lineTo(bar.x, bottom);
-                ctx.moveTo(bar.x - half, top);
-                ctx.lineTo(bar.x + half, top);
-                ctx.moveTo(bar.x - half, bottom);
-                ctx.lineTo(bar.x + half, bottom);
-                ctx.stroke();
-                ctx.restore();
-            });
-        });
-    },
-};
-
-// Each bar's median, written above its whisker (or its bar), so that a bar too short to see
-// beside the others still says what it is.
-const valueLabels = {
-    id: 'smValueLabels',
-    afterDatasetsDraw(chart) {
-        const {ctx} = chart;
-        const y = chart.scales.y;
-        ctx.save();
-        ctx.fillStyle = '#111';
-        ctx.textAlign = 'center';
-        ctx.textBaseline = 'bottom';
-        ctx.font = `${Math.max(10, Math.round(window.Chart.defaults.font.size * 0.85))}px sans-serif`;
-        chart.data.datasets.forEach((ds, i) => {
-            if (!chart.isDatasetVisible(i))
-                return;
-            chart.getDatasetMeta(i).data.forEach((bar, j) => {
-                const v = ds.data[j];
-                if (!Number.isFinite(v))
-                    return;
-                const w = ds.whiskers && ds.whiskers[j];
-                const top = w && Number.isFinite(w[1]) ? y.getPixelForValue(w[1]) : bar.y;
-                ctx.fillText(fmtNum(v), bar.x, Math.max(12, Math.min(top, bar.y)) - 2);
-            });
-        });
-        ctx.restore();
-    },
-};
-
 // Whether bars of these cells are better read on a log axis: the positive medians span more
 // than 10x, so that the small ones would be invisible beside the large ones.
 export function wantsLog(groups) {
@@ -104,84 +43,177 @@ export function wantsLog(groups) {
     return v.length > 1 && Math.max(...v) / Math.min(...v) > 10;
 }
 
-// groups: [{label, cells: [cell|null per row]}] with cell {median, ci95_low, ci95_high, n,
-// noisy}. flagged: the rows (hosts) an anomaly names: their labels are marked and their bars
-// outlined. log: true, false, or undefined for wantsLog. The canvas says what it drew in
-// data-scale ("log" or "linear") and data-flagged (the flagged rows, comma-separated). Returns
-// the Chart (destroy() it when the view goes), or null when Chart.js is absent.
-export function whiskerBars(canvas, {rows, groups, unit, title, flagged = new Set(), log}) {
-    const Chart = window.Chart;
-    if (!Chart)
-        return null;
-    // Chart.js draws 12 px text whatever the page's size; follow the page's own scale instead.
-    const rootPx = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-    Chart.defaults.font.size = Math.round(rootPx * 0.85);
-    const useLog = log === undefined ? wantsLog(groups) : !!log;
-    canvas.dataset.scale = useLog ? 'log' : 'linear';
-    canvas.dataset.flagged = rows.filter((r) => flagged.has(r)).join(',');
-    const mark = (r) => (flagged.has(r) ? `\u26a0 ${r}` : r);
-    let top = 0;
-    const datasets = groups.map((g, i) => {
-        const colour = PALETTE[i % PALETTE.length];
-        const ws = g.cells.map((c) => c && Number.isFinite(c.ci95_low) && Number.isFinite(c.ci95_high)
-            ? [c.ci95_low, c.ci95_high] : null);
-        for (const w of ws)
-            if (w)
-                top = Math.max(top, w[1]);
-        return {
-            label: g.label,
-            data: g.cells.map((c) => (c && Number.isFinite(c.median) ? c.median : null)),
-            cells: g.cells,
-            whiskers: ws,
-            backgroundColor: colour + 'cc',
-            // A flagged host's bars: outlined in vermillion, thick, so the outlier is the first
-            // thing one sees whatever its height.
-            borderColor: rows.map((r) => (flagged.has(r) ? '#D55E00' : colour)),
-            borderWidth: rows.map((r) => (flagged.has(r) ? 3 : 1)),
-        };
+const SVG = 'http://www.w3.org/2000/svg';
+const FLAG = '#D55E00'; // the palette's vermillion: the flagged host
+const MUTED = '#767676';
+
+function svg(tag, attrs, ...children) {
+    const el = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {}))
+        if (v !== undefined && v !== null)
+            el.setAttribute(k, String(v));
+    for (const c of children)
+        if (c !== null && c !== undefined)
+            el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return el;
+}
+
+// A host's label under its slot: a link to its page, as hostLink() makes it in HTML.
+function svgHostLink(name, attrs) {
+    return svg('a', {href: '#/hosts/' + encodeURIComponent(name), class: 'host-link'},
+        svg('text', attrs, name));
+}
+
+// The value axis of one plot. Log when the positive figures span more than 10x; then the
+// smallest figure keeps HEADROOM of the height below it (never a sliver on the axis) and every
+// decade (or 1-2-5 step, when fewer than two decades show) is labelled. Linear from zero.
+const HEADROOM = 0.3, TOPROOM = 0.08;
+function valueAxis(values) {
+    const pos = values.filter((v) => Number.isFinite(v) && v > 0);
+    const all = values.filter(Number.isFinite);
+    const log = pos.length > 1 && Math.max(...pos) / Math.min(...pos) > 10;
+    if (log) {
+        const a = Math.log10(Math.min(...pos)), b = Math.log10(Math.max(...pos));
+        const total = Math.max(b - a, 0.3) / (1 - HEADROOM - TOPROOM);
+        const lo = a - HEADROOM * total, hi = b + TOPROOM * total;
+        let ticks = [];
+        for (let k = Math.ceil(lo); k <= Math.floor(hi); k++)
+            ticks.push(10 ** k);
+        if (ticks.length < 3) {
+            ticks = [];
+            for (let k = Math.floor(lo); k <= Math.ceil(hi); k++)
+                for (const m of [1, 2, 5])
+                    if (Math.log10(m * 10 ** k) >= lo && Math.log10(m * 10 ** k) <= hi)
+                        ticks.push(m * 10 ** k);
+        }
+        return {log, ticks, frac: (v) => (Math.log10(Math.max(v, 10 ** lo)) - lo) / (hi - lo)};
+    }
+    const top = all.length ? Math.max(...all, 0) : 1;
+    const bottom = all.length ? Math.min(...all, 0) : 0;
+    const span = top - bottom || Math.abs(top) || 1;
+    const hi = top + span * TOPROOM;
+    const step = niceStep(span / 4);
+    const ticks = [];
+    for (let v = Math.ceil(bottom / step) * step; v <= hi; v += step)
+        ticks.push(Number(v.toPrecision(12)));
+    return {log, ticks, frac: (v) => (v - bottom) / (hi - bottom)};
+}
+
+function niceStep(raw) {
+    const p = 10 ** Math.floor(Math.log10(raw || 1));
+    const m = raw / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+// Why a cell has no point, or a point to be read with care, in the exports' words.
+function cellNote(row, c) {
+    if (!c)
+        return `${row}: not measured`;
+    if (!Number.isFinite(c.median)) {
+        if (c.disturbed)
+            return `${row}: no figure, its ${c.disturbed} disturbed sample${c.disturbed === 1 ? '' : 's'}` +
+                ' left out of the statistics';
+        if (c.limited)
+            return `${row}: no figure, slower than its time limit allows`;
+        if (c.failed)
+            return `${row}: no figure, ${c.failed} job${c.failed === 1 ? '' : 's'} failed`;
+        return `${row}: no figure yet`;
+    }
+    if (c.disturbed)
+        return `${row}: ${c.disturbed} disturbed sample${c.disturbed === 1 ? '' : 's'} ` +
+            'left out of the median';
+    return null;
+}
+
+// One test's plot: a slot per host (or pair) with its median as a dot and its 95% interval as
+// a whisker; the flagged host's dot in vermillion with its factor beside it ("315x slower");
+// a cell without a figure drawn as an empty ring on the axis, said why in a note below.
+// col: {label, short, metric, unit}; cells: [cell|null per row]; flags: [anomaly|null per row].
+export function dotPlot({rows, col, cells, flags}) {
+    const T = 14, B = 46, L = 58, SLOT = Math.max(44, Math.min(80, 240 / Math.max(rows.length, 1)));
+    const R = flags.some(Boolean) ? 86 : 12;
+    const W = L + rows.length * SLOT + R, H = 250;
+    const values = cells.flatMap((c) => (c ? [c.median, c.ci95_low, c.ci95_high] : []));
+    const ax = valueAxis(values);
+    const y = (v) => H - B - ax.frac(v) * (H - T - B);
+    const x = (i) => L + (i + 0.5) * SLOT;
+    const plot = svg('svg', {class: 'dotplot', viewBox: `0 0 ${W} ${H}`, width: W, height: H,
+        role: 'img', 'aria-label': `${col.label}: median and 95% interval per host` +
+            (ax.log ? ', log scale' : '')});
+    for (const t of ax.ticks) {
+        plot.append(svg('line', {class: 'grid', x1: L, x2: W - R + 6, y1: y(t), y2: y(t),
+            stroke: '#e3e3e3'}));
+        plot.append(svg('text', {class: 'tick', x: L - 5, y: y(t) + 4, 'text-anchor': 'end',
+            'font-size': 11, fill: '#333'}, fmtNum(t)));
+    }
+    plot.append(svg('line', {class: 'axis-y', x1: L, x2: L, y1: T, y2: H - B, stroke: '#888'}),
+        svg('line', {class: 'axis-x', x1: L, x2: W - R + 6, y1: H - B, y2: H - B, stroke: '#888'}),
+        svg('text', {class: 'axis-title', x: 12, y: (H - B + T) / 2, 'font-size': 11, fill: '#333',
+            'text-anchor': 'middle', transform: `rotate(-90 12 ${(H - B + T) / 2})`},
+        `${col.unit === 'x' ? 'ratio' : col.unit}${ax.log ? ', log scale' : ''}`));
+    const notes = [];
+    rows.forEach((row, i) => {
+        const c = cells[i], a = flags[i];
+        const long = rows.some((r) => r.length > 6);
+        plot.append(svgHostLink(row, {x: x(i), y: H - B + 16, 'font-size': 11,
+            'text-anchor': long ? 'end' : 'middle', fill: a ? FLAG : '#222',
+            'font-weight': a ? 'bold' : null,
+            transform: long ? `rotate(-30 ${x(i)} ${H - B + 16})` : null}));
+        const note = cellNote(row, c);
+        if (note)
+            notes.push(note);
+        if (!c || !Number.isFinite(c.median)) {
+            plot.append(svg('circle', {class: 'point missing', cx: x(i), cy: H - B - 8, r: 5,
+                'data-host': row, 'data-state': c && c.disturbed ? 'disturbed' : 'missing',
+                fill: 'none', stroke: MUTED, 'stroke-dasharray': '2 2', 'stroke-width': 1.5},
+            svg('title', {}, note)));
+            plot.append(svg('text', {class: 'missing-mark', x: x(i), y: H - B - 18,
+                'text-anchor': 'middle', 'font-size': 10, fill: MUTED},
+            c && c.disturbed ? 'disturbed' : 'no data'));
+            return;
+        }
+        const colour = a ? FLAG : PALETTE[0];
+        if (Number.isFinite(c.ci95_low) && Number.isFinite(c.ci95_high)) {
+            const y1 = y(c.ci95_high), y2 = y(c.ci95_low);
+            plot.append(svg('path', {class: 'ci', stroke: colour, 'stroke-width': 1.5, fill: 'none',
+                d: `M${x(i)} ${y1}V${y2}M${x(i) - 5} ${y1}h10M${x(i) - 5} ${y2}h10`}));
+        }
+        const title = `${row}: median ${fmtValue(c.median, col.unit)}, 95% CI ` +
+            `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}], n=${c.n}` +
+            (c.disturbed ? `, ${c.disturbed} disturbed left out` : '');
+        plot.append(svg('circle', {class: 'point' + (a ? ' flagged' : '') +
+                (c.disturbed ? ' disturbed' : ''), cx: x(i), cy: y(c.median), r: a ? 6 : 4.5,
+            'data-host': row, 'data-median': c.median, fill: c.disturbed ? '#fff' : colour,
+            stroke: colour, 'stroke-width': 2}, svg('title', {}, title)));
+        if (a) {
+            const [change] = changeText(a);
+            const left = i === rows.length - 1 && R < 40;
+            plot.append(svg('text', {class: 'factor', 'data-host': row, x: x(i) + (left ? -10 : 10),
+                y: y(c.median) + 4, 'text-anchor': left ? 'end' : 'start', 'font-size': 12,
+                'font-weight': 'bold', fill: FLAG}, change));
+        }
     });
-    return new Chart(canvas, {
-        type: 'bar',
-        data: {labels: rows.map(mark), datasets},
-        plugins: [whiskers, valueLabels],
-        options: {
-            responsive: true,
-            maintainAspectRatio: false,
-            animation: false,
-            scales: {
-                x: {
-                    ticks: {
-                        color: (c) => (flagged.has(rows[c.index]) ? '#B34700' : '#222'),
-                        font: (c) => (flagged.has(rows[c.index]) ? {weight: 'bold'} : {}),
-                    },
-                    grid: {display: false},
-                },
-                y: {
-                    type: useLog ? 'logarithmic' : 'linear',
-                    beginAtZero: !useLog,
-                    // Whiskers and value labels past the tallest bar must stay on the canvas.
-                    suggestedMax: top > 0 ? top * (useLog ? 2 : 1.12) : undefined,
-                    title: {display: true, text: unit + (useLog ? ', log scale' : ''),
-                        color: '#222'},
-                    ticks: {color: '#222'},
-                },
-            },
-            plugins: {
-                title: {display: !!title, text: title, color: '#111', font: {size: 14}},
-                legend: {labels: {color: '#222'}},
-                tooltip: {
-                    callbacks: {
-                        label(item) {
-                            const c = item.dataset.cells[item.dataIndex];
-                            if (!c)
-                                return `${item.dataset.label}: no data`;
-                            return `${item.dataset.label}: ${fmtValue(c.median, unit)} ` +
-                                `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}] n=${c.n}` +
-                                (c.noisy ? ' (noisy)' : '');
-                        },
-                    },
-                },
-            },
-        },
+    return {plot, notes, log: ax.log};
+}
+
+// Every test of a table as small multiples, one dotPlot each (no picking one at a time).
+// t: the API's JSON table; cell(r, col): its cells indexed; flagOf(row, label): the anomaly
+// that flags that row in that test, or null. Each figure says what it drew in data-column,
+// data-scale ("log" or "linear") and data-flagged (the flagged rows, comma-separated).
+export function smallMultiples(id, t, cell, flagOf) {
+    const rows = t.rows || [];
+    const figs = (t.columns || []).map((col, k) => {
+        const cells = rows.map((_r, r) => cell(r, k));
+        const flags = rows.map((r) => flagOf(r, col.label));
+        const {plot, notes, log} = dotPlot({rows, col, cells, flags});
+        return h('figure', {class: 'dotplot-fig', 'data-column': col.label,
+            'data-scale': log ? 'log' : 'linear',
+            'data-flagged': rows.filter((_r, i) => flags[i]).join(',')},
+        h('figcaption', {title: col.label},
+            h('strong', {}, col.short || col.label), ` (${col.unit === 'x' ? 'ratio' : col.unit})`),
+        h('div', {class: 'dotplot-box'}, plot),
+        notes.length ? h('ul', {class: 'plot-notes'}, notes.map((n) => h('li', {}, n))) : null);
     });
+    return h('div', {id, class: 'small-multiples'}, figs,
+        figs.length ? null : h('p', {class: 'hint'}, 'No results yet.'));
 }

@@ -1,158 +1,17 @@
-// Compare view: a run's comparison tables as charts, a pair heatmap, the anomalies with their
-// evidence, and the exports. Everything here is drawn from the API's JSON table and anomalies;
-// no statistic is recomputed in the browser, so the page and `sockmatrix export` agree.
+// Compare hosts: within one run, its hosts (or pairs) side by side: every test as a dot-and-
+// interval plot, a pair heatmap, the anomalies with their evidence, the tables and the exports;
+// and, below, "compare runs" (compare_runs.js). Everything here is drawn from the API's JSON
+// table and anomalies; no statistic is recomputed in the browser, so the page and
+// `sockmatrix export` agree.
 
 import {api, tableUrl, getToken, download} from './api.js';
-import {h, clear, scrollBox, fmtNum, fmtPercent, anomalyItem} from './dom.js';
-import {whiskerBars, deviationColour, NEUTRAL} from './charts.js';
+import {h, clear, scrollBox, fmtNum, fmtPercent, anomalyItem, hostLink} from './dom.js';
+import {deviationColour, NEUTRAL, smallMultiples} from './charts.js';
+import {indexCells, splitPair, rowAnomalies, hostTable, unitText, flagFinder} from './results.js';
 import {runsCard} from './compare_runs.js';
 import {verdictWord, notJudgedCount, notJudgedList, withDisturbed, disturbedSwitch} from './verdict.js';
 
 const ENDED = new Set(['done', 'failed', 'cancelled']);
-
-// The table's cells as [row][column] lookups; row and column may travel as numbers or strings.
-function indexCells(list) {
-    const m = new Map();
-    for (const c of list || [])
-        m.set(`${Number(c.row)},${Number(c.column)}`, {
-            ...c,
-            n: Number(c.n),
-            median: c.median === null ? NaN : Number(c.median),
-            ci95_low: c.ci95_low === null ? NaN : Number(c.ci95_low),
-            ci95_high: c.ci95_high === null ? NaN : Number(c.ci95_high),
-            cv: c.cv === null ? NaN : Number(c.cv),
-            failed: Number(c.failed) || 0,
-            disturbed: Number(c.disturbed) || 0,
-        });
-    return (r, col) => m.get(`${r},${col}`) || null;
-}
-
-// Columns read "<workload> <variant> <the rest>" (export.c): the variants of one test (tcp,
-// unix, tcp+nodelay; thread, pool, multi) share the rest and the metric, and are drawn side by
-// side in one chart.
-export function families(columns) {
-    const out = new Map();
-    columns.forEach((c, i) => {
-        const t = c.label.split(' ');
-        const test = [t[0], ...t.slice(2)].join(' ');
-        const key = `${test}|${c.metric}|${c.unit}`;
-        if (!out.has(key))
-            out.set(key, {key, test, metric: c.metric, unit: c.unit, variants: []});
-        out.get(key).variants.push({label: t[1] || c.label, col: i});
-    });
-    return [...out.values()];
-}
-
-function splitPair(label) {
-    const i = label.indexOf('->');
-    return i < 0 ? null : [label.slice(0, i), label.slice(i + 2)];
-}
-
-// Whether a table row (a host, or "client->server") carries one of the anomalies: its own, or
-// a slow host in the role that row gives it.
-function rowAnomalies(label, anomalies) {
-    const pair = splitPair(label);
-    return anomalies.filter((a) => a.host === label ||
-        (a.kind === 'slow-host' && pair && pair[a.role === 'server' ? 1 : 0] === a.host));
-}
-
-// "N disturbed" and "N failed", as the exports write them; disturbed samples are counted but
-// not summarised unless the table was asked for with disturbed=include. Those that were
-// measured again as often as the run's remeasure allows, and still were, say so.
-function counts(c) {
-    const limited = c.limited ? `${c.limited} at time limit` : '';
-    const failed = c.failed > (c.limited || 0) ? `${c.failed - (c.limited || 0)} failed` : '';
-    const ranOut = c.stopped === 'disturbed' ? ' (remeasure ran out)' : '';
-    return [c.disturbed ? `${c.disturbed} disturbed${ranOut}` : '', limited, failed]
-        .filter(Boolean).join(', ');
-}
-
-// A cell without a value whose jobs ran into their time limit: the bound it passed, as the
-// Markdown table writes it ("> 60" s), or "> limit" when the limit gives none (a rate).
-function limitText(c, unit) {
-    if (!c.limited)
-        return '';
-    return Number.isFinite(c.limit_bound) ? `> ${fmtNum(c.limit_bound)} ${unit}` : '> limit';
-}
-
-function cellBox(c, unit) {
-    if (!c)
-        return h('td', {class: 'num empty'}, '');
-    const extra = counts(c);
-    if (!Number.isFinite(c.median)) {
-        const bound = limitText(c, unit);
-        return h('td', {class: 'num empty' + (c.failed ? ' bad' : '') + (c.disturbed ? ' disturbed' : ''),
-            title: extra + (c.noisy_reason ? ` (noisy: ${c.noisy_reason})` : '') +
-                (bound ? ': slower than its time limit allows' : '')},
-        bound ? h('span', {class: 'median limit'}, bound) : '', bound ? h('span', {class: 'ci'}, extra) : extra);
-    }
-    // Adaptive repetitions that ran out before the interval was tight say so, as "(max)".
-    const max = c.stopped === 'max' ? ' (max)' : '';
-    // "~" is the API's ci_short (the interval covers less than 95%), as the exports mark it;
-    // noise (CV) is told on hover, never as "~".
-    const short = c.ci_short === true;
-    return h('td', {class: 'num' + (short ? ' ci-short' : '') + (c.noisy ? ' noisy' : '') +
-            (c.disturbed ? ' disturbed' : ''),
-        title: `median ${fmtNum(c.median)} ${unit}, 95% CI [${fmtNum(c.ci95_low)}, ` +
-            `${fmtNum(c.ci95_high)}], n=${c.n}, CV ${fmtNum(c.cv * 100)}%` +
-            (short ? ` (~: the interval covers ${fmtNum(c.ci_coverage * 100)}%, less than 95%)` : '') +
-            (c.noisy && c.noisy_reason ? ` (noisy: ${c.noisy_reason})` : '') + (extra ? `, ${extra}` : '') +
-            (c.disturbed ? ' (disturbed samples are not in the median)' : '') +
-            (max ? ' (repetitions stopped on max before the CI was tight)' : '') +
-            (c.coarse ? ' (coarse: CPU times of a tick or two, never judged)' : '')},
-    h('span', {class: 'median'}, fmtNum(c.median)),
-    // The interval stays on one line; the counts below it may wrap, so that a column is as
-    // wide as its numbers, not as its notes.
-    h('span', {class: 'ci'}, `[${fmtNum(c.ci95_low)}, ${fmtNum(c.ci95_high)}]`),
-    h('span', {class: 'count'}, `n=${c.n}${max}` + (extra ? `, ${extra}` : '')));
-}
-
-// The host (or pair) table: every column and ratio column of the JSON table, and its flags.
-function hostTable(id, t, anomalies) {
-    const cell = indexCells(t.cells), ratio = indexCells(t.ratios);
-    const cols = t.columns || [], rcols = t.ratio_columns || [];
-    const flags = new Map((t.flags || []).map((f) => [Number(f.row), f.flag]));
-    const flagged = (row, label, isRatio) => anomalies.some((a) => a.test === label &&
-        !!a.ratio === isRatio && rowAnomalies(row, [a]).length > 0);
-    const body = (t.rows || []).map((row, r) => {
-        const mine = rowAnomalies(row, anomalies);
-        const tds = [
-            ...cols.map((c, i) => cellBox(cell(r, i), c.unit)),
-            ...rcols.map((c, i) => cellBox(ratio(r, i), c.unit)),
-        ];
-        [...cols, ...rcols].forEach((c, i) => {
-            if (flagged(row, c.label, i >= cols.length))
-                tds[i].classList.add('flagged');
-        });
-        return h('tr', {'data-host': row, class: mine.length ? 'anomalous' : null},
-            h('th', {scope: 'row', title: mine.length ? `${mine.length} anomalies` : null}, row),
-            tds,
-            h('td', {class: 'flags'}, flags.get(r) || ''));
-    });
-    return h('table', {id, class: 'data matrix'},
-        h('caption', {}, (t.pairs ? 'pairs (client->server)' : 'hosts') +
-            `: median [95% CI] n; ${TILDE_RULE}; ` +
-            'ratio columns pair repetition with repetition; a header\'s full name on hover'),
-        h('thead', {}, h('tr', {},
-            h('th', {scope: 'col'}, t.pairs ? 'client->server' : 'host'),
-            cols.map((c) => headerCell(c, 'num')),
-            rcols.map((c) => headerCell(c, 'num ratio')),
-            h('th', {scope: 'col', class: 'flags'}, 'flags'))),
-        h('tbody', {}, body));
-}
-
-// What "~" means, in the exports' words (coordinator/table.h SM_TABLE_TILDE_RULE).
-const TILDE_RULE = '~ marks an interval that covers less than 95% (below 6 samples it is [min, max])';
-
-// A ratio's unit "x" reads "ratio" in a header, as the Markdown export writes it.
-const unitText = (u) => (u === 'x' ? 'ratio' : u);
-
-// The API's short header, the full label on hover.
-function headerCell(c, cls) {
-    return h('th', {scope: 'col', class: cls, 'data-label': c.label,
-        title: `${c.label}: ${c.metric} (${unitText(c.unit)})`},
-    `${c.short || c.label} (${unitText(c.unit)})`);
-}
 
 function median(values) {
     const v = [...values].sort((a, b) => a - b);
@@ -191,10 +50,10 @@ function heatmap(t, which, anomalies, floor) {
         h('thead', {}, h('tr', {},
             h('th', {scope: 'col', class: 'corner'}, 'client \\ server'),
             names.map((s) => h('th', {scope: 'col', class: slowHost(s, 'server') ? 'anomalous' : null,
-                title: slowHost(s, 'server') ? 'slow host (server)' : null}, s)))),
+                title: slowHost(s, 'server') ? 'slow host (server)' : null}, hostLink(s))))),
         h('tbody', {}, names.map((c) => h('tr', {'data-client': c},
             h('th', {scope: 'row', class: slowHost(c, 'client') ? 'anomalous' : null,
-                title: slowHost(c, 'client') ? 'slow host (client)' : null}, c),
+                title: slowHost(c, 'client') ? 'slow host (client)' : null}, hostLink(c)),
             names.map((s) => {
                 if (c === s)
                     return h('td', {class: 'self', 'data-server': s, 'aria-label': 'same host'}, '\u2014');
@@ -251,29 +110,17 @@ export function mount(root, args, {live, query}) {
     const withDist = withDisturbed(query);
     const runs = runsCard(id, args[1] || '', withDist);
     let alive = true;
-    let chart = null;
     let data = null; // {run, main, pair, anomalies}
-    const title = h('h1', {}, `Compare run ${id}`);
+    const title = h('h1', {}, `Compare hosts: run ${id}`);
     const status = h('p', {class: 'hint', id: 'compare-status', 'aria-live': 'polite'}, 'loading...');
     const error = h('p', {class: 'error', role: 'alert', hidden: true});
     const dl = h('div', {class: 'downloads'});
-    const familySel = h('select', {id: 'compare-family'});
-    const canvas = h('canvas', {id: 'compare-chart', role: 'img',
-        'aria-label': 'medians per host with 95% confidence intervals'});
-    const chartNote = h('p', {class: 'hint'},
-        'Bars: median. Whiskers: 95% confidence interval of the median ([min, max] below 6 repetitions).');
-    // The axis: automatic (log when the medians span more than 10x), or what the user chose.
-    const logBox = h('input', {type: 'checkbox', id: 'compare-log'});
-    let logChosen;
-    logBox.addEventListener('change', () => {
-        logChosen = logBox.checked;
-        drawChart();
-    });
+    const plots = h('div', {});
     const chartTitle = h('h2', {}, 'Per host');
-    const chartCard = h('section', {class: 'card wide'}, chartTitle,
-        h('div', {class: 'field inline'}, h('label', {for: 'compare-family'}, 'test'), familySel,
-            h('label', {class: 'pick', for: 'compare-log'}, logBox, ' log scale')),
-        h('div', {class: 'chart-box'}, canvas), chartNote);
+    const chartCard = h('section', {class: 'card wide', id: 'compare-plots'}, chartTitle,
+        h('p', {class: 'hint'}, 'One plot per test. Dot: median; whisker: its 95% confidence ' +
+            'interval ([min, max] below 6 repetitions); a flagged host in vermillion with its factor.'),
+        plots);
     const anomList = h('ul', {id: 'anomalies', class: 'anomalies'});
     const anomCard = h('section', {class: 'card'}, h('h2', {}, 'Anomalies'));
     const anomNote = h('p', {class: 'hint', id: 'anomalies-note'});
@@ -291,47 +138,30 @@ export function mount(root, args, {live, query}) {
 
     root.append(h('section', {class: 'view compare'},
         h('div', {class: 'view-head'}, title,
-            h('a', {href: `#/run/${encodeURIComponent(id)}`}, 'progress and jobs')),
+            h('a', {id: 'compare-to-run', href: `#/run/${encodeURIComponent(id)}`},
+                `Run ${id}: verdict and jobs`),
+            h('button', {id: 'compare-to-runs', type: 'button', class: 'link',
+                onclick: () => runs.card.scrollIntoView({block: 'start'})},
+            'Compare runs: this run against another')),
         status, error,
         h('div', {class: 'actions'}, h('span', {class: 'hint'}, 'Download the table:'), dl,
             disturbedSwitch('compare-disturbed', withDist)),
         h('div', {class: 'compare-grid'},
-            chartCard,
             anomCard,
+            chartCard,
             heatCard,
             h('section', {class: 'card wide'}, h('h2', {}, 'Table'), tableBox, pairTableBox),
             runs.card)));
 
     const drawChart = () => {
-        if (chart)
-            chart.destroy();
-        chart = null;
         const t = data && data.main;
+        clear(plots);
         if (!t)
             return;
-        const fams = families(t.columns || []);
-        const fam = fams.find((f) => f.key === familySel.value) || fams[0];
-        if (!fam)
-            return;
-        const cell = indexCells(t.cells);
-        const labels = new Set(fam.variants.map((v) => t.columns[v.col].label));
-        const flagged = new Set((data.anomalies || []).filter((a) => labels.has(a.test))
-            .flatMap((a) => (t.rows || []).filter((r) => rowAnomalies(r, [a]).length)));
-        const groups = fam.variants.map((v) => ({label: v.label,
-            cells: (t.rows || []).map((_r, r) => cell(r, v.col))}));
-        chart = whiskerBars(canvas, {
-            rows: t.rows || [],
-            unit: `${fam.metric} (${fam.unit})`,
-            title: fam.test,
-            groups,
-            flagged,
-            log: logChosen,
-        });
-        logBox.checked = canvas.dataset.scale === 'log';
+        plots.append(smallMultiples('compare-chart', t, indexCells(t.cells),
+            flagFinder(t, data.anomalies || [])));
         chartTitle.textContent = (t.rows || []).some((r) => splitPair(r))
             ? 'Per pair (client->server)' : 'Per host';
-        if (!chart && !window.Chart)
-            chartNote.textContent = 'The chart library (vendor/chart.umd.js) did not load; the table below has the same numbers.';
     };
 
     const drawHeat = () => {
@@ -345,7 +175,7 @@ export function mount(root, args, {live, query}) {
 
     const render = () => {
         const {run, main, pair, anomalies, baseline, an} = data;
-        title.textContent = `Compare run ${id}: ${run.name}`;
+        title.textContent = `Compare hosts: run ${id}, ${run.name}`;
         const p = run.progress || {};
         status.textContent = `${run.state}, ${p.done ?? 0}/${p.total ?? 0} jobs, ${p.failed ?? 0} failed` +
             (ENDED.has(run.state) ? '' : ' (still running: the numbers will move)');
@@ -355,20 +185,9 @@ export function mount(root, args, {live, query}) {
         if (main && pair && main !== pair)
             dl.append(h('span', {class: 'hint'}, 'pairs:'), ...downloads(id, 'pair', withDist));
 
-        const keep = familySel.value;
-        clear(familySel);
-        const fams = main ? families(main.columns || []) : [];
-        familySel.append(...fams.map((f) => h('option', {value: f.key},
-            `${f.test}: ${f.metric} (${f.unit})`)));
-        // A cancelled run may have results for its first tests only: open on one that has some.
         const cell = main ? indexCells(main.cells) : () => null;
-        const withData = fams.filter((f) => f.variants.some((v) =>
-            (main.rows || []).some((_r, r) => Number.isFinite((cell(r, v.col) || {}).median))));
-        if (fams.some((f) => f.key === keep))
-            familySel.value = keep;
-        else if (withData.length)
-            familySel.value = withData[0].key;
-        chartCard.hidden = withData.length === 0;
+        chartCard.hidden = !main || !(main.rows || []).some((_r, r) =>
+            (main.columns || []).some((_c, k) => Number.isFinite((cell(r, k) || {}).median)));
         drawChart();
 
         clear(anomList);
@@ -441,7 +260,6 @@ export function mount(root, args, {live, query}) {
         }
     };
 
-    familySel.addEventListener('change', drawChart);
     heatSel.addEventListener('change', drawHeat);
 
     // A run still going changes its tables; reload when it ends or an anomaly is found, at most
@@ -471,7 +289,5 @@ export function mount(root, args, {live, query}) {
         alive = false;
         off();
         clearTimeout(timer);
-        if (chart)
-            chart.destroy();
     };
 }

@@ -40,6 +40,15 @@ export function clear(el) {
     return el;
 }
 
+export function hostLink(name) { return h('a', {href: '#/hosts/' + encodeURIComponent(name), class: 'host-link'}, name); }
+
+// A table row's label as links: a host, or a pair "client->server" as its two hosts.
+export function rowLink(label) {
+    const s = String(label ?? '');
+    const i = s.indexOf('->');
+    return i < 0 ? hostLink(s) : [hostLink(s.slice(0, i)), '->', hostLink(s.slice(i + 2))];
+}
+
 // A table inside a box that scrolls sideways, so a wide matrix never widens the page.
 export function scrollBox(table) {
     return h('div', {class: 'table-wrap'}, table);
@@ -158,7 +167,7 @@ function anomalyWhy(a) {
 // The change, as sm_anomaly_text writes it: within 2x either way the percentage the floor was
 // tested on ("+73%"), beyond it a factor that says the direction ("315x slower"); a bound at the
 // time limit ("> 3.0x slower"). Returns [text, whether it is a factor].
-function changeText(a) {
+export function changeText(a) {
     const rel = Number(a.rel);
     if (a.rel === null || a.rel === undefined || !Number.isFinite(rel))
         return ['-', false];
@@ -188,13 +197,12 @@ function zText(a) {
 }
 
 export function anomalyItem(a) {
-    const who = a.role ? `${a.host} (${a.role})` : a.host;
     const [change, factor] = changeText(a);
     // The metric as the table heads its column: a ratio is a ratio, else its unit.
     const heading = a.ratio ? 'ratio' : a.unit || a.metric;
     return h('li', {'data-host': a.host, 'data-kind': a.kind, class: 'anomaly'},
         h('span', {class: 'kind'}, a.kind), ' ',
-        h('strong', {class: 'host'}, who), ': ',
+        h('strong', {class: 'host'}, rowLink(a.host), a.role ? ` (${a.role})` : ''), ': ',
         h('span', {class: 'test'}, `${a.test} (${heading})`), ' ',
         h('span', {class: 'value', title: a.at_limit ? 'time limit' : 'value'}, anomalyValue(a)),
         ' vs ', REFERENCE_WORD[a.kind] || 'reference', ' ',

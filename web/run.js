@@ -1,12 +1,17 @@
-// Run view: one run's progress, live. The page's state comes from GET /api/runs/ID and its jobs
-// from GET /api/runs/ID/jobs, so a reload (or a finished run opened later) shows what the
-// coordinator knows; /ws events move it on from there. #/run/ID/cell/N adds that cell's samples
-// (GET /api/runs/ID/cells/N): one dot per repetition, so a wide interval can be seen for what it is.
-// The run's verdict (GET /api/runs/ID/anomalies) heads the page when some of its cells could not
-// be judged; #/run/ID?disturbed=include asks every figure with the disturbed samples counted.
+// Run view: one run's results first (its verdict, anomalies with their why, the table of
+// medians and the plot of every test), then its progress and jobs, live. The page's state
+// comes from GET /api/runs/ID and its jobs from GET /api/runs/ID/jobs, so a reload (or a
+// finished run opened later) shows what the coordinator knows; /ws events move it on from
+// there. #/run/ID/cell/N adds that cell's samples (GET /api/runs/ID/cells/N): one dot per
+// repetition, so a wide interval can be seen for what it is. The run's verdict (GET
+// /api/runs/ID/anomalies) heads the page when some of its cells could not be judged;
+// #/run/ID?disturbed=include asks every figure with the disturbed samples counted.
 
 import {api, ApiError} from './api.js';
-import {h, clear, scrollBox, fmtDate, fmtNum, fmtValue, anomalyItem} from './dom.js';
+import {h, clear, scrollBox, fmtDate, fmtNum, fmtValue, anomalyItem, hostLink, rowLink} from './dom.js';
+import {indexCells, hostTable, flagFinder} from './results.js';
+import {smallMultiples} from './charts.js';
+import {etaText, followRunning, firstStart} from './run_live.js';
 import {scheduleLink} from './schedules.js';
 import {verdictWord, needsBanner, notJudgedList, noAnomaliesText, withDisturbed, disturbedSwitch,
     disturbedReason} from './verdict.js';
@@ -15,6 +20,8 @@ const ENDED = new Set(['done', 'failed', 'cancelled']);
 const JOBS_SHOWN_MAX = 20000; // past this the cells table, which sums them all, has to do
 const REFETCH_MS = 1000;
 const VERDICT_MS = 5000; // a running run's verdict is asked again at most this often
+const TABLE_MS = 3000; // and its table of figures
+const ETA_MS = 5000; // the time left is said again this often, jobs or not
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -94,8 +101,16 @@ export function mount(root, args, {live, query}) {
     const progress = h('progress', {id: 'run-progress', max: 1, value: 0, 'aria-labelledby': 'run-progress-text'});
     const progressText = h('span', {id: 'run-progress-text'}, '');
     const cancel = h('button', {id: 'run-cancel', type: 'button', class: 'danger'}, 'Cancel run');
+    const eta = h('span', {id: 'run-eta', class: 'hint', hidden: true});
+    // One word, one meaning: hosts within this run, this run against another, the hosts'
+    // settings side by side.
     const toCompare = h('a', {id: 'to-compare', href: `#/compare/${encodeURIComponent(id)}`,
-        class: 'button', hidden: true}, 'Compare hosts');
+        class: 'button', title: 'this run\'s hosts side by side: pair heatmap, tables, downloads'},
+    'Compare hosts');
+    const toRuns = h('a', {id: 'to-runs', href: `#/compare/${encodeURIComponent(id)}`,
+        class: 'button', title: 'this run against another run'}, 'Compare runs');
+    const toSettings = h('a', {id: 'to-settings', class: 'button', hidden: true,
+        title: 'the settings (fingerprints) of this run\'s hosts side by side'}, 'Host settings');
     const error = h('p', {id: 'run-error', class: 'error', role: 'alert', hidden: true});
     const created = h('span', {class: 'hint'});
     // A run started by a schedule says which, linked to the Schedules view.
@@ -103,6 +118,10 @@ export function mount(root, args, {live, query}) {
     // How the run's jobs go: one at a time and why, or the warning that hosts sharing one
     // machine run side by side as the spec asked.
     const parallelNote = h('p', {id: 'run-parallel', class: 'run-parallel', hidden: true});
+    // The results: the table of medians with their intervals, and every test's plot.
+    const tableBox = h('div', {id: 'run-table-box'}, h('p', {class: 'hint'}, 'No results yet.'));
+    const plotsBox = h('div', {id: 'run-plots-box'});
+    const resultsNote = h('p', {id: 'run-results-note', class: 'hint'});
     const cellsBody = h('tbody');
     const cellsTable = h('table', {id: 'run-cells', class: 'data'},
         h('caption', {class: 'visually-hidden'}, 'cells of the run and their jobs'),
@@ -112,9 +131,12 @@ export function mount(root, args, {live, query}) {
         cellsBody);
     const jobs = h('ul', {id: 'run-jobs', class: 'jobs', 'aria-live': 'polite'});
     const jobsNote = h('p', {id: 'run-jobs-note', class: 'hint'}, 'No jobs yet.');
+    const nowNote = h('p', {id: 'run-now', class: 'run-now', hidden: true});
     const jobLis = new Map(); // job id -> {li, key}
+    let jobsStart = 0; // when the run's first job started
     const anomalies = h('ul', {id: 'run-anomalies', class: 'anomalies'});
     const anomNote = h('p', {id: 'run-anomalies-note', class: 'hint'}, 'Not judged yet.');
+    const anomTitle = h('h2', {}, 'Anomalies');
     // #/run/ID/cell/N: that cell's samples above the rest.
     const sampleCell = args[1] === 'cell' && /^\d+$/.test(args[2] || '') ? args[2] : null;
     const samples = h('section', {id: 'run-samples', class: 'card', hidden: true,
@@ -125,14 +147,18 @@ export function mount(root, args, {live, query}) {
         banner,
         h('div', {class: 'run-head'}, state, reason, created, scheduleNote),
         parallelNote,
-        h('div', {class: 'run-progress'}, progress, progressText),
-        h('div', {class: 'actions'}, cancel, toCompare, disturbedSwitch('run-disturbed', withDist)),
+        h('div', {class: 'run-progress'}, progress, progressText, eta),
+        h('div', {class: 'actions'}, cancel, toCompare, toRuns, toSettings,
+            disturbedSwitch('run-disturbed', withDist)),
         error,
         samples,
+        h('section', {id: 'run-anomalies-card', class: 'card'}, anomTitle, anomNote, anomalies),
+        h('section', {id: 'run-results', class: 'card'}, h('h2', {}, 'Results'), resultsNote,
+            tableBox, plotsBox),
         h('div', {class: 'run-grid'},
-            h('section', {class: 'card'}, h('h2', {}, 'Jobs'), jobsNote, jobs),
-            h('section', {class: 'card'}, h('h2', {}, 'Cells'), scrollBox(cellsTable),
-                h('h3', {}, 'Anomalies'), anomNote, anomalies))));
+            h('section', {id: 'run-jobs-card', class: 'card'}, h('h2', {}, 'Jobs'), nowNote,
+                jobsNote, jobs),
+            h('section', {class: 'card'}, h('h2', {}, 'Cells'), scrollBox(cellsTable)))));
 
     // The API's answer and the events travel on two connections: an answer sent before an
     // event may arrive after it. A run only moves forward, so an older view of it is dropped.
@@ -176,7 +202,19 @@ export function mount(root, args, {live, query}) {
         const ended = ENDED.has(run.state);
         cancel.hidden = ended;
         cancel.disabled = ended;
-        toCompare.hidden = !ended;
+        anomTitle.textContent = ended ? 'Anomalies' : 'Anomalies so far';
+        const hosts = [...new Set((run.cells || []).flatMap((c) => [c.host, c.peer]).filter(Boolean))];
+        if (hosts.length > 1) {
+            toSettings.href = `#/settings/${hosts.map(encodeURIComponent).join(',')}`;
+            toSettings.hidden = false;
+        }
+        showEta();
+    };
+    // The time left, from the pace of the jobs finished so far; none before the first.
+    const showEta = () => {
+        const text = run && !ENDED.has(run.state) ? etaText(run, Date.now(), jobsStart) : '';
+        eta.textContent = text;
+        eta.hidden = !text;
     };
 
     const showCells = (cells) => {
@@ -185,7 +223,7 @@ export function mount(root, args, {live, query}) {
             cellsBody.append(h('tr', {'data-cell': c.index},
                 h('td', {class: 'num'}, h('a', {class: 'cell-link', href: cellHref(id, c.index),
                     title: 'this cell\'s samples'}, c.index)),
-                h('td', {}, c.host), h('td', {}, c.peer || ''),
+                h('td', {}, hostLink(c.host)), h('td', {}, c.peer ? hostLink(c.peer) : ''),
                 // The coordinator's name for the test (its tables', show's): never formatted here.
                 h('td', {class: 'test'}, c.test || ''),
                 ['jobs', 'queued', 'active', 'done', 'failed'].map((k) =>
@@ -218,7 +256,7 @@ export function mount(root, args, {live, query}) {
             Number.isFinite(v.value) ? fmtValue(v.value, c.unit) : v.state,
             sampleNote(v))));
         samples.append(
-            h('h2', {}, `Cell ${c.cell}: ${c.row}, ${c.test}`),
+            h('h2', {}, `Cell ${c.cell}: `, rowLink(c.row), `, ${c.test}`),
             h('p', {id: 'run-samples-figures'}, `${c.metric}: ${figures}`,
                 ' ', h('a', {href: `#/run/${encodeURIComponent(id)}`, class: 'hint'}, 'close')),
             h('p', {class: 'hint'}, 'One dot per repetition in run order; warm-ups hollow, ' +
@@ -251,7 +289,10 @@ export function mount(root, args, {live, query}) {
             showCells(r.cells);
             await loadJobs();
             await loadSamples();
-            await loadVerdict(ENDED.has(r.state));
+            // This answer's state: a run event that ends the run asks again (refetchSoon).
+            const ended = ENDED.has(r.state);
+            await loadVerdict(ended);
+            await loadTable(ended);
         } catch (e) {
             if (!alive)
                 return;
@@ -286,11 +327,58 @@ export function mount(root, args, {live, query}) {
             return;
         verdictAt = Date.now();
         const an = await api.anomalies(id, null, withDist);
-        if (!alive)
+        // A running run's answer that comes after the ended run's is older: dropped.
+        if (!alive || verdictFinal)
             return;
         verdictFinal = ended;
+        if (ended) { // the list becomes the analysis' final one
+            clear(anomalies);
+            seenAnomalies.clear();
+        }
         (an.anomalies || []).forEach(addAnomaly);
+        lastAnomalies = an.anomalies || [];
+        // "Compare runs" opens on the run the regressions were judged against, when one is.
+        if (an.baseline && an.baseline.id !== undefined) {
+            toRuns.href = `#/compare/${encodeURIComponent(id)}/${encodeURIComponent(an.baseline.id)}`;
+            toRuns.title = `this run against run ${an.baseline.id}, its baseline`;
+        }
+        if (!an.anomalies || !an.anomalies.length)
+            anomNote.hidden = false;
         showVerdict(an, ended);
+        if (lastTable)
+            showTable(lastTable);
+    };
+    // The table of figures: a running run's every few seconds (each cell's median as soon as it
+    // has one), an ended run's once more, after its verdict.
+    let lastAnomalies = [], lastTable = null, tableAt = 0, tableFinal = false;
+    const loadTable = async (ended) => {
+        if (tableFinal || (!ended && Date.now() - tableAt < TABLE_MS))
+            return;
+        tableAt = Date.now();
+        const t = await api.table(id, null, withDist);
+        if (!alive || tableFinal)
+            return;
+        tableFinal = ended;
+        lastTable = t;
+        showTable(t);
+    };
+    const showTable = (t) => {
+        const cell = indexCells(t.cells);
+        const have = (t.cells || []).filter((c) => c.median !== null && c.median !== undefined).length;
+        const all = (t.rows || []).length * (t.columns || []).length;
+        // "So far" until the table asked for after the run ended is in.
+        resultsNote.textContent = !all ? '' : tableFinal
+            ? 'Median [95% CI] n per host and test; each test\'s plot below (a flagged host in ' +
+              'vermillion, with its factor).'
+            : `So far: ${have} of ${all} cells have a figure; the numbers move until the run ends.`;
+        clear(tableBox);
+        clear(plotsBox);
+        if (!all) {
+            tableBox.append(h('p', {class: 'hint'}, 'No results yet.'));
+            return;
+        }
+        tableBox.append(scrollBox(hostTable('run-table', t, lastAnomalies)));
+        plotsBox.append(smallMultiples('run-plots', t, cell, flagFinder(t, lastAnomalies)));
     };
     const showVerdict = (an, ended) => {
         anomNote.textContent = noAnomaliesText(an, !ended);
@@ -342,7 +430,7 @@ export function mount(root, args, {live, query}) {
     // headline figure in the table's notation, and its result a click away.
     const jobKey = (j) => JSON.stringify([j.state, j.attempt, j.reason, j.finished_ms, j.headline]);
     const jobLi = (j) => {
-        const who = j.peer ? `${j.host}->${j.peer}` : j.host;
+        const who = j.peer ? [hostLink(j.host), '->', hostLink(j.peer)] : hostLink(j.host);
         const why = disturbedReason(j);
         const rep = j.repetition === null || j.repetition === undefined ? null
             : h('span', {class: `rep${j.warmup ? ' warmup' : ''}`},
@@ -408,6 +496,9 @@ export function mount(root, args, {live, query}) {
             prev = x.li;
         }
         jobsNote.hidden = list.length > 0;
+        jobsStart = firstStart(list);
+        followRunning(jobs, list, nowNote, jobLis);
+        showEta();
     };
     // Every page, in order; an answer older than one already shown is dropped.
     let jobsAsked = 0, jobsShown = 0;
@@ -473,9 +564,11 @@ export function mount(root, args, {live, query}) {
     });
 
     load();
+    const etaTimer = setInterval(showEta, ETA_MS);
     return () => {
         alive = false;
         off();
+        clearInterval(etaTimer);
         clearTimeout(refetchTimer);
     };
 }

@@ -2,7 +2,7 @@
 // the list of those cells with the analysis' reason, the words of a run without anomalies, and
 // the "include disturbed samples" switch that the run, compare and trends views share.
 
-import {h} from './dom.js';
+import {h, rowLink} from './dom.js';
 
 // Cells listed before the rest fold into "N more".
 const NOT_JUDGED_SHOWN = 10;
@@ -32,7 +32,7 @@ export function needsBanner(an) {
 export function notJudgedList(list, id) {
     const item = (x) => h('li', {'data-row': x.row, 'data-test': x.test,
         'data-verdict': x.verdict, 'data-ratio': x.ratio ? '1' : '0'},
-    h('strong', {class: 'row'}, x.row), ' ',
+    h('strong', {class: 'row'}, rowLink(x.row)), ' ',
     h('span', {class: 'test'}, x.test), x.ratio ? ' (ratio)' : '',
     x.verdict === 'failed' ? h('span', {class: 'badge verdict-word verdict-failed'}, 'failed') : null,
     ': ', h('span', {class: 'why'}, x.why || ''));

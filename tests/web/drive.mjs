@@ -14,6 +14,7 @@
 // in a browser context of its own (cookies, storage, pages), closed when the call ends.
 import { chromium } from 'playwright-core';
 import { verdictScenarios } from './drive_verdict.mjs';
+import { runScenarios } from './drive_run.mjs';
 
 const [scenario, argJson] = process.argv.slice(2);
 const args = JSON.parse(argJson || '{}');
@@ -34,6 +35,7 @@ let browser = null;
 let page = null;
 const pageErrors = [];
 const consoleErrors = []; // reported when a scenario fails, to say why; not asserted
+const consoleMessages = []; // the page's console errors alone, for the scenarios that report them
 
 function emit(obj, code) {
   process.stdout.write(JSON.stringify(obj) + '\n');
@@ -302,23 +304,18 @@ const scenarios = {
     return seen;
   },
 
-  // #/compare/ID's chart: its axis (automatic, then switched by the "log scale" box), the rows
-  // it marks as flagged, its title; a.family picks the test (its option's value) when given.
+  // #/compare/ID's plots, one per test: each one's axis and the rows it marks as flagged, and
+  // the card's title.
   async chart(a) {
     await view(`/compare/${a.run}`);
-    await page.waitForSelector('#compare-chart[data-scale]', { timeout: STEP_MS });
-    if (a.family) await page.selectOption('#compare-family', a.family);
-    const snap = () => page.evaluate(() => {
-      const c = document.querySelector('#compare-chart');
-      return { scale: c.dataset.scale, flagged: c.dataset.flagged,
-        log_box: document.querySelector('#compare-log').checked,
-        title: c.closest('section').querySelector('h2').textContent };
-    });
-    await until('the anomalies to mark the chart', snap, (s) => s.flagged !== undefined);
-    const auto = await settle(snap, (s) => s.flagged, 5000);
-    await page.click('#compare-log');
-    const switched = await until('the axis to switch', snap, (s) => s.scale !== auto.scale);
-    return { auto, switched };
+    await page.waitForSelector('#compare-chart figure[data-scale]', { timeout: STEP_MS });
+    const snap = () => page.evaluate(() => ({
+      title: document.querySelector('#compare-plots h2').textContent,
+      plots: Object.fromEntries([...document.querySelectorAll('#compare-chart figure')].map(
+        (f) => [f.dataset.column, { scale: f.dataset.scale, flagged: f.dataset.flagged }])),
+    }));
+    const plots = await settle(snap, (s) => Object.values(s.plots).some((p) => p.flagged), 15000);
+    return { plots };
   },
 
   // #/fleet -> "compare hosts" -> pick a.hosts -> Compare: the hash, the summary and the rows
@@ -690,6 +687,8 @@ async function schedulesScenario(a) {
 scenarios.schedules = schedulesScenario;
 
 Object.assign(scenarios, verdictScenarios({ page: () => page, view, until, STEP_MS }));
+Object.assign(scenarios, runScenarios({ page: () => page, view, until, settle, STEP_MS, RUN_MS,
+  consoleErrors: () => consoleMessages.slice() }));
 
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);
@@ -705,7 +704,8 @@ async function main() {
   page = await context.newPage();
   page.setDefaultTimeout(STEP_MS);
   page.on('pageerror', (e) => pageErrors.push(String(e.message || e)));
-  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()) &&
+    consoleMessages.push(m.text()));
   page.on('requestfailed', (r) => {
     const why = r.failure()?.errorText || '';
     if (why.includes('ERR_NETWORK_CHANGED')) networkChanged = true;

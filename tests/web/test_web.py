@@ -296,20 +296,20 @@ class AnomalyTest(WebCase):
         self.assertNotIn("anomalous", rows["h3"])
         self.assertEqual(set(res["anomalies"]), {"h2"})
         self.assertEqual(png_size(shot), (1600, 1000))
-        # The chart marks h2, and its axis is log exactly when the medians span more than 10x
-        # (what this machine measured decides which), then the box switches it.
+        # Every test has its plot; the flagged ones mark h2, and each plot's axis is log
+        # exactly when its figures span more than 10x (what this machine measured decides).
         t = f.get(f"/api/runs/{rid}/table?format=json")
-        medians = [c["median"] for c in t["cells"]
-                   if c.get("median") and c["median"] > 0 and c["column"] in (0, 1)]
-        chart = self.drive(f, "chart", run=rid)
-        auto = chart["auto"]
-        self.assertEqual(auto["flagged"], "h2", chart)
-        self.assertEqual(auto["title"], "Per host")
-        self.assertEqual(auto["scale"], "log" if max(medians) / min(medians) > 10 else "linear",
-                         (medians, chart))
-        self.assertEqual(auto["log_box"], auto["scale"] == "log")
-        self.assertEqual(chart["switched"]["flagged"], "h2")
-        self.assertNotEqual(chart["switched"]["scale"], auto["scale"])
+        plots = self.drive(f, "chart", run=rid)["plots"]
+        self.assertEqual(plots["title"], "Per host")
+        self.assertEqual(sorted(plots["plots"]), sorted(c["label"] for c in t["columns"]))
+        flagged_tests = {a["test"] for a in found if not a.get("ratio")}
+        for k, col in enumerate(t["columns"]):
+            p = plots["plots"][col["label"]]
+            figures = [x for c in t["cells"] if c["column"] == k
+                       for x in (c["median"], c["ci95_low"], c["ci95_high"]) if x and x > 0]
+            self.assertEqual(p["scale"], "log" if max(figures) / min(figures) > 10 else "linear",
+                             (col["label"], figures))
+            self.assertEqual(p["flagged"], "h2" if col["label"] in flagged_tests else "", p)
         # Why: each of h2's cards names the tbf on its lo first, against the fleet's noqueue,
         # as the coordinator's fingerprints say.
         qdisc = f.get("/api/agents/h2/fingerprint")["fingerprint"]["items"]["if.lo.qdisc"]
