@@ -14,6 +14,7 @@
 // in a browser context of its own (cookies, storage, pages), closed when the call ends.
 import { chromium } from 'playwright-core';
 import { verdictScenarios } from './drive_verdict.mjs';
+import { viewsScenarios } from './drive_views.mjs';
 
 const [scenario, argJson] = process.argv.slice(2);
 const args = JSON.parse(argJson || '{}');
@@ -690,6 +691,7 @@ async function schedulesScenario(a) {
 scenarios.schedules = schedulesScenario;
 
 Object.assign(scenarios, verdictScenarios({ page: () => page, view, until, STEP_MS }));
+Object.assign(scenarios, viewsScenarios({ page: () => page, view, until, settle, STEP_MS }));
 
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);
