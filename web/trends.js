@@ -310,8 +310,13 @@ export function mount(root, args, {query} = {}) {
                     'the trend of that host in that test below.'
                 : 'No ended run yet: the grid fills as runs end.';
             clear(gridBox);
-            if (grid.hosts.length)
-                gridBox.append(scrollBox(gridTable(grid, current, withDist)));
+            if (grid.hosts.length) {
+                const box = scrollBox(gridTable(grid, current, withDist));
+                gridBox.append(box);
+                // Nothing else says that the tests go on past the box's right edge.
+                if (box.scrollWidth > box.clientWidth)
+                    gridNote.append(' Scroll the grid sideways for all its tests.');
+            }
         } catch (e) {
             if (alive)
                 gridNote.textContent = e.message;

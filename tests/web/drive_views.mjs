@@ -119,6 +119,11 @@ export function viewsScenarios(ctx) {
       });
       const hover = [...document.querySelectorAll('#view [title], #view [aria-label]')]
         .flatMap((e) => [e.getAttribute('title'), e.getAttribute('aria-label')]).filter(Boolean);
+      // Scrolled to its last test, the grid still shows its hosts (the row headers stick).
+      box.scrollLeft = box.scrollWidth;
+      const rowHead = grid.querySelector('tbody th').getBoundingClientRect();
+      const hosts_in_view = rowHead.left >= box.getBoundingClientRect().left - 1 && rowHead.width > 0;
+      box.scrollLeft = 0;
       const legend = chart.legend ? chart.legend.legendItems.map((i) => i.text) : [];
       const titles = [chart.options.scales.x.title.text, chart.options.scales.y.title.text];
       return {
@@ -130,6 +135,8 @@ export function viewsScenarios(ctx) {
         box_scrolls: box.scrollWidth > box.clientWidth && /(auto|scroll)/.test(getComputedStyle(box).overflowX),
         box_right: Math.round(box.getBoundingClientRect().right),
         columns: grid.querySelectorAll('thead th').length - 1,
+        hosts_in_view,
+        grid_note: document.querySelector('#trends-grid-note').textContent,
         ticks,
         points: Number(canvas.dataset.points),
         ci_px: ci,

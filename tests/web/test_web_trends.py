@@ -57,6 +57,8 @@ class TrendsWebTest(WebCase):
         self.assertTrue(res["box_scrolls"], res)  # the grid is wider than its box, which scrolls
         self.assertGreater(res["grid_width"], res["box_width"])
         self.assertLessEqual(res["box_right"], width)
+        self.assertTrue(res["hosts_in_view"], "scrolled, the grid hides its hosts")
+        self.assertIn("Scroll the grid sideways", res["grid_note"])
 
     def check_words(self, res):
         for where in ("text", "hover", "chart_text"):
