@@ -87,6 +87,10 @@ class ViewsWebTest(WebCase):
         res = self.drive(self.f, "views", timeout=600, sizes=SIZES,
                          hashes=[x for _, x in views], shots=shots)
         by = {(v["want"], v["width"]): v for v in res["views"]}
+        for v in res["views"]:
+            print(f"{v['width']}x{v['height']} {v['want']} -> {v['hash']}: page "
+                  f"{v['scroll_width']} px wide, {len(v['errors'])} errors "
+                  f"{v['errors'][:3] if v['errors'] else ''}", flush=True)
         self.assertEqual(len(by), len(views) * len(SIZES))
         for name, want in views:
             for width, height in SIZES:
