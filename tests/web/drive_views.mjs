@@ -47,6 +47,8 @@ export function viewsScenarios(ctx) {
       scroll_width: se.scrollWidth,
       inner_width: window.innerWidth,
       top_width: top ? Math.round(top.getBoundingClientRect().width) : null,
+      host_links: [...document.querySelectorAll('#view a.host-link')]
+        .map((x) => [x.textContent, x.getAttribute('href')]),
       failed: [...document.querySelectorAll('#view p.error')].filter((p) => p.checkVisibility())
         .map((p) => p.textContent.trim()).filter(Boolean),
       past: past.slice(0, 5),

@@ -36,6 +36,8 @@ VIEW_HASHES = {
     "schedules": ["#/schedules"],
 }
 ALWAYS = ["hosts", "settings"]
+# Views whose host names must each be a link to the host's page.
+HOST_LINKED = ["#/trends", "#/compare/{a}/{b}", "#/schedules"]
 
 
 def router_views():
@@ -65,6 +67,11 @@ class ViewsWebTest(WebCase):
             rid = cls.f.start_run(WIDE)
             assert cls.f.wait_run(rid, 240)["state"] == "done"
             cls.runs.append(rid)
+        # A schedule that names its hosts (it fires at 03:00 UTC: not while the test runs).
+        status, body = cls.f.post("/api/schedules", {"name": "nightly", "spec": WIDE,
+                                                     "cron": "0 3 * * *",
+                                                     "hosts": sorted(cls.f.hosts)})
+        assert status == 201, (status, body)
 
     def hashes(self):
         names = router_views()
@@ -77,6 +84,7 @@ class ViewsWebTest(WebCase):
         h1, h2 = sorted(self.f.hosts)[:2]
         fill = {"a": self.runs[0], "b": self.runs[1], "h1": q(h1), "h2": q(h2),
                 "trend": "/".join(q(cell[k]) for k in ("host", "test", "metric"))}
+        self.linked = [x.format(**fill) for x in HOST_LINKED]
         visit = names + [n for n in ALWAYS if n not in names]
         return [(n, x.format(**fill)) for n in visit for x in VIEW_HASHES[n]]
 
@@ -108,6 +116,11 @@ class ViewsWebTest(WebCase):
                     self.assertGreaterEqual(v["top_width"], v["scroll_width"],
                                             "the top bar stops short of the page's width")
                     self.assertEqual(v["errors"], [])
+                    if want in self.linked:  # each host by name, each a link to its page
+                        self.assertEqual(sorted(set(n for n, _ in v["host_links"])),
+                                         sorted(self.f.hosts))
+                        for n, href in v["host_links"]:
+                            self.assertEqual(href, "#/hosts/" + urllib.parse.quote(n, safe=""))
 
 
 if __name__ == "__main__":
