@@ -60,11 +60,11 @@ const STEPS = [1, 5, 15, 30, 60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 
     86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400, 91 * 86400, 365 * 86400].map((s) => s * 1e3);
 
 // The time axis: a margin on each side so that the first and last points are whole (an hour
-// around a trend of one point, or of runs minutes apart), ticks at whole steps (UTC) with at
-// most 6 of them, the bounds on ticks.
+// around a trend of one point; runs seconds apart stay apart), ticks at whole steps (UTC) with
+// at most 6 of them, the bounds on ticks.
 function timeAxis(times) {
     const lo = Math.min(...times), hi = Math.max(...times);
-    const pad = Math.max((hi - lo) * 0.05, hi - lo < 600e3 ? 1800e3 : 0);
+    const pad = hi > lo ? Math.max((hi - lo) * 0.05, 1e3) : 1800e3;
     const range = hi - lo + 2 * pad;
     const step = STEPS.find((s) => range / s <= 6) || STEPS[STEPS.length - 1];
     return {min: Math.floor((lo - pad) / step) * step, max: Math.ceil((hi + pad) / step) * step, step};
