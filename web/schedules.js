@@ -5,7 +5,7 @@
 // #/schedules/ID marks that schedule's row: the run page links there.
 
 import {api, ApiError} from './api.js';
-import {h, clear, scrollBox} from './dom.js';
+import {h, clear, scrollBox, hostLink} from './dom.js';
 import {tokenField, refusalText} from './launch.js';
 
 const REFRESH_MS = 3000; // next firing and runs move when a schedule fires
@@ -68,6 +68,14 @@ export function scheduleLink(id) {
         // The id stays: the listing failed, the link still leads to the view.
     });
     return a;
+}
+
+// The hosts a schedule runs its spec on, when it names them: each a link to its page.
+function hostsOf(s) {
+    if (!Array.isArray(s.hosts) || !s.hosts.length)
+        return null;
+    return h('div', {class: 'hint sched-hosts'}, 'on ',
+        s.hosts.flatMap((n, i) => (i ? [', ', hostLink(n)] : [hostLink(n)])));
 }
 
 function field(id, label, control, hint) {
@@ -305,7 +313,7 @@ export function mount(root, args, {live}) {
         const last = s.last_run;
         return h('tr', {'data-schedule': s.id, 'data-name': s.name, 'data-paused': s.paused ? '1' : '0',
             class: s.id === current ? 'current' : null},
-        h('td', {class: 'name'}, s.name, ' ', h('span', {class: 'hint'}, `#${s.id}`)),
+        h('td', {class: 'name'}, s.name, ' ', h('span', {class: 'hint'}, `#${s.id}`), hostsOf(s)),
         h('td', {class: 'when'}, whenText(s)),
         h('td', {class: 'next', 'data-next-ms': s.next_ms ?? ''},
             s.next_ms ? utc(s.next_ms) : 'never'),

@@ -1,11 +1,13 @@
 // Trends view: the fleet grid of hosts x tests, each cell the verdict of the latest ended run
 // that has it (GET /api/grid), and under it the trend chart of one host's cell of one test
-// (GET /api/trends): the median line, its 95% CI as a band, flagged runs highlighted. The hash
+// (GET /api/trends): the median line, its 95% CI as a band and as a bar at each point (so that
+// a trend of one run shows its interval too), flagged runs highlighted. The hash
 // #/trends/HOST/TEST[/METRIC] keeps the chart across a reload, and ?disturbed=include after it
-// draws the chart with the disturbed samples counted.
+// draws the chart with the disturbed samples counted. The page explains itself in its own
+// words: the API's rule texts name its fields, so they are not shown here.
 
 import {api} from './api.js';
-import {h, clear, scrollBox, fmtNum, fmtValue} from './dom.js';
+import {h, clear, scrollBox, fmtNum, fmtValue, rowLinks} from './dom.js';
 import {PALETTE, wantsLog} from './charts.js';
 import {withDisturbed, disturbedSwitch} from './verdict.js';
 
@@ -28,6 +30,13 @@ const FLAG_COLOUR = '#D55E00';
 
 const enc = encodeURIComponent;
 
+// What a trend's chart shows, said once under it.
+const EXPLAINED = 'Each point is an ended run that measured this host in this test, oldest ' +
+    'first: the median of its samples, and its 95% confidence interval as the shaded band and ' +
+    'the bar through the point: the range in which the host\'s true median lies, with 95% ' +
+    'confidence. A triangle marks a run whose analysis flagged this host in this test: an ' +
+    'outlier in the fleet, a slow host or link, or slower than its baseline run.';
+
 export function trendHash(host, test, metric, withDist) {
     return `#/trends/${enc(host)}/${enc(test)}` + (metric ? `/${enc(metric)}` : '') +
         (withDist ? '?disturbed=include' : '');
@@ -37,15 +46,93 @@ function utc(ms) {
     return new Date(Number(ms)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
-// A tick's text: as precise as the span of the chart needs (runs minutes apart, or weeks).
-function tickText(ms, span) {
+// A tick's text: always its date, and under it the time as precisely as the ticks' step needs
+// (none for steps of days).
+function tickText(ms, step) {
     const t = utc(ms);
-    if (span > 2 * 86400e3)
+    if (step >= 86400e3)
         return t.slice(0, 10);
-    if (span > 2 * 3600e3)
-        return t.slice(5, 16);
-    return t.slice(11, 19);
+    return [t.slice(0, 10), step >= 60e3 ? t.slice(11, 16) : t.slice(11, 19)];
 }
+
+// Steps of the time axis a reader counts in: seconds to weeks.
+const STEPS = [1, 5, 15, 30, 60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600,
+    86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400, 91 * 86400, 365 * 86400].map((s) => s * 1e3);
+
+// The time axis: a margin on each side so that the first and last points are whole (an hour
+// around a trend of one point; runs seconds apart stay apart), ticks at whole steps (UTC) with
+// at most 6 of them, the bounds on ticks.
+function timeAxis(times) {
+    const lo = Math.min(...times), hi = Math.max(...times);
+    const pad = hi > lo ? Math.max((hi - lo) * 0.05, 1e3) : 1800e3;
+    const range = hi - lo + 2 * pad;
+    const step = STEPS.find((s) => range / s <= 6) || STEPS[STEPS.length - 1];
+    return {min: Math.floor((lo - pad) / step) * step, max: Math.ceil((hi + pad) / step) * step, step};
+}
+
+// The metrics a trend can follow, in words; the unit beside them says the rest.
+const METRIC_WORDS = {
+    throughput_MBps: 'throughput', seconds: 'time taken', msgs_per_s: 'messages per second',
+    rtt_p50_us: 'round trip, median', rtt_p90_us: 'round trip, 90th percentile',
+    rtt_p99_us: 'round trip, 99th percentile', rtt_p999_us: 'round trip, 99.9th percentile',
+    rtt_max_us: 'round trip, longest', rt_per_s: 'round trips per second',
+    connects_per_s: 'connections per second', connect_p50_us: 'connect time, median',
+    cpu_s_per_GB: 'CPU time per GB', tcp_rtt_us: 'TCP round trip', tcp_retrans: 'TCP retransmits',
+    ttfb_ms: 'time to first byte', connect_ms: 'connect time', tls_ms: 'TLS handshake',
+    first_MBps: 'throughput of the first round', first_ttfb_ms: 'first round\'s time to first byte',
+    user_s: 'user CPU time', sys_s: 'system CPU time', tx_user_s: 'sender user CPU time',
+    tx_sys_s: 'sender system CPU time', rx_user_s: 'receiver user CPU time',
+    rx_sys_s: 'receiver system CPU time',
+};
+
+export function metricWords(metric) {
+    return METRIC_WORDS[metric] || String(metric || '').replace(/_/g, ' ');
+}
+
+// Each point's 95% CI as a bar with caps over a pale box, drawn over the band: the band alone
+// has no width at a lone point.
+const ciBars = {
+    id: 'smTrendCi',
+    afterDatasetsDraw(chart) {
+        const pts = chart.options.smPoints || [];
+        const meta = chart.getDatasetMeta(2);
+        const y = chart.scales.y;
+        const ctx = chart.ctx;
+        const area = chart.chartArea;
+        const colour = chart.options.smColour;
+        let tallest = 0;
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(area.left, area.top, area.right - area.left, area.bottom - area.top);
+        ctx.clip();
+        pts.forEach((p, i) => {
+            const el = meta.data[i];
+            if (!el || !Number.isFinite(p.ci_lo) || !Number.isFinite(p.ci_hi))
+                return;
+            if (y.type === 'logarithmic' && !(p.ci_lo > 0))
+                return;
+            const top = y.getPixelForValue(p.ci_hi), bottom = y.getPixelForValue(p.ci_lo);
+            // Never thinner than 2 px: an interval too narrow to see still shows it is there.
+            const mid = (top + bottom) / 2, half = Math.max((bottom - top) / 2, 1);
+            const x = el.x;
+            ctx.fillStyle = colour + '40';
+            ctx.fillRect(x - 8, mid - half, 16, 2 * half);
+            ctx.strokeStyle = colour;
+            ctx.lineWidth = 2;
+            ctx.beginPath();
+            ctx.moveTo(x, mid - half);
+            ctx.lineTo(x, mid + half);
+            ctx.moveTo(x - 6, mid - half);
+            ctx.lineTo(x + 6, mid - half);
+            ctx.moveTo(x - 6, mid + half);
+            ctx.lineTo(x + 6, mid + half);
+            ctx.stroke();
+            tallest = Math.max(tallest, 2 * half);
+        });
+        ctx.restore();
+        chart.canvas.dataset.ciPx = String(Math.round(tallest));
+    },
+};
 
 function legend() {
     return h('ul', {id: 'trends-legend', class: 'verdict-legend', 'aria-label': 'legend'},
@@ -62,7 +149,7 @@ function gridTable(grid, current, withDist) {
         h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'host'),
             grid.tests.map((t) => h('th', {scope: 'col'}, t)))),
         h('tbody', {}, grid.hosts.map((host) => h('tr', {'data-host': host},
-            h('th', {scope: 'row'}, host),
+            h('th', {scope: 'row'}, rowLinks(host)),
             grid.tests.map((test) => {
                 const c = cells.get(`${host}\n${test}`) || {verdict: 'no data'};
                 const v = BY_VERDICT[c.verdict] || BY_VERDICT['no data'];
@@ -99,16 +186,16 @@ function trendChart(canvas, t) {
     const xy = (k) => pts.map((p) => ({x: Number(p.finished_ms), y: p[k]}));
     const colour = PALETTE[0];
     const unit = t.unit || '';
-    const times = pts.map((p) => Number(p.finished_ms));
-    const span = Math.max(...times) - Math.min(...times);
+    const axis = timeAxis(pts.map((p) => Number(p.finished_ms)));
     // Room above and below the band, so that an outlier's mark at either end is whole.
     const ys = pts.flatMap((p) => [p.ci_lo, p.median, p.ci_hi]).filter((v) => Number.isFinite(v) && (!log || v > 0));
     const lo = Math.min(...ys), hi = Math.max(...ys);
     return new Chart(canvas, {
         type: 'line',
+        plugins: [ciBars],
         data: {
             datasets: [
-                {label: '95% CI', data: xy('ci_hi'), pointRadius: 0, borderWidth: 0, fill: false,
+                {label: '95% confidence interval', data: xy('ci_hi'), pointRadius: 0, borderWidth: 0, fill: false,
                     backgroundColor: colour + '33', tension: 0},
                 {label: '95% CI low', data: xy('ci_lo'), pointRadius: 0, borderWidth: 0,
                     fill: '-1', backgroundColor: colour + '33', tension: 0},
@@ -125,6 +212,8 @@ function trendChart(canvas, t) {
             responsive: true,
             maintainAspectRatio: false,
             animation: false,
+            smPoints: pts,
+            smColour: colour,
             interaction: {mode: 'nearest', intersect: false, axis: 'x'},
             // A point opens its run.
             onClick(_ev, els) {
@@ -135,15 +224,18 @@ function trendChart(canvas, t) {
             scales: {
                 x: {
                     type: 'linear',
-                    title: {display: true, text: 'finished (UTC)', color: '#222'},
-                    ticks: {color: '#222', maxRotation: 0, autoSkip: true, maxTicksLimit: 6,
-                        callback: (v) => tickText(v, span)},
+                    min: axis.min,
+                    max: axis.max,
+                    title: {display: true, text: 'run finished (UTC)', color: '#222'},
+                    ticks: {color: '#222', maxRotation: 0, autoSkip: true, stepSize: axis.step,
+                        maxTicksLimit: 8, callback: (v) => tickText(v, axis.step)},
                 },
                 y: {
                     type: log ? 'logarithmic' : 'linear',
                     suggestedMin: log ? lo / 2 : lo - (hi - lo) * 0.1,
                     suggestedMax: log ? hi * 2 : hi + (hi - lo) * 0.1,
-                    title: {display: true, text: unit + (log ? ', log scale' : ''), color: '#222'},
+                    title: {display: true, text: `${metricWords(t.metric)}, ${unit}` + (log ? ', log scale' : ''),
+                        color: '#222'},
                     ticks: {color: '#222'},
                 },
             },
@@ -156,8 +248,8 @@ function trendChart(canvas, t) {
                         title: (items) => (items.length ? utc(pts[items[0].dataIndex].finished_ms) : ''),
                         label(item) {
                             const p = pts[item.dataIndex];
-                            return `run ${p.run} (${p.run_name}): ${fmtValue(p.median, unit)} ` +
-                                `[${fmtNum(p.ci_lo)}, ${fmtNum(p.ci_hi)}] n=${p.n}` +
+                            return `run ${p.run} (${p.run_name}): ${fmtValue(p.median, unit)}, ` +
+                                `95% CI ${fmtNum(p.ci_lo)} to ${fmtNum(p.ci_hi)}, ${p.n} samples` +
                                 (p.flagged ? ', flagged' : '');
                         },
                     },
@@ -170,7 +262,7 @@ function trendChart(canvas, t) {
 function pointsTable(t) {
     return h('table', {id: 'trend-points', class: 'data'},
         h('caption', {class: 'visually-hidden'}, 'the trend\'s points, oldest first'),
-        h('thead', {}, h('tr', {}, ['finished (UTC)', 'run', `median [95% CI] ${t.unit || ''}`, 'n', 'verdict']
+        h('thead', {}, h('tr', {}, ['finished (UTC)', 'run', `median [95% CI] ${t.unit || ''}`, 'samples', 'verdict']
             .map((c) => h('th', {scope: 'col'}, c)))),
         h('tbody', {}, t.points.map((p) => h('tr', {'data-run': p.run, class: p.flagged ? 'anomalous' : null},
             h('td', {}, utc(p.finished_ms)),
@@ -203,7 +295,7 @@ export function mount(root, args, {query} = {}) {
         h('section', {class: 'card', id: 'trends-grid-card'},
             h('h2', {}, 'Fleet grid: latest verdict per host and test'), legend(), gridNote, gridBox),
         h('section', {class: 'card', id: 'trend-card'},
-            h('h2', {}, current ? `Trend of ${host}: ${test}` : 'Trend'),
+            h('h2', {}, current ? ['Trend of ', rowLinks(host), `: ${test}`] : 'Trend'),
             current ? h('div', {class: 'actions'}, disturbedSwitch('trends-disturbed', withDist)) : null,
             trendNote, trendBox)));
 
@@ -213,12 +305,18 @@ export function mount(root, args, {query} = {}) {
             if (!alive)
                 return;
             gridNote.textContent = grid.hosts.length
-                ? `${grid.hosts.length} hosts x ${grid.tests.length} tests. ` +
-                    `${grid.rule[0].toUpperCase()}${grid.rule.slice(1)}.`
+                ? `${grid.hosts.length} hosts x ${grid.tests.length} tests. Each cell is the verdict ` +
+                    'of the latest ended run that measured that host in that test; a cell opens ' +
+                    'the trend of that host in that test below.'
                 : 'No ended run yet: the grid fills as runs end.';
             clear(gridBox);
-            if (grid.hosts.length)
-                gridBox.append(scrollBox(gridTable(grid, current, withDist)));
+            if (grid.hosts.length) {
+                const box = scrollBox(gridTable(grid, current, withDist));
+                gridBox.append(box);
+                // Nothing else says that the tests go on past the box's right edge.
+                if (box.scrollWidth > box.clientWidth)
+                    gridNote.append(' Scroll the grid sideways for all its tests.');
+            }
         } catch (e) {
             if (alive)
                 gridNote.textContent = e.message;
@@ -232,15 +330,15 @@ export function mount(root, args, {query} = {}) {
                     return;
                 const n = t.points.length, flagged = t.points.filter((p) => p.flagged).length;
                 trendNote.textContent = t.note ||
-                    `${n} run${n === 1 ? '' : 's'}, ${flagged} flagged; ${t.metric} (${t.unit}). ` +
-                    'A point opens its run.';
+                    `${n} run${n === 1 ? '' : 's'}, ${flagged} flagged; ${metricWords(t.metric)} ` +
+                    `(${t.unit}). A point opens its run.`;
                 clear(trendBox);
                 if (!n)
                     return;
                 const canvas = h('canvas', {id: 'trend-chart', role: 'img',
-                    'aria-label': `${t.metric} of ${host} for ${test} over ${n} runs`});
+                    'aria-label': `${metricWords(t.metric)} of ${host} in ${test} over ${n} runs`});
                 trendBox.append(h('div', {class: 'chart-box'}, canvas),
-                    h('p', {class: 'hint'}, `Rule: ${t.rule}.`), scrollBox(pointsTable(t)));
+                    h('p', {class: 'hint', id: 'trend-explained'}, EXPLAINED), scrollBox(pointsTable(t)));
                 chart = trendChart(canvas, t);
             } catch (e) {
                 if (alive)

@@ -15,6 +15,7 @@
 import { chromium } from 'playwright-core';
 import { verdictScenarios } from './drive_verdict.mjs';
 import { runScenarios } from './drive_run.mjs';
+import { viewsScenarios } from './drive_views.mjs';
 
 const [scenario, argJson] = process.argv.slice(2);
 const args = JSON.parse(argJson || '{}');
@@ -689,6 +690,7 @@ scenarios.schedules = schedulesScenario;
 Object.assign(scenarios, verdictScenarios({ page: () => page, view, until, STEP_MS }));
 Object.assign(scenarios, runScenarios({ page: () => page, view, until, settle, STEP_MS, RUN_MS,
   consoleErrors: () => consoleMessages.slice() }));
+Object.assign(scenarios, viewsScenarios({ page: () => page, view, until, settle, STEP_MS }));
 
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);

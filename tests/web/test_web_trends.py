@@ -1,8 +1,11 @@
-"""Browser test of the Trends view: on a loopback fleet, three runs of the same spec; Debian's
-Chromium (drive.mjs) reads the grid of hosts x tests with each cell's verdict class, clicks a
-cell, and the trend chart drawn under it has as many points as GET /api/trends gives; a reload
-keeps the hash and the chart."""
+"""Browser test of the Trends view: on a loopback fleet, three runs of the same spec and one of 18
+tests; Debian's Chromium (drive.mjs) reads the grid of hosts x tests with each cell's verdict
+class, clicks a cell, and the trend chart drawn under it has as many points as GET /api/trends
+gives; a reload keeps the hash and the chart. At 1,400 px the 18 tests' grid scrolls in its own
+box and the page does not; the time axis' ticks carry a date; a trend of one point shows its
+95% CI (measured in the canvas' pixels); no text of the page names the API or its fields."""
 import os
+import re
 import sys
 import urllib.parse
 
@@ -15,6 +18,16 @@ from test_web import WebCase, setUpModule, web_fleet  # noqa: E402,F401
 SPEC = {"name": "trend", "hosts": "all", "repetitions": 3, "warmup": 0,
         "tests": [{"workload": "stream", "scope": "local", "transport": ["tcp", "unix"],
                    "msg_size": 1000, "count": 200}]}
+# 18 tests in the grid and the tables (12 variants and 6 TCP/Unix ratios), small enough to
+# end in a minute: what made Trends 1,814 px wide in a 1,400 px window.
+WIDE = {"name": "wide", "hosts": "all", "repetitions": 3, "warmup": 0,
+        "tests": [{"workload": "stream", "scope": "local", "transport": ["tcp", "unix"],
+                   "msg_size": [100, 1000, 4000, 16000], "count": 200},
+                  {"workload": "rr", "scope": "local", "transport": ["tcp", "unix"],
+                   "req_size": [1, 64], "resp_size": 1, "count": 200}]}
+# The API's words, which the page must not show (its text, hover texts, the chart's legend).
+API_WORDS = re.compile(r"GET |/api/|ci_lo|ci_hi|_MBps")
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
 CLASS = {"ok": "verdict-ok", "flagged": "verdict-flagged", "inconclusive": "verdict-inconclusive",
          "failed": "verdict-failed", "no data": "verdict-nodata"}
 
@@ -28,6 +41,69 @@ class TrendsWebTest(WebCase):
         for _ in range(3):
             rid = cls.f.start_run(SPEC)
             assert cls.f.wait_run(rid, 180)["state"] == "done"
+        cls.wide = cls.f.start_run(WIDE)
+        assert cls.f.wait_run(cls.wide, 240)["state"] == "done"
+
+    def trend(self, host, test, metric):
+        q = urllib.parse.urlencode({"host": host, "test": test, "metric": metric},
+                                   quote_via=urllib.parse.quote)
+        return self.f.get(f"/api/trends?{q}")
+
+    def check_fit(self, res, width):
+        self.assertEqual(res["inner_width"], width)
+        self.assertLessEqual(res["scroll_width"], width, "the page scrolls sideways")
+        self.assertGreaterEqual(res["top_width"], res["scroll_width"],
+                                "the top bar stops short of the page")
+        self.assertTrue(res["box_scrolls"], res)  # the grid is wider than its box, which scrolls
+        self.assertGreater(res["grid_width"], res["box_width"])
+        self.assertLessEqual(res["box_right"], width)
+        self.assertTrue(res["hosts_in_view"], "scrolled, the grid hides its hosts")
+        self.assertIn("Scroll the grid sideways", res["grid_note"])
+
+    def check_words(self, res):
+        for where in ("text", "hover", "chart_text"):
+            texts = res[where].splitlines() if where == "text" else res[where]
+            found = [x for x in texts if API_WORDS.search(x)]
+            self.assertEqual(found, [], f"the API's words in the page's {where}")
+
+    def test_a_wide_grid_scrolls_in_its_box_and_a_lone_point_shows_its_interval(self):
+        grid = self.f.get("/api/grid")
+        self.assertGreaterEqual(len(grid["tests"]), 16)
+        # A cell only the wide run has: its trend is one point.
+        one = next(c for c in grid["cells"] if str(c["run"]) == str(self.wide) and
+                   c["test"].startswith("rr tcp "))
+        trend = self.trend(one["host"], one["test"], one["metric"])
+        self.assertEqual(len(trend["points"]), 1, trend)
+        p = trend["points"][0]
+        self.assertLess(p["ci_lo"], p["ci_hi"], p)
+        for width, height in ((1400, 900), (1024, 768)):
+            with self.subTest(size=f"{width}x{height}"):
+                res = self.drive(self.f, "trends_fit", width=width, height=height,
+                                 host=one["host"], test=one["test"])
+                self.check_fit(res, width)
+                self.assertEqual(res["columns"], len(grid["tests"]))
+                self.assertEqual(res["points"], 1)
+                self.assertTrue(res["ticks"])
+                for t in res["ticks"]:
+                    self.assertRegex(t, DATE)
+                self.assertGreater(res["ci_px"][0], 0, "the lone point's 95% CI is not drawn")
+                self.check_words(res)
+
+    def test_a_lone_point_of_another_day_has_its_date_and_a_tall_interval(self):
+        # One run on 2026-12-01 at noon, its interval +-10% of its median: on a linear axis
+        # that is most of the chart's height.
+        fixture = {"host": "h1", "test": "stream tcp 128 KiB", "metric": "throughput_MBps",
+                   "unit": "MB/s", "rule": "GET /api/runs/ID/anomalies; ci_lo, ci_hi",
+                   "points": [{"run": "7", "run_name": "n", "finished_ms": 1796126400000,
+                               "median": 1000, "ci_lo": 900, "ci_hi": 1100, "n": 5,
+                               "flagged": False}]}
+        res = self.drive(self.f, "trends_fit", width=1400, height=900, host="h1",
+                         test=fixture["test"], fixture=fixture)
+        self.check_fit(res, 1400)
+        self.assertEqual(res["points"], 1)
+        self.assertTrue(all("2026-12-01" in t for t in res["ticks"]), res["ticks"])
+        self.assertGreaterEqual(res["ci_px"][0], 40, res["ci_px"])
+        self.check_words(res)
 
     def test_grid_then_a_cells_trend_chart_that_survives_a_reload(self):
         grid = self.f.get("/api/grid")
