@@ -3,7 +3,7 @@
 // 95% intervals are apart marked, and the cells only one run has listed under them.
 
 import {api} from './api.js';
-import {h, clear, scrollBox, fmtNum, rowLinks} from './dom.js';
+import {h, clear, scrollBox, fmtNum, rowLink} from './dom.js';
 
 const VERDICT = {
     higher: 'higher, CIs apart',
@@ -31,7 +31,7 @@ function sharedTable(cmp) {
             const apart = c.verdict === 'higher' || c.verdict === 'lower';
             return h('tr', {'data-host': c.host, 'data-test': c.test, 'data-verdict': c.verdict,
                 class: apart ? 'anomalous' : null},
-            h('th', {scope: 'row'}, rowLinks(c.host)), h('td', {}, c.test), side(c.a), side(c.b),
+            h('th', {scope: 'row'}, rowLink(c.host)), h('td', {}, c.test), side(c.a), side(c.b),
             h('td', {class: 'num' + (apart ? ' flagged' : '')},
                 c.change_pct === null ? '-' : `${c.change_pct > 0 ? '+' : ''}${fmtNum(c.change_pct)}%`),
             h('td', {class: apart ? 'flagged' : null}, VERDICT[c.verdict] || c.verdict));
@@ -43,7 +43,7 @@ function onlyList(id, runId, cells) {
         return null;
     return h('div', {},
         h('h3', {}, `Only in run ${runId} (${cells.length})`),
-        h('ul', {id, class: 'plain'}, cells.map((c) => h('li', {}, rowLinks(c.host), `: ${c.test}`))));
+        h('ul', {id, class: 'plain'}, cells.map((c) => h('li', {}, rowLink(c.host), `: ${c.test}`))));
 }
 
 // The card; load() fills it. id is this view's run, other the run to set against it ('' none);

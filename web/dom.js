@@ -54,8 +54,6 @@ export function scrollBox(table) {
     return h('div', {class: 'table-wrap'}, table);
 }
 
-// A host's name as a link to its page (#/hosts/NAME).
-export function hostLink(name) { return h('a', {href: '#/hosts/' + encodeURIComponent(name), class: 'host-link'}, name); }
 
 // Numbers as the exports print them: four significant digits, no exponent for the usual
 // ranges (a throughput of 1.2e4 MB/s reads better as 12000).
@@ -215,10 +213,4 @@ export function anomalyItem(a) {
         factor ? null : ', ', factor ? null : h('span', {class: 'direction'}, a.direction),
         ' ', h('span', {class: 'rule'}, `[${a.rule}]`),
         anomalyWhy(a));
-}
-
-// A table's row as links: a host to its page, a pair ("h1->h2") as its two hosts' links, its
-// text unchanged.
-export function rowLinks(row) {
-    return String(row).split('->').flatMap((p, i) => (i ? ['->', hostLink(p)] : [hostLink(p)]));
 }

@@ -7,7 +7,7 @@
 // words: the API's rule texts name its fields, so they are not shown here.
 
 import {api} from './api.js';
-import {h, clear, scrollBox, fmtNum, fmtValue, rowLinks} from './dom.js';
+import {h, clear, scrollBox, fmtNum, fmtValue, rowLink} from './dom.js';
 import {PALETTE, wantsLog} from './charts.js';
 import {withDisturbed, disturbedSwitch} from './verdict.js';
 
@@ -149,7 +149,7 @@ function gridTable(grid, current, withDist) {
         h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'host'),
             grid.tests.map((t) => h('th', {scope: 'col'}, t)))),
         h('tbody', {}, grid.hosts.map((host) => h('tr', {'data-host': host},
-            h('th', {scope: 'row'}, rowLinks(host)),
+            h('th', {scope: 'row'}, rowLink(host)),
             grid.tests.map((test) => {
                 const c = cells.get(`${host}\n${test}`) || {verdict: 'no data'};
                 const v = BY_VERDICT[c.verdict] || BY_VERDICT['no data'];
@@ -295,7 +295,7 @@ export function mount(root, args, {query} = {}) {
         h('section', {class: 'card', id: 'trends-grid-card'},
             h('h2', {}, 'Fleet grid: latest verdict per host and test'), legend(), gridNote, gridBox),
         h('section', {class: 'card', id: 'trend-card'},
-            h('h2', {}, current ? ['Trend of ', rowLinks(host), `: ${test}`] : 'Trend'),
+            h('h2', {}, current ? ['Trend of ', rowLink(host), `: ${test}`] : 'Trend'),
             current ? h('div', {class: 'actions'}, disturbedSwitch('trends-disturbed', withDist)) : null,
             trendNote, trendBox)));
 
