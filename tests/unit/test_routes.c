@@ -32,6 +32,7 @@ static const want every[] = {
     {"/metrics", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/agents", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/agents/h1/fingerprint", "GET", "GET", 0, SM_ROUTE_READ},
+    {"/api/agents/h1/jobs", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/fingerprints/diff", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/presets", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/jobs", "POST", "POST", SPEC, SM_ROUTE_WRITE},
@@ -224,6 +225,9 @@ static void test_routes_path_parameters_that_do_not_parse_are_400_naming_the_fie
     dispatch(&a, "POST", "/api/schedules/x/resume", NULL, 400, sched_id);
     char path[160];
     snprintf(path, sizeof path, "/api/agents/%066d/fingerprint", 0);
+    dispatch(&a, "GET", path, NULL, 400,
+             "{\"error\":\"agent name: longer than 64 characters\",\"field\":\"name\"}");
+    snprintf(path, sizeof path, "/api/agents/%066d/jobs", 0);
     dispatch(&a, "GET", path, NULL, 400,
              "{\"error\":\"agent name: longer than 64 characters\",\"field\":\"name\"}");
 }
