@@ -78,6 +78,8 @@ export function fmtGiB(bytes) {
     return Number.isFinite(x) && x > 0 ? (x / 2 ** 30).toFixed(1) : '';
 }
 
+// A time with its zone, as the browser's clock reads it: "2026-12-02 14:31 UTC+1" (UTC itself
+// as "UTC", a zone off the hour as "UTC+5:30"), so that a time read off the page says where.
 export function fmtDate(ms) {
     const x = Number(ms);
     if (!Number.isFinite(x) || x <= 0)
@@ -85,7 +87,17 @@ export function fmtDate(ms) {
     const d = new Date(x);
     const p = (n) => String(n).padStart(2, '0');
     return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
-        `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+        `${p(d.getHours())}:${p(d.getMinutes())} ${zoneText(d)}`;
+}
+
+// "UTC", "UTC+1", "UTC-3:30": the zone of d from its offset (getTimezoneOffset is UTC - local).
+export function zoneText(d) {
+    const off = -d.getTimezoneOffset();
+    if (!off)
+        return 'UTC';
+    const a = Math.abs(off);
+    return `UTC${off > 0 ? '+' : '-'}${Math.floor(a / 60)}` +
+        (a % 60 ? `:${String(a % 60).padStart(2, '0')}` : '');
 }
 
 export function fmtAgo(ms, now = Date.now()) {
@@ -188,7 +200,12 @@ function zText(a) {
 }
 
 export function anomalyItem(a) {
-    const who = a.role ? `${a.host} (${a.role})` : a.host;
+    // A host's name opens its page (a link's two hosts each theirs); a move of the whole fleet
+    // names no host.
+    const ends = String(a.host).split('->');
+    const name = a.kind === 'fleet-move' ? a.host
+        : ends.length === 2 ? [hostLink(ends[0]), '->', hostLink(ends[1])] : hostLink(a.host);
+    const who = a.role ? [name, ` (${a.role})`] : name;
     const [change, factor] = changeText(a);
     // The metric as the table heads its column: a ratio is a ratio, else its unit.
     const heading = a.ratio ? 'ratio' : a.unit || a.metric;
@@ -205,3 +222,5 @@ export function anomalyItem(a) {
         ' ', h('span', {class: 'rule'}, `[${a.rule}]`),
         anomalyWhy(a));
 }
+
+export function hostLink(name) { return h('a', {href: '#/hosts/' + encodeURIComponent(name), class: 'host-link'}, name); }

@@ -14,6 +14,7 @@
 // in a browser context of its own (cookies, storage, pages), closed when the call ends.
 import { chromium } from 'playwright-core';
 import { verdictScenarios } from './drive_verdict.mjs';
+import { hostScenarios } from './drive_host.mjs';
 
 const [scenario, argJson] = process.argv.slice(2);
 const args = JSON.parse(argJson || '{}');
@@ -321,7 +322,7 @@ const scenarios = {
     return { auto, switched };
   },
 
-  // #/fleet -> "compare hosts" -> pick a.hosts -> Compare: the hash, the summary and the rows
+  // #/fleet -> "host settings" -> pick a.hosts -> Show: the hash, the summary and the rows
   // of the side by side (class "differs" on the rows that differ, "odd" on the cells that
   // stand apart).
   async hosts(a) {
@@ -331,7 +332,7 @@ const scenarios = {
       (is) => is.map((i) => i.value)), (v) => a.hosts.every((n) => v.includes(n)));
     for (const n of a.hosts) await page.check(`#hosts-pick input[data-host="${n}"]`);
     await page.click('button#hosts-compare', { timeout: STEP_MS });
-    const at = await until('the URL to name the hosts', hash, (h) => h.startsWith('#/hosts/'));
+    const at = await until('the URL to name the hosts', hash, (h) => h.startsWith('#/settings/'));
     await page.waitForSelector('table#hosts-table tbody tr', { timeout: STEP_MS });
     const snap = () => page.evaluate(() => {
       const s = document.querySelector('#hosts-summary');
@@ -690,6 +691,7 @@ async function schedulesScenario(a) {
 scenarios.schedules = schedulesScenario;
 
 Object.assign(scenarios, verdictScenarios({ page: () => page, view, until, STEP_MS }));
+Object.assign(scenarios, hostScenarios({ page: () => page, view, until, STEP_MS, consoleErrors }));
 
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);

@@ -1,6 +1,6 @@
 """Browser tests of the fingerprint surfaces: the real coordinator serves web/, two real agents
 run in the lab's namespaces, h2 with a tbf qdisc on its loopback (lab.sh --slow-tcp), and
-Debian's Chromium (drive.mjs) goes through the compare-hosts page and the anomaly card. What the
+Debian's Chromium (drive.mjs) goes through the host settings page and the anomaly card. What the
 page shows is checked against GET /api/fingerprints/diff; the card's differences against the
 anomalies body the page was given (a fixture over a real run, until the coordinator's own
 anomalies carry them)."""
@@ -27,12 +27,12 @@ class FingerprintWebTest(WebCase):
             cls.f.get_status(f"/api/agents/{h}/fingerprint")[0] == 200 for h in ("h1", "h2")),
             20)
 
-    def test_compare_hosts_highlights_the_qdisc_h2_has_and_h1_has_not(self):
+    def test_host_settings_highlights_the_qdisc_h2_has_and_h1_has_not(self):
         f = self.f
         api = f.get("/api/fingerprints/diff?hosts=h1,h2")
         res = self.drive(f, "hosts", hosts=["h1", "h2"],
                          shot=os.path.join(f.dir, "hosts.png"))
-        self.assertEqual(res["hash"], "#/hosts/h1,h2")
+        self.assertEqual(res["hash"], "#/settings/h1,h2")
         shown = res["all"]
         # Every row the API lists is highlighted, and no other.
         self.assertEqual(set(shown["differs"]), {it["item"] for it in api["items"]})
