@@ -180,7 +180,8 @@ function fingerprintPart(box, name, agents, alive) {
         const list = d ? differences(name, d) : [];
         const n = Object.keys(items).length;
         const changes = Math.max(0, (fp.history || []).length - 1) + (Number(fp.history_left_out) || 0);
-        clear(box).append(
+        // A part left out is null: DOM append would write it as text.
+        clear(box).append(...[
             h('p', {class: 'summary', id: 'host-fp-summary', 'data-differ': list.length, 'data-hash': fp.hash},
                 d ? `Differs from the rest of the fleet in ${list.length} setting${list.length === 1 ? '' : 's'} ` +
                     `(${others.length} other host${others.length === 1 ? '' : 's'} compared).`
@@ -195,7 +196,7 @@ function fingerprintPart(box, name, agents, alive) {
             h('details', {}, h('summary', {}, `all ${n} items`),
                 scrollBox(h('table', {id: 'host-fp-items', class: 'data fingerprints'},
                     h('tbody', {}, Object.keys(items).sort().map((k) => h('tr', {'data-item': k},
-                        h('th', {scope: 'row'}, k), h('td', {}, itemText(items[k])))))))));
+                        h('th', {scope: 'row'}, k), h('td', {}, itemText(items[k]))))))))].filter(Boolean));
     }).catch((e) => {
         if (alive())
             clear(box).append(failNote(e));

@@ -102,6 +102,9 @@ export function hostScenarios(ctx) {
           history: [...document.querySelectorAll('#host-fp-history li[data-hash]')].map((li) => li.dataset.hash),
           settings: document.querySelector('#host-settings-link')?.getAttribute('href') ?? null,
           settings_text: document.querySelector('#host-settings-link')?.textContent ?? null,
+          // Text directly in the part's box, outside any element: a value that was not one.
+          stray_text: [...document.querySelector('#host-fp-part > div').childNodes]
+            .filter((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim()).map((n) => n.textContent),
         },
         jobs: [...document.querySelectorAll('#host-jobs tbody tr')].map((tr) => ({
           id: tr.dataset.job, state: tr.dataset.state,

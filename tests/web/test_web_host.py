@@ -14,7 +14,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from smtest import wait_for  # noqa: E402
-from test_web import SMALL, WebCase, setUpModule, web_fleet  # noqa: E402,F401
+from test_web import SHOTS, SMALL, WebCase, setUpModule, web_fleet  # noqa: E402,F401
 
 HOSTS = ("h1", "h2", "h3")
 # A time as the dashboard writes one: to the minute, with its zone.
@@ -50,6 +50,8 @@ class HostPagesTest(WebCase):
         cls.f = web_fleet(n=3)
         cls.addClassCleanup(cls.f.stop)
         cls.f.start()
+        # Each view's screenshot is kept there (not committed), as test_web.py keeps its own.
+        os.makedirs(SHOTS, exist_ok=True)
         # Two ended runs of one name: the second has the first as its baseline.
         cls.runs = []
         for _ in range(2):
@@ -62,7 +64,7 @@ class HostPagesTest(WebCase):
         f = self.f
         grid = f.get("/api/grid")
         self.assertTrue(grid["cells"], "the runs gave the grid its cells")
-        res = self.drive(f, "fleet_verdicts", shot=os.path.join(f.dir, "fleet.png"))
+        res = self.drive(f, "fleet_verdicts", shot=os.path.join(SHOTS, "host-page-fleet.png"))
         self.assertEqual(sorted(r["agent"] for r in res["rows"]), list(HOSTS))
         for r in res["rows"]:
             verdict, tests = host_verdict(grid, r["agent"])
@@ -76,7 +78,7 @@ class HostPagesTest(WebCase):
     def test_historys_counts_equal_each_runs_anomalies_and_its_times_say_their_zone(self):
         f = self.f
         res = self.drive(f, "history_counts", runs=len(self.runs),
-                         shot=os.path.join(f.dir, "history.png"))
+                         shot=os.path.join(SHOTS, "host-page-history.png"))
         self.assertEqual({r["run"] for r in res["rows"]}, {str(rid) for rid, _ in self.runs})
         for r in res["rows"]:
             an = f.get(f"/api/runs/{r['run']}/anomalies")
@@ -95,7 +97,7 @@ class HostPagesTest(WebCase):
         grid = f.get("/api/grid")
         jobs = f.get("/api/agents/h1/jobs?limit=20")
         fp = f.get("/api/agents/h1/fingerprint")
-        res = self.drive(f, "host_page", host="h1", shot=os.path.join(f.dir, "host.png"))
+        res = self.drive(f, "host_page", host="h1", shot=os.path.join(SHOTS, "host-page-host.png"))
         self.assertEqual(res["hash"], "#/hosts/h1")
         self.assertEqual(res["title"], "Host h1")
         self.assertEqual(res["tab"], "fleet")
@@ -128,6 +130,7 @@ class HostPagesTest(WebCase):
         self.assertEqual(res["fp"]["history"], [v["hash"] for v in fp["history"]])
         self.assertEqual(res["fp"]["settings"], "#/settings/h1,h2,h3")
         self.assertEqual(res["fp"]["settings_text"], "host settings")
+        self.assertEqual(res["fp"]["stray_text"], [])
         # The hosts of one machine agree on all but their info items: nothing differs.
         diff = f.get("/api/fingerprints/diff?hosts=h1,h2,h3")
         self.assertEqual(res["fp"]["differ"], str(len(res["fp"]["differs"])))
