@@ -75,11 +75,13 @@ function verdictCell(c) {
         h('span', {class: 'mark', 'aria-hidden': 'true'}, w.mark), ` ${w.text}`);
 }
 
+// The host's own rows first, then the pairs it is an end of, each named by its pair.
 function verdictsTable(name, cells) {
-    const rows = cells.map((c) => h('tr', {'data-test': c.test, 'data-verdict': c.verdict,
-        'data-run': c.run || '', 'data-median': c.median ?? ''},
-    h('th', {scope: 'row'}, h('a', {href: `#/trends/${enc(name)}/${enc(c.test)}` +
-        (c.metric ? `/${enc(c.metric)}` : ''), title: 'its trend'}, c.test)),
+    const rows = cells.map((c) => h('tr', {'data-test': c.test, 'data-row': c.host,
+        'data-verdict': c.verdict, 'data-run': c.run || '', 'data-median': c.median ?? ''},
+    h('th', {scope: 'row'}, h('a', {href: `#/trends/${enc(c.host)}/${enc(c.test)}` +
+        (c.metric ? `/${enc(c.metric)}` : ''), title: 'its trend'}, c.test),
+    c.host !== name ? h('span', {class: 'hint'}, ` (${c.host})`) : null),
     verdictCell(c),
     h('td', {class: 'num value'}, fmtValue(c.median, c.unit || '')),
     h('td', {class: 'num fleet', title: c.fleet_rows ? `median of ${c.fleet_rows} ` +
@@ -87,7 +89,7 @@ function verdictsTable(name, cells) {
     fmtValue(c.fleet_median, c.unit || '')),
     h('td', {class: 'num against'}, againstFleet(c)),
     h('td', {class: 'num run'}, c.run ? h('a', {href: `#/run/${enc(c.run)}`}, c.run) : ''),
-    h('td', {class: 'spark', 'data-test': c.test}, '')));
+    h('td', {class: 'spark', 'data-row': c.host, 'data-test': c.test}, '')));
     return h('table', {id: 'host-verdicts', class: 'data'},
         h('caption', {class: 'visually-hidden'}, 'latest verdict of each test'),
         h('thead', {}, h('tr', {},
@@ -104,14 +106,15 @@ function verdictsTable(name, cells) {
 }
 
 // Fills each row's sparkline, TRENDS_PARALLEL trends at a time.
-function loadSparklines(table, name, cells, alive) {
+function loadSparklines(table, cells, alive) {
     const todo = cells.filter((c) => c.run);
     const next = () => {
         const c = todo.shift();
         if (!c || !alive())
             return;
-        const td = [...table.querySelectorAll('td.spark')].find((x) => x.dataset.test === c.test);
-        api.trends(name, c.test, c.metric).then((t) => {
+        const td = [...table.querySelectorAll('td.spark')]
+            .find((x) => x.dataset.row === c.host && x.dataset.test === c.test);
+        api.trends(c.host, c.test, c.metric).then((t) => {
             if (alive() && td)
                 clear(td).append(sparkline(t));
         }, (e) => {
@@ -258,14 +261,17 @@ export function mount(root, args) {
         clear(head).append(h('span', {class: `badge state-${me.status}`}, me.status), ' ',
             'last seen ', h('span', {title: fmtDate(me.last_seen_ms)}, fmtAgo(me.last_seen_ms)),
             '; latest verdict: ', hostVerdictBadge(v));
-        const cells = (grid.cells || []).filter((c) => c.host === name && c.verdict !== 'no data');
+        const ends = (row) => row.split('->');
+        const measured = (grid.cells || []).filter((c) => c.verdict !== 'no data');
+        const cells = [...measured.filter((c) => c.host === name),
+            ...measured.filter((c) => c.host !== name && ends(c.host).includes(name))];
         if (!cells.length) {
             clear(verdictBox).append(h('p', {class: 'hint', id: 'host-verdicts-none'},
                 'No ended run has measured this host yet.'));
         } else {
             const table = verdictsTable(name, cells);
             clear(verdictBox).append(scrollBox(table));
-            loadSparklines(table, name, cells, alive);
+            loadSparklines(table, cells, alive);
         }
         fingerprintPart(fpBox, name, agents, alive);
         api.agentJobs(name, JOBS_SHOWN).then((r) => {

@@ -82,7 +82,7 @@ export function hostScenarios(ctx) {
         summary: document.querySelector('#host-summary').textContent,
         verdict: document.querySelector('#host-summary .host-verdict')?.dataset.verdict ?? null,
         verdicts: [...document.querySelectorAll('#host-verdicts tbody tr')].map((tr) => ({
-          test: tr.dataset.test, verdict: tr.dataset.verdict, run: tr.dataset.run,
+          row: tr.dataset.row, test: tr.dataset.test, verdict: tr.dataset.verdict, run: tr.dataset.run,
           median: tr.dataset.median,
           word: tr.querySelector('td.verdict').textContent.trim(),
           value: tr.querySelector('td.value').textContent,

@@ -5,9 +5,9 @@ shows is checked against the API it comes from (GET /api/grid, /api/runs/ID/anom
 /api/agents/NAME/jobs, /api/agents/NAME/fingerprint); every host name links to its page; an old
 #/hosts/a,b link opens the host settings; no view logs a console error."""
 import os
-import re
 import sys
 import unittest
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -17,6 +17,10 @@ from smtest import wait_for  # noqa: E402
 from test_web import SHOTS, SMALL, WebCase, setUpModule, web_fleet  # noqa: E402,F401
 
 HOSTS = ("h1", "h2", "h3")
+# Every host against every other: 6 pairs x 2 repetitions.
+PAIRS = {"name": "hostpairs", "hosts": "all", "repetitions": 2, "warmup": 0, "pairs": "mesh",
+         "tests": [{"workload": "stream", "scope": "pair", "transport": "tcp",
+                    "msg_size": 1000, "count": 200}]}
 # A time as the dashboard writes one: to the minute, with its zone.
 WHEN = r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC([+-]\d{1,2}(:\d\d)?)?$"
 WORD = {"ok": "ok", "flagged": "flagged", "inconclusive": "inconclusive", "failed": "failed",
@@ -57,6 +61,9 @@ class HostPagesTest(WebCase):
         for _ in range(2):
             rid = cls.f.start_run(dict(SMALL, name="hostpage"))
             cls.runs.append((rid, cls.f.wait_run(rid)["state"]))
+        # And a run between hosts: h1's page shows the pairs it is an end of too.
+        rid = cls.f.start_run(PAIRS)
+        cls.runs.append((rid, cls.f.wait_run(rid)["state"]))
         wait_for("every fingerprint", lambda: all(
             cls.f.get_status(f"/api/agents/{h}/fingerprint")[0] == 200 for h in HOSTS), 20)
 
@@ -102,23 +109,29 @@ class HostPagesTest(WebCase):
         self.assertEqual(res["title"], "Host h1")
         self.assertEqual(res["tab"], "fleet")
         self.assertEqual(res["verdict"], host_verdict(grid, "h1")[0])
-        want = [c for c in grid["cells"] if c["host"] == "h1" and c["verdict"] != "no data"]
+        # Its own rows, then those of the pairs it is an end of.
+        measured = [c for c in grid["cells"] if c["verdict"] != "no data"]
+        want = [c for c in measured if c["host"] == "h1"] + \
+            [c for c in measured if c["host"] != "h1" and "h1" in c["host"].split("->")]
         self.assertTrue(want)
-        self.assertEqual([(v["test"], v["verdict"], v["run"]) for v in res["verdicts"]],
-                         [(c["test"], c["verdict"], c["run"]) for c in want])
+        self.assertTrue(any("->" in c["host"] for c in want), "h1's pairs are on its page")
+        self.assertEqual([(v["row"], v["test"], v["verdict"], v["run"]) for v in res["verdicts"]],
+                         [(c["host"], c["test"], c["verdict"], c["run"]) for c in want])
         for v, c in zip(res["verdicts"], want):
             self.assertEqual(float(v["median"]), c["median"])
             self.assertEqual(v["word"].split()[-1], WORD[c["verdict"]].split()[-1])
             self.assertTrue(v["value"].endswith(c["unit"]), v)
             self.assertTrue(v["fleet"].endswith(c["unit"]), v)
-            # One point per ended run that measured the test: both runs did.
-            self.assertEqual(v["points"], str(len(self.runs)), v)
-            self.assertEqual(v["flagged"], "0" if c["verdict"] != "flagged" else v["flagged"])
+            # One point per ended run that measured the cell, its flagged ones counted.
+            trend = f.get("/api/trends?" + urllib.parse.urlencode(
+                {"host": c["host"], "test": c["test"], "metric": c["metric"]}))
+            self.assertEqual(v["points"], str(len(trend["points"])), v)
+            self.assertEqual(v["flagged"], str(sum(1 for p in trend["points"] if p["flagged"])), v)
         self.assertEqual([j["id"] for j in res["jobs"]], [j["id"] for j in jobs["jobs"]])
-        # Every job of h1 in the two runs (12 or more, a disturbed sample measured again), the
-        # newest 20 of them.
+        # Every job of h1 in the three runs (12 local and 8 of pairs or more, a disturbed sample
+        # measured again), the newest 20 of them.
         total = sum(f.get(f"/api/runs/{rid}/jobs?host=h1")["total"] for rid, _ in self.runs)
-        self.assertGreaterEqual(total, 12)
+        self.assertGreaterEqual(total, 20)
         self.assertEqual(len(res["jobs"]), min(total, 20))
         self.assertEqual(sorted(res["jobs"], key=lambda j: -int(j["id"])), res["jobs"],
                          "newest first")
