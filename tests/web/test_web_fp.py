@@ -1,9 +1,9 @@
 """Browser tests of the fingerprint surfaces: the real coordinator serves web/, two real agents
 run in the lab's namespaces, h2 with a tbf qdisc on its loopback (lab.sh --slow-tcp), and
-Debian's Chromium (drive.mjs) goes through the host settings page, h2's page and the anomaly card. What the
-page shows is checked against GET /api/fingerprints/diff; the card's differences against the
-anomalies body the page was given (a fixture over a real run, until the coordinator's own
-anomalies carry them)."""
+Debian's Chromium (drive.mjs) goes through the host settings page, h2's page and the anomaly
+card. What the page shows is checked against GET /api/fingerprints/diff; the card's
+differences against the anomalies body the page was given (a fixture over a real run, until the
+coordinator's own anomalies carry them)."""
 import os
 import sys
 import unittest
