@@ -107,6 +107,8 @@ export const api = {
         request('GET', `/api/runs/${enc(id)}/table?format=json` + (scope ? `&scope=${scope}` : '') +
             (disturbed ? '&disturbed=include' : '')),
     fingerprint: (name) => request('GET', `/api/agents/${enc(name)}/fingerprint`),
+    // A host's latest jobs, newest first (limit: 1 to 100).
+    agentJobs: (name, limit) => request('GET', `/api/agents/${enc(name)}/jobs?limit=${limit}`),
     // The names go as the API spells the list (commas), each name encoded.
     fingerprintDiff: (hosts) =>
         request('GET', `/api/fingerprints/diff?hosts=${hosts.map(enc).join(',')}`),

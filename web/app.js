@@ -8,13 +8,14 @@ import * as launch from './launch.js';
 import * as run from './run.js';
 import * as compare from './compare.js';
 import * as history from './history.js';
-import * as hosts from './hosts.js';
+import * as hosts from './host.js';
+import * as settings from './settings.js';
 import * as trends from './trends.js';
 import * as schedules from './schedules.js';
 
 // Each view's mount(root, args, ctx) draws into root and returns a function that undoes its
 // subscriptions and timers, so a view left behind never writes into the next one.
-const routes = {fleet, launch, run, compare, history, hosts, trends, schedules};
+const routes = {fleet, launch, run, compare, history, hosts, settings, trends, schedules};
 
 const live = new Live(document.getElementById('ws-status'));
 const root = document.getElementById('view');
@@ -35,12 +36,19 @@ function route() {
         location.replace('#/fleet');
         return;
     }
+    // #/hosts/h1,h2 was the host settings' address before a host had a page of its own: a
+    // comma is in no agent's name, so such a link (or a bare #/hosts) still opens the side by side.
+    if (r.name === 'hosts' && (!r.args[0] || r.args[0].includes(','))) {
+        location.replace('#/settings/' + (r.args[0] || '').split(',').filter(Boolean)
+            .map(encodeURIComponent).join(','));
+        return;
+    }
     if (unmount)
         unmount();
     unmount = null;
     clear(root);
-    // The compare-hosts page belongs to the fleet view.
-    const tab = r.name === 'hosts' ? 'fleet' : r.name;
+    // A host's page and the host settings belong to the fleet view.
+    const tab = r.name === 'hosts' || r.name === 'settings' ? 'fleet' : r.name;
     for (const a of document.querySelectorAll('nav a[data-route]')) {
         if (a.dataset.route === tab)
             a.setAttribute('aria-current', 'page');

@@ -88,6 +88,8 @@ export function fmtGiB(bytes) {
     return Number.isFinite(x) && x > 0 ? (x / 2 ** 30).toFixed(1) : '';
 }
 
+// A time with its zone, as the browser's clock reads it: "2026-12-02 14:31 UTC+1" (UTC itself
+// as "UTC", a zone off the hour as "UTC+5:30"), so that a time read off the page says where.
 export function fmtDate(ms) {
     const x = Number(ms);
     if (!Number.isFinite(x) || x <= 0)
@@ -95,7 +97,17 @@ export function fmtDate(ms) {
     const d = new Date(x);
     const p = (n) => String(n).padStart(2, '0');
     return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
-        `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+        `${p(d.getHours())}:${p(d.getMinutes())} ${zoneText(d)}`;
+}
+
+// "UTC", "UTC+1", "UTC-3:30": the zone of d from its offset (getTimezoneOffset is UTC - local).
+export function zoneText(d) {
+    const off = -d.getTimezoneOffset();
+    if (!off)
+        return 'UTC';
+    const a = Math.abs(off);
+    return `UTC${off > 0 ? '+' : '-'}${Math.floor(a / 60)}` +
+        (a % 60 ? `:${String(a % 60).padStart(2, '0')}` : '');
 }
 
 export function fmtAgo(ms, now = Date.now()) {
@@ -198,12 +210,15 @@ function zText(a) {
 }
 
 export function anomalyItem(a) {
+    // A host's name opens its page (a pair's two hosts each theirs); a move of the whole fleet
+    // names no host.
+    const name = a.kind === 'fleet-move' ? a.host : rowLink(a.host);
     const [change, factor] = changeText(a);
     // The metric as the table heads its column: a ratio is a ratio, else its unit.
     const heading = a.ratio ? 'ratio' : a.unit || a.metric;
     return h('li', {'data-host': a.host, 'data-kind': a.kind, class: 'anomaly'},
         h('span', {class: 'kind'}, a.kind), ' ',
-        h('strong', {class: 'host'}, rowLink(a.host), a.role ? ` (${a.role})` : ''), ': ',
+        h('strong', {class: 'host'}, name, a.role ? ` (${a.role})` : ''), ': ',
         h('span', {class: 'test'}, `${a.test} (${heading})`), ' ',
         h('span', {class: 'value', title: a.at_limit ? 'time limit' : 'value'}, anomalyValue(a)),
         ' vs ', REFERENCE_WORD[a.kind] || 'reference', ' ',

@@ -1,8 +1,10 @@
-// Fleet view: every agent the coordinator knows, its state and the facts that explain its
-// numbers (the 2010 post listed CPU and memory for exactly this).
+// Fleet view: every agent the coordinator knows, its state, its latest verdict (from the fleet
+// grid, GET /api/grid) and the facts that explain its numbers (the 2010 post listed CPU and
+// memory for exactly this). Each host's name opens its page.
 
 import {api} from './api.js';
-import {h, clear, scrollBox, fmtGiB, fmtAgo, fmtDate} from './dom.js';
+import {h, clear, scrollBox, fmtGiB, fmtAgo, fmtDate, hostLink} from './dom.js';
+import {hostVerdict, hostVerdictBadge} from './verdict.js';
 
 function labelsText(labels) {
     if (!labels || typeof labels !== 'object')
@@ -10,11 +12,13 @@ function labelsText(labels) {
     return Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(', ');
 }
 
-function row(a) {
+// grid: GET /api/grid's answer, null until it is in.
+function row(a, grid) {
     const f = a.facts || {};
     return h('tr', {'data-agent': a.name},
-        h('th', {scope: 'row'}, a.name),
+        h('th', {scope: 'row'}, hostLink(a.name)),
         h('td', {class: 'state'}, h('span', {class: `badge state-${a.status}`}, a.status || '')),
+        h('td', {class: 'verdict'}, grid ? hostVerdictBadge(hostVerdict(grid, a.name)) : ''),
         h('td', {class: 'labels'}, labelsText(a.labels)),
         h('td', {class: 'cpu'}, f.cpu_model || ''),
         h('td', {class: 'num cores'}, f.cores ?? ''),
@@ -37,6 +41,8 @@ export function mount(root, _args, {live}) {
         h('thead', {}, h('tr', {},
             h('th', {scope: 'col'}, 'host'),
             h('th', {scope: 'col'}, 'state'),
+            h('th', {scope: 'col', title: 'the verdict of each test in the latest ended run that has ' +
+                'it: flagged names the tests on which the host stands apart'}, 'latest verdict'),
             h('th', {scope: 'col'}, 'labels'),
             h('th', {scope: 'col'}, 'CPU model'),
             h('th', {scope: 'col', class: 'num'}, 'cores'),
@@ -51,13 +57,15 @@ export function mount(root, _args, {live}) {
     const error = h('p', {class: 'error', role: 'alert', hidden: true});
     root.append(h('section', {class: 'view fleet'},
         h('div', {class: 'view-head'}, h('h1', {}, 'Fleet'),
-            h('a', {href: '#/hosts', id: 'compare-hosts-link'}, 'compare hosts')),
+            h('a', {href: '#/settings', id: 'compare-hosts-link'}, 'host settings')),
         summary, error, scrollBox(table)));
 
+    let alive = true;
+    let grid = null;
     const render = () => {
         const agents = [...live.agents.values()].sort((a, b) => a.name.localeCompare(b.name));
         clear(tbody);
-        tbody.append(...agents.map(row));
+        tbody.append(...agents.map((a) => row(a, grid)));
         const up = agents.filter((a) => a.status !== 'lost').length;
         summary.textContent = agents.length
             ? `${agents.length} agents, ${up} online or busy, ${agents.length - up} lost`
@@ -66,12 +74,44 @@ export function mount(root, _args, {live}) {
     const update = (a) => {
         const old = tbody.querySelector(`tr[data-agent="${CSS.escape(a.name)}"]`);
         if (old)
-            old.replaceWith(row(a));
+            old.replaceWith(row(a, grid));
         else
             render();
     };
+    // The verdicts change when a run ends: the grid is asked again then (one request at a time).
+    let asking = false, again = false;
+    const loadGrid = () => {
+        if (asking) {
+            again = true;
+            return;
+        }
+        asking = true;
+        api.grid().then((g) => {
+            if (!alive)
+                return;
+            grid = g;
+            table.dataset.verdicts = 'loaded';
+            render();
+        }).catch((e) => {
+            if (!alive)
+                return;
+            error.hidden = false;
+            error.textContent = `latest verdicts: ${e.message}`;
+        }).finally(() => {
+            asking = false;
+            if (again && alive) {
+                again = false;
+                loadGrid();
+            }
+        });
+    };
+    loadGrid();
+    const runEnded = (r) => {
+        if (r && r.state && r.state !== 'running')
+            loadGrid();
+    };
 
-    const off = live.on({snapshot: render, agent: update});
+    const off = live.on({snapshot: render, agent: update, run: runEnded});
     if (live.haveSnapshot) {
         render();
     } else {
@@ -92,6 +132,7 @@ export function mount(root, _args, {live}) {
             td.textContent = fmtAgo(td.dataset.ms);
     }, 5000);
     return () => {
+        alive = false;
         off();
         clearInterval(tick);
     };

@@ -1,5 +1,7 @@
-// History view: the runs the coordinator keeps, and one run set against a baseline run to see
-// which cells moved beyond both confidence intervals.
+// History view: the runs the coordinator keeps, each ended one with its flags and cells not
+// judged (its anomalies, GET /api/runs/ID/anomalies, asked for the newest runs a few at a time:
+// the worker builds them off the loop and keeps them), and one run set against a baseline run
+// to see which cells moved beyond both confidence intervals.
 
 import {api} from './api.js';
 import {h, clear, scrollBox, fmtDate, anomalyItem} from './dom.js';
@@ -10,7 +12,39 @@ function byNewest(a, b) {
     return Number(b.id) - Number(a.id);
 }
 
-function row(r) {
+// Runs whose counts are asked for at most (the newest), and requests at a time.
+const COUNTS_RUNS = 50;
+const COUNTS_PARALLEL = 2;
+
+// A run's flags (its anomalies but the fleet's own moves, which flag no host) and cells not
+// judged, from its anomalies; null when they are not known.
+export function runCounts(an) {
+    if (!an)
+        return null;
+    const c = an.cells || {};
+    return {
+        flags: (an.anomalies || []).filter((a) => a.kind !== 'fleet-move').length,
+        inconclusive: Number(c.inconclusive) || 0,
+        verdict: an.verdict || '',
+    };
+}
+
+function countCells(r, counts) {
+    const k = counts.get(String(r.id));
+    if (r.state === 'running' || !k || k.unknown)
+        return [h('td', {class: 'num flags', title: k && k.unknown ? 'not known: its analysis failed' : null},
+            r.state === 'running' ? '' : k && k.unknown ? '-' : '\u2026'),
+        h('td', {class: 'num inconclusive'}, '')];
+    return [
+        h('td', {class: `num flags${k.flags ? ' has-flags' : ''}`, 'data-count': k.flags,
+            title: k.flags ? 'hosts or links flagged (the run\'s page says why)' : 'nothing flagged'},
+        k.flags ? h('a', {href: `#/run/${encodeURIComponent(r.id)}`}, String(k.flags)) : '0'),
+        h('td', {class: 'num inconclusive', 'data-count': k.inconclusive,
+            title: 'cells measured but not judged'}, String(k.inconclusive)),
+    ];
+}
+
+function row(r, counts) {
     const p = r.progress || {};
     const done = Number(p.done) || 0, failed = Number(p.failed) || 0, total = Number(p.total) || 0;
     const id = encodeURIComponent(r.id);
@@ -22,6 +56,7 @@ function row(r) {
         h('td', {class: 'progress'},
             h('progress', {max: Math.max(total, 1), value: done + failed, 'aria-hidden': 'true'}), ' ',
             `${done}/${total} jobs, ${failed} failed`),
+        countCells(r, counts),
         h('td', {class: 'created'}, fmtDate(r.created_ms)),
         h('td', {class: 'finished'}, Number(r.finished_ms) > 0 ? fmtDate(r.finished_ms) : ''),
         h('td', {}, h('a', {href: `#/compare/${id}`}, 'compare')));
@@ -38,8 +73,8 @@ export function mount(root, _args, {live}) {
     const table = h('table', {id: 'history-table', class: 'data'},
         h('caption', {class: 'visually-hidden'}, 'runs, newest first'),
         h('thead', {}, h('tr', {},
-            ['run', 'name', 'state', 'progress', 'created', 'ended', '']
-                .map((c, i) => h('th', {scope: 'col', class: i === 0 ? 'num' : null}, c)))),
+            ['run', 'name', 'state', 'progress', 'flags', 'inconclusive', 'created', 'ended', '']
+                .map((c, i) => h('th', {scope: 'col', class: [0, 4, 5].includes(i) ? 'num' : null}, c)))),
         tbody);
     const runSel = h('select', {id: 'history-run'});
     const baseSel = h('select', {id: 'baseline'});
@@ -59,12 +94,38 @@ export function mount(root, _args, {live}) {
         error,
         h('section', {class: 'card'}, h('h2', {}, 'Runs'), scrollBox(table))));
 
+    // Each ended run's counts, by id; asked for once per run (again when it ends anew).
+    const counts = new Map();
+    const asked = new Set();
+    let inflight = 0;
+    const askCounts = () => {
+        const want = [...live.runs.values()].sort(byNewest).slice(0, COUNTS_RUNS)
+            .filter((r) => r.state !== 'running' && !asked.has(String(r.id)));
+        while (inflight < COUNTS_PARALLEL && want.length) {
+            const id = String(want.shift().id);
+            asked.add(id);
+            inflight++;
+            api.anomalies(id).then((an) => runCounts(an), () => null).then((k) => {
+                inflight--;
+                if (!alive)
+                    return;
+                counts.set(id, k || {unknown: true});
+                const r = live.runs.get(id);
+                const old = tbody.querySelector(`tr[data-run="${CSS.escape(id)}"]`);
+                if (r && old)
+                    old.replaceWith(row(r, counts));
+                askCounts();
+            });
+        }
+    };
+
     const render = () => {
         const runs = [...live.runs.values()].sort(byNewest);
         clear(tbody);
-        tbody.append(...runs.map(row));
+        tbody.append(...runs.map((r) => row(r, counts)));
         if (!runs.length)
-            tbody.append(h('tr', {}, h('td', {colspan: 7, class: 'hint'}, 'No run yet: start one on the Launch page.')));
+            tbody.append(h('tr', {}, h('td', {colspan: 9, class: 'hint'}, 'No run yet: start one on the Launch page.')));
+        askCounts();
         const keepRun = runSel.value, keepBase = baseSel.value;
         clear(runSel);
         runSel.append(...runs.map(option));
@@ -135,7 +196,11 @@ export function mount(root, _args, {live}) {
             render();
             return;
         }
-        old.replaceWith(row(r));
+        // A run that ended (again) has new counts.
+        if (r.state !== 'running' && !counts.has(String(r.id)))
+            asked.delete(String(r.id));
+        old.replaceWith(row(r, counts));
+        askCounts();
         for (const sel of [runSel, baseSel])
             for (const o of sel.options)
                 if (o.value === String(r.id))

@@ -88,3 +88,33 @@ export function disturbedReason(j) {
 export function isDisturbed(j) {
     return !!disturbedReason(j);
 }
+
+// The words, marks and classes of a cell's verdict in the fleet grid (the Trends grid's), and
+// of a host's latest verdict on the Fleet and host pages.
+export const CELL_VERDICTS = {
+    'ok': {cls: 'verdict-ok', mark: '\u2713', text: 'ok'},
+    'flagged': {cls: 'verdict-flagged', mark: '\u26a0', text: 'flagged'},
+    'inconclusive': {cls: 'verdict-inconclusive', mark: '?', text: 'inconclusive'},
+    'failed': {cls: 'verdict-failed', mark: '\u2717', text: 'failed'},
+    'no data': {cls: 'verdict-nodata', mark: '\u2013', text: 'no data'},
+};
+
+// A host's latest verdict from the grid's cells (GET /api/grid) of its row: flagged when one
+// of its tests is (the tests named), else failed, inconclusive or ok as the worst of them
+// says, "no data" when no ended run has it. {verdict, tests}: the flagged tests, sorted.
+export function hostVerdict(grid, host) {
+    const cells = ((grid && grid.cells) || []).filter((c) => c.host === host && c.verdict !== 'no data');
+    const flagged = cells.filter((c) => c.verdict === 'flagged').map((c) => c.test).sort();
+    const verdict = flagged.length ? 'flagged'
+        : ['failed', 'inconclusive', 'ok'].find((v) => cells.some((c) => c.verdict === v)) || 'no data';
+    return {verdict, tests: flagged};
+}
+
+// The badge of a host's latest verdict: its mark and word, and the flagged tests after it.
+export function hostVerdictBadge(v) {
+    const w = CELL_VERDICTS[v.verdict] || CELL_VERDICTS['no data'];
+    return h('span', {class: 'host-verdict', 'data-verdict': v.verdict},
+        h('span', {class: `badge verdict-word ${w.cls}`},
+            h('span', {class: 'mark', 'aria-hidden': 'true'}, w.mark), ` ${w.text}`),
+        v.tests.length ? h('span', {class: 'flagged-tests'}, ` ${v.tests.join(', ')}`) : null);
+}

@@ -392,6 +392,7 @@ typedef struct grid_cell {
     bool set;
     size_t run;
     const cJSON *cell;
+    const cJSON *peers; /* the cells of its table, among which its column's are the fleet's */
     const char *metric, *unit;
     bool flagged;
 } grid_cell;
@@ -414,6 +415,38 @@ static const char *verdict(const grid_cell *g)
     return num(g->cell, "failed") > 0 ? "failed" : "inconclusive";
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The fleet's figure for g's test in g's run: the median of the medians of every row of its
+ * table in its column (*rows of them); NaN when none has one (or out of memory). */
+static double fleet_median(const grid_cell *g, size_t *rows)
+{
+    *rows = 0;
+    const int col = idx(g->cell, "column");
+    const int n = cJSON_GetArraySize(g->peers);
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return 0.0 / 0.0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, g->peers)
+    {
+        const double m = num(c, "median");
+        if (idx(c, "column") == col && idx(c, "row") >= 0 && num(c, "n") > 0 && m == m)
+            v[(*rows)++] = m;
+    }
+    double med = 0.0 / 0.0;
+    if (*rows) {
+        qsort(v, *rows, sizeof *v, dbl_cmp);
+        med = *rows % 2 ? v[*rows / 2] : (v[*rows / 2 - 1] + v[*rows / 2]) / 2;
+    }
+    free(v);
+    return med;
+}
+
 static cJSON *grid_cell_json(const sm_trend_run *runs, const char *host, const char *test,
                              const grid_cell *g)
 {
@@ -433,6 +466,12 @@ static cJSON *grid_cell_json(const sm_trend_run *runs, const char *host, const c
          sm_json_put_double(o, "median", g->set ? num(g->cell, "median") : 0.0 / 0.0) &&
          sm_json_put(o, "metric", g->metric ? cJSON_CreateString(g->metric) : cJSON_CreateNull()) &&
          sm_json_put(o, "unit", g->unit ? cJSON_CreateString(g->unit) : cJSON_CreateNull());
+    /* What the host's figure stands against: its run's median of the same test over every row
+     * of the table (hosts, or pairs for a pair row), and how many rows that is. */
+    size_t rows = 0;
+    const double fleet = g->set ? fleet_median(g, &rows) : 0.0 / 0.0;
+    ok = ok && sm_json_put_double(o, "fleet_median", fleet) &&
+         sm_json_put(o, "fleet_rows", cJSON_CreateNumber((double)rows));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -454,7 +493,7 @@ static cJSON *names_json(const strs *s)
 /* Calls fn on every cell present in run i's tables, in table order (value columns, then
  * ratio columns). */
 typedef void (*cell_fn)(void *arg, size_t run, const char *host, const cJSON *col,
-                        const cJSON *cell);
+                        const cJSON *cell, const cJSON *cells);
 
 static void each_cell(const parsed *p, size_t i, cell_fn fn, void *arg)
 {
@@ -463,8 +502,9 @@ static void each_cell(const parsed *p, size_t i, cell_fn fn, void *arg)
             const cJSON *tab = p[i].t[t];
             const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tab, "rows");
             const cJSON *cols = cJSON_GetObjectItemCaseSensitive(tab, KINDS[k][0]);
+            const cJSON *cells = cJSON_GetObjectItemCaseSensitive(tab, KINDS[k][1]);
             const cJSON *c;
-            cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(tab, KINDS[k][1]))
+            cJSON_ArrayForEach(c, cells)
             {
                 const int r = idx(c, "row"), col = idx(c, "column");
                 if (r < 0 || col < 0 || !present(c))
@@ -472,7 +512,7 @@ static void each_cell(const parsed *p, size_t i, cell_fn fn, void *arg)
                 const char *host = cJSON_GetStringValue(cJSON_GetArrayItem(rows, r));
                 const cJSON *cj = cJSON_GetArrayItem(cols, col);
                 if (host && str(cj, "label"))
-                    fn(arg, i, host, cj, c);
+                    fn(arg, i, host, cj, c, cells);
             }
         }
 }
@@ -483,16 +523,19 @@ typedef struct grid {
     const parsed *p;
 } grid;
 
-static void collect(void *arg, size_t run, const char *host, const cJSON *col, const cJSON *cell)
+static void collect(void *arg, size_t run, const char *host, const cJSON *col, const cJSON *cell,
+                    const cJSON *cells)
 {
     (void)run;
     (void)cell;
+    (void)cells;
     grid *gr = arg;
     strs_add(&gr->hosts, host);
     strs_add(&gr->tests, str(col, "label"));
 }
 
-static void fill(void *arg, size_t run, const char *host, const cJSON *col, const cJSON *cell)
+static void fill(void *arg, size_t run, const char *host, const cJSON *col, const cJSON *cell,
+                 const cJSON *cells)
 {
     grid *gr = arg;
     const char *test = str(col, "label");
@@ -504,8 +547,13 @@ static void fill(void *arg, size_t run, const char *host, const cJSON *col, cons
     if (g->set)
         return; /* a newer run, or an earlier column of the same label, has it */
     const char *metric = str(col, "metric");
-    *g = (grid_cell){
-        true, run, cell, metric, str(col, "unit"), flagged(gr->p[run].an, host, test, metric)};
+    *g = (grid_cell){true,
+                     run,
+                     cell,
+                     cells,
+                     metric,
+                     str(col, "unit"),
+                     flagged(gr->p[run].an, host, test, metric)};
 }
 
 char *sm_grid_json(const sm_trend_run *runs, size_t n)

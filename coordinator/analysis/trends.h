@@ -51,11 +51,13 @@ int sm_trends_json(const sm_trend_query *q, const sm_trend_run *runs, size_t n, 
                    sm_error *err);
 
 /* The grid of runs (oldest first): {"hosts":[],"tests":[],"cells":[{"host","test","run",
- * "finished_ms","verdict","why","median","metric","unit"}],"rule"}, one cell per host x test
- * (hosts: hosts sorted, then pairs sorted; tests sorted) from the latest run that has it:
- * verdict "flagged" (its analysis flags it), else its table's verdict of the cell, "ok"
- * (judged), "inconclusive" (measured, not judged; why says why) or "failed" (only failed
- * jobs), or "no data" (no run has it: run, finished_ms, why, median, metric and unit null).
+ * "finished_ms","verdict","why","median","metric","unit","fleet_median","fleet_rows"}],"rule"},
+ * one cell per host x test (hosts: hosts sorted, then pairs sorted; tests sorted) from the
+ * latest run that has it: verdict "flagged" (its analysis flags it), else its table's verdict
+ * of the cell, "ok" (judged), "inconclusive" (measured, not judged; why says why) or "failed"
+ * (only failed jobs), or "no data" (no run has it: run, finished_ms, why, median, metric, unit
+ * and fleet_median null, fleet_rows 0). fleet_median: the median of the medians of the same
+ * test over the rows of that run's table (hosts, or pairs for a pair row), fleet_rows of them.
  * malloc'd, NULL when out of memory. */
 char *sm_grid_json(const sm_trend_run *runs, size_t n);
 

@@ -42,6 +42,12 @@ int sm_api_get_fp_diff(sm_api_ctx *a, const char *query, char **resp, size_t *le
 int sm_api_get_job(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 int sm_api_get_run_jobs(sm_api_ctx *a, uint64_t run_id, const char *query, char **resp,
                         size_t *len);
+/* GET /api/agents/{name}/jobs?limit=N: the host's latest jobs, newest first, as GET
+ * /api/jobs/{id} gives each (limit 1 to SM_STORE_AGENT_JOBS_MAX, default
+ * SM_API_AGENT_JOBS_DEFAULT); 404 for a name no agent registered under. */
+#define SM_API_AGENT_JOBS_DEFAULT 20
+int sm_api_get_agent_jobs(sm_api_ctx *a, const char *name, const char *query, char **resp,
+                          size_t *len);
 /* api_jobs.c: GET /api/runs/{id}/cells/{cell}[?disturbed=include]: the cell's every job in run
  * order with its headline value, warm-up and disturbed marks and whether the table counts it,
  * and the median, CI and n the run's table shows for it (null before it has them). 404 for an

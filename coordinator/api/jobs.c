@@ -392,6 +392,55 @@ int sm_api_get_run_jobs(sm_api_ctx *a, uint64_t run_id, const char *query, char 
     return sm_api_reply(resp, len, 200, sm_json_finish(root, true, 0, "api", NULL));
 }
 
+/* ---- a host's latest jobs ---- */
+
+int sm_api_get_agent_jobs(sm_api_ctx *a, const char *name, const char *query, char **resp,
+                          size_t *len)
+{
+    char msg[160];
+    if (!sm_name_valid(name))
+        return sm_api_reply_error(resp, len, 400, "agent name: expected 1 to 64 of [A-Za-z0-9._-]",
+                                  "name");
+    int64_t limit = SM_API_AGENT_JOBS_DEFAULT;
+    char num[24];
+    const int r = sm_query_get(query, "limit", num, sizeof num);
+    if (r < 0 || (r == 1 && !sm_query_int(num, 1, SM_STORE_AGENT_JOBS_MAX, &limit))) {
+        snprintf(msg, sizeof msg, "limit: expected a number from 1 to %d", SM_STORE_AGENT_JOBS_MAX);
+        return sm_api_reply_error(resp, len, 400, msg, "limit");
+    }
+    /* The store, not the live fleet: this route is built off the loop, and a host that is lost
+     * or not yet back after a restart still has its jobs. */
+    sm_agent_row agent;
+    sm_error err = {0};
+    if (sm_store_agent_get(a->st, name, &agent, &err) != 0) {
+        if (err.code != SM_EINVAL)
+            return sm_api_reply_error(resp, len, 500, err.msg, NULL);
+        snprintf(msg, sizeof msg, "no agent named '%s' has registered", name);
+        return sm_api_reply_error(resp, len, 404, msg, "name");
+    }
+    sm_agent_row_fini(&agent);
+    sm_job_row *jobs = NULL;
+    size_t nj = 0;
+    if (sm_store_agent_jobs(a->st, name, (size_t)limit, &jobs, &nj, &err) != 0)
+        return sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr = root ? cJSON_AddArrayToObject(root, "jobs") : NULL;
+    bool ok = arr && cJSON_AddStringToObject(root, "agent", name) &&
+              cJSON_AddNumberToObject(root, "limit", (double)limit);
+    for (size_t i = 0; ok && i < nj; i++) {
+        cJSON *o = job_json(a, &jobs[i], &err);
+        ok = o && cJSON_AddItemToArray(arr, o);
+        if (o && !ok)
+            cJSON_Delete(o);
+    }
+    sm_store_jobs_free(jobs, nj);
+    if (!ok) {
+        cJSON_Delete(root);
+        return sm_api_reply_error(resp, len, 500, err.msg[0] ? err.msg : "out of memory", NULL);
+    }
+    return sm_api_reply(resp, len, 200, sm_json_finish(root, true, 0, "api", NULL));
+}
+
 /* ---- a cell's repetitions ---- */
 
 /* The table's figures for the cell in row `row` and column `test` of the run's table (the

@@ -39,6 +39,12 @@ HANDLER(fingerprint)
     return sm_api_get_fingerprint(a, r->name, resp, len);
 }
 
+HANDLER(agent_jobs)
+{
+    (void)ctype;
+    return sm_api_get_agent_jobs(a, r->name, r->query, resp, len);
+}
+
 HANDLER(fp_diff)
 {
     (void)ctype;
@@ -182,12 +188,13 @@ HANDLER(webhook_secret)
  * up to 1,000 results). /metrics is not one (it reads the control core), but a carrier
  * with a worker has it build the cells (sm_api_worker_metrics). The fingerprints' diff reads
  * at most 16 rows: not worth a thread hop. POST .../again reads its run's anomalies, which the
- * worker builds first (warm). */
+ * worker builds first (warm). A host's latest jobs decode up to 100 results. */
 const sm_route sm_routes[] = {
     {"/healthz", "GET", 0, SM_ROUTE_READ, health, NULL, false, NULL},
     {"/metrics", "GET", 0, SM_ROUTE_READ, metrics, NULL, false, NULL},
     {"/api/agents", "GET", 0, SM_ROUTE_READ, agents, NULL, false, NULL},
     {"/api/agents/{name}/fingerprint", "GET", 0, SM_ROUTE_READ, fingerprint, NULL, false, NULL},
+    {"/api/agents/{name}/jobs", "GET", 0, SM_ROUTE_READ, agent_jobs, NULL, true, NULL},
     {"/api/fingerprints/diff", "GET", 0, SM_ROUTE_READ, fp_diff, NULL, false, NULL},
     {"/api/presets", "GET", 0, SM_ROUTE_READ, presets, NULL, false, NULL},
     {"/api/jobs", "POST", SM_SPEC_BODY_MAX, SM_ROUTE_WRITE, post_jobs, NULL, false, NULL},

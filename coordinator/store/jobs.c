@@ -220,3 +220,28 @@ int sm_store_run_jobs(sm_store *st, uint64_t run_id, sm_job_row **prows, size_t 
         *prows = rows;
     return ret;
 }
+
+int sm_store_agent_jobs(sm_store *st, const char *host, size_t limit, sm_job_row **prows,
+                        size_t *pn, sm_error *err)
+{
+    if (host == NULL || !store_fits(host, FIELD_SIZE(sm_job_row, host)))
+        return sm_error_set(err, SM_EINVAL, "jobs of a host: host must be at most %zu bytes",
+                            FIELD_SIZE(sm_job_row, host) - 1);
+    if (limit < 1 || limit > SM_STORE_AGENT_JOBS_MAX)
+        return sm_error_set(err, SM_EINVAL, "jobs of %s: limit must be 1 to %d", host,
+                            SM_STORE_AGENT_JOBS_MAX);
+    sqlite3_stmt *s = st->stmts[Q_AGENT_JOBS];
+    int rc = sqlite3_bind_text(s, 1, host, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(s, 2, (sqlite3_int64)limit);
+    if (rc != SQLITE_OK) {
+        const int ret = store_db_error(st->db, err, "jobs of a host");
+        store_done_with(s);
+        return ret;
+    }
+    void *rows;
+    const int ret = store_collect(s, &job_rows, &rows, pn, "jobs of a host", err);
+    if (ret == 0)
+        *prows = rows;
+    return ret;
+}

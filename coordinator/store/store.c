@@ -246,6 +246,10 @@ static const char *const queries[Q_COUNT] = {
         " VALUES (?1, ?2, 'queued', '', 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     /* id breaks ties so that the order never depends on the query plan. */
     [Q_RUN_JOBS] = "SELECT " JOB_COLUMNS " FROM jobs WHERE run_id = ?1 ORDER BY ord, id",
+    /* Newest first by id (the insertion order), a pair job under either of its hosts. Walking
+     * the ids backwards stops at the limit: a busy host's page costs its limit of rows. */
+    [Q_AGENT_JOBS] = "SELECT " JOB_COLUMNS " FROM jobs WHERE host = ?1 OR peer = ?1"
+                     " ORDER BY id DESC LIMIT ?2",
     /* A retried job keeps the results of its earlier attempts; only the current one counts. */
     [Q_RUN_SET_TOTAL] = "UPDATE runs SET total = ?2 WHERE id = ?1",
     /* The measured results of one cell, current attempts only, as Q_RUN_RESULTS gives them. */

@@ -228,6 +228,12 @@ int sm_store_job_insert_run(sm_store *st, const sm_job_row *j, int64_t now_ms, u
                             sm_error *err);
 /* Every job of a run by ord; free with sm_store_jobs_free. */
 int sm_store_run_jobs(sm_store *st, uint64_t run_id, sm_job_row **rows, size_t *n, sm_error *err);
+/* The latest jobs of one host, newest first, at most limit of them (1 to SM_STORE_AGENT_JOBS_MAX;
+ * SM_EINVAL beyond): its own and the pair jobs it served; none for a host with no job (whether
+ * the agent exists is the caller's question). Free with sm_store_jobs_free. */
+#define SM_STORE_AGENT_JOBS_MAX 100
+int sm_store_agent_jobs(sm_store *st, const char *host, size_t limit, sm_job_row **rows, size_t *n,
+                        sm_error *err);
 
 /* The results of a run's jobs: for each job of the run with a stored result for its current
  * attempt, (cell, rep, warmup, result_json). Free with sm_store_run_results_free. */

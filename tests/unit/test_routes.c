@@ -32,6 +32,7 @@ static const want every[] = {
     {"/metrics", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/agents", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/agents/h1/fingerprint", "GET", "GET", 0, SM_ROUTE_READ},
+    {"/api/agents/h1/jobs", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/fingerprints/diff", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/presets", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/jobs", "POST", "POST", SPEC, SM_ROUTE_WRITE},
@@ -226,6 +227,9 @@ static void test_routes_path_parameters_that_do_not_parse_are_400_naming_the_fie
     snprintf(path, sizeof path, "/api/agents/%066d/fingerprint", 0);
     dispatch(&a, "GET", path, NULL, 400,
              "{\"error\":\"agent name: longer than 64 characters\",\"field\":\"name\"}");
+    snprintf(path, sizeof path, "/api/agents/%066d/jobs", 0);
+    dispatch(&a, "GET", path, NULL, 400,
+             "{\"error\":\"agent name: longer than 64 characters\",\"field\":\"name\"}");
 }
 
 static void test_routes_dispatcher_asks_the_token_each_scope_needs(void **state)
@@ -334,6 +338,22 @@ static void test_routes_a_warm_report_is_an_off_loop_route_of_the_same_id(void *
     assert_int_equal(warm, 1); /* POST /api/runs/{id}/again, which reads the run's anomalies */
 }
 
+/* A host's latest jobs decode up to 100 results: the worker builds them. Its fingerprint reads
+ * the live fleet, which only the loop may. */
+static void test_routes_a_hosts_jobs_are_built_off_the_loop_its_fingerprint_on_it(void **state)
+{
+    (void)state;
+    const sm_route *r = NULL;
+    char allow[SM_ROUTE_ALLOW_MAX];
+    assert_int_equal(sm_routes_find("/api/agents/h1/jobs", "GET", true, &r, allow, sizeof allow),
+                     0);
+    assert_string_equal(r->pattern, "/api/agents/{name}/jobs");
+    assert_true(r->off_loop);
+    assert_int_equal(
+        sm_routes_find("/api/agents/h1/fingerprint", "GET", true, &r, allow, sizeof allow), 0);
+    assert_false(r->off_loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_routes_access_answers_for_each_scope_listener_and_token),
         cmocka_unit_test(test_routes_dispatcher_answers_403_to_a_read_token_on_a_write),
         cmocka_unit_test(test_routes_a_warm_report_is_an_off_loop_route_of_the_same_id),
+        cmocka_unit_test(test_routes_a_hosts_jobs_are_built_off_the_loop_its_fingerprint_on_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -323,9 +323,16 @@ static void test_grid_gives_each_cell_its_latest_runs_verdict(void **state)
     assert_string_equal(gstr(c, "run"), "9");
     assert_string_equal(gstr(c, "verdict"), "failed");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "median")));
+    /* the fleet of a run whose h2 only failed is h1 alone */
+    assert_true(cJSON_GetObjectItem(c, "fleet_median")->valuedouble == 130);
+    assert_int_equal(cJSON_GetObjectItem(c, "fleet_rows")->valueint, 1);
     c = grid_cell(g, "h2", UNIX);
     assert_string_equal(gstr(c, "verdict"), "no data");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "run")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "fleet_median")));
+    assert_int_equal(cJSON_GetObjectItem(c, "fleet_rows")->valueint, 0);
+    c = grid_cell(g, "h1", UNIX);
+    assert_true(cJSON_GetObjectItem(c, "fleet_median")->valuedouble == 900);
     c = grid_cell(g, "h1->h2", "stream tcp 1 MiB");
     assert_string_equal(gstr(c, "verdict"), "ok");
     cJSON_Delete(g);
@@ -337,6 +344,10 @@ static void test_grid_gives_each_cell_its_latest_runs_verdict(void **state)
     c = grid_cell(g, "h2", TCP);
     assert_string_equal(gstr(c, "run"), "2");
     assert_string_equal(gstr(c, "verdict"), "flagged");
+    /* the fleet it stands against: run 2's h1 110 and h2 40 */
+    assert_true(cJSON_GetObjectItem(c, "median")->valuedouble == 40);
+    assert_true(cJSON_GetObjectItem(c, "fleet_median")->valuedouble == 75);
+    assert_int_equal(cJSON_GetObjectItem(c, "fleet_rows")->valueint, 2);
     assert_string_equal(gstr(grid_cell(g, "h1", TCP), "verdict"), "ok");
     cJSON_Delete(g);
     free(t4);

@@ -16,6 +16,7 @@ import { chromium } from 'playwright-core';
 import { verdictScenarios } from './drive_verdict.mjs';
 import { runScenarios } from './drive_run.mjs';
 import { viewsScenarios } from './drive_views.mjs';
+import { hostScenarios } from './drive_host.mjs';
 
 const [scenario, argJson] = process.argv.slice(2);
 const args = JSON.parse(argJson || '{}');
@@ -319,7 +320,7 @@ const scenarios = {
     return { plots };
   },
 
-  // #/fleet -> "compare hosts" -> pick a.hosts -> Compare: the hash, the summary and the rows
+  // #/fleet -> "host settings" -> pick a.hosts -> Show: the hash, the summary and the rows
   // of the side by side (class "differs" on the rows that differ, "odd" on the cells that
   // stand apart).
   async hosts(a) {
@@ -329,7 +330,7 @@ const scenarios = {
       (is) => is.map((i) => i.value)), (v) => a.hosts.every((n) => v.includes(n)));
     for (const n of a.hosts) await page.check(`#hosts-pick input[data-host="${n}"]`);
     await page.click('button#hosts-compare', { timeout: STEP_MS });
-    const at = await until('the URL to name the hosts', hash, (h) => h.startsWith('#/hosts/'));
+    const at = await until('the URL to name the hosts', hash, (h) => h.startsWith('#/settings/'));
     await page.waitForSelector('table#hosts-table tbody tr', { timeout: STEP_MS });
     const snap = () => page.evaluate(() => {
       const s = document.querySelector('#hosts-summary');
@@ -691,6 +692,7 @@ Object.assign(scenarios, verdictScenarios({ page: () => page, view, until, STEP_
 Object.assign(scenarios, runScenarios({ page: () => page, view, until, settle, STEP_MS, RUN_MS,
   consoleErrors: () => consoleMessages.slice() }));
 Object.assign(scenarios, viewsScenarios({ page: () => page, view, until, settle, STEP_MS }));
+Object.assign(scenarios, hostScenarios({ page: () => page, view, until, STEP_MS, consoleErrors }));
 
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);

@@ -325,11 +325,31 @@ class AnomalyTest(WebCase):
             self.assertEqual(first["item"], "if.lo.qdisc", card)
             self.assertIn(qdisc, first["text"])
             self.assertIn("noqueue", first["text"])
-        # And the compare-hosts page highlights that row, h2's cell the odd one.
+        # And the host settings page highlights that row, h2's cell the odd one.
         res = self.drive(f, "hosts", hosts=["h1", "h2", "h3"])
         row = res["all"]["differs"]["if.lo.qdisc"]
         self.assertEqual(row["h2"], {"text": qdisc, "odd": True}, row)
         self.assertEqual((row["h1"]["text"], row["h1"]["odd"]), ("noqueue", False), row)
+        # From the first page: the Fleet names h2 flagged with the tests the grid flags, and
+        # h2's page shows those flags, its trend's flagged run and the qdisc it differs in.
+        grid = f.get("/api/grid")
+        flagged = sorted(c["test"] for c in grid["cells"]
+                         if c["host"] == "h2" and c["verdict"] == "flagged")
+        self.assertTrue(flagged, grid)
+        fleet = {r["agent"]: r for r in self.drive(f, "fleet_verdicts")["rows"]}
+        self.assertEqual((fleet["h2"]["verdict"], fleet["h2"]["tests"]),
+                         ("flagged", ", ".join(flagged)))
+        self.assertNotEqual(fleet["h1"]["verdict"], "flagged")
+        page = self.drive(f, "host_page", host="h2", shot=os.path.join(SHOTS, "host-h2.png"))
+        self.assertEqual(page["verdict"], "flagged")
+        shown = {v["test"]: v for v in page["verdicts"]}
+        for t in flagged:
+            self.assertEqual(shown[t]["verdict"], "flagged", shown)
+            self.assertEqual(shown[t]["flagged"], "1", shown[t])
+        differs = {d["item"]: d for d in page["fp"]["differs"]}
+        self.assertEqual(differs["if.lo.qdisc"]["value"], qdisc, differs)
+        self.assertIn("noqueue", differs["if.lo.qdisc"]["fleet"])
+        self.assertEqual(page["console_errors"], [])
 
 
 class TokenTest(WebCase):

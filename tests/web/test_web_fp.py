@@ -1,9 +1,9 @@
 """Browser tests of the fingerprint surfaces: the real coordinator serves web/, two real agents
 run in the lab's namespaces, h2 with a tbf qdisc on its loopback (lab.sh --slow-tcp), and
-Debian's Chromium (drive.mjs) goes through the compare-hosts page and the anomaly card. What the
-page shows is checked against GET /api/fingerprints/diff; the card's differences against the
-anomalies body the page was given (a fixture over a real run, until the coordinator's own
-anomalies carry them)."""
+Debian's Chromium (drive.mjs) goes through the host settings page, h2's page and the anomaly
+card. What the page shows is checked against GET /api/fingerprints/diff; the card's
+differences against the anomalies body the page was given (a fixture over a real run, until the
+coordinator's own anomalies carry them)."""
 import os
 import sys
 import unittest
@@ -27,12 +27,12 @@ class FingerprintWebTest(WebCase):
             cls.f.get_status(f"/api/agents/{h}/fingerprint")[0] == 200 for h in ("h1", "h2")),
             20)
 
-    def test_compare_hosts_highlights_the_qdisc_h2_has_and_h1_has_not(self):
+    def test_host_settings_highlights_the_qdisc_h2_has_and_h1_has_not(self):
         f = self.f
         api = f.get("/api/fingerprints/diff?hosts=h1,h2")
         res = self.drive(f, "hosts", hosts=["h1", "h2"],
                          shot=os.path.join(f.dir, "hosts.png"))
-        self.assertEqual(res["hash"], "#/hosts/h1,h2")
+        self.assertEqual(res["hash"], "#/settings/h1,h2")
         shown = res["all"]
         # Every row the API lists is highlighted, and no other.
         self.assertEqual(set(shown["differs"]), {it["item"] for it in api["items"]})
@@ -51,6 +51,21 @@ class FingerprintWebTest(WebCase):
         self.assertEqual(shown["order"], [True] * n + [False] * (shown["n_rows"] - n),
                          "the rows that differ come first")
         self.assertEqual(res["only_rows"], len(api["items"]))
+
+    def test_h2s_page_shows_the_qdisc_it_differs_in_from_the_fleet(self):
+        f = self.f
+        fp = f.get("/api/agents/h2/fingerprint")
+        qdisc = fp["fingerprint"]["items"]["if.lo.qdisc"]
+        self.assertTrue(qdisc.startswith("tbf rate "), qdisc)
+        res = self.drive(f, "host_page", host="h2")
+        self.assertEqual(res["hash"], "#/hosts/h2")
+        self.assertEqual(res["fp"]["hash"], fp["hash"])
+        differs = {d["item"]: d for d in res["fp"]["differs"]}
+        self.assertEqual(differs["if.lo.qdisc"]["value"], qdisc, differs)
+        self.assertEqual(differs["if.lo.qdisc"]["fleet"], "noqueue (1 of 1 hosts)")
+        self.assertEqual(res["fp"]["differ"], str(len(differs)))
+        self.assertEqual(res["fp"]["settings"], "#/settings/h2,h1")
+        self.assertEqual(res["console_errors"], [])
 
     def test_the_anomaly_card_lists_the_differences_and_the_changes(self):
         f = self.f

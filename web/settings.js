@@ -1,9 +1,10 @@
-// Compare hosts: pick two or more agents, and see their fingerprints side by side, the items on
+// Host settings: pick two or more agents, and see their fingerprints side by side, the items on
 // which they differ highlighted (GET /api/fingerprints/diff) among all the items they have
-// (GET /api/agents/{name}/fingerprint). The hash keeps the choice: #/hosts/h1,h2.
+// (GET /api/agents/{name}/fingerprint). The hash keeps the choice: #/settings/h1,h2 (an old
+// #/hosts/h1,h2 link comes here through the router).
 
 import {api} from './api.js';
-import {h, clear, scrollBox, fmtDate} from './dom.js';
+import {h, clear, scrollBox, fmtDate, hostLink} from './dom.js';
 
 const MAX_HOSTS = 16;
 
@@ -44,7 +45,7 @@ function hostPicker(agents, chosen, onCompare) {
             onCompare(names);
         }},
     h('fieldset', {}, h('legend', {}, 'hosts'), boxes),
-    h('button', {type: 'submit', id: 'hosts-compare'}, 'Compare'), ' ', note);
+    h('button', {type: 'submit', id: 'hosts-compare'}, 'Show host settings'), ' ', note);
     return form;
 }
 
@@ -74,14 +75,14 @@ function compareTable(hosts, fps, diff, onlyDiffers) {
     return h('table', {id: 'hosts-table', class: 'data fingerprints'},
         h('caption', {class: 'visually-hidden'}, 'fingerprints side by side'),
         h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'item'),
-            hosts.map((n) => h('th', {scope: 'col', 'data-host': n}, n)))),
+            hosts.map((n) => h('th', {scope: 'col', 'data-host': n}, hostLink(n))))),
         h('tbody', {}, rows));
 }
 
 function seenLine(hosts, fps) {
-    return hosts.map((n, i) => `${n}: fingerprint ${fps[i].hash}, seen ${fmtDate(fps[i].last_seen_ms)}` +
-        (fps[i].history && fps[i].history.length > 1 ? ` (${fps[i].history.length} versions)` : ''))
-        .join('; ');
+    return hosts.flatMap((n, i) => [i ? '; ' : '', hostLink(n),
+        `: fingerprint ${fps[i].hash}, seen ${fmtDate(fps[i].last_seen_ms)}` +
+        (fps[i].history && fps[i].history.length > 1 ? ` (${fps[i].history.length} versions)` : '')]);
 }
 
 export function mount(root, args) {
@@ -95,8 +96,8 @@ export function mount(root, args) {
     const onlyField = h('div', {class: 'field inline', hidden: true},
         only, h('label', {for: 'hosts-only-differs'}, 'only the items that differ'));
     const tableBox = h('div', {});
-    root.append(h('section', {class: 'view hosts'},
-        h('div', {class: 'view-head'}, h('h1', {}, 'Compare hosts'),
+    root.append(h('section', {class: 'view hosts settings'},
+        h('div', {class: 'view-head'}, h('h1', {}, 'Host settings'),
             h('a', {href: '#/fleet'}, 'fleet')),
         h('p', {class: 'hint'}, 'Each host\'s latest fingerprint: kernel, sysctls, qdiscs, ' +
             'offloads, CPUs, limits, versions. Highlighted rows are the settings on which the ' +
@@ -129,7 +130,7 @@ export function mount(root, args) {
                     `${diff.same} items the same`;
                 summary.dataset.differ = String(n);
                 summary.dataset.same = String(diff.same);
-                seen.textContent = seenLine(hosts, fps);
+                clear(seen).append(...seenLine(hosts, fps));
                 onlyField.hidden = false;
                 shown = {hosts: diff.hosts || hosts, fps, diff};
                 draw();
@@ -147,7 +148,7 @@ export function mount(root, args) {
             return;
         agents.sort((a, b) => a.name.localeCompare(b.name));
         pickBox.append(hostPicker(agents, chosen, (names) => {
-            const hash = `#/hosts/${names.map(encodeURIComponent).join(',')}`;
+            const hash = `#/settings/${names.map(encodeURIComponent).join(',')}`;
             if (location.hash === hash)
                 compare(names);
             else
@@ -156,8 +157,8 @@ export function mount(root, args) {
         if (chosen.length >= 2)
             compare(chosen);
         else
-            summary.textContent = agents.length >= 2 ? 'Pick two or more hosts to compare.'
-                : 'Comparing needs two hosts or more.';
+            summary.textContent = agents.length >= 2 ? 'Pick two or more hosts to see their settings side by side.'
+                : 'Host settings side by side need two hosts or more.';
     }).catch(fail);
     return () => {
         alive = false;
