@@ -57,10 +57,10 @@ next_steps() {
   local cli=$BIN/sockmatrix
   [[ $cli == "$PWD"/* ]] && cli=${cli#"$PWD"/}
   [[ $HTTP == 127.0.0.1:8080 ]] || cli="$cli --coordinator http://$HTTP"
-  local odd="its verdict and anomalies"
-  [[ $(id -u) -eq 0 ]] && odd="its anomalies name h2 and why"
-  say "the dashboard: http://$HTTP/ (History, then run 1: $odd;"
-  say "Trends: every host against every test; Fleet: compare hosts' settings)"
+  local odd="every host's latest verdict"
+  [[ $(id -u) -eq 0 ]] && odd="h2 flagged; its name opens its page, with why"
+  say "the dashboard: http://$HTTP/ (Fleet: $odd; History, then run 1:"
+  say "its verdict, anomalies and plots; Trends: every host against every test)"
   say "the command line is $cli (not on your PATH; --help lists every command):"
   # Without the "demo: " mark, so that each line can be copied as it is.
   local c
