@@ -118,15 +118,18 @@ class HostPagesTest(WebCase):
         self.assertEqual([(v["row"], v["test"], v["verdict"], v["run"]) for v in res["verdicts"]],
                          [(c["host"], c["test"], c["verdict"], c["run"]) for c in want])
         for v, c in zip(res["verdicts"], want):
-            self.assertEqual(float(v["median"]), c["median"])
             self.assertEqual(v["word"].split()[-1], WORD[c["verdict"]].split()[-1])
-            self.assertTrue(v["value"].endswith(c["unit"]), v)
-            self.assertTrue(v["fleet"].endswith(c["unit"]), v)
             # One point per ended run that measured the cell, its flagged ones counted.
             trend = f.get("/api/trends?" + urllib.parse.urlencode(
                 {"host": c["host"], "test": c["test"], "metric": c["metric"]}))
             self.assertEqual(v["points"], str(len(trend["points"])), v)
             self.assertEqual(v["flagged"], str(sum(1 for p in trend["points"] if p["flagged"])), v)
+            if c["median"] is None:  # every sample set aside (a busy machine): no figure
+                self.assertEqual(v["median"], "", v)
+                continue
+            self.assertEqual(float(v["median"]), c["median"])
+            self.assertTrue(v["value"].endswith(c["unit"]), v)
+            self.assertTrue(v["fleet"].endswith(c["unit"]), v)
         self.assertEqual([j["id"] for j in res["jobs"]], [j["id"] for j in jobs["jobs"]])
         # Every job of h1 in the three runs (12 local and 8 of pairs or more, a disturbed sample
         # measured again), the newest 20 of them.
