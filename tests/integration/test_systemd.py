@@ -1,4 +1,4 @@
-"""The roll-out onto hosts that run systemd: Debian 12 containers (debootstrap, booted by
+"""The roll-out onto hosts that run systemd: Debian 12 containers (mmdebstrap, booted by
 systemd-nspawn, each in a lab namespace) with Debian's sshd. deploy/fleet.sh and the Ansible
 playbook install into their real / with apt, and systemd starts the services under their
 hardened units (DynamicUser, LoadCredential, ProtectSystem=strict, a system call filter, ...).
@@ -18,18 +18,20 @@ import tempfile
 import unittest
 
 from rollout import BUILD, SRC, SshLab, play, run
-from smtest import COORDINATOR, unless_root, wait_for
+from smtest import BIN_DIR, COORDINATOR, unless_root, wait_for
 
 FLEET = os.path.join(SRC, "deploy", "fleet.sh")
 MIRROR = os.environ.get("SM_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 # What a lab host has besides a minimal Debian: systemd as init, sshd, and python3 with apt's
 # bindings for Ansible. The packages' own dependencies are added from their Depends.
 BASE = ("systemd", "systemd-sysv", "dbus", "openssh-server", "python3", "python3-apt")
+# The programs the packages install (their libraries go into the root).
+PROGRAMS = ("sockmatrix-agent", "sockmatrix-coordinator", "sockmatrix")
 
 
 def can_boot():
     return (os.geteuid() == 0 and shutil.which("systemd-nspawn") is not None
-            and shutil.which("debootstrap") is not None and shutil.which("cpack") is not None)
+            and shutil.which("mmdebstrap") is not None and shutil.which("cpack") is not None)
 
 
 def depends(deb):
@@ -38,25 +40,57 @@ def depends(deb):
     return {re.split(r"[\s(|]", d.strip())[0] for d in field.split(",") if d.strip()}
 
 
-def container_root(debs):
-    """A Debian 12 root with BASE and the packages' dependencies installed, made once."""
-    pkgs = set(BASE)
-    for f in os.listdir(debs):
-        if f.endswith(".deb"):
-            pkgs |= depends(os.path.join(debs, f))
+def program_packages():
+    """The Debian packages that hold the libraries the built programs link (their NEEDED
+    entries), as CPack's shlibdeps finds them for the packages' Depends: the root can be made
+    from the build, before and beside the packages."""
+    names = set()
+    for prog in PROGRAMS:
+        out = run("objdump", "-p", os.path.join(BIN_DIR, prog)).stdout
+        names |= set(re.findall(r"^\s*NEEDED\s+(\S+)$", out, re.M))
+    triplet = run("gcc", "-dumpmachine").stdout.strip()  # x86_64-linux-gnu: not /lib32's
+    pkgs = set()
+    for lib in sorted(names):
+        r = run("dpkg-query", "--search", f"*/{triplet}/{lib}")
+        if r.returncode != 0:
+            raise AssertionError(f"no Debian package holds {lib}: {r.stderr.strip()}")
+        pkgs |= {line.split(":", 1)[0] for line in r.stdout.splitlines() if ":" in line}
+    return pkgs
+
+
+def container_root():
+    """A Debian 12 root with BASE and the programs' libraries installed, made once per package
+    list with mmdebstrap (apt downloads side by side; dpkg without an fsync per file, which is
+    most of a root's making on a busy machine, and only while it is made)."""
+    pkgs = set(BASE) | program_packages()
     tag = hashlib.sha256(" ".join(sorted(pkgs)).encode()).hexdigest()[:12]
     cache = os.path.join(BUILD, "test-rootfs", f"bookworm-{tag}")
     if not os.path.isdir(cache):
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         tmp = tempfile.mkdtemp(prefix="bookworm-", dir=os.path.dirname(cache))
         os.chmod(tmp, 0o755)  # the root folder: its services' users must get through it
-        r = run("debootstrap", "--variant=minbase", "--include=" + ",".join(sorted(pkgs)),
-                "bookworm", tmp, MIRROR, timeout=900)
+        r = run("mmdebstrap", "--quiet", "--variant=minbase", "--dpkgopt=force-unsafe-io",
+                "--include=" + ",".join(sorted(pkgs)), "bookworm", tmp, MIRROR, timeout=900)
         if r.returncode != 0:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise AssertionError(f"debootstrap failed: {r.stdout[-1500:]}{r.stderr[-1500:]}")
+            raise AssertionError(f"mmdebstrap failed: {r.stdout[-1500:]}{r.stderr[-1500:]}")
+        # The hosts' own dpkg (the roll-out's apt) works as on any Debian host.
+        unsafe = os.path.join(tmp, "etc/dpkg/dpkg.cfg.d/99mmdebstrap")
+        if os.path.exists(unsafe):
+            os.remove(unsafe)
         os.rename(tmp, cache)
     return cache
+
+
+def missing_depends(root, debs):
+    """The packages' dependencies that root does not have installed."""
+    want = set()
+    for f in os.listdir(debs):
+        if f.endswith(".deb"):
+            want |= depends(os.path.join(debs, f))
+    have = set(run("dpkg-query", f"--admindir={root}/var/lib/dpkg", "--show",
+                   "--showformat=${Package}\n").stdout.split())
+    return sorted(want - have)
 
 
 class Containers:
@@ -100,14 +134,20 @@ class Containers:
             self.shut_down(host)
 
 
-@unless_root(can_boot(), "needs root, systemd-nspawn, debootstrap and cpack")
+@unless_root(can_boot(), "needs root, systemd-nspawn, mmdebstrap and cpack")
 class SystemdFleetTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.lab = SshLab(4, sshd=False)
         try:
             os.makedirs(os.path.join(cls.lab.dir, "machines"))
-            cls.machines = Containers(cls.lab, container_root(cls.lab.debs()))
+            root = container_root()
+            missing = missing_depends(root, cls.lab.debs())
+            if missing:
+                raise AssertionError(f"the containers' root lacks {', '.join(missing)}, which the "
+                                     "packages depend on: container_root() installs the "
+                                     "packages of the libraries the programs link")
+            cls.machines = Containers(cls.lab, root)
         except BaseException:
             cls.lab.close()
             raise
