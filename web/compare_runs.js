@@ -88,7 +88,8 @@ export function runsCard(id, other, withDist) {
                 `${n.changed} changed (their 95% CIs are apart); change is run ${cmp.b.id} / run ${cmp.a.id} - 1.` +
                 (running.length ? ` ${running.join(' and ')} still running: the numbers will move.` : '');
             box.append(scrollBox(sharedTable(cmp)),
-                h('p', {class: 'hint'}, `Rule: ${cmp.rule}.`),
+                h('p', {class: 'hint'}, 'A change is claimed only where the two medians\' 95% intervals ' +
+                    'are apart; below 6 samples an interval is [min, max] and covers less than 95%.'),
                 ...[onlyList('runs-only-a', cmp.a.id, cmp.only_a), onlyList('runs-only-b', cmp.b.id, cmp.only_b)]
                     .filter(Boolean));
         } catch (e) {

@@ -96,7 +96,8 @@ static int print_grid(const cJSON *o, sm_cli_format fmt)
     }
     if ((rc = sm_grid_done(&g, rc)) != 0 || !table)
         return rc;
-    printf("\nrule: %s\n", sm_cli_jstr(o, "rule"));
+    printf("\nrule: a change is claimed only where the two medians' 95%% intervals are apart;\n"
+           "below 6 samples an interval is [min, max] and covers less than 95%%\n");
     only_lines(cJSON_GetObjectItemCaseSensitive(o, "only_a"), "A", a);
     only_lines(cJSON_GetObjectItemCaseSensitive(o, "only_b"), "B", b);
     return 0;

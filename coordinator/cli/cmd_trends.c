@@ -77,7 +77,8 @@ static int print_grid(const cJSON *o, sm_cli_format fmt)
         return rc;
     if (*sm_cli_jstr(o, "note"))
         printf("\nnote: %s\n", sm_cli_jstr(o, "note"));
-    printf("\nrule: %s\n", sm_cli_jstr(o, "rule"));
+    printf("\na point is an ended run with a median in this cell, its 95%% interval in brackets;\n"
+           "flagged: that run's analysis set this host apart on this test\n");
     return fflush(stdout) == 0 ? 0 : 1;
 }
 

@@ -19,6 +19,8 @@ CLI = os.path.join(BIN_DIR, "sockmatrix")
 SEED_TESTS = [{"workload": "stream", "scope": "local", "transport": ["tcp", "unix"],
                "framing": "lines", "msg_size": 128, "count": 8192, "nodelay": [False, True]}]
 LABEL = "stream tcp lines 128 B x 8192"
+# Words of the API a table for a reader must not print: paths, field names.
+API_WORDS = r"GET /|/api/|ci_lo|ci_hi|ci_coverage|\(field: "
 MD_SEP = re.compile(r"^\|( :?-{3,}:? \|)+$")
 
 
@@ -94,6 +96,8 @@ class CliFormatsTest(unittest.TestCase):
                         self.assert_md(p.stdout, what)
                     elif cmd[0] != "schedules":  # none yet: said on stderr
                         self.assertTrue(p.stdout.strip(), what)
+                    if fmt == "table":  # what a reader sees speaks no API
+                        self.assertNotRegex(p.stdout, API_WORDS, what)
 
     def test_csv_fields_with_commas_round_trip(self):
         rows = self.assert_csv(self.ok("presets", "--format", "csv").stdout, "presets")

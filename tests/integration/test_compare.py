@@ -94,7 +94,9 @@ class CompareTest(unittest.TestCase):
         self.assertIn("VERDICT", lines[1])
         self.assertIn(f"only in run {a} (A): {len(api['only_a'])} cells", p.stdout)
         self.assertIn(f"only in run {b} (B): {len(api['only_b'])} cells", p.stdout)
-        self.assertIn("rule: apart: the two 95% CIs", p.stdout)
+        self.assertIn("rule: a change is claimed only where the two medians' 95% intervals",
+                      p.stdout)
+        self.assertNotIn("ci_coverage", p.stdout)
         p = self.cli("compare", str(a), str(b), "--format", "csv")
         self.assertEqual(p.returncode, 0, p)
         rows = list(csv.DictReader(io.StringIO(p.stdout)))
