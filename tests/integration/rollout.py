@@ -49,6 +49,8 @@ def can_roll_out():
 
 
 def run(*cmd, timeout=300, **kw):
+    if "input" not in kw:
+        kw.setdefault("stdin", subprocess.DEVNULL)  # never the test's own, whatever it is
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
 
 
@@ -186,8 +188,11 @@ def play(inventory, work, *args):
                    ANSIBLE_LOCAL_TEMP=os.path.join(work, "ansible-local"),
                    ANSIBLE_SSH_CONTROL_PATH_DIR=cp, ANSIBLE_RETRY_FILES_ENABLED="0",
                    ANSIBLE_PIPELINING="1")
+        # Its own stdin: Ansible refuses to start on a non-blocking one, which is what a test
+        # run beside others may inherit.
         r = subprocess.run(["ansible-playbook", "-i", inventory, PLAYBOOK, *args],
-                           capture_output=True, text=True, timeout=600, env=env)
+                           capture_output=True, text=True, timeout=600, env=env,
+                           stdin=subprocess.DEVNULL)
     finally:
         shutil.rmtree(cp, ignore_errors=True)
     recap = {m.group(1): {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
