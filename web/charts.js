@@ -2,7 +2,7 @@
 // as small multiples, and the pair heatmap's scale of deviations from the median. (The Trends
 // view draws with Chart.js, loaded as vendor/chart.umd.js; it shares the palette here.)
 
-import {h, fmtNum, fmtValue, changeText} from './dom.js';
+import {h, svg, fmtNum, fmtValue, changeText} from './dom.js';
 
 // Okabe and Ito's palette: told apart with every common colour-vision deficiency.
 export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00',
@@ -43,20 +43,9 @@ export function wantsLog(groups) {
     return v.length > 1 && Math.max(...v) / Math.min(...v) > 10;
 }
 
-const SVG = 'http://www.w3.org/2000/svg';
 const FLAG = '#D55E00'; // the palette's vermillion: the flagged host
 const MUTED = '#767676';
 
-function svg(tag, attrs, ...children) {
-    const el = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {}))
-        if (v !== undefined && v !== null)
-            el.setAttribute(k, String(v));
-    for (const c of children)
-        if (c !== null && c !== undefined)
-            el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-    return el;
-}
 
 // A host's label under its slot: a link to its page, as hostLink() makes it in HTML.
 function svgHostLink(name, attrs) {

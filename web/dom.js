@@ -34,6 +34,19 @@ function append(el, children) {
     }
 }
 
+// An SVG element, as h() makes an HTML one: attributes (null and undefined left out) and
+// children (nodes, or text).
+export function svg(tag, attrs, ...children) {
+    const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    for (const [k, v] of Object.entries(attrs || {}))
+        if (v !== undefined && v !== null)
+            el.setAttribute(k, String(v));
+    for (const c of children)
+        if (c !== null && c !== undefined)
+            el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return el;
+}
+
 export function clear(el) {
     while (el.firstChild)
         el.firstChild.remove();

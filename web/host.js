@@ -5,23 +5,16 @@
 // (GET /api/agents/NAME/jobs). Every part loads on its own: one that fails says so alone.
 
 import {api} from './api.js';
-import {h, clear, scrollBox, fmtDate, fmtAgo, fmtValue, fmtPercent, hostLink} from './dom.js';
+import {h, svg, clear, scrollBox, fmtDate, fmtAgo, fmtValue, fmtPercent, hostLink} from './dom.js';
 import {CELL_VERDICTS, hostVerdict, hostVerdictBadge} from './verdict.js';
 
 const enc = encodeURIComponent;
-const SVG = 'http://www.w3.org/2000/svg';
 // The side by side takes 16 hosts at most (the API's bound): this one and 15 others.
 const SETTINGS_HOSTS = 16;
 const JOBS_SHOWN = 20;
 // Trends asked for at a time: each is built by the coordinator's report worker.
 const TRENDS_PARALLEL = 2;
 
-function svg(tag, attrs) {
-    const el = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {}))
-        el.setAttribute(k, String(v));
-    return el;
-}
 
 function part(id, title, ...children) {
     return h('section', {class: 'card', id}, h('h2', {}, title), ...children);

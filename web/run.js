@@ -8,7 +8,8 @@
 // #/run/ID?disturbed=include asks every figure with the disturbed samples counted.
 
 import {api, ApiError} from './api.js';
-import {h, clear, scrollBox, fmtDate, fmtNum, fmtValue, anomalyItem, hostLink, rowLink} from './dom.js';
+import {h, svg, clear, scrollBox, fmtDate, fmtNum, fmtValue, anomalyItem, hostLink, rowLink}
+    from './dom.js';
 import {indexCells, hostTable, flagFinder} from './results.js';
 import {smallMultiples} from './charts.js';
 import {etaText, followRunning, firstStart} from './run_live.js';
@@ -23,18 +24,7 @@ const VERDICT_MS = 5000; // a running run's verdict is asked again at most this 
 const TABLE_MS = 3000; // and its table of figures
 const ETA_MS = 5000; // the time left is said again this often, jobs or not
 
-const SVG = 'http://www.w3.org/2000/svg';
 
-function svg(tag, attrs, ...children) {
-    const el = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {}))
-        if (v !== undefined && v !== null)
-            el.setAttribute(k, String(v));
-    for (const c of children)
-        if (c)
-            el.append(c);
-    return el;
-}
 
 const cellHref = (run, cell) => `#/run/${encodeURIComponent(run)}/cell/${encodeURIComponent(cell)}`;
 
