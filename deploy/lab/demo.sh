@@ -51,7 +51,8 @@ AFTER=(
   "anomalies 1              # who stands apart from the fleet, with the evidence"
   "hosts diff h1 h2         # the settings on which h2 differs from h1"
   "export 2 --format md     # run 2's comparison table, as Markdown"
-  "trends --host h2 --test 'stream tcp lines 128 B x 8192'   # h2's cell across runs"
+  "tests 1                  # run 1's tests, each with a short id for --test"
+  "trends --host h2 --test 'stream tcp lines'   # h2's TCP cell across runs"
 )
 next_steps() {
   local cli=$BIN/sockmatrix
