@@ -257,6 +257,9 @@ export function mount(root, args, {live, query}) {
             error.hidden = false;
             error.textContent = e.message;
             status.textContent = '';
+            // A coordinator busy building other reports says so with a 503: ask again.
+            if (e.status === 503)
+                reloadSoon();
         }
     };
 
