@@ -11,6 +11,7 @@ coordinator stopped (h2's TCP figures divided by 300, h3's Unix samples marked d
 the restarted coordinator judges them as it judges any run."""
 import json
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -222,9 +223,17 @@ class RunPageTest(WebCase):
         for e in etas:
             self.assertRegex(e, r"^about \d+ (s|min|h \d+ min) left \(an estimate from the pace "
                                 r"of the \d+ jobs? finished so far\)$")
-        # Figures before the end.
-        self.assertTrue(any(s["medians"] > 0 for s in running), "no figure while running")
-        self.assertTrue(any((s["results_note"] or "").startswith("So far: ") for s in running))
+        # Figures before the end: the page says how many cells have one so far, and shows
+        # that many. (On a busy machine every sample so far may be set aside as disturbed:
+        # then no cell has a figure yet, and the page says so.)
+        notes = [(s, re.match(r"So far: (\d+) of (\d+) cells have a figure",
+                              s["results_note"] or "")) for s in running]
+        notes = [(s, m) for s, m in notes if m]
+        self.assertTrue(notes, running)
+        for s, m in notes:  # its cells' figures, and the ratios made of them
+            have = int(m.group(1))
+            self.assertGreaterEqual(s["medians"], have, s)
+            self.assertEqual(s["medians"] == 0, have == 0, s)
         # And at the end every panel says the final word.
         end = res["end"]
         an = f.get(f"/api/runs/{rid}/anomalies")
