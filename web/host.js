@@ -57,8 +57,16 @@ function againstFleet(c) {
     if (c.median === null || c.fleet_median === null || !Number.isFinite(v) || !Number.isFinite(f) || f === 0)
         return '';
     const q = v / f;
-    if (q >= 2 || (q > 0 && q <= 0.5))
-        return `${q >= 10 || q < 0.1 ? Number(q.toPrecision(2)) : q.toFixed(2)}x the fleet`;
+    if (q >= 2 || (q > 0 && q <= 0.5)) {
+        // A factor, as the anomalies write it: "234x slower" of a throughput, "5.9x slower" of
+        // a time; a ratio has no better side, only above or below.
+        const x = q >= 1 ? q : 1 / q;
+        const fx = `${x.toFixed(x < 9.95 ? 1 : 0)}x`;
+        const unit = c.unit || '';
+        const better = /\/s$/.test(unit) ? q > 1 : unit === 's' ? q < 1 : null;
+        return better === null ? `${fx} ${q >= 1 ? 'above' : 'below'} the fleet`
+            : `${fx} ${better ? 'faster' : 'slower'}`;
+    }
     return fmtPercent(q - 1);
 }
 

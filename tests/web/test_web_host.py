@@ -128,6 +128,15 @@ class HostPagesTest(WebCase):
                 self.assertEqual(v["median"], "", v)
                 continue
             self.assertEqual(float(v["median"]), c["median"])
+            # Against the fleet: a factor past 2x as the anomalies write it, else a percent.
+            if c.get("fleet_median"):
+                q = c["median"] / c["fleet_median"]
+                if q >= 2 or q <= 0.5:
+                    self.assertRegex(v["against"], r"^\d+(\.\d)?x (slower|faster|above the "
+                                                   r"fleet|below the fleet)$", v)
+                    self.assertNotIn("x the fleet", v["against"])
+                else:
+                    self.assertRegex(v["against"], r"^[+-]?\d+%$", v)
             self.assertTrue(v["value"].endswith(c["unit"]), v)
             self.assertTrue(v["fleet"].endswith(c["unit"]), v)
         self.assertEqual([j["id"] for j in res["jobs"]], [j["id"] for j in jobs["jobs"]])
