@@ -400,7 +400,11 @@ bool ctl_agent_live(sm_control *c, const char *name, sm_agent_status *status, in
     cagent *a = sm_map_get(c->agents, name);
     if (!a)
         return false;
-    *status = a->status;
+    /* An agent the coordinator has given a job, or asked to stop one, is busy from then on:
+     * its last poll, which may have said idle, is older than that. */
+    *status = a->status == SM_AGENT_ONLINE && (a->current || a->cancel_pending)
+                  ? SM_AGENT_STATUS_BUSY
+                  : a->status;
     *last_seen_ms = a->last_seen_ms;
     return true;
 }

@@ -69,7 +69,7 @@ class CliTest(unittest.TestCase):
         rows = {line.split()[0]: line for line in lines[1:]}
         self.assertEqual(set(rows), {"h1", "h2"})
         for name, line in rows.items():
-            self.assertIn("online", line)
+            self.assertEqual(line.split()[1], "online", line)
             self.assertIn(f"rack={name[1:]},role=test", line)
             self.assertIn(os.uname().release, line)
 
@@ -279,6 +279,7 @@ class CliTest(unittest.TestCase):
     def cancel_and_idle(self, rid):
         """Cancels run rid and waits until no agent is busy, for the tests that follow."""
         self.f.post(f"/api/runs/{rid}/cancel", {})
+        # An agent given a job reads busy from then on, and until it polls idle after the cancel.
         wait_for("every agent idle",
                  lambda: all(a["status"] == "online" for a in self.f.get("/api/agents")["agents"]),
                  30)

@@ -131,6 +131,18 @@ static void test_control_first_poll_registers_and_an_idle_poll_is_held(void **st
     assert_int_equal(seen, f->now);
 }
 
+/* Its last poll said idle, but a job went to it since: the fleet sees it busy, not online, from
+ * the assignment on (a cancelled run's last job would otherwise read idle until the next poll). */
+static void test_control_an_agent_given_a_job_is_busy_before_it_polls_again(void **state)
+{
+    fixture *f = *state;
+    sm_poll p;
+    sm_poll_reply r;
+    dispatch_one(f, &p, &r);
+    assert_int_equal(p.state, SM_AGENT_IDLE);
+    assert_int_equal(control_fixture_status(f, "h1"), SM_AGENT_STATUS_BUSY);
+}
+
 static void test_control_keeps_the_quarantine_count_each_agent_last_reported(void **state)
 {
     fixture *f = *state;
@@ -2116,6 +2128,8 @@ int main(void)
             test_control_a_result_of_another_store_is_neither_stored_nor_acked, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_keeps_the_quarantine_count_each_agent_last_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_control_an_agent_given_a_job_is_busy_before_it_polls_again,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_first_poll_registers_and_an_idle_poll_is_held,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_an_agent_without_known_facts_is_asked_for_them,
