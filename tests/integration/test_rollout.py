@@ -234,7 +234,7 @@ class PlaybookTest(FleetScriptTest):
             f.write(text)
         return path
 
-    def test_check_then_play_then_nothing_changes_and_every_agent_registers(self):
+    def test_check_then_play_writes_what_the_script_writes_and_every_agent_registers(self):
         before = {h: tree(r) for h, r in self.roots.items()}
         r, rows = play(self.ini(), self.work, "--check")
         self.assertEqual(rows.get("h4", {}).get("unreachable"), 1, r.stdout + r.stderr)
@@ -269,18 +269,12 @@ class PlaybookTest(FleetScriptTest):
                 self.assertEqual(files(os.path.join(self.roots[h], sub)),
                                  files(os.path.join(script_roots[h], sub)), (h, sub))
 
-        procs = self.start_services()
+        # What it installed runs, confined, and registers. A second play (nothing changes, every
+        # agent is found registered) is test_systemd's, on hosts that run systemd: each play
+        # here costs half a minute of a CPU.
+        self.start_services()
         wait_registered(self.lab, "h1", AGENTS)
-
-        before = {h: tree(r) for h, r in self.roots.items()}
-        r, rows = play(self.ini(), self.work)
-        self.assertEqual(rows["h4"]["unreachable"], 1, r.stdout)
-        for h in AGENTS:
-            self.assertEqual((rows[h]["changed"], rows[h]["failed"]), (0, 0), r.stdout[-3000:])
-            self.assertIn(f"{h}: registered (", r.stdout)
-            self.assertIsNone(procs[h].poll(), f"{h}'s agent ended")
-        self.assertNotIn("NOT registered", r.stdout)
-        self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
+        self.assertEqual(registered(self.lab, "h1", AGENTS), set(AGENTS))
 
 
 @unless_root(os.geteuid() == 0, "needs root")

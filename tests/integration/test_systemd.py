@@ -338,6 +338,9 @@ class SystemdFleetTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout[-4000:] + r.stderr[-2000:])
         self.assertEqual({h: recap[h]["changed"] for h in recap}, {"h3": 0, "h4": 0},
                          r.stdout[-3000:])
+        for h in ("h3", "h4"):
+            self.assertIn(f"{h}: registered (", r.stdout)
+        self.assertNotIn("NOT registered", r.stdout)
         self.assertEqual({h: self.main_pid(h, "sockmatrix-agent") for h in pids}, pids)
 
 
