@@ -2128,8 +2128,8 @@ int main(void)
             test_control_a_result_of_another_store_is_neither_stored_nor_acked, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_control_keeps_the_quarantine_count_each_agent_last_reported, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_control_an_agent_given_a_job_is_busy_before_it_polls_again,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_control_an_agent_given_a_job_is_busy_before_it_polls_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_first_poll_registers_and_an_idle_poll_is_held,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_an_agent_without_known_facts_is_asked_for_them,
