@@ -385,6 +385,12 @@ const scenarios = {
   async token(a) {
     const posts = watchPosts();
     await submitLaunch(a);
+    if (a.accepted) {
+      // The right token: the page goes to the new run's view, which is all this needs.
+      const at = await until('the URL to become #/run/ID', hash, (h) => /^#\/run\/\d+$/.test(h));
+      await until('the accepted POST /api/runs', async () => posts.length, (n) => n >= 1);
+      return { run_hash: at, posts, bodies };
+    }
     const err = await until('#launch-error to show a message', () => page.evaluate(() => {
       const e = document.querySelector('#launch-error');
       if (!e) return null;
