@@ -13,7 +13,7 @@ DEB_PACKAGES := build-essential clang cmake pkg-config \
 	nginx-light openssl curl chromium systemd openssh-server openssh-client ansible-core \
 	mmdebstrap systemd-container prometheus
 
-.PHONY: all deps build build-asan test check test-unit test-integration test-system test-web test-asan package demo demo-estimate demo-down demo-once bench clean format
+.PHONY: all deps build build-asan test check test-unit test-integration test-system test-web package demo demo-estimate demo-down demo-once bench clean format
 
 all: build
 
@@ -62,32 +62,20 @@ ROOT_TESTS := SM_REQUIRE_ROOT_TESTS=$(shell [ "$$(id -u)" -eq 0 ] && echo 1 || e
 # is marked; TEST_JOBS=2 runs one per CPU here.
 TEST_JOBS  ?= $(shell echo $$((2 * $$(nproc))))
 CTEST := ctest --output-on-failure --parallel $(TEST_JOBS)
-ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-# Each test runs once, on the build it needs, but the unit tests, which run on both. The gcc
-# build: the unit tests, the browser tests, the tests that judge measurements (label measure:
-# a sanitizer build runs two to three times slower and what they would judge is its timing)
-# and the system tests (label system: the packages of a Release build, the roll-out over ssh
-# and onto booted Debian containers). Then, under ASan+UBSan (clang): the unit tests, the
-# integration tests that do not measure (the daemons on loopback and in lab namespaces, every
-# fault of the campaign: where a memory error would show) and the fuzz targets. At the end,
-# the ten slowest tests of both and each half's wall time.
-test: build build-asan
-	@rm -f $(BUILD)/Testing/junit.xml $(ASAN_BUILD)/Testing/junit.xml; status=0; \
-	t0=$$(date +%s); \
-	(cd $(BUILD) && $(ROOT_TESTS) $(CTEST) -L 'unit|measure|web|system' \
-	  --output-junit $(CURDIR)/$(BUILD)/Testing/junit.xml) || status=$$?; \
-	t1=$$(date +%s); \
-	if [ $$status -eq 0 ]; then \
-	  (cd $(ASAN_BUILD) && $(ROOT_TESTS) $(ASAN_ENV) $(CTEST) -L 'unit|integration|fuzz' -LE measure \
-	    --output-junit $(CURDIR)/$(ASAN_BUILD)/Testing/junit.xml) || status=$$?; \
-	fi; \
-	t2=$$(date +%s); \
-	python3 tests/slowest.py gcc=$(BUILD)/Testing/junit.xml:$$((t1 - t0)) \
-	  asan=$(ASAN_BUILD)/Testing/junit.xml:$$((t2 - t1)); \
-	exit $$status
+# Each test runs once, on the build it needs, but the unit tests, which run on both:
+# tests/suite.sh. First, side by side, what does not measure: on the gcc build the unit tests,
+# the browser tests and the system tests (the packages of a Release build, the roll-out over
+# ssh and onto booted Debian containers); at the same time the ASan+UBSan build (clang) is made
+# and runs the unit tests, the integration tests that do not measure (the daemons on loopback
+# and in lab namespaces, every fault of the campaign: where a memory error would show) and the
+# fuzz targets. Then, alone, the gcc build's tests that judge measurements (label measure: a
+# sanitizer build runs two to three times slower and what they would judge is its timing). At
+# the end, the ten slowest tests and each phase's wall time.
+test: build
+	@BUILD=$(BUILD) ASAN_BUILD=$(ASAN_BUILD) TEST_JOBS=$(TEST_JOBS) \
+	  ASAN_BUILD_CMD="$(MAKE) --no-print-directory build-asan BUILD=$(BUILD) ASAN_BUILD=$(ASAN_BUILD)" \
+	  bash tests/suite.sh
 
 # The edit-compile-test loop: the unit tests and the integration tests that run the daemons on
 # loopback (label loopback: no lab, no browser, no system test), on the gcc build.

@@ -1,11 +1,12 @@
 """The slowest ctest entries of one or more runs, from the JUnit files ctest wrote
 (ctest --output-junit FILE): what make test prints at its end.
 
-    python3 tests/slowest.py [-n 10] LABEL=JUNIT.xml[:WALL_SECONDS] ...
+    python3 tests/slowest.py [-n 10] [--wall PHASE=SECONDS ...] LABEL=JUNIT.xml ...
 
-LABEL names the build (gcc, asan); WALL_SECONDS, when given, is the wall time of that ctest
-run, printed beside the sum of its tests' times (which exceeds it when tests ran side by
-side). A file that is missing (that half did not run) is said and skipped."""
+LABEL names the build (gcc, asan); a label given twice (the gcc build's two ctest runs) is
+counted as one. --wall names a phase of the run and its wall time, printed after the sums of
+the tests' times (which exceed it when tests ran side by side). A file that is missing (that
+run did not happen) is said and skipped."""
 import argparse
 import os
 import sys
@@ -31,26 +32,31 @@ def cases(path):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=10, help="how many to list (default 10)")
-    ap.add_argument("runs", nargs="+", metavar="LABEL=JUNIT.xml[:WALL_SECONDS]")
+    ap.add_argument("--wall", action="append", default=[], metavar="PHASE=SECONDS",
+                    help="a phase's wall time, printed at the end (repeatable)")
+    ap.add_argument("runs", nargs="+", metavar="LABEL=JUNIT.xml")
     a = ap.parse_args(argv)
-    rows, totals = [], []
+    rows, labels, missing = [], {}, []
     for spec in a.runs:
-        label, _, rest = spec.partition("=")
-        path, _, wall = rest.partition(":")
+        label, _, path = spec.partition("=")
+        labels.setdefault(label, [])
         if not os.path.isfile(path):
-            totals.append(f"  {label}: did not run (no {path})")
+            missing.append(f"  {label}: {path} is missing (that run did not happen)")
             continue
         mine = [(secs, label, name, status) for name, secs, status in cases(path)]
         rows += mine
-        line = f"  {label}: {len(mine)} tests, {sum(r[0] for r in mine):.0f} s of test time"
-        if wall:
-            line += f", {int(wall) // 60} min {int(wall) % 60:02d} s wall"
-        totals.append(line)
+        labels[label] += mine
     print(f"\nThe {a.n} slowest tests:")
     for secs, label, name, status in sorted(rows, reverse=True)[:a.n]:
         extra = "" if status == "passed" else f"  ({status})"
         print(f"  {secs:8.1f} s  {label:5} {name}{extra}")
-    print("\n".join(totals))
+    for label, mine in labels.items():
+        if mine:
+            print(f"  {label}: {len(mine)} tests, {sum(r[0] for r in mine):.0f} s of test time")
+    print("\n".join(missing))
+    for spec in a.wall:
+        phase, _, secs = spec.rpartition("=")
+        print(f"  {phase}: {int(secs) // 60} min {int(secs) % 60:02d} s wall")
     return 0
 
 
