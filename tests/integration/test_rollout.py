@@ -17,17 +17,19 @@ from rollout import (CONFINE, DYNAMIC_UID, SRC, SshLab, can_roll_out, play, regi
                      tree, wait_registered)
 
 FLEET = os.path.join(SRC, "deploy", "fleet.sh")
-AGENTS = ("h1", "h2", "h3")
+# h1 is the coordinator's host and an agent, h2 an agent alone; h3 is down. A third agent
+# would repeat h2's part: each host costs the roll-outs' Ansible and ssh a few CPU-seconds.
+AGENTS = ("h1", "h2")
 
 
 @unless_root(can_roll_out(), "needs root, ip netns, Debian's openssh-server and cpack")
 class FleetScriptTest(unittest.TestCase):
-    """deploy/fleet.sh over plain ssh: h1 is the coordinator and an agent, h2 and h3 agents,
-    h4 is down."""
+    """deploy/fleet.sh over plain ssh: h1 is the coordinator and an agent, h2 an agent, h3 is
+    down."""
 
     @classmethod
     def setUpClass(cls):
-        cls.lab = SshLab(4, down=("h4",))
+        cls.lab = SshLab(3, down=("h3",))
 
     @classmethod
     def tearDownClass(cls):
@@ -42,7 +44,7 @@ class FleetScriptTest(unittest.TestCase):
         self.roots = {h: lab.root(os.path.basename(self.work), h) for h in lab.hosts}
         self.coord_addr = lab.hosts["h1"]["addr"]
 
-    def inventory(self, labels_h2="rack=2", hosts=("h1", "h2", "h3", "h4")):
+    def inventory(self, labels_h2="rack=2", hosts=("h1", "h2", "h3")):
         lines = ["# name  destination  roles  settings"]
         for h in hosts:
             roles = "agent,coordinator" if h == "h1" else "agent"
@@ -83,20 +85,20 @@ class FleetScriptTest(unittest.TestCase):
         # --check on fresh hosts: every item would change, and nothing does.
         before = {h: tree(r) for h, r in self.roots.items()}
         r = self.fleet("--check")
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h4 is down
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h3 is down
         rows = self.recap(r.stdout)
         self.assertEqual(rows["h1"], ("done", 0, 6, 2), r.stdout)
         self.assertEqual(rows["h2"], ("done", 0, 3, 1), r.stdout)
-        self.assertEqual(rows["h4"][0], "unreachable", r.stdout)
+        self.assertEqual(rows["h3"][0], "unreachable", r.stdout)
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
 
-        # The roll-out: h4 is reported, h1..h3 are installed and configured.
+        # The roll-out: h3 is reported, h1 and h2 are installed and configured.
         r = self.fleet("--wait", "0")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         rows = self.recap(r.stdout)
         self.assertEqual({h: rows[h][0] for h in rows},
-                         {"h1": "done", "h2": "done", "h3": "done", "h4": "unreachable"})
-        self.assertRegex(r.stdout, r"h4: unreachable: .*(refused|timed out|No route)")
+                         {"h1": "done", "h2": "done", "h3": "unreachable"})
+        self.assertRegex(r.stdout, r"h3: unreachable: .*(refused|timed out|No route)")
         self.assertEqual(rows["h1"][2], 6, r.stdout)  # 2 keys, 2 packages, 2 settings files
         for h in AGENTS:
             root = self.roots[h]
@@ -119,7 +121,7 @@ class FleetScriptTest(unittest.TestCase):
             self.assertIn(f"SM_COORDINATOR=tcp://{self.coord_addr}:7100\n", settings)
             self.assertIn(f"SM_AGENT_OPTS=--name {h} --data-addr {self.lab.hosts[h]['addr']}",
                           settings)
-        self.assertFalse(os.path.exists(os.path.join(self.roots["h4"], "usr")))
+        self.assertFalse(os.path.exists(os.path.join(self.roots["h3"], "usr")))
         self.assertTrue(os.access(os.path.join(self.roots["h1"], "usr/bin/sockmatrix-coordinator"),
                                   os.X_OK))
 
@@ -137,11 +139,10 @@ class FleetScriptTest(unittest.TestCase):
         # A second roll-out changes nothing, and finds every agent registered.
         before = {h: tree(r) for h, r in self.roots.items()}
         r = self.fleet()
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h4 is still down
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h3 is still down
         rows = self.recap(r.stdout)
         self.assertEqual(rows["h1"], ("done", 6, 0, 2), r.stdout)
-        for h in ("h2", "h3"):
-            self.assertEqual(rows[h], ("done", 3, 0, 1), r.stdout)
+        self.assertEqual(rows["h2"], ("done", 3, 0, 1), r.stdout)
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
         for h in AGENTS:
             self.assertIn(f"{h}: registered (", r.stdout)
@@ -152,7 +153,7 @@ class FleetScriptTest(unittest.TestCase):
         r = self.fleet(inventory=self.inventory(labels_h2="rack=9", hosts=AGENTS))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         rows = self.recap(r.stdout)
-        self.assertEqual((rows["h1"][2], rows["h2"][2], rows["h3"][2]), (0, 1, 0), r.stdout)
+        self.assertEqual((rows["h1"][2], rows["h2"][2]), (0, 1), r.stdout)
         self.assertIn("h2: changed file /etc/default/sockmatrix-agent", r.stdout)
         with open(os.path.join(self.roots["h2"], "etc/default/sockmatrix-agent")) as f:
             self.assertIn("--labels rack=9", f.read())
@@ -172,16 +173,14 @@ class FleetScriptTest(unittest.TestCase):
         coord = self.lab.start_unit(self.roots["h1"], "sockmatrix-coordinator.service", "h1",
                                     os.path.join(self.work, "coordinator.log"))
         self.addCleanup(self.lab.stop, coord)
-        for h in ("h1", "h2"):
-            self.addCleanup(self.lab.stop, self.lab.start_unit(
-                self.roots[h], "sockmatrix-agent.service", h,
-                os.path.join(self.work, f"agent-{h}.log")))
-        wait_registered(self.lab, "h1", ("h1", "h2"))
+        self.addCleanup(self.lab.stop, self.lab.start_unit(
+            self.roots["h1"], "sockmatrix-agent.service", "h1",
+            os.path.join(self.work, "agent-h1.log")))
+        wait_registered(self.lab, "h1", ("h1",))
         r = self.fleet("--wait", "3", inventory=self.inventory(hosts=AGENTS))
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("h1: registered (", r.stdout)
-        self.assertIn("h2: registered (", r.stdout)
-        self.assertIn("h3: NOT registered", r.stdout)
+        self.assertIn("h2: NOT registered", r.stdout)
 
     def test_bad_input_is_refused_before_any_host_is_touched(self):
         inv = os.path.join(self.work, "bad-inventory")
@@ -210,8 +209,8 @@ class FleetScriptTest(unittest.TestCase):
 @unless_root(can_roll_out(), "needs root, ip netns, Debian's openssh-server and cpack")
 @unittest.skipUnless(shutil.which("ansible-playbook"), "needs ansible-playbook")
 class PlaybookTest(FleetScriptTest):
-    """deploy/ansible/site.yml on the same kind of fleet: h1 coordinator and agent, h2 and h3
-    agents, h4 down."""
+    """deploy/ansible/site.yml on the same kind of fleet: h1 coordinator and agent, h2 an
+    agent, h3 down."""
 
     # The script's own tests are not run again here.
     test_a_lab_host_logs_in_to_an_empty_home = None
@@ -224,7 +223,7 @@ class PlaybookTest(FleetScriptTest):
         host = {h: f"{h} sockmatrix_root={self.roots[h]} "
                    f"sockmatrix_data_addr={lab.hosts[h]['addr']}" for h in lab.hosts}
         text = (f"[coordinator]\n{host['h1']}\n\n[agents]\n"
-                + "".join(f"{host[h]}\n" for h in ("h1", "h2", "h3", "h4"))
+                + "".join(f"{host[h]}\n" for h in ("h1", "h2", "h3"))
                 + "\n[all:vars]\nansible_python_interpreter=/usr/bin/python3\n"
                 f"ansible_user=root\nansible_ssh_common_args=-F {lab.dir}/ssh_config\n"
                 f"sockmatrix_key_file={self.key}\nsockmatrix_debs={lab.debs()}\n"
@@ -237,21 +236,21 @@ class PlaybookTest(FleetScriptTest):
     def test_check_then_play_writes_what_the_script_writes_and_every_agent_registers(self):
         before = {h: tree(r) for h, r in self.roots.items()}
         r, rows = play(self.ini(), self.work, "--check")
-        self.assertEqual(rows.get("h4", {}).get("unreachable"), 1, r.stdout + r.stderr)
+        self.assertEqual(rows.get("h3", {}).get("unreachable"), 1, r.stdout + r.stderr)
         for h in AGENTS:
             self.assertEqual(rows[h]["failed"], 0, r.stdout)
             self.assertGreater(rows[h]["changed"], 0, r.stdout)
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
 
         r, rows = play(self.ini(), self.work, "-e", "sockmatrix_wait=0")
-        self.assertNotEqual(r.returncode, 0)  # h4 is down
-        self.assertEqual(rows["h4"]["unreachable"], 1, r.stdout)
+        self.assertNotEqual(r.returncode, 0)  # h3 is down
+        self.assertEqual(rows["h3"]["unreachable"], 1, r.stdout)
         for h in AGENTS:
             self.assertEqual((rows[h]["failed"], rows[h]["unreachable"]), (0, 0),
                              r.stdout[-3000:])
             self.assertIn("Status: install ok installed", run(
                 "dpkg", f"--root={self.roots[h]}", "--status", "sockmatrix-agent").stdout)
-        self.assertFalse(os.path.exists(os.path.join(self.roots["h4"], "usr")))
+        self.assertFalse(os.path.exists(os.path.join(self.roots["h3"], "usr")))
 
         # The playbook writes what fleet.sh writes, byte for byte and mode for mode.
         script_roots = {h: self.lab.root(os.path.basename(self.work) + "-script", h)
