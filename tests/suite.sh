@@ -31,7 +31,7 @@ ASAN_ENV=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export SM_REQUIRE_ROOT_TESTS=$([ "$(id -u)" -eq 0 ] && echo 1 || echo 0)
 
 mkdir -p "$BUILD/Testing"
-rm -f "$BUILD"/Testing/junit*.xml "$ASAN_BUILD"/Testing/junit.xml
+rm -f "$BUILD"/Testing/junit*.xml "$BUILD"/Testing/*.status "$ASAN_BUILD"/Testing/junit.xml
 prefix() { sed -u "s/^/$1 | /"; }
 
 t0=$(date +%s)
@@ -43,19 +43,19 @@ asan_half() {
         return 1
     fi
     echo "built in $(($(date +%s) - t0)) s; its tests start"
-    cd "$ASAN_BUILD" && env "${ASAN_ENV[@]}" "${CTEST[@]}" -L 'unit|integration|fuzz' \
-        -LE measure --output-junit "$ROOT/$ASAN_BUILD/Testing/junit.xml"
+    (cd "$ASAN_BUILD" && env "${ASAN_ENV[@]}" "${CTEST[@]}" -L 'unit|integration|fuzz' \
+        -LE measure --output-junit "$ROOT/$ASAN_BUILD/Testing/junit.xml")
 }
-(asan_half 2>&1; echo $? >"$BUILD/Testing/asan.status") | prefix "asan" &
+(asan_half 2>&1; echo $? >"$ROOT/$BUILD/Testing/asan.status") | prefix "asan" &
 asan_pid=$!
 (cd "$BUILD" && "${CTEST[@]}" -L 'unit|web|system' -LE measure \
-    --output-junit "$ROOT/$BUILD/Testing/junit.xml" 2>&1; echo $? >Testing/gcc.status) |
+    --output-junit "$ROOT/$BUILD/Testing/junit.xml" 2>&1; echo $? >"$ROOT/$BUILD/Testing/gcc.status") |
     prefix "gcc "
 wait "$asan_pid"
 t1=$(date +%s)
 status=0
 for s in gcc asan; do
-    [ "$(cat "$BUILD/Testing/$s.status" 2>/dev/null)" = 0 ] || status=1
+    [ "$(cat "$ROOT/$BUILD/Testing/$s.status" 2>/dev/null)" = 0 ] || status=1
 done
 
 if [ $status -eq 0 ]; then
