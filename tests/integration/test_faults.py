@@ -69,7 +69,7 @@ def running(f, rid, exclude=()):
 class FaultTest(unittest.TestCase):
     # ---- fleet and store helpers ----
     def fleet(self, n=3, hold_ms=HOLD_MS, lab=None):
-        f = Fleet(n=n, hold_ms=hold_ms, lab=lab)
+        f = Fleet(n=n, hold_ms=hold_ms, lab=lab, unmeasured=True)
         self.addCleanup(f.stop)
         return f.start()
 
@@ -431,7 +431,7 @@ class StoreCommitsFailTest(FaultTest):
     def setUpClass(cls):
         """One fleet and one run for the class: its commits fail for FAIL_S while a job runs,
         then succeed again. Each test judges another side of that one fault."""
-        cls.f = Fleet(n=3, hold_ms=HOLD_MS, lab=False)
+        cls.f = Fleet(n=3, hold_ms=HOLD_MS, lab=False, unmeasured=True)
         cls.addClassCleanup(cls.f.stop)
         cls.f.start()
         cls.rid, cls.seen = cls.fail_commits_mid_run(cls.f)

@@ -29,7 +29,7 @@ class FleetCase(unittest.TestCase):
     LAB = False
 
     def setUp(self):
-        self.f = Fleet(n=3, hold_ms=1000, lab=self.LAB)
+        self.f = Fleet(n=3, hold_ms=1000, lab=self.LAB, unmeasured=True)
         self.addCleanup(self.f.stop)
         self.f.start()
 
@@ -345,7 +345,7 @@ class FleetHoldTest(FleetCase):
     reaches a held poll at once."""
 
     def setUp(self):
-        self.f = Fleet(n=3, hold_ms=1000, lab=False)
+        self.f = Fleet(n=3, hold_ms=1000, lab=False, unmeasured=True)
         self.f.extra_args = ["--poll-rate", "1"]
         self.addCleanup(self.f.stop)
         self.f.start()

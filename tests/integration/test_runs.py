@@ -39,7 +39,7 @@ LOST_GRACE_MS = 5000
 def run_fleet():
     """Three loopback agents and a coordinator (how the runs are planned and stored is the
     matter here, not the network between the hosts)."""
-    f = Fleet(n=3, hold_ms=1000, lab=False)
+    f = Fleet(n=3, hold_ms=1000, lab=False, unmeasured=True)
     f.extra_args = ["--lost-grace-ms", str(LOST_GRACE_MS)]
     return f
 
@@ -263,7 +263,7 @@ class MeshTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.f = Fleet(n=4, hold_ms=1000)
+        cls.f = Fleet(n=4, hold_ms=1000, unmeasured=True)
         cls.addClassCleanup(cls.f.stop)
         cls.f.start()
 

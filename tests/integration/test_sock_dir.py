@@ -18,7 +18,7 @@ UNIX_JOB = stream_job("h1", count=None, transport="unix", duration_ms=3000)
 
 class SockDirTest(unittest.TestCase):
     def setUp(self):
-        self.f = Fleet(n=1, hold_ms=1000, lab=False)
+        self.f = Fleet(n=1, hold_ms=1000, lab=False, unmeasured=True)
         self.addCleanup(self.f.stop)
         self.f.start_coordinator()
         # A TMPDIR of the test's own: what the agent makes there is all the test sees.

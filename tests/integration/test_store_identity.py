@@ -16,7 +16,7 @@ NEW_SIZE, NEW_COUNT = 2000, 100
 
 class StoreIdentityTest(unittest.TestCase):
     def setUp(self):
-        self.f = Fleet(n=2, hold_ms=1000, lab=False)
+        self.f = Fleet(n=2, hold_ms=1000, lab=False, unmeasured=True)
         self.addCleanup(self.f.stop)
         self.f.start()
 

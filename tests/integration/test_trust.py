@@ -26,7 +26,7 @@ def rejected(f):
 
 class WrongHostTest(unittest.TestCase):
     def setUp(self):
-        self.f = Fleet(n=1, hold_ms=1000, lab=False)
+        self.f = Fleet(n=1, hold_ms=1000, lab=False, unmeasured=True)
         self.addCleanup(self.f.stop)
         self.f.start()
 
@@ -72,7 +72,7 @@ class WrongHostTest(unittest.TestCase):
 
 class RegistrationTest(unittest.TestCase):
     def test_new_agents_beyond_max_agents_are_refused_and_known_ones_keep_working(self):
-        f = Fleet(n=3, hold_ms=1000, lab=False)
+        f = Fleet(n=3, hold_ms=1000, lab=False, unmeasured=True)
         self.addCleanup(f.stop)
         f.extra_args = ["--max-agents", "2"]
         f.start_coordinator()
@@ -96,7 +96,7 @@ class RegistrationTest(unittest.TestCase):
         self.assertEqual(status, 400, body)
 
     def test_an_agent_named_coordinator_is_refused_by_the_agent_and_the_coordinator(self):
-        f = Fleet(n=1, hold_ms=1000, lab=False)
+        f = Fleet(n=1, hold_ms=1000, lab=False, unmeasured=True)
         self.addCleanup(f.stop)
         f.start()
         r = subprocess.run([ROGUE, f"tcp://127.0.0.1:{f.bus_port}", f.key, "reserved"],
@@ -118,7 +118,7 @@ class RegistrationTest(unittest.TestCase):
 
 class DataAddrPolicyTest(unittest.TestCase):
     def setUp(self):
-        self.f = Fleet(n=2, hold_ms=1000, lab=False)
+        self.f = Fleet(n=2, hold_ms=1000, lab=False, unmeasured=True)
         self.addCleanup(self.f.stop)
 
     def test_the_default_policy_refuses_a_loopback_data_addr_and_says_why(self):
@@ -174,7 +174,7 @@ class DataAddrPolicyTest(unittest.TestCase):
 
 class PairPortTest(unittest.TestCase):
     def test_a_pair_port_closes_a_stranger_and_serves_the_jobs_client(self):
-        f = Fleet(n=2, hold_ms=1000, lab=False)
+        f = Fleet(n=2, hold_ms=1000, lab=False, unmeasured=True)
         self.addCleanup(f.stop)
         f.start()
         # The client is held back, so that the stranger is the first to reach the server's port.
