@@ -24,6 +24,8 @@ BIN_DIR = os.environ.get("SM_BIN_DIR") or os.path.join(os.path.dirname(__file__)
                                                        "build", "bin")
 AGENT = os.path.join(BIN_DIR, "sockmatrix-agent")
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+# The 2010 test's payload: profile_start CRLF, 8192 lines of 128 bytes + CRLF, profile_end CRLF.
+SEED_PAYLOAD = 15 + 8192 * 130 + 13
 
 # A TCP sink: prints its port, then the number of bytes it received and the seconds from the
 # first to the last.
@@ -252,7 +254,7 @@ class LabTest(unittest.TestCase):
         self.assertEqual((cal["factor"], cal["runs"], cal["probe"], cal["wire_bytes"]),
                          (4, 9, probe, int(wire)), cal)
         # What lo carries per run: the 1,064,988 bytes of the test and TCP's headers and acks.
-        self.assertTrue(1064988 < cal["wire_bytes"] < 2 * 1064988, cal)
+        self.assertTrue(SEED_PAYLOAD < cal["wire_bytes"] < 2 * SEED_PAYLOAD, cal)
         self.assertAlmostEqual(cal["measured_bit_s"], cal["wire_bytes"] * 8 / cal["seconds"],
                                delta=cal["measured_bit_s"] * 1e-3)
         self.assertAlmostEqual(cal["measured_bit_s"] / 1e6, float(measured), delta=0.051)
@@ -278,16 +280,22 @@ class LabTest(unittest.TestCase):
         r = self.lab("up", "3", "--subnet", f"10.213.{self.x}", "--slow-tcp", "h2:x4", env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         cal = self.check_slow_tcp_x4(r.stdout, "sockmatrix-agent")
-        # It is what it says: h2's 2010 stream takes about 4 times what it measured unshaped
-        # (tbf sets a floor: a little under 4 as the bucket's 128 KiB pass at once, more if the
-        # machine got slower since), and clearly more than h1's, measured in turns with it.
+        # It is what it says: h2's 2010 stream is held to the tbf rate, a quarter of what lo
+        # carried unshaped, and takes clearly more than h1's, measured in turns with it.
         h1, h2 = [], []
         for _ in range(3):
             h1.append(self.agent_2010_median("h1"))
             h2.append(self.agent_2010_median("h2"))
         shaped, unshaped = statistics.median(h2), statistics.median(h1)
         why = f"h2 {h2} s, h1 {h1} s, calibration {cal}"
-        self.assertGreater(shaped / cal["seconds"], 0.7 * 4, why)
+        # tbf sets a floor, not a factor: the test's payload but the bucket's burst (which
+        # passes at once) cannot cross lo faster than the rate. The time is not 4 times the
+        # calibration's: held back, the sender coalesces its 130-byte lines into fewer segments
+        # and fewer acks come back, so lo carries fewer bytes than the calibration counted
+        # (seen: 2.5x and 3.0x the calibration in two runs of this test).
+        burst = self.tbf_options("h2", "lo")["burst"]
+        floor = (SEED_PAYLOAD - burst) * 8 / cal["rate_bit_s"]
+        self.assertGreater(shaped, floor, why)
         self.assertLess(shaped / cal["seconds"], 3 * 4, why)
         # h1 against h2 assumes the machine runs h1 as fast as it ran the calibration moments
         # before; a VM whose speed moved (once: h1 at 1.7x its calibration, h2 shaped as it
