@@ -1,12 +1,15 @@
 """Makes the Debian packages once for test_package, test_rollout and test_systemd (the ctest
-fixture sm_debs, tests/CMakeLists.txt), as a packager makes them: the source configured in a
-folder of its own as a Release build with warnings as errors, built, and packed by CPack.
+fixture sm_debs, tests/CMakeLists.txt), as a packager makes them: from a Release build with
+warnings as errors, packed by CPack.
 
-    python3 debs.py SOURCE_DIR BUILD_DIR OUT_DIR [C_COMPILER]
+    python3 debs.py SOURCE_DIR BUILD_DIR OUT_DIR C_COMPILER TEST_BUILD_DIR BUILD_TYPE WERROR
 
-The three tests read OUT_DIR (SM_DEBS_DIR). A Release build (-O3) is one the developers' builds
-are not: a warning only its optimiser finds fails here, before a packager meets it. The tests
-are not built (the packages hold none of them)."""
+The three tests read OUT_DIR (SM_DEBS_DIR). TEST_BUILD_DIR is the build the tests run from,
+BUILD_TYPE and WERROR how it was configured. When that is a Release build with warnings as
+errors (make build's), it is a packager's build already and is packed as it is. Otherwise
+(a RelWithDebInfo or Debug folder of one's own) the source is configured in BUILD_DIR as a
+Release build with warnings as errors, without the tests (the packages hold none of them), and
+built: a warning only -O3 finds fails here, before a packager meets it."""
 import glob
 import os
 import shutil
@@ -24,13 +27,17 @@ def step(what, cmd, cwd=None):
     print(f"debs.py: {what}: {time.monotonic() - t0:.1f} s", flush=True)
 
 
-def main(src, build, out, cc=None):
-    configure = ["cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                 "-DSM_WERROR=ON", "-DSM_TESTS=OFF", "-DSM_BENCH=OFF"]
-    if cc:
-        configure.append(f"-DCMAKE_C_COMPILER={cc}")
-    step("configure", configure)
-    step("build", ["cmake", "--build", build, "-j", str(os.cpu_count() or 1)])
+def main(src, build, out, cc, test_build, build_type, werror):
+    if build_type == "Release" and werror.upper() in ("ON", "1", "TRUE", "YES"):
+        print(f"debs.py: {test_build} is a Release build with warnings as errors: packed as it "
+              "is", flush=True)
+        build = test_build
+    else:
+        configure = ["cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                     "-DSM_WERROR=ON", "-DSM_TESTS=OFF", "-DSM_BENCH=OFF",
+                     f"-DCMAKE_C_COMPILER={cc}"]
+        step("configure", configure)
+        step("build", ["cmake", "--build", build, "-j", str(os.cpu_count() or 1)])
     os.makedirs(out, exist_ok=True)
     for old in glob.glob(os.path.join(out, "*.deb")):
         os.remove(old)  # never a package of an earlier build
@@ -43,6 +50,6 @@ def main(src, build, out, cc=None):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) != 8:
         sys.exit(__doc__)
     main(*sys.argv[1:])
