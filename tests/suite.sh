@@ -5,8 +5,7 @@
 #   1. Side by side, nothing measuring: on the gcc build the unit, browser and system tests;
 #      at the same time the ASan build is made and runs the unit, integration (the daemons on
 #      loopback and in lab namespaces, every fault of the campaign) and fuzz tests. Neither
-#      half measures, and the system tests spend minutes in apt, Ansible and booting
-#      containers while a CPU waits: run one half after the other, the CPUs sat a third idle.
+#      half measures; run one after the other, each half's last tests left a CPU idle.
 #   2. Alone, once both passed: the gcc build's measuring tests (label measure, RUN_SERIAL),
 #      on a quiet machine.
 #
