@@ -66,14 +66,15 @@ TEST_JOBS  ?= $(shell echo $$((2 * $$(nproc))))
 CTEST := ctest --output-on-failure --parallel $(TEST_JOBS)
 
 # Each test runs once, on the build it needs, but the unit tests, which run on both:
-# tests/suite.sh. First, side by side, what does not measure: on the gcc build the unit tests,
-# the browser tests and the system tests (the packages of a Release build, the roll-out over
-# ssh and onto booted Debian containers); at the same time the ASan+UBSan build (clang) is made
-# and runs the unit tests, the integration tests that do not measure (the daemons on loopback
-# and in lab namespaces, every fault of the campaign: where a memory error would show) and the
-# fuzz targets. Then, alone, the gcc build's tests that judge measurements (label measure: a
-# sanitizer build runs two to three times slower and what they would judge is its timing). At
-# the end, the ten slowest tests and each phase's wall time.
+# tests/suite.sh. First, one at a time, the gcc build's tests that judge measurements (label
+# measure: a sanitizer build runs two to three times slower and what they would judge is its
+# timing), while the ASan+UBSan build (clang) is made at idle priority on the CPU they leave.
+# Then, side by side, what does not measure: on the gcc build the unit tests, the browser tests
+# and the system tests (the packages of a Release build, the roll-out over ssh and onto booted
+# Debian containers); on the ASan build the unit tests, the integration tests that do not
+# measure (the daemons on loopback and in lab namespaces, every fault of the campaign: where a
+# memory error would show) and the fuzz targets. At the end, the ten slowest tests and each
+# phase's wall time.
 test: build
 	@BUILD=$(BUILD) ASAN_BUILD=$(ASAN_BUILD) TEST_JOBS=$(TEST_JOBS) \
 	  ASAN_BUILD_CMD="$(MAKE) --no-print-directory build-asan BUILD=$(BUILD) ASAN_BUILD=$(ASAN_BUILD)" \
