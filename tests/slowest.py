@@ -53,7 +53,8 @@ def main(argv):
     for label, mine in labels.items():
         if mine:
             print(f"  {label}: {len(mine)} tests, {sum(r[0] for r in mine):.0f} s of test time")
-    print("\n".join(missing))
+    for line in missing:
+        print(line)
     for spec in a.wall:
         phase, _, secs = spec.rpartition("=")
         print(f"  {phase}: {int(secs) // 60} min {int(secs) % 60:02d} s wall")
