@@ -52,6 +52,13 @@ static double num(const cJSON *o, const char *k)
     return cJSON_IsNumber(v) ? v->valuedouble : 0.0 / 0.0;
 }
 
+/* A count of a cell: 0 when absent or not a count. */
+static double count(const cJSON *o, const char *k)
+{
+    const double v = num(o, k);
+    return v > 0 ? v : 0;
+}
+
 /* A row or column index of a cell: -1 when absent, negative or too large for an int (a cast of
  * those would be undefined). */
 static int idx(const cJSON *o, const char *k)
@@ -245,6 +252,8 @@ static int pick_metric(const sm_trend_query *q, const parsed *p, size_t n, strs 
 typedef struct scan {
     point *pts;
     size_t npts, with_cell;
+    size_t unjudged;          /* runs whose cell has no median: every job disturbed or failed */
+    double disturbed, failed; /* their jobs set aside and failed */
     strs hosts, tests;
 } scan;
 
@@ -279,7 +288,12 @@ static void scan_run(const sm_trend_query *q, const sm_trend_run *runs, const pa
                 if (!got && eq(str(col, "label"), q->test) &&
                     (!metric || eq(str(col, "metric"), metric))) {
                     const cJSON *cell = cell_at(cells, row, ci);
-                    if (cell && num(cell, "n") > 0) {
+                    if (cell && !(num(cell, "n") > 0) && present(cell)) {
+                        got = true;
+                        s->unjudged++;
+                        s->disturbed += count(cell, "disturbed");
+                        s->failed += count(cell, "failed");
+                    } else if (cell && num(cell, "n") > 0) {
                         got = true;
                         s->with_cell++;
                         if (runs[i].finished_ms >= q->from_ms && runs[i].finished_ms <= q->to_ms)
@@ -307,6 +321,13 @@ static void no_point_note(const sm_trend_query *q, const scan *s, char *note, si
     } else if (!host_known) {
         list_text(&s->hosts, list, sizeof list);
         snprintf(note, cap, "no ended run has host '%s'; the hosts they have: %s", q->host, list);
+    } else if (s->with_cell == 0 && s->unjudged > 0) {
+        snprintf(note, cap,
+                 "%zu ended run%s %s test '%s' for host '%s', none with a clean sample: "
+                 "%.0f job%s set aside as disturbed, %.0f failed; disturbed=include counts "
+                 "the disturbed ones",
+                 s->unjudged, s->unjudged == 1 ? "" : "s", s->unjudged == 1 ? "has" : "have",
+                 q->test, q->host, s->disturbed, s->disturbed == 1 ? "" : "s", s->failed);
     } else if (s->with_cell == 0) {
         list_text(&s->tests, list, sizeof list);
         snprintf(note, cap, "no ended run has test '%s' for host '%s'; the tests it has: %s",

@@ -231,6 +231,39 @@ static void test_trend_of_an_unknown_host_or_test_says_what_there_is(void **stat
     runs3_fini(&x);
 }
 
+/* Runs that have the cell with every job set aside or failed are not "no run has it". */
+static void test_trend_of_a_cell_without_a_clean_sample_says_so(void **state)
+{
+    (void)state;
+    runs3 x;
+    runs3_init(&x);
+    for (int i = 0; i < 2; i++) {
+        free(x.t[i]);
+        x.t[i] = table(100, 3, 0, -1); /* h2's tcp cell: 2 failed jobs */
+    }
+    char *d = strstr(x.t[1], "\"failed\":2,\"disturbed\":0");
+    assert_non_null(d);
+    memcpy(d, "\"failed\":0,\"disturbed\":3", strlen("\"failed\":0,\"disturbed\":3"));
+    x.r[0].tables[0] = x.t[0];
+    x.r[1].tables[0] = x.t[1];
+    sm_trend_query q = query("h2", TCP);
+    cJSON *o = trend(&q, x.r, 3);
+    assert_int_equal(cJSON_GetArraySize(points(o)), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "note")),
+                        "2 ended runs have test '" TCP "' for host 'h2', none with a clean "
+                        "sample: 3 jobs set aside as disturbed, 2 failed; disturbed=include "
+                        "counts the disturbed ones");
+    cJSON_Delete(o);
+    /* one run: the words agree with the count */
+    o = trend(&q, x.r + 1, 1);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "note")),
+                        "1 ended run has test '" TCP "' for host 'h2', none with a clean "
+                        "sample: 3 jobs set aside as disturbed, 0 failed; disturbed=include "
+                        "counts the disturbed ones");
+    cJSON_Delete(o);
+    runs3_fini(&x);
+}
+
 static void test_trend_refuses_a_metric_the_test_does_not_have(void **state)
 {
     (void)state;
@@ -388,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_trend_limit_keeps_the_latest_points),
         cmocka_unit_test(test_trend_skips_a_run_without_the_cell_and_flags_the_flagged_run),
         cmocka_unit_test(test_trend_of_an_unknown_host_or_test_says_what_there_is),
+        cmocka_unit_test(test_trend_of_a_cell_without_a_clean_sample_says_so),
         cmocka_unit_test(test_trend_refuses_a_metric_the_test_does_not_have),
         cmocka_unit_test(test_trend_of_a_pair_row_is_flagged_by_its_slow_server),
         cmocka_unit_test(test_grid_gives_each_cell_its_latest_runs_verdict),
