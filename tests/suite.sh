@@ -33,7 +33,8 @@ ASAN_ENV=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export SM_REQUIRE_ROOT_TESTS=$([ "$(id -u)" -eq 0 ] && echo 1 || echo 0)
 
 mkdir -p "$T"
-rm -f "$T"/junit*.xml "$T"/*.status "$ASAN_BUILD"/Testing/junit.xml
+rm -f "$T"/junit*.xml "$T"/*.status "$T"/cpu.tsv "$ASAN_BUILD"/Testing/junit.xml \
+    "$ASAN_BUILD"/Testing/cpu.tsv
 prefix() { sed -u "s/^/$1 | /"; }
 status=0
 
@@ -42,7 +43,8 @@ t0=$(date +%s)
  echo $? >"$T/asan-build.status") &
 build_pid=$!
 echo "the measuring tests, one at a time (the ASan build at idle priority beside them):"
-(cd "$BUILD" && "${CTEST[@]}" -L measure --output-junit "$T/junit-measure.xml") || status=1
+(cd "$BUILD" && SM_CPU_LOG="$T/cpu.tsv" "${CTEST[@]}" -L measure \
+    --output-junit "$T/junit-measure.xml") || status=1
 t1=$(date +%s)
 wait "$build_pid"
 if [ "$(cat "$T/asan-build.status")" != 0 ]; then
@@ -53,11 +55,12 @@ fi
 
 if [ $status -eq 0 ]; then
     echo "the ASan build was done $(($(date +%s) - t0)) s in; side by side now:"
-    (cd "$ASAN_BUILD" && env "${ASAN_ENV[@]}" "${CTEST[@]}" -L 'unit|integration|fuzz' \
+    (cd "$ASAN_BUILD" && env "${ASAN_ENV[@]}" SM_CPU_LOG="$ROOT/$ASAN_BUILD/Testing/cpu.tsv" \
+        "${CTEST[@]}" -L 'unit|integration|fuzz' \
         -LE measure --output-junit "$ROOT/$ASAN_BUILD/Testing/junit.xml" 2>&1
      echo $? >"$T/asan.status") | prefix "asan" &
     asan_pid=$!
-    (cd "$BUILD" && "${CTEST[@]}" -L 'unit|web|system' -LE measure \
+    (cd "$BUILD" && SM_CPU_LOG="$T/cpu.tsv" "${CTEST[@]}" -L 'unit|web|system' -LE measure \
         --output-junit "$T/junit.xml" 2>&1; echo $? >"$T/gcc.status") | prefix "gcc "
     wait "$asan_pid"
     for s in gcc asan; do
@@ -68,6 +71,7 @@ t2=$(date +%s)
 
 python3 tests/slowest.py --wall "measuring, the ASan build beside=$((t1 - t0))" \
     --wall "side by side=$((t2 - t1))" \
+    --cpu gcc="$T/cpu.tsv" --cpu asan="$ASAN_BUILD/Testing/cpu.tsv" \
     gcc="$BUILD/Testing/junit-measure.xml" gcc="$BUILD/Testing/junit.xml" \
     asan="$ASAN_BUILD/Testing/junit.xml"
 exit $status

@@ -16,9 +16,12 @@ interfaces come and go), two files cannot take the same port or subnet, and a la
 touches this machine's own network. Not root, it runs where it is.
 Each test's wall time is listed too, slowest first, so that a slow file says where its time
 goes (class set-ups, a lab or a fleet shared by a class's tests, count in their first test's
-time)."""
+time). With SM_CPU_LOG set (tests/suite.sh sets it), the file's CPU time, user and system, its
+own and that of the processes it started and waited for (daemons, labs' helpers, Chromium), is
+appended to that file as `NAME<TAB>USER_S<TAB>SYS_S`, NAME as ctest names the entry."""
 import ctypes
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -111,6 +114,14 @@ def own_python():
     return d
 
 
+def log_cpu(path, name):
+    """Appends name's CPU seconds so far (this process and its waited-for children) to path."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(path, "a") as f:  # one short write: entries running side by side do not mix
+        f.write(f"{name}\t{me.ru_utime + kids.ru_utime:.1f}\t{me.ru_stime + kids.ru_stime:.1f}\n")
+
+
 def main(argv):
     sys.path.insert(0, os.getcwd())
     bindir = own_python()
@@ -133,6 +144,10 @@ def main(argv):
         return 1
     result = prog.result
     shutil.rmtree(bindir, ignore_errors=True)
+    if os.environ.get("SM_CPU_LOG"):
+        modules = [a for a in args if not a.startswith("-")]
+        name = "+".join(modules) + ("_netns" if loader.part == "netns" else "")
+        log_cpu(os.environ["SM_CPU_LOG"], name)
     if result.times:
         print("\nseconds per test, slowest first (a class's set-up in its first test's):",
               file=sys.stderr)
