@@ -2,8 +2,9 @@
 folder: test_systemd.container_root) ahead of the test: the ctest fixture sm_rootfs. It needs no
 network namespace, no lock and not the packages (the root holds the libraries the built
 programs link), so ctest starts it at once, beside the packages' build and the tests that hold
-a lock, and test_systemd finds the root made. It runs at nice -10 where it may: it heads the
-longest chain of make test's second phase. Where the root cannot be made here (not root, no
+a lock, and test_systemd finds the root made (make test makes it earlier still, beside the
+measuring tests, at idle priority: tests/suite.sh). Run by ctest beside other tests, it runs at
+nice -10 where it may: it heads the longest chain of what runs side by side. Where the root cannot be made here (not root, no
 mmdebstrap), it says so and leaves it to test_systemd, which skips or fails as its own checks
 say.
 
@@ -20,9 +21,9 @@ def main():
         print("rootfs.py: no root, systemd-nspawn, mmdebstrap or cpack here: test_systemd "
               "says what it needs")
         return 0
-    # The root is the head of the longest chain of make test's second phase (then test_systemd
+    # The root heads the longest chain of the tests that run side by side (then test_systemd
     # boots it), and dpkg's share of two CPUs busy with other tests made it 5-7 times slower
-    # than alone (215-366 s against 48 s). Ahead of them: no test here measures anything.
+    # than alone (215-366 s against 48 s). Ahead of them: none of those measures anything.
     try:
         os.nice(-10)
     except OSError as e:
