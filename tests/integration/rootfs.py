@@ -2,9 +2,8 @@
 folder: test_systemd.container_root) ahead of the test: the ctest fixture sm_rootfs. It needs no
 network namespace, no lock and not the packages (the root holds the libraries the built
 programs link), so ctest starts it at once, beside the packages' build and the tests that hold
-a lock, and test_systemd finds the root made (make test makes it earlier still, beside the
-measuring tests, at idle priority: tests/suite.sh). Run by ctest beside other tests, it runs at
-nice -10 where it may: it heads the longest chain of what runs side by side. Where the root cannot be made here (not root, no
+a lock, and test_systemd finds the root made. It runs at nice -10 where it may: it heads the
+longest chain of what make test runs side by side. Where the root cannot be made here (not root, no
 mmdebstrap), it says so and leaves it to test_systemd, which skips or fails as its own checks
 say.
 
