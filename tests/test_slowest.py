@@ -76,7 +76,8 @@ class SmrunCpuLogTest(unittest.TestCase):
         with open(os.path.join(d, "test_spin.py"), "w") as f:
             f.write(textwrap.dedent("""\
                 import subprocess, sys, unittest
-                SPIN = "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.3: pass"
+                SPIN = ("import time\\nt = time.process_time()\\n"
+                        "while time.process_time() - t < 0.3: pass")
                 class Spin(unittest.TestCase):
                     def test_spin(self):
                         subprocess.run([sys.executable, "-c", SPIN], check=True)

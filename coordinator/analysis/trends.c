@@ -324,10 +324,10 @@ static void no_point_note(const sm_trend_query *q, const scan *s, char *note, si
     } else if (s->with_cell == 0 && s->unjudged > 0) {
         snprintf(note, cap,
                  "%zu ended run%s %s test '%s' for host '%s', none with a clean sample: "
-                 "%.0f job%s set aside as disturbed, %.0f failed; disturbed=include counts "
-                 "the disturbed ones",
+                 "%.0f job%s set aside as disturbed, %.0f failed%s",
                  s->unjudged, s->unjudged == 1 ? "" : "s", s->unjudged == 1 ? "has" : "have",
-                 q->test, q->host, s->disturbed, s->disturbed == 1 ? "" : "s", s->failed);
+                 q->test, q->host, s->disturbed, s->disturbed == 1 ? "" : "s", s->failed,
+                 s->disturbed > 0 ? "; disturbed=include counts the disturbed ones" : "");
     } else if (s->with_cell == 0) {
         list_text(&s->tests, list, sizeof list);
         snprintf(note, cap, "no ended run has test '%s' for host '%s'; the tests it has: %s",

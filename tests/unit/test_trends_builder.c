@@ -261,6 +261,12 @@ static void test_trend_of_a_cell_without_a_clean_sample_says_so(void **state)
                         "sample: 3 jobs set aside as disturbed, 0 failed; disturbed=include "
                         "counts the disturbed ones");
     cJSON_Delete(o);
+    /* failed jobs only: nothing for disturbed=include to add */
+    o = trend(&q, x.r, 1);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "note")),
+                        "1 ended run has test '" TCP "' for host 'h2', none with a clean "
+                        "sample: 0 jobs set aside as disturbed, 2 failed");
+    cJSON_Delete(o);
     runs3_fini(&x);
 }
 
