@@ -165,6 +165,11 @@ COORDINATOR = _os.path.join(BIN_DIR, "sockmatrix-coordinator")
 CLI = _os.path.join(BIN_DIR, "sockmatrix")
 ROGUE = _os.path.join(BIN_DIR, "sm-rogue")
 LAB = _os.path.join(_os.path.dirname(__file__), "..", "..", "deploy", "lab", "lab.sh")
+# One API request, connect to last byte: as long as the CLI waits (SM_HTTP_TIMEOUT_S). Reports
+# are built on the coordinator's worker thread at a lower priority than everything else here, so
+# on a machine whose CPUs are all taken (make test's side-by-side phase) a report of a second
+# alone can take ten; a test checks what the API answers, not how fast.
+HTTP_TIMEOUT_S = 30
 
 
 def can_lab():
@@ -357,14 +362,14 @@ class Fleet:
     # -- the HTTP API and the store --
     def get(self, path):
         req = urllib.request.Request(self.url + path, headers=self.headers)
-        with urllib.request.urlopen(req, timeout=10, context=self.ssl) as r:
+        with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S, context=self.ssl) as r:
             return json.loads(r.read())
 
     def get_status(self, path):
         """(status, JSON body) of a GET, errors included."""
         try:
             req = urllib.request.Request(self.url + path, headers=self.headers)
-            with urllib.request.urlopen(req, timeout=10, context=self.ssl) as r:
+            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S, context=self.ssl) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
@@ -374,7 +379,7 @@ class Fleet:
                                      headers={"Content-Type": "application/json",
                                               **self.headers})
         try:
-            with urllib.request.urlopen(req, timeout=10, context=self.ssl) as r:
+            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S, context=self.ssl) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())

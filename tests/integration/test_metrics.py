@@ -11,7 +11,7 @@ import unittest
 import urllib.parse
 import urllib.request
 
-from smtest import Fleet, free_port, wait_for
+from smtest import HTTP_TIMEOUT_S, Fleet, free_port, wait_for
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 
@@ -67,7 +67,7 @@ class MetricsTest(unittest.TestCase):
 
     def scrape(self):
         req = urllib.request.Request(self.f.url + "/metrics", headers=self.f.headers)
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as r:
             return r.headers["Content-Type"], r.read().decode()
 
     def start_prometheus(self):
