@@ -321,13 +321,14 @@ class LabTest(unittest.TestCase):
 
     def test_slow_link_x4_measures_a_bulk_transfer_and_shapes_both_sides(self):
         r = self.up(3, "--slow-link", "h3:x4")
-        m = re.search(r"h3 link measured ([\d.]+) Mbit/s \(bulk TCP h3 -> "
-                      + re.escape(self.gw) + r" for 1 s: (\d+) bytes on eth0 in ([\d.]+) s\); "
-                      r"x4 -> tbf rate ([\d.]+) Mbit/s", r.stdout)
+        m = re.search(r"h3 link measured ([\d.]+) Mbit/s \(bulk TCP h3 -> h1 "
+                      + re.escape(self.addr(1)) + r", the median of 5 runs of 0.2 s: (\d+) bytes on "
+                      r"eth0 in ([\d.]+) s\); x4 -> tbf rate ([\d.]+) Mbit/s", r.stdout)
         self.assertIsNotNone(m, r.stdout)
         cal = [h for h in json.loads(self.ok("status", "--json").stdout)["hosts"]
                if h["name"] == "h3"][0]["slow_link"]
-        self.assertEqual((cal["factor"], cal["probe"], cal["wire_bytes"]), (4, "python3", int(m[2])))
+        self.assertEqual((cal["factor"], cal["probe"], cal["wire_bytes"], cal["runs"]),
+                         (4, "python3", int(m[2]), 5))
         self.assertAlmostEqual(cal["measured_bit_s"] / 1e6, float(m[1]), delta=0.051)
         self.assertAlmostEqual(cal["rate_bit_s"], cal["measured_bit_s"] / 4, delta=1)
         self.assertGreater(cal["measured_bit_s"], 50e6, cal)  # a veth, however slow the machine
