@@ -363,17 +363,35 @@ host_script() { # INDEX
 SSH=(ssh -o BatchMode=yes -o ConnectTimeout=10)
 [[ -z $SSH_CONFIG ]] || SSH+=(-F "$SSH_CONFIG")
 
+# The last line of FILE that is not blank, or what says there was none.
+last_line() {
+  local l
+  l=$(grep -v '^[[:space:]]*$' "$1" | tail -n1) || true
+  printf '%s' "${l:-(it wrote nothing on stderr)}"
+}
+
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
 # Works on host INDEX; its report goes to $OUT/INDEX, its verdict to $OUT/INDEX.rc.
+# Its script is made here and run there: a failure on either side says which, with the last
+# line it wrote (a script cut short here would run there as far as it came, and end 0).
 do_host() {
-  local i=$1 rc=0
-  host_script "$i" | "${SSH[@]}" "${DESTS[$i]}" "$SUDO bash -s" >"$OUT/$i" 2>"$OUT/$i.err" || rc=$?
-  if ((rc == 255)); then
-    echo "unreachable: $(tail -n1 "$OUT/$i.err")" >"$OUT/$i"
+  local i=$1 rc=0 made
+  set +e
+  host_script "$i" 2>"$OUT/$i.local" |
+    "${SSH[@]}" "${DESTS[$i]}" "$SUDO bash -s" >"$OUT/$i" 2>"$OUT/$i.err"
+  local -a st=("${PIPESTATUS[@]}")
+  set -e
+  made=${st[0]} rc=${st[1]}
+  # 141: SIGPIPE, the remote side stopped reading first, and says why below.
+  if ((made != 0 && made != 141 && rc != 255)); then
+    echo "error: its roll-out script could not be made here (status $made): $(last_line "$OUT/$i.local")" >>"$OUT/$i"
+    ((rc != 0)) || rc=$made
+  elif ((rc == 255)); then
+    echo "unreachable: $(last_line "$OUT/$i.err")" >"$OUT/$i"
   elif ((rc != 0)) && ! grep -q '^error ' "$OUT/$i"; then
-    echo "error: the remote side ended with status $rc: $(tail -n1 "$OUT/$i.err")" >>"$OUT/$i"
+    echo "error: the remote side ended with status $rc: $(last_line "$OUT/$i.err")" >>"$OUT/$i"
   fi
   echo "$rc" >"$OUT/$i.rc"
   sed "s/^/${NAMES[$i]}: /" "$OUT/$i"

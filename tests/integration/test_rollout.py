@@ -87,7 +87,7 @@ class FleetScriptTest(unittest.TestCase):
         r = self.fleet("--check")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h3 is down
         rows = self.recap(r.stdout)
-        self.assertEqual(rows["h1"], ("done", 0, 6, 2), r.stdout)
+        self.assertEqual(rows["h1"], ("done", 0, 6, 2), r.stdout + r.stderr)
         self.assertEqual(rows["h2"], ("done", 0, 3, 1), r.stdout)
         self.assertEqual(rows["h3"][0], "unreachable", r.stdout)
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
@@ -141,7 +141,7 @@ class FleetScriptTest(unittest.TestCase):
         r = self.fleet()
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # h3 is still down
         rows = self.recap(r.stdout)
-        self.assertEqual(rows["h1"], ("done", 6, 0, 2), r.stdout)
+        self.assertEqual(rows["h1"], ("done", 6, 0, 2), r.stdout + r.stderr)
         self.assertEqual(rows["h2"], ("done", 3, 0, 1), r.stdout)
         self.assertEqual({h: tree(r) for h, r in self.roots.items()}, before)
         for h in AGENTS:
