@@ -10,7 +10,7 @@ JOBS       ?= $(shell nproc)
 DEB_PACKAGES := build-essential clang cmake pkg-config \
 	libnanomsg-dev libwebsockets-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev libnl-route-3-dev \
 	libsqlite3-dev libssl-dev libclang-rt-dev python3 iperf3 sockperf iproute2 iputils-ping sqlite3 \
-	nginx-light openssl curl chromium systemd openssh-server openssh-client ansible-core \
+	nginx-light openssl curl chromium-headless-shell systemd openssh-server openssh-client ansible-core \
 	mmdebstrap systemd-container prometheus
 
 .PHONY: all deps build build-asan test check test-unit test-integration test-system test-web package demo demo-estimate demo-down demo-once bench clean format

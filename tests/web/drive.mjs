@@ -1,4 +1,4 @@
-// Drives the dashboard in Debian's Chromium for test_web.py: one scenario per call.
+// Drives the dashboard in Debian's Chromium (its headless shell) for test_web.py: one scenario per call.
 //
 //   node drive.mjs SCENARIO '{"url": "http://127.0.0.1:PORT", ...}'
 //
@@ -26,7 +26,7 @@ const RUN_MS = args.run_ms ?? 180000; // a run from launch to its end
 const CALL_MS = args.call_ms ?? 280000; // this whole call; test_web.py waits a little longer
 const FINAL = ['done', 'failed', 'cancelled'];
 const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
+  executablePath: '/usr/bin/chromium-headless-shell', // test_web.py's CHROMIUM
   headless: true,
   timeout: 30000,
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
