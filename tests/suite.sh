@@ -7,8 +7,8 @@
 #      at idle priority (SCHED_IDLE, idle I/O class: it runs only on a CPU they leave, and a
 #      thread of theirs that wakes takes its CPU back at once), the ASan build is made and its
 #      unit and fuzz tests run (CPU only: no lab, no daemon), and the packages the system tests
-#      install are packed from the gcc build (the fixture sm_debs), then its unit tests run.
-#   2. Side by side, nothing measuring: on the gcc build the browser and system tests
+#      install are packed from the gcc build (the fixture sm_debs).
+#   2. Side by side, nothing measuring: on the gcc build the unit, browser and system tests
 #      (test_systemd's Debian root first, sm_rootfs, at nice -10: it heads the longest chain);
 #      on the ASan build the integration tests (the daemons on loopback and in lab namespaces,
 #      every fault of the campaign). Run one after the other, each half's last tests left a
@@ -18,8 +18,8 @@
 #     bash tests/suite.sh
 #
 # What runs beside the measuring tests writes to $BUILD/Testing/: asan-build.log (the
-# compiler), asan-ahead.log (the ASan unit and fuzz tests), fixtures.log (sm_debs), unit.log
-# (the gcc build's unit tests); each is printed when it fails. Each line of phase 2 says which build it comes from ("gcc  |",
+# compiler), asan-ahead.log (the ASan unit and fuzz tests), fixtures.log (sm_debs); each is
+# printed when it fails. Each line of phase 2 says which build it comes from ("gcc  |",
 # "asan |").
 set -u
 cd "$(dirname "$0")/.."
@@ -57,13 +57,9 @@ t0=$(date +%s)
 asan_ahead_pid=$!
 # A second ctest in the build folder: it writes its own JUnit file, and only Testing/Temporary's
 # LastTest.log, which nothing here reads, is shared.
-# The gcc build's unit tests follow (CPU only, as the ASan build's).
-(cd "$BUILD" || exit
- idle "${CTEST[@]}" -R '^sm_debs$' --output-junit "$T/junit-ahead.xml" >"$T/fixtures.log" 2>&1
- echo $? >"$T/fixtures.status"; since fixtures
- idle env SM_CPU_LOG="$T/cpu.tsv" "${CTEST[@]}" -L unit -LE measure \
-     --output-junit "$T/junit-unit.xml" >"$T/unit.log" 2>&1
- echo $? >"$T/unit.status"; since unit) &
+(cd "$BUILD" && idle "${CTEST[@]}" -R '^sm_debs$' --output-junit "$T/junit-ahead.xml" \
+    >"$T/fixtures.log" 2>&1
+ echo $? >"$T/fixtures.status"; since fixtures) &
 fixtures_pid=$!
 echo "the measuring tests, one at a time (beside them at idle priority: the ASan build and its"
 echo "unit and fuzz tests, the packages):"
@@ -88,25 +84,17 @@ if [ "$(cat "$T/fixtures.status")" != 0 ]; then
     echo "the packages were not made (above, and in $T/fixtures.log)"
     status=1
 fi
-if [ "$(cat "$T/unit.status")" != 0 ]; then
-    prefix "gcc " <"$T/unit.log"
-    echo "the gcc build's unit tests failed (above, and in $T/unit.log)"
-    status=1
-else
-    grep -E "tests passed|Total Test time" "$T/unit.log" | sed 's/^/gcc  | unit: /'
-fi
 
 if [ $status -eq 0 ]; then
     echo "done, in s from the start: the measuring tests $((t1 - t0)), the ASan build" \
         "$(cat "$T/asan-build.end"), its unit and fuzz tests $(cat "$T/asan-ahead.end")," \
-        "the packages $(cat "$T/fixtures.end"), the gcc build's unit tests $(cat "$T/unit.end");" \
-        "side by side now:"
+        "the packages $(cat "$T/fixtures.end"); side by side now:"
     (cd "$ASAN_BUILD" && env "${ASAN_ENV[@]}" SM_CPU_LOG="$ROOT/$ASAN_BUILD/Testing/cpu.tsv" \
         "${CTEST[@]}" -L integration -LE measure \
         --output-junit "$ROOT/$ASAN_BUILD/Testing/junit.xml" 2>&1
      echo $? >"$T/asan.status") | prefix "asan" &
     asan_pid=$!
-    (cd "$BUILD" && SM_CPU_LOG="$T/cpu.tsv" "${CTEST[@]}" -L 'web|system' -LE measure \
+    (cd "$BUILD" && SM_CPU_LOG="$T/cpu.tsv" "${CTEST[@]}" -L 'unit|web|system' -LE measure \
         -E '^sm_debs$' -FS '^sm_debs$' --output-junit "$T/junit.xml" 2>&1
      echo $? >"$T/gcc.status") | prefix "gcc "
     wait "$asan_pid"
@@ -120,6 +108,6 @@ python3 tests/slowest.py --wall "measuring, the rest at idle priority beside=$((
     --wall "side by side=$((t2 - t3))" \
     --cpu gcc="$T/cpu.tsv" --cpu asan="$ASAN_BUILD/Testing/cpu.tsv" \
     gcc="$BUILD/Testing/junit-measure.xml" gcc="$BUILD/Testing/junit-ahead.xml" \
-    gcc="$BUILD/Testing/junit-unit.xml" gcc="$BUILD/Testing/junit.xml" \
+    gcc="$BUILD/Testing/junit.xml" \
     asan="$ASAN_BUILD/Testing/junit-ahead.xml" asan="$ASAN_BUILD/Testing/junit.xml"
 exit $status
