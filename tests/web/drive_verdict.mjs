@@ -29,7 +29,7 @@ export function verdictScenarios(ctx) {
         again: !!b.querySelector('button#run-again'),
       } : null,
       note: note ? { text: note.textContent.trim(), verdict: note.dataset.verdict ?? null,
-        hidden: note.hidden } : null,
+        hidden: note.hidden, before: note.dataset.before === '1' } : null,
       anomalies: document.querySelectorAll('ul#run-anomalies li').length,
       switch: sw ? { checked: sw.checked, label: sw.closest('label').textContent.trim() } : null,
       jobs: [...document.querySelectorAll('ul#run-jobs li[data-job]')].map((li) => ({
@@ -45,6 +45,7 @@ export function verdictScenarios(ctx) {
     hash: location.hash,
     switch: document.querySelector('input#compare-disturbed')?.checked ?? null,
     note: document.querySelector('#anomalies-note')?.textContent ?? null,
+    before: document.querySelector('#anomalies-note')?.dataset.before === '1',
     verdict: (() => {
       const v = document.querySelector('#compare-verdict');
       return v && !v.hidden ? { verdict: v.dataset.verdict,
@@ -65,6 +66,14 @@ export function verdictScenarios(ctx) {
   // Whether a.run's page has shown what the analysis said of it (its verdict in the note).
   const verdictShown = (v) => v.note && v.note.verdict;
 
+  // Marks the element sel before a click that mounts the view again: the hash moves at once,
+  // the view only when the page's hashchange handler runs, so until the mark is gone a probe
+  // still reads the view from before the click.
+  const mark = (sel) => ctx.page().evaluate((s) => {
+    const e = document.querySelector(s);
+    if (e) e.dataset.before = '1';
+  }, sel);
+
   return {
     // #/run/RUN: the banner once the verdict is in; then the switch on (the hash keeps it, a
     // reload too), and off again.
@@ -72,14 +81,16 @@ export function verdictScenarios(ctx) {
       await view(`/run/${a.run}`);
       const plain = await until('the run\'s verdict', runVerdict,
         (v) => verdictShown(v) && v.jobs.length === a.jobs);
+      await mark('#run-anomalies-note');
       await ctx.page().click('input#run-disturbed');
       const included = await until('the verdict with disturbed samples', runVerdict,
-        (v) => v.hash.endsWith('?disturbed=include') && verdictShown(v));
+        (v) => v.hash.endsWith('?disturbed=include') && verdictShown(v) && !v.note.before);
       await ctx.page().reload({ waitUntil: 'load', timeout: STEP_MS });
       const reloaded = await until('the verdict after a reload', runVerdict, verdictShown);
+      await mark('#run-anomalies-note');
       await ctx.page().click('input#run-disturbed');
       const off = await until('the verdict without them again', runVerdict,
-        (v) => !v.hash.includes('?') && verdictShown(v));
+        (v) => !v.hash.includes('?') && verdictShown(v) && !v.note.before);
       return { plain, included, reloaded, off };
     },
 
@@ -122,9 +133,10 @@ export function verdictScenarios(ctx) {
       await view(`/compare/${a.run}`);
       const ready = (t) => t.rows.length === a.rows && t.note !== null && t.note !== '';
       const plain = await until('the compare table', compareTable, ready);
+      await mark('#anomalies-note');
       await ctx.page().click('input#compare-disturbed');
       const included = await until('the table with disturbed samples', compareTable,
-        (t) => t.hash.endsWith('?disturbed=include') && ready(t) &&
+        (t) => t.hash.endsWith('?disturbed=include') && ready(t) && !t.before &&
           t.rows.some((r) => r.cells.some((c) => c.median !== null)));
       return { plain, included };
     },
