@@ -191,43 +191,51 @@ remote_main() {
   set -euo pipefail
   say() { printf '%s\n' "$*"; }
   sha_of() { if [[ -f $1 ]]; then sha256sum "$1" | cut -d' ' -f1; else echo none; fi; }
+  # These helpers are called from && lists, where -e does not hold (nor in what they call): each
+  # step that can fail is checked, and a failure is an error line and the end of the host's run.
+  # write_file PATH MODE BASE64: PATH with those bytes and mode, atomically.
+  write_file() {
+    local tmp
+    mkdir -p "$(dirname "$1")" && tmp=$(mktemp "$1.XXXXXX") &&
+      { { printf '%s' "$3" | base64 -d >"$tmp" && chmod "$2" "$tmp" && mv -f "$tmp" "$1"; } ||
+        { rm -f "$tmp"; false; }; }
+  }
   # remove_file PATH: removes PATH if it is there (a change), else nothing to say.
   remove_file() {
     [[ -e $1 ]] || return 1
     if ((CHECK)); then say "would-change file ${1#"$R"}: remove"; return 0; fi
-    rm -f "$1"
+    local err
+    err=$(rm -f "$1" 2>&1) || { say "error file ${1#"$R"}: cannot remove it: $err"; exit 1; }
     say "changed file ${1#"$R"}: removed"
   }
   # put_file PATH MODE BASE64: writes PATH atomically when its bytes or mode differ.
   put_file() {
-    local path=$1 mode=$2 want have tmp
+    local path=$1 mode=$2 want have err
     want=$(printf '%s' "$3" | base64 -d | sha256sum | cut -d' ' -f1)
     have=$(sha_of "$path")
     if [[ $have == "$want" && $(stat -c %a "$path") == "$mode" ]]; then
       say "ok file ${path#"$R"}"; return 1
     fi
     if ((CHECK)); then say "would-change file ${path#"$R"}"; return 0; fi
-    mkdir -p "$(dirname "$path")"
-    tmp=$(mktemp "$path.XXXXXX")
-    printf '%s' "$3" | base64 -d >"$tmp"
-    chmod "$mode" "$tmp"
-    mv -f "$tmp" "$path"
+    err=$(write_file "$path" "$mode" "$3" 2>&1) ||
+      { say "error file ${path#"$R"}: cannot write it: $err"; exit 1; }
     say "changed file ${path#"$R"}"
     return 0
   }
   # package NAME VERSION SHA256 BASE64: installs the .deb unless that very file is installed.
   package() {
-    local name=$1 ver=$2 sha=$3 cache have
+    local name=$1 ver=$2 sha=$3 cache have err
     cache=$R/var/cache/sockmatrix/$name.deb
     have=$(dpkg-query --admindir="$R/var/lib/dpkg" -W -f='${Status} ${Version}' "$name" 2>/dev/null || true)
     if [[ $have == "install ok installed $ver" && $(sha_of "$cache") == "$sha" ]]; then
       say "ok package $name $ver"; return 1
     fi
     if ((CHECK)); then say "would-change package $name $ver (now: ${have:-not installed})"; return 0; fi
-    mkdir -p "$(dirname "$cache")"
-    printf '%s' "$4" | base64 -d >"$cache.tmp"
+    err=$(write_file "$cache.tmp" 644 "$4" 2>&1) ||
+      { say "error package $name: cannot keep its copy: $err"; exit 1; }
     [[ $(sha_of "$cache.tmp") == "$sha" ]] || { say "error package $name: the copy is damaged"; exit 1; }
-    mv -f "$cache.tmp" "$cache"
+    err=$(mv -f "$cache.tmp" "$cache" 2>&1) ||
+      { say "error package $name: cannot keep its copy: $err"; exit 1; }
     # Settings the roll-out wrote are kept (confold): the package's example never replaces them.
     if [[ $R == / ]]; then
       DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Options::=--force-confold \

@@ -182,6 +182,20 @@ class FleetScriptTest(unittest.TestCase):
         self.assertIn("h1: registered (", r.stdout)
         self.assertIn("h2: NOT registered", r.stdout)
 
+    def test_a_host_whose_roll_out_fails_says_why_and_claims_no_change(self):
+        # h2's root is a file: the first folder its roll-out makes there cannot be made.
+        root = os.path.join(self.work, "not-a-folder")
+        open(root, "w").close()
+        self.roots["h2"] = root
+        r = self.fleet("--wait", "0", inventory=self.inventory(hosts=AGENTS))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(self.recap(r.stdout)["h2"][0], "failed", r.stdout)
+        self.assertEqual(self.recap(r.stdout)["h1"][0], "done", r.stdout)
+        # The host's own words, and no change claimed that was not made.
+        self.assertRegex(r.stdout, r"(?m)^h2: error file /etc/sockmatrix/agent.key: cannot "
+                                   r"write it: mkdir: .*Not a directory$")
+        self.assertNotRegex(r.stdout, r"(?m)^h2: changed ")
+
     def test_bad_input_is_refused_before_any_host_is_touched(self):
         inv = os.path.join(self.work, "bad-inventory")
         for text, want in (("h1 h1 agent,coordinator\nh1 h2 agent\n", "listed twice"),
@@ -216,6 +230,7 @@ class PlaybookTest(FleetScriptTest):
     test_a_lab_host_logs_in_to_an_empty_home = None
     test_an_agent_that_is_not_running_is_reported_unregistered = None
     test_bad_input_is_refused_before_any_host_is_touched = None
+    test_a_host_whose_roll_out_fails_says_why_and_claims_no_change = None
     test_check_then_roll_out_then_nothing_changes_and_every_agent_registers = None
 
     def ini(self):
