@@ -364,5 +364,6 @@ class SystemdFleetTest(unittest.TestCase):
         self.assertNotIn("NOT registered", r.stdout)
         self.assertEqual({u: self.main_pid("h3", u) for u in pids}, pids)
 
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,4 +1,5 @@
-// Drives the dashboard in Debian's Chromium (its headless shell) for test_web.py: one scenario per call.
+// Drives the dashboard in Debian's Chromium (its headless shell) for test_web.py: one scenario
+// per call.
 //
 //   node drive.mjs SCENARIO '{"url": "http://127.0.0.1:PORT", ...}'
 //
