@@ -5,12 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/daemon.h"
-#include "agent/dopts.h"
-#include "agent/fingerprint.h"
-#include "agent/once.h"
-#include "agent/opts.h"
-#include "agent/output.h"
+#include "agent/fleet/daemon.h"
+#include "agent/fleet/opts.h"
+#include "agent/host/fingerprint.h"
+#include "agent/once/once.h"
+#include "agent/once/opts.h"
+#include "agent/once/output.h"
 #include "agent/workloads/pattern.h"
 #include "proto/json.h"
 #include "proto/log.h"

@@ -2,7 +2,7 @@
 #include "proto/codec.h"
 #include "proto/hist.h"
 #include "proto/result.h"
-#include "tests/unit/draw.h"
+#include "testkit/draw.h"
 #include "bench/measure.h"
 
 #include <math.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 
 /* Only functions that exist in every version of proto/ are used (with bench/measure.c and
- * tests/unit/draw.c, which stand alone), so that this file builds against older checkouts too
+ * testkit/draw.c, which stand alone), so that this file builds against older checkouts too
  * and their figures can be put beside the current ones. */
 
 typedef struct {

@@ -6,7 +6,7 @@
 #include "coordinator/store/store.h"
 #include "proto/codec.h"
 #include "proto/log.h"
-#include "tests/unit/rr_run.h"
+#include "testkit/rr_run.h"
 #include "bench/measure.h"
 
 #include <inttypes.h>

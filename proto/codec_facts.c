@@ -102,7 +102,7 @@ static int loadavg_from_json(const cJSON *a, double out[3], sm_error *err)
         if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble))
             return sm_error_set(err, SM_EPARSE, "facts: loadavg: expected finite numbers");
         double v = item->valuedouble;
-        /* -1 is agent/facts.c's "getloadavg failed". */
+        /* -1 is agent/host/facts.c's "getloadavg failed". */
         if (v != -1 && (v < 0 || v > LOADAVG_MAX))
             return sm_error_set(err, SM_EINVAL,
                                 "facts: loadavg: %g is outside 0..%.0f (or -1, unknown)", v,

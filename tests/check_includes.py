@@ -4,6 +4,8 @@
 Rules, each a failure with the file, line and include named:
 - proto/ includes nothing of agent/ or coordinator/; agent/ nothing of coordinator/.
 - A coordinator room includes only rooms below it in ROOMS (and proto/); cli/ only CLI_USES.
+- An agent room includes only rooms of a lower level in AGENT_LEVELS, never one beside it;
+  agent/main.c is the only file at agent/'s top.
 - A private header (internal.h, *_internal.h, *_int.h) is included only from its own folder
   (and from tests/, which may reach into what they test).
 - No public header outside proto/ includes <cjson/cJSON.h>: cJSON stays behind proto/json.h
@@ -17,9 +19,15 @@ import sys
 ROOMS = ["server", "api", "recurring", "control", "reports", "store", "schema", "analysis",
          "model"]
 CLI_USES = {"cli", "schema", "analysis", "model"}
+# The agent's rooms by level, top first: a room may include the rooms of the levels after its
+# own, never one of its own level or above (the two front ends do not know each other).
+AGENT_LEVELS = [["once", "fleet"], ["runner"], ["workloads", "host"],
+                ["net", "measure", "spool", "session"]]
+AGENT_LEVEL = {room: i for i, level in enumerate(AGENT_LEVELS) for room in level}
+AGENT_TOP = {"main.c", "CMakeLists.txt"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]')
 PRIVATE = re.compile(r'(^|/)(internal|[a-z0-9_]+_internal|[a-z0-9_]+_int)\.h$')
-SOURCE_DIRS = ("proto", "agent", "coordinator", "bench", "tests/unit", "tests/fuzz",
+SOURCE_DIRS = ("proto", "agent", "coordinator", "bench", "testkit", "tests/unit", "tests/fuzz",
                "tests/tools")
 
 
@@ -27,6 +35,26 @@ def room_of(path):
     """'coordinator/api/x.c' -> 'api'; None outside the coordinator's rooms."""
     parts = path.split("/")
     return parts[1] if len(parts) > 2 and parts[0] == "coordinator" else None
+
+
+def agent_room_of(path):
+    """'agent/host/items.c' -> 'host'; None outside the agent's rooms."""
+    parts = path.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "agent" else None
+
+
+def agent_order(where, room, target_room):
+    """The problem with agent room `room` including `target_room`, or None."""
+    if target_room == room:
+        return None
+    if room not in AGENT_LEVEL or target_room not in AGENT_LEVEL:
+        return f"{where}: agent/{room}/ or agent/{target_room}/ is not a known room"
+    if AGENT_LEVEL[target_room] == AGENT_LEVEL[room]:
+        return (f"{where}: agent/{room}/ and agent/{target_room}/ sit side by side and may not "
+                "include each other")
+    if AGENT_LEVEL[target_room] < AGENT_LEVEL[room]:
+        return f"{where}: agent/{room}/ is below agent/{target_room}/ and may not include it"
+    return None
 
 
 def check_file(root, rel):
@@ -56,6 +84,11 @@ def check_file(root, rel):
                 and part != "tests"):
             problems.append(f"{where}: a private header of {os.path.dirname(inc)}/ used "
                             "outside its folder")
+        agent_room, agent_target = agent_room_of(rel), agent_room_of(inc)
+        if agent_room and agent_target:
+            problem = agent_order(where, agent_room, agent_target)
+            if problem:
+                problems.append(problem)
         target_room = room_of(inc)
         if room and target_room and target_room != room:
             if room == "cli":
@@ -87,6 +120,13 @@ def main(argv):
     problems = []
     for d in sorted(known - set(ROOMS) - {"cli"}):
         problems.append(f"coordinator/{d}/: a room not in check_includes.py's order")
+    agent = os.path.join(root, "agent")
+    for n in sorted(os.listdir(agent)):
+        if os.path.isdir(os.path.join(agent, n)):
+            if n not in AGENT_LEVEL:
+                problems.append(f"agent/{n}/: a room not in check_includes.py's order")
+        elif n not in AGENT_TOP:
+            problems.append(f"agent/{n}: only main.c sits at agent/'s top; put it in its room")
     checked = 0
     for rel in files(root):
         problems += check_file(root, rel)

@@ -64,7 +64,7 @@ class CheckIncludesTest(unittest.TestCase):
         self.assertIn("a private header of coordinator/api/ used outside its folder", out)
 
     def test_proto_including_the_agent_fails(self):
-        self.add_line("proto/msg.c", '#include "agent/net.h"')
+        self.add_line("proto/msg.c", '#include "agent/net/socket.h"')
         rc, out = self.check()
         self.assertEqual(rc, 1)
         self.assertIn("proto/ includes nothing of agent/ or coordinator/", out)
@@ -75,6 +75,34 @@ class CheckIncludesTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("coordinator/analysis/table.h:1: #include <cjson/cJSON.h>: a public "
                       "header hands out cJSON", out)
+
+    def test_an_agent_room_including_a_higher_one_fails(self):
+        self.add_line("agent/net/socket.c", '#include "agent/runner/runner.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn('agent/net/socket.c:1: #include "agent/runner/runner.h": agent/net/ is '
+                      "below agent/runner/ and may not include it", out)
+
+    def test_one_front_end_including_the_other_fails(self):
+        self.add_line("agent/fleet/opts.c", '#include "agent/once/opts.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn('agent/fleet/opts.c:1: #include "agent/once/opts.h": agent/fleet/ and '
+                      "agent/once/ sit side by side and may not include each other", out)
+
+    def test_a_front_end_including_a_lower_room_passes(self):
+        self.add_line("agent/once/output.c", '#include "agent/spool/spool.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 0, out)
+
+    def test_a_file_at_the_agents_top_or_an_unknown_agent_room_fails(self):
+        with open(os.path.join(self.root, "agent", "extra.c"), "w") as f:
+            f.write("/* stray */\n")
+        os.makedirs(os.path.join(self.root, "agent", "misc"))
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("agent/extra.c: only main.c sits at agent/'s top", out)
+        self.assertIn("agent/misc/: a room not in check_includes.py's order", out)
 
     def test_a_folder_that_is_no_known_room_fails(self):
         os.makedirs(os.path.join(self.root, "coordinator", "misc"))

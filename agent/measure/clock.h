@@ -1,6 +1,6 @@
 /* Wall time from CLOCK_MONOTONIC and per-thread CPU time from getrusage(RUSAGE_THREAD). */
-#ifndef SM_AGENT_CLOCK_H
-#define SM_AGENT_CLOCK_H
+#ifndef SM_AGENT_MEASURE_CLOCK_H
+#define SM_AGENT_MEASURE_CLOCK_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * measuring threads' own (involuntary switches, run-queue wait) read before and after the job,
  * how the network treated it (wall time, TCP's RTO recovery), and the rules that call a sample
  * disturbed (docs/analysis.md, "Disturbed samples"). */
-#ifndef SM_AGENT_DISTURB_H
-#define SM_AGENT_DISTURB_H
+#ifndef SM_AGENT_MEASURE_DISTURB_H
+#define SM_AGENT_MEASURE_DISTURB_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* The http workload's two halves: the built-in source (server side) and the libcurl client
  * models (client side); the table that joins them is in http_client.c. */
-#ifndef SM_AGENT_HTTP_H
-#define SM_AGENT_HTTP_H
+#ifndef SM_AGENT_WORKLOADS_HTTP_H
+#define SM_AGENT_WORKLOADS_HTTP_H
 
 #include "agent/workloads/workload.h"
 

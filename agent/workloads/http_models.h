@@ -1,7 +1,7 @@
 /* What the http client (http_client.c) shares with its three client models (http_models.c):
  * the lanes, one easy handle each, and a table of drivers per model. Private to those two. */
-#ifndef SM_AGENT_HTTP_MODELS_H
-#define SM_AGENT_HTTP_MODELS_H
+#ifndef SM_AGENT_WORKLOADS_HTTP_MODELS_H
+#define SM_AGENT_WORKLOADS_HTTP_MODELS_H
 
 #include <curl/curl.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* What the built-in http source reads from a client: the request head, parsed without
  * allocating, from bytes a peer sent (so every length is checked before it is used). */
-#ifndef SM_AGENT_HTTP_REQUEST_H
-#define SM_AGENT_HTTP_REQUEST_H
+#ifndef SM_AGENT_WORKLOADS_HTTP_REQUEST_H
+#define SM_AGENT_WORKLOADS_HTTP_REQUEST_H
 
 #include <stdbool.h>
 #include <stddef.h>

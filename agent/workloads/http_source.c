@@ -21,7 +21,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "agent/tls.h"
+#include "agent/workloads/tls.h"
 #include "agent/workloads/http_request.h"
 #include "proto/log.h"
 

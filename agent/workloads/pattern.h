@@ -1,7 +1,7 @@
 /* The payload pattern: senders write straight out of it, receivers memcmp against it, so
  * verifying every byte costs one compare and sending costs nothing extra. */
-#ifndef SM_AGENT_PATTERN_H
-#define SM_AGENT_PATTERN_H
+#ifndef SM_AGENT_WORKLOADS_PATTERN_H
+#define SM_AGENT_WORKLOADS_PATTERN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* Workloads behind one table of operations, the job context both sides share, and the I/O
  * helpers that bound every blocking call by the job's deadline and cancel flag. */
-#ifndef SM_AGENT_WORKLOAD_H
-#define SM_AGENT_WORKLOAD_H
+#ifndef SM_AGENT_WORKLOADS_WORKLOAD_H
+#define SM_AGENT_WORKLOADS_WORKLOAD_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "agent/measure/clock.h"
-#include "agent/transport.h"
+#include "agent/net/transport.h"
 #include "agent/workloads/pattern.h"
 #include "proto/err.h"
 #include "proto/hist.h"
@@ -32,7 +32,7 @@ typedef enum sm_fault {
     SM_FAULT_WRONG_PIN, /* http with tls: the client pins a key the source does not have */
 } sm_fault;
 
-/* The built-in source's TLS identity (agent/tls.h); NULL in a job without TLS. */
+/* The built-in source's TLS identity (tls.h); NULL in a job without TLS. */
 struct sm_tls_id;
 
 /* What both sides of one job share. Read-only during the job but for the atomics. */

@@ -1,6 +1,6 @@
 /* sm-swarm: a shard process, up to SHARD_MAX simulated agents on one nn_poll loop. */
 #include "bench/swarm/swarm.h"
-#include "tests/unit/draw.h"
+#include "testkit/draw.h"
 
 typedef struct pend {
     uint64_t job;
@@ -350,7 +350,7 @@ int shard_main(int index, const opts *o, const uint8_t *key, shared *sh, size_t 
         rc = shard_loop(&s, parent);
 out:
     /* sm_session_close leaves the REQ sockets to the shard's exit, which comes next: nanomsg
-     * 1.1.5's nn_close frees twice a late reply the socket dropped (see agent/session.h), and
+     * 1.1.5's nn_close frees twice a late reply the socket dropped (see agent/session/session.h), and
      * a shard under load gets late replies. */
     for (size_t i = 0; i < s.n; i++)
         sm_session_close(s.agents[i].ses);

@@ -43,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/session.h"
+#include "agent/session/session.h"
 #include "proto/buf.h"
 #include "proto/clock.h"
 #include "proto/envelope.h"

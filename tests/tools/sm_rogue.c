@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/session.h"
+#include "agent/session/session.h"
 #include "proto/clock.h"
 #include "proto/envelope.h"
 #include "proto/msg.h"

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/daemon.h"
-#include "agent/spool.h"
+#include "agent/fleet/daemon.h"
+#include "agent/spool/spool.h"
 #include "proto/envelope.h"
 #include "proto/msg.h"
 

@@ -22,7 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent/runner.h"
+#include "agent/runner/runner.h"
 #include "agent/workloads/workload.h"
 #include "proto/result.h"
 #include "testutil.h"

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "agent/measure/disturb.h"
-#include "agent/net.h"
-#include "agent/runner.h"
-#include "agent/transport.h"
+#include "agent/net/socket.h"
+#include "agent/runner/runner.h"
+#include "agent/net/transport.h"
 #include "proto/params.h"
 #include "proto/result.h"
 #include "testutil.h"

@@ -19,7 +19,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "agent/fingerprint.h"
+#include "agent/host/fingerprint.h"
 
 /* One collection shared by the tests that read the system (collecting is the slow part). */
 typedef struct collected {

@@ -1,6 +1,6 @@
 /* Unit tests of what the agent keeps private: the kernel command line reduced to its allow-list
- * of performance parameters (agent/fingerprint_cmdline.c), and the machine id sent only as a
- * keyed hash (agent/facts.c). */
+ * of performance parameters (agent/host/cmdline.c), and the machine id sent only as a
+ * keyed hash (agent/host/facts.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/facts.h"
-#include "agent/fingerprint.h"
-#include "agent/fingerprint_int.h"
+#include "agent/host/facts.h"
+#include "agent/host/fingerprint.h"
+#include "agent/host/internal.h"
 
 /* The fingerprint of cmdline, encoded as the agent sends it; *fp keeps the items. */
 static char *filtered(const char *cmdline, sm_fingerprint *fp)

@@ -15,7 +15,7 @@
 #define N_RANDOM 100000
 
 #include "testutil.h"
-#include "draw.h"
+#include "testkit/draw.h"
 
 /* Log-uniform over [1, 1e10]: every decade gets as many values, so both the exact buckets
  * and the linear sub-buckets of many powers of two are exercised. */

@@ -25,8 +25,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "agent/net.h"
-#include "agent/tls.h"
+#include "agent/net/socket.h"
+#include "agent/workloads/tls.h"
 #include "agent/workloads/http.h"
 
 #define WINDOW  (256u * 1024u)
@@ -388,7 +388,7 @@ static void test_http_source_answers_bad_requests_and_closes(void **state)
     source_free(r);
 }
 
-/* "sha256//" + base64 of the SHA-256 of the DER public key, computed apart from agent/tls.c. */
+/* "sha256//" + base64 of the SHA-256 of the DER public key, computed apart from agent/workloads/tls.c. */
 static void pin_of_cert(X509 *cert, char *out, size_t cap)
 {
     unsigned char *der = NULL, md[32];

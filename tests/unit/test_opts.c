@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/daemon.h"
-#include "agent/dopts.h"
-#include "agent/opts.h"
+#include "agent/fleet/daemon.h"
+#include "agent/fleet/opts.h"
+#include "agent/once/opts.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof *(a)) - 1)
 

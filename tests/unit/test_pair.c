@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/net.h"
-#include "agent/runner.h"
+#include "agent/net/socket.h"
+#include "agent/runner/runner.h"
 #include "proto/result.h"
 #include "testutil.h"
 

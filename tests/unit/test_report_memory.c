@@ -19,7 +19,7 @@
 #include "proto/codec.h"
 #include "proto/json.h"
 #include "proto/stats.h"
-#include "rr_run.h"
+#include "testkit/rr_run.h"
 #include "store_fixture.h"
 
 #include <cjson/cJSON.h>

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "agent/session.h"
+#include "agent/session/session.h"
 
 #define T0 1700000000000ull
 

@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "agent/spool.h"
-#include "agent/spool_internal.h"
+#include "agent/spool/spool.h"
+#include "agent/spool/internal.h"
 
 #define MIB ((size_t)1 << 20)
 
