@@ -1,29 +1,33 @@
 #!/usr/bin/env python3
 """Checks that every repository file name the comments, strings and docs give still exists.
 
-A comment that names `store_jobs.c` after the file became coordinator/store/jobs.c sends its
-reader to nothing. This check reads the comments and strings of the C, JS, Python, shell and
-CMake files (code outside them is left out: the compiler checks that) and the whole of the
-README and docs/, and fails on each name that looks like one of ours but names no tracked file.
+A comment that still names a file after the file was split, renamed or moved into a folder
+sends its reader to nothing. This check reads the comments and strings of the C, JS, Python,
+shell and CMake files (the code between them is the compiler's to check) and the whole of the
+README and docs/, and fails on each name that looks like one of ours but names nothing.
 
-What looks like one of our names, the rest of a comment being prose:
-- A bare file name ending in one of our extensions (EXTENSIONS): `store_jobs.c`, `run.js`,
+What looks like one of our names:
+- A bare file name ending in one of our extensions (EXTENSIONS): `jobs.c`, `run.js`,
   `smtest.py`. It holds if some tracked file has that name.
-- A path whose first folder is a top folder of the repository (`coordinator/table.h`,
+- A path whose first folder is a top folder of the repository (`coordinator/analysis/table.h`,
   `tests/integration`), or a folder of ours anywhere and a name with one of our extensions
-  (`api/internal.h`, `unit/api_fixture.c`). It holds if it is a tracked path, a folder of one,
-  or their tail (`store/jobs.c` of coordinator/store/jobs.c).
-- A path that starts with ./ or ../ is read from the folder of the file that holds it.
+  (`api/internal.h`, `unit/api_fixture.c`). It holds if it is a tracked file or folder, the
+  tail of one (`store/jobs.c` of coordinator/store/jobs.c) or a module, a file without its
+  extension (`proto/msg` of proto/msg.c and proto/msg.h).
+- A path that starts with ./ or ../ is read from the folder of the file that holds it; a path
+  after a variable (${SM_BIN_DIR}/sm-agent, $dir/lab.sh) is read as a tail.
 What is not ours by its form, and is not checked:
 - A name in angle brackets (<sys/socket.h>), a path starting with / (an installed file, or a
-  path of the HTTP API), a web address, and a path whose first folder is not a folder of ours
-  (src/anet.c, lib/cf-socket.c: other projects').
-- A place holder: a one-letter name such as x.md or a.c.
-- A path after a variable (${SM_BIN_DIR}/sm-agent, $dir/lab.sh) is read as a tail.
-Files made at build time (GENERATED) and names of other projects (OTHERS) hold too.
-The check's own tests and check_links' (tests/test_check_*.py) are not read: they plant
-names that do not exist on purpose.
+  path of the HTTP API), a web address, a ../ path that leads out of the repository, and a
+  path whose first folder is no folder of ours (src/anet.c, lib/cf-socket.c: other projects').
+- A place holder: a one-letter name (x.md, a.c), or an upper-case word the same line also uses
+  alone (NAME of "sm_integration_test(NAME ...): tests/integration/NAME.py").
+- A pattern: a name beside a * (*_int.h, proto/msg*.c).
+Files made at build time (GENERATED) or by a test in a folder of its own (MADE), and file names
+of other projects (OTHERS) hold too, each listed with its reason. The tests of the checks
+(tests/test_check_*.py) are not read: they plant names that do not exist on purpose.
 Usage: check_names.py [ROOT] (the repository; by default the one this file is in)."""
+import fnmatch
 import os
 import re
 import subprocess
@@ -48,16 +52,17 @@ MADE = {
     "test_spin.py": "tests/test_slowest.py writes it into a temporary folder",
 }
 # Not read: they plant names that do not exist on purpose.
-NOT_READ = re.compile(r'^tests/test_check_[a-z_]+\.py$')
+NOT_READ = "tests/test_check_*.py"
 
 NAME_CHARS = r'[A-Za-z0-9_.+/-]'
 TOKEN = re.compile(NAME_CHARS + r'+')
 WEB = re.compile(r'\b[a-zA-Z][a-zA-Z0-9+.-]*://\S*|\bmailto:\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+')
 BARE = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.+-]*\.(' + "|".join(EXTENSIONS) + r')$')
 PLACE_HOLDER = re.compile(r'^[A-Za-z]\.[a-z]+$')
+HEREDOC = re.compile(r'<<-?\s*([\'"]?)([A-Za-z_]\w*)\1')
 # Where a comment or a string may start, by language: the rest is code, skipped at once.
 MARKS = {"c": re.compile(r'[/"\']'), "js": re.compile(r'[/"\'`]'),
-         "python": re.compile(r'[#"\']'), "shell": re.compile(r'[#"\']'),
+         "python": re.compile(r'[#"\']'), "shell": re.compile(r'[#"\'<\\]'),
          "cmake": re.compile(r'[#"]')}
 
 
@@ -144,6 +149,17 @@ def words(text, lang):
             escapes = not (lang == "shell" and c == "'")
             stop = quoted_end(text, i, c, escapes=escapes, multiline=multiline)
             start, end = i + 1, max(i + 1, stop - 1)
+        elif lang == "shell" and c == "\\":
+            i += 2  # \" or \' in code quotes nothing
+            continue
+        elif lang == "shell" and HEREDOC.match(text, i):
+            # A here-document is text to its delimiter's line: read it all.
+            h = HEREDOC.match(text, i)
+            body = text.find("\n", h.end())
+            body = n if body < 0 else body + 1
+            close = re.compile(r'^\t*' + re.escape(h.group(2)) + r'\s*$', re.M).search(text, body)
+            start, end = body, (close.start() if close else n)
+            stop = close.end() if close else n
         elif c == "'" and lang == "c":
             i = quoted_end(text, i, "'")
             last_code = "'"
@@ -212,6 +228,9 @@ class Tree:
     def holds(self, path):
         """A tracked file or folder, a tail of one, or a module: proto/msg of proto/msg.c."""
         path = path.rstrip("/")
+        parts = path.split("/")
+        if any("/".join(parts[:k]) in GENERATED for k in range(1, len(parts) + 1)):
+            return True
         return path in self.paths or (
             "." not in os.path.basename(path)
             and any(path + "." + ext in self.paths for ext in EXTENSIONS))
@@ -222,11 +241,14 @@ def check_token(tree, rel, tok, before, after, line):
     if before == "<" and after == ">":
         return None
     tok = re.sub(r'[.,:;-]+$', "", tok)
+    name = tok
     if not tok or tok in OTHERS or tok in GENERATED or tok in MADE:
         return None
     if "*" in (before, after):
         return None  # a pattern: *_int.h, proto/msg*.c
-    if tok.startswith("/"):
+    if before == "$" and "/" in tok:
+        tok = tok.partition("/")[2]  # $dir/x: a tail
+    elif tok.startswith("/"):
         if before in "})" and before:
             tok = tok.lstrip("/")  # ${DIR}/x or $(dirname "$0")/x: a tail
         else:
@@ -234,7 +256,7 @@ def check_token(tree, rel, tok, before, after, line):
     if "/" not in tok:
         if not BARE.match(tok) or ".." in tok or PLACE_HOLDER.match(tok):
             return None
-        return None if tok in tree.basenames else tok
+        return None if tok in tree.basenames else name
     if tok.startswith(("./", "../")):
         full = os.path.normpath(os.path.join(os.path.dirname(rel), tok))
         if full.startswith("../") or full == "..":
@@ -253,7 +275,7 @@ def check_token(tree, rel, tok, before, after, line):
     stem = parts[-1].partition(".")[0]
     if stem.isupper() and re.search(r'(^|[^\w/])' + stem + r'($|[^\w/.])', line):
         return None  # NAME of tests/integration/NAME.py, a word the same line uses alone
-    return None if tree.holds("/".join(parts)) else tok
+    return None if tree.holds("/".join(parts)) else name
 
 
 def check_file(root, tree, rel):
@@ -284,7 +306,7 @@ def main(argv):
     read = 0
     problems = []
     for rel in tree.files:
-        if NOT_READ.match(rel) or not os.path.isfile(os.path.join(root, rel)):
+        if fnmatch.fnmatch(rel, NOT_READ) or not os.path.isfile(os.path.join(root, rel)):
             continue
         found = check_file(root, tree, rel)
         if found is not None:

@@ -97,11 +97,12 @@ class CheckNamesTest(unittest.TestCase):
 
     def test_a_made_up_name_in_a_python_string_and_a_shell_comment_fails(self):
         py = self.append("tests/integration/smtest.py", 'HELPER = "tests/integration/lab.py"')
-        sh = self.append("deploy/lab/lab.sh", "# the hosts come from hosts.sh")
+        sh = self.append("deploy/lab/lab.sh", '# the hosts come from hosts.sh, "$here/hosts.sh"')
         rc, new = self.planted()
         self.assertEqual(rc, 1)
         self.assertEqual(new, {f"tests/integration/smtest.py:{py}: tests/integration/lab.py",
-                               f"deploy/lab/lab.sh:{sh}: hosts.sh"})
+                               f"deploy/lab/lab.sh:{sh}: hosts.sh",
+                               f"deploy/lab/lab.sh:{sh}: here/hosts.sh"})
 
     def test_a_file_moved_away_breaks_the_comments_naming_it(self):
         self.git("mv", "coordinator/analysis/regression.c", "coordinator/analysis/regress.c")
