@@ -1,6 +1,6 @@
 /* Analysis of comparison tables, the rules: noisy cells, fleet outliers, slow hosts and links
- * (the regressions are in analysis_regression.c, the maths in analysis_stats.c, the text and
- * the JSON in analysis_text.c and analysis_json.c). */
+ * (the regressions are in regression.c, the maths in stats.c, the text and the JSON in text.c
+ * and json.c). */
 #include "coordinator/analysis/internal.h"
 
 #include "proto/result.h"

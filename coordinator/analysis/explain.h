@@ -1,7 +1,7 @@
 /* What may explain a run's anomalies: for a fleet anomaly, a slow host or a slow link, how its
  * host (a link: both hosts) differs from the run's other hosts' fingerprints; for a regression,
  * what changed on its host between the baseline run and this one. Pure computation on decoded
- * fingerprints (coordinator/fpdiff.h); the API loads them from the store. */
+ * fingerprints (coordinator/analysis/fpdiff.h); the API loads them from the store. */
 #ifndef SM_COORD_EXPLAIN_H
 #define SM_COORD_EXPLAIN_H
 

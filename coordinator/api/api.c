@@ -251,7 +251,7 @@ static size_t health_rejects(const sm_api_ctx *a, const sm_control_stats *s, con
         names[nr] = sm_reject_name((sm_reject)r);
         values[nr++] = a->rejects ? sm_rejects_count(a->rejects, (sm_reject)r) : 0;
     }
-    /* Signed and fresh, but refused by the fleet's policy (coordinator/control.h). */
+    /* Signed and fresh, but refused by the fleet's policy (coordinator/control/control.h). */
     static const char *const pol_names[HEALTH_N_POLICY] = {"wrong-host", "agents-cap", "data-addr",
                                                            "reserved-name"};
     const uint64_t pol_values[HEALTH_N_POLICY] = {s->results_wrong_host, s->refused_agents_cap,

@@ -23,19 +23,19 @@ int sm_api_reply_error(char **resp, size_t *len, int status, const char *msg, co
 int sm_api_get_report(sm_api_ctx *a, uint64_t id, bool table, const char *query, char **resp,
                       size_t *len, const char **ctype);
 
-/* api_reports.c: GET /api/compare?a=RUN&b=RUN[&disturbed=include]: the cells two runs share
+/* reports.c: GET /api/compare?a=RUN&b=RUN[&disturbed=include]: the cells two runs share
  * side by side (sm_compare_json), 400 for a missing or bad id or a == b, 404 for an unknown
  * run, 409 when they share no cell (the error names each run's tests). */
 int sm_api_get_compare(sm_api_ctx *a, const char *query, char **resp, size_t *len);
 
-/* api_fp.c: GET /api/agents/{name}/fingerprint (the latest fingerprint and its history; 404
+/* fingerprints.c: GET /api/agents/{name}/fingerprint (the latest fingerprint and its history; 404
  * for an unknown agent or one that sent none) and GET /api/fingerprints/diff?hosts=h1,h2[,...]
  * (2 to 16 hosts, each once: the side by side of their latest fingerprints; 404 naming a host
  * without one). Return the HTTP status, as sm_api_handle. */
 int sm_api_get_fingerprint(sm_api_ctx *a, const char *name, char **resp, size_t *len);
 int sm_api_get_fp_diff(sm_api_ctx *a, const char *query, char **resp, size_t *len);
 
-/* api_jobs.c: GET /api/jobs/{id} (the full job resource; 404 for an unknown job) and GET
+/* jobs.c: GET /api/jobs/{id} (the full job resource; 404 for an unknown job) and GET
  * /api/runs/{id}/jobs?limit=&after=&host=&cell=&state= (the run's jobs in run order, paged by
  * the cursor after; 400 naming a bad parameter, 404 for an unknown run). Return the HTTP
  * status, as sm_api_handle. */
@@ -48,17 +48,17 @@ int sm_api_get_run_jobs(sm_api_ctx *a, uint64_t run_id, const char *query, char 
 #define SM_API_AGENT_JOBS_DEFAULT 20
 int sm_api_get_agent_jobs(sm_api_ctx *a, const char *name, const char *query, char **resp,
                           size_t *len);
-/* api_jobs.c: GET /api/runs/{id}/cells/{cell}[?disturbed=include]: the cell's every job in run
+/* jobs.c: GET /api/runs/{id}/cells/{cell}[?disturbed=include]: the cell's every job in run
  * order with its headline value, warm-up and disturbed marks and whether the table counts it,
  * and the median, CI and n the run's table shows for it (null before it has them). 404 for an
  * unknown run or cell. Returns the HTTP status. */
 int sm_api_get_run_cell(sm_api_ctx *a, uint64_t run_id, uint64_t cell, const char *query,
                         char **resp, size_t *len);
-/* api_metrics.c: GET /metrics, the Prometheus text format (docs/metrics.md); *ctype is its
+/* metrics.c: GET /metrics, the Prometheus text format (docs/metrics.md); *ctype is its
  * media type. Returns the HTTP status, as sm_api_handle. */
 int sm_api_get_metrics(sm_api_ctx *a, char **resp, size_t *len, const char **ctype);
 
-/* api_trends.c: GET /api/trends?host=&test=[&metric=][&from=&to=][&limit=][&disturbed=include]
+/* trends.c: GET /api/trends?host=&test=[&metric=][&from=&to=][&limit=][&disturbed=include]
  * (sm_trends_json
  * over the ended runs; 400 naming a bad parameter) and GET /api/grid (sm_grid_json over the
  * latest 100 ended runs). Return the HTTP status, as sm_api_handle. */

@@ -1,6 +1,6 @@
 /* HTTP routes of trends and the fleet grid: one host's cell of one test across ended runs, and
  * every host x test's latest verdict. The runs' tables and anomalies come from the report cache
- * (api_reports.c), so an ended run's are computed once; trends.c builds the answers. */
+ * (reports.c), so an ended run's are computed once; analysis/trends.c builds the answers. */
 #include "coordinator/api/api.h"
 #include "coordinator/api/internal.h"
 

@@ -1,6 +1,6 @@
 /* The coordinator's HTTP protocol on its libwebsockets context: the checks every request and
  * every WebSocket upgrade pass, then the API or the dashboard's files. The context's user
- * pointer is the server (server_internal.h); the loop's thread only. */
+ * pointer is the server (internal.h); the loop's thread only. */
 #ifndef SM_COORD_HTTP_H
 #define SM_COORD_HTTP_H
 
