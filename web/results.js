@@ -126,7 +126,7 @@ export function hostTable(id, t, anomalies) {
         h('tbody', {}, body));
 }
 
-// What "~" means, in the exports' words (coordinator/table.h SM_TABLE_TILDE_RULE).
+// What "~" means, in the exports' words (coordinator/analysis/table.h SM_TABLE_TILDE_RULE).
 const TILDE_RULE = '~ marks an interval that covers less than 95% (below 6 samples it is [min, max])';
 
 // A ratio's unit "x" reads "ratio" in a header, as the Markdown export writes it.
