@@ -1,4 +1,4 @@
-/* Unit tests of the analysis of comparison tables (proto/analysis.c). */
+/* Unit tests of the analysis of comparison tables (coordinator/analysis/analysis.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

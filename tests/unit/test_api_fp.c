@@ -1,6 +1,6 @@
-/* Unit tests of the fingerprint routes (api_fp.c) over a real SQLite store and a real control:
- * GET /api/agents/{name}/fingerprint with its history, GET /api/fingerprints/diff and their
- * refusals, each with its exact status and the field it names. */
+/* Unit tests of the fingerprint routes (coordinator/api/fingerprints.c) over a real SQLite store
+ * and a real control: GET /api/agents/{name}/fingerprint with its history, GET
+ * /api/fingerprints/diff and their refusals, each with its exact status and the field it names. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
-/* Unit tests of GET /metrics (api_metrics.c) over a real SQLite store and a real control: the
- * media type, one HELP and TYPE per family, the rejects and agents as counted, and the method
- * refused; the cell families from run tables (flags, escaping, cells without a value, the cap).
- * Cells read from a real run's table are tests/integration/test_metrics.py's. */
+/* Unit tests of GET /metrics (coordinator/api/metrics.c) over a real SQLite store and a real
+ * control: the media type, one HELP and TYPE per family, the rejects and agents as counted, and the
+ * method refused; the cell families from run tables (flags, escaping, cells without a value, the
+ * cap). Cells read from a real run's table are tests/integration/test_metrics.py's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

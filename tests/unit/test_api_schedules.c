@@ -1,8 +1,8 @@
 /* Unit tests of recurring runs over a real SQLite store and a real control: the routes of
- * /api/schedules with every refusal (its status and the field it names), and the tick that
- * fires them (coordinator/schedules.c): runs linked to their schedule, the schedule's hosts,
- * a slot skipped while the previous run runs, missed slots fired once, paused and deleted
- * schedules silent, and the webhook body told to the notifier. */
+ * /api/schedules with every refusal (its status and the field it names), and the tick that fires
+ * them (coordinator/recurring/schedules.c): runs linked to their schedule, the schedule's hosts, a
+ * slot skipped while the previous run runs, missed slots fired once, paused and deleted schedules
+ * silent, and the webhook body told to the notifier. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>

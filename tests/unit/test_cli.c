@@ -875,7 +875,7 @@ static void test_cli_token_file_is_one_line_and_private(void **state)
     rmdir(dir);
 }
 
-/* ---- decoders: each reads what proto/api.c writes ---- */
+/* ---- decoders: each reads what coordinator/schema/apijson.c writes ---- */
 
 static void assert_decode_fails(int rc, const sm_error *err, const char *needle)
 {

@@ -1,4 +1,4 @@
-/* Unit tests of cron expressions and intervals (coordinator/cron.c): each field's forms, the
+/* Unit tests of cron expressions and intervals (coordinator/model/cron.c): each field's forms, the
  * day-of-month / day-of-week rule, month ends and leap years, and every refusal naming its
  * field. */
 #include <stdarg.h>

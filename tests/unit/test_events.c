@@ -1,5 +1,5 @@
-/* Unit tests of proto/events: the encoders of the dashboard's events, and the check of what a
- * browser may send. */
+/* Unit tests of coordinator/schema/events: the encoders of the dashboard's events, and the check of
+ * what a browser may send. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Unit tests of the anomalies' explanations (coordinator/explain.c): which hosts, which
+/* Unit tests of the anomalies' explanations (coordinator/analysis/explain.c): which hosts, which
  * context, and what the JSON and the text carry. */
 #include <stdarg.h>
 #include <stddef.h>

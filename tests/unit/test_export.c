@@ -1,4 +1,5 @@
-/* Unit tests of the comparison-table builder (coordinator/export.c), on the 2010 tcp/unix data. */
+/* Unit tests of the comparison-table builder (coordinator/analysis/export.c), on the 2010 tcp/unix
+ * data. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,5 @@
-/* Unit tests of the fingerprint diff (coordinator/fpdiff.c): majority, ranking, text, JSON. */
+/* Unit tests of the fingerprint diff (coordinator/analysis/fpdiff.c): majority, ranking, text,
+ * JSON. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

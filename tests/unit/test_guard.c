@@ -1,5 +1,5 @@
-/* Unit tests of coordinator/guard (what the HTTP listener decides from a request head besides
- * its route, which test_routes.c covers) and of the dashboard's file lookup, which refuses
+/* Unit tests of coordinator/server/guard (what the HTTP listener decides from a request head
+ * besides its route, which test_routes.c covers) and of the dashboard's file lookup, which refuses
  * symbolic links below its folder. */
 #include <setjmp.h>
 #include <stdarg.h>

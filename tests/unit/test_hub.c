@@ -1,7 +1,7 @@
-/* Unit tests of the /ws hub (coordinator/web.c) against a real store and control: the change
+/* Unit tests of the /ws hub (coordinator/server/web.c) against a real store and control: the change
  * events of polls, a run and its jobs become the messages a browser hears, each object once per
  * change, in the order a page needs them; and the reports of ended runs the API keeps
- * (coordinator/report_cache.c) are dropped when a result of the run is stored. */
+ * (coordinator/reports/cache.c) are dropped when a result of the run is stored. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

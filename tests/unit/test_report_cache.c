@@ -1,4 +1,4 @@
-/* Unit tests of the cache of ended runs' reports (coordinator/report_cache.c): a hit hands back
+/* Unit tests of the cache of ended runs' reports (coordinator/reports/cache.c): a hit hands back
  * a copy, the least recently asked run makes room, a run keeps its 8 newest reports, and a
  * changed run drops its own reports and the anomalies that took it as their baseline, and a
  * report computed across an invalidation that would drop it is not kept. */

@@ -1,4 +1,4 @@
-/* Unit tests of recurring runs' JSON (coordinator/schedule_json.c): the webhook body's exact
+/* Unit tests of recurring runs' JSON (coordinator/schema/schedule_json.c): the webhook body's exact
  * bytes, which flags count as new, and the spec a firing runs with the schedule's hosts. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,5 @@
-/* Unit tests of proto/spec: run-spec decoding, matrix expansion, validation errors, presets. */
+/* Unit tests of coordinator/model/spec: run-spec decoding, matrix expansion, validation errors,
+ * presets. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
-/* The store's recurring runs (store_schedules.c): schedule rows across a reopen, pausing and
- * deleting, runs linked to their schedule, the events of a schedule, and the migration from
- * schema version 7 that keeps the runs there were. */
+/* The store's recurring runs (coordinator/store/schedules.c): schedule rows across a reopen,
+ * pausing and deleting, runs linked to their schedule, the events of a schedule, and the migration
+ * from schema version 7 that keeps the runs there were. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,5 @@
-/* Unit tests of comparison tables and their CSV, Markdown and JSON encoders (proto/table.c). */
+/* Unit tests of comparison tables and their CSV, Markdown and JSON encoders
+ * (coordinator/analysis/table.c, table_json.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* Unit tests of the trends and grid builder (coordinator/trends.c) on hand-made table and
+/* Unit tests of the trends and grid builder (coordinator/analysis/trends.c) on hand-made table and
  * anomalies JSON, shaped as GET /api/runs/ID/table?format=json and /anomalies give them. */
 #include <stdarg.h>
 #include <stddef.h>
