@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deploy/lab/lab.sh - an n-host sockmatrix lab on one machine (DESIGN.md section 14):
+# deploy/lab/lab.sh - an n-host sockmatrix lab on one machine (docs/demo.md, "The lab"):
 # one network namespace per host, veth pairs into a bridge in the root namespace,
 # and optionally one anomalous host (tc tbf on its loopback or on its link).
 set -euo pipefail
