@@ -1,5 +1,5 @@
 /* The control core's lifecycle: loading the fleet, jobs and runs from the store, and reloading
- * them after a rollback. The rest is in fleet.c, schedule.c, intake.c and adapt.c. */
+ * them after a rollback. The rest is in fleet.c, dispatch.c, intake.c and adapt.c. */
 #include "coordinator/control/control.h"
 
 #include <inttypes.h>

@@ -119,7 +119,7 @@ int sm_control_submit(sm_control *c, const char *host, const sm_params *p, int64
 /* Plans spec over the online fleet, stores the run with its cells and jobs, and queues the
  * jobs (each host's in plan order, so variants interleave). spec_json is stored as given.
  * How the jobs go is decided here, once, and stored with the run (sm_run_row.parallel and
- * parallel_note): hosts of the run that share one machine (coordinator/sharing.h, from the
+ * parallel_note): hosts of the run that share one machine (coordinator/control/sharing.h, from the
  * boot id and machine id in their agents' facts) would share its CPUs side by side, so a spec
  * that does not say "parallel" runs such a run one job at a time, with a note naming them; a
  * spec that says "parallel": true runs side by side with a warning note; "parallel": false is

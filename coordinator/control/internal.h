@@ -220,7 +220,7 @@ int ctl_take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted, i
  * jobs fail once its grace is over. */
 int ctl_fleet_tick(sm_control *c, int64_t now, int64_t now_ms, sm_error *err);
 
-/* ---- schedule.c: queues, the gate, dispatch, runs ---- */
+/* ---- dispatch.c: queues, the gate, dispatch, runs ---- */
 
 void ctl_enqueue(cagent *a, cjob *j);
 /* Takes a queued job out of every queue it is in (its host's, and its server's). */

@@ -1,7 +1,7 @@
 /* The coordinator's store on SQLite: opening it, its schema migrations, the statement cache and
- * the transactions. The rows of each table are in store_agents.c, store_jobs.c, store_runs.c,
- * store_results.c and store_schedules.c, the WAL check in store_wal.c; store_internal.h is what
- * they share. */
+ * the transactions. The rows of each table are in agents.c, jobs.c, runs.c, results.c,
+ * schedules.c and fingerprints.c, the shared row helpers in rows.c, the WAL check in wal.c;
+ * internal.h is what they share. */
 #include "coordinator/store/internal.h"
 
 #include "proto/clock.h"

@@ -294,7 +294,7 @@ int sm_store_result_get(sm_store *st, uint64_t job, uint32_t attempt, char **jso
 /* How many results are stored (for tests and /healthz). */
 int sm_store_result_count(sm_store *st, uint64_t *n, sm_error *err);
 
-/* ---- host fingerprints (store_fingerprints.c) ----
+/* ---- host fingerprints (fingerprints.c) ----
  * Each distinct fingerprint once per host, with when it was first and last seen: a fingerprint
  * other than the host's latest is a new row (back to an older one is a new row too), so the
  * rows of a host are its history. A run keeps, per host, the fingerprint that host had when
@@ -331,7 +331,7 @@ int sm_store_run_fp_tie(sm_store *st, uint64_t run_id, const char *agent, sm_err
 /* The run's fingerprints, one per host that has one, with their documents, by host name. */
 int sm_store_run_fps(sm_store *st, uint64_t run_id, sm_fp_row **rows, size_t *n, sm_error *err);
 
-/* ---- recurring runs (schema version 8, store_schedules.c) ----
+/* ---- recurring runs (schema version 8, schedules.c) ----
  * A deleted schedule keeps its row (hidden from every read here), so that its runs keep their
  * link. */
 #define SM_SCHED_CRON_MAX 128 /* bytes of a cron expression, with its NUL */
