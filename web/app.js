@@ -1,17 +1,28 @@
 // The dashboard's entry: the live connection, and a hash router that mounts one view at a time.
+//
+// The modules, in three kinds (docs/dashboard.md; the lint, eslint.config.js, keeps them so):
+//   views/       what this router mounts, one per page: fleet, launch, run, compare, history,
+//                host, settings, trends, schedules. A view imports components and helpers,
+//                never another view; only this file imports views.
+//   components/  pieces views share or are made of (DOM built from data): charts, results
+//                tables, verdict words and banners, forms, the schedule link, a run's jobs.
+//   helpers      beside this file: api.js (the HTTP API), live.js (the /ws events), dom.js
+//                (h(), svg(), links), and the pure ones, no DOM, unit-tested: format.js
+//                (numbers, units, times as text), scales.js (chart axes and colours),
+//                requests.js (the forms' requests from what was typed).
 
 import {Live} from './live.js';
 import {getToken, setToken} from './api.js';
 import {h, clear} from './dom.js';
-import * as fleet from './fleet.js';
-import * as launch from './launch.js';
-import * as run from './run.js';
-import * as compare from './compare.js';
-import * as history from './history.js';
-import * as hosts from './host.js';
-import * as settings from './settings.js';
-import * as trends from './trends.js';
-import * as schedules from './schedules.js';
+import * as fleet from './views/fleet.js';
+import * as launch from './views/launch.js';
+import * as run from './views/run.js';
+import * as compare from './views/compare.js';
+import * as history from './views/history.js';
+import * as hosts from './views/host.js';
+import * as settings from './views/settings.js';
+import * as trends from './views/trends.js';
+import * as schedules from './views/schedules.js';
 
 // Each view's mount(root, args, ctx) draws into root and returns a function that undoes its
 // subscriptions and timers, so a view left behind never writes into the next one.

@@ -2,7 +2,7 @@
 // the list of those cells with the analysis' reason, the words of a run without anomalies, and
 // the "include disturbed samples" switch that the run, compare and trends views share.
 
-import {h, rowLink} from './dom.js';
+import {h, rowLink} from '../dom.js';
 
 // Cells listed before the rest fold into "N more".
 const NOT_JUDGED_SHOWN = 10;
@@ -117,4 +117,32 @@ export function hostVerdictBadge(v) {
         h('span', {class: `badge verdict-word ${w.cls}`},
             h('span', {class: 'mark', 'aria-hidden': 'true'}, w.mark), ` ${w.text}`),
         v.tests.length ? h('span', {class: 'flagged-tests'}, ` ${v.tests.join(', ')}`) : null);
+}
+
+// A run's flags (its anomalies but the fleet's own moves, which flag no host) and cells not
+// judged, from its anomalies; null when they are not known.
+export function runCounts(an) {
+    if (!an)
+        return null;
+    const c = an.cells || {};
+    return {
+        flags: (an.anomalies || []).filter((a) => a.kind !== 'fleet-move').length,
+        inconclusive: Number(c.inconclusive) || 0,
+        verdict: an.verdict || '',
+    };
+}
+
+// What the regressions' answer says of run id against its baseline (an: the anomalies with a
+// baseline; regs, moves: its regressions and the fleet's moves). "No regressions" of a run with
+// cells not judged would claim what nobody looked at: the verdict comes first, and the count is
+// of the judged cells.
+export function regressionsText(id, an, regs, moves) {
+    const unjudged = notJudgedCount(an);
+    if (!an.baseline)
+        return `Run ${id} has no baseline: no earlier run of its name ended done with a cell in common. Pick one.`;
+    return (unjudged ? `${verdictWord(an.verdict)}: ${an.summary}. Among the judged cells, ` : '') +
+        `${regs.length ? regs.length : unjudged ? 'no' : 'No'} regression${regs.length === 1 ? '' : 's'} of run ${id} ` +
+        `against run ${an.baseline.id} (cells whose 95% intervals no longer overlap and ` +
+        'that moved past the floor, beyond the fleet\'s own move)' +
+        (moves.length ? `; the whole fleet moved on ${moves.length} test${moves.length === 1 ? '' : 's'}.` : '.');
 }

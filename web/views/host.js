@@ -4,9 +4,10 @@
 // changed (GET /api/agents/NAME/fingerprint, /api/fingerprints/diff), and its latest jobs
 // (GET /api/agents/NAME/jobs). Every part loads on its own: one that fails says so alone.
 
-import {api} from './api.js';
-import {h, svg, clear, scrollBox, fmtDate, fmtAgo, fmtValue, fmtPercent, hostLink} from './dom.js';
-import {CELL_VERDICTS, hostVerdict, hostVerdictBadge} from './verdict.js';
+import {api} from '../api.js';
+import {h, svg, clear, scrollBox, hostLink} from '../dom.js';
+import {fmtDate, fmtAgo, fmtValue, fmtPercent} from '../format.js';
+import {CELL_VERDICTS, hostVerdict, hostVerdictBadge} from '../components/verdict.js';
 
 const enc = encodeURIComponent;
 // The side by side takes 16 hosts at most (the API's bound): this one and 15 others.

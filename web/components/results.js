@@ -2,7 +2,8 @@
 // their 95% intervals per host (or pair) and test, from GET /api/runs/ID/table, its flagged
 // rows marked from GET /api/runs/ID/anomalies. Nothing is recomputed in the browser.
 
-import {h, fmtNum, rowLink} from './dom.js';
+import {h, rowLink} from '../dom.js';
+import {fmtNum} from '../format.js';
 
 // The table's cells as [row][column] lookups; row and column may travel as numbers or strings.
 export function indexCells(list) {

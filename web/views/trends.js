@@ -6,10 +6,11 @@
 // draws the chart with the disturbed samples counted. The page explains itself in its own
 // words: the API's rule texts name its fields, so they are not shown here.
 
-import {api} from './api.js';
-import {h, clear, scrollBox, fmtNum, fmtValue, rowLink} from './dom.js';
-import {PALETTE, wantsLog} from './charts.js';
-import {withDisturbed, disturbedSwitch} from './verdict.js';
+import {api} from '../api.js';
+import {h, clear, scrollBox, rowLink} from '../dom.js';
+import {fmtNum, fmtValue, metricWords} from '../format.js';
+import {PALETTE, wantsLog, timeAxis, tickText, utcSeconds} from '../scales.js';
+import {withDisturbed, disturbedSwitch} from '../components/verdict.js';
 
 // Each verdict: a class for its colour, a mark and a word, so colour is never alone, and what
 // it means for the legend.
@@ -40,53 +41,6 @@ const EXPLAINED = 'Each point is an ended run that measured this host in this te
 export function trendHash(host, test, metric, withDist) {
     return `#/trends/${enc(host)}/${enc(test)}` + (metric ? `/${enc(metric)}` : '') +
         (withDist ? '?disturbed=include' : '');
-}
-
-function utc(ms) {
-    return new Date(Number(ms)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-}
-
-// A tick's text: always its date, and under it the time as precisely as the ticks' step needs
-// (none for steps of days).
-function tickText(ms, step) {
-    const t = utc(ms);
-    if (step >= 86400e3)
-        return t.slice(0, 10);
-    return [t.slice(0, 10), step >= 60e3 ? t.slice(11, 16) : t.slice(11, 19)];
-}
-
-// Steps of the time axis a reader counts in: seconds to weeks.
-const STEPS = [1, 5, 15, 30, 60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600,
-    86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400, 91 * 86400, 365 * 86400].map((s) => s * 1e3);
-
-// The time axis: a margin on each side so that the first and last points are whole (an hour
-// around a trend of one point; runs seconds apart stay apart), ticks at whole steps (UTC) with
-// at most 6 of them, the bounds on ticks.
-function timeAxis(times) {
-    const lo = Math.min(...times), hi = Math.max(...times);
-    const pad = hi > lo ? Math.max((hi - lo) * 0.05, 1e3) : 1800e3;
-    const range = hi - lo + 2 * pad;
-    const step = STEPS.find((s) => range / s <= 6) || STEPS[STEPS.length - 1];
-    return {min: Math.floor((lo - pad) / step) * step, max: Math.ceil((hi + pad) / step) * step, step};
-}
-
-// The metrics a trend can follow, in words; the unit beside them says the rest.
-const METRIC_WORDS = {
-    throughput_MBps: 'throughput', seconds: 'time taken', msgs_per_s: 'messages per second',
-    rtt_p50_us: 'round trip, median', rtt_p90_us: 'round trip, 90th percentile',
-    rtt_p99_us: 'round trip, 99th percentile', rtt_p999_us: 'round trip, 99.9th percentile',
-    rtt_max_us: 'round trip, longest', rt_per_s: 'round trips per second',
-    connects_per_s: 'connections per second', connect_p50_us: 'connect time, median',
-    cpu_s_per_GB: 'CPU time per GB', tcp_rtt_us: 'TCP round trip', tcp_retrans: 'TCP retransmits',
-    ttfb_ms: 'time to first byte', connect_ms: 'connect time', tls_ms: 'TLS handshake',
-    first_MBps: 'throughput of the first round', first_ttfb_ms: 'first round\'s time to first byte',
-    user_s: 'user CPU time', sys_s: 'system CPU time', tx_user_s: 'sender user CPU time',
-    tx_sys_s: 'sender system CPU time', rx_user_s: 'receiver user CPU time',
-    rx_sys_s: 'receiver system CPU time',
-};
-
-export function metricWords(metric) {
-    return METRIC_WORDS[metric] || String(metric || '').replace(/_/g, ' ');
 }
 
 // Each point's 95% CI as a bar with caps over a pale box, drawn over the band: the band alone
@@ -170,6 +124,46 @@ function gridTable(grid, current, withDist) {
             })))));
 }
 
+// The chart's lines: the CI as a band between its two bounds, and the medians, a flagged
+// run's as a larger vermillion triangle.
+function trendDatasets(pts, colour) {
+    const xy = (k) => pts.map((p) => ({x: Number(p.finished_ms), y: p[k]}));
+    return [
+        {label: '95% confidence interval', data: xy('ci_hi'), pointRadius: 0, borderWidth: 0, fill: false,
+            backgroundColor: colour + '33', tension: 0},
+        {label: '95% CI low', data: xy('ci_lo'), pointRadius: 0, borderWidth: 0,
+            fill: '-1', backgroundColor: colour + '33', tension: 0},
+        {label: 'median', data: xy('median'), borderColor: colour, backgroundColor: colour,
+            tension: 0,
+            pointRadius: pts.map((p) => (p.flagged ? 7 : 3)),
+            pointHoverRadius: pts.map((p) => (p.flagged ? 9 : 5)),
+            pointStyle: pts.map((p) => (p.flagged ? 'triangle' : 'circle')),
+            pointBackgroundColor: pts.map((p) => (p.flagged ? FLAG_COLOUR : colour)),
+            pointBorderColor: pts.map((p) => (p.flagged ? '#000' : colour))},
+    ];
+}
+
+// The chart's title, legend (one entry for the band) and tooltip (a run's figures).
+function trendPlugins(t, pts) {
+    const unit = t.unit || '';
+    return {
+        title: {display: true, text: `${t.host}: ${t.test}`, color: '#111', font: {size: 14}},
+        legend: {labels: {color: '#222', filter: (item) => item.text !== '95% CI low'}},
+        tooltip: {
+            filter: (item) => item.datasetIndex === 2,
+            callbacks: {
+                title: (items) => (items.length ? utcSeconds(pts[items[0].dataIndex].finished_ms) : ''),
+                label(item) {
+                    const p = pts[item.dataIndex];
+                    return `run ${p.run} (${p.run_name}): ${fmtValue(p.median, unit)}, ` +
+                        `95% CI ${fmtNum(p.ci_lo)} to ${fmtNum(p.ci_hi)}, ${p.n} samples` +
+                        (p.flagged ? ', flagged' : '');
+                },
+            },
+        },
+    };
+}
+
 // The chart of a trend's points on canvas; the Chart (destroy() it), or null without Chart.js.
 function trendChart(canvas, t) {
     const Chart = window.Chart;
@@ -183,7 +177,6 @@ function trendChart(canvas, t) {
         return null;
     const rootPx = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
     Chart.defaults.font.size = Math.round(rootPx * 0.85);
-    const xy = (k) => pts.map((p) => ({x: Number(p.finished_ms), y: p[k]}));
     const colour = PALETTE[0];
     const unit = t.unit || '';
     const axis = timeAxis(pts.map((p) => Number(p.finished_ms)));
@@ -193,21 +186,7 @@ function trendChart(canvas, t) {
     return new Chart(canvas, {
         type: 'line',
         plugins: [ciBars],
-        data: {
-            datasets: [
-                {label: '95% confidence interval', data: xy('ci_hi'), pointRadius: 0, borderWidth: 0, fill: false,
-                    backgroundColor: colour + '33', tension: 0},
-                {label: '95% CI low', data: xy('ci_lo'), pointRadius: 0, borderWidth: 0,
-                    fill: '-1', backgroundColor: colour + '33', tension: 0},
-                {label: 'median', data: xy('median'), borderColor: colour, backgroundColor: colour,
-                    tension: 0,
-                    pointRadius: pts.map((p) => (p.flagged ? 7 : 3)),
-                    pointHoverRadius: pts.map((p) => (p.flagged ? 9 : 5)),
-                    pointStyle: pts.map((p) => (p.flagged ? 'triangle' : 'circle')),
-                    pointBackgroundColor: pts.map((p) => (p.flagged ? FLAG_COLOUR : colour)),
-                    pointBorderColor: pts.map((p) => (p.flagged ? '#000' : colour))},
-            ],
-        },
+        data: {datasets: trendDatasets(pts, colour)},
         options: {
             responsive: true,
             maintainAspectRatio: false,
@@ -239,22 +218,7 @@ function trendChart(canvas, t) {
                     ticks: {color: '#222'},
                 },
             },
-            plugins: {
-                title: {display: true, text: `${t.host}: ${t.test}`, color: '#111', font: {size: 14}},
-                legend: {labels: {color: '#222', filter: (item) => item.text !== '95% CI low'}},
-                tooltip: {
-                    filter: (item) => item.datasetIndex === 2,
-                    callbacks: {
-                        title: (items) => (items.length ? utc(pts[items[0].dataIndex].finished_ms) : ''),
-                        label(item) {
-                            const p = pts[item.dataIndex];
-                            return `run ${p.run} (${p.run_name}): ${fmtValue(p.median, unit)}, ` +
-                                `95% CI ${fmtNum(p.ci_lo)} to ${fmtNum(p.ci_hi)}, ${p.n} samples` +
-                                (p.flagged ? ', flagged' : '');
-                        },
-                    },
-                },
-            },
+            plugins: trendPlugins(t, pts),
         },
     });
 }
@@ -265,7 +229,7 @@ function pointsTable(t) {
         h('thead', {}, h('tr', {}, ['finished (UTC)', 'run', `median [95% CI] ${t.unit || ''}`, 'samples', 'verdict']
             .map((c) => h('th', {scope: 'col'}, c)))),
         h('tbody', {}, t.points.map((p) => h('tr', {'data-run': p.run, class: p.flagged ? 'anomalous' : null},
-            h('td', {}, utc(p.finished_ms)),
+            h('td', {}, utcSeconds(p.finished_ms)),
             h('td', {class: 'num'}, h('a', {href: `#/run/${enc(p.run)}`}, p.run)),
             h('td', {class: 'num'}, `${fmtNum(p.median)} [${fmtNum(p.ci_lo)}, ${fmtNum(p.ci_hi)}]`),
             h('td', {class: 'num'}, String(p.n)),

@@ -2,8 +2,9 @@
 // (#/compare/A/B), the cells both runs share side by side from /api/compare, the changes whose
 // 95% intervals are apart marked, and the cells only one run has listed under them.
 
-import {api} from './api.js';
-import {h, clear, scrollBox, fmtNum, rowLink} from './dom.js';
+import {api} from '../api.js';
+import {h, clear, scrollBox, rowLink} from '../dom.js';
+import {fmtNum} from '../format.js';
 
 const VERDICT = {
     higher: 'higher, CIs apart',

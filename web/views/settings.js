@@ -3,8 +3,9 @@
 // (GET /api/agents/{name}/fingerprint). The hash keeps the choice: #/settings/h1,h2 (an old
 // #/hosts/h1,h2 link comes here through the router).
 
-import {api} from './api.js';
-import {h, clear, scrollBox, fmtDate, hostLink} from './dom.js';
+import {api} from '../api.js';
+import {h, clear, scrollBox, hostLink} from '../dom.js';
+import {fmtDate} from '../format.js';
 
 const MAX_HOSTS = 16;
 

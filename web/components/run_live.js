@@ -1,10 +1,9 @@
 // What a run's page says while the run goes: the job running now (the list follows it), and
 // an estimate of the time left from the pace of the jobs finished so far.
 
-import {h, hostLink} from './dom.js';
+import {h, hostLink} from '../dom.js';
 
 const PAUSE_MS = 10000; // after the reader scrolls the list, it is not moved for this long
-const ACTIVE = ['running', 'assigned'];
 
 // "45 s", "12 min", "2 h 5 min".
 export function fmtDuration(ms) {
