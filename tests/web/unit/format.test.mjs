@@ -130,7 +130,8 @@ test('changeText gives a percentage within 2x and a factor with its direction be
 });
 
 test('changeText marks a bound at the time limit and falls back on rel without a ratio', () => {
-    assert.deepEqual(changeText({rel: 2, value: 3, reference: 1, direction: 'slower', at_limit: true}),
+    assert.deepEqual(changeText({rel: 2, value: 3, reference: 1, direction: 'slower',
+        at_limit: true}),
         ['> 3.0x slower', true]);
     assert.deepEqual(changeText({rel: 0.5, value: 150, reference: 100, direction: 'slower',
         at_limit: true}), ['> +50%', false]);
