@@ -25,7 +25,8 @@ What is not ours by its form, and is not checked:
 - A pattern: a name beside a * (*_int.h, proto/msg*.c).
 Files made at build time (GENERATED) or by a test in a folder of its own (MADE), and file names
 of other projects (OTHERS) hold too, each listed with its reason. The tests of the checks
-(tests/test_check_*.py) are not read: they plant names that do not exist on purpose.
+(tests/test_check_*.py) and of the dashboard's lint (tests/web/unit/lint.test.mjs) are not
+read: they plant names that do not exist on purpose.
 Usage: check_names.py [ROOT] (the repository; by default the one this file is in)."""
 import fnmatch
 import os
@@ -52,7 +53,7 @@ MADE = {
     "test_spin.py": "tests/test_slowest.py writes it into a temporary folder",
 }
 # Not read: they plant names that do not exist on purpose.
-NOT_READ = "tests/test_check_*.py"
+NOT_READ = ("tests/test_check_*.py", "tests/web/unit/lint.test.mjs")
 
 NAME_CHARS = r'[A-Za-z0-9_.+/-]'
 TOKEN = re.compile(NAME_CHARS + r'+')
@@ -306,7 +307,9 @@ def main(argv):
     read = 0
     problems = []
     for rel in tree.files:
-        if fnmatch.fnmatch(rel, NOT_READ) or not os.path.isfile(os.path.join(root, rel)):
+        if any(fnmatch.fnmatch(rel, p) for p in NOT_READ):
+            continue
+        if not os.path.isfile(os.path.join(root, rel)):
             continue
         found = check_file(root, tree, rel)
         if found is not None:

@@ -83,10 +83,10 @@ class CheckNamesTest(unittest.TestCase):
         self.assertEqual(new, {f"coordinator/analysis/analysis.c:{no}: analysis_medians.c"})
 
     def test_a_made_up_path_in_a_js_comment_fails(self):
-        no = self.append("web/results.js", "// The rule is coordinator/tables.h's.")
+        no = self.append("web/components/results.js", "// The rule is coordinator/tables.h's.")
         rc, new = self.planted()
         self.assertEqual(rc, 1)
-        self.assertEqual(new, {f"web/results.js:{no}: coordinator/tables.h"})
+        self.assertEqual(new, {f"web/components/results.js:{no}: coordinator/tables.h"})
 
     def test_a_made_up_name_in_a_doc_fails(self):
         no = self.append("docs/design.md", "The hub (`coordinator/web.c`) and its run.mjs.")
@@ -119,7 +119,8 @@ class CheckNamesTest(unittest.TestCase):
         self.append("coordinator/analysis/stats.c",
                     "/* jobs.c, store/jobs.c, coordinator/store/, proto/msg, ../../proto/buf.h */")
         self.append("tests/CMakeLists.txt", '# "${SM_SRC}/integration/smrun.py" runs them')
-        self.append("web/results.js", "import { el } from './dom.js'; // charts.js draws")
+        self.append("web/components/results.js",
+                    "import { el } from '../dom.js'; // charts.js draws")
         _, new = self.planted()
         self.assertEqual(new, set())
 
@@ -130,7 +131,8 @@ class CheckNamesTest(unittest.TestCase):
                     "/* <sys/socket.h>, redis's src/anet.c, https://x.example/a/gone.c,\n"
                     " * /usr/lib/gone.c, /api/gone.js, x.md, *_gone.h */\n"
                     "#include <linux/gone.h>")
-        self.append("web/results.js", "const gone = { c: 1 }; const t = gone.c / 2 / gone.c;")
+        self.append("web/components/results.js",
+                    "const gone = { c: 1 }; const t = gone.c / 2 / gone.c;")
         self.append("README.md", "```sh\ncurl https://example.net/gone.sh\n```")
         _, new = self.planted()
         self.assertEqual(new, set())
