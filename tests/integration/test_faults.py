@@ -15,7 +15,7 @@ Not here:
 - item 5, a full or read-only spool at start: tests/integration/test_spool_start.py (the agent
   refuses to start; a result the spool refuses mid-run fails its job with the spool's reason).
 - a +20 s step of the coordinator's wall clock (item 3's other half): stepping this machine's
-  clock would disturb everything else on it; test_control.c covers wall-clock steps forward
+  clock would disturb everything else on it; test_control_liveness.c covers wall-clock steps forward
   and back (silences and time limits are measured on the monotonic clock).
 """
 import errno
@@ -39,7 +39,7 @@ SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
 
 # The run of item 1, as the campaign posted it: a mesh of TCP streams between the lab's hosts.
 # Its runs are counted job by job, and a cut link disturbs samples: "remeasure": 0 keeps the
-# rounds that would add out of the counts (test_control.c covers remeasuring).
+# rounds that would add out of the counts (test_control_repetitions.c covers remeasuring).
 E2R = {"name": "e2r", "hosts": ["h1", "h2", "h3"], "pairs": "mesh", "repetitions": 2,
        "remeasure": 0, "warmup": 0,
        "tests": [{"workload": "stream", "scope": "pair", "transport": "tcp",

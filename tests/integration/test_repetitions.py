@@ -14,7 +14,7 @@ from smtest import Fleet, netns, wait_for
 def spec(reps, **stream):
     """A run of stream tcp and unix on every host. "remeasure": 0: these tests count the rounds
     the CI rule adds up to max, and a sample this busy machine disturbs would add more
-    (remeasuring is tested in test_control.c and test_disturbed_lab.py)."""
+    (remeasuring is tested in test_control_repetitions.c and test_disturbed_lab.py)."""
     test = {"workload": "stream", "scope": "local", "transport": ["tcp", "unix"],
             "msg_size": 1000, "count": 200}
     test.update(stream)

@@ -14,7 +14,7 @@ import urllib.request
 from smtest import Fleet, netns, wait_for
 
 # These runs are counted job by job: "remeasure": 0, or a sample this busy machine disturbs
-# would add a round (remeasuring is tested in test_control.c and test_disturbed_lab.py).
+# would add a round (remeasuring is tested in test_control_repetitions.c and test_disturbed_lab.py).
 SEED = {"preset": "seed-tcp-unix", "repetitions": 2, "remeasure": 0, "warmup": 0}
 
 
