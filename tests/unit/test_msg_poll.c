@@ -1,4 +1,5 @@
-/* Unit tests of proto/msg: the poll, the reply and the spooled result on the wire, and labels. */
+/* Unit tests of the agent's poll message: its exact JSON, round trips, bounds, results, ready pair
+ * servers, quarantined entries, facts and labels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,94 +12,9 @@
 
 #include "proto/msg.h"
 #include "testutil.h"
+#include "msg_fixture.h"
 
-#define BOOT        "0123456789abcdef0123456789abcdef"
-#define HEAD        "{\"agent\":\"h1\",\"boot\":\"" BOOT "\",\"seq\":\"7\","
-#define IDLE        HEAD "\"state\":\"idle\","
-#define BUSY        HEAD "\"state\":\"busy\",\"job\":\"12\",\"attempt\":1,"
-#define EMPTY       "\"acks\":[],\"results\":[]}"
-#define REPLY_NONCE "0123456789abcdef0123456789abcdef"
-#define REPLY_TO    "\"to\":\"h1\",\"poll\":\"" REPLY_NONCE "\","
-#define CMD_HEAD    "{" REPLY_TO "\"acks\":[],\"commands\":["
-#define CMD_TAIL    "]}"
-
-/* An empty reply to h1's poll REPLY_NONCE: every reply names both. */
-static void reply_init(sm_poll_reply *r)
-{
-    memset(r, 0, sizeof *r);
-    snprintf(r->to, sizeof r->to, "h1");
-    snprintf(r->poll, sizeof r->poll, REPLY_NONCE);
-}
-#define PARAMS "\"params\":{\"workload\":\"rr\"}"
-
-#define assert_contains(text, part) check_contains((text), (part), __FILE__, __LINE__)
-
-static void check_contains(const char *text, const char *part, const char *file, int line)
-{
-    if (strstr(text, part) == NULL) {
-        print_error("\"%s\"\nlacks \"%s\"\n", text, part);
-        _fail(file, line);
-    }
-}
-
-static void check_code(int rc, const sm_error *err, int code, const char *file, int line)
-{
-    _assert_int_equal(cast_to_largest_integral_type(rc), cast_to_largest_integral_type(code), file,
-                      line);
-    _assert_int_equal(cast_to_largest_integral_type(err->code), cast_to_largest_integral_type(code),
-                      file, line);
-}
-
-/* Decoding fails with `code`, a reason mentioning `part`, and *out left all zero. */
-#define assert_poll_error(json, code, part)                                                        \
-    check_poll_error((json), (code), (part), __FILE__, __LINE__)
-
-static void check_poll_error(const char *json, int code, const char *part, const char *file,
-                             int line)
-{
-    static sm_poll p, zero;
-    sm_error err;
-    memset(&p, 0xff, sizeof p);
-    sm_error_clear(&err);
-    int rc = sm_msg_poll_decode(json, strlen(json), &p, &err);
-    check_code(rc, &err, code, file, line);
-    check_contains(err.msg, part, file, line);
-    _assert_true(memcmp(&p, &zero, sizeof p) == 0, "poll left zeroed", file, line);
-}
-
-#define assert_reply_error(json, code, part)                                                       \
-    check_reply_error((json), (code), (part), __FILE__, __LINE__)
-
-static void check_reply_error(const char *json, int code, const char *part, const char *file,
-                              int line)
-{
-    static sm_poll_reply r, zero;
-    sm_error err;
-    memset(&r, 0xff, sizeof r);
-    sm_error_clear(&err);
-    int rc = sm_msg_reply_decode(json, strlen(json), &r, &err);
-    check_code(rc, &err, code, file, line);
-    check_contains(err.msg, part, file, line);
-    _assert_true(memcmp(&r, &zero, sizeof r) == 0, "reply left zeroed", file, line);
-}
-
-#define assert_result_msg_error(json, code, part)                                                  \
-    check_result_msg_error((json), (code), (part), __FILE__, __LINE__)
-
-static void check_result_msg_error(const char *json, int code, const char *part, const char *file,
-                                   int line)
-{
-    sm_result_msg m;
-    sm_error err;
-    memset(&m, 0xff, sizeof m);
-    sm_error_clear(&err);
-    int rc = sm_msg_result_decode(json, strlen(json), &m, &err);
-    check_code(rc, &err, code, file, line);
-    check_contains(err.msg, part, file, line);
-    _assert_true(m.job == 0 && m.attempt == 0 && m.result.hist == NULL && m.result.have == 0 &&
-                     !m.result.ok,
-                 "result left empty", file, line);
-}
+#define EMPTY "\"acks\":[],\"results\":[]}"
 
 #define assert_labels_error(text, part) check_labels_error((text), (part), __FILE__, __LINE__)
 
@@ -110,8 +26,8 @@ static void check_labels_error(const char *text, const char *part, const char *f
     memset(labels, 0, sizeof labels);
     sm_error_clear(&err);
     int rc = sm_labels_parse(text, labels, &n, &err);
-    check_code(rc, &err, SM_EINVAL, file, line);
-    check_contains(err.msg, part, file, line);
+    msg_fixture_check_code(rc, &err, SM_EINVAL, file, line);
+    msg_fixture_check_contains(err.msg, part, file, line);
     _assert_int_equal(n, 99, file, line);
     _assert_true(labels[0].key[0] == '\0', "labels untouched", file, line);
 }
@@ -132,55 +48,6 @@ static void fill_facts(sm_facts *f)
     f->loadavg[1] = 0.5;
     f->loadavg[2] = -1;
     f->tcp_autocorking = 2;
-}
-
-static void fill_ok_result(sm_result *r)
-{
-    static const uint64_t ns[] = {900, 1200, 1200, 5000, 2000000};
-    sm_result_init(r);
-    r->ok = true;
-    sm_result_set(r, SM_M_RT_PER_S, 12345.678);
-    sm_result_set(r, SM_M_RTT_P99_US, 1.0 / 3.0);
-    r->sndbuf_eff = 87380;
-    r->tx_cpu = 2;
-    r->hist = sm_hist_new();
-    assert_non_null(r->hist);
-    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
-        sm_hist_record(r->hist, ns[i]);
-}
-
-static void assert_hist_equal(const sm_hist *a, const sm_hist *b)
-{
-    if (a == NULL || b == NULL) {
-        assert_true(a == b);
-        return;
-    }
-    assert_int_equal(sm_hist_count(a), sm_hist_count(b));
-    assert_int_equal(sm_hist_min(a), sm_hist_min(b));
-    assert_int_equal(sm_hist_max(a), sm_hist_max(b));
-    size_t ca = 0, cb = 0, ia, ib;
-    uint64_t na, nb;
-    while (sm_hist_next(a, &ca, &ia, &na) == 0) {
-        assert_int_equal(sm_hist_next(b, &cb, &ib, &nb), 0);
-        assert_int_equal(ia, ib);
-        assert_int_equal(na, nb);
-    }
-    assert_int_not_equal(sm_hist_next(b, &cb, &ib, &nb), 0);
-}
-
-static void assert_result_equal(const sm_result *a, const sm_result *b)
-{
-    assert_int_equal(a->ok, b->ok);
-    assert_string_equal(a->reason, b->reason);
-    assert_int_equal(a->have, b->have);
-    for (int m = 0; m < SM_M__COUNT; m++)
-        if (sm_result_has(a, (sm_metric)m))
-            assert_memory_equal(&a->v[m], &b->v[m], sizeof(double));
-    assert_int_equal(a->sndbuf_eff, b->sndbuf_eff);
-    assert_int_equal(a->rcvbuf_eff, b->rcvbuf_eff);
-    assert_int_equal(a->tx_cpu, b->tx_cpu);
-    assert_int_equal(a->rx_cpu, b->rx_cpu);
-    assert_hist_equal(a->hist, b->hist);
 }
 
 static void assert_facts_equal(const sm_facts *a, const sm_facts *b)
@@ -243,7 +110,7 @@ static void test_msg_poll_full_round_trips(void **state)
     p.n_results = 2;
     p.results[0].job = 10;
     p.results[0].attempt = 1;
-    fill_ok_result(&p.results[0].result);
+    msg_fixture_fill_ok_result(&p.results[0].result);
     p.results[1].job = 11;
     p.results[1].attempt = 1000000;
     sm_result_init(&p.results[1].result);
@@ -279,7 +146,7 @@ static void test_msg_poll_full_round_trips(void **state)
     for (size_t i = 0; i < 2; i++) {
         assert_int_equal(back.results[i].job, p.results[i].job);
         assert_int_equal(back.results[i].attempt, p.results[i].attempt);
-        assert_result_equal(&back.results[i].result, &p.results[i].result);
+        msg_fixture_assert_result_equal(&back.results[i].result, &p.results[i].result);
     }
     free(json);
     sm_msg_poll_fini(&back);
@@ -596,7 +463,7 @@ static void test_msg_ready_and_start_carry_the_key_pin(void **state)
 
     /* A start of a tls job needs the pin, and nothing else may carry one. */
     static sm_poll_reply r, rb;
-    reply_init(&r);
+    msg_fixture_reply_init(&r);
     sm_command *c = &r.commands[0];
     snprintf(c->id, sizeof c->id, "s1");
     c->kind = SM_CMD_START;
@@ -682,292 +549,6 @@ static void test_msg_poll_carries_at_most_4_ready(void **state)
 
 #undef READY
 
-/* ---- reply ---- */
-
-static void test_msg_reply_small_encodes_exactly(void **state)
-{
-    (void)state;
-    static sm_poll_reply r;
-    sm_error err;
-    reply_init(&r);
-    r.ack_job[0] = 11;
-    r.ack_attempt[0] = 1;
-    r.n_acks = 1;
-    snprintf(r.commands[0].id, sizeof r.commands[0].id, "x12.1");
-    r.commands[0].kind = SM_CMD_CANCEL;
-    r.commands[0].job = 12;
-    r.commands[0].attempt = 2;
-    snprintf(r.commands[1].id, sizeof r.commands[1].id, "s13.1");
-    r.commands[1].kind = SM_CMD_START;
-    r.commands[1].job = 13;
-    r.commands[1].attempt = 1;
-    sm_params_init(&r.commands[1].params, SM_WL_RR);
-    r.commands[1].params.scope = SM_SCOPE_PAIR;
-    snprintf(r.commands[1].addr, sizeof r.commands[1].addr, "10.213.0.12");
-    r.commands[1].port = 40000;
-    r.n_commands = 2;
-    r.want_facts = true;
-    size_t len;
-    char *json = sm_msg_reply_encode(&r, &len, &err);
-    assert_string_equal(json,
-                        "{" REPLY_TO "\"acks\":[{\"job\":\"11\",\"attempt\":1}],\"commands\":["
-                        "{\"id\":\"x12.1\",\"type\":\"cancel\",\"job\":\"12\",\"attempt\":2},"
-                        "{\"id\":\"s13.1\",\"type\":\"start\",\"job\":\"13\",\"attempt\":1,"
-                        "\"params\":{\"workload\":\"rr\",\"transport\":\"tcp\","
-                        "\"scope\":\"pair\",\"req_size\":1,\"resp_size\":1,\"count\":10000,"
-                        "\"nodelay\":false,\"sndbuf\":0,\"rcvbuf\":0,\"time_limit_ms\":0},"
-                        "\"addr\":\"10.213.0.12\",\"port\":40000}],\"want_facts\":true}");
-    assert_int_equal(len, strlen(json));
-    free(json);
-
-    reply_init(&r);
-    json = sm_msg_reply_encode(&r, &len, &err);
-    assert_string_equal(json, "{" REPLY_TO "\"acks\":[],\"commands\":[],\"want_facts\":false}");
-    free(json);
-}
-
-static void test_msg_reply_with_each_command_kind_round_trips(void **state)
-{
-    (void)state;
-    static sm_poll_reply r, back;
-    sm_error err;
-    reply_init(&r);
-    for (size_t i = 0; i < 3; i++) {
-        r.ack_job[i] = (1ull << 62) + i;
-        r.ack_attempt[i] = (uint32_t)(i + 1);
-    }
-    r.n_acks = 3;
-    static const sm_cmd_kind kinds[] = {SM_CMD_ASSIGN, SM_CMD_PREPARE, SM_CMD_START, SM_CMD_CANCEL};
-    static const sm_workload_kind wls[] = {SM_WL_STREAM, SM_WL_RR, SM_WL_RR, SM_WL_CONNECT};
-    for (size_t i = 0; i < 4; i++) {
-        sm_command *c = &r.commands[i];
-        snprintf(c->id, sizeof c->id, "%c12.%zu", sm_cmd_kind_name(kinds[i])[0], i + 1);
-        c->kind = kinds[i];
-        c->job = 12 + i;
-        c->attempt = (uint32_t)(i + 1);
-        if (kinds[i] != SM_CMD_CANCEL) {
-            sm_params_init(&c->params, wls[i]);
-            c->params.nodelay = true;
-            c->params.sndbuf = 65536;
-            assert_int_equal(sm_params_validate(&c->params, &err), 0);
-        }
-    }
-    snprintf(r.commands[1].addr, sizeof r.commands[1].addr, "10.0.0.11");
-    snprintf(r.commands[2].addr, sizeof r.commands[2].addr, "fd00::12");
-    r.commands[2].port = 65535;
-    r.n_commands = 4;
-
-    size_t len;
-    char *json = sm_msg_reply_encode(&r, &len, &err);
-    assert_non_null(json);
-    memset(&back, 0xff, sizeof back);
-    if (sm_msg_reply_decode(json, len, &back, &err) != 0)
-        fail_msg("%s: %s", json, err.msg);
-    assert_int_equal(back.n_acks, 3);
-    for (size_t i = 0; i < 3; i++) {
-        assert_int_equal(back.ack_job[i], r.ack_job[i]);
-        assert_int_equal(back.ack_attempt[i], r.ack_attempt[i]);
-    }
-    assert_int_equal(back.n_commands, 4);
-    for (size_t i = 0; i < 4; i++) {
-        const sm_command *a = &r.commands[i], *b = &back.commands[i];
-        assert_string_equal(b->id, a->id);
-        assert_int_equal(b->kind, a->kind);
-        assert_int_equal(b->job, a->job);
-        assert_int_equal(b->attempt, a->attempt);
-        assert_params_equal(&b->params, &a->params);
-        assert_string_equal(b->addr, a->addr);
-        assert_int_equal(b->port, a->port);
-    }
-    assert_false(back.want_facts);
-    assert_string_equal(sm_cmd_kind_name(SM_CMD_PREPARE), "prepare");
-    free(json);
-}
-
-static void test_msg_reply_rejects_bad_commands(void **state)
-{
-    (void)state;
-    assert_reply_error(CMD_HEAD
-                       "{\"id\":\"x1\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1," PARAMS
-                       "}" CMD_TAIL,
-                       SM_EPARSE, "reply: commands[0]: params: not allowed in cancel");
-    assert_reply_error(CMD_HEAD
-                       "{\"id\":\"a1\",\"type\":\"assign\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
-                       SM_EPARSE, "reply: commands[0]: missing field 'params'");
-    assert_reply_error(CMD_HEAD
-                       "{\"id\":\"a1\",\"type\":\"assign\",\"job\":\"1\",\"attempt\":1," PARAMS
-                       ",\"port\":1}" CMD_TAIL,
-                       SM_EPARSE, "reply: commands[0]: port: not allowed in assign");
-    assert_reply_error(CMD_HEAD "{\"id\":\"a1\",\"type\":\"assign\",\"job\":\"1\",\"attempt\":1,"
-                                "\"params\":{\"workload\":\"rr\",\"msg_size\":9}}" CMD_TAIL,
-                       SM_EINVAL, "reply: commands[0]: params: msg_size");
-    assert_reply_error(CMD_HEAD
-                       "{\"id\":\"a1\",\"type\":\"assign\",\"job\":\"1\",\"attempt\":1," PARAMS
-                       ",\"x\":1}" CMD_TAIL,
-                       SM_EPARSE, "reply: commands[0]: unknown field 'x'");
-    assert_reply_error(CMD_HEAD
-                       "{\"id\":\"a1\",\"type\":\"reboot\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
-                       SM_EINVAL, "reply: commands[0]: type: unknown value 'reboot'");
-    assert_reply_error(CMD_HEAD
-                       "{\"id\":\"a1\",\"type\":\"cancel\",\"job\":1,\"attempt\":1}" CMD_TAIL,
-                       SM_EPARSE, "reply: commands[0]: job: expected a decimal string");
-    assert_reply_error(CMD_HEAD
-                       "{\"id\":\"a1\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":0}" CMD_TAIL,
-                       SM_EINVAL, "reply: commands[0]: attempt: 0 is below the minimum 1");
-}
-
-static void test_msg_reply_command_ids_are_short_and_plain(void **state)
-{
-    (void)state;
-    assert_reply_error(CMD_HEAD
-                       "{\"id\":\"c/1\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
-                       SM_EINVAL, "reply: commands[0]: id: 'c/1'");
-    assert_reply_error(CMD_HEAD
-                       "{\"id\":\"\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
-                       SM_EINVAL, "reply: commands[0]: id");
-    assert_reply_error(CMD_HEAD "{\"id\":\"c1234567890123456789012345678901234567890\","
-                                "\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL,
-                       SM_EINVAL, "reply: commands[0]: id");
-    static sm_poll_reply r;
-    sm_error err;
-    static const char ok40[] = CMD_HEAD "{\"id\":\"c123456789012345678901234567890123456789\","
-                                        "\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}" CMD_TAIL;
-    assert_int_equal(sm_msg_reply_decode(ok40, sizeof ok40 - 1, &r, &err), 0);
-    assert_int_equal(strlen(r.commands[0].id), 40);
-}
-
-static void test_msg_reply_start_needs_addr_and_port_1_to_65535(void **state)
-{
-    (void)state;
-#define START "{\"id\":\"s1\",\"type\":\"start\",\"job\":\"1\",\"attempt\":1," PARAMS
-    assert_reply_error(CMD_HEAD START ",\"addr\":\"10.0.0.2\"}" CMD_TAIL, SM_EPARSE,
-                       "reply: commands[0]: missing field 'port'");
-    assert_reply_error(CMD_HEAD START ",\"port\":4000}" CMD_TAIL, SM_EPARSE,
-                       "reply: commands[0]: missing field 'addr'");
-    assert_reply_error(CMD_HEAD START ",\"addr\":\"10.0.0.2\",\"port\":0}" CMD_TAIL, SM_EINVAL,
-                       "reply: commands[0]: port: 0 is below the minimum 1");
-    assert_reply_error(CMD_HEAD START ",\"addr\":\"10.0.0.2\",\"port\":65536}" CMD_TAIL, SM_EINVAL,
-                       "reply: commands[0]: port: 65536 is above the maximum 65535");
-    assert_reply_error(CMD_HEAD START ",\"addr\":\"10.0.0.2\",\"port\":\"80\"}" CMD_TAIL, SM_EPARSE,
-                       "reply: commands[0]: port");
-    assert_reply_error(CMD_HEAD START ",\"addr\":\"h2.lab\",\"port\":80}" CMD_TAIL, SM_EINVAL,
-                       "reply: commands[0]: addr");
-#undef START
-}
-
-static void test_msg_reply_prepare_may_name_the_client_address_and_nothing_else(void **state)
-{
-    (void)state;
-#define PREPARE "{\"id\":\"p1\",\"type\":\"prepare\",\"job\":\"1\",\"attempt\":1," PARAMS
-    static sm_poll_reply r;
-    sm_error err;
-    static const char with[] = CMD_HEAD PREPARE ",\"addr\":\"10.0.0.1\"}" CMD_TAIL;
-    assert_int_equal(sm_msg_reply_decode(with, sizeof with - 1, &r, &err), 0);
-    assert_string_equal(r.commands[0].addr, "10.0.0.1");
-    static const char without[] = CMD_HEAD PREPARE "}" CMD_TAIL;
-    assert_int_equal(sm_msg_reply_decode(without, sizeof without - 1, &r, &err), 0);
-    assert_string_equal(r.commands[0].addr, "");
-    assert_reply_error(CMD_HEAD PREPARE ",\"addr\":\"h1.lab\"}" CMD_TAIL, SM_EINVAL,
-                       "reply: commands[0]: addr");
-    assert_reply_error(CMD_HEAD PREPARE ",\"addr\":\"10.0.0.1\",\"port\":1}" CMD_TAIL, SM_EPARSE,
-                       "reply: commands[0]: port: not allowed in prepare");
-#undef PREPARE
-}
-
-static void test_msg_reply_rejects_bad_acks_and_too_many(void **state)
-{
-    (void)state;
-    assert_reply_error("{" REPLY_TO "\"acks\":[{\"job\":11,\"attempt\":1}],\"commands\":[]}",
-                       SM_EPARSE, "reply: acks[0]: job: expected a decimal string");
-    assert_reply_error("{" REPLY_TO "\"acks\":[{\"job\":\"11\"}],\"commands\":[]}", SM_EPARSE,
-                       "reply: acks[0]: missing field 'attempt'");
-    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"want_facts\":1}", SM_EPARSE,
-                       "reply: want_facts");
-    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"hold\":1}", SM_EPARSE,
-                       "reply: unknown field 'hold'");
-    assert_reply_error("{" REPLY_TO "\"acks\":[]}", SM_EPARSE, "reply: missing field 'commands'");
-
-    char json[4096];
-    size_t at = (size_t)snprintf(json, sizeof json, "{" REPLY_TO "\"acks\":[");
-    for (int i = 0; i <= SM_REPLY_ACKS_MAX; i++)
-        at += (size_t)snprintf(json + at, sizeof json - at, "%s{\"job\":\"%d\",\"attempt\":1}",
-                               i ? "," : "", i);
-    snprintf(json + at, sizeof json - at, "],\"commands\":[]}");
-    assert_reply_error(json, SM_EINVAL, "reply: acks: 65 entries is above the maximum 64");
-
-    at = (size_t)snprintf(json, sizeof json, CMD_HEAD);
-    for (int i = 0; i <= SM_REPLY_COMMANDS_MAX; i++)
-        at += (size_t)snprintf(json + at, sizeof json - at,
-                               "%s{\"id\":\"x%d\",\"type\":\"cancel\",\"job\":\"1\",\"attempt\":1}",
-                               i ? "," : "", i);
-    snprintf(json + at, sizeof json - at, CMD_TAIL);
-    assert_reply_error(json, SM_EINVAL, "reply: commands: 17 entries is above the maximum 16");
-}
-
-/* ---- spooled result ---- */
-
-static void test_msg_spooled_result_round_trips(void **state)
-{
-    (void)state;
-    sm_result_msg m = {0}, back;
-    sm_error err;
-    m.job = UINT64_MAX;
-    m.attempt = 2;
-    m.role = SM_ROLE_BOTH;
-    fill_ok_result(&m.result);
-    size_t len;
-    char *json = sm_msg_result_encode(&m, &len, &err);
-    assert_non_null(json);
-    assert_int_equal(len, strlen(json));
-    assert_contains(json,
-                    "{\"job\":\"18446744073709551615\",\"attempt\":2,\"result\":{\"ok\":true,");
-    if (sm_msg_result_decode(json, len, &back, &err) != 0)
-        fail_msg("%s: %s", json, err.msg);
-    assert_int_equal(back.job, UINT64_MAX);
-    assert_int_equal(back.attempt, 2);
-    assert_result_equal(&back.result, &m.result);
-
-    /* The store's text of the result is the same object the spool entry holds. */
-    char *bare = sm_msg_result_json(&m.result, &err);
-    assert_non_null(bare);
-    assert_contains(json, bare);
-    free(bare);
-    free(json);
-    sm_result_fini(&back.result);
-    sm_result_fini(&m.result);
-}
-
-static void test_msg_spooled_result_role_is_omitted_for_both(void **state)
-{
-    (void)state;
-    static const sm_role roles[] = {SM_ROLE_BOTH, SM_ROLE_SERVER, SM_ROLE_CLIENT};
-    static const char *const heads[] = {
-        "{\"job\":\"11\",\"attempt\":1,\"result\":{",
-        "{\"job\":\"11\",\"attempt\":1,\"role\":\"server\",\"result\":{",
-        "{\"job\":\"11\",\"attempt\":1,\"role\":\"client\",\"result\":{"};
-    for (size_t i = 0; i < 3; i++) {
-        sm_result_msg m = {.job = 11, .attempt = 1, .role = roles[i]}, back;
-        sm_error err;
-        fill_ok_result(&m.result);
-        size_t len;
-        char *json = sm_msg_result_encode(&m, &len, &err);
-        assert_non_null(json);
-        assert_true(strncmp(json, heads[i], strlen(heads[i])) == 0);
-        memset(&back, 0xff, sizeof back);
-        if (sm_msg_result_decode(json, len, &back, &err) != 0)
-            fail_msg("%s: %s", json, err.msg);
-        assert_int_equal(back.role, roles[i]);
-        assert_result_equal(&back.result, &m.result);
-        free(json);
-        sm_result_fini(&back.result);
-        sm_result_fini(&m.result);
-    }
-    assert_string_equal(sm_role_name(SM_ROLE_BOTH), "both");
-    assert_string_equal(sm_role_name(SM_ROLE_SERVER), "server");
-    assert_string_equal(sm_role_name(SM_ROLE_CLIENT), "client");
-    assert_string_equal(sm_role_name((sm_role)3), "unknown");
-}
-
 static void test_msg_poll_results_carry_their_role(void **state)
 {
     (void)state;
@@ -1000,156 +581,6 @@ static void test_msg_poll_results_carry_their_role(void **state)
     assert_null(sm_msg_result_encode(&results[0], &len, &err));
     assert_int_equal(err.code, SM_EINVAL);
     assert_contains(err.msg, "spooled result: role");
-}
-
-#define STORE_ID "0123456789abcdef0123456789abcdef"
-
-static void test_msg_reply_must_name_its_agent_and_poll(void **state)
-{
-    (void)state;
-    static sm_poll_reply r, back;
-    sm_error err;
-    reply_init(&r);
-    size_t len;
-    char *json = sm_msg_reply_encode(&r, &len, &err);
-    assert_non_null(json);
-    assert_int_equal(sm_msg_reply_decode(json, len, &back, &err), 0);
-    assert_string_equal(back.to, "h1");
-    assert_string_equal(back.poll, REPLY_NONCE);
-    free(json);
-
-    assert_reply_error("{\"poll\":\"" REPLY_NONCE "\",\"acks\":[],\"commands\":[]}", SM_EPARSE,
-                       "reply: missing field 'to'");
-    assert_reply_error("{\"to\":\"h1\",\"acks\":[],\"commands\":[]}", SM_EPARSE,
-                       "reply: missing field 'poll'");
-    assert_reply_error("{\"to\":\"coordinator\",\"poll\":\"" REPLY_NONCE
-                       "\",\"acks\":[],\"commands\":[]}",
-                       SM_EINVAL, "reply: to: 'coordinator' is not an agent name");
-    assert_reply_error("{\"to\":\"h 1\",\"poll\":\"" REPLY_NONCE "\",\"acks\":[],\"commands\":[]}",
-                       SM_EINVAL, "reply: to:");
-    assert_reply_error("{\"to\":\"h1\",\"poll\":\"0123\",\"acks\":[],\"commands\":[]}", SM_EINVAL,
-                       "reply: poll: not 32 lowercase hex digits");
-
-    r.to[0] = '\0';
-    assert_null(sm_msg_reply_encode(&r, &len, &err));
-    assert_contains(err.msg, "reply: to");
-    reply_init(&r);
-    r.poll[3] = 'X';
-    assert_null(sm_msg_reply_encode(&r, &len, &err));
-    assert_contains(err.msg, "reply: poll");
-}
-
-static void test_msg_reply_carries_the_store_id_and_decodes_without_it(void **state)
-{
-    (void)state;
-    static sm_poll_reply r, back;
-    sm_error err;
-    reply_init(&r);
-    snprintf(r.store, sizeof r.store, STORE_ID);
-    size_t len;
-    char *json = sm_msg_reply_encode(&r, &len, &err);
-    assert_string_equal(json, "{" REPLY_TO "\"acks\":[],\"commands\":[],\"want_facts\":false,"
-                              "\"store\":\"" STORE_ID "\"}");
-    memset(&back, 0xff, sizeof back);
-    assert_int_equal(sm_msg_reply_decode(json, len, &back, &err), 0);
-    assert_string_equal(back.store, STORE_ID);
-    free(json);
-
-    /* A coordinator from before store ids: the reply still decodes, with no id. */
-    static const char old[] = "{" REPLY_TO "\"acks\":[],\"commands\":[],\"want_facts\":true}";
-    memset(&back, 0xff, sizeof back);
-    assert_int_equal(sm_msg_reply_decode(old, sizeof old - 1, &back, &err), 0);
-    assert_string_equal(back.store, "");
-    assert_true(back.want_facts);
-
-    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"store\":\"0123\"}", SM_EINVAL,
-                       "reply: store: '0123' is not 32 lowercase hex digits");
-    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"store\":"
-                       "\"0123456789ABCDEF0123456789abcdef\"}",
-                       SM_EINVAL, "reply: store: ");
-    assert_reply_error("{" REPLY_TO "\"acks\":[],\"commands\":[],\"store\":7}", SM_EPARSE,
-                       "reply: store: expected a string");
-
-    snprintf(r.store, sizeof r.store, "not-hex");
-    assert_null(sm_msg_reply_encode(&r, &len, &err));
-    assert_int_equal(err.code, SM_EINVAL);
-    assert_contains(err.msg, "reply: store");
-}
-
-static void test_msg_spooled_result_carries_its_store_id_when_known(void **state)
-{
-    (void)state;
-    sm_result_msg m = {.job = 3, .attempt = 1, .role = SM_ROLE_SERVER}, back;
-    sm_error err;
-    snprintf(m.store, sizeof m.store, STORE_ID);
-    fill_ok_result(&m.result);
-    size_t len;
-    char *json = sm_msg_result_encode(&m, &len, &err);
-    assert_non_null(json);
-    assert_contains(json, "{\"job\":\"3\",\"attempt\":1,\"role\":\"server\",\"store\":\"" STORE_ID
-                          "\",\"result\":{");
-    memset(&back, 0xff, sizeof back);
-    if (sm_msg_result_decode(json, len, &back, &err) != 0)
-        fail_msg("%s: %s", json, err.msg);
-    assert_string_equal(back.store, STORE_ID);
-    assert_int_equal(back.role, SM_ROLE_SERVER);
-    free(json);
-    sm_result_fini(&back.result);
-
-    /* Unknown: left out, and a result spooled before store ids reads with none. */
-    m.store[0] = '\0';
-    json = sm_msg_result_encode(&m, &len, &err);
-    assert_non_null(json);
-    assert_null(strstr(json, "store"));
-    memset(&back, 0xff, sizeof back);
-    assert_int_equal(sm_msg_result_decode(json, len, &back, &err), 0);
-    assert_string_equal(back.store, "");
-    free(json);
-    sm_result_fini(&back.result);
-    sm_result_fini(&m.result);
-
-    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"store\":\"xyz\",\"result\":"
-                            "{\"ok\":true}}",
-                            SM_EINVAL, "spooled result: store: 'xyz'");
-    assert_poll_error(IDLE "\"acks\":[],\"results\":[{\"job\":\"2\",\"attempt\":1,"
-                           "\"store\":\"\",\"result\":{\"ok\":true}}]}",
-                      SM_EINVAL, "poll: results[0]: store: ");
-}
-
-static void test_msg_spooled_result_rejects_bad_role(void **state)
-{
-    (void)state;
-    /* A missing role is "both"; the word itself has no place on the wire. */
-    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"role\":\"both\",\"result\":"
-                            "{\"ok\":true}}",
-                            SM_EINVAL, "spooled result: role: 'both' is not server or client");
-    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"role\":\"Server\",\"result\":"
-                            "{\"ok\":true}}",
-                            SM_EINVAL, "spooled result: role: 'Server'");
-    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"role\":1,\"result\":"
-                            "{\"ok\":true}}",
-                            SM_EPARSE, "spooled result: role: expected a string");
-    assert_poll_error(IDLE "\"acks\":[],\"results\":[{\"job\":\"2\",\"attempt\":1,"
-                           "\"role\":\"peer\",\"result\":{\"ok\":true}}]}",
-                      SM_EINVAL, "poll: results[0]: role: 'peer'");
-}
-
-static void test_msg_spooled_result_rejects_bad_entries(void **state)
-{
-    (void)state;
-    assert_result_msg_error("{\"job\":11,\"attempt\":1,\"result\":{\"ok\":true}}", SM_EPARSE,
-                            "spooled result: job: expected a decimal string");
-    assert_result_msg_error("{\"job\":\"11\",\"attempt\":0,\"result\":{\"ok\":true}}", SM_EINVAL,
-                            "spooled result: attempt: 0 is below the minimum 1");
-    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1}", SM_EPARSE,
-                            "spooled result: missing field 'result'");
-    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"result\":{\"ok\":true},\"x\":1}",
-                            SM_EPARSE, "spooled result: unknown field 'x'");
-    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"result\":{\"ok\":true,\"metrics\":"
-                            "{\"speed\":1}}}",
-                            SM_EPARSE, "spooled result: result: metrics: unknown metric 'speed'");
-    assert_result_msg_error("{\"job\":\"11\",\"attempt\":1,\"result\":{\"ok\":true}} x", SM_EPARSE,
-                            "spooled result: junk");
 }
 
 static void test_msg_facts_json_is_the_bare_facts_object(void **state)
@@ -1233,23 +664,9 @@ int main(void)
         cmocka_unit_test(test_msg_poll_ready_encodes_exactly_and_round_trips),
         cmocka_unit_test(test_msg_poll_ready_rejects_bad_port_attempt_and_job),
         cmocka_unit_test(test_msg_poll_carries_at_most_4_ready),
-        cmocka_unit_test(test_msg_reply_small_encodes_exactly),
-        cmocka_unit_test(test_msg_reply_with_each_command_kind_round_trips),
-        cmocka_unit_test(test_msg_reply_rejects_bad_commands),
-        cmocka_unit_test(test_msg_reply_command_ids_are_short_and_plain),
-        cmocka_unit_test(test_msg_reply_start_needs_addr_and_port_1_to_65535),
         cmocka_unit_test(test_msg_ready_and_start_carry_the_key_pin),
-        cmocka_unit_test(test_msg_reply_prepare_may_name_the_client_address_and_nothing_else),
         cmocka_unit_test(test_msg_poll_quarantined_count_is_optional_and_round_trips),
-        cmocka_unit_test(test_msg_reply_rejects_bad_acks_and_too_many),
-        cmocka_unit_test(test_msg_spooled_result_round_trips),
-        cmocka_unit_test(test_msg_spooled_result_role_is_omitted_for_both),
         cmocka_unit_test(test_msg_poll_results_carry_their_role),
-        cmocka_unit_test(test_msg_spooled_result_rejects_bad_role),
-        cmocka_unit_test(test_msg_spooled_result_rejects_bad_entries),
-        cmocka_unit_test(test_msg_reply_carries_the_store_id_and_decodes_without_it),
-        cmocka_unit_test(test_msg_reply_must_name_its_agent_and_poll),
-        cmocka_unit_test(test_msg_spooled_result_carries_its_store_id_when_known),
         cmocka_unit_test(test_msg_facts_json_is_the_bare_facts_object),
         cmocka_unit_test(test_msg_labels_parse_accepts_pairs),
         cmocka_unit_test(test_msg_labels_parse_names_the_bad_pair),
