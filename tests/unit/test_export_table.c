@@ -1,5 +1,5 @@
-/* Unit tests of the comparison-table builder (coordinator/analysis/export.c), on the 2010 tcp/unix
- * data. */
+/* Unit tests of the export's table: medians, n and paired ratios of the samples that count, rows in
+ * order, pairs and HTTP client models. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "export_fixture.h"
 
 #define EPS 1e-12
 
@@ -33,20 +34,6 @@ typedef struct fixture {
 } fixture;
 
 static fixture fx;
-
-static sm_params lines_params(sm_transport_kind tr, bool nodelay)
-{
-    sm_params p;
-    sm_params_init(&p, SM_WL_STREAM);
-    p.framing = SM_FRAMING_LINES;
-    p.msg_size = 128;
-    p.count = 8192;
-    p.transport = tr;
-    p.nodelay = nodelay;
-    sm_error err;
-    assert_int_equal(sm_params_validate(&p, &err), 0);
-    return p;
-}
 
 static uint32_t add_cell(uint32_t test, uint32_t variant, const char *host, const char *peer,
                          sm_params p)
@@ -88,7 +75,8 @@ static int setup_2010(void **state)
 {
     (void)state;
     memset(&fx, 0, sizeof fx);
-    sm_params tcp = lines_params(SM_TR_TCP, false), uds = lines_params(SM_TR_UNIX, false);
+    sm_params tcp = export_fixture_lines_params(SM_TR_TCP, false),
+              uds = export_fixture_lines_params(SM_TR_UNIX, false);
     for (size_t h = 0; h < 3; h++) {
         uint32_t ct = add_cell(0, 0, hosts_2010[h], "", tcp);
         uint32_t cu = add_cell(0, 1, hosts_2010[h], "", uds);
@@ -328,7 +316,7 @@ static void test_export_missing_results_are_not_counted(void **state)
 static void test_export_pairs_ratios_by_repetition_not_by_order_or_rank(void **state)
 {
     (void)state;
-    sm_params p = lines_params(SM_TR_TCP, false);
+    sm_params p = export_fixture_lines_params(SM_TR_TCP, false);
     uint32_t ct = add_cell(0, 0, "h", "", p);
     p.transport = SM_TR_UNIX;
     uint32_t cu = add_cell(0, 1, "h", "", p);
@@ -371,8 +359,8 @@ static void test_export_headline_metric_per_workload(void **state)
 static void test_export_labels_name_workload_transport_sizes_and_amount(void **state)
 {
     (void)state;
-    sm_params s = lines_params(SM_TR_TCP, true);
-    sm_params su = lines_params(SM_TR_UNIX, false);
+    sm_params s = export_fixture_lines_params(SM_TR_TCP, true);
+    sm_params su = export_fixture_lines_params(SM_TR_UNIX, false);
     sm_params raw;
     sm_params_init(&raw, SM_WL_STREAM);
     raw.sndbuf = 256u << 10;
@@ -423,8 +411,9 @@ static void
 test_export_ratio_needs_the_unix_variant_of_the_same_test_with_equal_params(void **state)
 {
     (void)state;
-    sm_params tcp = lines_params(SM_TR_TCP, false), nodelay = lines_params(SM_TR_TCP, true);
-    sm_params uds = lines_params(SM_TR_UNIX, false), uds_256 = uds;
+    sm_params tcp = export_fixture_lines_params(SM_TR_TCP, false),
+              nodelay = export_fixture_lines_params(SM_TR_TCP, true);
+    sm_params uds = export_fixture_lines_params(SM_TR_UNIX, false), uds_256 = uds;
     uds_256.msg_size = 256;
     /* Test 0: tcp, tcp+nodelay, unix: both tcp columns pair with the one unix column. */
     add_cell(0, 0, "h", "", tcp);
@@ -691,95 +680,6 @@ static void test_export_md_footnotes_and_json_carry_the_flagged_hosts_difference
     sm_table_fini(&t);
 }
 
-/* One label function for every place a test is named: sizes in binary suffixes, each
- * workload, each kind of column, the brief header form. */
-static void label_is(const sm_params *p, sm_export_label_kind kind, const char *full,
-                     const char *brief)
-{
-    char buf[SM_TABLE_LABEL_MAX];
-    sm_export_label(p, kind, false, buf, sizeof buf);
-    assert_string_equal(buf, full);
-    sm_export_label(p, kind, true, buf, sizeof buf);
-    assert_string_equal(buf, brief);
-}
-
-static void test_export_label_writes_sizes_in_binary_suffixes(void **state)
-{
-    (void)state;
-    sm_params p;
-    sm_params_init(&p, SM_WL_STREAM);
-    p.msg_size = 131072;
-    p.count = 256;
-    /* The quick preset's stream: never "131072 B" in one place and "128 KiB" in another. */
-    label_is(&p, SM_LABEL_TEST, "stream tcp 128 KiB x 256", "stream tcp 128 KiB");
-    p.msg_size = 1000; /* not a multiple of 1024: bytes as they are */
-    label_is(&p, SM_LABEL_TEST, "stream tcp 1000 B x 256", "stream tcp 1000 B");
-    p.msg_size = 3u << 20;
-    p.count = 0;
-    p.bytes = 1ull << 30;
-    label_is(&p, SM_LABEL_TEST, "stream tcp 3 MiB 1 GiB total", "stream tcp 3 MiB");
-    p.bytes = 0;
-    p.duration_ms = 2000;
-    p.transport = SM_TR_UNIX;
-    label_is(&p, SM_LABEL_TEST, "stream unix 3 MiB 2000 ms", "stream unix 3 MiB");
-}
-
-static void test_export_label_names_each_workload_and_kind_of_column(void **state)
-{
-    (void)state;
-    sm_params rr;
-    sm_params_init(&rr, SM_WL_RR);
-    rr.req_size = 1;
-    rr.resp_size = 1024;
-    rr.duration_ms = 1000;
-    rr.nodelay = true;
-    label_is(&rr, SM_LABEL_TEST, "rr tcp+nodelay 1 B/1 KiB 1000 ms", "rr tcp+nodelay 1 B/1 KiB");
-    label_is(&rr, SM_LABEL_RATIO, "tcp+nodelay/unix rr 1 B/1 KiB 1000 ms",
-             "tcp+nodelay/unix rr 1 B/1 KiB");
-    sm_params conn;
-    sm_params_init(&conn, SM_WL_CONNECT);
-    conn.count = 500;
-    conn.transport = SM_TR_UNIX;
-    label_is(&conn, SM_LABEL_TEST, "connect unix x 500", "connect unix");
-    sm_params lines = lines_params(SM_TR_TCP, false);
-    label_is(&lines, SM_LABEL_TEST, "stream tcp lines 128 B x 8192", "stream tcp lines 128 B");
-}
-
-static void test_export_label_names_pairs_against_loopback(void **state)
-{
-    (void)state;
-    sm_params p;
-    sm_params_init(&p, SM_WL_STREAM);
-    p.msg_size = 131072;
-    p.count = 256;
-    p.scope = SM_SCOPE_PAIR;
-    /* The scope is in the rows ("a->b"), not in the test's name: a pair and a loopback test of
-     * the same params are one test. */
-    label_is(&p, SM_LABEL_TEST, "stream tcp 128 KiB x 256", "stream tcp 128 KiB");
-    label_is(&p, SM_LABEL_LOOPBACK, "pair/loopback stream tcp 128 KiB x 256",
-             "pair/loopback stream tcp 128 KiB");
-}
-
-static void test_export_label_names_http_ratios_user_cpu(void **state)
-{
-    (void)state;
-    sm_params p;
-    sm_params_init(&p, SM_WL_HTTP);
-    p.bytes = 16u << 20;
-    p.repeat = 11;
-    p.client = SM_HTTP_POOL;
-    label_is(&p, SM_LABEL_TEST, "http pool 16 MiB x11", "http pool 16 MiB");
-    label_is(&p, SM_LABEL_RATIO, "user CPU pool/thread, http 16 MiB x11",
-             "user CPU pool/thread http 16 MiB");
-    p.tls = true;
-    p.connections = 4;
-    label_is(&p, SM_LABEL_TEST, "http pool+tls 16 MiB x11 4 conns", "http pool+tls 16 MiB");
-    /* A buffer too small is cut, never overrun. */
-    char small[8];
-    sm_export_label(&p, SM_LABEL_RATIO, false, small, sizeof small);
-    assert_string_equal(small, "user CP");
-}
-
 /* Two columns whose brief forms meet (they differ only in the amount) get distinct headers;
  * the full labels stay as they are. */
 static void test_export_brief_headers_are_unique_in_a_table(void **state)
@@ -830,10 +730,6 @@ int main(void)
         cmocka_unit_test(test_export_no_cells_gives_an_empty_table),
         cmocka_unit_test_setup(
             test_export_md_footnotes_and_json_carry_the_flagged_hosts_differences, setup_2010),
-        cmocka_unit_test(test_export_label_writes_sizes_in_binary_suffixes),
-        cmocka_unit_test(test_export_label_names_each_workload_and_kind_of_column),
-        cmocka_unit_test(test_export_label_names_pairs_against_loopback),
-        cmocka_unit_test(test_export_label_names_http_ratios_user_cpu),
         cmocka_unit_test_setup(test_export_brief_headers_are_unique_in_a_table, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
