@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent/spool.h"
+#include "agent/spool/spool.h"
 
 #define MIB ((size_t)1 << 20)
 

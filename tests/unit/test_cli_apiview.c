@@ -1,5 +1,5 @@
-/* Unit tests of the sockmatrix CLI's API decoders: each reads what coordinator/schema/apijson.c writes, and refuses
- * what it cannot read. */
+/* Unit tests of the sockmatrix CLI's API decoders: each reads what coordinator/schema/apijson.c
+ * writes, and refuses what it cannot read. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

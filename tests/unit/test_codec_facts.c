@@ -36,7 +36,7 @@ static void test_codec_facts_round_trip(void **state)
     codec_fixture_fill_facts(&f);
     memset(f.hostname, 'h', sizeof f.hostname - 1); /* the longest that fits */
     f.mem_bytes = (1ull << 60) + 1;                 /* above 2^53: travels as a string */
-    f.loadavg[2] = -1;                              /* agent/facts.c's "unknown" */
+    f.loadavg[2] = -1;                              /* agent/host/facts.c's "unknown" */
     char *json = sm_codec_facts_encode(&f, &err);
     assert_non_null(json);
     memset(&back, 0xff, sizeof back);

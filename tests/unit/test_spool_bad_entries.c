@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "agent/spool.h"
-#include "agent/spool_internal.h"
+#include "agent/spool/spool.h"
+#include "agent/spool/internal.h"
 #include "spool_fixture.h"
 
 /* Lines of stderr written while fn runs, that contain id (the log goes to stderr). */

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "agent/spool.h"
+#include "agent/spool/spool.h"
 #include "spool_fixture.h"
 
 static void test_spool_entry_survives_close_and_open_with_identical_bytes(void **state)

@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "agent/spool.h"
-#include "agent/spool_internal.h"
+#include "agent/spool/spool.h"
+#include "agent/spool/internal.h"
 #include "spool_fixture.h"
 
 static void test_spool_put_get_list_remove_round_trip(void **state)

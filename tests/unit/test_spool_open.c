@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "agent/spool.h"
-#include "agent/spool_internal.h"
+#include "agent/spool/spool.h"
+#include "agent/spool/internal.h"
 #include "spool_fixture.h"
 
 static void test_spool_open_creates_missing_directory_with_mode_0700(void **state)
