@@ -11,7 +11,7 @@ What looks like one of our names:
   `smtest.py`. It holds if some tracked file has that name.
 - A path whose first folder is a top folder of the repository (`coordinator/analysis/table.h`,
   `tests/integration`), or a folder of ours anywhere and a name with one of our extensions
-  (`api/internal.h`, `unit/api_fixture.c`). It holds if it is a tracked file or folder, the
+  (`api/internal.h`, `api/api_fixture.c`). It holds if it is a tracked file or folder, the
   tail of one (`store/jobs.c` of coordinator/store/jobs.c) or a module, a file without its
   extension (`proto/msg` of proto/msg.c and proto/msg.h).
 - A path that starts with ./ or ../ is read from the folder of the file that holds it; a path
