@@ -423,9 +423,12 @@ class StoreCommitsFailTest(FaultTest):
     """Item 7: /healthz said ok while every commit failed. The campaign corrupted the store
     ("database disk image is malformed"; test_fleet.py does that too); here its WAL and main
     file are made immutable mid-run, so that every commit fails with an I/O error while reads
-    go on, and are made writable again 8 s later: once for the class, judged by both tests."""
+    go on, and are made writable again 8 s later (or once /healthz said so a few times): once
+    for the class, judged by both tests."""
 
     FAIL_S = 8
+    FAIL_MAX_S = 30
+    MIN_FAILING = 4
 
     @classmethod
     def setUpClass(cls):
@@ -447,9 +450,14 @@ class StoreCommitsFailTest(FaultTest):
         cls.addClassCleanup(subprocess.run, ["chattr", "-i", *files], capture_output=True)
         seen = []
         try:
-            t_end = time.monotonic() + cls.FAIL_S
-            while time.monotonic() < t_end:
+            # FAIL_S at least, and longer (up to FAIL_MAX_S) on a machine so busy that fewer
+            # than MIN_FAILING answers said so by then: the fault lasts until it was seen.
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < cls.FAIL_MAX_S:
                 seen.append(f.get_status("/healthz"))
+                if (time.monotonic() - t0 >= cls.FAIL_S
+                        and sum(not h["ok"] for _, h in seen) >= cls.MIN_FAILING):
+                    break
                 time.sleep(0.5)
         finally:
             subprocess.run(["chattr", "-i", *files], check=True, capture_output=True, timeout=10)
@@ -458,8 +466,16 @@ class StoreCommitsFailTest(FaultTest):
     def test_healthz_says_the_store_fails_while_its_commits_fail(self):
         f, rid, seen = self.f, self.rid, self.seen
         failing = [(st, h) for st, h in seen if not h["ok"]]
-        # Every poll and tick commits: the first failure comes within a second.
-        self.assertGreaterEqual(len(failing), len(seen) - 3, seen)
+        # Every poll commits: once each agent has polled twice since the commits began to
+        # fail (counted by the coordinator's own poll counter, not by a time that depends on
+        # this machine's speed), /healthz says so, and goes on saying so while they fail.
+        polls0 = seen[0][1]["counters"]["polls"]
+        after = [i for i, (_, h) in enumerate(seen)
+                 if h["counters"]["polls"] >= polls0 + 2 * f.n]
+        self.assertTrue(after, seen)
+        self.assertEqual([h["ok"] for _, h in seen[after[0]:]], [False] * (len(seen) - after[0]),
+                         seen)
+        self.assertGreaterEqual(len(failing), self.MIN_FAILING, seen)
         for st, h in failing:
             self.assertEqual(st, 503, h)
             self.assertIn("disk I/O error", h["store_error"], h)
