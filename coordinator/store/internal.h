@@ -1,7 +1,7 @@
-/* What the store's files share (store, store_rows, store_agents, store_jobs, store_runs,
- * store_results): the sm_store struct, its prepared statements and the row helpers. Private to
- * them and to the store's unit test; everyone else goes through store.h. Single-threaded, as
- * store.h says. */
+/* What the store's files share (store.c, rows.c and the table files agents.c, jobs.c, runs.c,
+ * results.c, fingerprints.c, schedules.c): the sm_store struct, its prepared statements and
+ * the row helpers. Private to them and to the store's unit tests; everyone else goes through
+ * store.h. Single-threaded, as store.h says. */
 #ifndef SM_COORD_STORE_INTERNAL_H
 #define SM_COORD_STORE_INTERNAL_H
 
@@ -86,10 +86,14 @@ struct sm_store {
     char warning[SM_STORE_WARNING_MAX]; /* "" when none */
 };
 
+/* ---- store.c ---- */
+
 /* The schema scripts, from version 0 on; the schema version is their count (store.c). Each
  * script that shipped stays as it shipped, so store_migrations[0] is schema version 1 as the
  * first coordinator wrote it. */
 extern const char *const store_migrations[];
+
+/* ---- rows.c: the helpers every other file of the store calls; they call none of those ---- */
 
 /* SM_EINVAL, SM_ENOMEM or SM_ESYS for an SQLite result code. */
 int store_code_of(int sqlite_rc);
@@ -137,6 +141,8 @@ int store_get_row(sm_store *st, int q, uint64_t id, const char *what, store_row_
 /* store_collect over statement q bound to one run's id; SM_EINVAL when no run has that id. */
 int store_collect_run(sm_store *st, int q, uint64_t run_id, const store_row_type *t, void **prows,
                       size_t *pn, const char *what, sm_error *err);
+
+/* ---- runs.c ---- */
 
 /* The runs' row type (runs.c): sm_run_row read from a statement selecting RUN_COLUMNS;
  * schedules.c lists a schedule's runs with it. */

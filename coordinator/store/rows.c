@@ -1,10 +1,44 @@
-/* What the store's row mappings share: reading columns, collecting rows, binding ids. */
+/* The store's helpers under every other file of it: SQLite's errors as ours, a statement
+ * made ready for its next use, reading columns, collecting rows, binding ids. Calls run one
+ * way: store.c and the table files call these, and nothing here calls back into them. */
 #include "coordinator/store/internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A constraint, type or size the statement broke is the caller's (SM_EINVAL); the rest, but
+ * memory, is the store's own (SM_ESYS). */
+int store_code_of(int sqlite_rc)
+{
+    switch (sqlite_rc & 0xff) {
+    case SQLITE_NOMEM:
+        return SM_ENOMEM;
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_RANGE:
+    case SQLITE_TOOBIG:
+        return SM_EINVAL;
+    default:
+        return SM_ESYS;
+    }
+}
+
+/* The error of the connection's last failed call, with SQLite's own words. */
+int store_db_error(sqlite3 *db, sm_error *err, const char *what)
+{
+    return sm_error_set(err, store_code_of(sqlite3_extended_errcode(db)), "%s: %s", what,
+                        sqlite3_errmsg(db));
+}
+
+/* Unbinding matters as much as resetting: text bound SQLITE_STATIC points into the caller's
+ * memory, which may be gone by the statement's next use. */
+void store_done_with(sqlite3_stmt *s)
+{
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+}
 
 /* A fixed-size field from the caller must be terminated inside its array. */
 bool store_fits(const char *s, size_t size)

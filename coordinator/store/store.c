@@ -1,7 +1,8 @@
 /* The coordinator's store on SQLite: opening it, its schema migrations, the statement cache and
  * the transactions. The rows of each table are in agents.c, jobs.c, runs.c, results.c,
- * schedules.c and fingerprints.c, the shared row helpers in rows.c, the WAL check in wal.c;
- * internal.h is what they share. */
+ * schedules.c and fingerprints.c, the WAL check in wal.c; internal.h is what they share. The
+ * helpers they all use (SQLite's errors, columns, row lists) are in rows.c, which this file
+ * calls and which calls nothing here. */
 #include "coordinator/store/internal.h"
 
 #include "proto/clock.h"
@@ -318,36 +319,6 @@ static const char *const queries[Q_COUNT] = {
                            " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                            " WHERE j.run_id = ?1 GROUP BY j.cell ORDER BY j.cell",
 };
-
-int store_code_of(int sqlite_rc)
-{
-    switch (sqlite_rc & 0xff) {
-    case SQLITE_NOMEM:
-        return SM_ENOMEM;
-    case SQLITE_CONSTRAINT:
-    case SQLITE_MISMATCH:
-    case SQLITE_RANGE:
-    case SQLITE_TOOBIG:
-        return SM_EINVAL;
-    default:
-        return SM_ESYS;
-    }
-}
-
-/* The error of the connection's last failed call, with SQLite's own words. */
-int store_db_error(sqlite3 *db, sm_error *err, const char *what)
-{
-    return sm_error_set(err, store_code_of(sqlite3_extended_errcode(db)), "%s: %s", what,
-                        sqlite3_errmsg(db));
-}
-
-/* Unbinding matters as much as resetting: text bound SQLITE_STATIC points into the caller's
- * memory, which may be gone by the statement's next use. */
-void store_done_with(sqlite3_stmt *s)
-{
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-}
 
 static int exec(sqlite3 *db, const char *sql, sm_error *err)
 {
