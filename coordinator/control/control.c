@@ -355,19 +355,6 @@ int sm_control_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_
     return ctl_expire(c, agent, now_ms, reply, err);
 }
 
-uint32_t ctl_fleet_hold(const sm_control *c)
-{
-    const uint32_t base = c->cfg.hold_ms;
-    if (!c->cfg.poll_rate)
-        return base;
-    /* Whole seconds, so that the hold moves in steps as the fleet grows, not with each agent. */
-    const uint64_t ms =
-        ((uint64_t)sm_map_size(c->agents) * 1000u + c->cfg.poll_rate - 1) / c->cfg.poll_rate;
-    const uint64_t hold = (ms + 999u) / 1000u * 1000u;
-    const uint32_t most = base > SM_HOLD_MAX_MS ? base : SM_HOLD_MAX_MS;
-    return hold <= base ? base : hold >= most ? most : (uint32_t)hold;
-}
-
 uint32_t sm_control_fleet_hold_ms(const sm_control *c)
 {
     return ctl_fleet_hold(c);

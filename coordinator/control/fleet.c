@@ -1,4 +1,5 @@
-/* The fleet: agents in memory, what their polls say about them, and their liveness. */
+/* The fleet: agents in memory, what their polls say about them, their liveness and how long
+ * their polls are held. */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -158,6 +159,19 @@ int ctl_take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t now
     if (a->current && a->current->run_id)
         a->fp_run = a->current->run_id;
     return 0;
+}
+
+uint32_t ctl_fleet_hold(const sm_control *c)
+{
+    const uint32_t base = c->cfg.hold_ms;
+    if (!c->cfg.poll_rate)
+        return base;
+    /* Whole seconds, so that the hold moves in steps as the fleet grows, not with each agent. */
+    const uint64_t ms =
+        ((uint64_t)sm_map_size(c->agents) * 1000u + c->cfg.poll_rate - 1) / c->cfg.poll_rate;
+    const uint64_t hold = (ms + 999u) / 1000u * 1000u;
+    const uint32_t most = base > SM_HOLD_MAX_MS ? base : SM_HOLD_MAX_MS;
+    return hold <= base ? base : hold >= most ? most : (uint32_t)hold;
 }
 
 int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, bool *rebooted,

@@ -168,9 +168,6 @@ static inline cjob **link_of(const cagent *a, cjob *j)
     return strcmp(j->host, a->name) == 0 ? &j->next : &j->next_peer;
 }
 
-/* The fleet's hold now (sm_control_fleet_hold_ms). */
-uint32_t ctl_fleet_hold(const sm_control *c);
-
 /* Agent a's held poll hears of new work at the next chance: it joins the news ring, which
  * sm_control_take_news drains. Never fails: the ring has room for every agent. */
 void ctl_wake(sm_control *c, cagent *a);
@@ -205,6 +202,8 @@ void ctl_agent_rekey(sm_control *c, cagent *a);
 /* Puts job j in c->job_due at the next time the tick must look at it (its time limit while it
  * runs, a pair server's wait for ready), or out of it. 0, or SM_ENOMEM with err set. */
 int ctl_job_rekey(sm_control *c, cjob *j, sm_error *err);
+/* The fleet's hold now (sm_control_fleet_hold_ms): cfg.hold_ms, or longer for a large fleet. */
+uint32_t ctl_fleet_hold(const sm_control *c);
 /* Forgives the agents the time the coordinator was away; first thing of every poll and tick. */
 void ctl_forgive_away(sm_control *c, int64_t now);
 /* Takes what poll p says about its agent a (boot, labels, address, quarantine) and registers
