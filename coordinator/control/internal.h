@@ -199,9 +199,6 @@ bool ctl_quiet_log(struct quiet *q, int64_t now_ms, uint64_t *held_back);
 /* Puts agent a in c->live at its next liveness deadline, or out of it when it has none (lost,
  * its queued run jobs failed already). Called whenever what the deadline rests on changes. */
 void ctl_agent_rekey(sm_control *c, cagent *a);
-/* Puts job j in c->job_due at the next time the tick must look at it (its time limit while it
- * runs, a pair server's wait for ready), or out of it. 0, or SM_ENOMEM with err set. */
-int ctl_job_rekey(sm_control *c, cjob *j, sm_error *err);
 /* The fleet's hold now (sm_control_fleet_hold_ms): cfg.hold_ms, or longer for a large fleet. */
 uint32_t ctl_fleet_hold(const sm_control *c);
 /* Forgives the agents the time the coordinator was away; first thing of every poll and tick. */
@@ -218,6 +215,12 @@ int ctl_take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted, i
 /* The tick's liveness step: agents silent too long are lost, and a lost host's queued run
  * jobs fail once its grace is over. */
 int ctl_fleet_tick(sm_control *c, int64_t now, int64_t now_ms, sm_error *err);
+
+/* ---- tick.c: the jobs' time limits ---- */
+
+/* Puts job j in c->job_due at the next time the tick must look at it (its time limit while it
+ * runs, a pair server's wait for ready), or out of it. 0, or SM_ENOMEM with err set. */
+int ctl_job_rekey(sm_control *c, cjob *j, sm_error *err);
 
 /* ---- dispatch.c: queues, the gate, dispatch, runs ---- */
 
@@ -260,8 +263,9 @@ void ctl_adapt_free(adapt *ad);
 
 /* ---- the control core's entry points (control.h), each reached through control.c ---- */
 
-/* dispatch.c */
+/* tick.c */
 int ctl_tick(sm_control *c, int64_t now_ms, sm_error *err);
+/* dispatch.c */
 int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms, uint64_t *id,
                sm_error *err);
 int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
