@@ -7,10 +7,7 @@
 #include <string.h>
 
 #include "coordinator/control/internal.h"
-#include "proto/fingerprint.h"
 #include "proto/log.h"
-
-#include <cjson/cJSON.h>
 
 void ctl_machine_of(cagent *a, const sm_facts *f)
 {
@@ -126,41 +123,6 @@ static int upsert_agent(sm_control *c, cagent *a, const sm_poll *p, int64_t now_
     return rc;
 }
 
-int ctl_take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err)
-{
-    if (p->fingerprint == NULL)
-        return 0;
-    char hash[SM_FP_HASH_HEX + 1];
-    sm_fp_hash(p->fingerprint, hash);
-    cJSON *o = sm_fp_to_cjson(p->fingerprint);
-    char *json = o ? cJSON_PrintUnformatted(o) : NULL;
-    cJSON_Delete(o);
-    if (json == NULL)
-        return sm_error_set(err, SM_ENOMEM, "out of memory");
-    sm_fp_row last;
-    bool had = false;
-    int rc = sm_store_fp_latest(c->st, a->name, &last, &had, err);
-    bool changed = false;
-    if (!rc)
-        rc = sm_store_fp_put(c->st, a->name, hash, json, now_ms, NULL, &changed, err);
-    free(json);
-    if (rc) {
-        if (had)
-            sm_fp_row_fini(&last);
-        return rc;
-    }
-    if (had && changed)
-        sm_log(LOG_NOTICE, "SM-FP-CHANGED", "agent %s: its fingerprint changed (%s -> %s)", a->name,
-               last.hash, hash);
-    if (had)
-        sm_fp_row_fini(&last);
-    a->fp_capable = true;
-    /* Asked for before a run's first job on it: the job it is on says which run. */
-    if (a->current && a->current->run_id)
-        a->fp_run = a->current->run_id;
-    return 0;
-}
-
 uint32_t ctl_fleet_hold(const sm_control *c)
 {
     const uint32_t base = c->cfg.hold_ms;
@@ -265,52 +227,6 @@ void ctl_forgive_away(sm_control *c, int64_t now)
     }
 }
 
-/* What the agent says it is doing, against what we think it is doing. */
-int ctl_take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted, int64_t now_ms,
-                    sm_error *err)
-{
-    cjob *j = a->current;
-    a->idle = p->state == SM_AGENT_IDLE;
-    if (!j)
-        return 0;
-    if (j->peer[0]) {
-        /* A side of a pair job: it owes a result once it has acked its command. */
-        const bool acked = strcmp(j->peer, a->name) == 0 ? j->prepare_acked : j->start_acked;
-        if (p->state == SM_AGENT_BUSY && p->job == j->id && p->attempt == j->attempt)
-            return 0;
-        if (acked && rebooted)
-            return ctl_job_finish(c, j, SM_JOB_FAILED,
-                                  "agent-restarted: the agent restarted during the job", now_ms,
-                                  err);
-        if (acked && p->state == SM_AGENT_IDLE)
-            return ctl_job_finish(c, j, SM_JOB_FAILED,
-                                  "the agent went idle without delivering a result", now_ms, err);
-        return 0;
-    }
-    if (p->state == SM_AGENT_BUSY && p->job == j->id && p->attempt == j->attempt) {
-        if (j->state != SM_JOB_RUNNING) {
-            int rc =
-                sm_store_job_set_state(c->st, j->id, j->attempt, SM_JOB_RUNNING, "", now_ms, err);
-            if (rc)
-                return rc;
-            tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
-            j->state = SM_JOB_RUNNING;
-            j->started_at = live_now(c, now_ms);
-            j->assign_acked = true;
-            if ((rc = ctl_job_rekey(c, j, err)) != 0)
-                return rc;
-        }
-        return 0;
-    }
-    if (rebooted && (j->assign_acked || j->state == SM_JOB_RUNNING))
-        return ctl_job_finish(c, j, SM_JOB_FAILED,
-                              "agent-restarted: the agent restarted during the job", now_ms, err);
-    if (p->state == SM_AGENT_IDLE && (j->assign_acked || j->state == SM_JOB_RUNNING))
-        return ctl_job_finish(c, j, SM_JOB_FAILED,
-                              "the agent went idle without delivering a result", now_ms, err);
-    return 0;
-}
-
 bool ctl_admit(sm_control *c, const sm_poll *p, int64_t now_ms)
 {
     uint64_t held_back;
@@ -347,31 +263,6 @@ bool ctl_admit(sm_control *c, const sm_poll *p, int64_t now_ms)
         return false;
     }
     return true;
-}
-
-bool ctl_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply, sm_error *err)
-{
-    ctl_reply_init(c, reply);
-    cagent *a = sm_map_get(c->agents, agent);
-    if (!a)
-        return false;
-    if (ctl_commands_for(c, a, now_ms, reply, err) != 0 || reply->n_commands == 0)
-        return false;
-    ctl_owed_acks_pay(c, a, reply);
-    return true;
-}
-
-int ctl_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
-               sm_error *err)
-{
-    ctl_reply_init(c, reply);
-    cagent *a = sm_map_get(c->agents, agent);
-    if (!a)
-        return 0;
-    int rc = ctl_commands_for(c, a, now_ms, reply, err);
-    if (!rc)
-        ctl_owed_acks_pay(c, a, reply);
-    return rc;
 }
 
 /* A host lost for lost_grace_ms: its queued run jobs fail, and its runs go on without it. Jobs

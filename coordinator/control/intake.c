@@ -1,5 +1,5 @@
-/* Intake of what polls bring: results and pair sides (stored, merged, acked), the agents' acks,
- * and how a job ends and is counted in its run. */
+/* Intake of the results polls bring: results and pair sides (stored, merged, acked, or the acks
+ * kept for a held poll's answer), and how a job ends and is counted in its run. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,13 +181,6 @@ int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reaso
 static bool foreign(const sm_control *c, const sm_result_msg *m)
 {
     return m->store[0] != '\0' && strcmp(m->store, sm_store_id(c->st)) != 0;
-}
-
-/* Every reply says which store it comes from: when that changes, job ids start over. */
-void ctl_reply_init(const sm_control *c, sm_poll_reply *reply)
-{
-    memset(reply, 0, sizeof *reply);
-    snprintf(reply->store, sizeof reply->store, "%s", sm_store_id(c->st));
 }
 
 /* Acks (job, attempt) in the reply, while it has room. */
@@ -452,27 +445,15 @@ static int take_result(sm_control *c, cagent *a, const sm_result_msg *m, int64_t
     return 0;
 }
 
-static void take_acks(cagent *a, const sm_poll *p)
+int ctl_take_results(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms,
+                     sm_poll_reply *reply, sm_error *err)
 {
-    for (size_t i = 0; i < p->n_acks; i++) {
-        uint64_t job;
-        unsigned attempt;
-        char kind;
-        if (sscanf(p->acks[i], "%c%" SCNu64 ".%u", &kind, &job, &attempt) != 3)
-            continue;
-        cjob *j = a->current;
-        if (!j || j->id != job || j->attempt != attempt)
-            j = NULL;
-        if (j && kind == 'a')
-            j->assign_acked = true;
-        if (j && kind == 'p')
-            j->prepare_acked = true;
-        if (j && kind == 's')
-            j->start_acked = true;
-        if (kind == 'x' && a->cancel_pending && a->cancel_job == job &&
-            a->cancel_attempt == attempt)
-            a->cancel_pending = false;
+    for (size_t i = 0; i < p->n_results; i++) {
+        int rc = take_result(c, a, &p->results[i], now_ms, reply, err);
+        if (rc)
+            return rc;
     }
+    return 0;
 }
 
 /* Whether agent a is owed the ack of this result (or this side of a pair job): the store holds
@@ -496,7 +477,7 @@ static bool ack_owed(sm_control *c, const cagent *a, uint64_t job, uint32_t atte
 }
 
 /* The poll is held: the acks of its results, stored now or before, wait for whatever answers it. */
-static void owed_acks_keep(sm_control *c, cagent *a, const sm_poll *p)
+void ctl_owed_acks_keep(sm_control *c, cagent *a, const sm_poll *p)
 {
     a->n_owed = 0;
     for (size_t i = 0; i < p->n_results && a->n_owed < SM_POLL_RESULTS_MAX; i++) {
@@ -520,80 +501,4 @@ void ctl_owed_acks_pay(sm_control *c, cagent *a, sm_poll_reply *reply)
         ack_append(reply, a->owed[i].job, a->owed[i].attempt);
     }
     a->n_owed = 0;
-}
-
-/* The server of a pair job listens (the poll's ready list): its client may start. */
-static int take_ready(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err)
-{
-    int rc;
-    for (size_t i = 0; i < p->n_ready; i++) {
-        cjob *j = job_get(c, p->ready[i].job);
-        if (!j || !j->peer[0] || j->attempt != p->ready[i].attempt || a->current != j ||
-            strcmp(j->peer, a->name) != 0 || j->ready_port)
-            continue;
-        /* A client of a TLS source accepts one key: without it the start could only fail. */
-        if (j->params.workload == SM_WL_HTTP && j->params.tls && !p->ready[i].pin[0]) {
-            if ((rc = ctl_job_finish(c, j, SM_JOB_FAILED,
-                                     "prepare: the server reported no key pin for tls", now_ms,
-                                     err)))
-                return rc;
-            continue;
-        }
-        if ((rc =
-                 sm_store_job_set_state(c->st, j->id, j->attempt, SM_JOB_RUNNING, "", now_ms, err)))
-            return rc;
-        tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
-        j->ready_port = p->ready[i].port;
-        memcpy(j->ready_pin, p->ready[i].pin, sizeof j->ready_pin);
-        j->state = SM_JOB_RUNNING;
-        j->started_at = live_now(c, now_ms);
-        if ((rc = ctl_job_rekey(c, j, err)))
-            return rc;
-        cagent *cl = sm_map_get(c->agents, j->host);
-        if (cl)
-            ctl_wake(c, cl);
-    }
-    return 0;
-}
-
-int ctl_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply, bool *reply_now,
-             sm_error *err)
-{
-    ctl_reply_init(c, reply);
-    *reply_now = false;
-    c->stats.polls++;
-    ctl_forgive_away(c, live_now(c, now_ms));
-    cagent *a = sm_map_get(c->agents, p->agent);
-    if (!a && !(a = ctl_agent_new(c, p->agent)))
-        return sm_error_set(err, SM_ENOMEM, "out of memory");
-    bool rebooted;
-    int rc = ctl_agent_heard(c, a, p, now_ms, &rebooted, err);
-    if (rc)
-        return rc;
-    /* Before the results: a fingerprint collected before a run's first job rides on the poll
-     * that may also carry that job's result, and the run must see it. */
-    if ((rc = ctl_take_fingerprint(c, a, p, now_ms, err)))
-        return rc;
-    /* Every poll moves its last-seen time, which the fleet view shows. */
-    tell_change(c, SM_CHANGE_AGENT, a->name, 0, 0);
-    for (size_t i = 0; i < p->n_results; i++)
-        if ((rc = take_result(c, a, &p->results[i], now_ms, reply, err)))
-            return rc;
-    take_acks(a, p);
-    if ((rc = take_ready(c, a, p, now_ms, err)))
-        return rc;
-    if ((rc = ctl_take_status(c, a, p, rebooted, now_ms, err)))
-        return rc;
-    if ((rc = ctl_commands_for(c, a, now_ms, reply, err)))
-        return rc;
-    /* Results alone do not make an answer: their acks wait for whatever answers the held poll
-     * (the next job, most often, or the end of the hold), so that a job costs its agent one
-     * poll, not two. The results are stored now; the agent keeps its copy a little longer and
-     * sends it again with any poll meanwhile, which is harmless (stored once by its key). An
-     * agent that cannot delete an acked result (a spool gone read-only) sends it again with
-     * every poll: held, such polls come once a hold, not in a loop. */
-    *reply_now = reply->n_commands || reply->want_facts || reply->want_fingerprint;
-    if (!*reply_now)
-        owed_acks_keep(c, a, p);
-    return 0;
 }

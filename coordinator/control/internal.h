@@ -203,14 +203,9 @@ void ctl_agent_rekey(sm_control *c, cagent *a);
 uint32_t ctl_fleet_hold(const sm_control *c);
 /* Forgives the agents the time the coordinator was away; first thing of every poll and tick. */
 void ctl_forgive_away(sm_control *c, int64_t now);
-/* Takes what poll p says about its agent a (boot, labels, address, quarantine) and registers
- * or refreshes its row; *rebooted: it restarted since its previous poll. */
-/* Stores the fingerprint p carries (when it does), as a's latest. */
-int ctl_take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, sm_error *err);
+/* Takes what poll p says about its agent a (boot, labels, address, quarantine, how long it
+ * waits) and registers or refreshes its row; *rebooted: it restarted since its previous poll. */
 int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, bool *rebooted,
-                    sm_error *err);
-/* What the agent says it is doing, against what the coordinator thinks it is doing. */
-int ctl_take_status(sm_control *c, cagent *a, const sm_poll *p, bool rebooted, int64_t now_ms,
                     sm_error *err);
 /* The tick's liveness step: agents silent too long are lost, and a lost host's queued run
  * jobs fail once its grace is over. */
@@ -239,9 +234,14 @@ void ctl_run_free(void *p);
 
 /* ---- intake.c: results, acks, pair sides, how jobs end, run counts ---- */
 
-/* Every reply says which store it comes from: when that changes, job ids start over. */
-void ctl_reply_init(const sm_control *c, sm_poll_reply *reply);
-/* Adds the held poll's owed acks to its answer. */
+/* Stores the results poll p of agent a carries and settles their jobs, acking each in reply
+ * that the store holds (or can never hold); a result of another store is neither stored nor
+ * acked. 0, or the store's error (roll back: the agent sends them again). */
+int ctl_take_results(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms,
+                     sm_poll_reply *reply, sm_error *err);
+/* Poll p is held: the acks of its results wait for whatever answers it. */
+void ctl_owed_acks_keep(sm_control *c, cagent *a, const sm_poll *p);
+/* Adds the held poll's owed acks to its answer, each checked against the store again. */
 void ctl_owed_acks_pay(sm_control *c, cagent *a, sm_poll_reply *reply);
 /* Ends a job (done or failed) in the store and in memory, counts it in its run, and frees it;
  * a failed run job is queued again once, at the end of its host's queue. */
@@ -274,16 +274,16 @@ int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
 int ctl_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err);
 /* fleet.c */
 bool ctl_admit(sm_control *c, const sm_poll *p, int64_t now_ms);
-bool ctl_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
-              sm_error *err);
-int ctl_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
-               sm_error *err);
 bool ctl_agent_live(sm_control *c, const char *name, sm_agent_status *status,
                     int64_t *last_seen_ms);
 uint64_t ctl_agent_quarantined(sm_control *c, const char *name);
 size_t ctl_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max);
-/* intake.c */
+/* poll.c */
 int ctl_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply, bool *reply_now,
              sm_error *err);
+bool ctl_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+              sm_error *err);
+int ctl_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+               sm_error *err);
 
 #endif
