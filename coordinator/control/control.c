@@ -1,6 +1,6 @@
 /* The control core's lifecycle: loading the fleet, jobs and runs from the store, and reloading
- * them after a rollback. The rest is in fleet.c, poll.c, tick.c, dispatch.c, intake.c and
- * adapt.c. */
+ * them after a rollback. The rest is in fleet.c, poll.c, tick.c, dispatch.c, runs.c, intake.c
+ * and adapt.c. */
 #include "coordinator/control/control.h"
 
 #include <inttypes.h>
@@ -308,7 +308,7 @@ void sm_control_on_change(sm_control *c, sm_change_fn fn, void *ctx)
 }
 
 /* ---- the entry points kept in the rooms of the control core: the fleet (fleet.c), the poll
- * (poll.c), the tick (tick.c) and the dispatch of jobs and runs (dispatch.c) ---- */
+ * (poll.c), the tick (tick.c), the dispatch of jobs (dispatch.c) and runs (runs.c) ---- */
 
 int sm_control_tick(sm_control *c, int64_t now_ms, sm_error *err)
 {

@@ -217,7 +217,7 @@ int ctl_fleet_tick(sm_control *c, int64_t now, int64_t now_ms, sm_error *err);
  * runs, a pair server's wait for ready), or out of it. 0, or SM_ENOMEM with err set. */
 int ctl_job_rekey(sm_control *c, cjob *j, sm_error *err);
 
-/* ---- dispatch.c: queues, the gate, dispatch, runs ---- */
+/* ---- dispatch.c: queues, the gate, the commands a poll gets ---- */
 
 void ctl_enqueue(cagent *a, cjob *j);
 /* Takes a queued job out of every queue it is in (its host's, and its server's). */
@@ -229,6 +229,9 @@ void ctl_wake_run_hosts(sm_control *c, uint64_t run_id);
 /* Commands for the agent now: its pending cancel, its unacked assignment, or (when idle) the
  * next queued job, which becomes its current one. */
 int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *reply, sm_error *err);
+
+/* ---- runs.c: matrix runs started and cancelled ---- */
+
 /* Frees a run and the state of its rounds; NULL is ignored (void * for sm_map_free). */
 void ctl_run_free(void *p);
 
@@ -268,6 +271,7 @@ int ctl_tick(sm_control *c, int64_t now_ms, sm_error *err);
 /* dispatch.c */
 int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms, uint64_t *id,
                sm_error *err);
+/* runs.c */
 int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
                   const sm_control_pick *only, size_t n_only, int64_t now_ms, uint64_t *run_id,
                   sm_error *err);
