@@ -1,4 +1,5 @@
 /* Dispatch: the per-host queues, the gate of one-at-a-time runs, the commands a poll gets, and
+ * how a job leaves them (done, failed, or queued again for its retry) and is counted in its run;
  * a job queued alone. Runs are started and cancelled in runs.c. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "coordinator/control/internal.h"
 #include "proto/codec.h"
+#include "proto/log.h"
 
 void ctl_enqueue(cagent *a, cjob *j)
 {
@@ -62,7 +64,7 @@ void ctl_unqueue_all(sm_control *c, cjob *j)
 }
 
 /* Every host with queued jobs of run r hears of them at its next chance. */
-void ctl_wake_run_hosts(sm_control *c, uint64_t run_id)
+static void wake_run_hosts(sm_control *c, uint64_t run_id)
 {
     size_t cur = 0;
     const char *key;
@@ -81,7 +83,7 @@ void ctl_wake_run_hosts(sm_control *c, uint64_t run_id)
  * the heads of the queues (a host's queue keeps its run's jobs in that order; a retried job,
  * queued again at the end, waits its turn there). NULL when none is queued. O(fleet), paid by
  * runs that are not parallel alone. */
-cagent *ctl_next_of_run(sm_control *c, uint64_t run_id)
+static cagent *next_of_run(sm_control *c, uint64_t run_id)
 {
     size_t cur = 0;
     const char *key;
@@ -104,7 +106,7 @@ static bool gate_open(sm_control *c, const crun *gate, const cagent *a)
         return true;
     if (gate->active > 0)
         return false;
-    const cagent *next = ctl_next_of_run(c, gate->id);
+    const cagent *next = next_of_run(c, gate->id);
     return next == NULL || next == a || next->qhead == a->qhead;
 }
 
@@ -240,6 +242,129 @@ int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *re
     reply->want_fingerprint = a->fp_capable && reply->n_commands > before && cur && cur->run_id &&
                               cur->run_id != a->fp_run;
     return 0;
+}
+
+/* A run job ended for good: count it, and end the run when every job has. */
+static int run_count(sm_control *c, uint64_t run_id, bool ok, int64_t now_ms, sm_error *err)
+{
+    crun *r = run_get(c, run_id);
+    if (!r)
+        return 0;
+    if (ok)
+        r->done++;
+    else
+        r->failed++;
+    sm_run_state state = SM_RUN_RUNNING;
+    char reason[128] = "";
+    if (r->done + r->failed >= r->total) {
+        state = r->failed ? SM_RUN_FAILED : SM_RUN_DONE;
+        if (r->failed)
+            snprintf(reason, sizeof reason, "%u of %u jobs failed", r->failed, r->total);
+    }
+    int rc = sm_store_run_update(c->st, r->id, state, reason, r->done, r->failed, now_ms, err);
+    if (!rc)
+        tell_change(c, SM_CHANGE_RUN, NULL, 0, run_id);
+    if (!rc && state != SM_RUN_RUNNING) {
+        sm_log(LOG_NOTICE, "SM-RUN-END", "run %" PRIu64 " %s: %u done, %u failed", r->id,
+               sm_run_state_name(state), r->done, r->failed);
+        ctl_run_free(sm_map_del_id(c->runs, r->id));
+    } else if (!rc && !r->parallel) {
+        wake_run_hosts(c, run_id);
+    }
+    return rc;
+}
+
+/* A job can end while still queued (a pair job resumed after a restart is queued again, and
+ * its sides may still deliver the attempt they were running): it leaves every queue before
+ * it is freed, or a queue would keep a dangling head. */
+static void job_forget(sm_control *c, cjob *j)
+{
+    ctl_unqueue_all(c, j);
+    sm_deadlines_remove(&c->job_due, &j->due);
+    sm_map_del_id(c->jobs, j->id);
+    free(j);
+}
+
+/* Whether a failed run job gets its one retry: not when it was cancelled or its agent is
+ * gone (the run goes on without that host), and only once. The job a host was lost in waits
+ * with its queued ones for it to come back, when lost hosts get a grace. */
+static bool retryable(const sm_control *c, const cjob *j, const char *reason)
+{
+    static const char died[] = "agent-lost: the agent stopped polling";
+    const bool lost = strncmp(reason, "agent-lost", 10) == 0;
+    return j->run_id && j->attempt == 1 && strncmp(reason, "cancelled", 9) != 0 &&
+           (!lost || (c->cfg.lost_grace_ms && strncmp(reason, died, sizeof died - 1) == 0)) &&
+           strstr(reason, "cancelled") == NULL;
+}
+
+/* Ends a job (done or failed) in the store and in memory; a failed run job is queued again
+ * once, at the end of its host's queue ("retried once, later"). */
+int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reason, int64_t now_ms,
+                   sm_error *err)
+{
+    cagent *a = sm_map_get(c->agents, j->host);
+    cagent *b = j->peer[0] ? sm_map_get(c->agents, j->peer) : NULL;
+    crun *r = run_get(c, j->run_id);
+    const bool was_active = j->state == SM_JOB_ASSIGNED || j->state == SM_JOB_RUNNING;
+    /* A side still busy with a pair job that failed is told to stop. */
+    cagent *sides[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        cagent *x = sides[i];
+        if (!x || x->current != j)
+            continue;
+        if (j->peer[0] && state == SM_JOB_FAILED)
+            ctl_cancel(c, x, j, true);
+        x->current = NULL;
+    }
+    if (r && was_active && r->active)
+        r->active--;
+    /* The next job of a one-at-a-time run may start now: its host hears of it at once. */
+    if (r && !r->parallel && r->active == 0) {
+        cagent *next = next_of_run(c, r->id);
+        if (next)
+            ctl_wake(c, next);
+    }
+    if (state == SM_JOB_FAILED && r && retryable(c, j, reason)) {
+        char why[256];
+        snprintf(why, sizeof why, "retry after: %.200s", reason);
+        int rc = sm_store_job_set_state(c->st, j->id, 2, SM_JOB_QUEUED, why, now_ms, err);
+        if (rc)
+            return rc;
+        tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
+        sm_log(LOG_NOTICE, "SM-JOB-RETRY", "job %" PRIu64 " on %s failed (%s): retried later",
+               j->id, j->host, reason);
+        j->attempt = 2;
+        j->state = SM_JOB_QUEUED;
+        j->assign_acked = j->prepare_acked = j->start_acked = false;
+        j->roles_got = 0;
+        j->ready_port = 0;
+        j->ready_pin[0] = '\0';
+        ctl_unqueue_all(c, j); /* queued at the end, never twice */
+        if (a) {
+            ctl_enqueue(a, j);
+            ctl_wake(c, a);
+        }
+        if (b) {
+            ctl_enqueue(b, j);
+            ctl_wake(c, b);
+        }
+        return 0;
+    }
+    int rc = sm_store_job_set_state(c->st, j->id, j->attempt, state, reason, now_ms, err);
+    if (rc)
+        return rc;
+    tell_change(c, SM_CHANGE_JOB, NULL, j->id, j->run_id);
+    if (state == SM_JOB_FAILED)
+        sm_log(LOG_NOTICE, "SM-JOB-FAILED", "job %" PRIu64 " on %s failed: %s", j->id, j->host,
+               reason);
+    const uint64_t run_id = j->run_id;
+    const uint32_t cell = j->cell;
+    job_forget(c, j);
+    /* A round the job's cell still needs is queued before the run's counts are checked, so
+     * that the run does not end under it. */
+    if (r && r->ad && (rc = ctl_adapt_job_ended(c, r, cell, now_ms, err)))
+        return rc;
+    return run_id ? run_count(c, run_id, state == SM_JOB_DONE, now_ms, err) : 0;
 }
 
 int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms, uint64_t *id,

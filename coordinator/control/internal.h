@@ -217,25 +217,26 @@ int ctl_fleet_tick(sm_control *c, int64_t now, int64_t now_ms, sm_error *err);
  * runs, a pair server's wait for ready), or out of it. 0, or SM_ENOMEM with err set. */
 int ctl_job_rekey(sm_control *c, cjob *j, sm_error *err);
 
-/* ---- dispatch.c: queues, the gate, the commands a poll gets ---- */
+/* ---- dispatch.c: queues, the gate, the commands a poll gets, how a job ends ---- */
 
 void ctl_enqueue(cagent *a, cjob *j);
 /* Takes a queued job out of every queue it is in (its host's, and its server's). */
 void ctl_unqueue_all(sm_control *c, cjob *j);
-/* The agent whose queue starts with the run's next job in dispatch order, or NULL. */
-cagent *ctl_next_of_run(sm_control *c, uint64_t run_id);
-/* Every host with queued jobs of the run hears of them at its next chance. */
-void ctl_wake_run_hosts(sm_control *c, uint64_t run_id);
 /* Commands for the agent now: its pending cancel, its unacked assignment, or (when idle) the
  * next queued job, which becomes its current one. */
 int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *reply, sm_error *err);
+
+/* Ends a job (done or failed) in the store and in memory, counts it in its run, and frees it;
+ * a failed run job is queued again once, at the end of its host's queue. */
+int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reason, int64_t now_ms,
+                   sm_error *err);
 
 /* ---- runs.c: matrix runs started and cancelled ---- */
 
 /* Frees a run and the state of its rounds; NULL is ignored (void * for sm_map_free). */
 void ctl_run_free(void *p);
 
-/* ---- intake.c: results, acks, pair sides, how jobs end, run counts ---- */
+/* ---- intake.c: results, pair sides, their acks ---- */
 
 /* Stores the results poll p of agent a carries and settles their jobs, acking each in reply
  * that the store holds (or can never hold); a result of another store is neither stored nor
@@ -246,10 +247,6 @@ int ctl_take_results(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms,
 void ctl_owed_acks_keep(sm_control *c, cagent *a, const sm_poll *p);
 /* Adds the held poll's owed acks to its answer, each checked against the store again. */
 void ctl_owed_acks_pay(sm_control *c, cagent *a, sm_poll_reply *reply);
-/* Ends a job (done or failed) in the store and in memory, counts it in its run, and frees it;
- * a failed run job is queued again once, at the end of its host's queue. */
-int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reason, int64_t now_ms,
-                   sm_error *err);
 
 /* ---- adapt.c: rounds a run adds (adaptive repetitions, disturbed samples remeasured) ---- */
 
