@@ -150,6 +150,15 @@ static void cancel_command(const cagent *a, sm_command *cmd)
     cmd->attempt = a->cancel_attempt;
 }
 
+void ctl_cancel(sm_control *c, cagent *x, const cjob *j, bool wake)
+{
+    x->cancel_pending = true;
+    x->cancel_job = j->id;
+    x->cancel_attempt = j->attempt;
+    if (wake)
+        ctl_wake(c, x);
+}
+
 /* Whether a's queue head may start now: a is idle and not lost, its head's other side (of a pair
  * job) is idle with the same head, and the head's run lets it through. *other: that side. */
 static bool head_ready(sm_control *c, cagent *a, crun *gate, cagent **other)

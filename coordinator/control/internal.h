@@ -1,6 +1,9 @@
-/* What the files of the control core share (control, fleet, schedule, intake, adapt): the
- * sm_control struct, the agents, jobs and runs it keeps in memory, and small helpers. Private to
- * those files; everyone else goes through control.h. Single-threaded, as control.h says. */
+/* What the files of the control core share (control.c, fleet.c, poll.c, tick.c, dispatch.c,
+ * runs.c, intake.c, adapt.c): the sm_control struct, the agents, jobs and runs it keeps in
+ * memory, small helpers, and the ctl_* functions one file gives the others, each under the file
+ * that defines it. Private to those files; everyone else goes through control.h, whose entry
+ * points are all in control.c, each passing the call on to its ctl_* here. Single-threaded, as
+ * control.h says. */
 #ifndef SM_COORD_CONTROL_INTERNAL_H
 #define SM_COORD_CONTROL_INTERNAL_H
 
@@ -141,7 +144,7 @@ static inline crun *run_get(const sm_control *c, uint64_t id)
     return id ? sm_map_get_id(c->runs, id) : NULL;
 }
 
-/* ---- small helpers ---- */
+/* ---- small helpers, defined here ---- */
 
 /* The clock silences and time limits are measured on (see sm_control_cfg.clock_ms). */
 static inline int64_t live_now(const sm_control *c, int64_t now_ms)
@@ -149,10 +152,6 @@ static inline int64_t live_now(const sm_control *c, int64_t now_ms)
     return c->cfg.clock_ms ? c->cfg.clock_ms(c->cfg.clock_arg) : now_ms;
 }
 
-/* A pair job sits in two queues, its client's and its server's, each with its own link.
- * Every host's queue follows one global order (the run's plan), so a pair job that heads
- * both of its queues can always start once both hosts are idle: no cycle of hosts can wait
- * on each other. */
 /* The one place changes are told to the live-events hub (sm_control_on_change). */
 static inline void tell_change(const sm_control *c, sm_change_kind kind, const char *agent,
                                uint64_t job, uint64_t run)
@@ -163,27 +162,16 @@ static inline void tell_change(const sm_control *c, sm_change_kind kind, const c
     c->on_change(c->change_ctx, &ch);
 }
 
+/* A pair job sits in two queues, its client's and its server's, each with its own link.
+ * Every host's queue follows one global order (the run's plan), so a pair job that heads
+ * both of its queues can always start once both hosts are idle: no cycle of hosts can wait
+ * on each other. */
 static inline cjob **link_of(const cagent *a, cjob *j)
 {
     return strcmp(j->host, a->name) == 0 ? &j->next : &j->next_peer;
 }
 
-/* Agent a's held poll hears of new work at the next chance: it joins the news ring, which
- * sm_control_take_news drains. Never fails: the ring has room for every agent. */
-void ctl_wake(sm_control *c, cagent *a);
-
-/* Has agent x tell its side of job j to stop: the cancel goes out in its replies until it is
- * acked. With wake, a held poll of x hears of it at once; otherwise its next poll does. */
-static inline void ctl_cancel(sm_control *c, cagent *x, const cjob *j, bool wake)
-{
-    x->cancel_pending = true;
-    x->cancel_job = j->id;
-    x->cancel_attempt = j->attempt;
-    if (wake)
-        ctl_wake(c, x);
-}
-
-/* ---- fleet.c: agents, liveness ---- */
+/* ---- fleet.c: agents, their liveness, the hold of their polls, the news ring ---- */
 
 /* A new agent, registered in c->agents, LOST until it polls; NULL when out of memory. */
 cagent *ctl_agent_new(sm_control *c, const char *name);
@@ -194,6 +182,9 @@ void ctl_agent_free(void *p);
 int ctl_agent_set_labels(cagent *a, const sm_label *labels, size_t n);
 /* Notes the machine the agent runs on, from its facts. */
 void ctl_machine_of(cagent *a, const sm_facts *f);
+/* Agent a's held poll hears of new work at the next chance: it joins the news ring, which
+ * sm_control_take_news drains. Never fails: the ring has room for every agent. */
+void ctl_wake(sm_control *c, cagent *a);
 /* Whether a refusal of this kind is logged now: one line a minute, saying how many were not. */
 bool ctl_quiet_log(struct quiet *q, int64_t now_ms, uint64_t *held_back);
 /* Puts agent a in c->live at its next liveness deadline, or out of it when it has none (lost,
@@ -210,12 +201,31 @@ int ctl_agent_heard(sm_control *c, cagent *a, const sm_poll *p, int64_t now_ms, 
 /* The tick's liveness step: agents silent too long are lost, and a lost host's queued run
  * jobs fail once its grace is over. */
 int ctl_fleet_tick(sm_control *c, int64_t now, int64_t now_ms, sm_error *err);
+/* Entry points: sm_control_admit, sm_control_agent_live, sm_control_agent_quarantined,
+ * sm_control_take_news. */
+bool ctl_admit(sm_control *c, const sm_poll *p, int64_t now_ms);
+bool ctl_agent_live(sm_control *c, const char *name, sm_agent_status *status,
+                    int64_t *last_seen_ms);
+uint64_t ctl_agent_quarantined(sm_control *c, const char *name);
+size_t ctl_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max);
 
-/* ---- tick.c: the jobs' time limits ---- */
+/* ---- poll.c: an agent's poll and the answers to a held one ---- */
+
+/* Entry points: sm_control_poll, sm_control_news, sm_control_expire. */
+int ctl_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply, bool *reply_now,
+             sm_error *err);
+bool ctl_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+              sm_error *err);
+int ctl_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
+               sm_error *err);
+
+/* ---- tick.c: the timer tick and the jobs' time limits ---- */
 
 /* Puts job j in c->job_due at the next time the tick must look at it (its time limit while it
  * runs, a pair server's wait for ready), or out of it. 0, or SM_ENOMEM with err set. */
 int ctl_job_rekey(sm_control *c, cjob *j, sm_error *err);
+/* Entry point: sm_control_tick. */
+int ctl_tick(sm_control *c, int64_t now_ms, sm_error *err);
 
 /* ---- dispatch.c: queues, the gate, the commands a poll gets, how a job ends ---- */
 
@@ -225,16 +235,27 @@ void ctl_unqueue_all(sm_control *c, cjob *j);
 /* Commands for the agent now: its pending cancel, its unacked assignment, or (when idle) the
  * next queued job, which becomes its current one. */
 int ctl_commands_for(sm_control *c, cagent *a, int64_t now_ms, sm_poll_reply *reply, sm_error *err);
-
+/* Has agent x tell its side of job j to stop: the cancel goes out in its replies until it is
+ * acked. With wake, a held poll of x hears of it at once; otherwise its next poll does. */
+void ctl_cancel(sm_control *c, cagent *x, const cjob *j, bool wake);
 /* Ends a job (done or failed) in the store and in memory, counts it in its run, and frees it;
  * a failed run job is queued again once, at the end of its host's queue. */
 int ctl_job_finish(sm_control *c, cjob *j, sm_job_state state, const char *reason, int64_t now_ms,
                    sm_error *err);
+/* Entry point: sm_control_submit. */
+int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms, uint64_t *id,
+               sm_error *err);
 
 /* ---- runs.c: matrix runs started and cancelled ---- */
 
 /* Frees a run and the state of its rounds; NULL is ignored (void * for sm_map_free). */
 void ctl_run_free(void *p);
+/* Entry points: sm_control_run_start (with only NULL) and sm_control_run_start_only;
+ * sm_control_run_cancel. */
+int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
+                  const sm_control_pick *only, size_t n_only, int64_t now_ms, uint64_t *run_id,
+                  sm_error *err);
+int ctl_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err);
 
 /* ---- intake.c: results, pair sides, their acks ---- */
 
@@ -260,31 +281,5 @@ int ctl_adapt_open(sm_control *c, crun *r, const sm_spec *spec, sm_error *err);
  * one, and queues one more round when a cell needs it. */
 int ctl_adapt_job_ended(sm_control *c, crun *r, uint32_t cell, int64_t now_ms, sm_error *err);
 void ctl_adapt_free(adapt *ad);
-
-/* ---- the control core's entry points (control.h), each reached through control.c ---- */
-
-/* tick.c */
-int ctl_tick(sm_control *c, int64_t now_ms, sm_error *err);
-/* dispatch.c */
-int ctl_submit(sm_control *c, const char *host, const sm_params *p, int64_t now_ms, uint64_t *id,
-               sm_error *err);
-/* runs.c */
-int ctl_run_start(sm_control *c, const char *spec_json, const sm_spec *spec,
-                  const sm_control_pick *only, size_t n_only, int64_t now_ms, uint64_t *run_id,
-                  sm_error *err);
-int ctl_run_cancel(sm_control *c, uint64_t run_id, int64_t now_ms, sm_error *err);
-/* fleet.c */
-bool ctl_admit(sm_control *c, const sm_poll *p, int64_t now_ms);
-bool ctl_agent_live(sm_control *c, const char *name, sm_agent_status *status,
-                    int64_t *last_seen_ms);
-uint64_t ctl_agent_quarantined(sm_control *c, const char *name);
-size_t ctl_take_news(sm_control *c, char (*names)[SM_NAME_MAX + 1], size_t max);
-/* poll.c */
-int ctl_poll(sm_control *c, const sm_poll *p, int64_t now_ms, sm_poll_reply *reply, bool *reply_now,
-             sm_error *err);
-bool ctl_news(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
-              sm_error *err);
-int ctl_expire(sm_control *c, const char *agent, int64_t now_ms, sm_poll_reply *reply,
-               sm_error *err);
 
 #endif
