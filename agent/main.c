@@ -12,7 +12,6 @@
 #include "agent/once/opts.h"
 #include "agent/once/output.h"
 #include "agent/workloads/pattern.h"
-#include "proto/json.h"
 #include "proto/log.h"
 #include "proto/signals.h"
 
@@ -49,7 +48,7 @@ static int print_fingerprint(const char *data_addr)
     sm_error err = {0};
     sm_fp_init(&fp);
     int rc = sm_fp_collect(&fp, data_addr, &err);
-    char *text = rc ? NULL : sm_json_finish(sm_fp_to_cjson(&fp), true, 1, "fingerprint", &err);
+    char *text = rc ? NULL : sm_fp_text(&fp, true, &err);
     sm_fp_fini(&fp);
     if (text == NULL) {
         fprintf(stderr, "sockmatrix-agent: %s\n", err.msg);

@@ -299,10 +299,15 @@ cJSON *sm_fp_to_cjson(const sm_fingerprint *fp)
     return o;
 }
 
+char *sm_fp_text(const sm_fingerprint *fp, bool pretty, sm_error *err)
+{
+    return sm_json_finish(sm_fp_to_cjson(fp), true, pretty, "fingerprint", err);
+}
+
 char *sm_fp_encode(sm_fingerprint *fp, size_t *len, sm_error *err)
 {
     sm_fp_sort(fp);
-    char *text = sm_json_finish(sm_fp_to_cjson(fp), true, 0, "fingerprint", err);
+    char *text = sm_fp_text(fp, false, err);
     if (text == NULL)
         return NULL;
     size_t n = strlen(text);

@@ -18,7 +18,6 @@
 #ifndef SM_PROTO_FINGERPRINT_H
 #define SM_PROTO_FINGERPRINT_H
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,12 +82,21 @@ const char *sm_fp_errno_name(int errnum);
  * collected): equal hashes, equal settings. out gets SM_FP_HASH_HEX digits and a NUL. */
 void sm_fp_hash(const sm_fingerprint *fp, char out[SM_FP_HASH_HEX + 1]);
 
-cJSON *sm_fp_to_cjson(const sm_fingerprint *fp);
 /* Encodes fp (sorted first). SM_EINVAL when the text would exceed SM_FP_MAX. */
 char *sm_fp_encode(sm_fingerprint *fp, size_t *len, sm_error *err);
+/* fp's document as it is (its items in their order, no bound checked), compact or pretty:
+ * the text to free(), or NULL with SM_ENOMEM (err may be NULL). */
+char *sm_fp_text(const sm_fingerprint *fp, bool pretty, sm_error *err);
 /* Decodes and validates a document (version 1, bounds, names, values); *out must be
  * initialised and is replaced. Leaves *out empty on error, with a reason naming the item. */
-int sm_fp_from_cjson(const cJSON *o, sm_fingerprint *out, sm_error *err);
 int sm_fp_decode(const char *json, size_t len, sm_fingerprint *out, sm_error *err);
+
+/* The same as a cJSON tree, for the codecs that put a fingerprint inside a document of their
+ * own and read it from one. Only the places that may use cJSON call them (docs/design.md,
+ * "Where JSON is parsed"); they include <cjson/cJSON.h> or proto/json.h themselves. The tree
+ * is the caller's to cJSON_Delete; NULL when out of memory. */
+struct cJSON;
+struct cJSON *sm_fp_to_cjson(const sm_fingerprint *fp);
+int sm_fp_from_cjson(const struct cJSON *o, sm_fingerprint *out, sm_error *err);
 
 #endif

@@ -2,7 +2,6 @@
  * size (whole interfaces kept or left out). What the collectors (fingerprint.c, system.c,
  * network.c, cmdline.c) build on. */
 #include "agent/host/internal.h"
-#include "proto/json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,7 +116,7 @@ static size_t item_cost(const sm_fp_item *it)
 
 static size_t doc_size(const sm_fingerprint *fp)
 {
-    char *text = sm_json_finish(sm_fp_to_cjson(fp), true, 0, "fingerprint", NULL);
+    char *text = sm_fp_text(fp, false, NULL);
     size_t n = text ? strlen(text) : SIZE_MAX;
     free(text);
     return n;

@@ -11,6 +11,7 @@
 #include "proto/params.h"
 #include "proto/result.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
