@@ -1,4 +1,5 @@
-/* The coordinator's HTTP API as a client reads it: fixed-size views of its JSON answers. */
+/* The coordinator's HTTP API as a client reads it: views of its JSON answers, and the bodies of
+ * the requests the CLI sends. */
 #ifndef SM_CLI_APIVIEW_H
 #define SM_CLI_APIVIEW_H
 
@@ -9,7 +10,9 @@
 #include "proto/err.h"
 #include "proto/reps.h"
 
-/* Decoders read the fields they show and skip the others, so that a newer coordinator that
+/* ---- Fixed-size views, checked ----
+ *
+ * Decoders read the fields they show and skip the others, so that a newer coordinator that
  * adds fields is still readable. A field they read with the wrong type, or a missing one, is
  * an error: SM_EPARSE (SM_EINVAL for numbers out of range, SM_ENOMEM), err->msg naming the
  * path ("runs[2].progress: done: expected an unsigned integer"). Identifiers (names, states,
@@ -100,5 +103,124 @@ int sm_apiview_preset_request(const char *preset, const char *hosts, uint32_t re
 /* The same with adaptive repetitions: "repetitions":{"min":..,"max":..,"ci_rel":..}. */
 int sm_apiview_preset_request_adaptive(const char *preset, const char *hosts,
                                        const sm_reps_rule *rule, char **body, sm_error *err);
+
+/* ---- Views that read an answer as it comes ----
+ *
+ * They read what the commands show and check only what a command needs to go on (a list it
+ * walks); any other field that is absent or of another type reads as NULL or "" (strings, as
+ * each struct says), NaN (figures, unless a struct says 0; JSON has no NaN, so NaN is never a
+ * value sent), false, or has_X false. Nothing is cut. Their strings point into the answer the view
+ * keeps, valid until the view's _fini, which frees everything; a view that failed to decode is
+ * zeroed and may be fini'd as well. Text that is not JSON, and running out of memory while parsing
+ * it (cJSON tells the two apart by neither), is SM_EPARSE with the message each decoder names. */
+
+typedef struct sm_apiview_doc sm_apiview_doc; /* the answer a view's strings point into */
+
+/* The whole answer of a view pretty-printed, every figure as the API wrote it (cJSON's own
+ * printing keeps 15 digits): the text to free(), or NULL when out of memory. The figures read
+ * into the view stay as they were. */
+char *sm_apiview_print(sm_apiview_doc *doc);
+void sm_apiview_doc_free(sm_apiview_doc *doc);
+
+/* GET /api/compare?a=A&b=B, "" for absent strings, NaN for absent figures. */
+typedef struct sm_apiview_side {
+    double median, ci95_low, ci95_high, n, failed;
+    const char *unit;
+} sm_apiview_side;
+
+typedef struct sm_apiview_compared {
+    const char *host, *test, *unit, *verdict;
+    double change_pct;
+    sm_apiview_side a, b; /* all NaN and "" for a side the answer lacks */
+} sm_apiview_compared;
+
+typedef struct sm_apiview_cell_name {
+    const char *host, *test;
+} sm_apiview_cell_name;
+
+typedef struct sm_apiview_compare_run {
+    const char *id, *name, *state;
+} sm_apiview_compare_run;
+
+typedef struct sm_apiview_compare {
+    bool have_runs;   /* "a" and "b" are objects */
+    bool have_shared; /* "shared" is a list */
+    sm_apiview_compare_run a, b;
+    sm_apiview_compared *shared;
+    size_t n_shared;
+    sm_apiview_cell_name *only[2]; /* "only_a", "only_b" */
+    size_t n_only[2];
+    sm_apiview_doc *doc;
+} sm_apiview_compare;
+
+/* SM_EPARSE "not JSON"; the command says what it misses (have_runs, have_shared). */
+int sm_apiview_compare_decode(const char *json, size_t len, sm_apiview_compare *out, sm_error *err);
+void sm_apiview_compare_fini(sm_apiview_compare *c);
+
+/* GET /api/trends: one host's cell of one test across the ended runs. */
+typedef struct sm_apiview_trend_point {
+    double finished_ms, median, ci_lo, ci_hi, n; /* NaN when absent */
+    const char *run;                             /* "" when absent */
+    bool flagged;
+} sm_apiview_trend_point;
+
+typedef struct sm_apiview_trend {
+    const char *host, *test, *metric, *unit, *note; /* "" when absent */
+    sm_apiview_trend_point *points;
+    size_t n_points;
+    sm_apiview_doc *doc;
+} sm_apiview_trend;
+
+/* SM_EPARSE "expected points" when the answer is not JSON or has no "points" list. */
+int sm_apiview_trend_decode(const char *json, size_t len, sm_apiview_trend *out, sm_error *err);
+void sm_apiview_trend_fini(sm_apiview_trend *t);
+
+/* GET /api/runs/ID/anomalies?format=json: its flags ("anomalies"). */
+typedef struct sm_apiview_anomaly {
+    const char *kind, *host, *test, *metric, *unit; /* "" when absent */
+    double value, reference, rel;                   /* NaN when absent */
+} sm_apiview_anomaly;
+
+typedef struct sm_apiview_anomalies {
+    sm_apiview_anomaly *v;
+    size_t n;
+    sm_apiview_doc *doc;
+} sm_apiview_anomalies;
+
+/* SM_EPARSE "no \"anomalies\" list" (not JSON included). */
+int sm_apiview_anomalies_decode(const char *json, size_t len, sm_apiview_anomalies *out,
+                                sm_error *err);
+void sm_apiview_anomalies_fini(sm_apiview_anomalies *a);
+
+/* The tests a run's table names (GET /api/runs/ID/table?format=json): its "columns", then its
+ * "ratio_columns", each with its label and short form ("" when absent). */
+typedef struct sm_apiview_column {
+    const char *label, *brief;
+} sm_apiview_column;
+
+typedef struct sm_apiview_columns {
+    sm_apiview_column *v;
+    size_t n;
+    sm_apiview_doc *doc;
+} sm_apiview_columns;
+
+/* An answer that is not JSON has no columns: 0, or SM_ENOMEM. */
+int sm_apiview_columns_decode(const char *json, size_t len, sm_apiview_columns *out, sm_error *err);
+void sm_apiview_columns_fini(sm_apiview_columns *c);
+
+/* GET /api/grid as sockmatrix tests reads it: the labels of its "tests" (those that are
+ * strings), and the run each of its "cells" comes from ("" when absent). */
+typedef struct sm_apiview_grid_tests {
+    const char **tests;
+    size_t n_tests;
+    const char **cell_runs;
+    size_t n_cells;
+    sm_apiview_doc *doc;
+} sm_apiview_grid_tests;
+
+/* An answer that is not JSON has no tests: 0, or SM_ENOMEM. */
+int sm_apiview_grid_tests_decode(const char *json, size_t len, sm_apiview_grid_tests *out,
+                                 sm_error *err);
+void sm_apiview_grid_tests_fini(sm_apiview_grid_tests *g);
 
 #endif

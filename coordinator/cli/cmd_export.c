@@ -1,11 +1,11 @@
 /* sockmatrix export and anomalies: a run's comparison table and its flags, as the coordinator
  * renders them (anomalies as rows, for csv and md, from its JSON). */
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "coordinator/cli/apiview.h"
 #include "coordinator/cli/cmd.h"
 #include "coordinator/cli/grid.h"
 #include "coordinator/cli/output.h"
@@ -54,37 +54,24 @@ int sm_cli_cmd_export(sm_http *h, const sm_cli_opts *o)
 /* The anomalies of GET /api/runs/ID/anomalies?format=json as rows, one per flag. */
 static int anomaly_rows(const char *body, size_t len, sm_cli_format fmt)
 {
-    cJSON *doc = cJSON_ParseWithLength(body, len);
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "anomalies");
-    if (!cJSON_IsArray(list)) {
-        cJSON_Delete(doc);
-        const sm_error err = {SM_EPARSE, "no \"anomalies\" list", ""};
+    sm_apiview_anomalies list;
+    sm_error err = {0};
+    if (sm_apiview_anomalies_decode(body, len, &list, &err) != 0)
         return sm_cli_bad_answer("GET /api/runs/ID/anomalies", &err);
-    }
     sm_grid g = {8, 0, "llllrrlr", NULL, fmt};
     static const char *const head[] = {"KIND",  "HOST",      "TEST", "METRIC",
                                        "VALUE", "REFERENCE", "UNIT", "CHANGE (%)"};
     int rc = sm_grid_row(&g, head);
-    const cJSON *a;
-    cJSON_ArrayForEach(a, list)
-    {
-        if (rc)
-            break;
+    for (size_t i = 0; i < list.n && !rc; i++) {
+        const sm_apiview_anomaly *a = &list.v[i];
         char v[48], ref[48], rel[48];
-        sm_cli_num4(sm_cli_jnum(a, "value"), v, sizeof v);
-        sm_cli_num4(sm_cli_jnum(a, "reference"), ref, sizeof ref);
-        sm_cli_num4(100 * sm_cli_jnum(a, "rel"), rel, sizeof rel);
-        const char *row[] = {sm_cli_jstr(a, "kind"),
-                             sm_cli_jstr(a, "host"),
-                             sm_cli_jstr(a, "test"),
-                             sm_cli_jstr(a, "metric"),
-                             v,
-                             ref,
-                             sm_cli_jstr(a, "unit"),
-                             rel};
+        sm_cli_num4(a->value, v, sizeof v);
+        sm_cli_num4(a->reference, ref, sizeof ref);
+        sm_cli_num4(100 * a->rel, rel, sizeof rel);
+        const char *row[] = {a->kind, a->host, a->test, a->metric, v, ref, a->unit, rel};
         rc = sm_grid_row(&g, row);
     }
-    cJSON_Delete(doc);
+    sm_apiview_anomalies_fini(&list);
     return sm_grid_done(&g, rc);
 }
 

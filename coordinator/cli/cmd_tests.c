@@ -2,12 +2,12 @@
  * its label or its id, for trends. */
 #include "coordinator/cli/tests.h"
 
-#include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coordinator/cli/apiview.h"
 #include "coordinator/cli/cmd.h"
 #include "coordinator/cli/grid.h"
 #include "coordinator/cli/output.h"
@@ -129,20 +129,15 @@ static int add_table(sm_http *h, const char *run, sm_cli_tests *t, bool quiet)
     } else if (sm_cli_call_run(h, strtoull(run, NULL, 10), path, NULL, 0, &r)) {
         return 1;
     }
-    cJSON *doc = cJSON_ParseWithLength(r.body, r.len);
+    sm_apiview_columns cols;
+    int rc = sm_apiview_columns_decode(r.body, r.len, &cols, &err);
     sm_http_resp_fini(&r);
-    int rc = 0;
-    static const char *const lists[] = {"columns", "ratio_columns"};
-    for (size_t k = 0; k < 2 && !rc; k++) {
-        const cJSON *c;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, lists[k]))
-        {
-            const char *label = sm_cli_jstr(c, "label"), *brief = sm_cli_jstr(c, "short");
-            if (*label && (rc = sm_cli_tests_add(t, label, strcmp(brief, label) ? brief : "")))
-                break;
-        }
+    for (size_t i = 0; i < cols.n && !rc; i++) {
+        const char *label = cols.v[i].label, *brief = cols.v[i].brief;
+        if (*label)
+            rc = sm_cli_tests_add(t, label, strcmp(brief, label) ? brief : "");
     }
-    cJSON_Delete(doc);
+    sm_apiview_columns_fini(&cols);
     if (rc)
         sm_cli_fail("out of memory");
     return rc ? 1 : 0;
@@ -153,22 +148,19 @@ int sm_cli_tests_load(sm_http *h, unsigned long long run, sm_cli_tests *t)
     sm_http_resp r;
     if (sm_cli_call(h, "/api/grid", NULL, 0, &r))
         return 1;
-    cJSON *grid = cJSON_ParseWithLength(r.body, r.len);
+    sm_apiview_grid_tests grid;
+    sm_error err = {0};
+    int rc = sm_apiview_grid_tests_decode(r.body, r.len, &grid, &err);
     sm_http_resp_fini(&r);
-    int rc = 0;
-    const cJSON *v;
-    cJSON_ArrayForEach(
-        v, cJSON_GetObjectItemCaseSensitive(
-               grid, "tests")) if (cJSON_IsString(v) &&
-                                   (rc = sm_cli_tests_add(t, v->valuestring, ""))) break;
+    for (size_t i = 0; i < grid.n_tests && !rc; i++)
+        rc = sm_cli_tests_add(t, grid.tests[i], "");
     /* The short forms, from the tables of the runs the grid took its cells from; and their
      * tests without a cell to show (a ratio whose samples were all disturbed), after the
      * others, so that every test of those runs has an id. */
     char seen[16][24];
     size_t n_seen = 0;
-    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(grid, "cells"))
-    {
-        const char *id = sm_cli_jstr(v, "run");
+    for (size_t c = 0; c < grid.n_cells; c++) {
+        const char *id = grid.cell_runs[c];
         bool again = !*id;
         for (size_t i = 0; i < n_seen && !again; i++)
             again = strcmp(seen[i], id) == 0;
@@ -177,7 +169,7 @@ int sm_cli_tests_load(sm_http *h, unsigned long long run, sm_cli_tests *t)
         snprintf(seen[n_seen++], sizeof seen[0], "%.23s", id);
         rc = add_table(h, id, t, true);
     }
-    cJSON_Delete(grid);
+    sm_apiview_grid_tests_fini(&grid);
     if (rc == SM_ENOMEM) {
         sm_cli_fail("out of memory");
         rc = 1;

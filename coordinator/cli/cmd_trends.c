@@ -1,13 +1,13 @@
 /* sockmatrix trends --host H --test T: one host's cell of one test across the ended runs, a
  * point per run (finished time in UTC, run, median [95% CI] unit, flag), as a grid, CSV or
  * the coordinator's JSON. */
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "coordinator/cli/apiview.h"
 #include "coordinator/cli/cmd.h"
 #include "coordinator/cli/grid.h"
 #include "coordinator/cli/output.h"
@@ -40,67 +40,61 @@ static void utc(double ms, char *buf, size_t cap)
         snprintf(buf, cap, "-");
 }
 
-static int print_grid(const cJSON *o, sm_cli_format fmt)
+static int print_grid(const sm_apiview_trend *t, sm_cli_format fmt)
 {
-    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points");
     const bool table = fmt == SM_CLI_FMT_TABLE;
     if (table)
-        printf("%s, %s", sm_cli_jstr(o, "host"), sm_cli_jstr(o, "test"));
-    if (table && *sm_cli_jstr(o, "metric"))
-        printf(", %s (%s)", sm_cli_jstr(o, "metric"), sm_cli_jstr(o, "unit"));
+        printf("%s, %s", t->host, t->test);
+    if (table && *t->metric)
+        printf(", %s (%s)", t->metric, t->unit);
     if (table)
-        printf(": %d %s\n", cJSON_GetArraySize(pts), cJSON_GetArraySize(pts) == 1 ? "run" : "runs");
-    if (table && cJSON_GetArraySize(pts) == 0) {
-        printf("note: %s\n", sm_cli_jstr(o, "note"));
+        printf(": %zu %s\n", t->n_points, t->n_points == 1 ? "run" : "runs");
+    if (table && t->n_points == 0) {
+        printf("note: %s\n", t->note);
         return fflush(stdout) == 0 ? 0 : 1;
     }
     sm_grid g = {5, 0, "llrrl", NULL, fmt};
     const char *head[] = {"FINISHED (UTC)", "RUN", "MEDIAN [95% CI]", "N", "FLAG"};
     int rc = sm_grid_row(&g, head);
-    const cJSON *p;
-    cJSON_ArrayForEach(p, pts)
-    {
-        if (rc)
-            break;
+    for (size_t i = 0; i < t->n_points && !rc; i++) {
+        const sm_apiview_trend_point *p = &t->points[i];
         char when[32], med[160], n[16], m[48], lo[48], hi[48];
-        utc(sm_cli_jnum(p, "finished_ms"), when, sizeof when);
-        sm_cli_num4(sm_cli_jnum(p, "median"), m, sizeof m);
-        sm_cli_num4(sm_cli_jnum(p, "ci_lo"), lo, sizeof lo);
-        sm_cli_num4(sm_cli_jnum(p, "ci_hi"), hi, sizeof hi);
-        snprintf(med, sizeof med, "%s [%s, %s] %s", m, lo, hi, sm_cli_jstr(o, "unit"));
-        snprintf(n, sizeof n, "%.0f", sm_cli_jnum(p, "n"));
-        const char *row[] = {when, sm_cli_jstr(p, "run"), med, n,
-                             cJSON_IsTrue(cJSON_GetObjectItem(p, "flagged")) ? "flagged" : ""};
+        utc(p->finished_ms, when, sizeof when);
+        sm_cli_num4(p->median, m, sizeof m);
+        sm_cli_num4(p->ci_lo, lo, sizeof lo);
+        sm_cli_num4(p->ci_hi, hi, sizeof hi);
+        snprintf(med, sizeof med, "%s [%s, %s] %s", m, lo, hi, t->unit);
+        snprintf(n, sizeof n, "%.0f", p->n);
+        const char *row[] = {when, p->run, med, n, p->flagged ? "flagged" : ""};
         rc = sm_grid_row(&g, row);
     }
     if ((rc = sm_grid_done(&g, rc)) != 0 || !table)
         return rc;
-    if (*sm_cli_jstr(o, "note"))
-        printf("\nnote: %s\n", sm_cli_jstr(o, "note"));
+    if (*t->note)
+        printf("\nnote: %s\n", t->note);
     printf("\na point is an ended run with a median in this cell, its 95%% interval in brackets;\n"
            "flagged: that run's analysis set this host apart on this test\n");
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
-static int print_csv(const cJSON *o)
+static int print_csv(const sm_apiview_trend *t)
 {
     /* Units in the header, as the table's CSV has them; unit is a short word, never quoted. */
-    const char *u = sm_cli_jstr(o, "unit");
+    const char *u = t->unit;
     printf("finished_utc,run,median (%s),ci95_low (%s),ci95_high (%s),n,flagged\r\n", u, u, u);
-    const cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "points"))
-    {
+    for (size_t i = 0; i < t->n_points; i++) {
+        const sm_apiview_trend_point *p = &t->points[i];
         char when[32];
-        time_t t = (time_t)(sm_cli_jnum(p, "finished_ms") / 1000);
+        time_t at = (time_t)(p->finished_ms / 1000);
         struct tm tm;
-        if (!gmtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        if (!gmtime_r(&at, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
             when[0] = '\0';
-        printf("%s,%s,", when, sm_cli_jstr(p, "run"));
-        sm_cli_csv_num(sm_cli_jnum(p, "median"), ",");
-        sm_cli_csv_num(sm_cli_jnum(p, "ci_lo"), ",");
-        sm_cli_csv_num(sm_cli_jnum(p, "ci_hi"), ",");
-        sm_cli_csv_num(sm_cli_jnum(p, "n"), ",");
-        printf("%s\r\n", cJSON_IsTrue(cJSON_GetObjectItem(p, "flagged")) ? "true" : "false");
+        printf("%s,%s,", when, p->run);
+        sm_cli_csv_num(p->median, ",");
+        sm_cli_csv_num(p->ci_lo, ",");
+        sm_cli_csv_num(p->ci_hi, ",");
+        sm_cli_csv_num(p->n, ",");
+        printf("%s\r\n", p->flagged ? "true" : "false");
     }
     return fflush(stdout) == 0 ? 0 : 1;
 }
@@ -127,15 +121,13 @@ int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o)
         sm_http_resp_fini(&r);
         return rc;
     }
-    cJSON *doc = cJSON_ParseWithLength(r.body, r.len);
+    sm_apiview_trend t;
+    sm_error err = {0};
+    int rc = sm_apiview_trend_decode(r.body, r.len, &t, &err);
     sm_http_resp_fini(&r);
-    if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "points"))) {
-        cJSON_Delete(doc);
-        sm_error err = {0};
-        sm_error_set(&err, SM_EPARSE, "expected points");
+    if (rc)
         return sm_cli_bad_answer(WHAT, &err);
-    }
-    const int rc = o->format == SM_CLI_FMT_CSV ? print_csv(doc) : print_grid(doc, o->format);
-    cJSON_Delete(doc);
+    rc = o->format == SM_CLI_FMT_CSV ? print_csv(&t) : print_grid(&t, o->format);
+    sm_apiview_trend_fini(&t);
     return rc;
 }
