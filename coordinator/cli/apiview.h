@@ -223,4 +223,61 @@ int sm_apiview_grid_tests_decode(const char *json, size_t len, sm_apiview_grid_t
                                  sm_error *err);
 void sm_apiview_grid_tests_fini(sm_apiview_grid_tests *g);
 
+/* GET /api/runs/ID/jobs: one page of a run's jobs. Strings NULL when absent. */
+typedef struct sm_apiview_job {
+    const char *id, *host, *peer, *test, *state, *reason;
+    bool has_repetition;
+    int repetition;     /* as cJSON reads an integer (saturated) */
+    double duration_ms; /* NaN when absent */
+    double headline;    /* the headline's value, NaN when absent */
+    const char *headline_unit;
+    bool warmup;
+    /* Its result's host said it was disturbed (a pair job's from either side): the agent's
+     * reason, "" when it gave none; NULL when no side was disturbed. */
+    const char *disturbed;
+} sm_apiview_job;
+
+typedef struct sm_apiview_jobs_page {
+    sm_apiview_job *jobs;
+    size_t n;
+    const char *next; /* the cursor of the next page, NULL on the last */
+    sm_apiview_doc *doc;
+} sm_apiview_jobs_page;
+
+/* SM_EPARSE "no \"jobs\" array" (not JSON included). */
+int sm_apiview_jobs_page_decode(const char *json, size_t len, sm_apiview_jobs_page *out,
+                                sm_error *err);
+void sm_apiview_jobs_page_fini(sm_apiview_jobs_page *p);
+
+/* A list to gather the jobs of every page in (sockmatrix jobs --format json), printed with
+ * sm_apiview_print; NULL when out of memory. */
+sm_apiview_doc *sm_apiview_list_new(void);
+/* Moves the page's jobs, as the API wrote them, to the end of list; the page keeps its next
+ * and its typed jobs are dropped (n 0). */
+void sm_apiview_jobs_move(sm_apiview_jobs_page *page, sm_apiview_doc *list);
+
+/* GET /api/runs/ID/cells/N: a cell's figures in the table and its repetitions. */
+typedef struct sm_apiview_cell_value {
+    const char *job, *state, *disturbed_reason; /* NULL when absent */
+    bool has_repetition;
+    int repetition;
+    double value; /* NaN when absent */
+    bool warmup, counted, disturbed;
+} sm_apiview_cell_value;
+
+typedef struct sm_apiview_cell_values {
+    const char *row, *test, *metric, *unit; /* NULL when absent */
+    double median, ci95_low, ci95_high;     /* NaN when absent */
+    bool has_n;
+    int n;
+    sm_apiview_cell_value *values;
+    size_t n_values;
+    sm_apiview_doc *doc;
+} sm_apiview_cell_values;
+
+/* SM_EPARSE "no \"values\" array" (not JSON included). */
+int sm_apiview_cell_values_decode(const char *json, size_t len, sm_apiview_cell_values *out,
+                                  sm_error *err);
+void sm_apiview_cell_values_fini(sm_apiview_cell_values *c);
+
 #endif

@@ -36,6 +36,16 @@ char *sm_apiview_print(sm_apiview_doc *doc)
     return sm_json_exact_numbers(doc->root) ? cJSON_Print(doc->root) : NULL;
 }
 
+sm_apiview_doc *sm_apiview_list_new(void)
+{
+    sm_apiview_doc *doc = malloc(sizeof *doc);
+    if (doc && !(doc->root = cJSON_CreateArray())) {
+        free(doc);
+        doc = NULL;
+    }
+    return doc;
+}
+
 const char *av_str(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);

@@ -1,8 +1,8 @@
 /* What sockmatrix show adds under a run's progress (its times, its failed jobs with their
  * reasons and its flags) and sockmatrix jobs, from GET /api/runs/ID/jobs and the anomalies'
  * text; sockmatrix jobs --cell, from GET /api/runs/ID/cells/N. */
-#include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,6 @@
 #include "coordinator/cli/output.h"
 #include "coordinator/cli/request.h"
 #include "proto/clock.h"
-#include "proto/json.h"
 
 /* "2026-12-01T16:53:02Z" */
 static void iso_utc(int64_t ms, char *buf, size_t cap)
@@ -57,35 +56,24 @@ static void print_times(const sm_apiview_run *run)
     }
 }
 
-/* GET path (as sm_cli_call_run when run is not 0) whose answer must hold an array named key:
- * 0 with *root the answer (the caller's to cJSON_Delete) and *arr the array in it, or 1 once
- * the failure is reported, what naming the call. */
-static int get_array(sm_http *h, uint64_t run, const char *path, const char *key, const char *what,
-                     cJSON **root, const cJSON **arr)
+/* GET path (as sm_cli_call_run when run is not 0): a page of jobs, 0 with *page decoded (the
+ * caller's to fini), or 1 once the failure is reported. */
+static int get_jobs(sm_http *h, uint64_t run, const char *path, sm_apiview_jobs_page *page)
 {
     sm_http_resp r;
     if (run ? sm_cli_call_run(h, run, path, NULL, 0, &r) : sm_cli_call(h, path, NULL, 0, &r))
         return 1;
-    cJSON *o = cJSON_ParseWithLength(r.body, r.len);
+    sm_error err = {0};
+    const int rc = sm_apiview_jobs_page_decode(r.body, r.len, page, &err);
     sm_http_resp_fini(&r);
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsArray(a)) {
-        cJSON_Delete(o);
-        sm_error err = {0};
-        sm_error_set(&err, SM_EPARSE, "no \"%s\" array", key);
-        return sm_cli_bad_answer(what, &err);
-    }
-    *root = o;
-    *arr = a;
-    return 0;
+    return rc ? sm_cli_bad_answer("GET /api/runs/ID/jobs", &err) : 0;
 }
 
-/* o pretty-printed on stdout, then deleted; 0, or 1 once out of memory is reported. */
-static int print_json(cJSON *o)
+/* The answer doc pretty-printed on stdout (its figures as the API wrote them); 0, or 1 once out
+ * of memory is reported. */
+static int print_json(sm_apiview_doc *doc)
 {
-    /* every figure as the API wrote it, not cut to cJSON's 15 digits */
-    char *text = sm_json_exact_numbers(o) ? cJSON_Print(o) : NULL;
-    cJSON_Delete(o);
+    char *text = sm_apiview_print(doc);
     if (!text) {
         sm_cli_fail("out of memory");
         return 1;
@@ -104,27 +92,22 @@ static int print_failed(sm_http *h, uint64_t id)
         char path[128];
         snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/jobs?state=failed&limit=1000%s%s", id,
                  after[0] ? "&after=" : "", after);
-        cJSON *o = NULL;
-        const cJSON *jobs = NULL;
-        if (get_array(h, 0, path, "jobs", "GET /api/runs/ID/jobs", &o, &jobs))
+        sm_apiview_jobs_page page;
+        if (get_jobs(h, 0, path, &page))
             return 1;
-        const cJSON *j;
-        cJSON_ArrayForEach(j, jobs)
-        {
-            const char *jid = cJSON_GetStringValue(cJSON_GetObjectItem(j, "id"));
-            const char *host = cJSON_GetStringValue(cJSON_GetObjectItem(j, "host"));
-            const char *peer = cJSON_GetStringValue(cJSON_GetObjectItem(j, "peer"));
-            const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(j, "reason"));
+        for (size_t i = 0; i < page.n; i++) {
+            const sm_apiview_job *j = &page.jobs[i];
             if (shown++ == 0)
                 printf("failures:\n");
-            printf("  job %s on %s%s%s: %s\n", jid ? jid : "?", host ? host : "?", peer ? "->" : "",
-                   peer ? peer : "", reason && *reason ? reason : "no reason");
+            printf("  job %s on %s%s%s: %s\n", j->id ? j->id : "?", j->host ? j->host : "?",
+                   j->peer ? "->" : "", j->peer ? j->peer : "",
+                   j->reason && *j->reason ? j->reason : "no reason");
         }
-        const char *next = cJSON_GetStringValue(cJSON_GetObjectItem(o, "next"));
-        if (next)
-            snprintf(after, sizeof after, "%.30s", next);
-        cJSON_Delete(o);
-        if (!next)
+        const bool more = page.next != NULL;
+        if (more)
+            snprintf(after, sizeof after, "%.30s", page.next);
+        sm_apiview_jobs_page_fini(&page);
+        if (!more)
             break;
     }
     if (shown == 0)
@@ -223,39 +206,33 @@ int sm_cli_show_details(sm_http *h, const sm_apiview_run *run)
 
 /* ---- sockmatrix jobs ---- */
 
-static const char *str_or(const cJSON *o, const char *k, const char *dflt)
+static const char *str_or(const char *s, const char *dflt)
 {
-    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-    return v ? v : dflt;
+    return s ? s : dflt;
 }
 
-static int jobs_row(sm_grid *g, const cJSON *j)
+static int jobs_row(sm_grid *g, const sm_apiview_job *j)
 {
     char who[140], rep[16] = "", took[32] = "-", head[64] = "-";
-    const char *peer = str_or(j, "peer", NULL);
-    snprintf(who, sizeof who, "%s%s%s", str_or(j, "host", "?"), peer ? "->" : "", peer ? peer : "");
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "repetition");
-    if (cJSON_IsNumber(r))
-        snprintf(rep, sizeof rep, "%d", r->valueint);
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "duration_ms");
-    if (cJSON_IsNumber(d))
-        duration_text((int64_t)d->valuedouble, took, sizeof took);
-    const cJSON *hl = cJSON_GetObjectItemCaseSensitive(j, "headline");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(hl, "value");
-    if (cJSON_IsNumber(v)) {
+    snprintf(who, sizeof who, "%s%s%s", str_or(j->host, "?"), j->peer ? "->" : "",
+             str_or(j->peer, ""));
+    if (j->has_repetition)
+        snprintf(rep, sizeof rep, "%d", j->repetition);
+    if (!isnan(j->duration_ms))
+        duration_text((int64_t)j->duration_ms, took, sizeof took);
+    if (!isnan(j->headline)) {
         char n[40];
-        sm_cli_num4(v->valuedouble, n, sizeof n);
-        snprintf(head, sizeof head, "%s %s", n, str_or(hl, "unit", ""));
+        sm_cli_num4(j->headline, n, sizeof n);
+        snprintf(head, sizeof head, "%s %s", n, str_or(j->headline_unit, ""));
     }
-    const char *state = str_or(j, "state", "?");
     char reason[300];
     sm_cli_job_reason(j, reason, sizeof reason);
-    const char *row[] = {str_or(j, "id", "?"),
+    const char *row[] = {str_or(j->id, "?"),
                          who,
-                         str_or(j, "test", ""),
+                         str_or(j->test, ""),
                          rep,
-                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "warmup")) ? "yes" : "",
-                         state,
+                         j->warmup ? "yes" : "",
+                         str_or(j->state, "?"),
                          took,
                          head,
                          reason};
@@ -263,23 +240,19 @@ static int jobs_row(sm_grid *g, const cJSON *j)
 }
 
 /* "104 [103, 106] n=3", "-" before the table has the cell's figures */
-static void figures_text(const cJSON *c, char *buf, size_t cap)
+static void figures_text(const sm_apiview_cell_values *c, char *buf, size_t cap)
 {
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "median"),
-                *lo = cJSON_GetObjectItemCaseSensitive(c, "ci95_low"),
-                *hi = cJSON_GetObjectItemCaseSensitive(c, "ci95_high"),
-                *n = cJSON_GetObjectItemCaseSensitive(c, "n");
-    if (!cJSON_IsNumber(m) || !cJSON_IsNumber(n)) {
+    if (isnan(c->median) || !c->has_n) {
         snprintf(buf, cap, "-");
         return;
     }
     char tm[40], tl[40] = "?", th[40] = "?";
-    sm_cli_num4(m->valuedouble, tm, sizeof tm);
-    if (cJSON_IsNumber(lo))
-        sm_cli_num4(lo->valuedouble, tl, sizeof tl);
-    if (cJSON_IsNumber(hi))
-        sm_cli_num4(hi->valuedouble, th, sizeof th);
-    snprintf(buf, cap, "%s [%s, %s] n=%d", tm, tl, th, n->valueint);
+    sm_cli_num4(c->median, tm, sizeof tm);
+    if (!isnan(c->ci95_low))
+        sm_cli_num4(c->ci95_low, tl, sizeof tl);
+    if (!isnan(c->ci95_high))
+        sm_cli_num4(c->ci95_high, th, sizeof th);
+    snprintf(buf, cap, "%s [%s, %s] n=%d", tm, tl, th, c->n);
 }
 
 /* sockmatrix jobs RUN --cell N: GET /api/runs/ID/cells/N, a heading with the table's figures
@@ -329,46 +302,49 @@ static int cell_values(sm_http *h, const sm_cli_opts *o)
         return known;
     char path[96];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64 "/cells/%" PRIu32, o->run_id, o->job_cell);
-    cJSON *c = NULL;
-    const cJSON *values = NULL;
-    if (get_array(h, o->run_id, path, "values", "GET /api/runs/ID/cells/N", &c, &values))
+    sm_http_resp r;
+    if (sm_cli_call_run(h, o->run_id, path, NULL, 0, &r))
         return 1;
-    if (o->format == SM_CLI_FMT_JSON)
-        return print_json(c);
+    sm_apiview_cell_values c;
+    sm_error err = {0};
+    int rc = sm_apiview_cell_values_decode(r.body, r.len, &c, &err);
+    sm_http_resp_fini(&r);
+    if (rc)
+        return sm_cli_bad_answer("GET /api/runs/ID/cells/N", &err);
+    if (o->format == SM_CLI_FMT_JSON) {
+        rc = print_json(c.doc);
+        sm_apiview_cell_values_fini(&c);
+        return rc;
+    }
     char fig[160];
-    figures_text(c, fig, sizeof fig);
+    figures_text(&c, fig, sizeof fig);
     if (o->format == SM_CLI_FMT_TABLE) {
-        printf("cell %" PRIu32 ": %s, %s (%s, %s)\n", o->job_cell, str_or(c, "row", "?"),
-               str_or(c, "test", "?"), str_or(c, "metric", "?"), str_or(c, "unit", ""));
+        printf("cell %" PRIu32 ": %s, %s (%s, %s)\n", o->job_cell, str_or(c.row, "?"),
+               str_or(c.test, "?"), str_or(c.metric, "?"), str_or(c.unit, ""));
         printf("table: %s\n", fig);
     }
     sm_grid g = {7, 0, "lrlllrl", NULL, o->format};
     static const char *const header[] = {"JOB",     "REP",   "WARM-UP", "STATE",
                                          "COUNTED", "VALUE", "WHY"};
-    int rc = sm_grid_row(&g, header);
-    for (const cJSON *v = values->child; v && !rc; v = v->next) {
+    rc = sm_grid_row(&g, header);
+    for (size_t i = 0; i < c.n_values && !rc; i++) {
+        const sm_apiview_cell_value *v = &c.values[i];
         char rep[16] = "", val[48] = "-";
-        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(v, "repetition");
-        if (cJSON_IsNumber(rv))
-            snprintf(rep, sizeof rep, "%d", rv->valueint);
-        const cJSON *vv = cJSON_GetObjectItemCaseSensitive(v, "value");
-        if (cJSON_IsNumber(vv))
-            sm_cli_num4(vv->valuedouble, val, sizeof val);
-        const bool counted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "counted"));
-        const bool disturbed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "disturbed"));
-        const char *row[] = {str_or(v, "job", "?"), rep,
-                             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "warmup")) ? "yes"
-                                                                                         : "",
-                             str_or(v, "state", "?"),
-                             counted     ? "yes"
-                             : disturbed ? "no (disturbed)"
-                                         : "no",
+        if (v->has_repetition)
+            snprintf(rep, sizeof rep, "%d", v->repetition);
+        if (!isnan(v->value))
+            sm_cli_num4(v->value, val, sizeof val);
+        const char *row[] = {str_or(v->job, "?"), rep, v->warmup ? "yes" : "",
+                             str_or(v->state, "?"),
+                             v->counted     ? "yes"
+                             : v->disturbed ? "no (disturbed)"
+                                            : "no",
                              val,
                              /* The agent's word for what disturbed the host. */
-                             disturbed ? str_or(v, "disturbed_reason", "") : ""};
+                             v->disturbed ? str_or(v->disturbed_reason, "") : ""};
         rc = sm_grid_row(&g, row);
     }
-    cJSON_Delete(c);
+    sm_apiview_cell_values_fini(&c);
     return sm_grid_done(&g, rc);
 }
 
@@ -380,7 +356,7 @@ int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
     static const char *const header[] = {"ID",    "HOST",     "TEST",     "REP",   "WARM-UP",
                                          "STATE", "DURATION", "HEADLINE", "REASON"};
     int rc = o->format == SM_CLI_FMT_JSON ? 0 : sm_grid_row(&g, header);
-    cJSON *all = o->format == SM_CLI_FMT_JSON ? cJSON_CreateArray() : NULL;
+    sm_apiview_doc *all = o->format == SM_CLI_FMT_JSON ? sm_apiview_list_new() : NULL;
     if (o->format == SM_CLI_FMT_JSON && !all) {
         sm_cli_fail("out of memory");
         return 1;
@@ -392,34 +368,22 @@ int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
                  o->job_host ? "&host=" : "", o->job_host ? o->job_host : "",
                  o->job_state ? "&state=" : "", o->job_state ? o->job_state : "",
                  after[0] ? "&after=" : "", after);
-        sm_http_resp r;
-        if (sm_cli_call_run(h, o->run_id, path, NULL, 0, &r)) {
+        sm_apiview_jobs_page page;
+        if (get_jobs(h, o->run_id, path, &page)) {
             rc = 1;
-            break;
-        }
-        cJSON *page = cJSON_ParseWithLength(r.body, r.len);
-        sm_http_resp_fini(&r);
-        cJSON *jobs = cJSON_GetObjectItemCaseSensitive(page, "jobs");
-        if (!cJSON_IsArray(jobs)) {
-            cJSON_Delete(page);
-            sm_error err = {0};
-            sm_error_set(&err, SM_EPARSE, "no \"jobs\" array");
-            rc = sm_cli_bad_answer("GET /api/runs/ID/jobs", &err);
             break;
         }
         if (all) {
             /* The page's jobs move to the one array printed at the end. */
-            for (cJSON *j; (j = cJSON_DetachItemFromArray(jobs, 0)) != NULL;)
-                cJSON_AddItemToArray(all, j);
+            sm_apiview_jobs_move(&page, all);
         } else {
-            for (const cJSON *j = jobs->child; j && !rc; j = j->next)
-                rc = jobs_row(&g, j);
+            for (size_t i = 0; i < page.n && !rc; i++)
+                rc = jobs_row(&g, &page.jobs[i]);
         }
-        const char *next = cJSON_GetStringValue(cJSON_GetObjectItem(page, "next"));
-        more = next != NULL;
-        if (next)
-            snprintf(after, sizeof after, "%.30s", next);
-        cJSON_Delete(page);
+        more = page.next != NULL;
+        if (more)
+            snprintf(after, sizeof after, "%.30s", page.next);
+        sm_apiview_jobs_page_fini(&page);
     }
     if (o->format != SM_CLI_FMT_JSON) {
         if (rc == 1) {
@@ -430,8 +394,10 @@ int sm_cli_cmd_jobs(sm_http *h, const sm_cli_opts *o)
     }
     sm_grid_fini(&g);
     if (rc) {
-        cJSON_Delete(all);
+        sm_apiview_doc_free(all);
         return 1;
     }
-    return print_json(all);
+    rc = print_json(all);
+    sm_apiview_doc_free(all);
+    return rc;
 }

@@ -1,7 +1,6 @@
 /* What the CLI's commands print: error lines, answer bodies, files written whole. */
 #include "coordinator/cli/output.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -96,43 +95,15 @@ void sm_cli_print_parallel(FILE *f, const char *prefix, const sm_apiview_run *ru
         fprintf(f, "%swarning: %s\n", prefix ? prefix : "", run->parallel_note);
 }
 
-const char *sm_cli_jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-double sm_cli_jnum(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* The host block of a stored result, disturbed or not; NULL without one. */
-static const cJSON *disturbed_host(const cJSON *result)
-{
-    const cJSON *host = cJSON_GetObjectItemCaseSensitive(result, "host");
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(host, "disturbed")) ? host : NULL;
-}
-
-void sm_cli_job_reason(const cJSON *j, char *buf, size_t cap)
+void sm_cli_job_reason(const sm_apiview_job *j, char *buf, size_t cap)
 {
     buf[0] = '\0';
-    if (strcmp(sm_cli_jstr(j, "state"), "failed") == 0) {
-        snprintf(buf, cap, "%s", sm_cli_jstr(j, "reason"));
+    if (j->state && strcmp(j->state, "failed") == 0) {
+        snprintf(buf, cap, "%s", j->reason ? j->reason : "");
         return;
     }
-    /* A pair job's result is its client's; the server's side may be the disturbed one. */
-    const cJSON *host = disturbed_host(cJSON_GetObjectItemCaseSensitive(j, "result"));
-    const cJSON *sides = cJSON_GetObjectItemCaseSensitive(j, "sides");
-    static const char *const roles[] = {"client", "server"};
-    for (size_t i = 0; !host && i < 2; i++)
-        host = disturbed_host(cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(sides, roles[i]), "result"));
-    if (!host)
-        return;
-    const char *why = sm_cli_jstr(host, "disturbed_reason");
-    snprintf(buf, cap, "disturbed%s%s", *why ? ": " : "", why);
+    if (j->disturbed)
+        snprintf(buf, cap, "disturbed%s%s", *j->disturbed ? ": " : "", j->disturbed);
 }
 
 void sm_cli_num4(double v, char *buf, size_t cap)

@@ -29,14 +29,6 @@ int sm_cli_write_atomic(const char *path, const char *data, size_t len, sm_error
  * with prefix (may be NULL). */
 void sm_cli_print_parallel(FILE *f, const char *prefix, const sm_apiview_run *run);
 
-struct cJSON;
-
-/* Member k of o when it is a string, else "" (o may be NULL). */
-const char *sm_cli_jstr(const struct cJSON *o, const char *k);
-
-/* Member k of o when it is a number, else NaN (null, absent, or o NULL). */
-double sm_cli_jnum(const struct cJSON *o, const char *k);
-
 /* v with 4 significant digits, as the dashboard shows figures: "19960", "0.0567"; an
  * exponent only below 0.001 or from 10^9 ("1.235e+09"); "-" for NaN or infinity. */
 void sm_cli_num4(double v, char *buf, size_t cap);
@@ -44,7 +36,7 @@ void sm_cli_num4(double v, char *buf, size_t cap);
 /* The REASON column of sockmatrix jobs for j, one of GET /api/runs/ID/jobs's "jobs": a failed
  * job's "reason"; for a job whose result says its host was disturbed, "disturbed: WHY" (the
  * agent's result.host.disturbed_reason, a pair job's from either side); else "". */
-void sm_cli_job_reason(const struct cJSON *j, char *buf, size_t cap);
+void sm_cli_job_reason(const sm_apiview_job *j, char *buf, size_t cap);
 
 /* v to the last digit (%.17g), nothing for NaN or infinity, then sep; on stdout. */
 void sm_cli_csv_num(double v, const char *sep);

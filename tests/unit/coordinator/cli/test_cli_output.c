@@ -6,7 +6,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coordinator/cli/apiview.h"
 #include "coordinator/cli/cli.h"
 #include "coordinator/cli/grid.h"
 #include "coordinator/cli/output.h"
@@ -57,15 +57,25 @@ static void test_cli_num4_shows_four_significant_digits_as_the_dashboard_does(vo
         sm_cli_num4(cases[i].v, buf, sizeof buf);
         assert_string_equal(buf, cases[i].want);
     }
-    cJSON *o = cJSON_Parse("{\"s\":\"x\",\"n\":2.5,\"z\":null}");
-    assert_non_null(o);
-    assert_string_equal(sm_cli_jstr(o, "s"), "x");
-    assert_string_equal(sm_cli_jstr(o, "n"), "");
-    assert_string_equal(sm_cli_jstr(NULL, "s"), "");
-    assert_true(sm_cli_jnum(o, "n") == 2.5);
-    assert_true(isnan(sm_cli_jnum(o, "z")));
-    assert_true(isnan(sm_cli_jnum(o, "absent")));
-    cJSON_Delete(o);
+    /* The views the commands read take what comes: "" for a string absent or of another type,
+     * NaN for a figure absent or null. */
+    static const char trend[] = "{\"points\":[{\"median\":2.5,\"ci_lo\":null,\"run\":7}],"
+                                "\"host\":\"x\",\"test\":2.5}";
+    sm_apiview_trend t;
+    sm_error err = {0};
+    assert_int_equal(sm_apiview_trend_decode(trend, strlen(trend), &t, &err), 0);
+    assert_string_equal(t.host, "x");
+    assert_string_equal(t.test, "");
+    assert_string_equal(t.unit, "");
+    assert_int_equal(t.n_points, 1);
+    assert_true(t.points[0].median == 2.5);
+    assert_true(isnan(t.points[0].ci_lo));
+    assert_true(isnan(t.points[0].n));
+    assert_string_equal(t.points[0].run, "");
+    sm_apiview_trend_fini(&t);
+    assert_int_equal(sm_apiview_trend_decode("{}", 2, &t, &err), SM_EPARSE);
+    assert_string_equal(err.msg, "expected points");
+    sm_apiview_trend_fini(&t);
 }
 
 static void test_cli_job_reason_is_a_failures_reason_or_what_disturbed_the_host(void **state)
@@ -92,12 +102,16 @@ static void test_cli_job_reason_is_a_failures_reason_or_what_disturbed_the_host(
         {"{\"state\":\"queued\"}", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cJSON *j = cJSON_Parse(cases[i].job);
-        assert_non_null(j);
+        char page[512];
+        snprintf(page, sizeof page, "{\"jobs\":[%s],\"next\":null}", cases[i].job);
+        sm_apiview_jobs_page p;
+        sm_error err = {0};
+        assert_int_equal(sm_apiview_jobs_page_decode(page, strlen(page), &p, &err), 0);
+        assert_int_equal(p.n, 1);
         char buf[300] = "junk";
-        sm_cli_job_reason(j, buf, sizeof buf);
+        sm_cli_job_reason(&p.jobs[0], buf, sizeof buf);
         assert_string_equal(buf, cases[i].want);
-        cJSON_Delete(j);
+        sm_apiview_jobs_page_fini(&p);
     }
 }
 
