@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "proto/err.h"
+#include "proto/fingerprint.h"
 #include "proto/reps.h"
 
 /* ---- Fixed-size views, checked ----
@@ -279,5 +280,45 @@ typedef struct sm_apiview_cell_values {
 int sm_apiview_cell_values_decode(const char *json, size_t len, sm_apiview_cell_values *out,
                                   sm_error *err);
 void sm_apiview_cell_values_fini(sm_apiview_cell_values *c);
+
+/* GET /api/fingerprints/diff?hosts=...: the items on which the hosts differ. */
+typedef struct sm_apiview_fp_diff_item {
+    const char *item;
+    const char **values; /* one per host, NULL where the answer has none for it */
+} sm_apiview_fp_diff_item;
+
+typedef struct sm_apiview_fp_diff {
+    const char **hosts;
+    size_t n_hosts;
+    sm_apiview_fp_diff_item *items;
+    size_t n_items;
+    double same; /* how many items agree */
+    sm_apiview_doc *doc;
+} sm_apiview_fp_diff;
+
+/* SM_EPARSE "not JSON"; "expected hosts, same and items" (also for fewer than 2 hosts or more
+ * than max_hosts); "hosts: expected names"; "items: expected item and values". */
+int sm_apiview_fp_diff_decode(const char *json, size_t len, size_t max_hosts,
+                              sm_apiview_fp_diff *out, sm_error *err);
+void sm_apiview_fp_diff_fini(sm_apiview_fp_diff *d);
+
+/* GET /api/agents/NAME/fingerprint: the latest fingerprint and those seen before it. */
+typedef struct sm_apiview_fp_seen {
+    const char *hash;                   /* NULL when absent */
+    double first_seen_ms, last_seen_ms; /* 0 when absent */
+} sm_apiview_fp_seen;
+
+typedef struct sm_apiview_fingerprint {
+    sm_apiview_fp_seen latest;
+    sm_fingerprint fp; /* decoded and checked as the coordinator stores it */
+    sm_apiview_fp_seen *history;
+    size_t n_history;
+    sm_apiview_doc *doc;
+} sm_apiview_fingerprint;
+
+/* SM_EPARSE "not JSON", or the fingerprint's own reason (sm_fp_from_cjson). */
+int sm_apiview_fingerprint_decode(const char *json, size_t len, sm_apiview_fingerprint *out,
+                                  sm_error *err);
+void sm_apiview_fingerprint_fini(sm_apiview_fingerprint *f);
 
 #endif

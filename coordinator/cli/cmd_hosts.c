@@ -1,12 +1,13 @@
 /* sockmatrix hosts diff and hosts fingerprint: the settings on which hosts differ, side by
  * side, and one host's fingerprint item by item. */
-#include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "coordinator/cli/apiview.h"
 #include "coordinator/cli/cmd.h"
 #include "coordinator/cli/grid.h"
 #include "coordinator/cli/output.h"
@@ -26,87 +27,56 @@ static const char *cell(const char *v, char *buf, size_t cap)
     return buf;
 }
 
-static int answer_error(const char *what, const char *msg)
+/* GET path: with --format json its body is printed as it is; else *r is the answer to decode
+ * (*decode true, the caller's to sm_http_resp_fini). The exit code, 1 once a failure is
+ * reported. */
+static int get_answer(sm_http *h, const char *path, sm_cli_format format, sm_http_resp *r,
+                      bool *decode)
 {
-    sm_error err = {0};
-    sm_error_set(&err, SM_EPARSE, "%s", msg);
-    return sm_cli_bad_answer(what, &err);
-}
-
-/* GET path: with --format json its body is printed as it is (*out stays NULL, the exit code is
- * returned); else *out is the parsed answer (NULL and 1 when it could not be had). */
-static int get_json(sm_http *h, const char *path, const char *what, sm_cli_format format,
-                    cJSON **out)
-{
-    *out = NULL;
-    sm_http_resp r;
-    if (sm_cli_call(h, path, NULL, 0, &r))
+    *decode = false;
+    if (sm_cli_call(h, path, NULL, 0, r))
         return 1;
-    if (format == SM_CLI_FMT_JSON) {
-        int rc = sm_cli_print_body(r.body, r.len);
-        sm_http_resp_fini(&r);
-        return rc;
+    if (format != SM_CLI_FMT_JSON) {
+        *decode = true;
+        return 0;
     }
-    *out = cJSON_ParseWithLength(r.body, r.len);
-    sm_http_resp_fini(&r);
-    return *out ? 0 : answer_error(what, "not JSON");
+    int rc = sm_cli_print_body(r->body, r->len);
+    sm_http_resp_fini(r);
+    return rc;
 }
 
 /* The side by side as a grid: ITEM and one column per host, then how many items agree. */
-static int print_diff(const cJSON *o, sm_cli_format fmt)
+static int print_diff(const sm_apiview_fp_diff *d, sm_cli_format fmt)
 {
-    const cJSON *hosts = cJSON_GetObjectItemCaseSensitive(o, "hosts");
-    const cJSON *items = cJSON_GetObjectItemCaseSensitive(o, "items");
-    const cJSON *same = cJSON_GetObjectItemCaseSensitive(o, "same");
-    const int nh = cJSON_GetArraySize(hosts);
-    if (!cJSON_IsArray(hosts) || !cJSON_IsArray(items) || !cJSON_IsNumber(same) || nh < 2 ||
-        nh > SM_CLI_HOSTS_MAX)
-        return answer_error("GET /api/fingerprints/diff", "expected hosts, same and items");
+    const size_t nh = d->n_hosts;
     char align[SM_GRID_COLS + 1];
     memset(align, 'l', sizeof align - 1);
     align[nh + 1] = '\0';
-    sm_grid g = {(size_t)nh + 1, 0, align, NULL, fmt};
+    sm_grid g = {nh + 1, 0, align, NULL, fmt};
     const char *row[SM_GRID_COLS];
     row[0] = "ITEM";
-    for (int i = 0; i < nh; i++) {
-        const cJSON *n = cJSON_GetArrayItem(hosts, i);
-        if (!cJSON_IsString(n)) {
-            sm_grid_fini(&g);
-            return answer_error("GET /api/fingerprints/diff", "hosts: expected names");
-        }
-        row[i + 1] = n->valuestring;
-    }
+    for (size_t i = 0; i < nh; i++)
+        row[i + 1] = d->hosts[i];
     int rc = sm_grid_row(&g, row);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, items)
-    {
-        if (rc)
-            break;
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "item");
-        const cJSON *values = cJSON_GetObjectItemCaseSensitive(it, "values");
-        if (!cJSON_IsString(name) || !cJSON_IsObject(values)) {
-            sm_grid_fini(&g);
-            return answer_error("GET /api/fingerprints/diff", "items: expected item and values");
-        }
+    for (size_t k = 0; k < d->n_items && !rc; k++) {
         char buf[SM_GRID_COLS][CELL_MAX + 1];
-        row[0] = name->valuestring;
-        for (int i = 0; i < nh; i++) {
-            const cJSON *v =
-                cJSON_GetObjectItemCaseSensitive(values, cJSON_GetArrayItem(hosts, i)->valuestring);
-            row[i + 1] = cJSON_IsString(v) ? cell(v->valuestring, buf[i], sizeof buf[i]) : "-";
+        row[0] = d->items[k].item;
+        for (size_t i = 0; i < nh; i++) {
+            const char *v = d->items[k].values[i];
+            row[i + 1] = v ? cell(v, buf[i], sizeof buf[i]) : "-";
         }
         rc = sm_grid_row(&g, row);
     }
-    const int n_items = cJSON_GetArraySize(items);
+    const size_t n_items = d->n_items;
     if (n_items == 0 && !rc && fmt == SM_CLI_FMT_TABLE) {
         sm_grid_fini(&g);
-        printf("no differences: %.0f items the same\n", same->valuedouble);
+        printf("no differences: %.0f items the same\n", d->same);
         return 0;
     }
     rc = sm_grid_done(&g, rc);
     if (!rc && fmt == SM_CLI_FMT_TABLE)
-        printf("\n%d %s, %.0f items the same\n", n_items,
-               n_items == 1 ? "item differs" : "items differ", same->valuedouble);
+        printf("\n%zu %s, %.0f items the same\n", n_items,
+               n_items == 1 ? "item differs" : "items differ", d->same);
     return rc;
 }
 
@@ -116,12 +86,19 @@ int sm_cli_cmd_hosts_diff(sm_http *h, const sm_cli_opts *o)
     int at = snprintf(path, sizeof path, "/api/fingerprints/diff?hosts=");
     for (size_t i = 0; i < o->n_host_names; i++)
         at += snprintf(path + at, sizeof path - (size_t)at, "%s%s", i ? "," : "", o->host_names[i]);
-    cJSON *j = NULL;
-    int rc = get_json(h, path, "GET /api/fingerprints/diff", o->format, &j);
-    if (j == NULL)
+    sm_http_resp r;
+    bool decode;
+    int rc = get_answer(h, path, o->format, &r, &decode);
+    if (!decode)
         return rc;
-    rc = print_diff(j, o->format);
-    cJSON_Delete(j);
+    sm_apiview_fp_diff d;
+    sm_error err = {0};
+    rc = sm_apiview_fp_diff_decode(r.body, r.len, SM_CLI_HOSTS_MAX, &d, &err);
+    sm_http_resp_fini(&r);
+    if (rc)
+        return sm_cli_bad_answer("GET /api/fingerprints/diff", &err);
+    rc = print_diff(&d, o->format);
+    sm_apiview_fp_diff_fini(&d);
     return rc;
 }
 
@@ -137,17 +114,10 @@ static const char *when(double ms, char *buf, size_t cap)
     return buf;
 }
 
-static double num(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
 /* The fingerprint's items as a grid, then its history, oldest first. */
-static int print_fingerprint(const char *host, const cJSON *o, const sm_fingerprint *fp,
-                             sm_cli_format fmt)
+static int print_fingerprint(const char *host, const sm_apiview_fingerprint *f, sm_cli_format fmt)
 {
-    const cJSON *hash = cJSON_GetObjectItemCaseSensitive(o, "hash");
+    const sm_fingerprint *fp = &f->fp;
     char t1[40], t2[40];
     if (fmt != SM_CLI_FMT_TABLE) {
         /* The data alone: the items, each a row. */
@@ -163,9 +133,9 @@ static int print_fingerprint(const char *host, const cJSON *o, const sm_fingerpr
         return sm_grid_done(&g, rc);
     }
     printf("%s: fingerprint %s, %zu items, seen from %s to %s\n", host,
-           cJSON_IsString(hash) ? hash->valuestring : "-", fp->n,
-           when(num(o, "first_seen_ms"), t1, sizeof t1),
-           when(num(o, "last_seen_ms"), t2, sizeof t2));
+           f->latest.hash ? f->latest.hash : "-", fp->n,
+           when(f->latest.first_seen_ms, t1, sizeof t1),
+           when(f->latest.last_seen_ms, t2, sizeof t2));
     if (fp->omitted_ifaces)
         printf("%" PRIu32 " interfaces left out: %s\n", fp->omitted_ifaces, fp->omitted_reason);
     putchar('\n');
@@ -181,22 +151,16 @@ static int print_fingerprint(const char *host, const cJSON *o, const sm_fingerpr
     }
     if ((rc = sm_grid_done(&g, rc)))
         return rc;
-    const cJSON *hist = cJSON_GetObjectItemCaseSensitive(o, "history");
-    if (cJSON_GetArraySize(hist) < 2)
+    if (f->n_history < 2)
         return 0;
     printf("\n");
     sm_grid hg = {3, 0, "lll", NULL, SM_CLI_FMT_TABLE};
     static const char *const hhead[] = {"FINGERPRINT", "FIRST SEEN", "LAST SEEN"};
     rc = sm_grid_row(&hg, hhead);
-    const cJSON *e;
-    cJSON_ArrayForEach(e, hist)
-    {
-        if (rc)
-            break;
-        const cJSON *eh = cJSON_GetObjectItemCaseSensitive(e, "hash");
-        const char *row[] = {cJSON_IsString(eh) ? eh->valuestring : "-",
-                             when(num(e, "first_seen_ms"), t1, sizeof t1),
-                             when(num(e, "last_seen_ms"), t2, sizeof t2)};
+    for (size_t i = 0; i < f->n_history && !rc; i++) {
+        const sm_apiview_fp_seen *e = &f->history[i];
+        const char *row[] = {e->hash ? e->hash : "-", when(e->first_seen_ms, t1, sizeof t1),
+                             when(e->last_seen_ms, t2, sizeof t2)};
         rc = sm_grid_row(&hg, row);
     }
     return sm_grid_done(&hg, rc);
@@ -207,18 +171,18 @@ int sm_cli_cmd_hosts_fingerprint(sm_http *h, const sm_cli_opts *o)
     const char *host = o->host_names[0];
     char path[128];
     snprintf(path, sizeof path, "/api/agents/%s/fingerprint", host);
-    cJSON *j = NULL;
-    int rc = get_json(h, path, "GET /api/agents/NAME/fingerprint", o->format, &j);
-    if (j == NULL)
+    sm_http_resp r;
+    bool decode;
+    int rc = get_answer(h, path, o->format, &r, &decode);
+    if (!decode)
         return rc;
-    sm_fingerprint fp;
-    sm_fp_init(&fp);
+    sm_apiview_fingerprint f;
     sm_error err = {0};
-    if (sm_fp_from_cjson(cJSON_GetObjectItemCaseSensitive(j, "fingerprint"), &fp, &err) != 0)
-        rc = sm_cli_bad_answer("GET /api/agents/NAME/fingerprint", &err);
-    else
-        rc = print_fingerprint(host, j, &fp, o->format);
-    sm_fp_fini(&fp);
-    cJSON_Delete(j);
+    rc = sm_apiview_fingerprint_decode(r.body, r.len, &f, &err);
+    sm_http_resp_fini(&r);
+    if (rc)
+        return sm_cli_bad_answer("GET /api/agents/NAME/fingerprint", &err);
+    rc = print_fingerprint(host, &f, o->format);
+    sm_apiview_fingerprint_fini(&f);
     return rc;
 }
