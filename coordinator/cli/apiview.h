@@ -1,5 +1,6 @@
 /* The coordinator's HTTP API as a client reads it: views of its JSON answers, and the bodies of
- * the requests the CLI sends. */
+ * the requests the CLI sends. The CLI's only files that touch cJSON are apiview*.c (and
+ * specfile.c, which reads the user's own file); a command reads these views. */
 #ifndef SM_CLI_APIVIEW_H
 #define SM_CLI_APIVIEW_H
 
@@ -320,5 +321,51 @@ typedef struct sm_apiview_fingerprint {
 int sm_apiview_fingerprint_decode(const char *json, size_t len, sm_apiview_fingerprint *out,
                                   sm_error *err);
 void sm_apiview_fingerprint_fini(sm_apiview_fingerprint *f);
+
+/* GET /api/schedules: the recurring runs. */
+typedef struct sm_apiview_schedule {
+    const char *id, *name, *cron;             /* NULL when absent */
+    double every_s, next_ms;                  /* NaN when absent */
+    bool has_last_run;                        /* "last_run" is an object */
+    const char *last_run_id, *last_run_state; /* NULL when absent */
+    double runs;                              /* 0 when absent */
+    bool paused;
+} sm_apiview_schedule;
+
+typedef struct sm_apiview_schedules {
+    sm_apiview_schedule *v;
+    size_t n;
+    sm_apiview_doc *doc;
+} sm_apiview_schedules;
+
+/* SM_EPARSE "no \"schedules\" list" (not JSON included). */
+int sm_apiview_schedules_decode(const char *json, size_t len, sm_apiview_schedules *out,
+                                sm_error *err);
+void sm_apiview_schedules_fini(sm_apiview_schedules *s);
+
+/* The answer of POST /api/schedules and of POST /api/schedules/ID/webhook-secret. */
+typedef struct sm_apiview_schedule_made {
+    const char *id, *webhook_secret; /* NULL when absent */
+    double next_ms;                  /* 0 when absent */
+    sm_apiview_doc *doc;
+} sm_apiview_schedule_made;
+
+/* Whatever the answer holds, with nothing when it is not JSON: never fails. */
+void sm_apiview_schedule_made_decode(const char *json, size_t len, sm_apiview_schedule_made *out);
+void sm_apiview_schedule_made_fini(sm_apiview_schedule_made *m);
+
+/* The body of POST /api/schedules. */
+typedef struct sm_apiview_schedule_req {
+    const char *name;
+    const char *spec; /* a spec's text (checked already: sm_cli_spec_load), or NULL */
+    size_t spec_len;
+    const char *preset;       /* without a spec */
+    const char *every, *cron; /* every when not NULL, else cron */
+    const char *hosts;        /* NULL or "all": the spec's or the preset's own; else "a,b" */
+    const char *webhook;      /* may be NULL */
+} sm_apiview_schedule_req;
+
+/* 0 and a malloc'd compact text in *body; SM_ENOMEM (a spec that does not parse too). */
+int sm_apiview_schedule_request(const sm_apiview_schedule_req *r, char **body, sm_error *err);
 
 #endif

@@ -2,13 +2,14 @@
  * runs. */
 #include "coordinator/cli/cmd.h"
 
-#include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "coordinator/cli/apiview.h"
 #include "coordinator/cli/grid.h"
 #include "coordinator/cli/output.h"
 #include "coordinator/cli/request.h"
@@ -125,12 +126,6 @@ int sm_cli_schedule_check(const sm_cli_opts *o, const char *sub, sm_error *err)
 
 /* ---- the commands ---- */
 
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static void utc(double ms, char *out, size_t cap)
 {
     struct tm tm;
@@ -140,12 +135,11 @@ static void utc(double ms, char *out, size_t cap)
 }
 
 /* "every 15m" / "every 90 s" / "cron 0 3 * * *" */
-static void when_of(const cJSON *s, char *out, size_t cap)
+static void when_of(const sm_apiview_schedule *s, char *out, size_t cap)
 {
-    const cJSON *every = cJSON_GetObjectItemCaseSensitive(s, "every_s");
-    const char *cron = str(s, "cron");
-    if (cJSON_IsNumber(every)) {
-        const double v = every->valuedouble;
+    const char *cron = s->cron;
+    if (!isnan(s->every_s)) {
+        const double v = s->every_s;
         if ((long long)v % 86400 == 0)
             snprintf(out, cap, "every %lldd", (long long)v / 86400);
         else if ((long long)v % 3600 == 0)
@@ -166,16 +160,14 @@ int sm_cli_cmd_schedules(sm_http *h, const sm_cli_opts *o)
         return 1;
     if (o->format == SM_CLI_FMT_JSON)
         return sm_cli_print_answer(&r);
-    cJSON *root = cJSON_ParseWithLength(r.body, r.len);
+    sm_apiview_schedules list;
+    sm_error err = {0};
+    const int bad = sm_apiview_schedules_decode(r.body, r.len, &list, &err);
     sm_http_resp_fini(&r);
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "schedules");
-    if (!cJSON_IsArray(list)) {
-        cJSON_Delete(root);
-        const sm_error err = {SM_EPARSE, "no \"schedules\" list", ""};
+    if (bad)
         return sm_cli_bad_answer("GET /api/schedules", &err);
-    }
-    if (cJSON_GetArraySize(list) == 0 && o->format == SM_CLI_FMT_TABLE) {
-        cJSON_Delete(root);
+    if (list.n == 0 && o->format == SM_CLI_FMT_TABLE) {
+        sm_apiview_schedules_fini(&list);
         sm_cli_fail("no schedules yet (make one: sockmatrix schedule add --name N --preset P "
                     "--every 1h)");
         return 0;
@@ -184,81 +176,48 @@ int sm_cli_cmd_schedules(sm_http *h, const sm_cli_opts *o)
     static const char *const head[] = {"ID",     "NAME",     "WHEN", "NEXT (UTC)",
                                        "PAUSED", "LAST RUN", "RUNS"};
     int rc = sm_grid_row(&g, head);
-    const cJSON *s;
-    cJSON_ArrayForEach(s, list)
-    {
-        if (rc)
-            break;
+    for (size_t i = 0; i < list.n && !rc; i++) {
+        const sm_apiview_schedule *s = &list.v[i];
         char when[160], next[32], last[64], runs[24];
         when_of(s, when, sizeof when);
-        const cJSON *nx = cJSON_GetObjectItemCaseSensitive(s, "next_ms");
-        if (cJSON_IsNumber(nx))
-            utc(nx->valuedouble, next, sizeof next);
+        if (!isnan(s->next_ms))
+            utc(s->next_ms, next, sizeof next);
         else
             snprintf(next, sizeof next, "never");
-        const cJSON *lr = cJSON_GetObjectItemCaseSensitive(s, "last_run");
-        if (cJSON_IsObject(lr))
-            snprintf(last, sizeof last, "%s (%s)", str(lr, "id") ? str(lr, "id") : "?",
-                     str(lr, "state") ? str(lr, "state") : "?");
+        if (s->has_last_run)
+            snprintf(last, sizeof last, "%s (%s)", s->last_run_id ? s->last_run_id : "?",
+                     s->last_run_state ? s->last_run_state : "?");
         else
             snprintf(last, sizeof last, "-");
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(s, "runs");
-        snprintf(runs, sizeof runs, "%.0f", cJSON_IsNumber(n) ? n->valuedouble : 0);
-        const char *row[] = {str(s, "id"),
-                             str(s, "name"),
-                             when,
-                             next,
-                             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "paused")) ? "yes"
-                                                                                         : "no",
-                             last,
-                             runs};
+        snprintf(runs, sizeof runs, "%.0f", s->runs);
+        const char *row[] = {s->id, s->name, when, next, s->paused ? "yes" : "no", last, runs};
         rc = sm_grid_row(&g, row);
     }
-    cJSON_Delete(root);
+    sm_apiview_schedules_fini(&list);
     return sm_grid_done(&g, rc);
 }
 
 /* The body of POST /api/schedules from the command line; NULL with the failure reported. */
 static char *add_body(const sm_cli_opts *o)
 {
-    cJSON *b = cJSON_CreateObject();
-    bool ok = b && cJSON_AddStringToObject(b, "name", o->sched_name);
-    if (ok && o->spec_file) {
-        char *text = NULL;
-        size_t len = 0;
-        sm_error err = {0};
-        if (sm_cli_spec_load(o->spec_file, &text, &len, &err) != 0) {
-            sm_cli_fail("%s", err.msg);
-            cJSON_Delete(b);
-            return NULL;
-        }
-        cJSON *spec = cJSON_ParseWithLength(text, len);
-        free(text);
-        ok = spec && cJSON_AddItemToObject(b, "spec", spec);
-    } else if (ok) {
-        ok = cJSON_AddStringToObject(b, "preset", o->preset) != NULL;
+    sm_apiview_schedule_req req = {.name = o->sched_name,
+                                   .preset = o->preset,
+                                   .every = o->every,
+                                   .cron = o->cron,
+                                   .hosts = o->hosts,
+                                   .webhook = o->webhook};
+    char *spec = NULL;
+    sm_error err = {0};
+    if (o->spec_file && sm_cli_spec_load(o->spec_file, &spec, &req.spec_len, &err) != 0) {
+        sm_cli_fail("%s", err.msg);
+        return NULL;
     }
-    if (ok)
-        ok = o->every ? cJSON_AddStringToObject(b, "every", o->every) != NULL
-                      : cJSON_AddStringToObject(b, "cron", o->cron) != NULL;
-    if (ok && o->hosts && strcmp(o->hosts, "all") != 0) {
-        cJSON *hosts = cJSON_AddArrayToObject(b, "hosts");
-        ok = hosts != NULL;
-        for (const char *p = o->hosts; ok && *p;) {
-            const size_t n = strcspn(p, ",");
-            char name[80];
-            snprintf(name, sizeof name, "%.*s", (int)n, p);
-            ok = cJSON_AddItemToArray(hosts, cJSON_CreateString(name));
-            p += n + (p[n] == ',');
-        }
-    }
-    if (ok && o->webhook)
-        ok = cJSON_AddStringToObject(b, "webhook", o->webhook) != NULL;
-    char *text = ok ? cJSON_PrintUnformatted(b) : NULL;
-    cJSON_Delete(b);
-    if (!text)
+    req.spec = spec;
+    char *body = NULL;
+    if (sm_apiview_schedule_request(&req, &body, &err) != 0)
         sm_cli_fail("out of memory");
-    return text;
+    free(spec);
+    return body;
 }
 
 /* A 404 about a schedule's id says which and where they are listed. */
@@ -273,9 +232,9 @@ static int refused(sm_http *h, const sm_cli_opts *o, const sm_http_resp *r)
 }
 
 /* The webhook secret an answer carries, said once: the coordinator keeps no copy to show. */
-static void print_secret(const cJSON *j)
+static void print_secret(const sm_apiview_schedule_made *m)
 {
-    const char *secret = str(j, "webhook_secret");
+    const char *secret = m->webhook_secret;
     if (secret)
         printf("webhook secret: %s\n"
                "  give it to the receiver to check X-Sockmatrix-Signature (docs/webhooks.md);\n"
@@ -299,11 +258,12 @@ static int rotate(sm_http *h, const sm_cli_opts *o)
         sm_http_resp_fini(&r);
         return 1;
     }
-    cJSON *j = cJSON_ParseWithLength(r.body, r.len);
+    sm_apiview_schedule_made made;
+    sm_apiview_schedule_made_decode(r.body, r.len, &made);
     printf("schedule %" PRIu64 ": a new webhook secret; the old one signs no more\n",
            o->schedule_id);
-    print_secret(j);
-    cJSON_Delete(j);
+    print_secret(&made);
+    sm_apiview_schedule_made_fini(&made);
     sm_http_resp_fini(&r);
     return 0;
 }
@@ -321,13 +281,13 @@ int sm_cli_cmd_schedule(sm_http *h, const sm_cli_opts *o)
         free(body);
         if (rc)
             return 1;
-        cJSON *j = cJSON_ParseWithLength(r.body, r.len);
-        const cJSON *next = cJSON_GetObjectItemCaseSensitive(j, "next_ms");
+        sm_apiview_schedule_made made;
+        sm_apiview_schedule_made_decode(r.body, r.len, &made);
         char when[32];
-        utc(cJSON_IsNumber(next) ? next->valuedouble : 0, when, sizeof when);
-        printf("schedule %s: first run at %s\n", str(j, "id") ? str(j, "id") : "?", when);
-        print_secret(j);
-        cJSON_Delete(j);
+        utc(made.next_ms, when, sizeof when);
+        printf("schedule %s: first run at %s\n", made.id ? made.id : "?", when);
+        print_secret(&made);
+        sm_apiview_schedule_made_fini(&made);
         sm_http_resp_fini(&r);
         return 0;
     }
