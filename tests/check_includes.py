@@ -8,8 +8,11 @@ Rules, each a failure with the file, line and include named:
   agent/main.c is the only file at agent/'s top.
 - A private header (internal.h, *_internal.h, *_int.h) is included only from its own folder
   (and from tests/, which may reach into what they test).
-- No public header outside proto/ includes <cjson/cJSON.h>: cJSON stays behind proto/json.h
-  and the codecs.
+- No public header outside proto/ includes cJSON (<cjson/cJSON.h>, or a header that includes
+  it, such as proto/json.h): cJSON stays behind proto/json.h and the codecs.
+- cJSON is included and named in code only where JSON is parsed and built (docs/design.md,
+  "Where JSON is parsed"): JSON_DIRS and JSON_FILES; anywhere else, including <cjson/cJSON.h>
+  or a header that includes it, or naming cJSON outside comments and strings, fails.
 Usage: check_includes.py [ROOT] (the repository; by default the one this file is in)."""
 import os
 import re
@@ -29,6 +32,21 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]')
 PRIVATE = re.compile(r'(^|/)(internal|[a-z0-9_]+_internal|[a-z0-9_]+_int)\.h$')
 SOURCE_DIRS = ("proto", "agent", "coordinator", "bench", "testkit", "tests/unit", "tests/fuzz",
                "tests/tools")
+# Where cJSON may be used: the wire's codecs; the API's documents, its handlers, the exports and
+# the run specs; the tests, which build and read the JSON they check.
+JSON_DIRS = ("proto/", "coordinator/schema/", "coordinator/api/", "coordinator/analysis/",
+             "coordinator/model/", "tests/")
+# The CLI's views of the API's answers and the bodies it sends (apiview.h, public, hands out no
+# cJSON); the --spec file read and checked, for the line and column cJSON stops at; and
+# control/fleet.c, which prints a polled fingerprint with cJSON to store it, until it calls
+# sm_fp_text, which does the same without.
+JSON_FILES = re.compile(r"^coordinator/cli/(apiview(_[a-z0-9]+)?\.c|apiview_internal\.h|"
+                        r"specfile\.c)$|^coordinator/control/fleet\.c$")
+JSON_RULE = ("cJSON is used only in proto/, coordinator/{api,schema,analysis,model}/, the CLI's "
+             "apiview*.c and specfile.c, and tests/ (docs/design.md, \"Where JSON is parsed\")")
+CJSON_NAME = re.compile(r"\bcJSON\w*")
+# Comments, string and character literals: what the search for cJSON in code skips.
+NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(\\.|[^"\\\n])*"|\'(\\.|[^\'\\\n])*\'', re.S)
 
 
 def room_of(path):
@@ -57,23 +75,77 @@ def agent_order(where, room, target_room):
     return None
 
 
-def check_file(root, rel):
-    problems = []
+def json_allowed(rel):
+    """Whether file rel may include and use cJSON."""
+    return rel.startswith(JSON_DIRS) or bool(JSON_FILES.match(rel))
+
+
+def includes(root, rel):
+    """(line number, kind '<' or '"', include as written, the file it names or None) of rel."""
     with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
         lines = f.readlines()
-    part = rel.split("/")[0]
-    room = room_of(rel)
-    is_public_header = rel.endswith(".h") and not PRIVATE.search(rel)
+    out = []
     for no, line in enumerate(lines, 1):
         m = INCLUDE.match(line)
         if not m:
             continue
         kind, inc = m.groups()
+        target = None
+        if kind == '"':
+            # From the top of the repository, as the project spells them, or from rel's folder.
+            for cand in (inc, os.path.join(os.path.dirname(rel), inc)):
+                if os.path.isfile(os.path.join(root, cand)):
+                    target = os.path.normpath(cand)
+                    break
+        out.append((no, kind, inc, target))
+    return out
+
+
+def is_cjson(inc):
+    """Whether the include is cJSON's own header (<cjson/cJSON.h>, however it is spelled)."""
+    stem, ext = os.path.splitext(os.path.basename(inc))
+    return stem.lower() == "cjson" and ext == ".h"
+
+
+def cjson_headers(root, rels):
+    """The headers among rels that hand out cJSON: they include it, or a header that does."""
+    incs = {rel: includes(root, rel) for rel in rels if rel.endswith(".h")}
+    found = set()
+    while True:
+        more = {rel for rel, lst in incs.items() if rel not in found and any(
+            is_cjson(i) or t in found for _, _, i, t in lst)}
+        if not more:
+            return found
+        found |= more
+
+
+def code_uses_cjson(root, rel):
+    """(first line, count of lines) where rel names cJSON outside comments, strings and
+    #include lines; None when it does not."""
+    with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    # Comments and literals blanked, their line ends kept, so that line numbers still hold.
+    code = NOT_CODE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    hits = [no for no, line in enumerate(code.split("\n"), 1)
+            if CJSON_NAME.search(line) and not INCLUDE.match(line)]
+    return (hits[0], len(hits)) if hits else None
+
+
+def check_file(root, rel, cjson_hdrs=frozenset()):
+    problems = []
+    part = rel.split("/")[0]
+    room = room_of(rel)
+    is_public_header = rel.endswith(".h") and not PRIVATE.search(rel)
+    allowed = json_allowed(rel)
+    for no, kind, inc, target in includes(root, rel):
         where = f"{rel}:{no}: #include {kind}{inc}{'>' if kind == '<' else chr(34)}"
-        if kind == "<":
-            if inc == "cjson/cJSON.h" and is_public_header and part != "proto":
+        if is_cjson(inc) or target in cjson_hdrs:
+            if not allowed:
+                problems.append(f"{where}: {JSON_RULE}")
+            elif is_public_header and part != "proto":
                 problems.append(f"{where}: a public header hands out cJSON (keep it behind "
                                 "proto/json.h)")
+        if kind == "<":
             continue
         target_part = inc.split("/")[0]
         if part == "proto" and target_part in ("agent", "coordinator"):
@@ -101,6 +173,10 @@ def check_file(root, rel):
             elif ROOMS.index(target_room) < ROOMS.index(room):
                 problems.append(f"{where}: {room}/ is below {target_room}/ and may not "
                                 "include it")
+    use = None if allowed else code_uses_cjson(root, rel)
+    if use:
+        lines = "" if use[1] == 1 else f" (and {use[1] - 1} more lines)"
+        problems.append(f"{rel}:{use[0]}: names cJSON in code{lines}: {JSON_RULE}")
     return problems
 
 
@@ -128,8 +204,10 @@ def main(argv):
         elif n not in AGENT_TOP:
             problems.append(f"agent/{n}: only main.c sits at agent/'s top; put it in its room")
     checked = 0
-    for rel in files(root):
-        problems += check_file(root, rel)
+    rels = list(files(root))
+    hdrs = cjson_headers(root, rels)
+    for rel in rels:
+        problems += check_file(root, rel, hdrs)
         checked += 1
     for p in problems:
         print(p)

@@ -76,6 +76,60 @@ class CheckIncludesTest(unittest.TestCase):
         self.assertIn("coordinator/analysis/table.h:1: #include <cjson/cJSON.h>: a public "
                       "header hands out cJSON", out)
 
+    JSON_RULE = ("cJSON is used only in proto/, coordinator/{api,schema,analysis,model}/, the "
+                 "CLI's apiview*.c and specfile.c, and tests/")
+
+    def test_a_command_including_cjson_fails(self):
+        self.add_line("coordinator/cli/cmd_compare.c", "#include <cjson/cJSON.h>")
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("coordinator/cli/cmd_compare.c:1: #include <cjson/cJSON.h>: "
+                      + self.JSON_RULE, out)
+
+    def test_a_command_including_proto_json_fails(self):
+        self.add_line("coordinator/cli/cmd_jobs.c", '#include "proto/json.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn('coordinator/cli/cmd_jobs.c:1: #include "proto/json.h": '
+                      + self.JSON_RULE, out)
+
+    def test_the_agent_including_proto_json_fails(self):
+        self.add_line("agent/host/items.c", '#include "proto/json.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn('agent/host/items.c:1: #include "proto/json.h": ' + self.JSON_RULE, out)
+
+    def test_a_header_that_includes_cjson_carries_the_rule_to_its_includers(self):
+        # The store's private header with cJSON: it, and every store file that includes it.
+        self.add_line("coordinator/store/internal.h", "#include <cjson/cJSON.h>")
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("coordinator/store/internal.h:1: #include <cjson/cJSON.h>: "
+                      + self.JSON_RULE, out)
+        self.assertRegex(out, r'coordinator/store/\w+\.c:\d+: #include '
+                              r'"coordinator/store/internal\.h": cJSON is used only in')
+
+    def test_a_command_naming_cjson_in_code_fails_and_in_comments_or_strings_passes(self):
+        self.add_line("coordinator/cli/cmd_tests.c",
+                      '/* cJSON */ static const char *cjson_word = "cJSON_Parse";')
+        rc, out = self.check()
+        self.assertEqual(rc, 0, out)
+        self.add_line("coordinator/cli/cmd_tests.c", "struct cJSON;")
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("coordinator/cli/cmd_tests.c:1: names cJSON in code: " + self.JSON_RULE,
+                      out)
+
+    def test_cjson_in_the_places_it_belongs_passes(self):
+        with open(os.path.join(self.root, "coordinator", "cli", "apiview_more.c"), "w") as f:
+            f.write('#include "coordinator/cli/apiview_internal.h"\n'
+                    "static cJSON *more(void) { return NULL; }\n")
+        self.add_line("coordinator/api/routes.c", '#include "proto/json.h"')
+        self.add_line("coordinator/model/cron.c", "#include <cjson/cJSON.h>")
+        self.add_line("tests/unit/test_cron.c", '#include "proto/json.h"')
+        rc, out = self.check()
+        self.assertEqual(rc, 0, out)
+
     def test_an_agent_room_including_a_higher_one_fails(self):
         self.add_line("agent/net/socket.c", '#include "agent/runner/runner.h"')
         rc, out = self.check()
