@@ -1,4 +1,5 @@
-/* JSON codec of params, results, facts and reports: the only module that includes cJSON. */
+/* JSON codec of params, results, facts and reports: text in, text out, the cJSON it works with
+ * kept inside proto/ (docs/design.md, "Where JSON is parsed", names who else may use cJSON). */
 #ifndef SM_PROTO_CODEC_H
 #define SM_PROTO_CODEC_H
 

@@ -1,5 +1,6 @@
-/* cJSON helpers shared by every module that reads or writes JSON (the wire's codec and
- * messages, the coordinator's specs, API, tables and events). */
+/* cJSON helpers for the places that read or write JSON with cJSON: the wire's codecs and
+ * messages, and the coordinator's specs, API, exports and the CLI's views of the API's answers
+ * (docs/design.md, "Where JSON is parsed", lists them; tests/check_includes.py holds to it). */
 #ifndef SM_PROTO_JSON_H
 #define SM_PROTO_JSON_H
 
