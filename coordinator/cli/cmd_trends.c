@@ -2,6 +2,7 @@
  * point per run (finished time in UTC, run, median [95% CI] unit, flag), as a grid, CSV or
  * the coordinator's JSON. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +33,23 @@ static void add_param(char *buf, size_t cap, const char *name, const char *value
     buf[len] = '\0';
 }
 
-static void utc(double ms, char *buf, size_t cap)
+/* ms (since the epoch) as UTC into buf, ISO 8601 ("...T...Z") or for reading; false for a time
+ * that is absent (NaN) or that no time_t holds, which the conversion must not be given. */
+static bool utc_text(double ms, bool iso, char *buf, size_t cap)
 {
+    if (!isfinite(ms) || fabs(ms / 1000) > 0x1p62)
+        return false;
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
-    if (!isfinite(ms) || !gmtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm))
+    if (!gmtime_r(&t, &tm))
+        return false;
+    return iso ? strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) != 0
+               : strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm) != 0;
+}
+
+static void utc(double ms, char *buf, size_t cap)
+{
+    if (!utc_text(ms, false, buf, cap))
         snprintf(buf, cap, "-");
 }
 
@@ -85,9 +98,7 @@ static int print_csv(const sm_apiview_trend *t)
     for (size_t i = 0; i < t->n_points; i++) {
         const sm_apiview_trend_point *p = &t->points[i];
         char when[32];
-        time_t at = (time_t)(p->finished_ms / 1000);
-        struct tm tm;
-        if (!gmtime_r(&at, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        if (!utc_text(p->finished_ms, true, when, sizeof when))
             when[0] = '\0';
         printf("%s,%s,", when, p->run);
         sm_cli_csv_num(p->median, ",");
