@@ -37,11 +37,9 @@ SOURCE_DIRS = ("proto", "agent", "coordinator", "bench", "testkit", "tests/unit"
 JSON_DIRS = ("proto/", "coordinator/schema/", "coordinator/api/", "coordinator/analysis/",
              "coordinator/model/", "tests/")
 # The CLI's views of the API's answers and the bodies it sends (apiview.h, public, hands out no
-# cJSON); the --spec file read and checked, for the line and column cJSON stops at; and
-# control/fleet.c, which prints a polled fingerprint with cJSON to store it, until it calls
-# sm_fp_text, which does the same without.
+# cJSON); the --spec file read and checked, for the line and column cJSON stops at.
 JSON_FILES = re.compile(r"^coordinator/cli/(apiview(_[a-z0-9]+)?\.c|apiview_internal\.h|"
-                        r"specfile\.c)$|^coordinator/control/fleet\.c$")
+                        r"specfile\.c)$")
 JSON_RULE = ("cJSON is used only in proto/, coordinator/{api,schema,analysis,model}/, the CLI's "
              "apiview*.c and specfile.c, and tests/ (docs/design.md, \"Where JSON is parsed\")")
 CJSON_NAME = re.compile(r"\bcJSON\w*")

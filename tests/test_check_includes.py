@@ -126,7 +126,7 @@ class CheckIncludesTest(unittest.TestCase):
                     "static cJSON *more(void) { return NULL; }\n")
         self.add_line("coordinator/api/routes.c", '#include "proto/json.h"')
         self.add_line("coordinator/model/cron.c", "#include <cjson/cJSON.h>")
-        self.add_line("tests/unit/test_cron.c", '#include "proto/json.h"')
+        self.add_line("tests/unit/coordinator/model/test_cron.c", '#include "proto/json.h"')
         rc, out = self.check()
         self.assertEqual(rc, 0, out)
 

@@ -11,7 +11,6 @@
 #include "proto/fingerprint.h"
 #include "proto/log.h"
 
-#include <cjson/cJSON.h>
 
 /* Every reply says which store it comes from: when that changes, job ids start over. */
 static void reply_init(const sm_control *c, sm_poll_reply *reply)
@@ -28,11 +27,9 @@ static int take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t 
         return 0;
     char hash[SM_FP_HASH_HEX + 1];
     sm_fp_hash(p->fingerprint, hash);
-    cJSON *o = sm_fp_to_cjson(p->fingerprint);
-    char *json = o ? cJSON_PrintUnformatted(o) : NULL;
-    cJSON_Delete(o);
+    char *json = sm_fp_text(p->fingerprint, false, err);
     if (json == NULL)
-        return sm_error_set(err, SM_ENOMEM, "out of memory");
+        return SM_ENOMEM;                         /* err says so */
     sm_fp_row last;
     bool had = false;
     int rc = sm_store_fp_latest(c->st, a->name, &last, &had, err);
