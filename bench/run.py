@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""sockmatrix benchmarks: our workloads side by side with iperf3 and sockperf, interleaved in
-one session, on loopback. Prints every figure and the median of the paired ratios
-(ours / theirs, one pair per repetition). Never a test: nothing here passes or fails on speed.
+"""sockmatrix benchmarks: our workloads side by side with iperf3, sockperf and a plain C loop
+(sm-bench-plain), interleaved in one session, on loopback. Prints every figure and the median
+of the paired ratios (ours / theirs, one pair per repetition). Never a test: nothing here
+passes or fails on speed.
 
     python3 bench/run.py --agent build/bin/sockmatrix-agent [--reps 5] [--seconds 3]
+    python3 bench/run.py --only plain [--bytes 1G] [--small-bytes 256M]
 """
 import argparse
 import json
@@ -70,6 +72,26 @@ def ours(agent, secs, *args):
     return json.loads(out)["cells"][0]["samples"][0]
 
 
+def ours_bytes(agent, nbytes, *args):
+    """A stream job of nbytes, timed at the receiver, as sm-bench-plain runs it."""
+    out = run([agent, "--once", "--quiet", "--format", "json", "--repetitions", "1",
+               "--warmup", "0", "--affinity", f"{CLIENT_CPU},{SERVER_CPU}",
+               "--bytes", str(nbytes), *args], 300)
+    return json.loads(out)["cells"][0]["samples"][0]
+
+
+def plain(tool, nbytes, transport, msg_size, check=True):
+    """sm-bench-plain: the same stream with the least code (sender CPU 0, receiver CPU 1)."""
+    out = run([tool, "--transport", transport, "--msg-size", str(msg_size), "--bytes",
+               str(nbytes), *([] if check else ["--no-check"])], 300)
+    return json.loads(out)
+
+
+def size_arg(text):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
+
+
 def iperf3(port, secs, length):
     d = json.loads(run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-J", "-t", str(secs),
                         "-l", str(length), "-A", f"{CLIENT_CPU},{SERVER_CPU}"], secs * 10 + 30))
@@ -111,14 +133,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--agent", default="build/bin/sockmatrix-agent")
+    ap.add_argument("--plain", help="sm-bench-plain (default: beside the agent)")
     ap.add_argument("--reps", type=int, default=5, help="interleaved repetitions (>= 5)")
     ap.add_argument("--seconds", type=float, default=3, help="length of each run")
+    ap.add_argument("--only", choices=("all", "tools", "plain"), default="all",
+                    help="tools: iperf3 and sockperf; plain: the plain C loop")
+    ap.add_argument("--bytes", default="1G", help="plain: bytes of a 128 KiB-write stream")
+    ap.add_argument("--small-bytes", default="256M",
+                    help="plain: bytes of a 128-byte-write stream")
     a = ap.parse_args()
-    for tool in ("iperf3", "sockperf"):
+    a.plain = a.plain or os.path.join(os.path.dirname(a.agent), "sm-bench-plain")
+    tools = ("iperf3", "sockperf") if a.only != "plain" else ()
+    for tool in tools:
         if not shutil.which(tool):
             sys.exit(f"bench: {tool} is not installed (make deps installs it)")
     if not os.access(a.agent, os.X_OK):
         sys.exit(f"bench: {a.agent} is not built (make build)")
+    if a.only != "tools" and not os.access(a.plain, os.X_OK):
+        sys.exit(f"bench: {a.plain} is not built (cmake -DSM_BENCH=ON)")
     secs = a.seconds
     isecs = max(1, int(round(secs)))  # iperf3 and sockperf take whole seconds
 
@@ -126,7 +158,52 @@ def main():
         sys.exit("bench: needs 2 CPUs (sender and receiver are pinned apart)")
     print(f"sockmatrix benchmarks, {a.reps} interleaved repetitions of {secs:g} s each, loopback, "
           f"sender/client on CPU {CLIENT_CPU}, receiver/server on CPU {SERVER_CPU}")
-    print(f"host: {os.uname().nodename}, kernel {os.uname().release}, {os.cpu_count()} cores")
+    print(f"host: {os.uname().nodename}, kernel {os.uname().release}, {os.cpu_count()} cores, "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if a.only != "plain":
+        against_tools(a, isecs)
+    if a.only != "tools":
+        against_plain(a)
+
+
+def col(xs, k):
+    return [x[k] for x in xs]
+
+
+def against_plain(a):
+    """sockmatrix --once --bytes N beside sm-bench-plain, pair by pair: the stream workload's
+    overhead over the least code that does the same (checking every byte), for bulk UDS
+    writes and 128-byte writes on both transports. --no-check runs of the plain loop are
+    printed for reference (what the check itself costs)."""
+    big, small = size_arg(a.bytes), size_arg(a.small_bytes)
+    cases = [("unix", "128K", big), ("tcp", "128", small), ("unix", "128", small)]
+    ours_r = {c: [] for c in cases}
+    plain_r = {c: [] for c in cases}
+    bare_r = {c: [] for c in cases}
+    for i in range(a.reps):
+        print(f"  plain repetition {i + 1}/{a.reps} ...", file=sys.stderr, flush=True)
+        for c in cases:
+            tr, size, n = c
+            # Alternate which goes first, so a drift in the machine's load favours neither.
+            runs = [lambda: ours_r[c].append(ours_bytes(a.agent, n, "--transport", tr,
+                                                        "--msg-size", size)),
+                    lambda: plain_r[c].append(plain(a.plain, n, tr, size))]
+            for f in (runs if i % 2 == 0 else runs[::-1]):
+                f()
+            bare_r[c].append(plain(a.plain, n, tr, size, check=False))
+    for c in cases:
+        tr, size, n = c
+        mine = col(ours_r[c], "throughput_MBps")
+        base = col(plain_r[c], "throughput_MBps")
+        report(f"stream, {tr}, {size}-byte writes, {n >> 20} MiB: sockmatrix vs the plain C loop",
+               [("sockmatrix", "throughput", "MB/s", mine),
+                ("plain loop, checking", "throughput", "MB/s", base),
+                ("plain loop, no check", "throughput", "MB/s",
+                 col(bare_r[c], "throughput_MBps"))],
+               [("throughput sockmatrix/plain", mine, base, "higher")])
+
+
+def against_tools(a, isecs):
     iperf_port, sp_port = free_port(), free_port()
     iperf_srv = Server(["iperf3", "-s", "-p", str(iperf_port)], iperf_port)
     sp_srv = Server(["taskset", "-c", str(SERVER_CPU), "sockperf", "server", "--tcp", "-i",
@@ -149,9 +226,6 @@ def main():
     finally:
         iperf_srv.stop()
         sp_srv.stop()
-
-    def col(xs, k):
-        return [x[k] for x in xs]
 
     report("stream, TCP, 128 KiB writes: sockmatrix vs iperf3 -l 128K",
            [("sockmatrix", "throughput", "MB/s", col(big["ours"], "throughput_MBps")),
