@@ -9,6 +9,10 @@
  * measures.
  *
  *   sm-bench-plain --transport unix|tcp --msg-size W --bytes N [--read-size R] [--no-check]
+ *                  [--tick-ms T]
+ *
+ * --tick-ms sets SO_RCVTIMEO and SO_SNDTIMEO as the agent's io tick does (a diagnostic: what
+ * a blocking call with a timeout costs against one without).
  *
  * Prints one JSON object: bytes, seconds, throughput_MBps (10^6 bytes/s), CPU of each thread. */
 #include <arpa/inet.h>
@@ -32,6 +36,7 @@
 typedef struct plain {
     int tcp;
     int check;
+    int tick_ms; /* SO_RCVTIMEO/SO_SNDTIMEO on both ends, as the agent's io tick; 0 none */
     size_t msg_size, read_size;
     uint64_t total;
     uint8_t *pat; /* PERIOD + window bytes: pat[i] == pat[i % PERIOD] */
@@ -93,7 +98,7 @@ static void *sender(void *arg)
     while (off < pl->total) {
         size_t n = pl->total - off < pl->msg_size ? (size_t)(pl->total - off) : pl->msg_size;
         ssize_t w = send(pl->tx_fd, pl->pat + off % PERIOD, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (w <= 0) {
             perror("sm-bench-plain: send");
@@ -132,6 +137,13 @@ static int connect_pair(plain *pl)
     return pl->rx_fd < 0 ? -1 : 0;
 }
 
+static int set_tick(int fd, int ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
+           setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
 static int receive(plain *pl, uint8_t *buf, uint64_t *got_total, uint64_t *t0, uint64_t *t1)
 {
     uint64_t off = 0;
@@ -140,7 +152,7 @@ static int receive(plain *pl, uint8_t *buf, uint64_t *got_total, uint64_t *t0, u
         return -1;
     for (;;) {
         ssize_t n = read(pl->rx_fd, buf, pl->read_size);
-        if (n < 0 && errno == EINTR)
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (n < 0)
             return -1;
@@ -188,11 +200,13 @@ int main(int argc, char **argv)
             pl.msg_size = (size_t)size_arg(v);
         else if (!strcmp(argv[i], "--read-size") && ++i)
             pl.read_size = (size_t)size_arg(v);
+        else if (!strcmp(argv[i], "--tick-ms") && ++i)
+            pl.tick_ms = atoi(v);
         else if (!strcmp(argv[i], "--bytes") && ++i)
             pl.total = size_arg(v);
         else {
             fprintf(stderr, "usage: sm-bench-plain --transport unix|tcp --msg-size W --bytes N "
-                            "[--read-size R] [--no-check]\n");
+                            "[--read-size R] [--no-check] [--tick-ms T]\n");
             return 2;
         }
     }
@@ -204,7 +218,8 @@ int main(int argc, char **argv)
     size_t window = pl.msg_size > pl.read_size ? pl.msg_size : pl.read_size;
     uint8_t *buf = malloc(pl.read_size);
     pl.pat = make_pattern(window);
-    if (!buf || !pl.pat || pin(RECEIVER_CPU) != 0 || connect_pair(&pl) != 0) {
+    if (!buf || !pl.pat || pin(RECEIVER_CPU) != 0 || connect_pair(&pl) != 0 ||
+        (pl.tick_ms && (set_tick(pl.tx_fd, pl.tick_ms) || set_tick(pl.rx_fd, pl.tick_ms)))) {
         perror("sm-bench-plain: setup");
         return 1;
     }

@@ -52,6 +52,28 @@ static int send_chunk(sm_side *s, int fd, uint64_t off, size_t len, int *stop)
     return sm_io_write_all(s, fd, data, len);
 }
 
+/* A byte count without a fault, the common case: nothing but the write and its count in the
+ * loop, the pattern's offset carried from one write to the next rather than recomputed (a
+ * 64-bit division per write, and a call for the total, next to a 128-byte write's ~1 us). */
+static int send_bytes(sm_side *s, int fd, uint64_t total)
+{
+    const sm_pattern *pt = s->job->pat;
+    const size_t msg = s->job->p->msg_size;
+    size_t at = (size_t)(s->bytes % pt->period);
+    while (s->bytes < total) {
+        size_t n = total - s->bytes < msg ? (size_t)(total - s->bytes) : msg;
+        int rc = sm_io_write_all(s, fd, pt->buf + at, n);
+        if (rc)
+            return rc;
+        s->bytes += n;
+        s->msgs++;
+        at += n;
+        if (at >= pt->period)
+            at %= pt->period;
+    }
+    return 0;
+}
+
 static int send_payload(sm_side *s, int fd)
 {
     const sm_params *p = s->job->p;
@@ -80,6 +102,8 @@ static int send_payload(sm_side *s, int fd)
         return rc;
     }
     const uint64_t total = sm_params_stream_total(p);
+    if (s->job->fault == SM_FAULT_NONE)
+        return send_bytes(s, fd, total);
     while (s->bytes < total && !rc && !stop) {
         size_t n = total - s->bytes < p->msg_size ? (size_t)(total - s->bytes) : p->msg_size;
         rc = send_chunk(s, fd, s->bytes, n, &stop);
@@ -187,7 +211,12 @@ static int stream_server(sm_side *s, int lfd)
         size_t got;
         if ((rc = sm_io_read_some(s, fd, buf, want, &got)))
             break;
-        uint64_t now = sm_now_ns();
+        /* The clock only where the interval needs it: the last byte of a known total (or
+         * every read of an open-ended stream, whose last byte shows only after it) and the
+         * end of the start marker. A look per read costs ~1 % of a 128-byte stream. */
+        bool last = total == 0 || off + got == total;
+        bool start = is_lines(p) && off < START_LEN && off + got >= START_LEN;
+        uint64_t now = last || start ? sm_now_ns() : 0;
         if (got == 0) {
             if (total == 0)
                 break;
@@ -205,10 +234,11 @@ static int stream_server(sm_side *s, int lfd)
                             (unsigned long long)(off + (uint64_t)bad));
             break;
         }
-        if (is_lines(p) && off < START_LEN && off + got >= START_LEN)
+        if (start)
             s->t0_ns = now;
         off += got;
-        s->t1_ns = now;
+        if (last)
+            s->t1_ns = now;
     }
     s->bytes = off;
     if (!rc && total)
