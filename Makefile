@@ -13,7 +13,7 @@ DEB_PACKAGES := build-essential clang cmake pkg-config \
 	nginx-light openssl curl chromium-headless-shell systemd openssh-server openssh-client ansible-core \
 	mmdebstrap systemd-container prometheus
 
-.PHONY: all deps build build-asan test check test-unit test-integration test-system test-web package demo demo-estimate demo-down demo-once bench clean format
+.PHONY: all deps build build-asan test check test-unit test-integration test-system test-web package demo demo-estimate demo-down demo-once bench bench-plain clean format
 
 all: build
 
@@ -124,6 +124,12 @@ bench: deps
 	python3 bench/run.py --agent ./$(BUILD)/bin/sockmatrix-agent
 	python3 bench/http.py --agent ./$(BUILD)/bin/sockmatrix-agent
 	python3 bench/swarm.py --bin-dir ./$(BUILD)/bin
+
+# The stream workload beside the plain C loop alone (docs/benchmarks.md): the UDS ratios.
+bench-plain: deps
+	cmake -S . -B $(BUILD) -DSM_BENCH=ON
+	cmake --build $(BUILD) -j $(JOBS) --target sockmatrix-agent sm-bench-plain
+	python3 bench/run.py --only plain --agent ./$(BUILD)/bin/sockmatrix-agent
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
