@@ -11,7 +11,6 @@
 #include "proto/fingerprint.h"
 #include "proto/log.h"
 
-
 /* Every reply says which store it comes from: when that changes, job ids start over. */
 static void reply_init(const sm_control *c, sm_poll_reply *reply)
 {
@@ -29,7 +28,7 @@ static int take_fingerprint(sm_control *c, cagent *a, const sm_poll *p, int64_t 
     sm_fp_hash(p->fingerprint, hash);
     char *json = sm_fp_text(p->fingerprint, false, err);
     if (json == NULL)
-        return SM_ENOMEM;                         /* err says so */
+        return SM_ENOMEM; /* err says so */
     sm_fp_row last;
     bool had = false;
     int rc = sm_store_fp_latest(c->st, a->name, &last, &had, err);
