@@ -146,7 +146,9 @@ fi
 declare -A DEB VER SHA
 for pkg in sockmatrix-agent sockmatrix-coordinator; do
   role=${pkg#sockmatrix-}
-  printf '%s\n' "${ROLESS[@]}" | grep -q "$role" || continue
+  # No pipe into grep -q: under pipefail, printf killed by SIGPIPE when grep stops at its first
+  # match would fail the test and skip a package that some host needs.
+  [[ " ${ROLESS[*]} " == *"$role"* ]] || continue
   shopt -s nullglob
   found=("$DEBS"/"${pkg}"_*.deb)
   shopt -u nullglob
