@@ -329,6 +329,28 @@ static void undo(sm_api_ctx *a, int code)
         sm_control_rollback(&a->ctl, now_ms(), NULL);
 }
 
+int sm_api_start_run(sm_api_ctx *a, const char *spec_json, const sm_spec *spec,
+                     int (*also)(sm_api_ctx *a, uint64_t id, void *arg, sm_error *err), void *arg,
+                     uint64_t *id, char **resp, size_t *len)
+{
+    sm_error err = {0};
+    int status = 0;
+    if (sm_store_begin(a->st, &err) != 0) {
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    } else if (sm_control_run_start(a->ctl, spec_json, spec, now_ms(), id, &err) != 0 ||
+               (also && also(a, *id, arg, &err) != 0)) {
+        undo(a, err.code);
+        status =
+            sm_api_reply_error(resp, len, err.code == SM_EINVAL ? 400 : 500, err.msg, err.field);
+    } else if (sm_store_commit(a->st, &err) != 0) {
+        sm_control_rollback(&a->ctl, now_ms(), NULL);
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+    }
+    if (!status && a->jobs_queued)
+        a->jobs_queued(a->arg, NULL, 0);
+    return status;
+}
+
 int sm_api_post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, size_t *len)
 {
     char *spec_json = NULL;
@@ -341,23 +363,11 @@ int sm_api_post_run(sm_api_ctx *a, const char *body, size_t blen, char **resp, s
         return sm_api_reply_error(resp, len, 400, err.msg, err.field);
     }
     uint64_t id = 0;
-    int status = 0;
-    if (sm_store_begin(a->st, &err) != 0) {
-        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
-    } else if (sm_control_run_start(a->ctl, spec_json, &spec, now_ms(), &id, &err) != 0) {
-        undo(a, err.code);
-        status =
-            sm_api_reply_error(resp, len, err.code == SM_EINVAL ? 400 : 500, err.msg, err.field);
-    } else if (sm_store_commit(a->st, &err) != 0) {
-        sm_control_rollback(&a->ctl, now_ms(), NULL);
-        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
-    }
+    const int status = sm_api_start_run(a, spec_json, &spec, NULL, NULL, &id, resp, len);
     sm_spec_fini(&spec);
     free(spec_json);
     if (status)
         return status;
-    if (a->jobs_queued)
-        a->jobs_queued(a->arg, NULL, 0);
     return sm_api_reply(resp, len, 201, sm_api_run_created(id));
 }
 

@@ -82,6 +82,26 @@ int sm_api_schedule_pause(sm_api_ctx *a, uint64_t id, bool pause, char **resp, s
  * 400 (field "webhook") for one without a webhook. */
 int sm_api_schedule_rotate_secret(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 
+/* api.c: starts the run of spec (its text spec_json) in one transaction with also(a, id, arg,
+ * err) when not NULL (what the caller stores beside the run), and wakes the polls of the hosts
+ * it queued jobs for. 0 with *id, or the HTTP status of the error it answered (400 for a spec
+ * the fleet cannot plan or an SM_EINVAL of also, 500 otherwise), nothing changed then. */
+struct sm_spec;
+int sm_api_start_run(sm_api_ctx *a, const char *spec_json, const struct sm_spec *spec,
+                     int (*also)(sm_api_ctx *a, uint64_t id, void *arg, sm_error *err), void *arg,
+                     uint64_t *id, char **resp, size_t *len);
+
+/* experiments.c: POST /api/runs/{id}/experiments (body {} or {"host","test","suspects"}): plans
+ * an experiment on one of the run's anomalies (coordinator/analysis/experiment.h) and starts
+ * it as a run of its own: 201 {"run","explains","host","test","plan","jobs_max","summary"}; 200
+ * with "run": null when no suspect can be tested (the plan says why of each); 404 for an
+ * unknown run; 409 for a running run, an experiment, or no anomaly to explain. GET
+ * /api/runs/{id}/experiment: the experiment's report (sm_reports_experiment), 404 when the run
+ * is none. Return the HTTP status, as sm_api_handle. */
+int sm_api_post_experiment(sm_api_ctx *a, uint64_t id, const char *body, size_t blen,
+                           char **resp, size_t *len);
+int sm_api_get_experiment(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
+
 /* api.c: GET /healthz (503 when the store is failing), GET /api/agents, POST /api/jobs (201
  * with the job ids; 400 for a bad list or an unknown host, nothing queued then), GET and POST
  * /api/runs, GET /api/runs/{id} (404 for an unknown run) and POST /api/runs/{id}/cancel (409

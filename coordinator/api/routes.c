@@ -87,6 +87,18 @@ HANDLER(again)
     return sm_api_post_again(a, r->id, r->body, r->len, resp, len);
 }
 
+HANDLER(post_experiment)
+{
+    (void)ctype;
+    return sm_api_post_experiment(a, r->id, r->body, r->len, resp, len);
+}
+
+HANDLER(experiment)
+{
+    (void)ctype;
+    return sm_api_get_experiment(a, r->id, resp, len);
+}
+
 HANDLER(run)
 {
     (void)ctype;
@@ -188,7 +200,8 @@ HANDLER(webhook_secret)
  * up to 1,000 results). /metrics is not one (it reads the control core), but a carrier
  * with a worker has it build the cells (sm_api_worker_metrics). The fingerprints' diff reads
  * at most 16 rows: not worth a thread hop. POST .../again reads its run's anomalies, which the
- * worker builds first (warm). A host's latest jobs decode up to 100 results. */
+ * worker builds first (warm), and so does POST .../experiments; an experiment's report reads two
+ * runs. A host's latest jobs decode up to 100 results. */
 const sm_route sm_routes[] = {
     {"/healthz", "GET", 0, SM_ROUTE_READ, health, NULL, false, NULL},
     {"/metrics", "GET", 0, SM_ROUTE_READ, metrics, NULL, false, NULL},
@@ -210,6 +223,9 @@ const sm_route sm_routes[] = {
      NULL},
     {"/api/runs/{id}/again", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, again, "run", false,
      "anomalies"},
+    {"/api/runs/{id}/experiments", "POST", SM_SMALL_BODY_MAX, SM_ROUTE_WRITE, post_experiment,
+     "run", false, "anomalies"},
+    {"/api/runs/{id}/experiment", "GET", 0, SM_ROUTE_READ, experiment, "run", true, NULL},
     {"/api/compare", "GET", 0, SM_ROUTE_READ, compare, NULL, true, NULL},
     {"/api/trends", "GET", 0, SM_ROUTE_READ, trends, NULL, true, NULL},
     {"/api/grid", "GET", 0, SM_ROUTE_READ, grid, NULL, true, NULL},

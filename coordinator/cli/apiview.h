@@ -368,4 +368,32 @@ typedef struct sm_apiview_schedule_req {
 /* 0 and a malloc'd compact text in *body; SM_ENOMEM (a spec that does not parse too). */
 int sm_apiview_schedule_request(const sm_apiview_schedule_req *r, char **body, sm_error *err);
 
+/* POST /api/runs/ID/experiments (the plan: its "plan") and GET /api/runs/ID/experiment (the
+ * answer: its "suspects"), one view for both. Strings "" when absent, run NULL when the plan
+ * started none; figures NaN when absent (n_* 0). */
+typedef struct sm_apiview_suspect {
+    const char *item, *label, *host_value, *fleet_value;
+    const char *treatment; /* NULL: untested */
+    const char *verdict;   /* the answer's; "" in a plan */
+    const char *why;       /* the answer's why, or the plan's why_untested */
+    double share, lo, hi, control, treated, fleet;
+    double n_control, n_treated, n_fleet;
+} sm_apiview_suspect;
+
+typedef struct sm_apiview_experiment {
+    const char *run, *explains, *host, *test, *unit, *state, *summary;
+    double jobs_max;
+    sm_apiview_suspect *v;
+    size_t n;
+    sm_apiview_doc *doc;
+} sm_apiview_experiment;
+
+/* SM_EPARSE "no \"plan\" or \"suspects\" list" (not JSON included). */
+int sm_apiview_experiment_decode(const char *json, size_t len, sm_apiview_experiment *out,
+                                 sm_error *err);
+void sm_apiview_experiment_fini(sm_apiview_experiment *x);
+/* The body of POST /api/runs/ID/experiments: {} or {"host","test"} (either may be NULL). */
+int sm_apiview_experiment_request(const char *host, const char *test, char **body,
+                                  sm_error *err);
+
 #endif

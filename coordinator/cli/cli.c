@@ -106,6 +106,9 @@ int sm_cli_exec(const sm_cli_opts *o, const char *token)
     case SM_CLI_TRENDS:
         rc = sm_cli_cmd_trends(h, o);
         break;
+    case SM_CLI_EXPLAIN:
+        rc = sm_cli_cmd_explain(h, o);
+        break;
     case SM_CLI_SCHEDULES:
         rc = sm_cli_cmd_schedules(h, o);
         break;

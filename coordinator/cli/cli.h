@@ -40,6 +40,7 @@ typedef enum sm_cli_cmd {
     SM_CLI_SCHEDULE_DELETE,   /* schedule delete ID */
     SM_CLI_SCHEDULE_ROTATE,   /* schedule rotate-secret ID */
     SM_CLI_TESTS,             /* tests [RUN]: the tests, their ids and labels */
+    SM_CLI_EXPLAIN,           /* explain RUN [--host H] [--test T]: prove the cause */
 } sm_cli_cmd;
 
 /* --format, taken by every command that prints data (grid.h says how each is written). */
@@ -88,9 +89,10 @@ typedef struct sm_cli_opts {
     /* hosts diff (2..SM_CLI_HOSTS_MAX, each once) and hosts fingerprint (1): agent names */
     const char *host_names[SM_CLI_HOSTS_MAX];
     size_t n_host_names;
-    /* jobs: --host and --state filters (checked; NULL: all) */
+    /* jobs: --host and --state filters (checked; NULL: all); explain: --host, the anomaly's */
     const char *job_host, *job_state;
-    /* trends: --host (job_host: an agent name or "client->server"), --test, --metric */
+    /* trends: --host (job_host: an agent name or "client->server"), --test, --metric;
+     * explain: --test (trend_test), the anomaly's test as its column is labelled */
     const char *trend_test, *trend_metric;
     /* jobs --cell N: that cell's repetitions (GET /api/runs/ID/cells/N) instead of the list */
     bool have_job_cell;

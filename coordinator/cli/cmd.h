@@ -63,6 +63,14 @@ int sm_cli_cmd_tests(sm_http *h, const sm_cli_opts *o);
 
 /* cmd_run.c: start a run, and with --wait follow it to its table and anomalies. */
 int sm_cli_cmd_run(sm_http *h, const sm_cli_opts *o);
+/* Polls run id until it ends, its progress on stderr; 0 with *out its last state, or 1 once
+ * reported (the coordinator failed, or timeout_s passed). */
+int sm_cli_wait_run(sm_http *h, uint64_t id, uint32_t timeout_s, struct sm_apiview_run *out);
+
+/* cmd_explain.c: sockmatrix explain RUN [--host H] [--test T]: plans an experiment on the
+ * run's anomaly, follows it, and prints which suspect it proved the cause; explain of an
+ * experiment's own run prints its answer. */
+int sm_cli_cmd_explain(sm_http *h, const sm_cli_opts *o);
 
 /* cmd_schedules.c: the recurring runs (sockmatrix schedules), and schedule add, pause, resume
  * and delete. */

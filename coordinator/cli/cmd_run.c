@@ -70,8 +70,7 @@ static int poll_answer(sm_http_resp *r, uint64_t id, sm_progress *p, bool *noted
     return POLL_ENDED;
 }
 
-/* Polls the run until it ends; 0 with *out its last state, or 1 once reported. */
-static int wait_run(sm_http *h, uint64_t id, uint32_t timeout_s, sm_apiview_run *out)
+int sm_cli_wait_run(sm_http *h, uint64_t id, uint32_t timeout_s, sm_apiview_run *out)
 {
     char path[64];
     snprintf(path, sizeof path, "/api/runs/%" PRIu64, id);
@@ -178,7 +177,7 @@ int sm_cli_cmd_run(sm_http *h, const sm_cli_opts *o)
         return fflush(stdout) == 0 ? 0 : 1;
     }
     sm_apiview_run run;
-    if (wait_run(h, id, o->timeout_s, &run))
+    if (sm_cli_wait_run(h, id, o->timeout_s, &run))
         return 1;
     return print_outcome(h, o, id, &run);
 }

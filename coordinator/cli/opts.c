@@ -74,16 +74,16 @@ static const opt options[] = {
      ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_ANOMALIES) | ON(SM_CLI_HOSTS_DIFF) |
          ON(SM_CLI_HOSTS_FINGERPRINT) | ON(SM_CLI_COMPARE) | ON(SM_CLI_JOBS) | ON(SM_CLI_TRENDS) |
          ON(SM_CLI_AGENTS) | ON(SM_CLI_PRESETS) | ON(SM_CLI_RUNS) | ON(SM_CLI_SHOW) |
-         ON(SM_CLI_SCHEDULES) | ON(SM_CLI_TESTS)},
-    {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN)},
+         ON(SM_CLI_SCHEDULES) | ON(SM_CLI_TESTS) | ON(SM_CLI_EXPLAIN)},
+    {"--timeout-s", NULL, O_TIMEOUT, true, ON(SM_CLI_RUN) | ON(SM_CLI_EXPLAIN)},
     {"--output", "-o", O_OUTPUT, true, ON(SM_CLI_EXPORT)},
     {"--baseline", NULL, O_BASELINE, true, ON(SM_CLI_ANOMALIES)},
     {"--floor", NULL, O_FLOOR, true, ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN)},
     {"--disturbed", NULL, O_DISTURBED, true,
      ON(SM_CLI_ANOMALIES) | ON(SM_CLI_RUN) | ON(SM_CLI_EXPORT) | ON(SM_CLI_COMPARE) |
          ON(SM_CLI_TRENDS)},
-    {"--host", NULL, O_JOB_HOST, true, ON(SM_CLI_JOBS) | ON(SM_CLI_TRENDS)},
-    {"--test", NULL, O_TREND_TEST, true, ON(SM_CLI_TRENDS)},
+    {"--host", NULL, O_JOB_HOST, true, ON(SM_CLI_JOBS) | ON(SM_CLI_TRENDS) | ON(SM_CLI_EXPLAIN)},
+    {"--test", NULL, O_TREND_TEST, true, ON(SM_CLI_TRENDS) | ON(SM_CLI_EXPLAIN)},
     {"--metric", NULL, O_TREND_METRIC, true, ON(SM_CLI_TRENDS)},
     {"--state", NULL, O_JOB_STATE, true, ON(SM_CLI_JOBS)},
     {"--cell", NULL, O_JOB_CELL, true, ON(SM_CLI_JOBS)},
@@ -111,6 +111,7 @@ static const command commands[] = {
     {"again", SM_CLI_AGAIN, true},
     {"export", SM_CLI_EXPORT, true},
     {"anomalies", SM_CLI_ANOMALIES, true},
+    {"explain", SM_CLI_EXPLAIN, true},
     /* hosts diff|fingerprint: the word after it picks the command (hosts_positional) */
     {"hosts", SM_CLI_HOSTS_DIFF, false},
     {"compare", SM_CLI_COMPARE, false}, /* two runs (compare_positional) */
@@ -626,7 +627,7 @@ static int check_run(const parse *s, sm_error *err)
         return sm_error_set(err, SM_EINVAL,
                             "--format goes with --wait (without it, run prints the run's id; "
                             "see also: sockmatrix export)");
-    if (s->timeout_given && !o->wait)
+    if (s->timeout_given && !o->wait && o->cmd != SM_CLI_EXPLAIN)
         return sm_error_set(err, SM_EINVAL, "--timeout-s goes with --wait");
     if (o->floor && !o->wait)
         return sm_error_set(err, SM_EINVAL, "--floor goes with --wait");
@@ -709,7 +710,7 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
     else if (!s.cmd)
         return sm_error_set(err, SM_EINVAL,
                             "a command is needed: agents, presets, run, runs, "
-                            "show, jobs, tests, cancel, again, export, anomalies, compare, "
+                            "show, jobs, tests, cancel, again, export, anomalies, explain, compare, "
                             "trends, hosts, schedules or schedule (see --help)");
     else if ((rc = check_command(&s, err)))
         return rc;

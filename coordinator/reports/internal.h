@@ -1,4 +1,5 @@
-/* A run's cells and jobs as its reports read them (rundata.c): private to reports/. */
+/* A run's cells and jobs as its reports read them (rundata.c), and the helpers every report
+ * shares (reports.c): private to reports/. */
 #ifndef SM_COORD_REPORTS_INTERNAL_H
 #define SM_COORD_REPORTS_INTERNAL_H
 
@@ -7,6 +8,7 @@
 #include <stdint.h>
 
 #include "coordinator/analysis/export.h"
+#include "coordinator/reports/reports.h"
 #include "coordinator/store/store.h"
 #include "proto/err.h"
 
@@ -40,5 +42,15 @@ int run_data_load(sm_store *st, uint64_t id, uint64_t limit, uint64_t already, r
 int run_data_table(const run_data *d, sm_scope scope, sm_table *t, sm_error *err);
 
 void run_data_fini(run_data *d);
+
+/* ---- reports.c: what every report shares ---- */
+
+/* Sets out's error: status, msg and the option at fault (may be NULL). Returns status. */
+sm_report_status report_error(sm_run_report *out, sm_report_status status, const char *msg,
+                              const char *field);
+/* Hands text (malloc'd JSON or text; NULL: out of memory) to out as its body. */
+sm_report_status report_body(sm_run_report *out, char *text);
+/* The bound of one report, in bytes. */
+uint64_t report_limit(const sm_reports *r);
 
 #endif

@@ -17,9 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sets out's error: status, msg and the option at fault (may be NULL). Returns status. */
-static sm_report_status report_error(sm_run_report *out, sm_report_status status, const char *msg,
-                                     const char *field)
+sm_report_status report_error(sm_run_report *out, sm_report_status status, const char *msg,
+                              const char *field)
 {
     free(out->body);
     out->body = NULL;
@@ -31,8 +30,7 @@ static sm_report_status report_error(sm_run_report *out, sm_report_status status
     return status;
 }
 
-/* Hands text (malloc'd JSON or text; NULL: out of memory) to out as its body. */
-static sm_report_status report_body(sm_run_report *out, char *text)
+sm_report_status report_body(sm_run_report *out, char *text)
 {
     if (!text)
         return report_error(out, SM_REPORT_FAILED, "out of memory", NULL);
@@ -56,8 +54,7 @@ static const char *query_format(const char *query)
     return NULL;
 }
 
-/* The bound of one report, in bytes. */
-static uint64_t report_limit(const sm_reports *r)
+uint64_t report_limit(const sm_reports *r)
 {
     return r->memory_limit ? r->memory_limit : SM_REPORT_MEMORY_DEFAULT_MB * 1000000ull;
 }

@@ -72,6 +72,12 @@ sm_report_status sm_reports_compare(sm_reports *r, const char *options, sm_run_r
  * SM_REPORT_FAILED with err set; *v is the caller's to sm_run_verdict_fini either way. */
 sm_report_status sm_reports_verdict(sm_reports *r, uint64_t id, sm_run_verdict *v, sm_error *err);
 
+/* Experiment run id's report (coordinator/analysis/xpreport.h): each suspect of its plan with
+ * the share of the gap its treatment closed, its 95% interval and its verdict, from the
+ * experiment's samples and the fleet's in the run it explains. Never cached: a running
+ * experiment's numbers move. SM_REPORT_NO_RUN when id is no experiment. */
+sm_report_status sm_reports_experiment(sm_reports *r, uint64_t id, sm_run_report *out);
+
 /* sm_reports_get's body alone (malloc'd), or NULL when the report did not come out. */
 char *sm_reports_body(sm_reports *r, uint64_t id, sm_report_kind kind, const char *options);
 

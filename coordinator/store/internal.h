@@ -1,6 +1,6 @@
 /* What the store's files share (store.c, rows.c and the table files agents.c, jobs.c, runs.c,
- * results.c, fingerprints.c, schedules.c): the sm_store struct, its prepared statements and
- * the row helpers. Private to them and to the store's unit tests; everyone else goes through
+ * results.c, fingerprints.c, schedules.c, experiments.c): the sm_store struct, its prepared
+ * statements and the row helpers. Private to them and to the store's unit tests; everyone else goes through
  * store.h. Single-threaded, as store.h says. */
 #ifndef SM_COORD_STORE_INTERNAL_H
 #define SM_COORD_STORE_INTERNAL_H
@@ -69,6 +69,9 @@ enum {
     Q_SCHED_TO_NOTIFY,
     Q_EVENT_INSERT,
     Q_EVENTS_OF,
+    Q_XP_INSERT,
+    Q_XP_GET,
+    Q_XP_OF,
     Q_COUNT
 };
 

@@ -1,6 +1,6 @@
 /* The coordinator's store on SQLite: opening it, its schema migrations, the statement cache and
  * the transactions. The rows of each table are in agents.c, jobs.c, runs.c, results.c,
- * schedules.c and fingerprints.c, the WAL check in wal.c; internal.h is what they share. The
+ * schedules.c, fingerprints.c and experiments.c, the WAL check in wal.c; internal.h is what they share. The
  * helpers they all use (SQLite's errors, columns, row lists) are in rows.c, which this file
  * calls and which calls nothing here. */
 #include "coordinator/store/internal.h"
@@ -156,6 +156,14 @@ const char *const store_migrations[] = {
      * generation (recurring/secret.h), never stored: rotating it is generation + 1. */
     ("ALTER TABLE schedules ADD COLUMN webhook_generation INTEGER NOT NULL DEFAULT 1;"
      "PRAGMA user_version = 9;"),
+    /* 10: experiments. A run that measures one anomaly of an earlier run again on its host,
+     * with treatments (coordinator/analysis/experiment.h), has a row here: the run it explains,
+     * the anomaly's host and test, and the plan it was made from. */
+    ("CREATE TABLE experiments(run_id INTEGER PRIMARY KEY REFERENCES runs(id),"
+     " parent_run INTEGER NOT NULL REFERENCES runs(id), host TEXT NOT NULL,"
+     " test TEXT NOT NULL, plan_json TEXT NOT NULL, created_ms INTEGER NOT NULL);"
+     "CREATE INDEX experiments_parent ON experiments(parent_run, run_id);"
+     "PRAGMA user_version = 10;"),
 };
 
 #define SCHEMA_VERSION ((int)(sizeof store_migrations / sizeof store_migrations[0]))
@@ -168,6 +176,8 @@ const char *const store_migrations[] = {
 #define RUN_COLUMNS(spec)                                                                          \
     "id, name, " spec ", state, reason, created_ms, finished_ms, total, done, failed,"             \
     " parallel, parallel_note, schedule_id"
+
+#define XP_COLUMNS "run_id, parent_run, host, test, plan_json, created_ms"
 
 /* A schedule with its last run (id and state) and how many runs it started. */
 #define SCHED_COLUMNS                                                                              \
@@ -301,6 +311,10 @@ static const char *const queries[Q_COUNT] = {
     [Q_EVENT_INSERT] = "INSERT INTO events(ts_ms, kind, subject, detail) VALUES (?1, ?2, ?3, ?4)",
     [Q_EVENTS_OF] = "SELECT ts_ms, kind, detail FROM events WHERE subject = ?1"
                     " ORDER BY id DESC LIMIT ?2",
+    [Q_XP_INSERT] = "INSERT INTO experiments(run_id, parent_run, host, test, plan_json,"
+                    " created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [Q_XP_GET] = "SELECT " XP_COLUMNS " FROM experiments WHERE run_id = ?1",
+    [Q_XP_OF] = "SELECT " XP_COLUMNS " FROM experiments WHERE parent_run = ?1 ORDER BY run_id",
     [Q_RUN_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
                       " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                       " WHERE j.run_id = ?1 ORDER BY j.ord",

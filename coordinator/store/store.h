@@ -402,4 +402,29 @@ int sm_store_event_insert(sm_store *st, int64_t ts_ms, const char *kind, const c
 int sm_store_events_of(sm_store *st, const char *subject, size_t limit, sm_event_row **rows,
                        size_t *n, sm_error *err);
 
+/* ---- experiments (schema version 10) ---- */
+
+/* A run that measures one anomaly of an earlier run again, on the anomaly's host, with one
+ * treatment per suspect beside untreated controls (coordinator/analysis/experiment.h). */
+typedef struct sm_experiment_row {
+    uint64_t run_id;     /* the experiment's own run */
+    uint64_t parent_run; /* the run whose anomaly it explains */
+    char host[65];       /* the anomaly's host */
+    char test[128];      /* the anomaly's test, as its column is labelled */
+    char *plan_json;     /* owned: the plan (suspects, treatments, budget) */
+    int64_t created_ms;
+} sm_experiment_row;
+void sm_experiment_row_fini(sm_experiment_row *r);
+
+/* SM_EINVAL when a field does not fit or either run is missing. */
+int sm_store_experiment_insert(sm_store *st, const sm_experiment_row *r, sm_error *err);
+/* The experiment of run run_id; SM_EINVAL "no experiment N" when that run is none. */
+int sm_store_experiment_get(sm_store *st, uint64_t run_id, sm_experiment_row *out,
+                            sm_error *err);
+/* The experiments that explain run parent_run, oldest first; free with
+ * sm_store_experiments_free. SM_EINVAL when there is no such run. */
+int sm_store_experiments_of(sm_store *st, uint64_t parent_run, sm_experiment_row **rows,
+                            size_t *n, sm_error *err);
+void sm_store_experiments_free(sm_experiment_row *rows, size_t n);
+
 #endif

@@ -1,0 +1,185 @@
+/* An experiment's report (reports.h, sm_reports_experiment): for each suspect of its plan, the
+ * share of the anomaly's gap that its treatment closed on the anomaly's host, from the
+ * experiment's own samples (control and treated, interleaved) and the fleet's samples of the
+ * anomaly's cell in the run it explains. */
+#include "coordinator/analysis/experiment.h"
+#include "coordinator/analysis/export.h"
+#include "coordinator/analysis/xpreport.h"
+#include "coordinator/reports/internal.h"
+#include "coordinator/reports/reports.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The clean samples of one cell (or of several) in metric m: measured, ok, no warm-up, not
+ * disturbed. disturbed and failed count what was left out; reason keeps the first failure's. */
+typedef struct samples {
+    double *v;
+    size_t n;
+    uint32_t disturbed, failed;
+    const char *reason;
+} samples;
+
+static bool cell_is(const run_data *d, uint32_t cell, const char *host, const char *test,
+                    bool other_hosts)
+{
+    const sm_cell *c = &d->cells[cell];
+    if (c->params.scope != SM_SCOPE_LOCAL)
+        return false;
+    if ((strcmp(c->host, host) == 0) == other_hosts)
+        return false;
+    char label[SM_TABLE_LABEL_MAX];
+    sm_export_label(&c->params, SM_LABEL_TEST, false, label, sizeof label);
+    return strcmp(label, test) == 0;
+}
+
+/* The samples of d's cells that pass want(). */
+static int collect(const run_data *d, const char *host, const char *test, bool other_hosts,
+                   const char *treatment, sm_metric m, samples *out)
+{
+    memset(out, 0, sizeof *out);
+    out->v = calloc(d->np ? d->np : 1, sizeof *out->v);
+    if (!out->v)
+        return SM_ENOMEM;
+    for (size_t i = 0; i < d->np; i++) {
+        const sm_export_point *p = &d->points[i];
+        if (p->cell >= d->nc || p->warmup || !p->measured ||
+            !cell_is(d, p->cell, host, test, other_hosts))
+            continue;
+        if (treatment && strcmp(d->cells[p->cell].params.treatment, treatment) != 0)
+            continue;
+        if (!p->ok) {
+            out->failed++;
+            if (!out->reason && p->reason && p->reason[0])
+                out->reason = p->reason;
+        } else if (p->disturbed) {
+            out->disturbed++;
+        } else if ((p->have & (1ull << m)) != 0 && isfinite(p->v[m])) {
+            out->v[out->n++] = p->v[m];
+        }
+    }
+    return 0;
+}
+
+/* The metric of the anomaly's column: its cell's headline, from the first cell of that test. */
+static bool anomaly_metric(const run_data *d, const char *test, sm_metric *m)
+{
+    for (size_t i = 0; i < d->nc; i++) {
+        char label[SM_TABLE_LABEL_MAX];
+        sm_export_label(&d->cells[i].params, SM_LABEL_TEST, false, label, sizeof label);
+        if (strcmp(label, test) == 0) {
+            *m = sm_export_headline(&d->cells[i].params);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One suspect's estimate; an untested suspect keeps its plan's why. */
+static void estimate(const char *host, const sm_xp_suspect *s, const samples *ctrl, const samples *treat,
+                     const samples *fleet, uint64_t seed, sm_xp_estimate *e)
+{
+    memset(e, 0, sizeof *e);
+    e->share = e->lo = e->hi = NAN;
+    e->ctrl_median = e->treat_median = e->fleet_median = NAN;
+    if (s->treatment[0] == '\0') {
+        e->verdict = SM_XP_UNTESTED;
+        snprintf(e->why, sizeof e->why, "%s", s->why_untested);
+        return;
+    }
+    if (treat->n == 0 && treat->failed > 0 && treat->reason) {
+        /* Every treated job failed: the agent refused the treatment, or could not apply it. */
+        e->verdict = SM_XP_UNTESTED;
+        snprintf(e->why, sizeof e->why, "%s", treat->reason);
+        e->n_ctrl = ctrl->n;
+        return;
+    }
+    sm_xp_estimate_share_for(host, ctrl->v, ctrl->n, treat->v, treat->n, fleet->v, fleet->n, seed,
+                             e);
+    if (e->verdict == SM_XP_INCONCLUSIVE && (treat->disturbed || ctrl->disturbed)) {
+        const size_t at = strlen(e->why);
+        snprintf(e->why + at, sizeof e->why - at, " (%u treated and %u control samples disturbed)",
+                 treat->disturbed, ctrl->disturbed);
+    }
+}
+
+sm_report_status sm_reports_experiment(sm_reports *r, uint64_t id, sm_run_report *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ctype = "application/json";
+    sm_experiment_row xr;
+    sm_error err = {0};
+    if (sm_store_experiment_get(r->st, id, &xr, &err) != 0)
+        return report_error(out, err.code == SM_EINVAL ? SM_REPORT_NO_RUN : SM_REPORT_FAILED,
+                            err.msg, err.code == SM_EINVAL ? "id" : NULL);
+    sm_xp_plan plan = {0};
+    run_data d, p;
+    memset(&d, 0, sizeof d);
+    memset(&p, 0, sizeof p);
+    samples ctrl = {0}, fleet = {0}, *treat = NULL;
+    sm_xp_estimate *est = NULL;
+    int status = 0;
+    if (sm_xp_plan_from_json(xr.plan_json, &plan, &err) != 0) {
+        status = report_error(out, SM_REPORT_FAILED, err.msg, NULL);
+        goto out;
+    }
+    status = run_data_load(r->st, id, report_limit(r), 0, &d, &err);
+    if (status == 0)
+        status = run_data_load(r->st, xr.parent_run, report_limit(r), d.held, &p, &err);
+    if (status != 0) {
+        status = report_error(out, status, err.msg, NULL);
+        goto out;
+    }
+    sm_metric m = SM_M_SECONDS;
+    if (!anomaly_metric(&p, xr.test, &m)) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "run %" PRIu64 " has no test %s any more", xr.parent_run,
+                 xr.test);
+        status = report_error(out, SM_REPORT_FAILED, msg, NULL);
+        goto out;
+    }
+    treat = calloc(plan.n ? plan.n : 1, sizeof *treat);
+    est = calloc(plan.n ? plan.n : 1, sizeof *est);
+    if (!treat || !est || collect(&d, xr.host, xr.test, false, "", m, &ctrl) ||
+        collect(&p, xr.host, xr.test, true, NULL, m, &fleet)) {
+        status = report_error(out, SM_REPORT_FAILED, "out of memory", NULL);
+        goto out;
+    }
+    for (size_t i = 0; i < plan.n; i++) {
+        if (plan.v[i].treatment[0] &&
+            collect(&d, xr.host, xr.test, false, plan.v[i].treatment, m, &treat[i])) {
+            status = report_error(out, SM_REPORT_FAILED, "out of memory", NULL);
+            goto out;
+        }
+        estimate(xr.host, &plan.v[i], &ctrl, &treat[i], &fleet, id * 1000003u + i, &est[i]);
+    }
+    const sm_xp_report rep = {
+        .run_id = id,
+        .parent_run = xr.parent_run,
+        .host = xr.host,
+        .test = xr.test,
+        .unit = sm_metric_unit(m),
+        .state = sm_run_state_name(d.run.state),
+        .plan = &plan,
+        .est = est,
+        .n_ctrl = ctrl.n,
+        .n_fleet = fleet.n,
+        .ctrl_disturbed = ctrl.disturbed,
+    };
+    status = report_body(out, sm_xp_report_json(&rep));
+out:
+    for (size_t i = 0; treat && i < plan.n; i++)
+        free(treat[i].v);
+    free(treat);
+    free(est);
+    free(ctrl.v);
+    free(fleet.v);
+    sm_xp_plan_fini(&plan);
+    run_data_fini(&d);
+    run_data_fini(&p);
+    sm_experiment_row_fini(&xr);
+    return status;
+}
