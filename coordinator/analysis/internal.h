@@ -101,4 +101,9 @@ cJSON *sm_fp_diff_to_cjson(const sm_fp_diff *x, bool change);
  * when there is nothing to show. false: out of memory. explain.c; export.c's footnotes. */
 bool sm_explain_json(void *arg, size_t i, cJSON *object);
 
+/* Whether t is a treatment in the syntax of experiment.h (parts joined by "; ", at most
+ * SM_XP_COMBINED_MAX); false with the reason in why[0..len). experiment.c; the plan's JSON
+ * reader (experiment_json.c) checks a stored plan with it. */
+bool sm_xp_treatment_check(const char *t, char *why, size_t len);
+
 #endif

@@ -1,0 +1,96 @@
+/* Proving which setting causes an anomaly: the plan of an experiment on the odd host (one
+ * treatment per suspect that gives it the fleet's value, then all of them together). Pure
+ * computation; the API runs the jobs and stores the plan with the run. */
+#ifndef SM_COORD_EXPERIMENT_H
+#define SM_COORD_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coordinator/analysis/fpdiff.h"
+#include "proto/err.h"
+
+#define SM_XP_COMBINED_MAX 4 /* treatments in the combination */
+/* A plan's suspects, the combination included: every item a fingerprint can differ on. */
+#define SM_XP_SUSPECTS_MAX (SM_FP_ITEMS_MAX + 1)
+/* The treatments' bounds: a sysctl's value, a socket buffer (bytes). */
+#define SM_XP_SYSCTL_VALUE_MAX 128
+#define SM_XP_SOCKBUF_MIN      4096u
+#define SM_XP_SOCKBUF_MAX      268435456u
+
+typedef enum sm_xp_verdict {
+    SM_XP_CAUSE = 0,
+    SM_XP_PART,
+    SM_XP_NOT,
+    SM_XP_INCONCLUSIVE,
+    SM_XP_UNTESTED
+} sm_xp_verdict;
+
+/* "cause", "part of it", "not the cause", "inconclusive", "could not be tested"; "?" for a
+ * value out of the enum. */
+const char *sm_xp_verdict_name(sm_xp_verdict v);
+
+/* One suspect of the plan: a difference of the host from the fleet, with the treatment that
+ * gives the host the fleet's value, or why it has none. */
+typedef struct sm_xp_suspect {
+    char item[SM_FP_KEY_MAX + 1]; /* the fingerprint item, "" for the combination */
+    char label[160];              /* sm_fp_item_label, or "the 3 suspects together" */
+    char host_value[256];         /* cut with "..." when longer; the combination: each */
+    char fleet_value[256];        /* suspect's label and value, joined by "; "; fleet_value ""
+                                   * when the fleet has no majority */
+    char treatment[256];          /* parts joined by "; " (below); "" when untested */
+    char why_untested[200];       /* "" when tested */
+    int relevance;                /* the difference's (fpdiff.h); 0 for the combination */
+} sm_xp_suspect;
+
+/* The suspects in the differences' rank order, the combination (when there is one) last.
+ * tested counts the suspects with a treatment, the combination included. v owned. */
+typedef struct sm_xp_plan {
+    sm_xp_suspect *v;
+    size_t n;
+    size_t tested;
+} sm_xp_plan;
+
+/* Frees v and leaves *p empty; an empty or zeroed plan is fine. */
+void sm_xp_plan_fini(sm_xp_plan *p);
+
+/* The plan for the anomaly host whose differences from the fleet are d (rank order, as
+ * sm_fp_differences gives them). allow is the host's item info.allow_experiment: flags
+ * "qdisc" and "sysctl" separated by commas ("none", "qdisc", "qdisc,sysctl"; other words are
+ * ignored; NULL when unknown = none). Each difference becomes a suspect, whose treatment text
+ * is one of
+ *   sysctl KEY=VALUE      KEY "net." then [a-z0-9_.]; VALUE printable ASCII or tab, 1..128
+ *                         bytes, no ';' (flag sysctl)
+ *   qdisc IFACE VALUE     the root qdisc of IFACE; VALUE noqueue or "tbf ..." (flag qdisc)
+ *   socket rcvbuf=N, socket sndbuf=N (4096..268435456), socket nodelay=0|1   (no flag)
+ * as the rules of docs/analysis.md map it (sysctl.net.* and if.<iface>.qdisc exactly; without
+ * flag sysctl, tcp_rmem / tcp_wmem fall back to rcvbuf / sndbuf of the fleet's default), or
+ * untested with why_untested saying why in words. At most max_tested suspects get a treatment,
+ * the first in rank order that have one; the others that have one are untested "beyond the
+ * plan's budget of N suspects". When 2 or more got one, a last suspect holds the first
+ * SM_XP_COMBINED_MAX of them together (their treatments joined by "; "). *out is set on success
+ * only: 0, SM_EINVAL (d NULL, or more than SM_XP_SUSPECTS_MAX - 1 differences) or SM_ENOMEM,
+ * with err set. The reasons call the host "the host"; sm_xp_plan_make_for names it. */
+int sm_xp_plan_make(const sm_fp_diffs *d, const char *allow, size_t max_tested, sm_xp_plan *out,
+                    sm_error *err);
+/* sm_xp_plan_make with the host's name in the reasons ("h2's agent may not change sysctls:
+ * start it with --allow-experiment sysctl"); host NULL or "": "the host". */
+int sm_xp_plan_make_for(const char *host, const sm_fp_diffs *d, const char *allow,
+                        size_t max_tested, sm_xp_plan *out, sm_error *err);
+
+/* The plan as a compact JSON array, one object per suspect in order: {"item","label",
+ * "host_value","fleet_value","treatment","why_untested","relevance"}, every field present.
+ * malloc'd (the caller frees it), NULL when out of memory. */
+char *sm_xp_plan_json(const sm_xp_plan *p);
+
+/* Reads what sm_xp_plan_json wrote (the plan is stored with the run), checking it as the plan
+ * maker would have made it: every field present and no other, each string fitting its field,
+ * relevance a non-negative integer, exactly one of treatment and why_untested non-empty, each
+ * treatment in the syntax above, at most SM_XP_SUSPECTS_MAX suspects. tested is counted again.
+ * *out is set on success only; SM_EINVAL (json NULL, a value out of its bounds) or SM_EPARSE
+ * (not such an array), with err's reason and field ("[2].treatment") naming the place, or
+ * SM_ENOMEM. */
+int sm_xp_plan_from_json(const char *json, sm_xp_plan *out, sm_error *err);
+
+#endif
