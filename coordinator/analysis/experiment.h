@@ -1,6 +1,8 @@
 /* Proving which setting causes an anomaly: the plan of an experiment on the odd host (one
- * treatment per suspect that gives it the fleet's value, then all of them together). Pure
- * computation; the API runs the jobs and stores the plan with the run. */
+ * treatment per suspect that gives it the fleet's value, then all of them together) and the
+ * estimate of how much of the gap a treatment closes (a percentile bootstrap of medians). Pure
+ * computation; the API runs the jobs and stores the plan with the run. docs/analysis.md,
+ * "Proving a cause by experiment". */
 #ifndef SM_COORD_EXPERIMENT_H
 #define SM_COORD_EXPERIMENT_H
 
@@ -11,7 +13,9 @@
 #include "coordinator/analysis/fpdiff.h"
 #include "proto/err.h"
 
-#define SM_XP_COMBINED_MAX 4 /* treatments in the combination */
+#define SM_XP_BOOTSTRAP    2000 /* resamples of the estimate */
+#define SM_XP_MIN_SAMPLES  3    /* in each group (control, treated, fleet) */
+#define SM_XP_COMBINED_MAX 4    /* treatments in the combination */
 /* A plan's suspects, the combination included: every item a fingerprint can differ on. */
 #define SM_XP_SUSPECTS_MAX (SM_FP_ITEMS_MAX + 1)
 /* The treatments' bounds: a sysctl's value, a socket buffer (bytes). */
@@ -92,5 +96,54 @@ char *sm_xp_plan_json(const sm_xp_plan *p);
  * (not such an array), with err's reason and field ("[2].treatment") naming the place, or
  * SM_ENOMEM. */
 int sm_xp_plan_from_json(const char *json, sm_xp_plan *out, sm_error *err);
+
+/* How much of the host's gap from the fleet a treatment closed. */
+typedef struct sm_xp_estimate {
+    sm_xp_verdict verdict;
+    double share, lo, hi; /* share of the gap closed, its 95% interval; NaN when not computed */
+    double ctrl_median, treat_median, fleet_median; /* NaN for a group without a sample */
+    size_t n_ctrl, n_treat, n_fleet;                /* finite samples of each group */
+    char why[200];                                  /* the verdict's reason in words */
+} sm_xp_estimate;
+
+/* ctrl: the odd host's untreated samples in the experiment; treat: its treated samples; fleet:
+ * the other hosts' samples of the anomaly's cell (the original run). Non-finite samples are
+ * left out. Any metric direction: share = (med(ctrl) - med(treat)) / (med(ctrl) - med(fleet)),
+ * 1 when the treatment makes the host the fleet, 0 when it does nothing, negative when it
+ * widens the gap. Its interval is the 2.5% and 97.5% points of SM_XP_BOOTSTRAP resamples, each
+ * group resampled with replacement on its own (xoshiro256** seeded by splitmix64 of seed: the
+ * same inputs and seed give the same estimate). A resample whose gap is 0 or of the other
+ * sign counts as -infinity for lo and +infinity for hi. Verdicts, the first that applies:
+ *   inconclusive  a group with fewer than SM_XP_MIN_SAMPLES samples (why names them); the gap
+ *                 0 or reversed in more than 2.5% of the resamples ("the host no longer stands
+ *                 apart from the fleet in this experiment (control median X vs fleet Y)")
+ *   cause         lo >= 0.5: closes most of the gap, clear of zero
+ *   part of it    lo > 0
+ *   not the cause hi < 0 (it widens the gap), or lo <= 0 <= hi and hi < 0.5
+ *   inconclusive  otherwise: the interval holds 0 and reaches 0.5, too wide to decide
+ * 0 with *out set (an inconclusive verdict is no error), SM_EINVAL (out NULL, or samples
+ * NULL with a count), SM_ENOMEM. */
+int sm_xp_estimate_share(const double *ctrl, size_t nc, const double *treat, size_t nt,
+                         const double *fleet, size_t nf, uint64_t seed, sm_xp_estimate *out);
+/* sm_xp_estimate_share with the host's name in the reasons; host NULL or "": "the host". */
+int sm_xp_estimate_share_for(const char *host, const double *ctrl, size_t nc, const double *treat,
+                             size_t nt, const double *fleet, size_t nf, uint64_t seed,
+                             sm_xp_estimate *out);
+
+/* {"verdict" (sm_xp_verdict_name),"share","lo","hi","ctrl_median","treat_median",
+ * "fleet_median","n_ctrl","n_treat","n_fleet","why"}, compact, null for NaN. malloc'd, NULL
+ * when out of memory. */
+char *sm_xp_estimate_json(const sm_xp_estimate *e);
+
+/* One line for people: the verdict padded to 12, the suspect ("lo qdisc tbf rate 400Mbit burst
+ * ... -> noqueue", or its label alone for the combination) and what the estimate says:
+ *   cause        lo qdisc tbf rate ... -> noqueue: closes 98% of the gap [91%, 103%]
+ *                (control 0.0567 s, treated 0.0071 s, fleet 0.007 s; n 8/8/20)
+ * ("widens the gap by 20%" for a negative share; an inconclusive verdict gives its why, then the
+ * medians it has). e NULL, or the suspect untested: "could not be tested ...: <why_untested>".
+ * unit follows each median ("s", "MB/s"; NULL or "" none). Writes at most len bytes; returns
+ * what snprintf returns (the length it wanted). */
+int sm_xp_estimate_text(const sm_xp_suspect *s, const sm_xp_estimate *e, const char *unit,
+                        char *buf, size_t len);
 
 #endif

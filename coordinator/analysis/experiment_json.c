@@ -1,4 +1,5 @@
-/* An experiment's JSON: the plan, written and read back as the run stores it. */
+/* An experiment's JSON: the plan (written, and read back as the run stores it) and an
+ * estimate. */
 #include "coordinator/analysis/experiment.h"
 
 #include "coordinator/analysis/internal.h"
@@ -137,4 +138,20 @@ int sm_xp_plan_from_json(const char *json, sm_xp_plan *out, sm_error *err)
     }
     *out = p;
     return 0;
+}
+
+char *sm_xp_estimate_json(const sm_xp_estimate *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL && sm_json_put_str(o, "verdict", sm_xp_verdict_name(e->verdict)) &&
+              sm_json_put_double(o, "share", e->share) && sm_json_put_double(o, "lo", e->lo) &&
+              sm_json_put_double(o, "hi", e->hi) &&
+              sm_json_put_double(o, "ctrl_median", e->ctrl_median) &&
+              sm_json_put_double(o, "treat_median", e->treat_median) &&
+              sm_json_put_double(o, "fleet_median", e->fleet_median) &&
+              sm_json_put_u64(o, "n_ctrl", e->n_ctrl) &&
+              sm_json_put_u64(o, "n_treat", e->n_treat) &&
+              sm_json_put_u64(o, "n_fleet", e->n_fleet) &&
+              sm_json_put_fixed(o, "why", e->why, sizeof e->why);
+    return sm_json_finish(o, ok, 0, "experiment estimate", NULL);
 }
