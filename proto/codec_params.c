@@ -19,7 +19,8 @@ enum field_kind {
     K_U32,
     K_U64,
     K_BOOL,
-    K_URL
+    K_URL,
+    K_TREATMENT
 };
 
 #define WL(w)  (1u << (w))
@@ -29,6 +30,7 @@ enum field_kind {
 enum {
     PF_TCP = 1,    /* applies to transport tcp only */
     PF_IF_SET = 2, /* written only when non-zero: the one amount the job uses */
+    PF_IF_TEXT = 4, /* written only when non-empty; no amount */
 };
 
 /* Order here is the order of the encoded keys. `name` must stay the first member (check_keys). */
@@ -64,6 +66,7 @@ static const struct pfield {
     {"tls", K_BOOL, offsetof(sm_params, tls), WL(SM_WL_HTTP), 0},
     {"verify", K_BOOL, offsetof(sm_params, verify), WL(SM_WL_HTTP), 0},
     {"url", K_URL, offsetof(sm_params, url), WL(SM_WL_HTTP), PF_IF_SET},
+    {"treatment", K_TREATMENT, offsetof(sm_params, treatment), WL_ALL, PF_IF_TEXT},
 };
 #define N_PFIELDS (sizeof pfields / sizeof pfields[0])
 _Static_assert(N_PFIELDS <= 32, "check_keys keeps one bit per field");
@@ -84,6 +87,8 @@ static uint64_t param_value(const sm_params *p, const struct pfield *f)
         return (unsigned)p->client;
     case K_URL:
         return p->url[0] != '\0';
+    case K_TREATMENT:
+        return p->treatment[0] != '\0';
     case K_U32:
         return *(const uint32_t *)(const void *)at;
     case K_U64:
@@ -101,7 +106,7 @@ static bool put_param(cJSON *o, const sm_params *p, const struct pfield *f)
     uint64_t v = param_value(p, f);
     bool applies = (unsigned)p->workload < SM_WL__COUNT && (f->wl & WL(p->workload)) &&
                    (!(f->flags & PF_TCP) || p->transport == SM_TR_TCP) &&
-                   (!(f->flags & PF_IF_SET) || v != 0);
+                   (!(f->flags & (PF_IF_SET | PF_IF_TEXT)) || v != 0);
     if (!applies && v == 0)
         return true;
     switch (f->kind) {
@@ -118,6 +123,10 @@ static bool put_param(cJSON *o, const sm_params *p, const struct pfield *f)
     case K_URL:
         /* Bounded: a url without its NUL (invalid params) must not be read past the array. */
         return sm_json_put_str(o, f->name, memchr(p->url, '\0', sizeof p->url) ? p->url : "");
+    case K_TREATMENT:
+        return sm_json_put_str(o, f->name,
+                               memchr(p->treatment, '\0', sizeof p->treatment) ? p->treatment
+                                                                                : "");
     case K_U32:
     case K_U64:
         return sm_json_put_u64(o, f->name, v);
@@ -197,6 +206,14 @@ static int param_from_json(const cJSON *item, const struct pfield *f, sm_params 
             return sm_error_set(err, SM_EINVAL, "params: %s: longer than %u bytes", f->name,
                                 SM_URL_MAX);
         snprintf(p->url, sizeof p->url, "%s", item->valuestring);
+        return 0;
+    case K_TREATMENT:
+        if (!cJSON_IsString(item))
+            return sm_error_set(err, SM_EPARSE, "params: %s: expected a string", f->name);
+        if (strlen(item->valuestring) > SM_TREATMENT_MAX)
+            return sm_error_set(err, SM_EINVAL, "params: %s: longer than %d bytes", f->name,
+                                SM_TREATMENT_MAX);
+        snprintf(p->treatment, sizeof p->treatment, "%s", item->valuestring);
         return 0;
     }
     return 0;

@@ -250,6 +250,30 @@ static int check_time_limit(const sm_params *p, sm_error *err)
     return 0;
 }
 
+/* The text must parse, and the job it makes of these params (its socket settings over theirs)
+ * must be a valid job: a socket option that does not apply is refused as the field would be. */
+static int check_treatment(const sm_params *p, sm_error *err)
+{
+    if (memchr(p->treatment, '\0', sizeof p->treatment) == NULL)
+        return sm_error_set(err, SM_EINVAL, "treatment: longer than %d bytes", SM_TREATMENT_MAX);
+    if (p->treatment[0] == '\0')
+        return 0;
+    sm_treatment t;
+    int rc = sm_treatment_parse(p->treatment, &t, err);
+    if (rc != 0)
+        return rc;
+    /* The agent changes its own host only, and a pair job's other end is another host. */
+    if (p->scope != SM_SCOPE_LOCAL)
+        return sm_error_set(err, SM_EINVAL, "treatment: only local tests take a treatment");
+    sm_params job = *p;
+    job.treatment[0] = '\0';
+    sm_treatment_socket_apply(&t, &job);
+    sm_error why;
+    if ((rc = sm_params_validate(&job, &why)) != 0)
+        return sm_error_set(err, rc, "treatment: %s", why.msg);
+    return 0;
+}
+
 int sm_params_validate(sm_params *p, sm_error *err)
 {
     int rc;
@@ -263,7 +287,7 @@ int sm_params_validate(sm_params *p, sm_error *err)
     /* A Unix socket cannot reach another host. */
     if (p->scope == SM_SCOPE_PAIR && p->transport != SM_TR_TCP)
         return sm_error_set(err, SM_EINVAL, "transport: scope pair runs over tcp only");
-    if ((rc = check_time_limit(p, err)) != 0)
+    if ((rc = check_time_limit(p, err)) != 0 || (rc = check_treatment(p, err)) != 0)
         return rc;
     /* The built-in source serves a body of some size; a url's body is what it is. */
     if (p->workload == SM_WL_HTTP && p->url[0] == '\0' && p->bytes == 0)

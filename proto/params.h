@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "proto/err.h"
+#include "proto/treatment.h"
 
 typedef enum sm_workload_kind {
     SM_WL_STREAM = 0, /* one-way bulk, client writes, server receives and verifies */
@@ -93,6 +94,9 @@ typedef struct sm_params {
     bool verify; /* url: every body is the pattern (sockmatrix-agent --write-pattern) and is
                   * checked byte for byte; the built-in source's bodies always are */
     char url[SM_URL_MAX + 1]; /* "" = the built-in source; else http(s):// on the allowlist */
+    /* "" = none; else settings given for this job alone (proto/treatment.h): the agent sets
+     * them before the job and, for the host's, puts them back after it. Local tests only. */
+    char treatment[SM_TREATMENT_MAX + 1];
 } sm_params;
 
 /* Fills *p with the defaults of a workload: stream 128 KiB x 2048 (256 MiB), rr 1-byte
@@ -101,7 +105,8 @@ typedef struct sm_params {
 void sm_params_init(sm_params *p, sm_workload_kind workload);
 
 /* Checks every field against its bound and the combination of fields (exactly one of
- * count/bytes/duration_ms; framing=lines only for stream; duration below the time limit).
+ * count/bytes/duration_ms; framing=lines only for stream; duration below the time limit; a
+ * treatment that parses, on a local test, whose socket settings are valid for the job).
  * Returns 0 or SM_EINVAL with err->msg naming the field and the bound, e.g.
  * "msg_size: 0 is below the minimum 1". Fills a derived time_limit_ms when it is 0. */
 int sm_params_validate(sm_params *p, sm_error *err);
