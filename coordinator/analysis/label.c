@@ -80,6 +80,8 @@ static void params_text(const sm_params *p, char *buf, size_t cap)
             append(buf, cap, &len, " buffer");
             append_size(buf, cap, &len, " ", p->buffer_size);
         }
+        if (p->treatment[0])
+            append(buf, cap, &len, " treated %s", p->treatment);
         return;
     }
     append_sizes(p, buf, cap, &len);
@@ -102,6 +104,9 @@ static void params_text(const sm_params *p, char *buf, size_t cap)
         append(buf, cap, &len, " read");
         append_size(buf, cap, &len, " ", p->read_size);
     }
+    /* An experiment's treated arm (proto/treatment.h) is a test of its own. */
+    if (p->treatment[0])
+        append(buf, cap, &len, " treated %s", p->treatment);
 }
 
 /* The part of params_text that tells the variants of one run apart at a glance: the sizes
@@ -117,6 +122,8 @@ static void brief_text(const sm_params *p, char *buf, size_t cap)
             append(buf, cap, &len, " %.40s", p->url);
     } else
         append_sizes(p, buf, cap, &len);
+    if (p->treatment[0])
+        append(buf, cap, &len, " treated");
 }
 
 void sm_export_label(const sm_params *p, sm_export_label_kind kind, bool brief, char *buf,

@@ -23,6 +23,8 @@ typedef enum sm_export_label_kind {
  *                      "connect tcp x 500", "http pool+tls 16 MiB x11 4 conns"
  *   SM_LABEL_RATIO     "tcp/unix stream 128 KiB x 256", "user CPU pool/thread, http 16 MiB x11"
  *   SM_LABEL_LOOPBACK  "pair/loopback stream tcp 128 KiB x 256"
+ * A treated test (an experiment's arm) ends in " treated <its treatment text>", its brief form
+ * in " treated".
  * Sizes in the binary suffixes the options accept (128 B, 64 KiB, 1 MiB); the scope is not
  * in the name (a pair table's rows say "client->server"). Brief (the column headers' short
  * form; the full label goes beside it on hover or in a legend): workload, transport and

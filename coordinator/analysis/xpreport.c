@@ -82,8 +82,7 @@ static cJSON *suspect_json(const sm_xp_suspect *s, const sm_xp_estimate *e)
                                 : sm_json_put(o, "treatment", cJSON_CreateNull()));
     ok = ok && sm_json_put_str(o, "verdict", sm_xp_verdict_name(e->verdict));
     ok = ok && sm_json_put_str(o, "why", e->why);
-    ok = ok && put_num(o, "share", e->share) && put_num(o, "lo", e->lo) &&
-         put_num(o, "hi", e->hi);
+    ok = ok && put_num(o, "share", e->share) && put_num(o, "lo", e->lo) && put_num(o, "hi", e->hi);
     ok = ok && put_num(o, "control_median", e->ctrl_median) &&
          put_num(o, "treated_median", e->treat_median) &&
          put_num(o, "fleet_median", e->fleet_median);

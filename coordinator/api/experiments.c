@@ -12,6 +12,7 @@
 #include "coordinator/analysis/export.h"
 #include "coordinator/analysis/fpdiff.h"
 #include "coordinator/model/spec.h"
+#include "proto/codec.h"
 #include "proto/fingerprint.h"
 #include "proto/json.h"
 #include "proto/log.h"
@@ -51,7 +52,7 @@ static int parse_request(const char *body, size_t blen, cJSON **doc, xp_request 
     if (rc == 0 && (seen & 4)) {
         uint64_t n = 0;
         rc = sm_json_get_uint(cJSON_GetObjectItemCaseSensitive(*doc, "suspects"), "experiment",
-                              "suspects", XP_SUSPECTS_MAX, &n, err);
+                              "suspects", XP_SUSPECTS_MAX, false, &n, err);
         if (rc == 0 && n == 0)
             rc = sm_error_set(err, SM_EINVAL, "experiment: suspects: at least 1");
         q->suspects = (size_t)n;
@@ -161,8 +162,8 @@ static char *experiment_spec(sm_api_ctx *a, const sm_run_row *run, const char *h
         sm_params p;
         sm_error perr = {0};
         if (cells[i].peer[0] || strcmp(cells[i].host, host) != 0 ||
-            sm_codec_params_decode(cells[i].params_json, strlen(cells[i].params_json), &p,
-                                   &perr) != 0)
+            sm_codec_params_decode(cells[i].params_json, strlen(cells[i].params_json), &p, &perr) !=
+                0)
             continue;
         char label[SM_TABLE_LABEL_MAX];
         sm_export_label(&p, SM_LABEL_TEST, false, label, sizeof label);
@@ -176,7 +177,8 @@ static char *experiment_spec(sm_api_ctx *a, const sm_run_row *run, const char *h
         return NULL;
     }
     cJSON *axis = cJSON_CreateArray();
-    bool ok = sm_json_put(params, "treatment", axis) && sm_json_append(axis, cJSON_CreateString(""));
+    bool ok =
+        sm_json_put(params, "treatment", axis) && sm_json_append(axis, cJSON_CreateString(""));
     for (size_t i = 0; ok && i < plan->n; i++)
         if (plan->v[i].treatment[0])
             ok = sm_json_append(axis, cJSON_CreateString(plan->v[i].treatment));
@@ -185,9 +187,10 @@ static char *experiment_spec(sm_api_ctx *a, const sm_run_row *run, const char *h
     cJSON *spec = cJSON_CreateObject(), *reps = cJSON_CreateObject(), *hosts = cJSON_CreateArray(),
           *tests = cJSON_CreateArray();
     ok = ok && sm_json_put_str(spec, "name", name) && sm_json_put(spec, "hosts", hosts) &&
-         sm_json_append(hosts, cJSON_CreateString(host)) && sm_json_put(spec, "repetitions", reps) &&
-         sm_json_put_u64(reps, "min", XP_REPS_MIN) && sm_json_put_u64(reps, "max", XP_REPS_MAX) &&
-         sm_json_put_double(reps, "ci_rel", 0.05) && sm_json_put_u64(spec, "warmup", XP_WARMUP) &&
+         sm_json_append(hosts, cJSON_CreateString(host)) &&
+         sm_json_put(spec, "repetitions", reps) && sm_json_put_u64(reps, "min", XP_REPS_MIN) &&
+         sm_json_put_u64(reps, "max", XP_REPS_MAX) && sm_json_put_double(reps, "ci_rel", 0.05) &&
+         sm_json_put_u64(spec, "warmup", XP_WARMUP) &&
          sm_json_put_u64(spec, "remeasure", XP_REMEASURE) && sm_json_put(spec, "tests", tests) &&
          sm_json_append(tests, params);
     if (!ok) {
@@ -290,9 +293,9 @@ static int start(sm_api_ctx *a, const sm_run_row *run, const cJSON *an_obj, size
     snprintf(x.row.test, sizeof x.row.test, "%s", test);
     x.row.plan_json = sm_xp_plan_json(&plan);
     uint64_t id = 0;
-    status = x.row.plan_json ? sm_api_start_run(a, spec_json, &spec, store_experiment, &x, &id,
-                                                resp, len)
-                             : sm_api_reply_error(resp, len, 500, "out of memory", NULL);
+    status = x.row.plan_json
+                 ? sm_api_start_run(a, spec_json, &spec, store_experiment, &x, &id, resp, len)
+                 : sm_api_reply_error(resp, len, 500, "out of memory", NULL);
     sm_spec_fini(&spec);
     free(x.row.plan_json);
     if (status == 0) {
@@ -309,8 +312,8 @@ out:
     return status;
 }
 
-int sm_api_post_experiment(sm_api_ctx *a, uint64_t id, const char *body, size_t blen,
-                           char **resp, size_t *len)
+int sm_api_post_experiment(sm_api_ctx *a, uint64_t id, const char *body, size_t blen, char **resp,
+                           size_t *len)
 {
     sm_error err = {0};
     cJSON *req = NULL;

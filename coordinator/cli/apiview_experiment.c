@@ -76,8 +76,7 @@ void sm_apiview_experiment_fini(sm_apiview_experiment *x)
     memset(x, 0, sizeof *x);
 }
 
-int sm_apiview_experiment_request(const char *host, const char *test, char **body,
-                                  sm_error *err)
+int sm_apiview_experiment_request(const char *host, const char *test, char **body, sm_error *err)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;

@@ -52,8 +52,8 @@ static void suspect_text(const sm_apiview_suspect *s, char *buf, size_t cap)
 static void print_plan(const sm_apiview_experiment *x)
 {
     if (x->run)
-        fprintf(stderr, "experiment run %s on %s (%s, from run %s): %s\n", x->run, x->host,
-                x->test, x->explains, x->summary);
+        fprintf(stderr, "experiment run %s on %s (%s, from run %s): %s\n", x->run, x->host, x->test,
+                x->explains, x->summary);
     else
         fprintf(stderr, "no experiment on %s (%s, run %s): %s\n", x->host, x->test, x->explains,
                 x->summary);
@@ -73,8 +73,7 @@ static int print_answer(const sm_apiview_experiment *x, const sm_cli_opts *o)
 {
     printf("%s\n", x->summary);
     sm_grid g = {.cols = 6, .align = "llrrrl", .fmt = o->format};
-    const char *head[] = {"VERDICT", "SUSPECT", "GAP CLOSED [95% CI]", "CONTROL", "TREATED",
-                          "WHY"};
+    const char *head[] = {"VERDICT", "SUSPECT", "GAP CLOSED [95% CI]", "CONTROL", "TREATED", "WHY"};
     int rc = sm_grid_row(&g, head);
     for (size_t i = 0; !rc && i < x->n; i++) {
         const sm_apiview_suspect *s = &x->v[i];

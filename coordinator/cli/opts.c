@@ -708,10 +708,11 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
     if (s.version)
         s.r.cmd = SM_CLI_VERSION;
     else if (!s.cmd)
-        return sm_error_set(err, SM_EINVAL,
-                            "a command is needed: agents, presets, run, runs, "
-                            "show, jobs, tests, cancel, again, export, anomalies, explain, compare, "
-                            "trends, hosts, schedules or schedule (see --help)");
+        return sm_error_set(
+            err, SM_EINVAL,
+            "a command is needed: agents, presets, run, runs, "
+            "show, jobs, tests, cancel, again, export, anomalies, explain, compare, "
+            "trends, hosts, schedules or schedule (see --help)");
     else if ((rc = check_command(&s, err)))
         return rc;
     /* A token sent over http:// to another machine can be read by anyone on the way. */

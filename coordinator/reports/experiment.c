@@ -31,8 +31,11 @@ static bool cell_is(const run_data *d, uint32_t cell, const char *host, const ch
         return false;
     if ((strcmp(c->host, host) == 0) == other_hosts)
         return false;
+    /* The treated arms are the anomaly's test with a treatment: named apart, matched as it. */
+    sm_params untreated = c->params;
+    untreated.treatment[0] = '\0';
     char label[SM_TABLE_LABEL_MAX];
-    sm_export_label(&c->params, SM_LABEL_TEST, false, label, sizeof label);
+    sm_export_label(&untreated, SM_LABEL_TEST, false, label, sizeof label);
     return strcmp(label, test) == 0;
 }
 
@@ -79,8 +82,8 @@ static bool anomaly_metric(const run_data *d, const char *test, sm_metric *m)
 }
 
 /* One suspect's estimate; an untested suspect keeps its plan's why. */
-static void estimate(const char *host, const sm_xp_suspect *s, const samples *ctrl, const samples *treat,
-                     const samples *fleet, uint64_t seed, sm_xp_estimate *e)
+static void estimate(const char *host, const sm_xp_suspect *s, const samples *ctrl,
+                     const samples *treat, const samples *fleet, uint64_t seed, sm_xp_estimate *e)
 {
     memset(e, 0, sizeof *e);
     e->share = e->lo = e->hi = NAN;

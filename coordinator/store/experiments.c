@@ -69,12 +69,12 @@ int sm_store_experiment_get(sm_store *st, uint64_t run_id, sm_experiment_row *ou
     return store_get_row(st, Q_XP_GET, run_id, "experiment", read_experiment, out, err);
 }
 
-int sm_store_experiments_of(sm_store *st, uint64_t parent_run, sm_experiment_row **rows,
-                            size_t *n, sm_error *err)
+int sm_store_experiments_of(sm_store *st, uint64_t parent_run, sm_experiment_row **rows, size_t *n,
+                            sm_error *err)
 {
     void *v = NULL;
-    int ret = store_collect_run(st, Q_XP_OF, parent_run, &experiment_rows, &v, n, "experiments",
-                                err);
+    int ret =
+        store_collect_run(st, Q_XP_OF, parent_run, &experiment_rows, &v, n, "experiments", err);
     if (ret == 0)
         *rows = v;
     return ret;

@@ -46,6 +46,8 @@ static const want every[] = {
     {"/api/runs/7/cells/3", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/runs/7/cancel", "POST", "POST", SMALL, SM_ROUTE_WRITE},
     {"/api/runs/7/again", "POST", "POST", SMALL, SM_ROUTE_WRITE},
+    {"/api/runs/7/experiments", "POST", "POST", SMALL, SM_ROUTE_WRITE},
+    {"/api/runs/7/experiment", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/compare", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/trends", "GET", "GET", 0, SM_ROUTE_READ},
     {"/api/grid", "GET", "GET", 0, SM_ROUTE_READ},
@@ -335,7 +337,8 @@ static void test_routes_a_warm_report_is_an_off_loop_route_of_the_same_id(void *
                 found += sm_routes[j].off_loop;
         assert_int_equal(found, 1);
     }
-    assert_int_equal(warm, 1); /* POST /api/runs/{id}/again, which reads the run's anomalies */
+    /* POST /api/runs/{id}/again and .../experiments, which read the run's anomalies */
+    assert_int_equal(warm, 2);
 }
 
 /* A host's latest jobs decode up to 100 results: the worker builds them. Its fingerprint reads

@@ -228,7 +228,8 @@ static void test_store_migration_to_version_5_takes_parallel_from_the_stored_spe
     sqlite3 *db = store_fixture_raw_open(f->path);
     assert_int_equal(
         sqlite3_exec(db,
-                     "DROP INDEX runs_schedule; ALTER TABLE runs DROP COLUMN schedule_id;"
+                     "DROP TABLE experiments; DROP INDEX runs_schedule;"
+                     " ALTER TABLE runs DROP COLUMN schedule_id;"
                      " DROP TABLE schedules;"
                      "DROP TABLE run_fingerprints; DROP TABLE fingerprints; DROP TABLE store_meta;"
                      "ALTER TABLE runs DROP COLUMN parallel;"
@@ -272,7 +273,8 @@ static void test_store_migrates_version_3_cells_to_no_stop_and_records_stops(voi
     sqlite3 *db = store_fixture_raw_open(f->path);
     assert_int_equal(
         sqlite3_exec(db,
-                     "DROP INDEX runs_schedule; ALTER TABLE runs DROP COLUMN schedule_id;"
+                     "DROP TABLE experiments; DROP INDEX runs_schedule;"
+                     " ALTER TABLE runs DROP COLUMN schedule_id;"
                      " DROP TABLE schedules;"
                      "DROP TABLE run_fingerprints; DROP TABLE fingerprints; DROP TABLE store_meta;"
                      " DROP INDEX jobs_run_cell; ALTER TABLE cells DROP COLUMN stopped;"

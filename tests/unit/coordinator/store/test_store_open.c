@@ -27,13 +27,13 @@ static void test_store_open_creates_the_current_schema_in_wal_mode(void **state)
 {
     fixture *f = *state;
     store_fixture_open(f);
-    assert_int_equal(sm_store_schema_version(f->st), 9);
+    assert_int_equal(sm_store_schema_version(f->st), 10);
 
     sqlite3 *db = store_fixture_raw_open(f->path);
     char mode[16];
     store_fixture_raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     assert_string_equal(mode, "wal");
-    assert_int_equal(store_fixture_raw_int(db, "PRAGMA user_version"), 9);
+    assert_int_equal(store_fixture_raw_int(db, "PRAGMA user_version"), 10);
     assert_int_equal(
         store_fixture_raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
                                   " name IN ('agents', 'jobs', 'results', 'events', 'runs',"
@@ -56,7 +56,7 @@ static void test_store_reopen_keeps_data_and_version(void **state)
     assert_ok(sm_store_agent_upsert(f->st, &a, &err));
 
     store_fixture_open(f);
-    assert_int_equal(sm_store_schema_version(f->st), 9);
+    assert_int_equal(sm_store_schema_version(f->st), 10);
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, id, &j, &err));
     assert_string_equal(j.host, "h1");
@@ -367,8 +367,14 @@ static void test_store_wal_check_ignores_an_older_logs_leftover_tail(void **stat
      * log written from the start over a longer one; nothing of the current log is past it. */
     FILE *fp = fopen(wal, "r+b");
     assert_non_null(fp);
-    assert_int_equal(fseek(fp, 32 + (long)(frames - 1) * (4096 + 24) + 8, SEEK_SET), 0);
-    assert_int_equal(fputc(0x5a, fp) != EOF, 1);
+    /* Flip the first byte of its salt-1: a fixed byte would equal the random salt's one time
+     * in 256, and the frame would stay the current log's. */
+    const long salt = 32 + (long)(frames - 1) * (4096 + 24) + 8;
+    assert_int_equal(fseek(fp, salt, SEEK_SET), 0);
+    const int byte = fgetc(fp);
+    assert_int_not_equal(byte, EOF);
+    assert_int_equal(fseek(fp, salt, SEEK_SET), 0);
+    assert_int_equal(fputc(byte ^ 0xff, fp) != EOF, 1);
     assert_int_equal(fseek(fp, 0, SEEK_END), 0);
     for (int i = 0; i < 100; i++)
         fputc(0, fp);

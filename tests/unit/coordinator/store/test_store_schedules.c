@@ -218,13 +218,13 @@ static void test_migration_from_version_7_keeps_runs(void **state)
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
-                                  "DROP INDEX runs_schedule; ALTER TABLE runs DROP COLUMN"
-                                  " schedule_id; DROP TABLE schedules; PRAGMA user_version = 7;",
+                                  "DROP TABLE experiments; DROP INDEX runs_schedule; ALTER TABLE runs"
+                                  " DROP COLUMN schedule_id; DROP TABLE schedules; PRAGMA user_version = 7;",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
     reopen(f);
-    assert_int_equal(sm_store_schema_version(f->st), 9);
+    assert_int_equal(sm_store_schema_version(f->st), 10);
     sm_run_row r;
     ok(sm_store_run_get(f->st, run, &r, &err), &err);
     assert_string_equal(r.name, "old");
