@@ -1,8 +1,8 @@
 /* The coordinator's store on SQLite: opening it, its schema migrations, the statement cache and
  * the transactions. The rows of each table are in agents.c, jobs.c, runs.c, results.c,
- * schedules.c, fingerprints.c and experiments.c, the WAL check in wal.c; internal.h is what they share. The
- * helpers they all use (SQLite's errors, columns, row lists) are in rows.c, which this file
- * calls and which calls nothing here. */
+ * schedules.c, fingerprints.c and experiments.c, the WAL check in wal.c; internal.h is what
+ * they share. The helpers they all use (SQLite's errors, columns, row lists) are in rows.c,
+ * which this file calls and which calls nothing here. */
 #include "coordinator/store/internal.h"
 
 #include "proto/clock.h"
