@@ -24,7 +24,7 @@ ROOMS = ["server", "api", "recurring", "control", "reports", "store", "schema", 
 CLI_USES = {"cli", "schema", "analysis", "model"}
 # The agent's rooms by level, top first: a room may include the rooms of the levels after its
 # own, never one of its own level or above (the two front ends do not know each other).
-AGENT_LEVELS = [["once", "fleet"], ["runner"], ["workloads", "host"],
+AGENT_LEVELS = [["once", "fleet"], ["runner", "experiment"], ["workloads", "host"],
                 ["net", "measure", "spool", "session"]]
 AGENT_LEVEL = {room: i for i, level in enumerate(AGENT_LEVELS) for room in level}
 AGENT_TOP = {"main.c", "CMakeLists.txt"}

@@ -174,7 +174,9 @@ static void collect_fp(agentd *d)
     sm_error err = {0};
     size_t len = 0;
     char *text = NULL;
-    if (sm_fp_collect(&fp, d->cfg->data_addr, &err) == 0)
+    if (sm_fp_collect(&fp, d->cfg->data_addr, &err) == 0 &&
+        sm_fp_set(&fp, "info.allow_experiment", sm_treat_allow_text(d->cfg->allow_experiment),
+                  &err) == 0)
         text = sm_fp_encode(&fp, &len, &err);
     if (text == NULL) {
         sm_log(LOG_ERR, "SM-FP-FAIL", "fingerprint not collected: %s", err.msg);
@@ -497,6 +499,11 @@ static int start(agentd *d, sm_error *err)
         snprintf(d->boot + 2 * i, 3, "%02x", boot[i]);
     sm_facts_collect(&d->facts);
     sm_fp_init(&d->fp);
+    /* A treatment a kill left in place is undone before the host is described or measured. */
+    d->treat = (sm_treat_ctx){.dir = d->cfg->spool_dir, .allow = d->cfg->allow_experiment};
+    sm_error te = {0};
+    if (sm_treat_recover(&d->treat, &te) != 0)
+        sm_log(LOG_ERR, "SM-TREAT-UNDO-FAILED", "at start: %s", te.msg);
     collect_fp(d);
     if ((rc = sm_http_global_init(err)))
         return rc;

@@ -36,6 +36,8 @@ typedef struct sm_daemon_cfg {
     int client_cpu, server_cpu;
     /* --data-addr-allow: the server addresses a pair job's client may connect to. */
     sm_addr_policy data_addr_allow;
+    /* --allow-experiment: the host settings a job's treatment may change (SM_ALLOW_*). */
+    unsigned allow_experiment;
 } sm_daemon_cfg;
 
 /* Whether url is under one of the prefixes: it starts with one, and a prefix that does not end

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/experiment/treat.h"
 #include "agent/fleet/daemon.h"
 #include "agent/session/session.h"
 #include "agent/spool/spool.h"
@@ -87,6 +88,8 @@ typedef struct agentd {
     sm_rejects *rejects;
     sm_tls_id *tls; /* the built-in source's identity; NULL when it could not be made */
     worker w;
+    /* The job's treatment (--allow-experiment, its journal in the spool folder): the worker's. */
+    sm_treat_ctx treat;
     /* A job whose result the spool refused: a failure saying so, sent in every poll (not
      * durable) until acked. Under w.mu. */
     bool has_unspooled;

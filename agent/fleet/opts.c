@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/experiment/treat.h"
 #include "agent/runner/affinity.h"
 #include "proto/log.h"
 
@@ -40,6 +41,11 @@ const char *sm_dopts_usage(void)
            "                         loopback result several-fold; see --once --help)\n"
            "  --allow-http PREFIX    http jobs may fetch urls under this prefix (repeatable,\n"
            "                         up to 16; without it, only peers' built-in sources)\n"
+           "  --allow-experiment L   host settings an experiment's treated jobs may change for\n"
+           "                         the job alone: sysctl (net.* of this network namespace),\n"
+           "                         qdisc (lo's root qdisc, with tc), both as qdisc,sysctl,\n"
+           "                         or none (default); journalled in the spool folder and\n"
+           "                         undone after the job, or at the next start after a kill\n"
            "  --log-level LEVEL      error, warning, notice (default), info, debug\n"
            "  --help\n";
 }
@@ -65,6 +71,7 @@ static const struct option long_opts[] = {
     {"affinity", required_argument, NULL, 'A'},
     {"log-level", required_argument, NULL, 'L'},
     {"data-addr-allow", required_argument, NULL, 'D'},
+    {"allow-experiment", required_argument, NULL, 'X'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -164,6 +171,8 @@ static int one_option(int c, char *val, const char *name, sm_daemon_cfg *cfg, co
         return 0;
     case 'D':
         return sm_addr_policy_parse(&cfg->data_addr_allow, val, err) != 0 ? SM_EINVAL : 0;
+    case 'X':
+        return sm_treat_allow_parse(val, &cfg->allow_experiment, err);
     case 'h':
         *help = true;
         return 0;

@@ -141,11 +141,24 @@ void *daemon_worker_main(void *arg)
         sm_result_init(&r);
         sm_log(LOG_INFO, "SM-JOB-START", "job %" PRIu64 ".%u: %s over %s, %s side", job, attempt,
                sm_workload_name(p.workload), sm_transport_name(p.transport), sm_role_name(role));
-        if (run_job(d, &p, role, addr, port, pin, &r, &err) != 0) {
+        /* A treatment is in place for this job alone: made before it, undone (and read back)
+         * before its result is spooled, so that nothing after it runs on a treated host. */
+        int rc = sm_treat_begin(&d->treat, &p, &err);
+        if (rc == 0 && run_job(d, &p, role, addr, port, pin, &r, &err) != 0)
+            rc = -1;
+        if (rc == 0 || rc == -1) {
+            sm_error ue = {0};
+            if (sm_treat_end(&d->treat, &ue) != 0 && r.ok) {
+                r.ok = false;
+                snprintf(r.reason, sizeof r.reason, "%.250s", ue.msg);
+            }
+        }
+        if (rc != 0) {
             r.ok = false;
             /* A refusal by policy is the reason itself, not a failure to start. */
-            const bool refused =
-                strncmp(err.msg, "url: ", 5) == 0 || strncmp(err.msg, "server address: ", 16) == 0;
+            const bool refused = strncmp(err.msg, "url: ", 5) == 0 ||
+                                 strncmp(err.msg, "server address: ", 16) == 0 ||
+                                 strncmp(err.msg, "treatment: ", 11) == 0;
             snprintf(r.reason, sizeof r.reason, "%s%.200s",
                      refused ? "refused: " : "could not start: ", err.msg);
         }

@@ -125,26 +125,46 @@ static int diffs_of(const cJSON *a, sm_fp_diffs *d, sm_error *err)
 }
 
 /* The host's info.allow_experiment (docs/agent.md) into buf; "none" when its fingerprint does
- * not say (an agent from before experiments, or none stored). */
-static void allowed(sm_api_ctx *a, const char *host, char *buf, size_t cap)
+ * not say. False when it does not: an agent from before experiments, which would run a treated
+ * job untreated, or no fingerprint stored. */
+static bool allowed(sm_api_ctx *a, const char *host, char *buf, size_t cap)
 {
+    bool said = false;
     snprintf(buf, cap, "none");
     sm_fp_row row = {0};
     bool found = false;
     sm_error err = {0};
     if (sm_store_fp_latest(a->st, host, &row, &found, &err) != 0 || !found || !row.json) {
         sm_fp_row_fini(&row);
-        return;
+        return false;
     }
     sm_fingerprint fp;
     sm_fp_init(&fp);
     if (sm_fp_decode(row.json, strlen(row.json), &fp, &err) == 0) {
         const sm_fp_item *it = sm_fp_get(&fp, "info.allow_experiment");
-        if (it)
-            sm_fp_item_text(it, buf, cap);
+        char text[64];
+        if ((said = it != NULL))
+            snprintf(buf, cap, "%s", sm_fp_item_text(it, text, sizeof text));
     }
     sm_fp_fini(&fp);
     sm_fp_row_fini(&row);
+    return said;
+}
+
+/* No treatment for an agent that does not know them: each suspect says why. */
+static void untreatable(sm_xp_plan *plan, const char *host)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        sm_xp_suspect *s = &plan->v[i];
+        if (!s->treatment[0])
+            continue;
+        s->treatment[0] = '\0';
+        snprintf(s->why_untested, sizeof s->why_untested,
+                 "%s's agent does not say that it can apply a treatment (no "
+                 "info.allow_experiment in its fingerprint): upgrade it",
+                 host);
+    }
+    plan->tested = 0;
 }
 
 /* The spec of the experiment: the anomaly's cell on its host alone, with a treatment axis of
@@ -266,11 +286,13 @@ static int start(sm_api_ctx *a, const sm_run_row *run, const cJSON *an_obj, size
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
         goto out;
     }
-    allowed(a, host, allow, sizeof allow);
+    const bool knows = allowed(a, host, allow, sizeof allow);
     if (sm_xp_plan_make_for(host, &d, allow, suspects, &plan, &err) != 0) {
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
         goto out;
     }
+    if (!knows)
+        untreatable(&plan, host);
     size_t cells = 1;
     for (size_t i = 0; i < plan.n; i++)
         cells += plan.v[i].treatment[0] != '\0';

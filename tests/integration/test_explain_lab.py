@@ -1,109 +1,129 @@
 """Proving the cause by experiment, end to end on the lab (network namespaces, root).
 
-h2's loopback TCP is shaped (`lab.sh --slow-tcp h2:x8`, relative to what h2 measured unshaped)
-and h2 also differs from the fleet in a TCP sysctl that does not touch the test
-(net.ipv4.tcp_keepalive_time). `sockmatrix explain` on the run's anomaly re-measures the test on
-h2 with each suspect given the fleet's value beside untreated controls:
+`sockmatrix explain` re-measures the anomaly's test on the odd host with each suspect given the
+fleet's value, beside untreated controls, and says which one closes the gap:
 
-- agents started with --allow-experiment qdisc,sysctl: the tbf is the cause (most of the gap
-  closed, its interval clear of zero), the keepalive is not the cause, and h2's qdisc and sysctl
-  read as they did before, as does its fingerprint;
-- agents without it: nothing is run, each suspect says it could not be tested and names the
-  flag, and h2 is left as it was.
+- h2's namespace gets tiny TCP receive buffers (net.ipv4.tcp_rmem) and a decoy that does not
+  touch the test (net.ipv4.tcp_keepalive_time): with --allow-experiment sysctl the buffers are
+  the cause, the keepalive is not the cause, each with its interval, and both sysctls read as
+  they did before;
+- h2's loopback shaped by tbf (lab.sh --slow-tcp h2:x8): its agent will not take the tbf off,
+  since it cannot yet put one back exactly, so the qdisc could not be tested, saying why, and
+  the tbf is untouched;
+- agents without --allow-experiment: nothing is run, each suspect names the flag;
+- a kill -9 of the agent while a treatment is in place: the next start puts the setting back.
 
 The real coordinator, agents, SQLite store and CLI."""
 import json
 import subprocess
 import unittest
 
-from smtest import BIN_DIR, Fleet, can_lab, unless_root, unless_stolen
+from smtest import BIN_DIR, Fleet, can_lab, unless_root, unless_stolen, wait_for
 
 CLI = f"{BIN_DIR}/sockmatrix"
 
 TEST = {"workload": "stream", "scope": "local", "transport": "tcp", "framing": "lines",
         "msg_size": 128, "count": 8192}
+RMEM = ("net.ipv4.tcp_rmem", "4096 4096 4096")
 DECOY = ("net.ipv4.tcp_keepalive_time", "7201")
 
 
 @unless_root(can_lab(), "needs root for the lab's network namespaces")
 class ExplainLabTest(unittest.TestCase):
-    def fleet(self, *agent_args):
-        f = Fleet(n=3, hold_ms=1000, lab_args=("--slow-tcp", "h2:x8"))
+    def fleet(self, agent_args=(), lab_args=(), sysctls=()):
+        f = Fleet(n=3, hold_ms=1000, lab_args=lab_args)
         self.addCleanup(f.stop)
         f.agent_args = ["--affinity", "0,1", *agent_args]
         f.start()
-        # The agents send their fingerprint again when a run starts: the run sees the decoy.
-        self.netns(f, "h2", "sysctl", "-qw", f"{DECOY[0]}={DECOY[1]}")
+        # The agents send their fingerprint again when a run starts: the run sees these.
+        for key, value in sysctls:
+            self.netns(f, "h2", "sysctl", "-qw", f"{key}={value}")
         return f
 
     def netns(self, f, host, *cmd):
         return subprocess.run(["ip", "netns", "exec", f.hosts[host]["netns"], *cmd],
                               capture_output=True, text=True, check=True, timeout=30).stdout
 
+    def sysctl(self, f, key):
+        return " ".join(self.netns(f, "h2", "sysctl", "-n", key).split())
+
     def items(self, f, host):
         return f.get(f"/api/agents/{host}/fingerprint")["fingerprint"]["items"]
 
-    def flagged_run(self, f):
-        rid = f.start_run({"name": "slow-tcp", "hosts": "all", "repetitions": 8, "warmup": 1,
+    def flagged_run(self, f, *items):
+        rid = f.start_run({"name": "odd-h2", "hosts": "all", "repetitions": 8, "warmup": 1,
                            "parallel": False, "tests": [TEST]})
         r = f.wait_run(rid, 300)
         self.assertEqual(r["state"], "done", r)
         doc = f.get(f"/api/runs/{rid}/anomalies")
         flags = [a for a in doc["anomalies"] if a["kind"] == "fleet" and not a["ratio"]]
         self.assertEqual([a["host"] for a in flags], ["h2"], doc)
-        items = [d["item"] for d in flags[0]["differences"]]
-        self.assertEqual(items[0], "if.lo.qdisc", flags[0])
-        self.assertIn("sysctl." + DECOY[0], items)
-        return rid, flags[0]
+        listed = [d["item"] for d in flags[0]["differences"]]
+        for item in items:
+            self.assertIn(item, listed, flags[0])
+        return rid
 
     def explain(self, f, rid):
         out = subprocess.run([CLI, "--coordinator", f.url, "explain", str(rid), "--host", "h2",
                               "--format", "json"], capture_output=True, text=True, timeout=600)
         self.assertEqual(out.returncode, 0, out.stderr)
-        return out
+        self.assertTrue(out.stdout.startswith("{"), out.stderr)
+        answer = json.loads(out.stdout)
+        return answer, {s["item"]: s for s in answer["suspects"]}, \
+            f"{out.stderr}\n{json.dumps(answer, indent=1)}"
 
     @unless_stolen
-    def test_the_tbf_is_the_cause_and_the_decoy_is_not(self):
-        f = self.fleet("--allow-experiment", "qdisc,sysctl")
-        before_qdisc = self.netns(f, "h2", "tc", "qdisc", "show", "dev", "lo", "root")
-        rid, _ = self.flagged_run(f)
+    def test_small_receive_buffers_are_the_cause_and_the_decoy_is_not(self):
+        f = self.fleet(("--allow-experiment", "sysctl"), sysctls=(RMEM, DECOY))
+        rid = self.flagged_run(f, "sysctl." + RMEM[0], "sysctl." + DECOY[0])
         before = self.items(f, "h2")
+        fleet_rmem = self.items(f, "h1")["sysctl." + RMEM[0]]
 
-        out = self.explain(f, rid)
-        answer = json.loads(out.stdout)
-        why = f"{out.stderr}\n{json.dumps(answer, indent=1)}"
+        answer, by_item, why = self.explain(f, rid)
         self.assertEqual(answer["state"], "done", why)
-        by_item = {s["item"]: s for s in answer["suspects"]}
-        qdisc, decoy = by_item["if.lo.qdisc"], by_item["sysctl." + DECOY[0]]
-        self.assertEqual(qdisc["treatment"], "qdisc lo noqueue", why)
-        self.assertEqual(qdisc["verdict"], "cause", why)
-        self.assertGreaterEqual(qdisc["lo"], 0.5, why)
+        rmem, decoy = by_item["sysctl." + RMEM[0]], by_item["sysctl." + DECOY[0]]
+        self.assertEqual(rmem["treatment"], f"sysctl {RMEM[0]}={fleet_rmem}", why)
+        self.assertEqual(rmem["verdict"], "cause", why)
+        self.assertGreaterEqual(rmem["lo"], 0.5, why)
         self.assertEqual(decoy["treatment"], f"sysctl {DECOY[0]}=7200", why)
         self.assertEqual(decoy["verdict"], "not the cause", why)
         self.assertLessEqual(decoy["lo"], 0, why)
         self.assertGreaterEqual(decoy["hi"], 0, why)
-        self.assertEqual(answer["cause"]["item"], "if.lo.qdisc", why)
-        self.assertIn("lo qdisc is the cause", answer["summary"], why)
+        self.assertEqual(answer["cause"]["item"], "sysctl." + RMEM[0], why)
+        self.assertIn(f"{RMEM[0]} is the cause", answer["summary"], why)
 
-        # h2 as it was: the tbf with its parameters, the decoy's value, the whole fingerprint.
-        self.assertEqual(self.netns(f, "h2", "tc", "qdisc", "show", "dev", "lo", "root"),
-                         before_qdisc)
-        self.assertEqual(self.netns(f, "h2", "sysctl", "-n", DECOY[0]).strip(), DECOY[1])
-        after = self.items(f, "h2")
-        self.assertEqual({k: v for k, v in after.items() if not k.startswith("info.")},
-                         {k: v for k, v in before.items() if not k.startswith("info.")})
+        # h2 as it was: both sysctls, and the fingerprint the agents sent since.
+        self.assertEqual(self.sysctl(f, RMEM[0]), RMEM[1])
+        self.assertEqual(self.sysctl(f, DECOY[0]), DECOY[1])
+        self.assertEqual(self.items(f, "h2"), before)
+        self.assertIn("SM-TREAT-UNDO", open(f"{f.dir}/agent-h2.log").read())
 
-        # The experiment is a run of its own, linked to the run it explains.
+        # The experiment is a run of its own, linked to the run it explains; explain of it
+        # prints its answer for people.
         xp = f.get(f"/api/runs/{answer['run']}/experiment")
         self.assertEqual(xp["explains"], str(rid))
         text = subprocess.run([CLI, "--coordinator", f.url, "explain", answer["run"]],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(text.returncode, 0, text.stderr)
-        self.assertIn("h2: lo qdisc is the cause", text.stdout)
+        self.assertIn(f"h2: {RMEM[0]} is the cause", text.stdout)
+        self.assertIn("not the cause", text.stdout)
+
+    @unless_stolen
+    def test_a_tbf_is_not_taken_off_while_it_cannot_be_put_back_exactly(self):
+        f = self.fleet(("--allow-experiment", "qdisc"), lab_args=("--slow-tcp", "h2:x8"))
+        shown = self.netns(f, "h2", "tc", "qdisc", "show", "dev", "lo", "root")
+        rid = self.flagged_run(f, "if.lo.qdisc")
+        answer, by_item, why = self.explain(f, rid)
+        qdisc = by_item["if.lo.qdisc"]
+        self.assertEqual(qdisc["treatment"], "qdisc lo noqueue", why)
+        self.assertEqual(qdisc["verdict"], "could not be tested", why)
+        self.assertIn("cannot yet put back exactly", qdisc["why"], why)
+        self.assertIsNone(answer["cause"], why)
+        self.assertEqual(self.netns(f, "h2", "tc", "qdisc", "show", "dev", "lo", "root"), shown)
 
     def test_an_agent_not_allowed_to_change_its_host_tests_nothing(self):
-        f = self.fleet()
-        rid, _ = self.flagged_run(f)
+        f = self.fleet(lab_args=("--slow-tcp", "h2:x8"), sysctls=(DECOY,))
+        rid = self.flagged_run(f, "if.lo.qdisc", "sysctl." + DECOY[0])
         before = self.items(f, "h2")
         status, plan = f.post(f"/api/runs/{rid}/experiments", {"host": "h2"})
         self.assertEqual(status, 200, plan)
@@ -119,6 +139,24 @@ class ExplainLabTest(unittest.TestCase):
         self.assertIn("could be tested", out.stderr)
         self.assertIn("untested  lo qdisc", out.stderr)
         self.assertEqual(self.items(f, "h2"), before)
+
+    def test_a_kill_during_a_treatment_is_undone_at_the_next_start(self):
+        f = self.fleet(("--allow-experiment", "sysctl"))
+        old = self.sysctl(f, DECOY[0])
+        jid, = f.submit([{"host": "h2", "params": {
+            "workload": "stream", "scope": "local", "transport": "tcp", "duration_ms": 20000,
+            "msg_size": 65536, "treatment": f"sysctl {DECOY[0]}=3333"}}])
+        wait_for("the treatment in place", lambda: self.sysctl(f, DECOY[0]) == "3333", 20)
+        f.kill(f.agents["h2"])
+        self.assertEqual(self.sysctl(f, DECOY[0]), "3333")  # nobody put it back yet
+        f.start_agent("h2")
+        wait_for("the setting put back", lambda: self.sysctl(f, DECOY[0]) == old, 20)
+        wait_for("SM-TREAT-RESTORED in h2's log",
+                 lambda: "SM-TREAT-RESTORED" in open(f"{f.dir}/agent-h2.log").read(), 10)
+        # The killed job does not count as a measurement of the treated host.
+        wait_for("the job ended", lambda: f.job(jid)["state"] in ("done", "failed"), 60)
+        job = f.job(jid)
+        self.assertEqual(job["state"], "failed", job)
 
 
 if __name__ == "__main__":

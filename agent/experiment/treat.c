@@ -1,0 +1,401 @@
+/* A job's treatment on this agent (treat.h). Host parts: a net.* sysctl is written under
+ * /proc/sys/net of the agent's own network namespace; lo's root qdisc is set with tc (iproute2),
+ * removed for noqueue or replaced by the fingerprint's text of a tbf, and read back through the
+ * fingerprint itself, so that "as it was" means what the coordinator compares. */
+#include "agent/experiment/treat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent/host/fingerprint.h"
+#include "proto/fingerprint.h"
+#include "proto/log.h"
+#include "proto/treatment.h"
+
+#define JOURNAL "treatment.journal"
+
+/* One host change: what it was and what it is made; the journal's line, tab-separated. */
+typedef struct change {
+    sm_treat_kind kind;
+    char key[SM_TREAT_KEY_MAX + 1];
+    char old[SM_FP_VALUE_MAX + 1];
+    char now[SM_TREATMENT_MAX + 1];
+} change;
+
+int sm_treat_allow_parse(const char *list, unsigned *allow, sm_error *err)
+{
+    *allow = 0;
+    if (strcmp(list, "none") == 0)
+        return 0;
+    const char *at = list;
+    while (*at) {
+        const size_t n = strcspn(at, ",");
+        if (n == 6 && strncmp(at, "sysctl", 6) == 0)
+            *allow |= SM_ALLOW_SYSCTL;
+        else if (n == 5 && strncmp(at, "qdisc", 5) == 0)
+            *allow |= SM_ALLOW_QDISC;
+        else
+            return sm_error_set(err, SM_EINVAL,
+                                "--allow-experiment: '%.*s' is not sysctl or qdisc (or none)",
+                                (int)n, at);
+        at += n + (at[n] == ',');
+    }
+    if (*allow == 0)
+        return sm_error_set(err, SM_EINVAL, "--allow-experiment: give sysctl, qdisc or none");
+    return 0;
+}
+
+const char *sm_treat_allow_text(unsigned allow)
+{
+    static const char *const texts[] = {"none", "sysctl", "qdisc", "qdisc,sysctl"};
+    return texts[allow & 3u];
+}
+
+/* ---- reading and making one change ---- */
+
+static void sysctl_path(const char *key, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "/proc/sys/%s", key);
+    for (char *c = buf + strlen("/proc/sys/"); *c; c++)
+        if (*c == '.')
+            *c = '/';
+}
+
+/* The text with every run of blanks one space, no blank at the ends: the kernel writes
+ * tcp_rmem with tabs where it was given spaces. */
+static void squeeze(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+    bool blank = false;
+    for (; *in && n + 1 < cap; in++) {
+        if (*in == ' ' || *in == '\t' || *in == '\n') {
+            blank = n > 0;
+            continue;
+        }
+        if (blank && n + 2 < cap)
+            out[n++] = ' ';
+        blank = false;
+        out[n++] = *in;
+    }
+    out[n] = '\0';
+}
+
+static int read_setting(const change *c, char *buf, size_t cap, sm_error *err)
+{
+    if (c->kind == SM_TREAT_SYSCTL) {
+        char path[160], raw[SM_FP_VALUE_MAX + 1];
+        sysctl_path(c->key, path, sizeof path);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return sm_error_set(err, SM_ESYS, "treatment: sysctl %s: %s", c->key, strerror(errno));
+        const size_t n = fread(raw, 1, sizeof raw - 1, f);
+        fclose(f);
+        raw[n] = '\0';
+        squeeze(raw, buf, cap);
+        return 0;
+    }
+    /* The qdisc as the fingerprint reads it. */
+    sm_fingerprint fp;
+    sm_fp_init(&fp);
+    int rc = sm_fp_collect(&fp, NULL, err);
+    char key[SM_FP_KEY_MAX + 1];
+    snprintf(key, sizeof key, "if.%s.qdisc", c->key);
+    const sm_fp_item *it = rc ? NULL : sm_fp_get(&fp, key);
+    if (!rc && !it)
+        rc = sm_error_set(err, SM_ESYS, "treatment: qdisc %s: the interface has none", c->key);
+    if (!rc) {
+        char text[SM_FP_VALUE_MAX + 1];
+        snprintf(buf, cap, "%s", sm_fp_item_text(it, text, sizeof text));
+    }
+    sm_fp_fini(&fp);
+    return rc;
+}
+
+/* tc ARGS...: 0 when it exited 0. No shell: the words are passed as they are. */
+static int tc(char *const argv[], sm_error *err)
+{
+    static const char *const paths[] = {"/usr/sbin/tc", "/sbin/tc", "/usr/bin/tc"};
+    const char *bin = NULL;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0] && !bin; i++)
+        if (access(paths[i], X_OK) == 0)
+            bin = paths[i];
+    if (!bin)
+        return sm_error_set(err, SM_ESYS, "treatment: no tc (iproute2) on this host");
+    const pid_t pid = fork();
+    if (pid < 0)
+        return sm_error_set(err, SM_ESYS, "treatment: fork: %s", strerror(errno));
+    if (pid == 0) {
+        const int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        execv(bin, argv);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return sm_error_set(err, SM_ESYS, "treatment: tc %s %s dev %s failed (status %d)", argv[1],
+                            argv[2], argv[4], WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
+/* Makes the setting read `value`: the sysctl written, or lo's root qdisc removed (noqueue) or
+ * replaced by a tbf of the fingerprint's text ("tbf rate 133.243Mbit burst 131044b limit
+ * 963839b"). */
+static int write_setting(const change *c, const char *value, sm_error *err)
+{
+    if (c->kind == SM_TREAT_SYSCTL) {
+        char path[160];
+        sysctl_path(c->key, path, sizeof path);
+        FILE *f = fopen(path, "w");
+        if (!f)
+            return sm_error_set(err, SM_ESYS, "treatment: sysctl %s: %s", c->key, strerror(errno));
+        const bool ok = fputs(value, f) >= 0;
+        if (fclose(f) != 0 || !ok)
+            return sm_error_set(err, SM_ESYS, "treatment: sysctl %s=%s: %s", c->key, value,
+                                strerror(errno));
+        return 0;
+    }
+    char dev[SM_TREAT_KEY_MAX + 1];
+    snprintf(dev, sizeof dev, "%s", c->key);
+    if (strcmp(value, "noqueue") == 0) {
+        char cur[SM_FP_VALUE_MAX + 1];
+        int rc = read_setting(c, cur, sizeof cur, err);
+        if (rc || strcmp(cur, "noqueue") == 0)
+            return rc;
+        char *argv[] = {"tc", "qdisc", "del", "dev", dev, "root", NULL};
+        return tc(argv, err);
+    }
+    /* "tbf rate R burst B limit L": tc takes the words as they are. */
+    char words[SM_FP_VALUE_MAX + 1], *w[8], *save = NULL;
+    snprintf(words, sizeof words, "%s", value);
+    size_t n = 0;
+    for (char *t = strtok_r(words, " ", &save); t && n < 8; t = strtok_r(NULL, " ", &save))
+        w[n++] = t;
+    if (n != 7 || strcmp(w[0], "tbf") != 0 || strcmp(w[1], "rate") != 0 ||
+        strcmp(w[3], "burst") != 0 || strcmp(w[5], "limit") != 0)
+        return sm_error_set(err, SM_EINVAL,
+                            "treatment: qdisc %s: sockmatrix-agent sets only noqueue and tbf "
+                            "root qdiscs, not '%.80s'",
+                            c->key, value);
+    char *argv[] = {"tc",   "qdisc", "replace", "dev", dev,     "root", "tbf",
+                    "rate", w[2],    "burst",   w[4],  "limit", w[6],   NULL};
+    return tc(argv, err);
+}
+
+/* Whether a setting reads as wanted: exactly, blanks aside (squeezed on both sides). */
+static bool reads_as(const change *c, const char *got, const char *want)
+{
+    (void)c;
+    return strcmp(got, want) == 0;
+}
+
+/* ---- the journal ---- */
+
+static void journal_path(const sm_treat_ctx *c, char *buf, size_t cap, const char *suffix)
+{
+    snprintf(buf, cap, "%s/" JOURNAL "%s", c->dir, suffix);
+}
+
+static int fsync_dir(const char *dir)
+{
+    const int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -1;
+    const int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+/* Writes changes[0..n) whole (tmp, fsync, rename, fsync of the folder); n 0 removes it. */
+static int journal_write(const sm_treat_ctx *c, const change *v, size_t n, sm_error *err)
+{
+    char path[512], tmp[520];
+    journal_path(c, path, sizeof path, "");
+    if (n == 0) {
+        if (unlink(path) != 0 && errno != ENOENT)
+            return sm_error_set(err, SM_ESYS, "treatment: %s: %s", path, strerror(errno));
+        fsync_dir(c->dir);
+        return 0;
+    }
+    journal_path(c, tmp, sizeof tmp, ".tmp");
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return sm_error_set(err, SM_ESYS, "treatment: %s: %s", tmp, strerror(errno));
+    bool ok = true;
+    for (size_t i = 0; i < n; i++)
+        ok = ok && fprintf(f, "%s\t%s\t%s\t%s\n", sm_treat_kind_name(v[i].kind), v[i].key, v[i].old,
+                           v[i].now) > 0;
+    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0 || fsync_dir(c->dir) != 0) {
+        unlink(tmp);
+        return sm_error_set(err, SM_ESYS, "treatment: %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+/* Reads the journal into v (at most SM_TREATMENT_PARTS_MAX); *n 0 when there is none. */
+static int journal_read(const sm_treat_ctx *c, change *v, size_t *n, sm_error *err)
+{
+    char path[512], line[2 * SM_FP_VALUE_MAX];
+    journal_path(c, path, sizeof path, "");
+    *n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT
+                   ? 0
+                   : sm_error_set(err, SM_ESYS, "treatment: %s: %s", path, strerror(errno));
+    while (*n < SM_TREATMENT_PARTS_MAX && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *f1 = line, *f2 = strchr(f1, '\t'), *f3 = f2 ? strchr(f2 + 1, '\t') : NULL;
+        char *f4 = f3 ? strchr(f3 + 1, '\t') : NULL;
+        if (!f4)
+            continue;
+        *f2++ = *f3++ = *f4++ = '\0';
+        change *x = &v[*n];
+        x->kind = strcmp(f1, "qdisc") == 0 ? SM_TREAT_QDISC : SM_TREAT_SYSCTL;
+        snprintf(x->key, sizeof x->key, "%s", f2);
+        snprintf(x->old, sizeof x->old, "%s", f3);
+        snprintf(x->now, sizeof x->now, "%s", f4);
+        (*n)++;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* ---- begin, end, recover ---- */
+
+/* Undoes v[0..n) in reverse, each read back; the journal goes when all are as they were. */
+static int undo(sm_treat_ctx *c, const change *v, size_t n, const char *how, sm_error *err)
+{
+    int ret = 0;
+    for (size_t i = n; i-- > 0;) {
+        char back[SM_FP_VALUE_MAX + 1];
+        sm_error e = {0};
+        int rc = write_setting(&v[i], v[i].old, &e);
+        if (!rc)
+            rc = read_setting(&v[i], back, sizeof back, &e);
+        if (!rc && !reads_as(&v[i], back, v[i].old))
+            rc = sm_error_set(&e, SM_ESYS, "treatment: %s %s reads '%.80s', not '%.80s'",
+                              sm_treat_kind_name(v[i].kind), v[i].key, back, v[i].old);
+        if (rc) {
+            sm_log(LOG_ERR, "SM-TREAT-UNDO-FAILED", "%s %s back to '%.100s': %s",
+                   sm_treat_kind_name(v[i].kind), v[i].key, v[i].old, e.msg);
+            if (!ret)
+                *err = e;
+            ret = SM_ESYS;
+            continue;
+        }
+        sm_log(LOG_NOTICE, how, "%s %s back to '%.100s' (was '%.100s'), read back",
+               sm_treat_kind_name(v[i].kind), v[i].key, v[i].old, v[i].now);
+    }
+    if (ret == 0 && (ret = journal_write(c, NULL, 0, err)) == 0)
+        c->active = false;
+    return ret;
+}
+
+/* Undoes what the journal holds, each undo logged as tag. */
+static int undo_journal(sm_treat_ctx *c, const char *tag, sm_error *err)
+{
+    change v[SM_TREATMENT_PARTS_MAX];
+    size_t n = 0;
+    int rc = journal_read(c, v, &n, err);
+    if (rc || n == 0)
+        return rc;
+    c->active = true;
+    return undo(c, v, n, tag, err);
+}
+
+int sm_treat_recover(sm_treat_ctx *c, sm_error *err)
+{
+    return undo_journal(c, "SM-TREAT-RESTORED", err);
+}
+
+int sm_treat_end(sm_treat_ctx *c, sm_error *err)
+{
+    if (!c->active)
+        return 0;
+    return undo_journal(c, "SM-TREAT-UNDO", err);
+}
+
+int sm_treat_begin(sm_treat_ctx *c, sm_params *p, sm_error *err)
+{
+    if (!p->treatment[0])
+        return 0;
+    sm_treatment t;
+    int rc = sm_treatment_parse(p->treatment, &t, err);
+    if (rc)
+        return rc;
+    sm_treatment_socket_apply(&t, p);
+    /* A change an earlier job could not undo is tried again before any other is made. */
+    if ((rc = undo_journal(c, "SM-TREAT-RESTORED", err)) != 0)
+        return sm_error_set(err, SM_ESYS, "treatment: an earlier one is still being undone: %s",
+                            err->msg);
+    change v[SM_TREATMENT_PARTS_MAX];
+    size_t n = 0;
+    for (size_t i = 0; i < t.n && !rc; i++) {
+        const sm_treat_part *part = &t.v[i];
+        if (!sm_treat_part_host(part))
+            continue;
+        char text[SM_TREATMENT_MAX + 1];
+        sm_treatment_part_text(part, text, sizeof text);
+        const unsigned need = part->kind == SM_TREAT_SYSCTL ? SM_ALLOW_SYSCTL : SM_ALLOW_QDISC;
+        if (!(c->allow & need)) {
+            rc = sm_error_set(err, SM_EINVAL,
+                              "treatment: %s needs sockmatrix-agent --allow-experiment %s", text,
+                              sm_treat_flag(part->kind));
+            break;
+        }
+        if (part->kind == SM_TREAT_QDISC && strcmp(part->key, "lo") != 0) {
+            rc = sm_error_set(err, SM_EINVAL,
+                              "treatment: a local test runs over lo, not %s: %s is refused",
+                              part->key, text);
+            break;
+        }
+        change *x = &v[n];
+        memset(x, 0, sizeof *x);
+        x->kind = part->kind;
+        snprintf(x->key, sizeof x->key, "%s", part->key);
+        snprintf(x->now, sizeof x->now, "%s", part->value);
+        if ((rc = read_setting(x, x->old, sizeof x->old, err)) != 0)
+            break;
+        /* Taken off, a tbf comes back only approximately: the kernel keeps its burst in clock
+         * ticks, and tc (or the fingerprint's text) gives it back rounded. Until its exact
+         * parameters are put back, a qdisc is changed only where noqueue is what returns. */
+        if (x->kind == SM_TREAT_QDISC && strcmp(x->old, "noqueue") != 0) {
+            rc = sm_error_set(err, SM_EINVAL,
+                              "treatment: %s: lo's root qdisc is '%.60s', which sockmatrix-agent "
+                              "cannot yet put back exactly once taken off",
+                              text, x->old);
+            break;
+        }
+        /* In the journal before it is made: a kill from here on leaves what to undo. */
+        n++;
+        c->active = true;
+        if ((rc = journal_write(c, v, n, err)) != 0)
+            break;
+        char back[SM_FP_VALUE_MAX + 1], want[SM_TREATMENT_MAX + 1];
+        rc = write_setting(x, x->now, err);
+        if (!rc)
+            rc = read_setting(x, back, sizeof back, err);
+        squeeze(x->now, want, sizeof want);
+        if (!rc && !reads_as(x, back, want))
+            rc = sm_error_set(err, SM_EINVAL, "treatment: %s reads '%.80s' once made", text, back);
+        if (!rc)
+            sm_log(LOG_NOTICE, "SM-TREAT-APPLY", "%s (was '%.100s')", text, x->old);
+    }
+    if (rc && n > 0) {
+        sm_error e = {0};
+        undo(c, v, n, "SM-TREAT-UNDO", &e);
+    }
+    return rc;
+}
