@@ -17,7 +17,9 @@
 #include "proto/log.h"
 #include "proto/treatment.h"
 
-#define JOURNAL "treatment.journal"
+/* Hidden: the spool passes over dot names, and would move any other file it does not know
+ * into its quarantine at open, the record of an undo still owed with it. */
+#define JOURNAL ".treatment.journal"
 
 /* One host change: what it was and what it is made; the journal's line, tab-separated. */
 typedef struct change {

@@ -20,7 +20,7 @@ int sm_treat_allow_parse(const char *list, unsigned *allow, sm_error *err);
 const char *sm_treat_allow_text(unsigned allow);
 
 typedef struct sm_treat_ctx {
-    const char *dir; /* where treatment.journal lives (the spool folder) */
+    const char *dir; /* where .treatment.journal lives (the spool folder) */
     unsigned allow;  /* SM_ALLOW_* */
     bool active;     /* host parts are in place (between begin and end) */
 } sm_treat_ctx;
