@@ -28,8 +28,8 @@ enum field_kind {
 /* The workloads that open their sockets themselves; libcurl owns http's. */
 #define WL_SOCK (WL(SM_WL_STREAM) | WL(SM_WL_RR) | WL(SM_WL_CONNECT))
 enum {
-    PF_TCP = 1,    /* applies to transport tcp only */
-    PF_IF_SET = 2, /* written only when non-zero: the one amount the job uses */
+    PF_TCP = 1,     /* applies to transport tcp only */
+    PF_IF_SET = 2,  /* written only when non-zero: the one amount the job uses */
     PF_IF_TEXT = 4, /* written only when non-empty; no amount */
 };
 
@@ -125,8 +125,7 @@ static bool put_param(cJSON *o, const sm_params *p, const struct pfield *f)
         return sm_json_put_str(o, f->name, memchr(p->url, '\0', sizeof p->url) ? p->url : "");
     case K_TREATMENT:
         return sm_json_put_str(o, f->name,
-                               memchr(p->treatment, '\0', sizeof p->treatment) ? p->treatment
-                                                                                : "");
+                               memchr(p->treatment, '\0', sizeof p->treatment) ? p->treatment : "");
     case K_U32:
     case K_U64:
         return sm_json_put_u64(o, f->name, v);

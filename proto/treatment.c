@@ -121,8 +121,8 @@ static int parse_socket(const char *rest, size_t part, sm_treat_part *out, sm_er
                             part, out->key);
     if (!num || v < SM_SOCKBUF_MIN || v > SM_SOCKBUF_MAX || out->value[0] == '0')
         return sm_error_set(err, SM_EINVAL,
-                            "treatment: part %zu: socket %s is a number of bytes from %u to %u", part,
-                            out->key, SM_SOCKBUF_MIN, SM_SOCKBUF_MAX);
+                            "treatment: part %zu: socket %s is a number of bytes from %u to %u",
+                            part, out->key, SM_SOCKBUF_MIN, SM_SOCKBUF_MAX);
     return 0;
 }
 
@@ -136,8 +136,8 @@ static int parse_part(const char *text, size_t len, size_t part, sm_treat_part *
     char *sp = strchr(buf, ' ');
     size_t kind_len = sp ? (size_t)(sp - buf) : len;
     size_t k = 0;
-    while (k < N_KINDS && !(strlen(kind_names[k]) == kind_len &&
-                            strncmp(buf, kind_names[k], kind_len) == 0))
+    while (k < N_KINDS &&
+           !(strlen(kind_names[k]) == kind_len && strncmp(buf, kind_names[k], kind_len) == 0))
         k++;
     if (k == N_KINDS)
         return sm_error_set(err, SM_EINVAL,

@@ -98,8 +98,8 @@ int sm_api_start_run(sm_api_ctx *a, const char *spec_json, const struct sm_spec 
  * unknown run; 409 for a running run, an experiment, or no anomaly to explain. GET
  * /api/runs/{id}/experiment: the experiment's report (sm_reports_experiment), 404 when the run
  * is none. Return the HTTP status, as sm_api_handle. */
-int sm_api_post_experiment(sm_api_ctx *a, uint64_t id, const char *body, size_t blen,
-                           char **resp, size_t *len);
+int sm_api_post_experiment(sm_api_ctx *a, uint64_t id, const char *body, size_t blen, char **resp,
+                           size_t *len);
 int sm_api_get_experiment(sm_api_ctx *a, uint64_t id, char **resp, size_t *len);
 
 /* api.c: GET /healthz (503 when the store is failing), GET /api/agents, POST /api/jobs (201

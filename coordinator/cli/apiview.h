@@ -393,7 +393,6 @@ int sm_apiview_experiment_decode(const char *json, size_t len, sm_apiview_experi
                                  sm_error *err);
 void sm_apiview_experiment_fini(sm_apiview_experiment *x);
 /* The body of POST /api/runs/ID/experiments: {} or {"host","test"} (either may be NULL). */
-int sm_apiview_experiment_request(const char *host, const char *test, char **body,
-                                  sm_error *err);
+int sm_apiview_experiment_request(const char *host, const char *test, char **body, sm_error *err);
 
 #endif

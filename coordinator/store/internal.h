@@ -1,7 +1,7 @@
 /* What the store's files share (store.c, rows.c and the table files agents.c, jobs.c, runs.c,
  * results.c, fingerprints.c, schedules.c, experiments.c): the sm_store struct, its prepared
- * statements and the row helpers. Private to them and to the store's unit tests; everyone else goes through
- * store.h. Single-threaded, as store.h says. */
+ * statements and the row helpers. Private to them and to the store's unit tests; everyone else goes
+ * through store.h. Single-threaded, as store.h says. */
 #ifndef SM_COORD_STORE_INTERNAL_H
 #define SM_COORD_STORE_INTERNAL_H
 

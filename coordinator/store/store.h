@@ -419,12 +419,11 @@ void sm_experiment_row_fini(sm_experiment_row *r);
 /* SM_EINVAL when a field does not fit or either run is missing. */
 int sm_store_experiment_insert(sm_store *st, const sm_experiment_row *r, sm_error *err);
 /* The experiment of run run_id; SM_EINVAL "no experiment N" when that run is none. */
-int sm_store_experiment_get(sm_store *st, uint64_t run_id, sm_experiment_row *out,
-                            sm_error *err);
+int sm_store_experiment_get(sm_store *st, uint64_t run_id, sm_experiment_row *out, sm_error *err);
 /* The experiments that explain run parent_run, oldest first; free with
  * sm_store_experiments_free. SM_EINVAL when there is no such run. */
-int sm_store_experiments_of(sm_store *st, uint64_t parent_run, sm_experiment_row **rows,
-                            size_t *n, sm_error *err);
+int sm_store_experiments_of(sm_store *st, uint64_t parent_run, sm_experiment_row **rows, size_t *n,
+                            sm_error *err);
 void sm_store_experiments_free(sm_experiment_row *rows, size_t n);
 
 #endif

@@ -217,11 +217,12 @@ static void test_migration_from_version_7_keeps_runs(void **state)
     f->st = NULL;
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "DROP TABLE experiments; DROP INDEX runs_schedule; ALTER TABLE runs"
-                                  " DROP COLUMN schedule_id; DROP TABLE schedules; PRAGMA user_version = 7;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "DROP TABLE experiments; DROP INDEX runs_schedule; ALTER TABLE runs"
+                     " DROP COLUMN schedule_id; DROP TABLE schedules; PRAGMA user_version = 7;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     reopen(f);
     assert_int_equal(sm_store_schema_version(f->st), 10);
