@@ -204,23 +204,22 @@ static char *experiment_spec(sm_api_ctx *a, const sm_run_row *run, const char *h
             ok = sm_json_append(axis, cJSON_CreateString(plan->v[i].treatment));
     char name[SM_SPEC_NAME_MAX + 1];
     snprintf(name, sizeof name, "%.50s-explain-%s", run->name, host);
-    cJSON *spec = cJSON_CreateObject(), *reps = cJSON_CreateObject(), *hosts = cJSON_CreateArray(),
-          *tests = cJSON_CreateArray();
-    ok = ok && sm_json_put_str(spec, "name", name) && sm_json_put(spec, "hosts", hosts) &&
+    /* Each item is made where it is put, so that a put that fails (and frees it) leaves
+     * nothing to free twice, and one never made leaves nothing to leak. */
+    cJSON *spec = cJSON_CreateObject(), *reps = NULL, *hosts = NULL, *tests = NULL;
+    ok = ok && spec && sm_json_put_str(spec, "name", name) &&
+         sm_json_put(spec, "hosts", hosts = cJSON_CreateArray()) &&
          sm_json_append(hosts, cJSON_CreateString(host)) &&
-         sm_json_put(spec, "repetitions", reps) && sm_json_put_u64(reps, "min", XP_REPS_MIN) &&
-         sm_json_put_u64(reps, "max", XP_REPS_MAX) && sm_json_put_double(reps, "ci_rel", 0.05) &&
-         sm_json_put_u64(spec, "warmup", XP_WARMUP) &&
-         sm_json_put_u64(spec, "remeasure", XP_REMEASURE) && sm_json_put(spec, "tests", tests) &&
-         sm_json_append(tests, params);
-    if (!ok) {
-        if (!cJSON_GetObjectItemCaseSensitive(spec, "tests"))
-            cJSON_Delete(tests);
-        if (!cJSON_GetObjectItemCaseSensitive(spec, "repetitions"))
-            cJSON_Delete(reps);
-        if (!cJSON_GetObjectItemCaseSensitive(spec, "hosts"))
-            cJSON_Delete(hosts);
-    }
+         sm_json_put(spec, "repetitions", reps = cJSON_CreateObject()) &&
+         sm_json_put_u64(reps, "min", XP_REPS_MIN) && sm_json_put_u64(reps, "max", XP_REPS_MAX) &&
+         sm_json_put_double(reps, "ci_rel", 0.05) && sm_json_put_u64(spec, "warmup", XP_WARMUP) &&
+         sm_json_put_u64(spec, "remeasure", XP_REMEASURE) &&
+         sm_json_put(spec, "tests", tests = cJSON_CreateArray());
+    /* params is the caller's to free until it is in tests: appended, or freed here. */
+    if (ok)
+        ok = sm_json_append(tests, params);
+    else
+        cJSON_Delete(params);
     return sm_json_finish(spec, ok, 0, "experiment spec", err);
 }
 

@@ -39,7 +39,8 @@ static bool cell_is(const run_data *d, uint32_t cell, const char *host, const ch
     return strcmp(label, test) == 0;
 }
 
-/* The samples of d's cells that pass want(). */
+/* The samples of d's cells of test on host (other_hosts: on every other host) whose treatment
+ * is treatment (NULL: any). */
 static int collect(const run_data *d, const char *host, const char *test, bool other_hosts,
                    const char *treatment, sm_metric m, samples *out)
 {
