@@ -82,11 +82,12 @@ class ExplainLabTest(unittest.TestCase):
         answer, by_item, why = self.explain(f, rid)
         self.assertEqual(answer["state"], "done", why)
         rmem, decoy = by_item["sysctl." + RMEM[0]], by_item["sysctl." + DECOY[0]]
-        # The premise is a host quiet enough to measure. When the agent measured that it was
-        # not (most control samples disturbed, and remeasuring ran out), the experiment says
-        # inconclusive, as it must: that is checked, and the rest cannot be.
+        # The premise is a host quiet enough to measure. Disturbed samples are left out, as in
+        # runs; when the agent measured so many disturbed that fewer than 3 clean control
+        # samples remain, the experiment says inconclusive, as it must: that is checked, and
+        # the rest cannot be. With 3 or more clean ones the answer must stand on them.
         ctrl = answer["control"]
-        if ctrl["disturbed"] > ctrl["n"]:
+        if ctrl["n"] < 3:
             self.assertEqual(rmem["verdict"], "inconclusive", why)
             self.skipTest(f"h2 was disturbed while the experiment ran: {ctrl['disturbed']} of "
                           f"{ctrl['disturbed'] + ctrl['n']} control samples")
