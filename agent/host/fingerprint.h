@@ -35,6 +35,13 @@ typedef struct sm_fp_iface {
 int sm_fp_add_ifaces(sm_fingerprint *fp, sm_fp_iface *ifs, size_t n, const char *keep_if,
                      sm_error *err);
 
+/* The root qdisc of interface ifname in the calling thread's network namespace, into out, as
+ * the fingerprint's if.<ifname>.qdisc item reads it ("noqueue", "tbf rate 100Mbit burst 131062b
+ * limit 756072b"; "noop" for a device that is down and lists none): the one description both
+ * the fingerprint and the agent's treatments (agent/experiment/) go by. 0, SM_EINVAL when there
+ * is no such interface, SM_ESYS (err names the step and errno) when netlink fails. */
+int sm_fp_root_qdisc(const char *ifname, char *out, size_t len, sm_error *err);
+
 /* The text tc would print for a rate of bits_per_s ("57Mbit", "57.3Mbit", "800bit") and a size
  * of bytes ("4000b", "64Kb", "2Mb"), into buf. */
 const char *sm_fp_rate_text(unsigned long long bits_per_s, char *buf, size_t len);

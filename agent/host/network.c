@@ -110,15 +110,23 @@ static const char *handle_text(uint32_t h, char *buf, size_t len)
     return buf;
 }
 
+/* A peak rate is said only when there is one: without it two tbfs of one text could differ, and
+ * the agent, which sets a tbf back from this text (agent/experiment/qdisc.c), would drop it. */
 static void tbf_text(struct rtnl_qdisc *q, char *out, size_t len)
 {
-    char r[32], b[32], l[32];
+    char r[32], b[32], l[32], pr[32], pb[32];
     int rate = rtnl_qdisc_tbf_get_rate(q), bucket = rtnl_qdisc_tbf_get_rate_bucket(q);
-    int limit = rtnl_qdisc_tbf_get_limit(q);
-    snprintf(out, len, "tbf rate %s burst %s limit %s",
-             sm_fp_rate_text(rate > 0 ? 8ull * (unsigned)rate : 0, r, sizeof r),
-             sm_fp_size_text(bucket > 0 ? (unsigned)bucket : 0, b, sizeof b),
-             sm_fp_size_text(limit > 0 ? (unsigned)limit : 0, l, sizeof l));
+    int limit = rtnl_qdisc_tbf_get_limit(q), peak = rtnl_qdisc_tbf_get_peakrate(q);
+    int n = snprintf(out, len, "tbf rate %s burst %s limit %s",
+                     sm_fp_rate_text(rate > 0 ? 8ull * (unsigned)rate : 0, r, sizeof r),
+                     sm_fp_size_text(bucket > 0 ? (unsigned)bucket : 0, b, sizeof b),
+                     sm_fp_size_text(limit > 0 ? (unsigned)limit : 0, l, sizeof l));
+    if (peak > 0 && n > 0 && (size_t)n < len) {
+        int mtu = rtnl_qdisc_tbf_get_peakrate_bucket(q);
+        snprintf(out + n, len - (size_t)n, " peakrate %s mtu %s",
+                 sm_fp_rate_text(8ull * (unsigned)peak, pr, sizeof pr),
+                 sm_fp_size_text(mtu > 0 ? (unsigned)mtu : 0, pb, sizeof pb));
+    }
 }
 
 static void fq_codel_text(struct rtnl_qdisc *q, char *out, size_t len)
@@ -210,6 +218,54 @@ static int class_items(net_ctx *nc, sm_fp_iface *f, int ifindex, sm_error *err)
         rc = sm_fpc_put(&f->items, key, v, err);
     }
     nl_cache_free(cache);
+    return rc;
+}
+
+/* The root qdisc of ifindex in the cache, NULL when it lists none. */
+static struct rtnl_qdisc *root_qdisc(struct nl_cache *qdiscs, int ifindex)
+{
+    for (struct nl_object *o = nl_cache_get_first(qdiscs); o; o = nl_cache_get_next(o)) {
+        struct rtnl_qdisc *q = (struct rtnl_qdisc *)o;
+        if (rtnl_tc_get_ifindex(TC_CAST(q)) == ifindex &&
+            rtnl_tc_get_parent(TC_CAST(q)) == TC_H_ROOT)
+            return q;
+    }
+    return NULL;
+}
+
+int sm_fp_root_qdisc(const char *ifname, char *out, size_t len, sm_error *err)
+{
+    struct nl_sock *sk = nl_socket_alloc();
+    struct rtnl_link *link = NULL;
+    struct nl_cache *qdiscs = NULL;
+    int rc = 0, nlrc = sk ? nl_connect(sk, NETLINK_ROUTE) : -NLE_NOMEM;
+    if (nlrc >= 0 && (nlrc = rtnl_link_get_kernel(sk, 0, ifname, &link)) < 0) {
+        rc = nlrc == -NLE_OBJ_NOTFOUND || nlrc == -NLE_NODEV
+                 ? sm_error_set(err, SM_EINVAL, "no interface %s here", ifname)
+                 : sm_error_sys(err, nl_errno(nlrc), "interface %s: not read", ifname);
+        goto out;
+    }
+    if (nlrc >= 0)
+        nlrc = rtnl_qdisc_alloc_cache(sk, &qdiscs);
+    for (int i = 0; nlrc == -NLE_DUMP_INTR && i < 2; i++)
+        nlrc = rtnl_qdisc_alloc_cache(sk, &qdiscs);
+    if (nlrc < 0) {
+        rc = sm_error_sys(err, nl_errno(nlrc), "qdiscs of %s: not read", ifname);
+        goto out;
+    }
+    struct rtnl_qdisc *q = root_qdisc(qdiscs, rtnl_link_get_ifindex(link));
+    if (q != NULL)
+        qdisc_text(q, out, len);
+    else if (!(rtnl_link_get_flags(link) & IFF_UP))
+        snprintf(out, len, "noop"); /* as qdisc_items says it */
+    else
+        rc = sm_error_sys(err, ENOENT, "qdiscs of %s: no root qdisc listed", ifname);
+out:
+    if (qdiscs)
+        nl_cache_free(qdiscs);
+    if (link)
+        rtnl_link_put(link);
+    nl_socket_free(sk);
     return rc;
 }
 
