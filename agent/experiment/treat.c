@@ -1,7 +1,8 @@
 /* A job's treatment on this agent (treat.h). Host parts: a net.* sysctl is written under
- * /proc/sys/net of the agent's own network namespace; lo's root qdisc is set with tc (iproute2),
- * removed for noqueue or replaced by the fingerprint's text of a tbf, and read back through the
- * fingerprint itself, so that "as it was" means what the coordinator compares. */
+ * /proc/sys/net of the agent's own network namespace; lo's root qdisc is set over netlink
+ * (qdisc.c), removed for noqueue or replaced by a tbf of the fingerprint's text, and read back
+ * in the fingerprint's own words (sm_fp_root_qdisc), so that "as it was" means what the
+ * coordinator compares. */
 #include "agent/experiment/treat.h"
 
 #include <errno.h>
@@ -9,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/experiment/qdisc.h"
 #include "agent/host/fingerprint.h"
 #include "proto/fingerprint.h"
 #include "proto/log.h"
@@ -21,12 +22,15 @@
  * into its quarantine at open, the record of an undo still owed with it. */
 #define JOURNAL ".treatment.journal"
 
-/* One host change: what it was and what it is made; the journal's line, tab-separated. */
+/* One host change: what it was and what it is made; the journal's line, tab-separated (kind,
+ * key, old, now, kept). */
 typedef struct change {
     sm_treat_kind kind;
     char key[SM_TREAT_KEY_MAX + 1];
     char old[SM_FP_VALUE_MAX + 1];
     char now[SM_TREATMENT_MAX + 1];
+    /* A qdisc as the kernel keeps it (sm_treat_qdisc_save), put back by undo; "" for a sysctl. */
+    char kept[2 * SM_TREAT_QDISC_OPT_MAX + 32];
 } change;
 
 int sm_treat_allow_parse(const char *list, unsigned *allow, sm_error *err)
@@ -102,56 +106,12 @@ static int read_setting(const change *c, char *buf, size_t cap, sm_error *err)
         return 0;
     }
     /* The qdisc as the fingerprint reads it. */
-    sm_fingerprint fp;
-    sm_fp_init(&fp);
-    int rc = sm_fp_collect(&fp, NULL, err);
-    char key[SM_FP_KEY_MAX + 1];
-    snprintf(key, sizeof key, "if.%s.qdisc", c->key);
-    const sm_fp_item *it = rc ? NULL : sm_fp_get(&fp, key);
-    if (!rc && !it)
-        rc = sm_error_set(err, SM_ESYS, "treatment: qdisc %s: the interface has none", c->key);
-    if (!rc) {
-        char text[SM_FP_VALUE_MAX + 1];
-        snprintf(buf, cap, "%s", sm_fp_item_text(it, text, sizeof text));
-    }
-    sm_fp_fini(&fp);
-    return rc;
-}
-
-/* tc ARGS...: 0 when it exited 0. No shell: the words are passed as they are. */
-static int tc(char *const argv[], sm_error *err)
-{
-    static const char *const paths[] = {"/usr/sbin/tc", "/sbin/tc", "/usr/bin/tc"};
-    const char *bin = NULL;
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0] && !bin; i++)
-        if (access(paths[i], X_OK) == 0)
-            bin = paths[i];
-    if (!bin)
-        return sm_error_set(err, SM_ESYS, "treatment: no tc (iproute2) on this host");
-    const pid_t pid = fork();
-    if (pid < 0)
-        return sm_error_set(err, SM_ESYS, "treatment: fork: %s", strerror(errno));
-    if (pid == 0) {
-        const int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, STDOUT_FILENO);
-            dup2(null, STDERR_FILENO);
-        }
-        execv(bin, argv);
-        _exit(127);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return sm_error_set(err, SM_ESYS, "treatment: tc %s %s dev %s failed (status %d)", argv[1],
-                            argv[2], argv[4], WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-    return 0;
+    return sm_fp_root_qdisc(c->key, buf, cap, err);
 }
 
 /* Makes the setting read `value`: the sysctl written, or lo's root qdisc removed (noqueue) or
  * replaced by a tbf of the fingerprint's text ("tbf rate 133.243Mbit burst 131044b limit
- * 963839b"). */
+ * 963839b"), with the bucket that reads back as that burst. */
 static int write_setting(const change *c, const char *value, sm_error *err)
 {
     if (c->kind == SM_TREAT_SYSCTL) {
@@ -166,31 +126,7 @@ static int write_setting(const change *c, const char *value, sm_error *err)
                                 strerror(errno));
         return 0;
     }
-    char dev[SM_TREAT_KEY_MAX + 1];
-    snprintf(dev, sizeof dev, "%s", c->key);
-    if (strcmp(value, "noqueue") == 0) {
-        char cur[SM_FP_VALUE_MAX + 1];
-        int rc = read_setting(c, cur, sizeof cur, err);
-        if (rc || strcmp(cur, "noqueue") == 0)
-            return rc;
-        char *argv[] = {"tc", "qdisc", "del", "dev", dev, "root", NULL};
-        return tc(argv, err);
-    }
-    /* "tbf rate R burst B limit L": tc takes the words as they are. */
-    char words[SM_FP_VALUE_MAX + 1], *w[8], *save = NULL;
-    snprintf(words, sizeof words, "%s", value);
-    size_t n = 0;
-    for (char *t = strtok_r(words, " ", &save); t && n < 8; t = strtok_r(NULL, " ", &save))
-        w[n++] = t;
-    if (n != 7 || strcmp(w[0], "tbf") != 0 || strcmp(w[1], "rate") != 0 ||
-        strcmp(w[3], "burst") != 0 || strcmp(w[5], "limit") != 0)
-        return sm_error_set(err, SM_EINVAL,
-                            "treatment: qdisc %s: sockmatrix-agent sets only noqueue and tbf "
-                            "root qdiscs, not '%.80s'",
-                            c->key, value);
-    char *argv[] = {"tc",   "qdisc", "replace", "dev", dev,     "root", "tbf",
-                    "rate", w[2],    "burst",   w[4],  "limit", w[6],   NULL};
-    return tc(argv, err);
+    return sm_treat_qdisc_set(c->key, value, err);
 }
 
 /* Whether a setting reads as wanted: exactly, blanks aside (squeezed on both sides). */
@@ -234,8 +170,8 @@ static int journal_write(const sm_treat_ctx *c, const change *v, size_t n, sm_er
         return sm_error_set(err, SM_ESYS, "treatment: %s: %s", tmp, strerror(errno));
     bool ok = true;
     for (size_t i = 0; i < n; i++)
-        ok = ok && fprintf(f, "%s\t%s\t%s\t%s\n", sm_treat_kind_name(v[i].kind), v[i].key, v[i].old,
-                           v[i].now) > 0;
+        ok = ok && fprintf(f, "%s\t%s\t%s\t%s\t%s\n", sm_treat_kind_name(v[i].kind), v[i].key,
+                           v[i].old, v[i].now, v[i].kept) > 0;
     ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) != 0 || fsync_dir(c->dir) != 0) {
@@ -259,15 +195,16 @@ static int journal_read(const sm_treat_ctx *c, change *v, size_t *n, sm_error *e
     while (*n < SM_TREATMENT_PARTS_MAX && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
         char *f1 = line, *f2 = strchr(f1, '\t'), *f3 = f2 ? strchr(f2 + 1, '\t') : NULL;
-        char *f4 = f3 ? strchr(f3 + 1, '\t') : NULL;
-        if (!f4)
+        char *f4 = f3 ? strchr(f3 + 1, '\t') : NULL, *f5 = f4 ? strchr(f4 + 1, '\t') : NULL;
+        if (!f5)
             continue;
-        *f2++ = *f3++ = *f4++ = '\0';
+        *f2++ = *f3++ = *f4++ = *f5++ = '\0';
         change *x = &v[*n];
         x->kind = strcmp(f1, "qdisc") == 0 ? SM_TREAT_QDISC : SM_TREAT_SYSCTL;
         snprintf(x->key, sizeof x->key, "%s", f2);
         snprintf(x->old, sizeof x->old, "%s", f3);
         snprintf(x->now, sizeof x->now, "%s", f4);
+        snprintf(x->kept, sizeof x->kept, "%s", f5);
         (*n)++;
     }
     fclose(f);
@@ -283,7 +220,8 @@ static int undo(sm_treat_ctx *c, const change *v, size_t n, const char *how, sm_
     for (size_t i = n; i-- > 0;) {
         char back[SM_FP_VALUE_MAX + 1];
         sm_error e = {0};
-        int rc = write_setting(&v[i], v[i].old, &e);
+        int rc = v[i].kept[0] ? sm_treat_qdisc_restore(v[i].key, v[i].kept, &e)
+                              : write_setting(&v[i], v[i].old, &e);
         if (!rc)
             rc = read_setting(&v[i], back, sizeof back, &e);
         if (!rc && !reads_as(&v[i], back, v[i].old))
@@ -339,9 +277,12 @@ int sm_treat_begin(sm_treat_ctx *c, sm_params *p, sm_error *err)
         return rc;
     sm_treatment_socket_apply(&t, p);
     /* A change an earlier job could not undo is tried again before any other is made. */
-    if ((rc = undo_journal(c, "SM-TREAT-RESTORED", err)) != 0)
+    if ((rc = undo_journal(c, "SM-TREAT-RESTORED", err)) != 0) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
         return sm_error_set(err, SM_ESYS, "treatment: an earlier one is still being undone: %s",
-                            err->msg);
+                            why);
+    }
     change v[SM_TREATMENT_PARTS_MAX];
     size_t n = 0;
     for (size_t i = 0; i < t.n && !rc; i++) {
@@ -370,15 +311,18 @@ int sm_treat_begin(sm_treat_ctx *c, sm_params *p, sm_error *err)
         snprintf(x->now, sizeof x->now, "%s", part->value);
         if ((rc = read_setting(x, x->old, sizeof x->old, err)) != 0)
             break;
-        /* Taken off, a tbf comes back only approximately: the kernel keeps its burst in clock
-         * ticks, and tc (or the fingerprint's text) gives it back rounded. Until its exact
-         * parameters are put back, a qdisc is changed only where noqueue is what returns. */
-        if (x->kind == SM_TREAT_QDISC && strcmp(x->old, "noqueue") != 0) {
-            rc = sm_error_set(err, SM_EINVAL,
-                              "treatment: %s: lo's root qdisc is '%.60s', which sockmatrix-agent "
-                              "cannot yet put back exactly once taken off",
-                              text, x->old);
-            break;
+        /* Only what is put back exactly is changed: the old qdisc kept in the kernel's own
+         * words, and of a kind whose words the kernel takes back (noqueue, tbf). */
+        if (x->kind == SM_TREAT_QDISC) {
+            if ((rc = sm_treat_qdisc_save(x->key, x->kept, sizeof x->kept, err)) != 0)
+                break;
+            if (strncmp(x->kept, "noqueue:", 8) != 0 && strncmp(x->kept, "tbf:", 4) != 0) {
+                rc = sm_error_set(err, SM_EINVAL,
+                                  "treatment: %s: lo's root qdisc is '%.60s'; sockmatrix-agent "
+                                  "changes only a noqueue or tbf root, which it puts back exactly",
+                                  text, x->old);
+                break;
+            }
         }
         /* In the journal before it is made: a kill from here on leaves what to undo. */
         n++;
