@@ -125,6 +125,11 @@ export const api = {
     pauseSchedule: (id) => request('POST', `/api/schedules/${enc(id)}/pause`, '{}'),
     resumeSchedule: (id) => request('POST', `/api/schedules/${enc(id)}/resume`, '{}'),
     deleteSchedule: (id) => request('DELETE', `/api/schedules/${enc(id)}`),
+    // An experiment planned from run id's anomaly of {host, test}: {"plan": [...], "run": "N"
+    // or null when nothing can be tested}.
+    explain: (id, body) => request('POST', `/api/runs/${enc(id)}/experiments`, body),
+    // An experiment run's answer (a run whose "explains" is set).
+    experiment: (id) => request('GET', `/api/runs/${enc(id)}/experiment`),
     anomalies: (id, baseline, disturbed) => {
         const q = [baseline ? `baseline=${enc(baseline)}` : '', disturbed ? 'disturbed=include' : '']
             .filter(Boolean).join('&');

@@ -312,10 +312,19 @@ int sm_api_get_health(sm_api_ctx *a, char **resp, size_t *len)
 
 static sm_api_run api_run(const sm_run_row *r)
 {
-    return (sm_api_run){r->id,        r->name,          sm_run_state_name(r->state),
-                        r->reason,    r->total,         r->done,
-                        r->failed,    r->created_ms,    r->finished_ms,
-                        !r->parallel, r->parallel_note, r->schedule_id};
+    return (sm_api_run){r->id,
+                        r->name,
+                        sm_run_state_name(r->state),
+                        r->reason,
+                        r->total,
+                        r->done,
+                        r->failed,
+                        r->created_ms,
+                        r->finished_ms,
+                        !r->parallel,
+                        r->parallel_note,
+                        r->schedule_id,
+                        0};
 }
 
 /* Rolls back a request's transaction after its control call failed with code. A refusal
@@ -548,6 +557,12 @@ int sm_api_get_run(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
         }
     }
     sm_api_run r = api_run(&run);
+    sm_experiment_row xr;
+    sm_error xerr = {0};
+    if (sm_store_experiment_get(a->st, id, &xr, &xerr) == 0) {
+        r.explains = xr.parent_run;
+        sm_experiment_row_fini(&xr);
+    }
     status = sm_api_reply(resp, len, 200, sm_api_run_encode(&r, out, nc));
     free(out);
 out:

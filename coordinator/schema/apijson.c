@@ -409,6 +409,10 @@ static void add_test_label(cJSON *c, const char *params_json)
 char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n)
 {
     cJSON *o = run_json(r);
+    if (o && r->explains)
+        sm_json_put_u64_str(o, "explains", r->explains);
+    else if (o)
+        cJSON_AddNullToObject(o, "explains");
     cJSON *arr = o ? cJSON_AddArrayToObject(o, "cells") : NULL;
     if (!arr) {
         cJSON_Delete(o);

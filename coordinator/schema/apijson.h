@@ -77,6 +77,7 @@ typedef struct sm_api_run {
     bool serial;               /* its jobs go one at a time (false: side by side) */
     const char *parallel_note; /* why they go one at a time, or the warning; NULL or "" */
     uint64_t schedule;         /* the schedule that started it; 0: started by hand */
+    uint64_t explains;         /* an experiment's: the run it explains; 0 for other runs */
 } sm_api_run;
 
 /* One cell of a run with the states of its jobs. */
@@ -95,9 +96,10 @@ typedef struct sm_api_cell {
 char *sm_api_runs_encode(const sm_api_run *r, size_t n);
 /* One item of that list, alone. */
 char *sm_api_run_item_encode(const sm_api_run *r);
-/* One run as above plus "cells":[{"index","host","peer","params","test","jobs","queued",
- * "active","done","failed"}] ("test" as the run's table names the column: sm_export_label; the
- * spec is left out, it is what was posted). */
+/* One run as above plus "explains" (an experiment's: the id of the run it explains, its
+ * answer at /api/runs/ID/experiment; null for another run) and "cells":[{"index","host","peer",
+ * "params","test","jobs","queued","active","done","failed"}] ("test" as the run's table names
+ * the column: sm_export_label; the spec is left out, it is what was posted). */
 char *sm_api_run_encode(const sm_api_run *r, const sm_api_cell *cells, size_t n);
 /* {"run":"7"} */
 char *sm_api_run_created(uint64_t id);

@@ -18,6 +18,7 @@ import { verdictScenarios } from './drive_verdict.mjs';
 import { runScenarios } from './drive_run.mjs';
 import { viewsScenarios } from './drive_views.mjs';
 import { hostScenarios } from './drive_host.mjs';
+import { experimentScenarios } from './drive_experiment.mjs';
 
 const [scenario, argJson] = process.argv.slice(2);
 const args = JSON.parse(argJson || '{}');
@@ -703,6 +704,7 @@ Object.assign(scenarios, runScenarios({ page: () => page, view, until, settle, S
   consoleErrors: () => consoleMessages.slice() }));
 Object.assign(scenarios, viewsScenarios({ page: () => page, view, until, settle, STEP_MS }));
 Object.assign(scenarios, hostScenarios({ page: () => page, view, until, STEP_MS, consoleErrors }));
+Object.assign(scenarios, experimentScenarios({ page: () => page, view, until, STEP_MS }));
 
 async function main() {
   if (!scenarios[scenario]) throw new Error(`no such scenario: ${scenario}`);

@@ -3,6 +3,7 @@
 
 import {h, rowLink} from '../dom.js';
 import {fmtValue, changeText} from '../format.js';
+import {explainButton} from './experiment.js';
 
 // The one-line account of an anomaly, the same evidence as the CLI's sm_anomaly_text: value,
 // what it was compared with, relative difference, z, direction, rule. Built of spans so the
@@ -72,7 +73,8 @@ function zText(a) {
     return s;
 }
 
-export function anomalyItem(a) {
+// run: the run the anomaly is of, where the page offers "Find the cause" (the run page).
+export function anomalyItem(a, run) {
     // A host's name opens its page (a pair's two hosts each theirs); a move of the whole fleet
     // names no host.
     const name = a.kind === 'fleet-move' ? a.host : rowLink(a.host);
@@ -90,5 +92,5 @@ export function anomalyItem(a) {
         ', z ', h('span', {class: 'z'}, zText(a)),
         factor ? null : ', ', factor ? null : h('span', {class: 'direction'}, a.direction),
         ' ', h('span', {class: 'rule'}, `[${a.rule}]`),
-        anomalyWhy(a));
+        anomalyWhy(a), explainButton(run, a));
 }

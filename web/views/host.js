@@ -8,6 +8,7 @@ import {api} from '../api.js';
 import {h, svg, clear, scrollBox, hostLink} from '../dom.js';
 import {fmtDate, fmtAgo, fmtValue, fmtPercent} from '../format.js';
 import {CELL_VERDICTS, hostVerdict, hostVerdictBadge} from '../components/verdict.js';
+import {causeButton} from '../components/experiment.js';
 
 const enc = encodeURIComponent;
 // The side by side takes 16 hosts at most (the API's bound): this one and 15 others.
@@ -71,10 +72,15 @@ function againstFleet(c) {
     return fmtPercent(q - 1);
 }
 
+// A flagged test of the host itself (not a pair's, not a ratio: unit "x") offers "Find the
+// cause".
 function verdictCell(c) {
     const w = CELL_VERDICTS[c.verdict] || CELL_VERDICTS['no data'];
+    const explain = c.verdict === 'flagged' && c.run && c.unit !== 'x' && c.unit !== 'ratio' &&
+        !String(c.host).includes('->');
     return h('td', {class: `verdict ${w.cls}`, title: c.why || null},
-        h('span', {class: 'mark', 'aria-hidden': 'true'}, w.mark), ` ${w.text}`);
+        h('span', {class: 'mark', 'aria-hidden': 'true'}, w.mark), ` ${w.text}`,
+        explain ? causeButton(c.run, c.host, c.test) : null);
 }
 
 // The host's own rows first, then the pairs it is an end of, each named by its pair.

@@ -11,6 +11,7 @@ import {api, ApiError} from '../api.js';
 import {h, clear, scrollBox, hostLink} from '../dom.js';
 import {fmtDate} from '../format.js';
 import {anomalyItem} from '../components/anomaly.js';
+import {experimentPanel, showExperiment} from '../components/experiment.js';
 import {indexCells, hostTable, flagFinder} from '../components/results.js';
 import {smallMultiples} from '../components/charts.js';
 import {etaText} from '../components/run_live.js';
@@ -74,6 +75,7 @@ function resultParts() {
         anomalies: h('ul', {id: 'run-anomalies', class: 'anomalies'}),
         anomNote: h('p', {id: 'run-anomalies-note', class: 'hint'}, 'Not judged yet.'),
         anomTitle: h('h2', {}, 'Anomalies'),
+        experiment: experimentPanel(),
     };
 }
 
@@ -109,6 +111,7 @@ function layout(v) {
     return h('section', {class: 'view run'},
         e.title,
         e.banner,
+        e.experiment,
         h('div', {class: 'run-head'}, e.state, e.reason, e.created, e.scheduleNote),
         e.parallelNote,
         h('div', {class: 'run-progress'}, e.progress, e.progressText, e.eta),
@@ -233,6 +236,8 @@ async function load(v) {
         await loadSamples(v);
         // This answer's state: a run event that ends the run asks again (refetchSoon).
         const ended = ENDED.has(r.state);
+        v.isExperiment = Boolean(r.explains);
+        await loadExperiment(v, ended);
         await loadVerdict(v, ended);
         await loadTable(v, ended);
     } catch (e) {
@@ -246,6 +251,18 @@ async function load(v) {
         v.el.error.hidden = false;
         v.el.error.textContent = e.message;
     }
+}
+
+// An experiment's run (its "explains" names the run it explains) opens on its answer, asked
+// again while it runs.
+async function loadExperiment(v, ended) {
+    if (!v.isExperiment || v.experimentFinal)
+        return;
+    const xp = await api.experiment(v.id);
+    if (!v.alive)
+        return;
+    v.experimentFinal = ended;
+    showExperiment(v.el.experiment, xp);
 }
 
 // Events come in bursts (a round of jobs ends at once); the page is refetched at most once a
@@ -268,7 +285,8 @@ function addAnomaly(v, a) {
         return;
     v.seenAnomalies.add(key);
     v.el.anomNote.hidden = true;
-    v.el.anomalies.append(anomalyItem(a));
+    // An experiment's own anomalies are of its treated cells: nothing to explain there.
+    v.el.anomalies.append(anomalyItem(a, v.isExperiment ? null : v.id));
 }
 
 // The run's flags and verdict: an ended run's once (they are in the store, and a page opened

@@ -31,7 +31,8 @@ static void assert_decode_fails(int rc, const sm_error *err, const char *needle)
 static void test_apiview_run_reads_the_coordinators_run_with_its_cells(void **state)
 {
     (void)state;
-    sm_api_run r = {7, "seed-tcp-unix", "running", "", 36, 12, 1, 1700000000123, 0, false, NULL, 0};
+    sm_api_run r = {7, "seed-tcp-unix", "running", "", 36, 12, 1, 1700000000123,
+                    0, false,           NULL,      0,  3};
     sm_api_cell cells[2] = {
         {0, "h1", "",
          "{\"workload\":\"stream\",\"transport\":\"tcp\",\"nodelay\":true,"
@@ -41,6 +42,8 @@ static void test_apiview_run_reads_the_coordinators_run_with_its_cells(void **st
     };
     char *json = sm_api_run_encode(&r, cells, 2);
     assert_non_null(json);
+    /* An experiment's run names the run it explains. */
+    assert_non_null(strstr(json, "\"explains\":\"3\""));
     sm_apiview_run run;
     sm_apiview_cell *c = NULL;
     size_t n = 0;
@@ -145,7 +148,7 @@ static void test_apiview_run_shortens_a_long_reason_and_keeps_utf8_whole(void **
     for (size_t i = 1; i + 2 < sizeof reason; i += 2)
         memcpy(reason + i, "\xc3\xa9", 2);
     reason[sizeof reason - 1] = '\0';
-    sm_api_run r = {3, "r", "failed", reason, 1, 0, 1, 1, 2, false, NULL, 0};
+    sm_api_run r = {3, "r", "failed", reason, 1, 0, 1, 1, 2, false, NULL, 0, 0};
     char *json = sm_api_runs_encode(&r, 1);
     sm_apiview_run *runs = NULL;
     size_t n = 0;
@@ -166,9 +169,9 @@ static void test_apiview_runs_reads_a_list_and_an_empty_one(void **state)
 {
     (void)state;
     sm_api_run r[2] = {{9, "quick", "done", "", 6, 6, 0, 10, 20, true,
-                        "h1, h2 share one machine (boot id 4af93bb9)", 0},
+                        "h1, h2 share one machine (boot id 4af93bb9)", 0, 0},
                        {8, "full", "cancelled", "cancelled", 60, 3, 2, 5, 9, false,
-                        "h1, h2 share one machine", 0}};
+                        "h1, h2 share one machine", 0, 0}};
     char *json = sm_api_runs_encode(r, 2);
     sm_apiview_run *runs = NULL;
     size_t n = 0;
