@@ -625,3 +625,9 @@ void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id)
     if (a)
         sm_reports_run_changed(&a->reports, run_id);
 }
+
+void sm_api_run_state_changed(sm_api_ctx *a, uint64_t run_id)
+{
+    if (a)
+        sm_reports_run_state_changed(&a->reports, run_id);
+}

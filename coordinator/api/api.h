@@ -75,6 +75,8 @@ char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id);
  * of that run): its cached tables and anomalies are dropped, and so are the anomalies that
  * took it as their baseline (named, or the default one of a later run). */
 void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id);
+/* Its state changed (SM_CHANGE_RUN): as above, and an experiment's parent run too. */
+void sm_api_run_state_changed(sm_api_ctx *a, uint64_t run_id);
 void sm_api_cache_free(sm_api_ctx *a);
 
 /* GET /metrics in two parts, for a carrier that builds the cells off the loop (worker.h): the

@@ -53,4 +53,13 @@ sm_report_status report_body(sm_run_report *out, char *text);
 /* The bound of one report, in bytes. */
 uint64_t report_limit(const sm_reports *r);
 
+/* ---- causes.c ---- */
+
+/* Run id's anomalies (text: their JSON when json, else their text; owned, NULL passes through)
+ * with what its ended experiments proved: the JSON's fleet and regression anomalies of an
+ * experiment's host and test get "experiment" ({"run","summary","cause"}) and, where one was
+ * proved, "cause" (the experiment's cause, plus "experiment": its run); the text a line per
+ * experiment after the rest. The text as it came when the run has none, or on any failure. */
+char *report_add_causes(sm_reports *r, uint64_t id, char *text, bool json);
+
 #endif

@@ -483,6 +483,7 @@ static int get_anomalies(sm_reports *r, uint64_t id, const char *query, sm_run_r
     } else {
         text = sm_explain_anomalies_json(id, d.run.name, base_id, &ao, &an, &ex, &verdict);
     }
+    text = report_add_causes(r, id, text, strcmp(fmt, "text") != 0);
     status = report_body(out, text);
 out:
     sm_run_verdict_fini(&verdict);
@@ -562,6 +563,19 @@ void sm_reports_run_changed(sm_reports *r, uint64_t run_id)
 {
     if (r)
         sm_report_cache_run_changed(r->cache, run_id);
+}
+
+void sm_reports_run_state_changed(sm_reports *r, uint64_t run_id)
+{
+    if (!r)
+        return;
+    sm_report_cache_run_changed(r->cache, run_id);
+    sm_experiment_row xr;
+    sm_error err = {0};
+    if (r->st && sm_store_experiment_get(r->st, run_id, &xr, &err) == 0) {
+        sm_report_cache_run_changed(r->cache, xr.parent_run);
+        sm_experiment_row_fini(&xr);
+    }
 }
 
 void sm_reports_fini(sm_reports *r)

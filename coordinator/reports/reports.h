@@ -78,6 +78,10 @@ sm_report_status sm_reports_verdict(sm_reports *r, uint64_t id, sm_run_verdict *
  * experiment's numbers move. SM_REPORT_NO_RUN when id is no experiment. */
 sm_report_status sm_reports_experiment(sm_reports *r, uint64_t id, sm_run_report *out);
 
+/* A run's state changed: as sm_reports_run_changed, and when it is an experiment, the
+ * anomalies of the run it explains are dropped too (they carry its answer once it is done). */
+void sm_reports_run_state_changed(sm_reports *r, uint64_t run_id);
+
 /* sm_reports_get's body alone (malloc'd), or NULL when the report did not come out. */
 char *sm_reports_body(sm_reports *r, uint64_t id, sm_report_kind kind, const char *options);
 

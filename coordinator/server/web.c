@@ -218,7 +218,9 @@ static void hub_mark_id(sm_map *m, uint64_t id, void *val)
 void sm_ws_hub_change(void *ctx, const sm_change *ch)
 {
     sm_ws_hub *h = ctx;
-    if (ch->kind != SM_CHANGE_AGENT)
+    if (ch->kind == SM_CHANGE_RUN)
+        sm_api_run_state_changed(h->api, ch->run);
+    else if (ch->kind == SM_CHANGE_JOB)
         sm_api_run_changed(h->api, ch->run);
     switch (ch->kind) {
     case SM_CHANGE_AGENT:

@@ -5,8 +5,8 @@ fleet's value, beside untreated controls, and says which one closes the gap:
 
 - h2's namespace gets tiny TCP receive buffers (net.ipv4.tcp_rmem) and a decoy that does not
   touch the test (net.ipv4.tcp_keepalive_time): with --allow-experiment sysctl the buffers are
-  the cause, the keepalive is not the cause, each with its interval, and both sysctls read as
-  they did before;
+  the cause, the keepalive is not the cause, each with its interval, both sysctls read as they
+  did before, and the run's anomaly (API and `sockmatrix anomalies`) carries the proven cause;
 - h2's loopback shaped by tbf (lab.sh --slow-tcp h2:x8): with --allow-experiment qdisc the tbf
   is the cause, and it is put back exactly (the fingerprint's text, and tc's rate, burst and
   limit, as before);
@@ -114,6 +114,20 @@ class ExplainLabTest(unittest.TestCase):
         self.assertEqual(self.sysctl(f, DECOY[0]), DECOY[1])
         self.assertEqual(self.items(f, "h2"), before)
         self.assertIn("SM-TREAT-UNDO", open(f"{f.dir}/agent-h2.log").read())
+
+        # The run's anomaly now carries the proven cause (its cached report was dropped when
+        # the experiment ended), and `anomalies` says it.
+        doc = f.get(f"/api/runs/{rid}/anomalies")
+        flag = next(a for a in doc["anomalies"] if a["host"] == "h2" and a["kind"] == "fleet")
+        self.assertEqual(flag["experiment"]["run"], answer["run"], flag)
+        self.assertEqual(flag["experiment"]["summary"], answer["summary"], flag)
+        self.assertEqual(flag["cause"]["item"], "sysctl." + RMEM[0], flag)
+        self.assertEqual(flag["cause"]["experiment"], answer["run"], flag)
+        self.assertEqual((flag["cause"]["lo"], flag["cause"]["hi"]), (rmem["lo"], rmem["hi"]))
+        text = subprocess.run([CLI, "--coordinator", f.url, "anomalies", str(rid)],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn(f"{answer['summary']} (experiment run {answer['run']} of ", text.stdout)
 
         # The experiment is a run of its own, linked to the run it explains; explain of it
         # prints its answer for people.

@@ -44,7 +44,14 @@ export function experimentScenarios(ctx) {
         (s) => s.hash !== `#/run/${a.run}` && s.shown, STEP_MS);
       const done = await until('the experiment\'s answer', answer,
         (s) => s.state === 'done' || s.state === 'failed', a.xp_ms || 120000, 500);
-      return { host_rows: hostRows, offered, first: moved, done };
+      // Back on the run's page, its anomaly says what was proven, linked to the experiment.
+      await view(`/run/${a.run}`);
+      const proven = await until('the proven cause on the anomaly', () => page().evaluate((host) => {
+        const p = document.querySelector(`ul#run-anomalies li.anomaly[data-host="${host}"] p[data-experiment]`);
+        return p ? { cls: p.className, text: p.textContent, run: p.dataset.experiment,
+          href: p.querySelector('a')?.getAttribute('href') ?? null } : null;
+      }, a.host), (x) => x !== null);
+      return { host_rows: hostRows, offered, first: moved, done, proven };
     },
   };
 }

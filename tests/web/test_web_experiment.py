@@ -4,7 +4,8 @@ flagged test offers "Find the cause"; on run 1's page the button is offered on h
 against the fleet and on no other; clicked, it plans the
 experiment (POST /api/runs/1/experiments), opens the experiment's own run page, and that page
 follows it live to the answer the API gives (GET /api/runs/N/experiment): the same headline,
-every suspect with the same verdict, the tbf the cause. h2's tbf is as it was afterwards. The
+every suspect with the same verdict, the tbf the cause; back on run 1's page h2's anomaly says
+what was proven, linked to the experiment. h2's tbf is as it was afterwards. The
 real coordinator, agents, store, lab and Chromium; it measures, so ctest runs it alone."""
 import os
 import subprocess
@@ -74,6 +75,12 @@ class FindTheCauseTest(WebCase):
             self.skipTest(f"h2 was disturbed while the experiment ran: {xp['control']}")
         self.assertEqual(qdisc["verdict"], "cause", xp)
         self.assertIn("lo qdisc is the cause", done["summary"])
+        # Run 1's anomaly now heads its why with the proof, linked to the experiment.
+        proven = res["proven"]
+        self.assertEqual(proven["cls"], "proven-cause", proven)
+        self.assertEqual(proven["run"], xid)
+        self.assertEqual(proven["href"], f"#/run/{xid}")
+        self.assertIn(xp["summary"], proven["text"])
         self.assertEqual(self.tbf(f), shown)
 
 

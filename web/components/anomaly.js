@@ -46,12 +46,24 @@ function changeItem(c) {
         h('span', {class: 'fleet-value'}, `(was ${c.before})`));
 }
 
+// What an experiment on the anomaly found ("experiment": its run and headline): a proven cause
+// heads the why, and the suspects stay listed under it.
+function experimentLine(a) {
+    const x = a.experiment;
+    if (!x || !x.run)
+        return null;
+    return h('p', {class: a.cause ? 'proven-cause' : 'tested', 'data-experiment': x.run},
+        h('strong', {}, a.cause ? 'Proven: ' : 'Tested: '), x.summary || '', ' (',
+        h('a', {href: `#/run/${encodeURIComponent(x.run)}`}, `experiment run ${x.run}`), ')');
+}
+
 function anomalyWhy(a) {
     const diffs = Array.isArray(a.differences) ? a.differences : [];
     const changes = Array.isArray(a.changes) ? a.changes : [];
-    if (!diffs.length && !changes.length)
+    if (!diffs.length && !changes.length && !a.experiment)
         return null;
     return h('div', {class: 'why'},
+        experimentLine(a),
         diffs.length ? h('p', {class: 'why-head'}, 'differs from the fleet in:') : null,
         diffs.length ? h('ul', {class: 'differences'}, diffs.map(differenceItem)) : null,
         changes.length ? h('p', {class: 'why-head'}, 'changed on this host since the baseline:') : null,
