@@ -11,10 +11,12 @@ fleet's value, beside untreated controls, and says which one closes the gap:
   is the cause, and it is put back exactly (the fingerprint's text, and tc's rate, burst and
   limit, as before);
 - agents without --allow-experiment: nothing is run, each suspect names the flag;
-- a kill -9 of the agent while a treatment is in place: the next start puts the setting back.
+- a kill -9 of the agent while a treatment is in place: the next start puts the setting back;
+  a SIGTERM: the agent puts it back before it exits.
 
 The real coordinator, agents, SQLite store and CLI."""
 import json
+import signal
 import subprocess
 import unittest
 
@@ -204,6 +206,24 @@ class ExplainLabTest(unittest.TestCase):
         wait_for("the job ended", lambda: f.job(jid)["state"] in ("done", "failed"), 60)
         job = f.job(jid)
         self.assertEqual(job["state"], "failed", job)
+
+    def test_a_sigterm_during_a_treatment_puts_the_setting_back_before_the_agent_exits(self):
+        f = self.fleet(("--allow-experiment", "sysctl"))
+        old = self.sysctl(f, DECOY[0])
+        jid, = f.submit([{"host": "h2", "params": {
+            "workload": "stream", "scope": "local", "transport": "tcp", "duration_ms": 20000,
+            "msg_size": 65536, "treatment": f"sysctl {DECOY[0]}=3334"}}])
+        wait_for("the treatment in place", lambda: self.sysctl(f, DECOY[0]) == "3334", 20)
+        agent = f.agents["h2"]
+        f.kill(agent, signal.SIGTERM)
+        # Stopped by its service manager, the agent leaves its host as it found it: the job is
+        # aborted, the setting put back and read back, and only then does it exit.
+        self.assertIsNotNone(agent.poll(), "the agent outlived SIGTERM")
+        self.assertNotEqual(agent.returncode, -signal.SIGKILL, "SIGTERM was not enough")
+        self.assertEqual(self.sysctl(f, DECOY[0]), old)
+        log = open(f"{f.dir}/agent-h2.log").read()
+        self.assertIn("SM-TREAT-UNDO", log)
+        self.assertNotIn("SM-TREAT-UNDO-FAILED", log)
 
 
 if __name__ == "__main__":
