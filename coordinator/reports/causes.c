@@ -121,8 +121,9 @@ static char *add_to_json(char *text, const xp_answer *v, size_t n)
     return again;
 }
 
-/* After the anomalies, a line per answer: what it proved, and of which test. */
-static char *add_to_text(char *text, const xp_answer *v, size_t n)
+/* After the anomalies (text) or the table's footnotes (Markdown), a line per answer: what it
+ * proved, and of which test. */
+static char *add_to_text(char *text, const xp_answer *v, size_t n, bool md)
 {
     size_t len = strlen(text), cap = len + n * 768 + 1;
     char *out = realloc(text, cap);
@@ -131,22 +132,28 @@ static char *add_to_text(char *text, const xp_answer *v, size_t n)
     for (size_t i = 0; i < n; i++) {
         const cJSON *cause = cJSON_GetObjectItemCaseSensitive(v[i].doc, "cause");
         const char *summary = str_of(v[i].doc, "summary");
-        len += (size_t)snprintf(out + len, cap - len,
-                                "  %-12s %.400s (experiment run %" PRIu64 " of %.127s)\n",
-                                cJSON_IsObject(cause) ? "cause" : "tested", summary ? summary : "",
-                                v[i].run, v[i].test);
+        const bool proven = cJSON_IsObject(cause);
+        if (md)
+            len += (size_t)snprintf(
+                out + len, cap - len, "\n%s by experiment run %" PRIu64 " (%.127s): %.400s\n",
+                proven ? "Proven" : "Tested", v[i].run, v[i].test, summary ? summary : "");
+        else
+            len += (size_t)snprintf(
+                out + len, cap - len, "  %-12s %.400s (experiment run %" PRIu64 " of %.127s)\n",
+                proven ? "cause" : "tested", summary ? summary : "", v[i].run, v[i].test);
     }
     return out;
 }
 
-char *report_add_causes(sm_reports *r, uint64_t id, char *text, bool json)
+char *report_add_causes(sm_reports *r, uint64_t id, char *text, report_form form)
 {
     if (!text)
         return NULL;
     xp_answer *v = NULL;
     const size_t n = load_answers(r, id, &v);
     if (n > 0)
-        text = json ? add_to_json(text, v, n) : add_to_text(text, v, n);
+        text = form == REPORT_JSON ? add_to_json(text, v, n)
+                                   : add_to_text(text, v, n, form == REPORT_MD);
     answers_free(v, n);
     return text;
 }

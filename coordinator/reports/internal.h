@@ -55,11 +55,14 @@ uint64_t report_limit(const sm_reports *r);
 
 /* ---- causes.c ---- */
 
-/* Run id's anomalies (text: their JSON when json, else their text; owned, NULL passes through)
- * with what its ended experiments proved: the JSON's fleet and regression anomalies of an
- * experiment's host and test get "experiment" ({"run","summary","cause"}) and, where one was
- * proved, "cause" (the experiment's cause, plus "experiment": its run); the text a line per
- * experiment after the rest. The text as it came when the run has none, or on any failure. */
-char *report_add_causes(sm_reports *r, uint64_t id, char *text, bool json);
+typedef enum { REPORT_JSON, REPORT_TEXT, REPORT_MD } report_form;
+
+/* Run id's anomalies (text: their JSON, their text, or the run's Markdown table; owned, NULL
+ * passes through) with what its ended experiments proved: the JSON's fleet and regression
+ * anomalies of an experiment's host and test get "experiment" ({"run","summary","cause"}) and,
+ * where one was proved, "cause" (the experiment's cause, plus "experiment": its run); the text
+ * and the Markdown a line per experiment after the rest. The text as it came when the run has
+ * none, or on any failure. */
+char *report_add_causes(sm_reports *r, uint64_t id, char *text, report_form form);
 
 #endif

@@ -203,6 +203,8 @@ static int get_table(sm_reports *r, uint64_t id, const char *query, sm_run_repor
     char *text = strcmp(format, "csv") == 0  ? sm_table_csv(&table)
                  : strcmp(format, "md") == 0 ? sm_export_md(&table, &an, &ex)
                                              : sm_export_json(&table, &an, &ex);
+    if (strcmp(format, "md") == 0)
+        text = report_add_causes(r, id, text, REPORT_MD);
     out->ctype = strcmp(format, "csv") == 0  ? "text/csv; charset=utf-8"
                  : strcmp(format, "md") == 0 ? "text/markdown; charset=utf-8"
                                              : "application/json";
@@ -483,7 +485,7 @@ static int get_anomalies(sm_reports *r, uint64_t id, const char *query, sm_run_r
     } else {
         text = sm_explain_anomalies_json(id, d.run.name, base_id, &ao, &an, &ex, &verdict);
     }
-    text = report_add_causes(r, id, text, strcmp(fmt, "text") != 0);
+    text = report_add_causes(r, id, text, strcmp(fmt, "text") == 0 ? REPORT_TEXT : REPORT_JSON);
     status = report_body(out, text);
 out:
     sm_run_verdict_fini(&verdict);

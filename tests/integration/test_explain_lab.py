@@ -26,6 +26,7 @@ CLI = f"{BIN_DIR}/sockmatrix"
 
 TEST = {"workload": "stream", "scope": "local", "transport": "tcp", "framing": "lines",
         "msg_size": 128, "count": 8192}
+TEST_LABEL = "stream tcp lines 128 B x 8192"
 RMEM = ("net.ipv4.tcp_rmem", "4096 4096 4096")
 DECOY = ("net.ipv4.tcp_keepalive_time", "7201")
 
@@ -130,6 +131,11 @@ class ExplainLabTest(unittest.TestCase):
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn(f"{answer['summary']} (experiment run {answer['run']} of ", text.stdout)
+        md = subprocess.run([CLI, "--coordinator", f.url, "export", str(rid), "--format", "md"],
+                            capture_output=True, text=True, timeout=60)
+        self.assertEqual(md.returncode, 0, md.stderr)
+        self.assertIn(f"\nProven by experiment run {answer['run']} ({TEST_LABEL}): "
+                      f"{answer['summary']}\n", md.stdout)
 
         # The experiment is a run of its own, linked to the run it explains; explain of it
         # prints its answer for people.
