@@ -160,7 +160,9 @@ class RunPageTest(WebCase):
         unix = next(c["label"] for c in t["columns"] if " unix" in c["label"])
         k = [c["label"] for c in t["columns"]].index(tcp)
         med = {t["rows"][c["row"]]: c["median"] for c in t["cells"] if c["column"] == k}
-        self.assertGreater(min(med["h1"], med["h3"]) / med["h2"], 100, med)  # 300x, give or take
+        # h2 is 300x slower than it measured; the others measure what this machine gives them,
+        # which varies beside other tests (h1 at a third of h3 was seen): at least 30x apart.
+        self.assertGreater(min(med["h1"], med["h3"]) / med["h2"], 30, med)
         flag = [a for a in an["anomalies"] if a["host"] == "h2" and a["test"] == tcp]
         self.assertTrue(flag, an)
         os.makedirs(SHOTS, exist_ok=True)
