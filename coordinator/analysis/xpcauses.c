@@ -62,7 +62,9 @@ static char *add_to_json(char *text, const xp_answer *v, size_t n)
                  sm_json_put((cJSON *)a, "cause", proven);
         any = true;
     }
-    char *again = ok && any ? cJSON_PrintUnformatted(doc) : NULL;
+    /* Printed again, every figure reads as it came: cJSON alone would cut them to 15 digits. */
+    ok = ok && any && sm_json_exact_numbers(doc);
+    char *again = ok ? cJSON_PrintUnformatted(doc) : NULL;
     cJSON_Delete(doc);
     if (!again)
         return text;

@@ -15,15 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char ANOMALIES[] = "{\"run\":\"1\",\"anomalies\":["
-                                "{\"kind\":\"fleet\",\"host\":\"h2\",\"test\":\"stream tcp\"},"
-                                "{\"kind\":\"fleet\",\"host\":\"h2\",\"test\":\"stream unix\"},"
-                                "{\"kind\":\"slow-link\",\"host\":\"h2\",\"test\":\"stream tcp\"},"
-                                "{\"kind\":\"fleet\",\"host\":\"h1\",\"test\":\"stream tcp\"}]}";
+static const char ANOMALIES[] =
+    "{\"run\":\"1\",\"anomalies\":["
+    "{\"kind\":\"fleet\",\"host\":\"h2\",\"test\":\"stream tcp\",\"z\":-0.9622539857283882},"
+    "{\"kind\":\"fleet\",\"host\":\"h2\",\"test\":\"stream unix\"},"
+    "{\"kind\":\"slow-link\",\"host\":\"h2\",\"test\":\"stream tcp\"},"
+    "{\"kind\":\"fleet\",\"host\":\"h1\",\"test\":\"stream tcp\"}]}";
 
 static const char PROVEN[] =
     "{\"run\":\"5\",\"summary\":\"h2: lo qdisc is the cause: closes 96% of the gap\","
-    "\"cause\":{\"item\":\"if.lo.qdisc\",\"share\":0.96,\"lo\":0.94,\"hi\":0.98}}";
+    "\"cause\":{\"item\":\"if.lo.qdisc\",\"share\":0.96,\"lo\":0.9622539857283882,"
+    "\"hi\":0.98}}";
 static const char NONE[] = "{\"run\":\"3\",\"summary\":\"h2: no suspect closes the gap\","
                            "\"cause\":null}";
 
@@ -59,7 +61,10 @@ static void test_xpcauses_the_newest_answer_joins_its_hosts_anomaly_of_its_test(
     const cJSON *cause = cJSON_GetObjectItemCaseSensitive(a, "cause");
     assert_string_equal(str(cause, "item"), "if.lo.qdisc");
     assert_string_equal(str(cause, "experiment"), "5");
-    assert_true(cJSON_GetObjectItemCaseSensitive(cause, "lo")->valuedouble == 0.94);
+    assert_true(cJSON_GetObjectItemCaseSensitive(cause, "lo")->valuedouble == 0.9622539857283882);
+    /* Every figure as it came, to the last digit: the cause's and the anomaly's own. */
+    assert_non_null(strstr(out, "\"lo\":0.9622539857283882"));
+    assert_non_null(strstr(out, "\"z\":-0.9622539857283882"));
     /* Another test of the host, another kind, another host: as they were. */
     for (int i = 1; i < 4; i++) {
         assert_null(cJSON_GetObjectItemCaseSensitive(anomaly(doc, i), "experiment"));
