@@ -195,13 +195,19 @@ class ExplainLabTest(unittest.TestCase):
         self.assertIn("untested  lo qdisc", out.stderr)
         self.assertEqual(self.items(f, "h2"), before)
 
-    def test_a_kill_during_a_treatment_is_undone_at_the_next_start(self):
+    def treated_long_job(self, value):
+        """A fleet whose h2 runs a 20 s job treated with the decoy sysctl set to value, once the
+        treatment is in place: the fleet, the sysctl's old value and the job's id."""
         f = self.fleet(("--allow-experiment", "sysctl"))
         old = self.sysctl(f, DECOY[0])
         jid, = f.submit([{"host": "h2", "params": {
             "workload": "stream", "scope": "local", "transport": "tcp", "duration_ms": 20000,
-            "msg_size": 65536, "treatment": f"sysctl {DECOY[0]}=3333"}}])
-        wait_for("the treatment in place", lambda: self.sysctl(f, DECOY[0]) == "3333", 20)
+            "msg_size": 65536, "treatment": f"sysctl {DECOY[0]}={value}"}}])
+        wait_for("the treatment in place", lambda: self.sysctl(f, DECOY[0]) == value, 20)
+        return f, old, jid
+
+    def test_a_kill_during_a_treatment_is_undone_at_the_next_start(self):
+        f, old, jid = self.treated_long_job("3333")
         f.kill(f.agents["h2"])
         self.assertEqual(self.sysctl(f, DECOY[0]), "3333")  # nobody put it back yet
         f.start_agent("h2")
@@ -214,12 +220,7 @@ class ExplainLabTest(unittest.TestCase):
         self.assertEqual(job["state"], "failed", job)
 
     def test_a_sigterm_during_a_treatment_puts_the_setting_back_before_the_agent_exits(self):
-        f = self.fleet(("--allow-experiment", "sysctl"))
-        old = self.sysctl(f, DECOY[0])
-        jid, = f.submit([{"host": "h2", "params": {
-            "workload": "stream", "scope": "local", "transport": "tcp", "duration_ms": 20000,
-            "msg_size": 65536, "treatment": f"sysctl {DECOY[0]}=3334"}}])
-        wait_for("the treatment in place", lambda: self.sysctl(f, DECOY[0]) == "3334", 20)
+        f, old, _ = self.treated_long_job("3334")
         agent = f.agents["h2"]
         f.kill(agent, signal.SIGTERM)
         # Stopped by its service manager, the agent leaves its host as it found it: the job is
