@@ -196,15 +196,18 @@ static int journal_read(const sm_treat_ctx *c, change *v, size_t *n, sm_error *e
         line[strcspn(line, "\n")] = '\0';
         char *f1 = line, *f2 = strchr(f1, '\t'), *f3 = f2 ? strchr(f2 + 1, '\t') : NULL;
         char *f4 = f3 ? strchr(f3 + 1, '\t') : NULL, *f5 = f4 ? strchr(f4 + 1, '\t') : NULL;
-        if (!f5)
+        if (!f4)
             continue;
-        *f2++ = *f3++ = *f4++ = *f5++ = '\0';
+        /* A line of four fields (an agent before "kept") is undone from its old text. */
+        *f2++ = *f3++ = *f4++ = '\0';
+        if (f5)
+            *f5++ = '\0';
         change *x = &v[*n];
         x->kind = strcmp(f1, "qdisc") == 0 ? SM_TREAT_QDISC : SM_TREAT_SYSCTL;
         snprintf(x->key, sizeof x->key, "%s", f2);
         snprintf(x->old, sizeof x->old, "%s", f3);
         snprintf(x->now, sizeof x->now, "%s", f4);
-        snprintf(x->kept, sizeof x->kept, "%s", f5);
+        snprintf(x->kept, sizeof x->kept, "%s", f5 ? f5 : "");
         (*n)++;
     }
     fclose(f);
