@@ -171,6 +171,29 @@ static uint64_t previous_finished(const sm_schedules_env *e, uint64_t sched, uin
     return found;
 }
 
+/* Posts body (event) to schedule s's webhook about run (or experiment) run_id, and records it
+ * among the schedule's events. */
+static void tell(const sm_schedules_env *e, const sm_schedule_row *s, uint64_t run_id,
+                 const char *event, const char *body, int64_t now_ms)
+{
+    if (!e->notify) {
+        sm_log(LOG_NOTICE, "SM-SCHEDULE-NOTIFY-NONE",
+               "schedule %" PRIu64 ": run %" PRIu64 " raised a %s, but this coordinator "
+               "sends no webhooks",
+               s->id, run_id, event);
+        return;
+    }
+    const sm_webhook_dest to = {s->webhook_url, s->id, s->webhook_generation};
+    const uint64_t id = e->notify(e->notify_ctx, &to, event, body);
+    char detail[256], subject[40];
+    sm_error err = {0};
+    snprintf(subject, sizeof subject, "schedule %" PRIu64, s->id);
+    snprintf(detail, sizeof detail, "run %" PRIu64 ": %s sent as delivery %" PRIu64, run_id, event,
+             id);
+    sm_log(LOG_NOTICE, "SM-SCHEDULE-NOTIFY", "schedule %" PRIu64 ": %s", s->id, detail);
+    sm_store_event_insert(e->st, now_ms, "notified", subject, detail, &err);
+}
+
 /* Judges ended run run_id of schedule sched for its webhook, then marks it judged; or, while
  * its anomalies are built off the loop, leaves it for a later tick. */
 static void judge(const sm_schedules_env *e, uint64_t sched, uint64_t run_id, int64_t now_ms)
@@ -203,21 +226,8 @@ static void judge(const sm_schedules_env *e, uint64_t sched, uint64_t run_id, in
                        run_id);
             else if (sm_schedule_hook_body(&hr, now_json, prev_json, &event, &body, &err) != 0)
                 sm_log(LOG_WARNING, "SM-SCHEDULE-JUDGE", "run %" PRIu64 ": %s", run_id, err.msg);
-            if (body && e->notify) {
-                const sm_webhook_dest to = {s.webhook_url, sched, s.webhook_generation};
-                const uint64_t id = e->notify(e->notify_ctx, &to, event, body);
-                char detail[256], subject[40];
-                snprintf(subject, sizeof subject, "schedule %" PRIu64, sched);
-                snprintf(detail, sizeof detail, "run %" PRIu64 ": %s sent as delivery %" PRIu64,
-                         run_id, event, id);
-                sm_log(LOG_NOTICE, "SM-SCHEDULE-NOTIFY", "schedule %" PRIu64 ": %s", sched, detail);
-                sm_store_event_insert(e->st, now_ms, "notified", subject, detail, &err);
-            } else if (body) {
-                sm_log(LOG_NOTICE, "SM-SCHEDULE-NOTIFY-NONE",
-                       "schedule %" PRIu64 ": run %" PRIu64 " raised a %s, but this coordinator "
-                       "sends no webhooks",
-                       sched, run_id, event);
-            }
+            if (body)
+                tell(e, &s, run_id, event, body, now_ms);
             free(body);
             free(now_json);
             free(prev_json);
@@ -226,6 +236,52 @@ static void judge(const sm_schedules_env *e, uint64_t sched, uint64_t run_id, in
     }
     if (sm_store_schedule_set_notified(e->st, sched, run_id, &err) != 0)
         sm_log(LOG_ERR, "SM-SCHEDULE-FAIL", "schedule %" PRIu64 ": %s", sched, err.msg);
+    sm_schedule_row_fini(&s);
+}
+
+/* Tells schedule sched's webhook that experiment xp_run, which explains one of its runs,
+ * ended: what it proved (a cancelled one is not told). Marks it told either way, unless the
+ * store fails. */
+static void tell_experiment(const sm_schedules_env *e, uint64_t sched, uint64_t xp_run,
+                            int64_t now_ms)
+{
+    sm_schedule_row s;
+    sm_experiment_row x;
+    sm_run_row xr, parent;
+    sm_error err = {0};
+    if (sm_store_schedule_get(e->st, sched, &s, &err) != 0) {
+        /* A deleted schedule has no one to tell; a failing store is tried again. */
+        if (err.code == SM_EINVAL && sm_store_experiment_set_notified(e->st, xp_run, &err) != 0)
+            sm_log(LOG_ERR, "SM-SCHEDULE-FAIL", "experiment %" PRIu64 ": %s", xp_run, err.msg);
+        return;
+    }
+    if (sm_store_experiment_get(e->st, xp_run, &x, &err) == 0) {
+        if (sm_store_run_get(e->st, xp_run, &xr, &err) == 0) {
+            if (s.webhook_url[0] && xr.state != SM_RUN_CANCELLED &&
+                sm_store_run_get(e->st, x.parent_run, &parent, &err) == 0) {
+                sm_run_report rep;
+                sm_reports_experiment(e->reports, xp_run, &rep);
+                const sm_hook_run hr = {sched, s.name, parent.id, parent.name, parent.finished_ms};
+                const char *event = NULL;
+                char *body = NULL;
+                if (rep.status != SM_REPORT_OK)
+                    sm_log(LOG_WARNING, "SM-SCHEDULE-JUDGE", "experiment %" PRIu64 ": %s", xp_run,
+                           rep.err.msg);
+                else if (sm_schedule_cause_body(&hr, rep.body, &event, &body, &err) != 0)
+                    sm_log(LOG_WARNING, "SM-SCHEDULE-JUDGE", "experiment %" PRIu64 ": %s", xp_run,
+                           err.msg);
+                if (body)
+                    tell(e, &s, xp_run, event, body, now_ms);
+                free(body);
+                sm_run_report_fini(&rep);
+                sm_run_row_fini(&parent);
+            }
+            sm_run_row_fini(&xr);
+        }
+        sm_experiment_row_fini(&x);
+    }
+    if (sm_store_experiment_set_notified(e->st, xp_run, &err) != 0)
+        sm_log(LOG_ERR, "SM-SCHEDULE-FAIL", "experiment %" PRIu64 ": %s", xp_run, err.msg);
     sm_schedule_row_fini(&s);
 }
 
@@ -248,4 +304,10 @@ void sm_schedules_tick(const sm_schedules_env *e, int64_t now_ms)
     }
     for (size_t i = 0; i < n; i++)
         judge(e, pairs[i][0], pairs[i][1], now_ms);
+    if (sm_store_experiments_to_notify(e->st, pairs, 16, &n, &err) != 0) {
+        sm_log(LOG_ERR, "SM-SCHEDULE-FAIL", "experiments to tell: %s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        tell_experiment(e, pairs[i][0], pairs[i][1], now_ms);
 }

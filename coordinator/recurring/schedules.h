@@ -48,7 +48,9 @@ int64_t sm_schedule_next(const sm_schedule_row *r, int64_t now_ms);
  * passes. Then each ended run of a schedule with a webhook, not judged yet, is judged (against
  * the schedule's previous finished run) and e->notify told when it has new flags or
  * regressions; with e->anomalies, a run whose anomalies are not built yet is judged at a later
- * tick (it is marked judged only once it was). Failures are logged; the tick goes on. */
+ * tick (it is marked judged only once it was). Last, each ended experiment that explains a
+ * run of a schedule with a webhook, not told yet, is told (sm_schedule_cause_body) once.
+ * Failures are logged; the tick goes on. */
 void sm_schedules_tick(const sm_schedules_env *e, int64_t now_ms);
 
 #endif

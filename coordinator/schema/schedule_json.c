@@ -420,3 +420,41 @@ int sm_schedule_hook_body(const sm_hook_run *r, const char *run_json, const char
     cJSON_Delete(now);
     return rc;
 }
+
+int sm_schedule_cause_body(const sm_hook_run *r, const char *xp_json, const char **event,
+                           char **body, sm_error *err)
+{
+    *event = NULL;
+    *body = NULL;
+    cJSON *xp = xp_json ? cJSON_Parse(xp_json) : NULL;
+    static const char *const fields[] = {"run", "host", "test", "state", "summary"};
+    bool is_report = cJSON_IsObject(xp);
+    for (size_t i = 0; is_report && i < sizeof fields / sizeof fields[0]; i++)
+        is_report = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(xp, fields[i]));
+    const cJSON *cause = cJSON_GetObjectItemCaseSensitive(xp, "cause");
+    if (!is_report || !(cJSON_IsObject(cause) || cJSON_IsNull(cause))) {
+        cJSON_Delete(xp);
+        return sm_error_set(err, SM_EPARSE, "run %llu: not an experiment's report",
+                            (unsigned long long)r->run_id);
+    }
+    cJSON *root = head(r, 0);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "baseline_run");
+    cJSON *out = root ? cJSON_AddObjectToObject(root, "experiment") : NULL;
+    bool ok = out != NULL;
+    for (size_t i = 0; ok && i < sizeof fields / sizeof fields[0]; i++)
+        ok = sm_json_put(out, fields[i],
+                         cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(xp, fields[i]), 1));
+    ok = ok && sm_json_put(out, "cause", cJSON_Duplicate(cause, 1));
+    /* The shares as the report wrote them, not as 15 digits. */
+    ok = ok && sm_json_exact_numbers(out);
+    const char *word = cJSON_IsObject(cause) ? "cause" : "experiment";
+    int rc = 0;
+    if (!ok || !cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(root, "event"), word) ||
+        !(*body = cJSON_PrintUnformatted(root)))
+        rc = sm_error_set(err, SM_ENOMEM, "out of memory");
+    else
+        *event = word;
+    cJSON_Delete(root);
+    cJSON_Delete(xp);
+    return rc;
+}

@@ -1,6 +1,6 @@
 /* Recurring runs' JSON, free of the store and the clock: the request of POST /api/schedules,
- * the spec a firing runs, and the webhook body a finished run may raise. Shared by the
- * coordinator and its CLI. */
+ * the spec a firing runs, and the webhook bodies a finished run or experiment may raise. Shared by
+ * the coordinator and its CLI. */
 #ifndef SM_COORD_SCHEDULE_JSON_H
 #define SM_COORD_SCHEDULE_JSON_H
 
@@ -59,5 +59,15 @@ typedef struct sm_hook_run {
  * SM_EPARSE when run_json is not such a body, SM_ENOMEM. */
 int sm_schedule_hook_body(const sm_hook_run *r, const char *run_json, const char *prev_json,
                           const char **event, char **body, sm_error *err);
+
+/* The webhook body for an ended experiment that explains a run of the schedule: r names that
+ * run (the one the experiment explains), xp_json is the experiment's report (the body of GET
+ * /api/runs/ID/experiment). *body is {"event":"cause"|"experiment","schedule":{"id","name"},
+ * "run":{"id","name","finished_ms"},"experiment":{"run","host","test","state","summary",
+ * "cause"}}, "cause" the report's own (the suspect proven, its share of the gap closed with
+ * its interval, its treatment) or null; *event (static) "cause" when it proved one, else
+ * "experiment". SM_EPARSE when xp_json is not such a report, SM_ENOMEM; both NULL then. */
+int sm_schedule_cause_body(const sm_hook_run *r, const char *xp_json, const char **event,
+                           char **body, sm_error *err);
 
 #endif

@@ -2,6 +2,7 @@
  * treatments, and the run each explains. */
 #include "coordinator/store/internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,4 +84,38 @@ int sm_store_experiments_of(sm_store *st, uint64_t parent_run, sm_experiment_row
 void sm_store_experiments_free(sm_experiment_row *rows, size_t n)
 {
     store_rows_free(&experiment_rows, rows, n);
+}
+
+int sm_store_experiments_to_notify(sm_store *st, uint64_t (*pairs)[2], size_t max, size_t *n,
+                                   sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_XP_TO_NOTIFY];
+    *n = 0;
+    int rc = sqlite3_bind_int64(s, 1, (sqlite3_int64)(max < INT64_MAX ? max : INT64_MAX));
+    if (rc == SQLITE_OK) {
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW && *n < max) {
+            pairs[*n][0] = (uint64_t)sqlite3_column_int64(s, 0);
+            pairs[*n][1] = (uint64_t)sqlite3_column_int64(s, 1);
+            (*n)++;
+        }
+    }
+    int ret = rc == SQLITE_ROW || rc == SQLITE_DONE
+                  ? 0
+                  : store_db_error(st->db, err, "experiments to notify");
+    store_done_with(s);
+    return ret;
+}
+
+int sm_store_experiment_set_notified(sm_store *st, uint64_t run_id, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_XP_SET_NOTIFIED];
+    int ret = store_bind_id(s, 1, run_id, "experiment", err);
+    if (ret == 0) {
+        if (sqlite3_step(s) != SQLITE_DONE)
+            ret = store_db_error(st->db, err, "experiment notified");
+        else if (sqlite3_changes(st->db) == 0)
+            ret = sm_error_set(err, SM_EINVAL, "no experiment %llu", (unsigned long long)run_id);
+    }
+    store_done_with(s);
+    return ret;
 }

@@ -72,6 +72,8 @@ enum {
     Q_XP_INSERT,
     Q_XP_GET,
     Q_XP_OF,
+    Q_XP_TO_NOTIFY,
+    Q_XP_SET_NOTIFIED,
     Q_COUNT
 };
 

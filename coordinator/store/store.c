@@ -164,6 +164,12 @@ const char *const store_migrations[] = {
      " test TEXT NOT NULL, plan_json TEXT NOT NULL, created_ms INTEGER NOT NULL);"
      "CREATE INDEX experiments_parent ON experiments(parent_run, run_id);"
      "PRAGMA user_version = 10;"),
+    /* 11: an experiment's webhook. notified is 1 once the experiment's end was told to the
+     * webhook of the schedule whose run it explains (or there was none to tell); those that
+     * ended before this version are not told. */
+    ("ALTER TABLE experiments ADD COLUMN notified INTEGER NOT NULL DEFAULT 0;"
+     "UPDATE experiments SET notified = 1;"
+     "PRAGMA user_version = 11;"),
 };
 
 #define SCHEMA_VERSION ((int)(sizeof store_migrations / sizeof store_migrations[0]))
@@ -315,6 +321,11 @@ static const char *const queries[Q_COUNT] = {
                     " created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [Q_XP_GET] = "SELECT " XP_COLUMNS " FROM experiments WHERE run_id = ?1",
     [Q_XP_OF] = "SELECT " XP_COLUMNS " FROM experiments WHERE parent_run = ?1 ORDER BY run_id",
+    [Q_XP_TO_NOTIFY] = "SELECT p.schedule_id, x.run_id FROM experiments x"
+                       " JOIN runs r ON r.id = x.run_id JOIN runs p ON p.id = x.parent_run"
+                       " WHERE x.notified = 0 AND r.state != 'running'"
+                       " AND p.schedule_id IS NOT NULL ORDER BY x.run_id LIMIT ?1",
+    [Q_XP_SET_NOTIFIED] = "UPDATE experiments SET notified = 1 WHERE run_id = ?1",
     [Q_RUN_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
                       " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                       " WHERE j.run_id = ?1 ORDER BY j.ord",

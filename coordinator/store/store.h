@@ -425,5 +425,11 @@ int sm_store_experiment_get(sm_store *st, uint64_t run_id, sm_experiment_row *ou
 int sm_store_experiments_of(sm_store *st, uint64_t parent_run, sm_experiment_row **rows, size_t *n,
                             sm_error *err);
 void sm_store_experiments_free(sm_experiment_row *rows, size_t n);
+/* Up to max ended experiments (any state but running) not yet told, that explain a run of a
+ * schedule, oldest first: pairs[i] = {schedule id, experiment run id}; schema version 11. */
+int sm_store_experiments_to_notify(sm_store *st, uint64_t (*pairs)[2], size_t max, size_t *n,
+                                   sm_error *err);
+/* Marks experiment run_id told; SM_EINVAL "no experiment N" when there is none. */
+int sm_store_experiment_set_notified(sm_store *st, uint64_t run_id, sm_error *err);
 
 #endif

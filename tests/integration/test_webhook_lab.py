@@ -6,8 +6,10 @@ same delivery id; the body names the run, the schedule and exactly the hosts the
 anomalies flag; the signature ("t=T,v1=HEX", HMAC-SHA256 of "T.body") is keyed with the
 schedule's own secret, answered once when the schedule was made, checked here with Python's
 hmac, independent of the coordinator's code. The receiver is on loopback, which the
-coordinator refuses unless --webhook-allow loopback says so. The real coordinator,
-agents, store, delivery thread and HTTP."""
+coordinator refuses unless --webhook-allow loopback says so. Then an experiment on the flag
+(the agents may change their qdisc) ends, and the same webhook is told its proven cause:
+h2's tbf, with its share of the gap and the run it explains. The real coordinator, agents,
+store, delivery thread and HTTP."""
 import hashlib
 import hmac
 import http.server
@@ -79,7 +81,7 @@ class WebhookLabTest(unittest.TestCase):
         os.chmod(token_file, 0o600)
         f.extra_args = ["--token-file", token_file, "--webhook-allow", "loopback"]
         f.headers = {"Authorization": f"Bearer {TOKEN}"}
-        f.agent_args = ["--affinity", "0,1"]
+        f.agent_args = ["--affinity", "0,1", "--allow-experiment", "qdisc"]
         f.start()
         url = f"http://127.0.0.1:{rx.server_address[1]}/hook?lab=1"
         status, made = f.post("/api/schedules", {"name": "watch", "spec": SEED,
@@ -133,6 +135,39 @@ class WebhookLabTest(unittest.TestCase):
         notified = [e for e in events if e["kind"] == "notified"]
         self.assertEqual(len(notified), 1, events)
         self.assertIn(f"run {rid}: {body['event']} sent as delivery", notified[0]["detail"])
+
+        # The flag's experiment ends: its cause reaches the same webhook, signed alike.
+        rx.forget()
+        status, xp = f.post(f"/api/runs/{rid}/experiments",
+                            {"host": "h2", "test": "stream tcp lines 128 B x 8192"})
+        self.assertEqual(status, 201, xp)
+        xid = xp["run"]
+        self.assertEqual(f.wait_run(xid, 600)["state"], "done")
+        answer = f.get(f"/api/runs/{xid}/experiment")
+        wait_for("the experiment told", lambda: len(rx.requests()) >= 2, 60)
+        told = rx.requests()[-1]
+        h = {k.lower(): v for k, v in told["headers"].items()}
+        t, v1 = (p.split("=", 1)[1] for p in h["x-sockmatrix-signature"].split(","))
+        want = hmac.new(secret.encode(), t.encode() + b"." + told["body"],
+                        hashlib.sha256).hexdigest()
+        self.assertTrue(hmac.compare_digest(v1, want))
+        body = json.loads(told["body"])
+        self.assertEqual(h["x-sockmatrix-event"], body["event"])
+        self.assertEqual(body["schedule"], {"id": sid, "name": "watch"})
+        self.assertEqual(body["run"]["id"], rid)  # the run it explains
+        self.assertEqual(body["experiment"]["run"], xid)
+        self.assertEqual(body["experiment"]["summary"], answer["summary"])
+        self.assertEqual(body["experiment"]["cause"], answer["cause"])
+        if answer["cause"] is None:
+            self.assertEqual(body["event"], "experiment", answer["summary"])
+        else:
+            self.assertEqual(body["event"], "cause")
+            self.assertEqual(body["experiment"]["cause"]["item"], "if.lo.qdisc", answer)
+        time.sleep(2)  # told once
+        self.assertEqual(len(rx.requests()), 2)
+        events = f.get(f"/api/schedules/{sid}")["events"]
+        self.assertTrue(any(e["kind"] == "notified" and e["detail"].startswith(f"run {xid}: ")
+                            for e in events), events)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,61 @@ static void test_hook_body_says_inconclusive_with_the_cells_not_judged(void **st
     assert_null(body);
 }
 
+/* An experiment's report as GET /api/runs/ID/experiment gives it, with or without a cause. */
+#define XP_HEAD                                                                                    \
+    "{\"run\":\"14\",\"explains\":\"12\",\"host\":\"h2\",\"test\":\"stream tcp\",\"unit\":"        \
+    "\"s\",\"state\":\"done\",\"summary\":\"h2: lo qdisc is the cause\","
+#define XP_CAUSE                                                                                   \
+    "{\"item\":\"if.lo.qdisc\",\"label\":\"lo qdisc\",\"treatment\":\"qdisc lo noqueue\","         \
+    "\"verdict\":\"cause\",\"share\":0.96123456789012345,\"lo\":0.94,\"hi\":0.98}"
+
+static void test_cause_body_carries_the_proven_cause_exactly(void **state)
+{
+    (void)state;
+    const char *xp = XP_HEAD "\"cause\":" XP_CAUSE ",\"control\":{\"n\":8},\"suspects\":[]}";
+    const char *event = NULL;
+    char *body = NULL;
+    sm_error err = {0};
+    assert_int_equal(sm_schedule_cause_body(&RUN, xp, &event, &body, &err), 0);
+    assert_string_equal(event, "cause");
+    /* The run the experiment explains; no baseline; the cause as the report gave it. */
+    assert_string_equal(body,
+                        "{\"event\":\"cause\",\"schedule\":{\"id\":\"3\",\"name\":\"nightly\"},"
+                        "\"run\":{\"id\":\"12\",\"name\":\"tiny\",\"finished_ms\":1700000000123},"
+                        "\"experiment\":{\"run\":\"14\",\"host\":\"h2\",\"test\":\"stream tcp\","
+                        "\"state\":\"done\",\"summary\":\"h2: lo qdisc is the cause\",\"cause\":"
+                        "{\"item\":\"if.lo.qdisc\",\"label\":\"lo qdisc\",\"treatment\":"
+                        "\"qdisc lo noqueue\",\"verdict\":\"cause\",\"share\":0.9612345678901234,"
+                        "\"lo\":0.94,\"hi\":0.98}}}");
+    free(body);
+}
+
+static void test_cause_body_without_a_cause_is_an_experiment_event(void **state)
+{
+    (void)state;
+    const char *event = "x";
+    char *body = (char *)"x";
+    sm_error err = {0};
+    assert_int_equal(sm_schedule_cause_body(&RUN, XP_HEAD "\"cause\":null}", &event, &body, &err),
+                     0);
+    assert_string_equal(event, "experiment");
+    assert_non_null(strstr(body, "\"event\":\"experiment\""));
+    assert_non_null(strstr(body, "\"cause\":null}}"));
+    free(body);
+
+    /* Not a report: no body, no event, a reason. */
+    static const char *const bad[] = {NULL, "", "[]", XP_HEAD "\"cause\":7}",
+                                      "{\"run\":\"14\",\"cause\":null}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        event = "x";
+        body = (char *)"x";
+        assert_int_equal(sm_schedule_cause_body(&RUN, bad[i], &event, &body, &err), SM_EPARSE);
+        assert_null(event);
+        assert_null(body);
+        assert_non_null(strstr(err.msg, "not an experiment's report"));
+    }
+}
+
 static void test_schedule_spec_puts_its_hosts_in(void **state)
 {
     (void)state;
@@ -151,6 +206,8 @@ int main(void)
         cmocka_unit_test(test_hook_body_bytes_for_a_new_flag_and_a_regression),
         cmocka_unit_test(test_hook_body_leaves_out_flags_the_previous_run_had),
         cmocka_unit_test(test_hook_body_says_inconclusive_with_the_cells_not_judged),
+        cmocka_unit_test(test_cause_body_carries_the_proven_cause_exactly),
+        cmocka_unit_test(test_cause_body_without_a_cause_is_an_experiment_event),
         cmocka_unit_test(test_schedule_spec_puts_its_hosts_in),
         cmocka_unit_test(test_schedule_req_parses_a_preset_with_hosts),
     };

@@ -4,10 +4,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "coordinator/store/store.h"
 #include "tests/unit/coordinator/store/store_fixture.h"
@@ -97,6 +99,112 @@ static void test_store_experiment_insert_refuses_what_does_not_fit(void **state)
     sm_store_experiments_free(rows, n);
 }
 
+static uint64_t add_schedule(fixture *f)
+{
+    sm_schedule_row r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "watch");
+    r.spec_json = "{\"name\":\"watch\",\"hosts\":\"all\"}";
+    r.every_s = 60;
+    r.hosts_json = "";
+    snprintf(r.webhook_url, sizeof r.webhook_url, "http://192.0.2.7/hook");
+    r.next_ms = 1000;
+    uint64_t id = 0;
+    sm_error err = {0};
+    assert_ok(sm_store_schedule_insert(f->st, &r, 1000, &id, &err));
+    return id;
+}
+
+static void test_store_experiments_to_notify_are_the_ended_ones_of_scheduled_runs(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    store_fixture_open(f);
+    const uint64_t sched = add_schedule(f);
+    const uint64_t by_schedule = store_fixture_insert_run(f->st, "watch", 1000);
+    const uint64_t by_hand = store_fixture_insert_run(f->st, "seed", 1100);
+    assert_ok(sm_store_run_set_schedule(f->st, by_schedule, sched, &err));
+    const uint64_t x_ended = store_fixture_insert_run(f->st, "x1", 2000);
+    const uint64_t x_running = store_fixture_insert_run(f->st, "x2", 2100);
+    const uint64_t x_by_hand = store_fixture_insert_run(f->st, "x3", 2200);
+    const uint64_t x_failed = store_fixture_insert_run(f->st, "x4", 2300);
+    sm_experiment_row r = row(x_ended, by_schedule, "[]");
+    assert_ok(sm_store_experiment_insert(f->st, &r, &err));
+    r = row(x_running, by_schedule, "[]");
+    assert_ok(sm_store_experiment_insert(f->st, &r, &err));
+    r = row(x_by_hand, by_hand, "[]");
+    assert_ok(sm_store_experiment_insert(f->st, &r, &err));
+    r = row(x_failed, by_schedule, "[]");
+    assert_ok(sm_store_experiment_insert(f->st, &r, &err));
+    assert_ok(sm_store_run_update(f->st, x_ended, SM_RUN_DONE, NULL, 12, 0, 3000, &err));
+    assert_ok(sm_store_run_update(f->st, x_by_hand, SM_RUN_DONE, NULL, 12, 0, 3000, &err));
+    assert_ok(sm_store_run_update(f->st, x_failed, SM_RUN_FAILED, "lost", 0, 12, 3100, &err));
+
+    uint64_t pairs[4][2];
+    size_t n = 9;
+    assert_ok(sm_store_experiments_to_notify(f->st, pairs, 4, &n, &err));
+    /* The running one waits; the one of a run started by hand has no webhook to tell. */
+    assert_int_equal(n, 2);
+    assert_int_equal(pairs[0][0], sched);
+    assert_int_equal(pairs[0][1], x_ended);
+    assert_int_equal(pairs[1][1], x_failed);
+    /* max bounds the list. */
+    assert_ok(sm_store_experiments_to_notify(f->st, pairs, 1, &n, &err));
+    assert_int_equal(n, 1);
+    assert_int_equal(pairs[0][1], x_ended);
+
+    assert_ok(sm_store_experiment_set_notified(f->st, x_ended, &err));
+    assert_ok(sm_store_experiments_to_notify(f->st, pairs, 4, &n, &err));
+    assert_int_equal(n, 1);
+    assert_int_equal(pairs[0][1], x_failed);
+    assert_ok(sm_store_run_update(f->st, x_running, SM_RUN_DONE, NULL, 12, 0, 4000, &err));
+    assert_ok(sm_store_experiments_to_notify(f->st, pairs, 4, &n, &err));
+    assert_int_equal(n, 2);
+    assert_int_equal(pairs[0][1], x_running);
+
+    /* A run that is no experiment. */
+    assert_int_equal(sm_store_experiment_set_notified(f->st, by_schedule, &err), SM_EINVAL);
+    assert_non_null(strstr(err.msg, "no experiment"));
+}
+
+/* Version 11 adds notified: an experiment that ended before it is not told after it. */
+static void test_store_migration_to_11_tells_no_older_experiment(void **state)
+{
+    fixture *f = *state;
+    sm_error err;
+    store_fixture_open(f);
+    const uint64_t sched = add_schedule(f);
+    const uint64_t parent = store_fixture_insert_run(f->st, "watch", 1000);
+    assert_ok(sm_store_run_set_schedule(f->st, parent, sched, &err));
+    const uint64_t x = store_fixture_insert_run(f->st, "x", 2000);
+    sm_experiment_row r = row(x, parent, "[]");
+    assert_ok(sm_store_experiment_insert(f->st, &r, &err));
+    assert_ok(sm_store_run_update(f->st, x, SM_RUN_DONE, NULL, 12, 0, 3000, &err));
+    sm_store_close(f->st);
+    f->st = NULL;
+    sqlite3 *db = store_fixture_raw_open(f->path);
+    assert_int_equal(sqlite3_exec(db,
+                                  "ALTER TABLE experiments DROP COLUMN notified;"
+                                  " PRAGMA user_version = 10;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    store_fixture_open(f);
+    assert_int_equal(sm_store_schema_version(f->st), 11);
+    uint64_t pairs[4][2];
+    size_t n = 9;
+    assert_ok(sm_store_experiments_to_notify(f->st, pairs, 4, &n, &err));
+    assert_int_equal(n, 0);
+    /* One made after it is told. */
+    const uint64_t y = store_fixture_insert_run(f->st, "y", 4000);
+    r = row(y, parent, "[]");
+    assert_ok(sm_store_experiment_insert(f->st, &r, &err));
+    assert_ok(sm_store_run_update(f->st, y, SM_RUN_DONE, NULL, 12, 0, 5000, &err));
+    assert_ok(sm_store_experiments_to_notify(f->st, pairs, 4, &n, &err));
+    assert_int_equal(n, 1);
+    assert_int_equal(pairs[0][1], y);
+}
+
 #define T(name)                                                                                    \
     cmocka_unit_test_setup_teardown(name, store_fixture_setup_closed, store_fixture_teardown)
 
@@ -106,6 +214,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_store_experiment_round_trips_and_lists_under_its_parent),
         T(test_store_experiment_insert_refuses_what_does_not_fit),
+        T(test_store_experiments_to_notify_are_the_ended_ones_of_scheduled_runs),
+        T(test_store_migration_to_11_tells_no_older_experiment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,7 +35,7 @@ static void test_store_refuses_a_newer_schema_version(void **state)
     assert_int_equal(sm_store_open(&st, f->path, &err), SM_EINVAL);
     assert_null(st);
     assert_int_equal(err.code, SM_EINVAL);
-    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (10)");
+    assert_string_equal(err.msg, "database schema version 99 is newer than this coordinator (11)");
 
     db = store_fixture_raw_open(f->path);
     assert_int_equal(store_fixture_raw_int(db, "PRAGMA user_version"), 99);
@@ -129,7 +129,7 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     sqlite3_close(db);
 
     store_fixture_open(f);
-    assert_int_equal(sm_store_schema_version(f->st), 10);
+    assert_int_equal(sm_store_schema_version(f->st), 11);
 
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, 7, &j, &err));
@@ -167,7 +167,7 @@ static void test_store_migrates_a_version_1_database_keeping_jobs_and_results(vo
     assert_true(store_fixture_is_store_id(sm_store_id(f->st)));
 
     db = store_fixture_raw_open(f->path);
-    assert_int_equal(store_fixture_raw_int(db, "PRAGMA user_version"), 10);
+    assert_int_equal(store_fixture_raw_int(db, "PRAGMA user_version"), 11);
     assert_int_equal(
         store_fixture_raw_int(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE name IN"
                                   " ('run_id', 'cell', 'rep', 'warmup', 'round', 'ord', 'peer')"),
@@ -245,7 +245,7 @@ static void test_store_migration_to_version_5_takes_parallel_from_the_stored_spe
     sqlite3_close(db);
 
     store_fixture_open(f);
-    assert_int_equal(sm_store_schema_version(f->st), 10);
+    assert_int_equal(sm_store_schema_version(f->st), 11);
     static const bool want[] = {false, true, true, true};
     for (uint64_t id = 1; id <= 4; id++) {
         sm_run_row r;
@@ -286,7 +286,7 @@ static void test_store_migrates_version_3_cells_to_no_stop_and_records_stops(voi
     sqlite3_close(db);
 
     store_fixture_open(f);
-    assert_int_equal(sm_store_schema_version(f->st), 10);
+    assert_int_equal(sm_store_schema_version(f->st), 11);
     sm_cell_row *rows = NULL;
     size_t n = 0;
     assert_ok(sm_store_cells_list(f->st, run, &rows, &n, &err));

@@ -27,13 +27,13 @@ static void test_store_open_creates_the_current_schema_in_wal_mode(void **state)
 {
     fixture *f = *state;
     store_fixture_open(f);
-    assert_int_equal(sm_store_schema_version(f->st), 10);
+    assert_int_equal(sm_store_schema_version(f->st), 11);
 
     sqlite3 *db = store_fixture_raw_open(f->path);
     char mode[16];
     store_fixture_raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     assert_string_equal(mode, "wal");
-    assert_int_equal(store_fixture_raw_int(db, "PRAGMA user_version"), 10);
+    assert_int_equal(store_fixture_raw_int(db, "PRAGMA user_version"), 11);
     assert_int_equal(
         store_fixture_raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
                                   " name IN ('agents', 'jobs', 'results', 'events', 'runs',"
@@ -56,7 +56,7 @@ static void test_store_reopen_keeps_data_and_version(void **state)
     assert_ok(sm_store_agent_upsert(f->st, &a, &err));
 
     store_fixture_open(f);
-    assert_int_equal(sm_store_schema_version(f->st), 10);
+    assert_int_equal(sm_store_schema_version(f->st), 11);
     sm_job_row j;
     assert_ok(sm_store_job_get(f->st, id, &j, &err));
     assert_string_equal(j.host, "h1");

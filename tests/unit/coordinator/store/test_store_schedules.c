@@ -225,7 +225,7 @@ static void test_migration_from_version_7_keeps_runs(void **state)
         SQLITE_OK);
     sqlite3_close(db);
     reopen(f);
-    assert_int_equal(sm_store_schema_version(f->st), 10);
+    assert_int_equal(sm_store_schema_version(f->st), 11);
     sm_run_row r;
     ok(sm_store_run_get(f->st, run, &r, &err), &err);
     assert_string_equal(r.name, "old");
