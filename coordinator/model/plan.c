@@ -323,6 +323,24 @@ static void fill_cell(sm_cell *c, size_t test, size_t variant, const sm_params *
     c->params = *params;
 }
 
+/* Whether test st runs on host: a test without hosts of its own runs on every selected one. */
+static bool test_on(const sm_spec_test *st, const char *host)
+{
+    for (size_t i = 0; i < st->n_hosts; i++)
+        if (strcmp(st->hosts[i], host) == 0)
+            return true;
+    return st->n_hosts == 0;
+}
+
+/* How many of the selected hosts test st runs on. */
+static size_t hosts_of(const expand *x, const sm_spec_test *st)
+{
+    size_t n = 0;
+    for (size_t h = 0; h < x->n_sel; h++)
+        n += test_on(st, x->sel[h]->name);
+    return n;
+}
+
 /* Cells in the order test, host (or pair), variant. A test whose scope is a matrix axis gives
  * its local cells first, then its pair cells. cell_round gets each cell's job round. */
 static void build_cells(const expand *x, sm_cell *cells, uint32_t *cell_round)
@@ -333,7 +351,7 @@ static void build_cells(const expand *x, sm_cell *cells, uint32_t *cell_round)
         const sm_spec_test *st = &s->tests[t];
         if (count_scope(st, SM_SCOPE_LOCAL) > 0) {
             for (size_t h = 0; h < x->n_sel; h++) {
-                for (size_t v = 0; v < st->n_variants; v++) {
+                for (size_t v = 0; test_on(st, x->sel[h]->name) && v < st->n_variants; v++) {
                     if (st->variants[v].scope != SM_SCOPE_LOCAL)
                         continue;
                     fill_cell(&cells[k], t, v, &st->variants[v], x->sel[h]->name, "");
@@ -370,8 +388,9 @@ static int count_cells(expand *x, uint64_t *n_pairs, uint64_t *n_cells)
             return rc;
     }
     for (size_t t = 0; t < spec->n_tests; t++)
-        *n_cells += count_scope(&spec->tests[t], SM_SCOPE_LOCAL) * (uint64_t)x->n_sel +
-                    count_scope(&spec->tests[t], SM_SCOPE_PAIR) * *n_pairs;
+        *n_cells +=
+            count_scope(&spec->tests[t], SM_SCOPE_LOCAL) * (uint64_t)hosts_of(x, &spec->tests[t]) +
+            count_scope(&spec->tests[t], SM_SCOPE_PAIR) * *n_pairs;
     return 0;
 }
 

@@ -388,6 +388,9 @@ static int axes_from_json(const cJSON *t, size_t ti, axis *axes, size_t *n_axes,
                                 TEST_KEYS_MAX);
         /* The README's "a test with scope pair runs between hosts: pairs ..." reads as if pairs
          * were the test's; say where it goes rather than that it is unknown. */
+        /* A test's own hosts are no params field (test_hosts_from_json). */
+        if (strcmp(item->string, "hosts") == 0)
+            continue;
         if (strcmp(item->string, "pairs") == 0) {
             set_field(c, "tests[%zu].pairs", ti);
             return sm_error_set(c->err, SM_EINVAL,
@@ -515,7 +518,49 @@ static int test_error(const axis *axes, size_t n, const size_t *idx, size_t ti,
     return sm_error_set(c->err, perr->code, "tests[%zu]: %s", ti, msg);
 }
 
-static int test_from_json(const cJSON *t, size_t ti, sm_spec_test *out, ctx *c)
+/* A test's "hosts": some of the spec's listed hosts, on which alone its local cells are made. */
+static int test_hosts_from_json(const cJSON *list, size_t ti, const sm_spec *s, sm_spec_test *out,
+                                ctx *c)
+{
+    set_field(c, "tests[%zu].hosts", ti);
+    if (s->hosts != SM_HOSTS_LIST)
+        return sm_error_set(c->err, SM_EINVAL,
+                            "tests[%zu].hosts: needs the spec's hosts as a list of names", ti);
+    if (!cJSON_IsArray(list))
+        return sm_error_set(c->err, SM_EPARSE, "tests[%zu].hosts: expected a list of names", ti);
+    const int n = cJSON_GetArraySize(list);
+    if (n == 0 || (size_t)n > s->n_host_names)
+        return sm_error_set(c->err, SM_EINVAL, "tests[%zu].hosts: %d names, expected 1..%zu", ti, n,
+                            s->n_host_names);
+    out->hosts = calloc((size_t)n, sizeof out->hosts[0]);
+    if (out->hosts == NULL)
+        return sm_error_set(c->err, SM_ENOMEM, "tests[%zu].hosts: out of memory", ti);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, list)
+    {
+        const size_t i = out->n_hosts;
+        char field[48];
+        snprintf(field, sizeof field, "tests[%zu].hosts[%zu]", ti, i);
+        int rc = get_name(item, field, out->hosts[i], c);
+        if (rc != 0)
+            return rc;
+        bool listed = false;
+        for (size_t j = 0; !listed && j < s->n_host_names; j++)
+            listed = strcmp(s->host_names[j], out->hosts[i]) == 0;
+        set_field(c, "%s", field);
+        if (!listed)
+            return sm_error_set(c->err, SM_EINVAL, "%s: '%s' is not in hosts", field,
+                                out->hosts[i]);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(out->hosts[j], out->hosts[i]) == 0)
+                return sm_error_set(c->err, SM_EINVAL, "%s: '%s' is also tests[%zu].hosts[%zu]",
+                                    field, out->hosts[i], ti, j);
+        out->n_hosts++;
+    }
+    return 0;
+}
+
+static int test_from_json(const cJSON *t, size_t ti, const sm_spec *s, sm_spec_test *out, ctx *c)
 {
     axis axes[TEST_KEYS_MAX];
     size_t n = 0;
@@ -571,7 +616,19 @@ static int test_from_json(const cJSON *t, size_t ti, sm_spec_test *out, ctx *c)
         return sm_error_set(c->err, SM_EINVAL,
                             "tests[%zu]: no variant left (scope pair runs over tcp only)", ti);
     }
-    return 0;
+    const cJSON *hosts = cJSON_GetObjectItemCaseSensitive(t, "hosts");
+    if (hosts == NULL)
+        return 0;
+    for (size_t v = 0; v < out->n_variants; v++) {
+        if (out->variants[v].scope == SM_SCOPE_PAIR) {
+            set_field(c, "tests[%zu].hosts", ti);
+            return sm_error_set(c->err, SM_EINVAL,
+                                "tests[%zu].hosts: for a local test only (a pair test runs on "
+                                "the spec's pairs)",
+                                ti);
+        }
+    }
+    return test_hosts_from_json(hosts, ti, s, out, c);
 }
 
 static int tests_from_json(const cJSON *list, sm_spec *s, ctx *c)
@@ -589,9 +646,11 @@ static int tests_from_json(const cJSON *list, sm_spec *s, ctx *c)
     const cJSON *t;
     cJSON_ArrayForEach(t, list)
     {
-        int rc = test_from_json(t, s->n_tests, &s->tests[s->n_tests], c);
-        if (rc != 0)
+        int rc = test_from_json(t, s->n_tests, s, &s->tests[s->n_tests], c);
+        if (rc != 0) {
+            free(s->tests[s->n_tests].hosts); /* the failed test's: not counted */
             return rc;
+        }
         s->n_tests++;
     }
     return 0;
@@ -692,6 +751,8 @@ void sm_spec_fini(sm_spec *s)
         return;
     free(s->host_names);
     free(s->pair_list);
+    for (size_t i = 0; s->tests && i < s->n_tests; i++)
+        free(s->tests[i].hosts);
     free(s->tests);
     memset(s, 0, sizeof *s);
 }

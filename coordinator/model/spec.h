@@ -34,6 +34,10 @@ typedef enum sm_pairs_kind {
 typedef struct sm_spec_test {
     sm_params variants[SM_SPEC_VARIANTS_MAX];
     size_t n_variants;
+    /* "hosts": the spec's listed hosts this local test runs on (owned); NULL, 0: all the
+     * run's hosts. */
+    char (*hosts)[SM_NAME_LEN];
+    size_t n_hosts;
 } sm_spec_test;
 
 typedef struct sm_spec {

@@ -241,6 +241,34 @@ static void test_plan_all_selects_online_hosts_sorted_by_name(void **state)
     sm_plan_fini(&p);
 }
 
+/* A test with hosts of its own makes cells on those alone; the others on every host. */
+static void test_plan_a_test_with_its_own_hosts_runs_on_those_alone(void **state)
+{
+    (void)state;
+    spec_fx f;
+    spec_init(&f, 2, 1);
+    add_name(&f, "h02");
+    add_name(&f, "h00");
+    add_test(&f, SM_SCOPE_LOCAL, 2);
+    add_test(&f, SM_SCOPE_LOCAL, 1);
+    char own[1][SM_NAME_LEN] = {"h02"};
+    f.tests[0].hosts = own;
+    f.tests[0].n_hosts = 1;
+    sm_plan_host fleet[3];
+    fleet_make(fleet, 3);
+    sm_plan p;
+    expand_ok(&f, fleet, 3, &p);
+    assert_int_equal(p.n_cells, 2 + 2);
+    assert_int_equal(p.n_jobs, (2 + 2) * (2 + 1));
+    assert_cell(&p.cells[0], 0, 0, "h02", "");
+    assert_cell(&p.cells[1], 0, 1, "h02", "");
+    assert_cell(&p.cells[2], 1, 0, "h00", "");
+    assert_cell(&p.cells[3], 1, 0, "h02", "");
+    for (size_t i = 0; i < p.n_jobs; i++)
+        assert_true(p.jobs[i].cell < p.n_cells);
+    sm_plan_fini(&p);
+}
+
 static void test_plan_list_selects_the_named_hosts_once(void **state)
 {
     (void)state;
@@ -728,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_plan_repetition_walks_tests_then_hosts_then_variants),
         cmocka_unit_test(test_plan_all_selects_online_hosts_sorted_by_name),
         cmocka_unit_test(test_plan_list_selects_the_named_hosts_once),
+        cmocka_unit_test(test_plan_a_test_with_its_own_hosts_runs_on_those_alone),
         cmocka_unit_test(test_plan_list_refuses_an_unregistered_host),
         cmocka_unit_test(test_plan_list_refuses_a_lost_host_that_all_skips),
         cmocka_unit_test(test_plan_label_selects_online_hosts_with_that_label),

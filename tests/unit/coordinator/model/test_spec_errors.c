@@ -54,6 +54,31 @@ static void test_spec_hosts_errors(void **state)
                       "hosts[2]");
 }
 
+/* A test's own hosts: some of the spec's listed ones, for a local test. */
+static void test_spec_test_hosts_errors(void **state)
+{
+    (void)state;
+#define TH(hosts, test_hosts)                                                                      \
+    "{'name':'s'," hosts "'tests':[{'workload':'stream','hosts':" test_hosts "}]}"
+    assert_spec_error(TH("", "['a']"), SM_EINVAL,
+                      "tests[0].hosts: needs the spec's hosts as a list of names",
+                      "tests[0].hosts");
+    assert_spec_error(TH("'hosts':['a','b'],", "'a'"), SM_EPARSE,
+                      "tests[0].hosts: expected a list of names", "tests[0].hosts");
+    assert_spec_error(TH("'hosts':['a','b'],", "[]"), SM_EINVAL,
+                      "tests[0].hosts: 0 names, expected 1..2", "tests[0].hosts");
+    assert_spec_error(TH("'hosts':['a','b'],", "['a','c']"), SM_EINVAL,
+                      "tests[0].hosts[1]: 'c' is not in hosts", "tests[0].hosts[1]");
+    assert_spec_error(TH("'hosts':['a','b'],", "['b','b']"), SM_EINVAL,
+                      "tests[0].hosts[1]: 'b' is also tests[0].hosts[0]", "tests[0].hosts[1]");
+    assert_spec_error(TH("'hosts':['a','b'],", "['a b']"), SM_EINVAL, "tests[0].hosts[0]",
+                      "tests[0].hosts[0]");
+    assert_spec_error("{'name':'s','hosts':['a','b'],'pairs':'mesh','tests':[{'workload':"
+                      "'stream','scope':'pair','hosts':['a']}]}",
+                      SM_EINVAL, "tests[0].hosts: for a local test only", "tests[0].hosts");
+#undef TH
+}
+
 static void test_spec_hosts_has_at_most_1024_names(void **state)
 {
     (void)state;
@@ -268,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_spec_axis_errors),
         cmocka_unit_test(test_spec_many_axes_do_not_overflow_the_variant_count),
         cmocka_unit_test(test_spec_pair_test_requires_pairs),
+        cmocka_unit_test(test_spec_test_hosts_errors),
         cmocka_unit_test(test_spec_invalid_params_name_the_test_and_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
