@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "agent/host/fingerprint.h"
+#include "proto/log.h"
 
 static const char only[] = "sockmatrix-agent sets only noqueue and tbf root qdiscs";
 
@@ -88,23 +89,70 @@ int sm_treat_tbf_parse(const char *text, sm_tbf *out, sm_error *err)
     return 0;
 }
 
+/* The burst a bucket of b bytes at rate reads back as: libnl keeps it as txtime =
+ * us2ticks(txtime_us(bucket)) and reads it back as bufsize(ticks2us(txtime)), each step
+ * truncating. */
+static int64_t libnl_reads(uint32_t rate, uint64_t b)
+{
+    int us = rtnl_tc_calc_txtime((int)b, (int)rate);
+    uint32_t ticks = nl_us2ticks((uint32_t)us);
+    return rtnl_tc_calc_bufsize((int)nl_ticks2us(ticks), (int)rate);
+}
+
 int64_t sm_treat_tbf_bucket(uint32_t rate, uint32_t burst)
 {
     /* Past 100 s of buffer the clock ticks would overflow the kernel's 32 bits. */
     if (rate == 0 || rate > INT32_MAX || burst == 0 || burst > INT32_MAX ||
         (double)burst / rate > 100.0)
         return -1;
-    /* libnl keeps the bucket as txtime = us2ticks(txtime_us(bucket)) and reads it back as
-     * bufsize(ticks2us(txtime)), each step truncating: the bucket that reads back as burst is
-     * at most a couple of microseconds' worth of bytes above it. */
+    /* Each step truncating, the bucket that reads back as burst is at most a couple of
+     * microseconds' worth of bytes above it. */
     const uint64_t span = (uint64_t)(3.0 * rate / 1e6) + 16;
-    for (uint64_t b = burst; b <= burst + span && b <= INT32_MAX; b++) {
-        int us = rtnl_tc_calc_txtime((int)b, (int)rate);
-        uint32_t ticks = nl_us2ticks((uint32_t)us);
-        if (rtnl_tc_calc_bufsize((int)nl_ticks2us(ticks), (int)rate) == (int)burst)
+    for (uint64_t b = burst; b <= burst + span && b <= INT32_MAX; b++)
+        if (libnl_reads(rate, b) == (int64_t)burst)
             return (int64_t)b;
-    }
     return -1;
+}
+
+uint32_t sm_treat_tbf_slack(uint32_t rate)
+{
+    return rate / 1000000u + 2;
+}
+
+int64_t sm_treat_tbf_bucket_near(uint32_t rate, uint32_t burst, uint32_t *reads)
+{
+    int64_t exact = sm_treat_tbf_bucket(rate, burst);
+    if (exact >= 0) {
+        *reads = burst;
+        return exact;
+    }
+    if (rate == 0 || rate > INT32_MAX || burst == 0 || burst > INT32_MAX ||
+        (double)burst / rate > 100.0)
+        return -1;
+    const uint32_t slack = sm_treat_tbf_slack(rate);
+    const uint64_t span = (uint64_t)(3.0 * rate / 1e6) + 16 + slack;
+    int64_t best = -1, best_off = INT64_MAX;
+    const uint64_t from = burst > span ? burst - span : 1;
+    for (uint64_t b = from; b <= (uint64_t)burst + span && b <= INT32_MAX; b++) {
+        const int64_t got = libnl_reads(rate, b);
+        const int64_t off = got > burst ? got - burst : (int64_t)burst - got;
+        if (got > 0 && off <= (int64_t)slack && off < best_off) {
+            best = (int64_t)b;
+            best_off = off;
+            *reads = (uint32_t)got;
+        }
+    }
+    return best;
+}
+
+bool sm_treat_tbf_near(const char *got, const char *want)
+{
+    sm_tbf g, w;
+    sm_error err = {0};
+    if (sm_treat_tbf_parse(got, &g, &err) != 0 || sm_treat_tbf_parse(want, &w, &err) != 0)
+        return false;
+    const uint32_t off = g.burst > w.burst ? g.burst - w.burst : w.burst - g.burst;
+    return g.rate == w.rate && g.limit == w.limit && off <= sm_treat_tbf_slack(w.rate);
 }
 
 int sm_treat_qdisc_set(const char *iface, const char *value, sm_error *err)
@@ -115,10 +163,17 @@ int sm_treat_qdisc_set(const char *iface, const char *value, sm_error *err)
     if (!noqueue) {
         if (sm_treat_tbf_parse(value, &t, err) != 0)
             return SM_EINVAL;
-        if ((bucket = sm_treat_tbf_bucket(t.rate, t.burst)) < 0)
+        uint32_t reads = 0;
+        if ((bucket = sm_treat_tbf_bucket_near(t.rate, t.burst, &reads)) < 0)
             return sm_error_set(err, SM_EINVAL,
-                                "qdisc %s: no tbf bucket reads back as burst %ub at this rate",
-                                iface, t.burst);
+                                "qdisc %s: no tbf bucket reads back within %u bytes of burst %ub "
+                                "at this rate",
+                                iface, sm_treat_tbf_slack(t.rate), t.burst);
+        if (reads != t.burst)
+            sm_log(LOG_NOTICE, "SM-TREAT-TBF-NEAR",
+                   "qdisc %s: burst %ub reads back as %ub, the nearest the kernel keeps in whole "
+                   "clock ticks at this rate",
+                   iface, t.burst, reads);
     } else {
         /* The default root qdisc (lo's noqueue) has no handle and cannot be deleted: there is
          * nothing to do when it is there already. */

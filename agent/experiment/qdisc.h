@@ -4,6 +4,7 @@
 #ifndef SM_AGENT_EXPERIMENT_QDISC_H
 #define SM_AGENT_EXPERIMENT_QDISC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,21 @@ int sm_treat_tbf_parse(const char *text, sm_tbf *out, sm_error *err);
  * at rate r: the kernel keeps the bucket as a time in clock ticks, and libnl rounds down on
  * the way there and back, so the bucket given is a few bytes larger. -1 when none does. */
 int64_t sm_treat_tbf_bucket(uint32_t rate, uint32_t burst);
+
+/* The bytes a tbf's burst may read back off by when a treatment sets it: the burst the
+ * kernel can keep at rate r in whole clock ticks is not every byte count (at 12.5 bytes a
+ * microsecond about 1 in 8 is never read back), and the fingerprint's rate is rounded to 6
+ * digits. One microsecond's worth of bytes at r, and 2 more. */
+uint32_t sm_treat_tbf_slack(uint32_t rate);
+
+/* sm_treat_tbf_bucket, or when no bucket reads back as burst exactly, the one whose read-back
+ * is nearest to it within sm_treat_tbf_slack (the smaller bucket on a tie); *reads gets what
+ * it reads back as. -1 when none is that near. */
+int64_t sm_treat_tbf_bucket_near(uint32_t rate, uint32_t burst, uint32_t *reads);
+
+/* Whether tbf texts got and want (as the fingerprint writes them) have the same rate and limit
+ * and bursts within sm_treat_tbf_slack of each other: a tbf a treatment set reads as its text. */
+bool sm_treat_tbf_near(const char *got, const char *want);
 
 /* Sets the root qdisc of iface to value ("noqueue": the root qdisc deleted, the default
  * noqueue of lo taking its place; "tbf ...": added or replaced). 0 or an SM_E code. */

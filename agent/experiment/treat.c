@@ -129,11 +129,14 @@ static int write_setting(const change *c, const char *value, sm_error *err)
     return sm_treat_qdisc_set(c->key, value, err);
 }
 
-/* Whether a setting reads as wanted: exactly, blanks aside (squeezed on both sides). */
-static bool reads_as(const change *c, const char *got, const char *want)
+/* Whether a setting reads as wanted: exactly, blanks aside (squeezed on both sides); or, for
+ * a tbf a treatment set (near), with a burst as near as the kernel keeps it
+ * (sm_treat_tbf_near). An undo is put back byte for byte, and must read back exactly. */
+static bool reads_as(const change *c, const char *got, const char *want, bool near)
 {
-    (void)c;
-    return strcmp(got, want) == 0;
+    if (strcmp(got, want) == 0)
+        return true;
+    return near && c->kind == SM_TREAT_QDISC && sm_treat_tbf_near(got, want);
 }
 
 /* ---- the journal ---- */
@@ -227,7 +230,7 @@ static int undo(sm_treat_ctx *c, const change *v, size_t n, const char *how, sm_
                               : write_setting(&v[i], v[i].old, &e);
         if (!rc)
             rc = read_setting(&v[i], back, sizeof back, &e);
-        if (!rc && !reads_as(&v[i], back, v[i].old))
+        if (!rc && !reads_as(&v[i], back, v[i].old, false))
             rc = sm_error_set(&e, SM_ESYS, "treatment: %s %s reads '%.80s', not '%.80s'",
                               sm_treat_kind_name(v[i].kind), v[i].key, back, v[i].old);
         if (rc) {
@@ -337,7 +340,7 @@ int sm_treat_begin(sm_treat_ctx *c, sm_params *p, sm_error *err)
         if (!rc)
             rc = read_setting(x, back, sizeof back, err);
         squeeze(x->now, want, sizeof want);
-        if (!rc && !reads_as(x, back, want))
+        if (!rc && !reads_as(x, back, want, true))
             rc = sm_error_set(err, SM_EINVAL, "treatment: %s reads '%.80s' once made", text, back);
         if (!rc)
             sm_log(LOG_NOTICE, "SM-TREAT-APPLY", "%s (was '%.100s')", text, x->old);

@@ -97,12 +97,53 @@ static void test_qdisc_bucket_reads_back_as_the_burst_asked_for(void **state)
     assert_int_equal(sm_treat_tbf_bucket(1000, 200000), -1); /* 200 s of buffer */
 }
 
+/* A burst no bucket reads back as exactly is set to the nearest that one does, within a
+ * microsecond's bytes; a tbf set so reads as its text, and nothing further off does. */
+static void test_qdisc_a_burst_never_read_back_gets_the_nearest(void **state)
+{
+    (void)state;
+    uint32_t reads = 0;
+    /* exact where one is */
+    assert_int_equal(sm_treat_tbf_bucket_near(12500000, 131062, &reads),
+                     sm_treat_tbf_bucket(12500000, 131062));
+    assert_int_equal(reads, 131062);
+    /* 131063 is never read back at 12.5 bytes a microsecond: the nearest is */
+    int64_t b = sm_treat_tbf_bucket_near(12500000, 131063, &reads);
+    assert_true(b > 0);
+    assert_int_equal(libnl_reads(12500000, b), reads);
+    assert_int_not_equal(reads, 131063);
+    const uint32_t off = reads > 131063 ? reads - 131063 : 131063 - reads;
+    assert_true(off <= sm_treat_tbf_slack(12500000));
+    assert_int_equal(sm_treat_tbf_slack(12500000), 14);
+    /* every burst over a range gets a bucket, at a rate of the lab's */
+    for (uint32_t burst = 131000; burst < 131200; burst++) {
+        b = sm_treat_tbf_bucket_near(15511000, burst, &reads);
+        assert_true(b > 0);
+        const uint32_t d = reads > burst ? reads - burst : burst - reads;
+        assert_true(d <= sm_treat_tbf_slack(15511000));
+    }
+    assert_int_equal(sm_treat_tbf_bucket_near(0, 1000, &reads), -1);
+
+    assert_true(sm_treat_tbf_near("tbf rate 100Mbit burst 131062b limit 1Mb",
+                                  "tbf rate 100Mbit burst 131062b limit 1Mb"));
+    assert_true(sm_treat_tbf_near("tbf rate 100Mbit burst 131050b limit 1Mb",
+                                  "tbf rate 100Mbit burst 131063b limit 1Mb"));
+    assert_false(sm_treat_tbf_near("tbf rate 100Mbit burst 131040b limit 1Mb",
+                                   "tbf rate 100Mbit burst 131063b limit 1Mb"));
+    assert_false(sm_treat_tbf_near("tbf rate 200Mbit burst 131063b limit 1Mb",
+                                   "tbf rate 100Mbit burst 131063b limit 1Mb"));
+    assert_false(sm_treat_tbf_near("tbf rate 100Mbit burst 131063b limit 2Mb",
+                                   "tbf rate 100Mbit burst 131063b limit 1Mb"));
+    assert_false(sm_treat_tbf_near("noqueue", "tbf rate 100Mbit burst 131063b limit 1Mb"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qdisc_tbf_text_of_the_fingerprint_parses_back),
         cmocka_unit_test(test_qdisc_other_kinds_and_spellings_are_refused),
         cmocka_unit_test(test_qdisc_bucket_reads_back_as_the_burst_asked_for),
+        cmocka_unit_test(test_qdisc_a_burst_never_read_back_gets_the_nearest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
