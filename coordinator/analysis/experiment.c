@@ -501,6 +501,46 @@ int sm_xp_plan_make_for(const char *host, const sm_fp_diffs *d, const char *allo
     return 0;
 }
 
+size_t sm_xp_plan_reverse(sm_xp_plan *p, const sm_fp_diffs *d, const sm_xp_ref *ref)
+{
+    if (p == NULL || d == NULL || ref == NULL || ref->host == NULL || ref->fp == NULL)
+        return 0;
+    mapper m = {ref->host, allow_flags(ref->allow)};
+    size_t n = 0;
+    /* The singles are the differences, one for one and in order; the combination follows. */
+    for (size_t i = 0; i < p->n && i < d->n; i++) {
+        sm_xp_suspect *s = &p->v[i];
+        const sm_fp_diff *x = &d->v[i];
+        memset(s->reverse_host, 0, sizeof s->reverse_host);
+        memset(s->reverse, 0, sizeof s->reverse);
+        memset(s->why_no_reverse, 0, sizeof s->why_no_reverse);
+        if (s->treatment[0] == '\0' || s->item[0] == '\0' || strcmp(s->item, x->item) != 0)
+            continue;
+        snprintf(s->reverse_host, sizeof s->reverse_host, "%s", ref->host);
+        char text[2048];
+        const sm_fp_item *it = sm_fp_get(ref->fp, x->item);
+        const char *own = it ? sm_fp_item_text(it, text, sizeof text) : "(absent)";
+        if (x->fleet_value == NULL || strcmp(own, x->fleet_value) != 0) {
+            because(s->why_no_reverse, "%s's %s is %s, not the fleet's %s", ref->host, s->label,
+                    own, x->fleet_value ? x->fleet_value : "(no majority)");
+            memset(s->reverse_host, 0, sizeof s->reverse_host);
+            continue;
+        }
+        /* The same mapping with the two sides swapped: the odd host's value, given to ref. */
+        sm_fp_diff swapped = *x;
+        swapped.host_value = x->fleet_value;
+        swapped.fleet_value = x->host_value;
+        if (!treatment_of(&m, &swapped, s->label, s->reverse, sizeof s->reverse,
+                          s->why_no_reverse)) {
+            memset(s->reverse, 0, sizeof s->reverse);
+            memset(s->reverse_host, 0, sizeof s->reverse_host);
+            continue;
+        }
+        n++;
+    }
+    return n;
+}
+
 int sm_xp_plan_make(const sm_fp_diffs *d, const char *allow, size_t max_tested, sm_xp_plan *out,
                     sm_error *err)
 {

@@ -46,6 +46,12 @@ typedef struct sm_xp_suspect {
     char treatment[256];          /* parts joined by "; " (below); "" when untested */
     char why_untested[200];       /* "" when tested */
     int relevance;                /* the difference's (fpdiff.h); 0 for the combination */
+    /* The reverse (sm_xp_plan_reverse): the treatment that gives a fleet host, reverse_host,
+     * the odd host's value; "" when there is none, why_no_reverse saying why ("" too for an
+     * untested suspect and the combination). */
+    char reverse_host[65];
+    char reverse[256];
+    char why_no_reverse[200];
 } sm_xp_suspect;
 
 /* The suspects in the differences' rank order, the combination (when there is one) last.
@@ -83,15 +89,37 @@ int sm_xp_plan_make(const sm_fp_diffs *d, const char *allow, size_t max_tested, 
 int sm_xp_plan_make_for(const char *host, const sm_fp_diffs *d, const char *allow,
                         size_t max_tested, sm_xp_plan *out, sm_error *err);
 
+/* The fleet host of the reverse treatments: its name, its info.allow_experiment (as for
+ * sm_xp_plan_make) and its fingerprint. */
+typedef struct sm_xp_ref {
+    const char *host;
+    const char *allow;
+    const sm_fingerprint *fp;
+} sm_xp_ref;
+
+/* Gives plan p, made by sm_xp_plan_make from d, its reverse treatments on ref->host: for each
+ * tested suspect but the combination, the treatment that gives ref->host the odd host's value
+ * (the difference's host_value, in the syntax above) when ref's own value of the item is the
+ * fleet's (sm_fp_item_text of its fingerprint equals fleet_value; "(absent)" when it has no
+ * such item) and its agent may apply it; otherwise why_no_reverse says why ("h1's lo qdisc is
+ * pfifo_fast, not the fleet's noqueue", "h1's agent may not change qdiscs: start it with
+ * --allow-experiment qdisc"). The reverse confirms a cause from the other side: the odd host's
+ * value should open the gap on a normal host as much as the fleet's value closed it. Returns
+ * how many suspects got a reverse; 0 when ref, its host or its fingerprint is NULL. */
+size_t sm_xp_plan_reverse(sm_xp_plan *p, const sm_fp_diffs *d, const sm_xp_ref *ref);
+
 /* The plan as a compact JSON array, one object per suspect in order: {"item","label",
- * "host_value","fleet_value","treatment","why_untested","relevance"}, every field present.
+ * "host_value","fleet_value","treatment","why_untested","relevance","reverse_host","reverse",
+ * "why_no_reverse"}, every field present.
  * malloc'd (the caller frees it), NULL when out of memory. */
 char *sm_xp_plan_json(const sm_xp_plan *p);
 
 /* Reads what sm_xp_plan_json wrote (the plan is stored with the run), checking it as the plan
- * maker would have made it: every field present and no other, each string fitting its field,
+ * maker would have made it: every field present (the three of the reverse may be missing, in
+ * a plan stored before there were reverses) and no other, each string fitting its field,
  * relevance a non-negative integer, exactly one of treatment and why_untested non-empty, each
- * treatment in the syntax above, at most SM_XP_SUSPECTS_MAX suspects. tested is counted again.
+ * treatment and reverse in the syntax above, a reverse only with its host and a treatment, at
+ * most SM_XP_SUSPECTS_MAX suspects. tested is counted again.
  * *out is set on success only; SM_EINVAL (json NULL, a value out of its bounds) or SM_EPARSE
  * (not such an array), with err's reason and field ("[2].treatment") naming the place, or
  * SM_ENOMEM. */

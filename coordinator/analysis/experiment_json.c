@@ -30,10 +30,20 @@ static const text_field texts[] = {
 };
 #define N_TEXTS (sizeof texts / sizeof texts[0])
 
-/* Every key of a suspect's object: the texts, then relevance. */
-static const char *const keys[] = {"item",      "label",        "host_value", "fleet_value",
-                                   "treatment", "why_untested", "relevance"};
-#define N_KEYS (sizeof keys / sizeof keys[0])
+/* The reverse's, after relevance; a plan stored before reverses has none of them. */
+static const text_field reverse_texts[] = {
+    TEXT_FIELD(reverse_host),
+    TEXT_FIELD(reverse),
+    TEXT_FIELD(why_no_reverse),
+};
+#define N_REVERSE (sizeof reverse_texts / sizeof reverse_texts[0])
+
+/* Every key of a suspect's object: the texts, relevance, then the reverse's texts. */
+static const char *const keys[] = {"item",      "label",         "host_value", "fleet_value",
+                                   "treatment", "why_untested",  "relevance",  "reverse_host",
+                                   "reverse",   "why_no_reverse"};
+#define N_KEYS     (sizeof keys / sizeof keys[0])
+#define N_REQUIRED (N_TEXTS + 1)
 
 static cJSON *suspect_cjson(const sm_xp_suspect *s)
 {
@@ -42,6 +52,8 @@ static cJSON *suspect_cjson(const sm_xp_suspect *s)
     for (size_t i = 0; ok && i < N_TEXTS; i++)
         ok = sm_json_put_str(o, texts[i].name, (const char *)s + texts[i].offset);
     ok = ok && sm_json_put_u64(o, "relevance", s->relevance > 0 ? (uint64_t)s->relevance : 0);
+    for (size_t i = 0; ok && i < N_REVERSE; i++)
+        ok = sm_json_put_str(o, reverse_texts[i].name, (const char *)s + reverse_texts[i].offset);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -64,20 +76,23 @@ static int suspect_of(const cJSON *o, size_t i, sm_xp_suspect *s, sm_error *err)
     char what[48], why[160];
     snprintf(what, sizeof what, WHAT "[%zu]", i);
     uint32_t seen = 0;
-    int rc =
-        sm_json_check_keys(o, what, keys, sizeof keys[0], N_KEYS, (1u << N_KEYS) - 1, &seen, err);
+    int rc = sm_json_check_keys(o, what, keys, sizeof keys[0], N_KEYS, (1u << N_REQUIRED) - 1,
+                                &seen, err);
     if (rc != 0)
         sm_error_field(err, "[%zu]", i);
-    for (size_t f = 0; rc == 0 && f < N_TEXTS; f++) {
+    for (size_t f = 0; rc == 0 && f < N_TEXTS + N_REVERSE; f++) {
+        const text_field *tf = f < N_TEXTS ? &texts[f] : &reverse_texts[f - N_TEXTS];
+        if (f >= N_TEXTS && !(seen & 1u << (N_REQUIRED + f - N_TEXTS)))
+            continue; /* memset: "" */
         const char *v = NULL;
-        rc = sm_json_get_string(o, what, texts[f].name, &v, err);
-        if (rc == 0 && strlen(v) >= texts[f].cap)
+        rc = sm_json_get_string(o, what, tf->name, &v, err);
+        if (rc == 0 && strlen(v) >= tf->cap)
             rc = sm_error_set(err, SM_EINVAL, "%s: %s: %zu bytes, more than the %zu it takes", what,
-                              texts[f].name, strlen(v), texts[f].cap - 1);
+                              tf->name, strlen(v), tf->cap - 1);
         if (rc == 0)
-            memcpy((char *)s + texts[f].offset, v, strlen(v) + 1);
+            memcpy((char *)s + tf->offset, v, strlen(v) + 1);
         if (rc != 0)
-            sm_error_field(err, "[%zu].%s", i, texts[f].name);
+            sm_error_field(err, "[%zu].%s", i, tf->name);
     }
     uint64_t rel = 0;
     if (rc == 0) {
@@ -101,6 +116,15 @@ static int suspect_of(const cJSON *o, size_t i, sm_xp_suspect *s, sm_error *err)
     if (s->treatment[0] != '\0' && !sm_xp_treatment_check(s->treatment, why, sizeof why)) {
         sm_error_field(err, "[%zu].treatment", i);
         return sm_error_set(err, SM_EINVAL, "%s: treatment: %s", what, why);
+    }
+    if (s->reverse[0] != '\0' && (s->reverse_host[0] == '\0' || s->treatment[0] == '\0')) {
+        sm_error_field(err, "[%zu].reverse", i);
+        return sm_error_set(err, SM_EINVAL, "%s: reverse: only with its host and a treatment",
+                            what);
+    }
+    if (s->reverse[0] != '\0' && !sm_xp_treatment_check(s->reverse, why, sizeof why)) {
+        sm_error_field(err, "[%zu].reverse", i);
+        return sm_error_set(err, SM_EINVAL, "%s: reverse: %s", what, why);
     }
     return 0;
 }

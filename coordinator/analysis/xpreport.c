@@ -27,6 +27,97 @@ size_t sm_xp_report_cause(const sm_xp_report *r)
     return best;
 }
 
+const char *sm_xp_reverse_verdict(sm_xp_verdict v)
+{
+    switch (v) {
+    case SM_XP_CAUSE:
+        return "confirms";
+    case SM_XP_PART:
+        return "confirms in part";
+    case SM_XP_NOT:
+        return "does not confirm";
+    case SM_XP_INCONCLUSIVE:
+        return "inconclusive";
+    case SM_XP_UNTESTED:
+        break;
+    }
+    return "";
+}
+
+static void pct(char *buf, size_t len, double x)
+{
+    if (isinf(x))
+        snprintf(buf, len, "%s", x > 0 ? "+inf" : "-inf");
+    else
+        snprintf(buf, len, "%.0f%%", 100 * x + 0.0);
+}
+
+void sm_xp_reverse_judge(sm_xp_estimate *e, const char *host, const char *ref)
+{
+    char lo[16], hi[16];
+    pct(lo, sizeof lo, e->lo);
+    pct(hi, sizeof hi, e->hi);
+    if (e->n_ctrl < SM_XP_MIN_SAMPLES || e->n_treat < SM_XP_MIN_SAMPLES ||
+        e->n_fleet < SM_XP_MIN_SAMPLES) {
+        snprintf(e->why, sizeof e->why,
+                 "too few samples: %s's control %zu, with %s's value %zu, %s's control %zu (each "
+                 "group needs %d)",
+                 ref, e->n_ctrl, host, e->n_treat, host, e->n_fleet, SM_XP_MIN_SAMPLES);
+        return;
+    }
+    if (isnan(e->lo) || isnan(e->hi)) {
+        snprintf(e->why, sizeof e->why,
+                 "%s and %s do not stand apart in this experiment (%s's control median %.4g, "
+                 "%s's %.4g)",
+                 ref, host, ref, e->ctrl_median, host, e->fleet_median);
+        return;
+    }
+    switch (e->verdict) {
+    case SM_XP_CAUSE:
+        snprintf(e->why, sizeof e->why,
+                 "%s's value opens most of the gap on %s: its interval [%s, %s] reaches no lower "
+                 "than 50%%",
+                 host, ref, lo, hi);
+        break;
+    case SM_XP_PART:
+        snprintf(e->why, sizeof e->why,
+                 "%s's value opens part of the gap on %s: its interval [%s, %s] lies above 0 and "
+                 "reaches below 50%%",
+                 host, ref, lo, hi);
+        break;
+    case SM_XP_NOT:
+        snprintf(e->why, sizeof e->why,
+                 "%s's value does not open the gap on %s: its interval [%s, %s] stays below 50%% "
+                 "and holds 0 or less",
+                 host, ref, lo, hi);
+        break;
+    default:
+        snprintf(e->why, sizeof e->why,
+                 "the interval [%s, %s] of the gap %s's value opens on %s is too wide to decide",
+                 lo, hi, host, ref);
+        break;
+    }
+}
+
+/* "; confirmed on h1: h2's value opens 97% of it [90%, 104%]" for suspect c's decided reverse,
+ * else "". */
+static void confirmation(const sm_xp_report *r, size_t c, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    const sm_xp_estimate *v = r->rev ? &r->rev[c] : NULL;
+    if (v == NULL ||
+        (v->verdict != SM_XP_CAUSE && v->verdict != SM_XP_PART && v->verdict != SM_XP_NOT))
+        return;
+    char lo[16], hi[16];
+    pct(lo, sizeof lo, v->lo);
+    pct(hi, sizeof hi, v->hi);
+    snprintf(buf, len, "; %s on %s: %s's value opens %.0f%% of it [%s, %s]",
+             v->verdict == SM_XP_CAUSE  ? "confirmed"
+             : v->verdict == SM_XP_PART ? "confirmed in part"
+                                        : "not confirmed",
+             r->plan->v[c].reverse_host, r->host, 100 * v->share + 0.0, lo, hi);
+}
+
 int sm_xp_report_summary(const sm_xp_report *r, char *buf, size_t len)
 {
     const char *so_far = strcmp(r->state, "running") == 0 ? "so far, " : "";
@@ -39,11 +130,13 @@ int sm_xp_report_summary(const sm_xp_report *r, char *buf, size_t len)
                             "%s%s: %s are the cause together, no single one is: they close "
                             "%.0f%% of the gap [%.0f%%, %.0f%%]",
                             so_far, r->host, s->label, 100 * e->share, 100 * e->lo, 100 * e->hi);
+        char confirmed[200];
+        confirmation(r, c, confirmed, sizeof confirmed);
         return snprintf(buf, len,
                         "%s%s: %s is the cause: the fleet's value (%s) closes %.0f%% of the gap "
-                        "[%.0f%%, %.0f%%]",
+                        "[%.0f%%, %.0f%%]%s",
                         so_far, r->host, s->label, s->fleet_value, 100 * e->share, 100 * e->lo,
-                        100 * e->hi);
+                        100 * e->hi, confirmed);
     }
     size_t tested = 0, untested = 0, undecided = 0;
     for (size_t i = 0; i < r->plan->n; i++) {
@@ -70,7 +163,29 @@ static bool put_num(cJSON *o, const char *key, double v)
     return isfinite(v) ? sm_json_put_double(o, key, v) : sm_json_put(o, key, cJSON_CreateNull());
 }
 
-static cJSON *suspect_json(const sm_xp_suspect *s, const sm_xp_estimate *e)
+static cJSON *reverse_json(const sm_xp_suspect *s, const sm_xp_estimate *v)
+{
+    if (v == NULL || s->reverse[0] == '\0' || v->verdict == SM_XP_UNTESTED)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    bool ok =
+        o != NULL && sm_json_put_str(o, "host", s->reverse_host) &&
+        sm_json_put_str(o, "treatment", s->reverse) &&
+        sm_json_put_str(o, "verdict", sm_xp_reverse_verdict(v->verdict)) &&
+        sm_json_put_str(o, "why", v->why) && put_num(o, "share", v->share) &&
+        put_num(o, "lo", v->lo) && put_num(o, "hi", v->hi) &&
+        put_num(o, "control_median", v->ctrl_median) &&
+        put_num(o, "treated_median", v->treat_median) &&
+        put_num(o, "odd_median", v->fleet_median) && sm_json_put_u64(o, "n_control", v->n_ctrl) &&
+        sm_json_put_u64(o, "n_treated", v->n_treat) && sm_json_put_u64(o, "n_odd", v->n_fleet);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static cJSON *suspect_json(const sm_xp_suspect *s, const sm_xp_estimate *e, const sm_xp_estimate *v)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
@@ -88,6 +203,8 @@ static cJSON *suspect_json(const sm_xp_suspect *s, const sm_xp_estimate *e)
          put_num(o, "fleet_median", e->fleet_median);
     ok = ok && sm_json_put_u64(o, "n_control", e->n_ctrl) &&
          sm_json_put_u64(o, "n_treated", e->n_treat) && sm_json_put_u64(o, "n_fleet", e->n_fleet);
+    ok = ok && sm_json_put_str(o, "why_no_reverse", s->why_no_reverse) &&
+         sm_json_put(o, "reverse", reverse_json(s, v));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -97,7 +214,7 @@ static cJSON *suspect_json(const sm_xp_suspect *s, const sm_xp_estimate *e)
 
 char *sm_xp_report_json(const sm_xp_report *r)
 {
-    char summary[512];
+    char summary[768];
     sm_xp_report_summary(r, summary, sizeof summary);
     cJSON *root = cJSON_CreateObject();
     bool ok = root != NULL;
@@ -108,7 +225,7 @@ char *sm_xp_report_json(const sm_xp_report *r)
     ok = ok && sm_json_put_str(root, "summary", summary);
     const size_t c = sm_xp_report_cause(r);
     if (ok && c != SIZE_MAX) {
-        cJSON *cause = suspect_json(&r->plan->v[c], &r->est[c]);
+        cJSON *cause = suspect_json(&r->plan->v[c], &r->est[c], r->rev ? &r->rev[c] : NULL);
         ok = sm_json_put(root, "cause", cause);
     } else if (ok) {
         ok = sm_json_put(root, "cause", cJSON_CreateNull());
@@ -122,6 +239,7 @@ char *sm_xp_report_json(const sm_xp_report *r)
     cJSON *list = ok ? cJSON_CreateArray() : NULL;
     ok = ok && sm_json_put(root, "suspects", list);
     for (size_t i = 0; ok && i < r->plan->n; i++)
-        ok = sm_json_append(list, suspect_json(&r->plan->v[i], &r->est[i]));
+        ok = sm_json_append(list,
+                            suspect_json(&r->plan->v[i], &r->est[i], r->rev ? &r->rev[i] : NULL));
     return sm_json_finish(root, ok, 0, "experiment", NULL);
 }

@@ -124,31 +124,112 @@ static int diffs_of(const cJSON *a, sm_fp_diffs *d, sm_error *err)
     return 0;
 }
 
-/* The host's info.allow_experiment (docs/agent.md) into buf; "none" when its fingerprint does
- * not say. False when it does not: an agent from before experiments, which would run a treated
- * job untreated, or no fingerprint stored. */
-static bool allowed(sm_api_ctx *a, const char *host, char *buf, size_t cap)
+/* The host's latest fingerprint into fp (sm_fp_init'd by the caller); false when none is
+ * stored or it does not decode. */
+static bool latest_fp(sm_api_ctx *a, const char *host, sm_fingerprint *fp)
 {
-    bool said = false;
-    snprintf(buf, cap, "none");
     sm_fp_row row = {0};
     bool found = false;
     sm_error err = {0};
-    if (sm_store_fp_latest(a->st, host, &row, &found, &err) != 0 || !found || !row.json) {
-        sm_fp_row_fini(&row);
-        return false;
-    }
+    const bool ok = sm_store_fp_latest(a->st, host, &row, &found, &err) == 0 && found && row.json &&
+                    sm_fp_decode(row.json, strlen(row.json), fp, &err) == 0;
+    sm_fp_row_fini(&row);
+    return ok;
+}
+
+/* The host's info.allow_experiment (docs/agent.md) in fp into buf; "none" when it does not say.
+ * False when it does not: an agent from before experiments, which would run a treated job
+ * untreated. */
+static bool allowed_by(const sm_fingerprint *fp, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "none");
+    const sm_fp_item *it = sm_fp_get(fp, "info.allow_experiment");
+    char text[64];
+    if (it != NULL)
+        snprintf(buf, cap, "%s", sm_fp_item_text(it, text, sizeof text));
+    return it != NULL;
+}
+
+/* allowed_by of the host's latest fingerprint; false too when none is stored. */
+static bool allowed(sm_api_ctx *a, const char *host, char *buf, size_t cap)
+{
     sm_fingerprint fp;
     sm_fp_init(&fp);
-    if (sm_fp_decode(row.json, strlen(row.json), &fp, &err) == 0) {
-        const sm_fp_item *it = sm_fp_get(&fp, "info.allow_experiment");
-        char text[64];
-        if ((said = it != NULL))
-            snprintf(buf, cap, "%s", sm_fp_item_text(it, text, sizeof text));
+    snprintf(buf, cap, "none");
+    const bool said = latest_fp(a, host, &fp) && allowed_by(&fp, buf, cap);
+    sm_fp_fini(&fp);
+    return said;
+}
+
+/* The fleet hosts a reverse is tried on at most: each costs a fingerprint read. */
+#define XP_REVERSE_CANDIDATES 16
+
+/* Applies the reverses on host (its latest fingerprint) to the plan; how many it got. */
+static size_t reverse_on(sm_api_ctx *a, const char *host, const sm_fp_diffs *d, sm_xp_plan *plan)
+{
+    sm_fingerprint fp;
+    sm_fp_init(&fp);
+    char allow[64];
+    size_t got = 0;
+    if (latest_fp(a, host, &fp) && allowed_by(&fp, allow, sizeof allow)) {
+        const sm_xp_ref r = {host, allow, &fp};
+        got = sm_xp_plan_reverse(plan, d, &r);
     }
     sm_fp_fini(&fp);
-    sm_fp_row_fini(&row);
-    return said;
+    return got;
+}
+
+/* Gives the plan its reverses on one fleet host (sm_xp_plan_reverse): among the first
+ * XP_REVERSE_CANDIDATES other hosts with the anomaly's cell in run, in name order, whose agent
+ * can apply treatments, the one that can apply the most of them (the first on a tie). Its name
+ * into ref, "" when none can apply any: each tested suspect then says why, for the first such
+ * host. Returns how many reverses. */
+static size_t pick_reverse(sm_api_ctx *a, const sm_run_row *run, const char *host, const char *test,
+                           const sm_fp_diffs *d, sm_xp_plan *plan, char *ref, size_t cap)
+{
+    sm_cell_row *cells = NULL;
+    size_t n = 0, best = 0, tried = 0;
+    sm_error err = {0};
+    char last[sizeof cells->host] = "", first[sizeof cells->host] = "", allow[64];
+    ref[0] = '\0';
+    if (sm_store_cells_list(a->st, run->id, &cells, &n, &err) != 0)
+        return 0;
+    for (size_t i = 0; i < n && tried < XP_REVERSE_CANDIDATES; i++) {
+        const sm_cell_row *c = &cells[i];
+        sm_params p;
+        sm_error perr = {0};
+        char label[SM_TABLE_LABEL_MAX];
+        if (c->peer[0] || strcmp(c->host, host) == 0 || strcmp(c->host, last) == 0 ||
+            sm_codec_params_decode(c->params_json, strlen(c->params_json), &p, &perr) != 0)
+            continue;
+        sm_export_label(&p, SM_LABEL_TEST, false, label, sizeof label);
+        if (strcmp(label, test) != 0)
+            continue;
+        snprintf(last, sizeof last, "%s", c->host);
+        tried++;
+        if (!allowed(a, c->host, allow, sizeof allow))
+            continue;
+        if (!first[0])
+            snprintf(first, sizeof first, "%s", c->host);
+        const size_t got = reverse_on(a, c->host, d, plan);
+        if (got > best) {
+            best = got;
+            snprintf(ref, cap, "%s", c->host);
+        }
+    }
+    sm_store_cells_free(cells, n);
+    /* The plan holds the last host's reverses: give it the chosen one's (or the first's
+     * reasons) again. */
+    if (best > 0)
+        reverse_on(a, ref, d, plan);
+    else if (first[0])
+        reverse_on(a, first, d, plan);
+    for (size_t i = 0; !first[0] && i < plan->n; i++)
+        if (plan->v[i].item[0] && plan->v[i].treatment[0])
+            snprintf(plan->v[i].why_no_reverse, sizeof plan->v[i].why_no_reverse,
+                     "no other host of the run's cell says that its agent can apply a "
+                     "treatment");
+    return best;
 }
 
 /* No treatment for an agent that does not know them: each suspect says why. */
@@ -167,11 +248,36 @@ static void untreatable(sm_xp_plan *plan, const char *host)
     plan->tested = 0;
 }
 
-/* The spec of the experiment: the anomaly's cell on its host alone, with a treatment axis of
- * "" (the control) and each tested suspect's treatment, so that within each repetition they
- * follow each other (A B C A B C). NULL with err set when the run has no such cell. */
+/* One test of the experiment: params (the anomaly's cell, copied) with a treatment axis of ""
+ * (the control) and then, for each suspect, its treatment (reverse false) or its reverse, so
+ * that within each repetition they follow each other (A B C A B C); on host alone when one is
+ * named. NULL when out of memory. */
+static cJSON *arm_test(const cJSON *params, const sm_xp_plan *plan, bool reverse, const char *host)
+{
+    cJSON *t = cJSON_Duplicate(params, 1), *axis = NULL, *hosts = NULL;
+    bool ok = t && sm_json_put(t, "treatment", axis = cJSON_CreateArray()) &&
+              sm_json_append(axis, cJSON_CreateString(""));
+    for (size_t i = 0; ok && i < plan->n; i++) {
+        const char *x = reverse ? plan->v[i].reverse : plan->v[i].treatment;
+        if (x[0])
+            ok = sm_json_append(axis, cJSON_CreateString(x));
+    }
+    if (ok && host)
+        ok = sm_json_put(t, "hosts", hosts = cJSON_CreateArray()) &&
+             sm_json_append(hosts, cJSON_CreateString(host));
+    if (!ok) {
+        cJSON_Delete(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* The spec of the experiment: the anomaly's cell on its host with the treatments; with a
+ * fleet host ref (not ""), the same cell on ref with the reverses, beside its own control.
+ * NULL with err set when the run has no such cell. */
 static char *experiment_spec(sm_api_ctx *a, const sm_run_row *run, const char *host,
-                             const char *test, const sm_xp_plan *plan, sm_error *err)
+                             const char *test, const sm_xp_plan *plan, const char *ref,
+                             sm_error *err)
 {
     sm_cell_row *cells = NULL;
     size_t n = 0;
@@ -196,30 +302,25 @@ static char *experiment_spec(sm_api_ctx *a, const sm_run_row *run, const char *h
                      host);
         return NULL;
     }
-    cJSON *axis = cJSON_CreateArray();
-    bool ok =
-        sm_json_put(params, "treatment", axis) && sm_json_append(axis, cJSON_CreateString(""));
-    for (size_t i = 0; ok && i < plan->n; i++)
-        if (plan->v[i].treatment[0])
-            ok = sm_json_append(axis, cJSON_CreateString(plan->v[i].treatment));
+    const bool two = ref != NULL && ref[0] != '\0';
     char name[SM_SPEC_NAME_MAX + 1];
     snprintf(name, sizeof name, "%.50s-explain-%s", run->name, host);
     /* Each item is made where it is put, so that a put that fails (and frees it) leaves
      * nothing to free twice, and one never made leaves nothing to leak. */
     cJSON *spec = cJSON_CreateObject(), *reps = NULL, *hosts = NULL, *tests = NULL;
-    ok = ok && spec && sm_json_put_str(spec, "name", name) &&
-         sm_json_put(spec, "hosts", hosts = cJSON_CreateArray()) &&
-         sm_json_append(hosts, cJSON_CreateString(host)) &&
-         sm_json_put(spec, "repetitions", reps = cJSON_CreateObject()) &&
-         sm_json_put_u64(reps, "min", XP_REPS_MIN) && sm_json_put_u64(reps, "max", XP_REPS_MAX) &&
-         sm_json_put_double(reps, "ci_rel", 0.05) && sm_json_put_u64(spec, "warmup", XP_WARMUP) &&
-         sm_json_put_u64(spec, "remeasure", XP_REMEASURE) &&
-         sm_json_put(spec, "tests", tests = cJSON_CreateArray());
-    /* params is the caller's to free until it is in tests: appended, or freed here. */
-    if (ok)
-        ok = sm_json_append(tests, params);
-    else
-        cJSON_Delete(params);
+    bool ok =
+        spec && sm_json_put_str(spec, "name", name) &&
+        sm_json_put(spec, "hosts", hosts = cJSON_CreateArray()) &&
+        sm_json_append(hosts, cJSON_CreateString(host)) &&
+        (!two || sm_json_append(hosts, cJSON_CreateString(ref))) &&
+        sm_json_put(spec, "repetitions", reps = cJSON_CreateObject()) &&
+        sm_json_put_u64(reps, "min", XP_REPS_MIN) && sm_json_put_u64(reps, "max", XP_REPS_MAX) &&
+        sm_json_put_double(reps, "ci_rel", 0.05) && sm_json_put_u64(spec, "warmup", XP_WARMUP) &&
+        sm_json_put_u64(spec, "remeasure", XP_REMEASURE) &&
+        sm_json_put(spec, "tests", tests = cJSON_CreateArray()) &&
+        sm_json_append(tests, arm_test(params, plan, false, two ? host : NULL)) &&
+        (!two || sm_json_append(tests, arm_test(params, plan, true, ref)));
+    cJSON_Delete(params);
     return sm_json_finish(spec, ok, 0, "experiment spec", err);
 }
 
@@ -234,30 +335,36 @@ static int store_experiment(sm_api_ctx *a, uint64_t id, void *arg, sm_error *err
     return sm_store_experiment_insert(a->st, &x->row, err);
 }
 
-static size_t plan_summary(const sm_xp_plan *plan, const char *host, size_t jobs_max, char *buf,
-                           size_t cap)
+static size_t plan_summary(const sm_xp_plan *plan, const char *host, size_t jobs_max,
+                           const char *ref, char *buf, size_t cap)
 {
-    size_t tested = 0, singles = 0;
+    size_t tested = 0, singles = 0, reverses = 0;
     for (size_t i = 0; i < plan->n; i++) {
         singles += plan->v[i].item[0] != '\0';
         tested += plan->v[i].treatment[0] != '\0';
+        reverses += plan->v[i].reverse[0] != '\0';
     }
     if (tested == 0)
         return (size_t)snprintf(buf, cap, "none of %s's %zu suspect%s could be tested", host,
                                 singles, singles == 1 ? "" : "s");
+    char rev[120] = "";
+    if (reverses > 0 && ref[0])
+        snprintf(rev, sizeof rev, ", and %zu reverse%s on %s beside its own control", reverses,
+                 reverses == 1 ? "" : "s", ref);
     return (size_t)snprintf(buf, cap,
-                            "%zu treatment%s on %s beside an untreated control, interleaved, "
+                            "%zu treatment%s on %s beside an untreated control%s, interleaved, "
                             "%d to %d repetitions each: at most %zu jobs",
-                            tested, tested == 1 ? "" : "s", host, XP_REPS_MIN, XP_REPS_MAX,
+                            tested, tested == 1 ? "" : "s", host, rev, XP_REPS_MIN, XP_REPS_MAX,
                             jobs_max);
 }
 
-/* The answer: {"run": "M" | null, "explains", "host", "test", "plan", "jobs_max", "summary"}. */
+/* The answer: {"run": "M" | null, "explains", "host", "test", "reverse_host" ("" none), "plan",
+ * "jobs_max", "summary"}. */
 static char *answer(uint64_t run_id, uint64_t parent, const char *host, const char *test,
-                    const sm_xp_plan *plan, size_t jobs_max)
+                    const sm_xp_plan *plan, size_t jobs_max, const char *ref)
 {
-    char summary[256];
-    plan_summary(plan, host, jobs_max, summary, sizeof summary);
+    char summary[384];
+    plan_summary(plan, host, jobs_max, ref, summary, sizeof summary);
     char *plan_json = sm_xp_plan_json(plan);
     cJSON *root = cJSON_CreateObject();
     bool ok = root && plan_json;
@@ -265,6 +372,7 @@ static char *answer(uint64_t run_id, uint64_t parent, const char *host, const ch
                        : sm_json_put(root, "run", cJSON_CreateNull()));
     ok = ok && sm_json_put_u64_str(root, "explains", parent) &&
          sm_json_put_str(root, "host", host) && sm_json_put_str(root, "test", test) &&
+         sm_json_put_str(root, "reverse_host", ref) &&
          sm_json_put(root, "plan", cJSON_Parse(plan_json)) &&
          sm_json_put_u64(root, "jobs_max", jobs_max) && sm_json_put_str(root, "summary", summary);
     free(plan_json);
@@ -295,12 +403,19 @@ static int start(sm_api_ctx *a, const sm_run_row *run, const cJSON *an_obj, size
     size_t cells = 1;
     for (size_t i = 0; i < plan.n; i++)
         cells += plan.v[i].treatment[0] != '\0';
-    const size_t jobs_max = cells * (XP_WARMUP + XP_REPS_MAX + XP_REMEASURE);
     if (cells == 1) {
-        status = sm_api_reply(resp, len, 200, answer(0, run->id, host, test, &plan, 0));
+        status = sm_api_reply(resp, len, 200, answer(0, run->id, host, test, &plan, 0, ""));
         goto out;
     }
-    if (!(spec_json = experiment_spec(a, run, host, test, &plan, &err))) {
+    /* A regression's suspects are the host's own changes: there is no fleet value to reverse. */
+    char ref[65] = "";
+    const size_t reverses = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(an_obj, "changes"))
+                                ? 0
+                                : pick_reverse(a, run, host, test, &d, &plan, ref, sizeof ref);
+    if (reverses > 0)
+        cells += 1 + reverses; /* ref's control and its reverses */
+    const size_t jobs_max = cells * (XP_WARMUP + XP_REPS_MAX + XP_REMEASURE);
+    if (!(spec_json = experiment_spec(a, run, host, test, &plan, ref, &err))) {
         status = sm_api_reply_error(resp, len, err.code == SM_EINVAL ? 409 : 500, err.msg, NULL);
         goto out;
     }
@@ -322,9 +437,11 @@ static int start(sm_api_ctx *a, const sm_run_row *run, const cJSON *an_obj, size
     if (status == 0) {
         sm_log(LOG_NOTICE, "SM-EXPERIMENT",
                "run %" PRIu64 ": an experiment on run %" PRIu64 "'s anomaly of %s on %s: %zu "
-               "treatments, at most %zu jobs",
-               id, run->id, test, host, cells - 1, jobs_max);
-        status = sm_api_reply(resp, len, 201, answer(id, run->id, host, test, &plan, jobs_max));
+               "treatments, %zu reverse%s%s%s, at most %zu jobs",
+               id, run->id, test, host, cells - 1 - (reverses ? 1 + reverses : 0), reverses,
+               reverses == 1 ? "" : "s", ref[0] ? " on " : "", ref, jobs_max);
+        status =
+            sm_api_reply(resp, len, 201, answer(id, run->id, host, test, &plan, jobs_max, ref));
     }
 out:
     free(spec_json);

@@ -378,6 +378,11 @@ typedef struct sm_apiview_suspect {
     const char *why;       /* the answer's why, or the plan's why_untested */
     double share, lo, hi, control, treated, fleet;
     double n_control, n_treated, n_fleet;
+    /* The reverse on a fleet host: host and treatment (NULL: none), and, in an answer, its
+     * verdict, why, the share of the gap it opened with its interval, and its medians (the
+     * fleet host's control and treated). why_no_reverse "" when there is nothing to say. */
+    const char *rev_host, *rev_treatment, *rev_verdict, *rev_why, *why_no_reverse;
+    double rev_share, rev_lo, rev_hi, rev_control, rev_treated;
 } sm_apiview_suspect;
 
 typedef struct sm_apiview_experiment {

@@ -2,6 +2,7 @@
 #include "coordinator/cli/apiview_internal.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,26 @@ int sm_apiview_experiment_decode(const char *json, size_t len, sm_apiview_experi
         s->n_control = av_num(e, "n_control");
         s->n_treated = av_num(e, "n_treated");
         s->n_fleet = av_num(e, "n_fleet");
+        /* A plan names the reverse by its text; an answer gives it as an object. */
+        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(e, "reverse");
+        s->why_no_reverse = av_text(e, "why_no_reverse");
+        s->rev_host = s->rev_treatment = NULL;
+        s->rev_verdict = s->rev_why = "";
+        s->rev_share = s->rev_lo = s->rev_hi = s->rev_control = s->rev_treated = NAN;
+        if (cJSON_IsString(rv) && rv->valuestring[0]) {
+            s->rev_treatment = rv->valuestring;
+            s->rev_host = av_text(e, "reverse_host");
+        } else if (cJSON_IsObject(rv)) {
+            s->rev_treatment = av_text(rv, "treatment");
+            s->rev_host = av_text(rv, "host");
+            s->rev_verdict = av_text(rv, "verdict");
+            s->rev_why = av_text(rv, "why");
+            s->rev_share = av_num(rv, "share");
+            s->rev_lo = av_num(rv, "lo");
+            s->rev_hi = av_num(rv, "hi");
+            s->rev_control = av_num(rv, "control_median");
+            s->rev_treated = av_num(rv, "treated_median");
+        }
     }
     *out = x;
     return 0;

@@ -65,6 +65,11 @@ static void print_plan(const sm_apiview_experiment *x)
             fprintf(stderr, "  treat     %s  (%s)\n", what, s->treatment);
         else
             fprintf(stderr, "  untested  %s: %s\n", what, s->why);
+        if (s->rev_treatment)
+            fprintf(stderr, "  reverse   on %s: %s  (%s)\n", s->rev_host, s->label,
+                    s->rev_treatment);
+        else if (s->treatment && s->why_no_reverse[0])
+            fprintf(stderr, "  no reverse: %s\n", s->why_no_reverse);
     }
 }
 
@@ -84,6 +89,17 @@ static int print_answer(const sm_apiview_experiment *x, const sm_cli_opts *o)
         median_text(s->treated, x->unit, treated, sizeof treated);
         const char *row[] = {s->verdict, what, share, ctrl, treated, s->why};
         rc = sm_grid_row(&g, row);
+        if (rc || !s->rev_treatment || !s->rev_verdict[0])
+            continue;
+        /* The reverse below its suspect: the gap it opened on the fleet host. */
+        const sm_apiview_suspect r = {.share = s->rev_share, .lo = s->rev_lo, .hi = s->rev_hi};
+        snprintf(what, sizeof what, "  reverse on %s: %s -> %.60s", s->rev_host, s->label,
+                 s->host_value);
+        share_text(&r, share, sizeof share);
+        median_text(s->rev_control, x->unit, ctrl, sizeof ctrl);
+        median_text(s->rev_treated, x->unit, treated, sizeof treated);
+        const char *rrow[] = {s->rev_verdict, what, share, ctrl, treated, s->rev_why};
+        rc = sm_grid_row(&g, rrow);
     }
     rc = sm_grid_done(&g, rc);
     if (!rc && x->n > 0) {
@@ -92,6 +108,14 @@ static int print_answer(const sm_apiview_experiment *x, const sm_cli_opts *o)
         printf("fleet median %s (the other hosts in run %s); the gap is %s's control against "
                "it\n",
                fleet, x->explains, x->host);
+        for (size_t i = 0; i < x->n; i++) {
+            if (x->v[i].rev_treatment && x->v[i].rev_verdict[0]) {
+                printf("reverse: %s given %s's value, beside its own control (CONTROL); the "
+                       "gap it opens is %s's control against that\n",
+                       x->v[i].rev_host, x->host, x->host);
+                break;
+            }
+        }
     }
     return rc;
 }

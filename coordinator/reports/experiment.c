@@ -1,7 +1,9 @@
 /* An experiment's report (reports.h, sm_reports_experiment): for each suspect of its plan, the
  * share of the anomaly's gap that its treatment closed on the anomaly's host, from the
  * experiment's own samples (control and treated, interleaved) and the fleet's samples of the
- * anomaly's cell in the run it explains. */
+ * anomaly's cell in the run it explains; and, where the plan has one, the share of the gap its
+ * reverse opened on a fleet host (that host's control and treated samples against the anomaly
+ * host's control, all of the experiment). */
 #include "coordinator/analysis/experiment.h"
 #include "coordinator/analysis/export.h"
 #include "coordinator/analysis/xpreport.h"
@@ -110,6 +112,34 @@ static void estimate(const char *host, const sm_xp_suspect *s, const samples *ct
     }
 }
 
+/* The reverse of suspect s on its reverse_host: ref's own control, ref with host's value, and
+ * host's control as the other side; UNTESTED when s has none. false: out of memory. */
+static bool reverse(const run_data *d, const char *host, const char *test, sm_metric m,
+                    const sm_xp_suspect *s, const samples *rctrl, const samples *hctrl,
+                    uint64_t seed, sm_xp_estimate *v)
+{
+    memset(v, 0, sizeof *v);
+    v->share = v->lo = v->hi = NAN;
+    v->ctrl_median = v->treat_median = v->fleet_median = NAN;
+    v->verdict = SM_XP_UNTESTED;
+    if (s->reverse[0] == '\0')
+        return true;
+    samples rt;
+    if (collect(d, s->reverse_host, test, false, s->reverse, m, &rt))
+        return false;
+    if (rt.n == 0 && rt.failed > 0 && rt.reason) {
+        v->verdict = SM_XP_INCONCLUSIVE;
+        snprintf(v->why, sizeof v->why, "every job with %s's value on %s failed: %s", host,
+                 s->reverse_host, rt.reason);
+    } else {
+        sm_xp_estimate_share_for(s->reverse_host, rctrl->v, rctrl->n, rt.v, rt.n, hctrl->v,
+                                 hctrl->n, seed, v);
+        sm_xp_reverse_judge(v, host, s->reverse_host);
+    }
+    free(rt.v);
+    return true;
+}
+
 sm_report_status sm_reports_experiment(sm_reports *r, uint64_t id, sm_run_report *out)
 {
     memset(out, 0, sizeof *out);
@@ -123,8 +153,8 @@ sm_report_status sm_reports_experiment(sm_reports *r, uint64_t id, sm_run_report
     run_data d, p;
     memset(&d, 0, sizeof d);
     memset(&p, 0, sizeof p);
-    samples ctrl = {0}, fleet = {0}, *treat = NULL;
-    sm_xp_estimate *est = NULL;
+    samples ctrl = {0}, fleet = {0}, rctrl = {0}, *treat = NULL;
+    sm_xp_estimate *est = NULL, *rev = NULL;
     int status = 0;
     if (sm_xp_plan_from_json(xr.plan_json, &plan, &err) != 0) {
         status = report_error(out, SM_REPORT_FAILED, err.msg, NULL);
@@ -147,8 +177,14 @@ sm_report_status sm_reports_experiment(sm_reports *r, uint64_t id, sm_run_report
     }
     treat = calloc(plan.n ? plan.n : 1, sizeof *treat);
     est = calloc(plan.n ? plan.n : 1, sizeof *est);
-    if (!treat || !est || collect(&d, xr.host, xr.test, false, "", m, &ctrl) ||
-        collect(&p, xr.host, xr.test, true, NULL, m, &fleet)) {
+    rev = calloc(plan.n ? plan.n : 1, sizeof *rev);
+    /* The reverses share one fleet host, and its untreated control. */
+    const char *ref = NULL;
+    for (size_t i = 0; i < plan.n && !ref; i++)
+        ref = plan.v[i].reverse[0] ? plan.v[i].reverse_host : NULL;
+    if (!treat || !est || !rev || collect(&d, xr.host, xr.test, false, "", m, &ctrl) ||
+        collect(&p, xr.host, xr.test, true, NULL, m, &fleet) ||
+        (ref && collect(&d, ref, xr.test, false, "", m, &rctrl))) {
         status = report_error(out, SM_REPORT_FAILED, "out of memory", NULL);
         goto out;
     }
@@ -159,6 +195,11 @@ sm_report_status sm_reports_experiment(sm_reports *r, uint64_t id, sm_run_report
             goto out;
         }
         estimate(xr.host, &plan.v[i], &ctrl, &treat[i], &fleet, id * 1000003u + i, &est[i]);
+        if (!reverse(&d, xr.host, xr.test, m, &plan.v[i], &rctrl, &ctrl, id * 1000003u + plan.n + i,
+                     &rev[i])) {
+            status = report_error(out, SM_REPORT_FAILED, "out of memory", NULL);
+            goto out;
+        }
     }
     const sm_xp_report rep = {
         .run_id = id,
@@ -169,6 +210,7 @@ sm_report_status sm_reports_experiment(sm_reports *r, uint64_t id, sm_run_report
         .state = sm_run_state_name(d.run.state),
         .plan = &plan,
         .est = est,
+        .rev = rev,
         .n_ctrl = ctrl.n,
         .n_fleet = fleet.n,
         .ctrl_disturbed = ctrl.disturbed,
@@ -179,6 +221,8 @@ out:
         free(treat[i].v);
     free(treat);
     free(est);
+    free(rev);
+    free(rctrl.v);
     free(ctrl.v);
     free(fleet.v);
     sm_xp_plan_fini(&plan);

@@ -7,9 +7,10 @@ fleet's value, beside untreated controls, and says which one closes the gap:
   touch the test (net.ipv4.tcp_keepalive_time): with --allow-experiment sysctl the buffers are
   the cause, the keepalive is not the cause, each with its interval, both sysctls read as they
   did before, and the run's anomaly (API and `sockmatrix anomalies`) carries the proven cause;
+  the reverse (h2's value given to h1) confirms the buffers and not the keepalive;
 - h2's loopback shaped by tbf (lab.sh --slow-tcp h2:x8): with --allow-experiment qdisc the tbf
   is the cause, and it is put back exactly (the fingerprint's text, and tc's rate, burst and
-  limit, as before);
+  limit, as before); h2's tbf given to h1 confirms it, and h1 has its noqueue again;
 - agents without --allow-experiment: nothing is run, each suspect names the flag;
 - a kill -9 of the agent while a treatment is in place: the next start puts the setting back;
   a SIGTERM: the agent puts it back before it exits.
@@ -111,11 +112,21 @@ class ExplainLabTest(unittest.TestCase):
         self.assertLess(decoy["hi"], 0.5, why)
         self.assertEqual(answer["cause"]["item"], "sysctl." + RMEM[0], why)
         self.assertIn(f"{RMEM[0]} is the cause", answer["summary"], why)
+        # The reverse on h1 (h2's buffers on a normal host) opens the gap again; the decoy's
+        # reverse does not.
+        self.assert_confirms(rmem, f"sysctl {RMEM[0]}={RMEM[1]}", why)
+        self.assertIn("; confirmed on h1: h2's value opens ", answer["summary"], why)
+        rev = decoy["reverse"]
+        self.assertEqual(rev["treatment"], f"sysctl {DECOY[0]}={DECOY[1]}", why)
+        self.assertIn(rev["verdict"], ("does not confirm", "inconclusive"), why)
+        self.assertLess(rev["lo"], 0.5, why)
 
-        # h2 as it was: both sysctls, and the fingerprint the agents sent since.
+        # h2 and h1 as they were: both sysctls, and the fingerprints the agents sent since.
         self.assertEqual(self.sysctl(f, RMEM[0]), RMEM[1])
         self.assertEqual(self.sysctl(f, DECOY[0]), DECOY[1])
         self.assertEqual(self.items(f, "h2"), before)
+        self.assertEqual(self.items(f, "h1")["sysctl." + RMEM[0]], fleet_rmem)
+        self.assertIn("SM-TREAT-UNDO", open(f"{f.dir}/agent-h1.log").read())
         self.assertIn("SM-TREAT-UNDO", open(f"{f.dir}/agent-h2.log").read())
 
         # The run's anomaly now carries the proven cause (its cached report was dropped when
@@ -147,6 +158,17 @@ class ExplainLabTest(unittest.TestCase):
         self.assertIn(f"h2: {RMEM[0]} is the cause", text.stdout)
         self.assertIn("not the cause", text.stdout)
 
+    def assert_confirms(self, suspect, treatment, why):
+        """The suspect's reverse, on h1, gives it h2's value and opens most of the gap."""
+        rev = suspect["reverse"]
+        self.assertIsNotNone(rev, why)
+        self.assertEqual((rev["host"], rev["treatment"]), ("h1", treatment), why)
+        if rev["n_control"] < 3:  # the product's rule, as for h2's control
+            self.assertEqual(rev["verdict"], "inconclusive", why)
+            self.skipTest(f"h1 was disturbed while the experiment ran: {rev['why']}")
+        self.assertEqual(rev["verdict"], "confirms", why)
+        self.assertGreaterEqual(rev["lo"], 0.5, why)
+
     def tbf(self, f):
         """h2's root qdisc on lo as tc shows it, without the handle the kernel picks anew."""
         shown = self.netns(f, "h2", "tc", "qdisc", "show", "dev", "lo", "root").split()
@@ -159,6 +181,7 @@ class ExplainLabTest(unittest.TestCase):
         shown = self.tbf(f)
         rid = self.flagged_run(f, "if.lo.qdisc")
         before = self.items(f, "h2")
+        h1_before = self.items(f, "h1")["if.lo.qdisc"]
         answer, by_item, why = self.explain(f, rid)
         self.assertEqual(answer["state"], "done", why)
         qdisc = by_item["if.lo.qdisc"]
@@ -175,6 +198,10 @@ class ExplainLabTest(unittest.TestCase):
         self.assertEqual(self.tbf(f), shown)
         self.assertEqual(self.items(f, "h2")["if.lo.qdisc"], before["if.lo.qdisc"])
         self.assertIn("SM-TREAT-UNDO", open(f"{f.dir}/agent-h2.log").read())
+        # The reverse gave h1 h2's tbf, which opened the gap there, and took it away again.
+        self.assert_confirms(qdisc, "qdisc lo " + before["if.lo.qdisc"], why)
+        self.assertEqual(self.items(f, "h1")["if.lo.qdisc"], h1_before)
+        self.assertEqual(h1_before, "noqueue")
 
     def test_an_agent_not_allowed_to_change_its_host_tests_nothing(self):
         f = self.fleet(lab_args=("--slow-tcp", "h2:x8"), sysctls=(DECOY,))

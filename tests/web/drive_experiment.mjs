@@ -16,6 +16,7 @@ export function experimentScenarios(ctx) {
       summary: document.querySelector('#run-experiment-summary')?.textContent ?? null,
       rows: [...document.querySelectorAll('#run-experiment-table tbody tr')].map((tr) => ({
         item: tr.dataset.item, verdict: tr.dataset.verdict,
+        reverse: tr.classList.contains('reverse'),
         share: tr.querySelector('td.share')?.textContent ?? null,
       })),
       buttons: document.querySelectorAll('button.find-cause').length,

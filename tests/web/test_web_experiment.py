@@ -66,8 +66,13 @@ class FindTheCauseTest(WebCase):
         self.assertEqual(xp["explains"], str(rid))
         self.assertEqual(done["state"], xp["state"])
         self.assertEqual(done["summary"], xp["summary"])
-        self.assertEqual([(r["item"], r["verdict"]) for r in done["rows"]],
-                         [(s["item"], s["verdict"]) for s in xp["suspects"]])
+        # Each suspect's row, and under it its reverse's (h2's value on a fleet host).
+        want = []
+        for s in xp["suspects"]:
+            want.append((s["item"], s["verdict"], False))
+            if s["reverse"]:
+                want.append((s["item"], s["reverse"]["verdict"], True))
+        self.assertEqual([(r["item"], r["verdict"], r["reverse"]) for r in done["rows"]], want)
         self.assertEqual(done["buttons"], 0, "an experiment's own anomalies offer no experiment")
         qdisc = {s["item"]: s for s in xp["suspects"]}["if.lo.qdisc"]
         if xp["control"]["n"] < 3:  # the product's rule when the host was too disturbed
@@ -75,6 +80,9 @@ class FindTheCauseTest(WebCase):
             self.skipTest(f"h2 was disturbed while the experiment ran: {xp['control']}")
         self.assertEqual(qdisc["verdict"], "cause", xp)
         self.assertIn("lo qdisc is the cause", done["summary"])
+        self.assertEqual(qdisc["reverse"]["host"], "h1", xp)
+        reversed_row = next(r for r in done["rows"] if r["reverse"])
+        self.assertTrue(reversed_row["share"].endswith(" opened"), reversed_row)
         # Run 1's anomaly now heads its why with the proof, linked to the experiment.
         proven = res["proven"]
         self.assertEqual(proven["cls"], "proven-cause", proven)

@@ -79,6 +79,31 @@ function suspectRow(s, unit) {
         h('td', {class: 'why'}, s.why || ''));
 }
 
+const REVERSE_CLASS = {
+    'confirms': 'verdict-flagged', 'confirms in part': 'verdict-flagged',
+    'does not confirm': 'verdict-ok', 'inconclusive': 'verdict-inconclusive',
+};
+
+// The row under a suspect for its reverse: the odd host's value given to a fleet host, and the
+// share of the gap that opened there.
+function reverseRow(s, host, unit) {
+    const r = s.reverse;
+    const opened = r.share === null || r.share === undefined ? '-'
+        : `${pct(r.share)} [${pct(r.lo)}, ${pct(r.hi)}] opened`;
+    return h('tr', {class: 'reverse', 'data-item': s.item || '', 'data-verdict': r.verdict},
+        h('td', {class: `verdict ${REVERSE_CLASS[r.verdict] || ''}`}, r.verdict),
+        h('th', {scope: 'row', title: r.treatment}, `reverse on ${r.host}`,
+            h('span', {class: 'hint'}, ` ${host}'s ${s.label}: ${s.host_value}`)),
+        h('td', {class: 'num share'}, opened),
+        h('td', {class: 'num'}, fmtValue(r.control_median, unit)),
+        h('td', {class: 'num'}, fmtValue(r.treated_median, unit)),
+        h('td', {class: 'why'}, r.why || ''));
+}
+
+function suspectRows(s, host, unit) {
+    return s.reverse ? [suspectRow(s, unit), reverseRow(s, host, unit)] : [suspectRow(s, unit)];
+}
+
 // The section an experiment's run page shows its answer in; hidden until there is one.
 export function experimentPanel() {
     return h('section', {id: 'run-experiment', class: 'card experiment', hidden: true});
@@ -103,7 +128,7 @@ export function showExperiment(el, xp) {
                 h('th', {scope: 'col', class: 'num'}, 'control'),
                 h('th', {scope: 'col', class: 'num'}, 'treated'),
                 h('th', {scope: 'col'}, 'why'))),
-            h('tbody', {}, (xp.suspects || []).map((s) => suspectRow(s, unit)))),
+            h('tbody', {}, (xp.suspects || []).flatMap((s) => suspectRows(s, xp.host, unit)))),
         h('p', {class: 'hint'}, `${(xp.control || {}).n ?? 0} control samples` +
             ((xp.control || {}).disturbed ? ` (${xp.control.disturbed} disturbed, left out)` : '') +
             `; the gap is the control against the fleet's median in run ${xp.explains}`));

@@ -326,6 +326,77 @@ static void test_the_combination_comes_last_with_at_most_four_parts(void **state
     assert_int_equal(sm_xp_plan_make(NULL, "qdisc", 3, &p, &err), SM_EINVAL);
 }
 
+/* The reverse: a fleet host given the odd host's value, where its own is the fleet's and its
+ * agent may apply it; never for the combination. */
+static void test_the_reverse_gives_a_fleet_host_the_odd_hosts_value(void **state)
+{
+    (void)state;
+    sm_fp_diffs d = {0};
+    add(&d, "if.lo.qdisc", "tbf rate 400Mbit burst 128Kb lat 50ms", "noqueue");
+    add(&d, "sysctl.net.ipv4.tcp_keepalive_time", "7201", "7200");
+    add(&d, "sysctl.net.core.somaxconn", "4096", "128");
+    add(&d, "cpu.governor", "powersave", "performance");
+    sm_fingerprint h1;
+    sm_fp_init(&h1);
+    sm_error err = {0};
+    assert_int_equal(sm_fp_set(&h1, "if.lo.qdisc", "noqueue", &err), 0);
+    assert_int_equal(sm_fp_set(&h1, "sysctl.net.ipv4.tcp_keepalive_time", "7200", &err), 0);
+    assert_int_equal(sm_fp_set(&h1, "sysctl.net.core.somaxconn", "256", &err), 0);
+    sm_fp_sort(&h1);
+    sm_xp_plan p;
+    assert_int_equal(sm_xp_plan_make_for("h2", &d, "qdisc,sysctl", 8, &p, &err), 0);
+    assert_int_equal(p.n, 5); /* three tested, the untested governor, the combination */
+
+    const sm_xp_ref only_qdisc = {"h1", "qdisc", &h1};
+    assert_int_equal(sm_xp_plan_reverse(&p, &d, &only_qdisc), 1);
+    assert_string_equal(p.v[0].reverse_host, "h1");
+    assert_string_equal(p.v[0].reverse, "qdisc lo tbf rate 400Mbit burst 128Kb lat 50ms");
+    assert_string_equal(p.v[0].why_no_reverse, "");
+    assert_string_equal(p.v[1].reverse, "");
+    assert_string_equal(p.v[1].reverse_host, "");
+    assert_string_equal(p.v[1].why_no_reverse,
+                        "h1's agent may not change sysctls: start it with --allow-experiment "
+                        "qdisc,sysctl");
+    /* h1's own value is not the fleet's: giving it h2's would not show the gap. */
+    assert_string_equal(p.v[2].reverse, "");
+    assert_string_equal(p.v[2].why_no_reverse,
+                        "h1's net.core.somaxconn is 256, not the fleet's 128");
+    assert_string_equal(p.v[3].treatment, "");
+    assert_string_equal(p.v[3].why_no_reverse, ""); /* untested: no reverse to speak of */
+    assert_string_equal(p.v[4].item, "");
+    assert_string_equal(p.v[4].reverse, "");
+    assert_string_equal(p.v[4].why_no_reverse, "");
+
+    const sm_xp_ref both = {"h1", "qdisc,sysctl", &h1};
+    assert_int_equal(sm_xp_plan_reverse(&p, &d, &both), 2);
+    assert_string_equal(p.v[1].reverse, "sysctl net.ipv4.tcp_keepalive_time=7201");
+    assert_string_equal(p.v[1].why_no_reverse, "");
+
+    /* The reverse survives the stored plan, and a stored reverse is checked too. */
+    char *j = sm_xp_plan_json(&p);
+    sm_xp_plan q;
+    assert_int_equal(sm_xp_plan_from_json(j, &q, &err), 0);
+    for (size_t i = 0; i < p.n; i++)
+        assert_memory_equal(&q.v[i], &p.v[i], sizeof p.v[i]);
+    sm_xp_plan_fini(&q);
+    char *bad = strdup(j);
+    char *at = strstr(bad, "\"reverse\":\"qdisc lo tbf");
+    assert_non_null(at);
+    memcpy(at + strlen("\"reverse\":\""), "tc -h", 5);
+    assert_int_equal(sm_xp_plan_from_json(bad, &q, &err), SM_EINVAL);
+    assert_string_equal(err.field, "[0].reverse");
+    free(bad);
+    free(j);
+
+    /* No fleet host to reverse on: nothing changes. */
+    assert_int_equal(sm_xp_plan_reverse(&p, &d, NULL), 0);
+    const sm_xp_ref no_fp = {"h1", "qdisc", NULL};
+    assert_int_equal(sm_xp_plan_reverse(&p, &d, &no_fp), 0);
+    sm_xp_plan_fini(&p);
+    sm_fp_fini(&h1);
+    sm_fp_diffs_fini(&d);
+}
+
 static void test_the_plan_survives_its_json(void **state)
 {
     (void)state;
@@ -339,7 +410,8 @@ static void test_the_plan_survives_its_json(void **state)
     const char *first = "[{\"item\":\"if.lo.qdisc\",\"label\":\"lo qdisc\",\"host_value\":\"tbf "
                         "rate 400Mbit burst 128Kb lat 50ms\",\"fleet_value\":\"noqueue\","
                         "\"treatment\":\"qdisc lo noqueue\",\"why_untested\":\"\","
-                        "\"relevance\":99},";
+                        "\"relevance\":99,\"reverse_host\":\"\",\"reverse\":\"\","
+                        "\"why_no_reverse\":\"\"},";
     assert_memory_equal(j, first, strlen(first));
     assert_int_equal(sm_xp_plan_from_json(j, &q, &err), 0);
     assert_int_equal(q.n, p.n);
@@ -455,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_a_value_outside_the_syntax_is_untested_saying_why),
         cmocka_unit_test(test_the_budget_tests_the_first_suspects_that_can_be),
         cmocka_unit_test(test_the_combination_comes_last_with_at_most_four_parts),
+        cmocka_unit_test(test_the_reverse_gives_a_fleet_host_the_odd_hosts_value),
         cmocka_unit_test(test_the_plan_survives_its_json),
         cmocka_unit_test(test_a_stored_plan_is_checked_as_it_was_made),
     };
