@@ -4,6 +4,7 @@
 #include "proto/json.h"
 
 #include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -118,7 +119,43 @@ static void confirmation(const sm_xp_report *r, size_t c, char *buf, size_t len)
              r->plan->v[c].reverse_host, r->host, 100 * v->share + 0.0, lo, hi);
 }
 
+static int summary_of_own(const sm_xp_report *r, char *buf, size_t len);
+
+/* The headline of a search that ended on a subset; -1 when there is none to give. */
+static int search_summary(const sm_xp_report *r, char *buf, size_t len)
+{
+    const sm_xp_search_view *q = r->search;
+    if (!q || strcmp(q->state, "done") != 0 || q->result.verdict != SM_XP_CAUSE)
+        return -1;
+    const sm_xp_estimate *e = &q->result;
+    char lo[16], hi[16];
+    pct(lo, sizeof lo, e->lo);
+    pct(hi, sizeof hi, e->hi);
+    return snprintf(buf, len,
+                    "%s: %s are the cause together (narrowed down from %zu suspects in %zu "
+                    "stage%s, run %" PRIu64 "): they close %.0f%% of the gap [%s, %s]%s",
+                    r->host, q->label, q->k, q->stages, q->stages == 1 ? "" : "s", q->result_run,
+                    100 * e->share + 0.0, lo, hi,
+                    q->unresolved ? "; some subsets were inconclusive, so a smaller one may do"
+                                  : "");
+}
+
 int sm_xp_report_summary(const sm_xp_report *r, char *buf, size_t len)
+{
+    const int found = search_summary(r, buf, len);
+    if (found >= 0)
+        return found;
+    const int n = summary_of_own(r, buf, len);
+    const sm_xp_search_view *q = r->search;
+    if (n < 0 || (size_t)n >= len || !q || strcmp(q->state, "narrowing") != 0)
+        return n;
+    return n + snprintf(buf + n, len - (size_t)n,
+                        "; narrowing the %zu suspects down: stage %zu of at most %zu next (%zu "
+                        "subset%s)",
+                        q->k, q->stages + 1, q->stages_max, q->n_next, q->n_next == 1 ? "" : "s");
+}
+
+static int summary_of_own(const sm_xp_report *r, char *buf, size_t len)
 {
     const char *so_far = strcmp(r->state, "running") == 0 ? "so far, " : "";
     const size_t c = sm_xp_report_cause(r);
@@ -212,6 +249,40 @@ static cJSON *suspect_json(const sm_xp_suspect *s, const sm_xp_estimate *e, cons
     return o;
 }
 
+static cJSON *search_json(const sm_xp_search_view *q)
+{
+    if (q == NULL)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject(), *sus = NULL, *next = NULL, *res = NULL;
+    bool ok = o && sm_json_put_str(o, "state", q->state) &&
+              sm_json_put(o, "suspects", sus = cJSON_CreateArray());
+    for (size_t i = 0; ok && i < q->k; i++)
+        ok = sm_json_append(sus, cJSON_CreateString(q->suspects[i] ? q->suspects[i] : ""));
+    ok = ok && sm_json_put_u64(o, "stages", q->stages) &&
+         sm_json_put_u64(o, "arms_max", q->arms_max) &&
+         sm_json_put_u64(o, "stages_max", q->stages_max) &&
+         sm_json_put_u64_str(o, "first_run", q->head_run) &&
+         sm_json_put(o, "next", next = cJSON_CreateArray());
+    for (size_t i = 0; ok && i < q->n_next; i++)
+        ok = sm_json_append(next, cJSON_CreateString(q->next[i]));
+    if (ok && strcmp(q->state, "done") == 0) {
+        ok = sm_json_put(o, "result", res = cJSON_CreateObject()) &&
+             sm_json_put_str(res, "label", q->label) &&
+             sm_json_put_u64_str(res, "run", q->result_run) &&
+             sm_json_put_str(res, "verdict", sm_xp_verdict_name(q->result.verdict)) &&
+             put_num(res, "share", q->result.share) && put_num(res, "lo", q->result.lo) &&
+             put_num(res, "hi", q->result.hi);
+    } else if (ok) {
+        ok = sm_json_put(o, "result", cJSON_CreateNull());
+    }
+    ok = ok && sm_json_put_u64(o, "unresolved", q->unresolved);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
 char *sm_xp_report_json(const sm_xp_report *r)
 {
     char summary[768];
@@ -224,7 +295,10 @@ char *sm_xp_report_json(const sm_xp_report *r)
     ok = ok && sm_json_put_str(root, "unit", r->unit) && sm_json_put_str(root, "state", r->state);
     ok = ok && sm_json_put_str(root, "summary", summary);
     const size_t c = sm_xp_report_cause(r);
-    if (ok && c != SIZE_MAX) {
+    const sm_xp_search_view *q = r->search;
+    if (ok && q && strcmp(q->state, "done") == 0 && q->result.verdict == SM_XP_CAUSE) {
+        ok = sm_json_put(root, "cause", suspect_json(&q->found, &q->result, NULL));
+    } else if (ok && c != SIZE_MAX) {
         cJSON *cause = suspect_json(&r->plan->v[c], &r->est[c], r->rev ? &r->rev[c] : NULL);
         ok = sm_json_put(root, "cause", cause);
     } else if (ok) {
@@ -236,6 +310,7 @@ char *sm_xp_report_json(const sm_xp_report *r)
          sm_json_put_u64(ctrl, "disturbed", r->ctrl_disturbed);
     cJSON *fleet = ok ? cJSON_CreateObject() : NULL;
     ok = ok && sm_json_put(root, "fleet", fleet) && sm_json_put_u64(fleet, "n", r->n_fleet);
+    ok = ok && sm_json_put(root, "search", search_json(q));
     cJSON *list = ok ? cJSON_CreateArray() : NULL;
     ok = ok && sm_json_put(root, "suspects", list);
     for (size_t i = 0; ok && i < r->plan->n; i++)

@@ -77,6 +77,9 @@ char *sm_api_anomalies_body(sm_api_ctx *a, uint64_t run_id);
 void sm_api_run_changed(sm_api_ctx *a, uint64_t run_id);
 /* Its state changed (SM_CHANGE_RUN): as above, and an experiment's parent run too. */
 void sm_api_run_state_changed(sm_api_ctx *a, uint64_t run_id);
+/* On the loop's tick, between transactions: each ended experiment not yet followed takes its
+ * search on, starting its next stage when it has one (experiments.c). */
+void sm_api_experiments_follow(sm_api_ctx *a);
 void sm_api_cache_free(sm_api_ctx *a);
 
 /* GET /metrics in two parts, for a carrier that builds the cells off the loop (worker.h): the

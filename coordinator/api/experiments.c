@@ -11,6 +11,7 @@
 #include "coordinator/analysis/experiment.h"
 #include "coordinator/analysis/export.h"
 #include "coordinator/analysis/fpdiff.h"
+#include "coordinator/analysis/xpdd.h"
 #include "coordinator/model/spec.h"
 #include "proto/codec.h"
 #include "proto/fingerprint.h"
@@ -326,13 +327,18 @@ static char *experiment_spec(sm_api_ctx *a, const sm_run_row *run, const char *h
 
 typedef struct xp_row_arg {
     sm_experiment_row row;
+    uint64_t follows; /* the experiment whose search this stage takes on; 0 none */
 } xp_row_arg;
 
 static int store_experiment(sm_api_ctx *a, uint64_t id, void *arg, sm_error *err)
 {
     xp_row_arg *x = arg;
     x->row.run_id = id;
-    return sm_store_experiment_insert(a->st, &x->row, err);
+    int rc = sm_store_experiment_insert(a->st, &x->row, err);
+    /* In the stage's own transaction: a restart never starts it twice. */
+    if (rc == 0 && x->follows)
+        rc = sm_store_experiment_set_followed(a->st, x->follows, err);
+    return rc;
 }
 
 static size_t plan_summary(const sm_xp_plan *plan, const char *host, size_t jobs_max,
@@ -347,15 +353,26 @@ static size_t plan_summary(const sm_xp_plan *plan, const char *host, size_t jobs
     if (tested == 0)
         return (size_t)snprintf(buf, cap, "none of %s's %zu suspect%s could be tested", host,
                                 singles, singles == 1 ? "" : "s");
-    char rev[120] = "";
+    char rev[120] = "", narrow[200] = "";
     if (reverses > 0 && ref[0])
         snprintf(rev, sizeof rev, ", and %zu reverse%s on %s beside its own control", reverses,
                  reverses == 1 ? "" : "s", ref);
+    /* The search's bound, stated up front: its parts are the combination's. */
+    const sm_xp_suspect *combo = plan->n ? &plan->v[plan->n - 1] : NULL;
+    size_t parts = 0;
+    if (combo && !combo->item[0] && combo->treatment[0])
+        for (const char *p = combo->treatment; p; p = strstr(p + 1, "; "))
+            parts++;
+    if (parts >= 3)
+        snprintf(narrow, sizeof narrow,
+                 "; if only the %zu together close the gap, narrowing them down takes at most "
+                 "%zu more treatments in %d stages",
+                 parts, sm_xp_dd_budget(parts), sm_xp_dd_stages_max(parts));
     return (size_t)snprintf(buf, cap,
                             "%zu treatment%s on %s beside an untreated control%s, interleaved, "
-                            "%d to %d repetitions each: at most %zu jobs",
+                            "%d to %d repetitions each: at most %zu jobs%s",
                             tested, tested == 1 ? "" : "s", host, rev, XP_REPS_MIN, XP_REPS_MAX,
-                            jobs_max);
+                            jobs_max, narrow);
 }
 
 /* The answer: {"run": "M" | null, "explains", "host", "test", "reverse_host" ("" none), "plan",
@@ -363,7 +380,7 @@ static size_t plan_summary(const sm_xp_plan *plan, const char *host, size_t jobs
 static char *answer(uint64_t run_id, uint64_t parent, const char *host, const char *test,
                     const sm_xp_plan *plan, size_t jobs_max, const char *ref)
 {
-    char summary[384];
+    char summary[512];
     plan_summary(plan, host, jobs_max, ref, summary, sizeof summary);
     char *plan_json = sm_xp_plan_json(plan);
     cJSON *root = cJSON_CreateObject();
@@ -518,4 +535,64 @@ int sm_api_get_experiment(sm_api_ctx *a, uint64_t id, char **resp, size_t *len)
     }
     sm_run_report_fini(&rep);
     return status;
+}
+
+/* Takes experiment id's search on (reports.h, sm_reports_experiment_next): when it has a next
+ * stage, an experiment of its own starts on the same host, test and run, one treatment per
+ * subset beside an untreated control; else, or when it cannot start, id is marked followed. */
+static void follow(sm_api_ctx *a, uint64_t id)
+{
+    sm_error err = {0};
+    sm_experiment_row xr;
+    if (sm_store_experiment_get(a->st, id, &xr, &err) != 0)
+        return;
+    sm_xp_plan stage = {0};
+    sm_run_row run = {0};
+    char *spec_json = NULL, *resp = NULL;
+    bool started = false;
+    const int rc = sm_reports_experiment_next(&a->reports, id, &stage, &err);
+    if (rc == 1 && sm_store_run_get(a->st, xr.parent_run, &run, &err) == 0 &&
+        (spec_json = experiment_spec(a, &run, xr.host, xr.test, &stage, "", &err)) != NULL) {
+        sm_spec spec;
+        if (sm_spec_decode(spec_json, strlen(spec_json), &spec, &err) == 0) {
+            xp_row_arg x = {.row = {.parent_run = run.id}, .follows = id};
+            snprintf(x.row.host, sizeof x.row.host, "%s", xr.host);
+            snprintf(x.row.test, sizeof x.row.test, "%s", xr.test);
+            x.row.plan_json = sm_xp_plan_json(&stage);
+            uint64_t nid = 0;
+            size_t len = 0;
+            started = x.row.plan_json && sm_api_start_run(a, spec_json, &spec, store_experiment, &x,
+                                                          &nid, &resp, &len) == 0;
+            if (started)
+                sm_log(LOG_NOTICE, "SM-EXPERIMENT-STAGE",
+                       "run %" PRIu64 ": the next stage of experiment %" PRIu64 "'s search on "
+                       "%s (%s): %zu subsets of its suspects, each together",
+                       nid, id, xr.host, xr.test, stage.n);
+            else
+                snprintf(err.msg, sizeof err.msg, "%.200s", resp ? resp : "out of memory");
+            free(x.row.plan_json);
+            sm_spec_fini(&spec);
+        }
+    }
+    if (rc != 0 && !started)
+        sm_log(LOG_WARNING, "SM-EXPERIMENT-STAGE-FAILED",
+               "experiment %" PRIu64 ": its search's next stage did not start: %s", id, err.msg);
+    if (!started && sm_store_experiment_set_followed(a->st, id, &err) != 0)
+        sm_log(LOG_ERR, "SM-EXPERIMENT-STAGE-FAILED", "experiment %" PRIu64 ": %s", id, err.msg);
+    free(resp);
+    free(spec_json);
+    sm_run_row_fini(&run);
+    sm_xp_plan_fini(&stage);
+    sm_experiment_row_fini(&xr);
+}
+
+void sm_api_experiments_follow(sm_api_ctx *a)
+{
+    uint64_t ids[8];
+    size_t n = 0;
+    sm_error err = {0};
+    if (a == NULL || sm_store_experiments_to_follow(a->st, ids, 8, &n, &err) != 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        follow(a, ids[i]);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "coordinator/analysis/verdict.h"
+#include "coordinator/analysis/experiment.h"
 #include "coordinator/store/store.h"
 #include "proto/err.h"
 
@@ -77,6 +78,13 @@ sm_report_status sm_reports_verdict(sm_reports *r, uint64_t id, sm_run_verdict *
  * experiment's samples and the fleet's in the run it explains. Never cached: a running
  * experiment's numbers move. SM_REPORT_NO_RUN when id is no experiment. */
 sm_report_status sm_reports_experiment(sm_reports *r, uint64_t id, sm_run_report *out);
+
+/* The next stage of the search (analysis/xpsearch.h) that experiment id ended: when id is done
+ * and it, or the search it is a stage of, narrows a combination down and has subsets left to
+ * run, 1 with *stage their plan (one combined suspect per subset; the caller finis it). 0 when
+ * there is none to run (no search, it has ended, or id is not done); -1 with err on an error
+ * (no such experiment, the store). */
+int sm_reports_experiment_next(sm_reports *r, uint64_t id, sm_xp_plan *stage, sm_error *err);
 
 /* A run's state changed: as sm_reports_run_changed, and when it is an experiment, the
  * anomalies of the run it explains are dropped too (they carry its answer once it is done). */

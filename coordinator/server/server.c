@@ -512,6 +512,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
         s,     notify,      s->hooks,        s->worker ? sm_server_ask_anomalies : NULL,
         s};
     sm_schedules_tick(&env, now);
+    sm_api_experiments_follow(&s->api);
     /* Expired holds are answered with whatever there is (often nothing). */
     char names[SM_EXPIRE_BATCH][SM_NAME_MAX + 1];
     size_t n = 0;

@@ -106,16 +106,43 @@ int sm_store_experiments_to_notify(sm_store *st, uint64_t (*pairs)[2], size_t ma
     return ret;
 }
 
-int sm_store_experiment_set_notified(sm_store *st, uint64_t run_id, sm_error *err)
+int sm_store_experiments_to_follow(sm_store *st, uint64_t *ids, size_t max, size_t *n,
+                                   sm_error *err)
 {
-    sqlite3_stmt *s = st->stmts[Q_XP_SET_NOTIFIED];
+    sqlite3_stmt *s = st->stmts[Q_XP_TO_FOLLOW];
+    *n = 0;
+    int rc = sqlite3_bind_int64(s, 1, (sqlite3_int64)(max < INT64_MAX ? max : INT64_MAX));
+    if (rc == SQLITE_OK)
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW && *n < max)
+            ids[(*n)++] = (uint64_t)sqlite3_column_int64(s, 0);
+    int ret = rc == SQLITE_ROW || rc == SQLITE_DONE
+                  ? 0
+                  : store_db_error(st->db, err, "experiments to follow");
+    store_done_with(s);
+    return ret;
+}
+
+/* Sets flag q (notified, followed) of experiment run_id. */
+static int set_flag(sm_store *st, int q, uint64_t run_id, const char *what, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[q];
     int ret = store_bind_id(s, 1, run_id, "experiment", err);
     if (ret == 0) {
         if (sqlite3_step(s) != SQLITE_DONE)
-            ret = store_db_error(st->db, err, "experiment notified");
+            ret = store_db_error(st->db, err, what);
         else if (sqlite3_changes(st->db) == 0)
             ret = sm_error_set(err, SM_EINVAL, "no experiment %llu", (unsigned long long)run_id);
     }
     store_done_with(s);
     return ret;
+}
+
+int sm_store_experiment_set_followed(sm_store *st, uint64_t run_id, sm_error *err)
+{
+    return set_flag(st, Q_XP_SET_FOLLOWED, run_id, "experiment followed", err);
+}
+
+int sm_store_experiment_set_notified(sm_store *st, uint64_t run_id, sm_error *err)
+{
+    return set_flag(st, Q_XP_SET_NOTIFIED, run_id, "experiment notified", err);
 }

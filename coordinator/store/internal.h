@@ -74,6 +74,8 @@ enum {
     Q_XP_OF,
     Q_XP_TO_NOTIFY,
     Q_XP_SET_NOTIFIED,
+    Q_XP_TO_FOLLOW,
+    Q_XP_SET_FOLLOWED,
     Q_COUNT
 };
 

@@ -164,11 +164,13 @@ const char *const store_migrations[] = {
      " test TEXT NOT NULL, plan_json TEXT NOT NULL, created_ms INTEGER NOT NULL);"
      "CREATE INDEX experiments_parent ON experiments(parent_run, run_id);"
      "PRAGMA user_version = 10;"),
-    /* 11: an experiment's webhook. notified is 1 once the experiment's end was told to the
-     * webhook of the schedule whose run it explains (or there was none to tell); those that
-     * ended before this version are not told. */
+    /* 11: an experiment's end. notified is 1 once it was told to the webhook of the schedule
+     * whose run it explains (or there was none to tell); followed is 1 once the search it
+     * starts or is a stage of was taken on from it (its next stage started, or none due).
+     * Those that ended before this version are neither told nor followed. */
     ("ALTER TABLE experiments ADD COLUMN notified INTEGER NOT NULL DEFAULT 0;"
-     "UPDATE experiments SET notified = 1;"
+     "ALTER TABLE experiments ADD COLUMN followed INTEGER NOT NULL DEFAULT 0;"
+     "UPDATE experiments SET notified = 1, followed = 1;"
      "PRAGMA user_version = 11;"),
 };
 
@@ -326,6 +328,9 @@ static const char *const queries[Q_COUNT] = {
                        " WHERE x.notified = 0 AND r.state != 'running'"
                        " AND p.schedule_id IS NOT NULL ORDER BY x.run_id LIMIT ?1",
     [Q_XP_SET_NOTIFIED] = "UPDATE experiments SET notified = 1 WHERE run_id = ?1",
+    [Q_XP_TO_FOLLOW] = "SELECT x.run_id FROM experiments x JOIN runs r ON r.id = x.run_id"
+                       " WHERE x.followed = 0 AND r.state != 'running' ORDER BY x.run_id LIMIT ?1",
+    [Q_XP_SET_FOLLOWED] = "UPDATE experiments SET followed = 1 WHERE run_id = ?1",
     [Q_RUN_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
                       " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                       " WHERE j.run_id = ?1 ORDER BY j.ord",

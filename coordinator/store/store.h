@@ -431,5 +431,11 @@ int sm_store_experiments_to_notify(sm_store *st, uint64_t (*pairs)[2], size_t ma
                                    sm_error *err);
 /* Marks experiment run_id told; SM_EINVAL "no experiment N" when there is none. */
 int sm_store_experiment_set_notified(sm_store *st, uint64_t run_id, sm_error *err);
+/* Up to max ended experiments (any state but running) whose search was not taken on from
+ * them yet, oldest first, into ids; schema version 11. */
+int sm_store_experiments_to_follow(sm_store *st, uint64_t *ids, size_t max, size_t *n,
+                                   sm_error *err);
+/* Marks experiment run_id followed; SM_EINVAL "no experiment N" when there is none. */
+int sm_store_experiment_set_followed(sm_store *st, uint64_t run_id, sm_error *err);
 
 #endif

@@ -167,8 +167,9 @@ static void test_store_experiments_to_notify_are_the_ended_ones_of_scheduled_run
     assert_non_null(strstr(err.msg, "no experiment"));
 }
 
-/* Version 11 adds notified: an experiment that ended before it is not told after it. */
-static void test_store_migration_to_11_tells_no_older_experiment(void **state)
+/* Version 11 adds notified and followed: an experiment that ended before it is neither told
+ * nor followed after it. */
+static void test_store_migration_to_11_tells_and_follows_no_older_experiment(void **state)
 {
     fixture *f = *state;
     sm_error err;
@@ -185,6 +186,7 @@ static void test_store_migration_to_11_tells_no_older_experiment(void **state)
     sqlite3 *db = store_fixture_raw_open(f->path);
     assert_int_equal(sqlite3_exec(db,
                                   "ALTER TABLE experiments DROP COLUMN notified;"
+                                  " ALTER TABLE experiments DROP COLUMN followed;"
                                   " PRAGMA user_version = 10;",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -195,7 +197,10 @@ static void test_store_migration_to_11_tells_no_older_experiment(void **state)
     size_t n = 9;
     assert_ok(sm_store_experiments_to_notify(f->st, pairs, 4, &n, &err));
     assert_int_equal(n, 0);
-    /* One made after it is told. */
+    uint64_t ids[4];
+    assert_ok(sm_store_experiments_to_follow(f->st, ids, 4, &n, &err));
+    assert_int_equal(n, 0);
+    /* One made after it is told, and followed. */
     const uint64_t y = store_fixture_insert_run(f->st, "y", 4000);
     r = row(y, parent, "[]");
     assert_ok(sm_store_experiment_insert(f->st, &r, &err));
@@ -203,6 +208,16 @@ static void test_store_migration_to_11_tells_no_older_experiment(void **state)
     assert_ok(sm_store_experiments_to_notify(f->st, pairs, 4, &n, &err));
     assert_int_equal(n, 1);
     assert_int_equal(pairs[0][1], y);
+    assert_ok(sm_store_experiments_to_follow(f->st, ids, 4, &n, &err));
+    assert_int_equal(n, 1);
+    assert_int_equal(ids[0], y);
+    assert_ok(sm_store_experiment_set_followed(f->st, y, &err));
+    assert_ok(sm_store_experiments_to_follow(f->st, ids, 4, &n, &err));
+    assert_int_equal(n, 0);
+    /* Told and followed are apart. */
+    assert_ok(sm_store_experiments_to_notify(f->st, pairs, 4, &n, &err));
+    assert_int_equal(n, 1);
+    assert_int_equal(sm_store_experiment_set_followed(f->st, parent, &err), SM_EINVAL);
 }
 
 #define T(name)                                                                                    \
@@ -215,7 +230,7 @@ int main(void)
         T(test_store_experiment_round_trips_and_lists_under_its_parent),
         T(test_store_experiment_insert_refuses_what_does_not_fit),
         T(test_store_experiments_to_notify_are_the_ended_ones_of_scheduled_runs),
-        T(test_store_migration_to_11_tells_no_older_experiment),
+        T(test_store_migration_to_11_tells_and_follows_no_older_experiment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
