@@ -16,8 +16,8 @@
 #include "proto/err.h"
 
 typedef struct sm_xp_search {
-    size_t k;                   /* the suspects searched over: the combination's parts */
-    size_t idx[SM_XP_DD_MAX];   /* their indexes in the first experiment's plan, in order */
+    size_t k;                 /* the suspects searched over: the combination's parts */
+    size_t idx[SM_XP_DD_MAX]; /* their indexes in the first experiment's plan, in order */
     sm_xp_dd_outcome known[1u << SM_XP_DD_MAX];
 } sm_xp_search;
 
