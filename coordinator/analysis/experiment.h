@@ -15,6 +15,7 @@
 
 #define SM_XP_BOOTSTRAP    2000 /* resamples of the estimate */
 #define SM_XP_MIN_SAMPLES  3    /* in each group (control, treated, fleet) */
+#define SM_XP_NEGLIGIBLE   0.10 /* a share whose interval stays below it is no part of the gap */
 #define SM_XP_COMBINED_MAX 4    /* treatments in the combination */
 /* A plan's suspects, the combination included: every item a fingerprint can differ on. */
 #define SM_XP_SUSPECTS_MAX (SM_FP_ITEMS_MAX + 1)
@@ -146,8 +147,10 @@ typedef struct sm_xp_estimate {
  *                 0 or reversed in more than 2.5% of the resamples ("the host no longer stands
  *                 apart from the fleet in this experiment (control median X vs fleet Y)")
  *   cause         lo >= 0.5: closes most of the gap, clear of zero
+ *   not the cause hi < 0 (it widens the gap), or 0 <= hi < SM_XP_NEGLIGIBLE (less than a tenth
+ *                 of the gap, even when clear of zero: a real but negligible effect)
  *   part of it    lo > 0
- *   not the cause hi < 0 (it widens the gap), or lo <= 0 <= hi and hi < 0.5
+ *   not the cause lo <= 0 <= hi and hi < 0.5
  *   inconclusive  otherwise: the interval holds 0 and reaches 0.5, too wide to decide
  * 0 with *out set (an inconclusive verdict is no error), SM_EINVAL (out NULL, or samples
  * NULL with a count), SM_ENOMEM. */

@@ -165,6 +165,11 @@ static void judge(sm_xp_estimate *e)
         snprintf(e->why, sizeof e->why,
                  "closes most of the gap: its interval [%s, %s] reaches no lower than 50%%", lo,
                  hi);
+    } else if (e->hi < SM_XP_NEGLIGIBLE && e->hi >= 0) {
+        e->verdict = SM_XP_NOT;
+        snprintf(e->why, sizeof e->why,
+                 "closes less than a tenth of the gap: its interval [%s, %s] stays below 10%%", lo,
+                 hi);
     } else if (e->lo > 0) {
         e->verdict = SM_XP_PART;
         snprintf(e->why, sizeof e->why,

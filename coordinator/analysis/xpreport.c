@@ -87,10 +87,16 @@ void sm_xp_reverse_judge(sm_xp_estimate *e, const char *host, const char *ref)
                  host, ref, lo, hi);
         break;
     case SM_XP_NOT:
-        snprintf(e->why, sizeof e->why,
-                 "%s's value does not open the gap on %s: its interval [%s, %s] stays below 50%% "
-                 "and holds 0 or less",
-                 host, ref, lo, hi);
+        if (e->hi < SM_XP_NEGLIGIBLE && e->hi >= 0)
+            snprintf(e->why, sizeof e->why,
+                     "%s's value opens less than a tenth of the gap on %s: its interval [%s, %s] "
+                     "stays below 10%%",
+                     host, ref, lo, hi);
+        else
+            snprintf(e->why, sizeof e->why,
+                     "%s's value does not open the gap on %s: its interval [%s, %s] stays below "
+                     "50%% and holds 0 or less",
+                     host, ref, lo, hi);
         break;
     default:
         snprintf(e->why, sizeof e->why,

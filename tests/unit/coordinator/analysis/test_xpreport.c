@@ -112,8 +112,12 @@ static void test_xpreport_the_reverse_says_its_verdict_in_its_own_words(void **s
     assert_true(e.share == 1.0);
     e = est(SM_XP_NOT, 0.01, -0.04, 0.06);
     sm_xp_reverse_judge(&e, "h2", "h1");
+    assert_string_equal(e.why, "h2's value opens less than a tenth of the gap on h1: its interval "
+                               "[-4%, 6%] stays below 10%");
+    e = est(SM_XP_NOT, 0.05, -0.04, 0.36);
+    sm_xp_reverse_judge(&e, "h2", "h1");
     assert_non_null(
-        strstr(e.why, "h2's value does not open the gap on h1: its interval [-4%, 6%]"));
+        strstr(e.why, "h2's value does not open the gap on h1: its interval [-4%, 36%]"));
     e = est(SM_XP_INCONCLUSIVE, 0.5, -0.1, 1.1);
     sm_xp_reverse_judge(&e, "h2", "h1");
     assert_non_null(strstr(e.why, "is too wide to decide"));
