@@ -9,7 +9,9 @@
 
 #include "proto/params.h"
 
-static const char *const kind_names[] = {"sysctl", "qdisc", "socket"};
+static const char *const kind_names[] = {"sysctl", "qdisc", "socket", "offload"};
+/* The offloads the fingerprint reads (if.IFACE.offload.NAME), in its order. */
+static const char *const offloads[] = {"gso", "gro", "tso", "tx_csum", "rx_csum", "sg"};
 #define N_KINDS (sizeof kind_names / sizeof kind_names[0])
 
 const char *sm_treat_kind_name(sm_treat_kind k)
@@ -19,7 +21,8 @@ const char *sm_treat_kind_name(sm_treat_kind k)
 
 const char *sm_treat_flag(sm_treat_kind k)
 {
-    return k == SM_TREAT_SYSCTL || k == SM_TREAT_QDISC ? kind_names[k] : NULL;
+    return k == SM_TREAT_SYSCTL || k == SM_TREAT_QDISC || k == SM_TREAT_OFFLOAD ? kind_names[k]
+                                                                                : NULL;
 }
 
 const char *sm_treatment_part_text(const sm_treat_part *p, char *buf, size_t len)
@@ -95,6 +98,39 @@ static int check_iface(const char *k, size_t part, sm_error *err)
     return 0;
 }
 
+/* offload IFACE NAME=on|off: key "IFACE NAME", value "on" or "off". */
+static int parse_offload(const char *rest, size_t part, sm_treat_part *out, sm_error *err)
+{
+    const char *sp = strchr(rest, ' '), *eq = sp ? strchr(sp + 1, '=') : NULL;
+    if (!sp || !eq)
+        return sm_error_set(err, SM_EINVAL, "treatment: part %zu: offload takes IFACE NAME=on|off",
+                            part);
+    char iface[SM_TREAT_IFACE_MAX + 2]; /* one byte more than a name takes: check_iface says */
+    size_t in = (size_t)(sp - rest);
+    in = in > SM_TREAT_IFACE_MAX + 1 ? SM_TREAT_IFACE_MAX + 1 : in;
+    memcpy(iface, rest, in);
+    iface[in] = '\0';
+    int rc = check_iface(iface, part, err);
+    if (rc != 0)
+        return rc;
+    const char *name = sp + 1;
+    size_t nn = (size_t)(eq - name), i = 0;
+    while (i < sizeof offloads / sizeof offloads[0] &&
+           !(strlen(offloads[i]) == nn && strncmp(name, offloads[i], nn) == 0))
+        i++;
+    if (i == sizeof offloads / sizeof offloads[0])
+        return sm_error_set(err, SM_EINVAL,
+                            "treatment: part %zu: offload '%.20s' is not gso, gro, tso, tx_csum, "
+                            "rx_csum or sg",
+                            part, name);
+    if (strcmp(eq + 1, "on") != 0 && strcmp(eq + 1, "off") != 0)
+        return sm_error_set(err, SM_EINVAL, "treatment: part %zu: offload %s %s is on or off", part,
+                            iface, offloads[i]);
+    snprintf(out->key, sizeof out->key, "%s %s", iface, offloads[i]);
+    snprintf(out->value, sizeof out->value, "%s", eq + 1);
+    return 0;
+}
+
 /* socket NAME=N: the job's own socket options, within params' bounds. */
 static int parse_socket(const char *rest, size_t part, sm_treat_part *out, sm_error *err)
 {
@@ -141,7 +177,8 @@ static int parse_part(const char *text, size_t len, size_t part, sm_treat_part *
         k++;
     if (k == N_KINDS)
         return sm_error_set(err, SM_EINVAL,
-                            "treatment: part %zu: unknown kind '%.*s' (sysctl, qdisc, socket%s)",
+                            "treatment: part %zu: unknown kind '%.*s' (sysctl, qdisc, socket, "
+                            "offload%s)",
                             part, (int)(kind_len > 20 ? 20 : kind_len), buf,
                             part > 1 ? "; a value may not hold ';'" : "");
     out->kind = (sm_treat_kind)k;
@@ -151,6 +188,8 @@ static int parse_part(const char *text, size_t len, size_t part, sm_treat_part *
     const char *rest = sp + 1;
     if (out->kind == SM_TREAT_SOCKET)
         return parse_socket(rest, part, out, err);
+    if (out->kind == SM_TREAT_OFFLOAD)
+        return parse_offload(rest, part, out, err);
     /* sysctl KEY=VALUE splits at the first '=' (a key has none); qdisc IFACE VALUE at the
      * first space (an interface has none). */
     const char *cut = strchr(rest, out->kind == SM_TREAT_SYSCTL ? '=' : ' ');

@@ -14,11 +14,18 @@
 #define SM_TREAT_VALUE_MAX     128 /* bytes of a sysctl's or a qdisc's value */
 #define SM_TREAT_IFACE_MAX     15  /* IFNAMSIZ - 1 */
 
-typedef enum sm_treat_kind { SM_TREAT_SYSCTL = 0, SM_TREAT_QDISC, SM_TREAT_SOCKET } sm_treat_kind;
+typedef enum sm_treat_kind {
+    SM_TREAT_SYSCTL = 0,
+    SM_TREAT_QDISC,
+    SM_TREAT_SOCKET,
+    SM_TREAT_OFFLOAD
+} sm_treat_kind;
 
 /* One part: sysctl (key "net.ipv4.tcp_rmem", value as written to /proc/sys), qdisc (key the
  * interface, value the root qdisc as the fingerprint's if.<iface>.qdisc reads), socket (key
- * "rcvbuf", "sndbuf" or "nodelay", value its decimal number). */
+ * "rcvbuf", "sndbuf" or "nodelay", value its decimal number), offload (key "IFACE NAME", the
+ * interface and the offload as the fingerprint's if.<iface>.offload.<name> names it, value "on"
+ * or "off"). */
 typedef struct sm_treat_part {
     sm_treat_kind kind;
     char key[65];
@@ -37,26 +44,27 @@ typedef struct sm_treatment {
  *   qdisc IFACE VALUE  IFACE [A-Za-z0-9_.-]{1,15}; VALUE as a sysctl's (any qdisc kind
  *                      parses; which ones an agent can set is the agent's business)
  *   socket rcvbuf=N, socket sndbuf=N (SM_SOCKBUF_MIN..SM_SOCKBUF_MAX), socket nodelay=0|1
+ *   offload IFACE NAME=on|off  IFACE as a qdisc's; NAME gso, gro, tso, tx_csum, rx_csum or sg
  * and no setting twice. "" is no treatment (n = 0). Returns 0 with *out filled, or SM_EINVAL
  * with err->msg starting "treatment: " and naming the part and what is wrong, e.g.
  * "treatment: part 2: sysctl key 'net..x' has an empty component". *out is undefined then. */
 int sm_treatment_parse(const char *text, sm_treatment *out, sm_error *err);
 
-/* The --allow-experiment word that lets an agent change this kind: "sysctl", "qdisc"; NULL for
- * socket, which changes nothing but the job's own sockets. */
+/* The --allow-experiment word that lets an agent change this kind: "sysctl", "qdisc",
+ * "offload"; NULL for socket, which changes nothing but the job's own sockets. */
 const char *sm_treat_flag(sm_treat_kind k);
 
-/* "sysctl", "qdisc", "socket"; "unknown" for another value. */
+/* "sysctl", "qdisc", "socket", "offload"; "unknown" for another value. */
 const char *sm_treat_kind_name(sm_treat_kind k);
 
-/* Whether the part changes the host (sysctl, qdisc) rather than the job's sockets. */
+/* Whether the part changes the host (sysctl, qdisc, offload) rather than the job's sockets. */
 static inline bool sm_treat_part_host(const sm_treat_part *p)
 {
-    return p->kind == SM_TREAT_SYSCTL || p->kind == SM_TREAT_QDISC;
+    return p->kind != SM_TREAT_SOCKET;
 }
 
-/* The part as it reads in a treatment text ("qdisc lo noqueue"), into buf (NUL-terminated, cut
- * to len - 1 bytes). Returns buf. */
+/* The part as it reads in a treatment text ("qdisc lo noqueue", "offload lo gso=on"), into buf
+ * (NUL-terminated, cut to len - 1 bytes). Returns buf. */
 const char *sm_treatment_part_text(const sm_treat_part *p, char *buf, size_t len);
 
 struct sm_params;

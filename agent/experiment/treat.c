@@ -2,7 +2,8 @@
  * /proc/sys/net of the agent's own network namespace; lo's root qdisc is set over netlink
  * (qdisc.c), removed for noqueue or replaced by a tbf of the fingerprint's text, and read back
  * in the fingerprint's own words (sm_fp_root_qdisc), so that "as it was" means what the
- * coordinator compares. */
+ * coordinator compares; lo's offloads by the ethtool ioctl the fingerprint reads them with
+ * (offload.c). */
 #include "agent/experiment/treat.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/experiment/offload.h"
 #include "agent/experiment/qdisc.h"
 #include "agent/host/fingerprint.h"
 #include "proto/fingerprint.h"
@@ -43,23 +45,30 @@ int sm_treat_allow_parse(const char *list, unsigned *allow, sm_error *err)
         const size_t n = strcspn(at, ",");
         if (n == 6 && strncmp(at, "sysctl", 6) == 0)
             *allow |= SM_ALLOW_SYSCTL;
+        else if (n == 7 && strncmp(at, "offload", 7) == 0)
+            *allow |= SM_ALLOW_OFFLOAD;
         else if (n == 5 && strncmp(at, "qdisc", 5) == 0)
             *allow |= SM_ALLOW_QDISC;
         else
             return sm_error_set(err, SM_EINVAL,
-                                "--allow-experiment: '%.*s' is not sysctl or qdisc (or none)",
+                                "--allow-experiment: '%.*s' is not sysctl, qdisc or offload (or "
+                                "none)",
                                 (int)n, at);
         at += n + (at[n] == ',');
     }
     if (*allow == 0)
-        return sm_error_set(err, SM_EINVAL, "--allow-experiment: give sysctl, qdisc or none");
+        return sm_error_set(err, SM_EINVAL,
+                            "--allow-experiment: give sysctl, qdisc, offload or none");
     return 0;
 }
 
 const char *sm_treat_allow_text(unsigned allow)
 {
-    static const char *const texts[] = {"none", "sysctl", "qdisc", "qdisc,sysctl"};
-    return texts[allow & 3u];
+    static const char *const texts[] = {
+        "none",    "sysctl",         "qdisc",         "qdisc,sysctl",
+        "offload", "offload,sysctl", "offload,qdisc", "offload,qdisc,sysctl",
+    };
+    return texts[allow & 7u];
 }
 
 /* ---- reading and making one change ---- */
@@ -105,6 +114,8 @@ static int read_setting(const change *c, char *buf, size_t cap, sm_error *err)
         squeeze(raw, buf, cap);
         return 0;
     }
+    if (c->kind == SM_TREAT_OFFLOAD)
+        return sm_treat_offload_get(c->key, buf, cap, err);
     /* The qdisc as the fingerprint reads it. */
     return sm_fp_root_qdisc(c->key, buf, cap, err);
 }
@@ -126,6 +137,8 @@ static int write_setting(const change *c, const char *value, sm_error *err)
                                 strerror(errno));
         return 0;
     }
+    if (c->kind == SM_TREAT_OFFLOAD)
+        return sm_treat_offload_set(c->key, value, err);
     return sm_treat_qdisc_set(c->key, value, err);
 }
 
@@ -206,7 +219,9 @@ static int journal_read(const sm_treat_ctx *c, change *v, size_t *n, sm_error *e
         if (f5)
             *f5++ = '\0';
         change *x = &v[*n];
-        x->kind = strcmp(f1, "qdisc") == 0 ? SM_TREAT_QDISC : SM_TREAT_SYSCTL;
+        x->kind = strcmp(f1, "qdisc") == 0     ? SM_TREAT_QDISC
+                  : strcmp(f1, "offload") == 0 ? SM_TREAT_OFFLOAD
+                                               : SM_TREAT_SYSCTL;
         snprintf(x->key, sizeof x->key, "%s", f2);
         snprintf(x->old, sizeof x->old, "%s", f3);
         snprintf(x->now, sizeof x->now, "%s", f4);
@@ -226,6 +241,15 @@ static int undo(sm_treat_ctx *c, const change *v, size_t n, const char *how, sm_
     for (size_t i = n; i-- > 0;) {
         char back[SM_FP_VALUE_MAX + 1];
         sm_error e = {0};
+        /* A sysctl or an offload that reads as it was has nothing to undo: the change was
+         * journalled and then refused (an offload lo's driver fixes refuses even its own value
+         * again). A qdisc is always put back from the kernel's bytes. */
+        if (!v[i].kept[0] && read_setting(&v[i], back, sizeof back, &e) == 0 &&
+            reads_as(&v[i], back, v[i].old, false)) {
+            sm_log(LOG_INFO, how, "%s %s is '%.100s' still, read back",
+                   sm_treat_kind_name(v[i].kind), v[i].key, v[i].old);
+            continue;
+        }
         int rc = v[i].kept[0] ? sm_treat_qdisc_restore(v[i].key, v[i].kept, &e)
                               : write_setting(&v[i], v[i].old, &e);
         if (!rc)
@@ -297,17 +321,21 @@ int sm_treat_begin(sm_treat_ctx *c, sm_params *p, sm_error *err)
             continue;
         char text[SM_TREATMENT_MAX + 1];
         sm_treatment_part_text(part, text, sizeof text);
-        const unsigned need = part->kind == SM_TREAT_SYSCTL ? SM_ALLOW_SYSCTL : SM_ALLOW_QDISC;
+        const unsigned need = part->kind == SM_TREAT_SYSCTL  ? SM_ALLOW_SYSCTL
+                              : part->kind == SM_TREAT_QDISC ? SM_ALLOW_QDISC
+                                                             : SM_ALLOW_OFFLOAD;
         if (!(c->allow & need)) {
             rc = sm_error_set(err, SM_EINVAL,
                               "treatment: %s needs sockmatrix-agent --allow-experiment %s", text,
                               sm_treat_flag(part->kind));
             break;
         }
-        if (part->kind == SM_TREAT_QDISC && strcmp(part->key, "lo") != 0) {
+        const bool on_lo = part->kind == SM_TREAT_OFFLOAD ? strncmp(part->key, "lo ", 3) == 0
+                                                          : strcmp(part->key, "lo") == 0;
+        if (part->kind != SM_TREAT_SYSCTL && !on_lo) {
             rc = sm_error_set(err, SM_EINVAL,
-                              "treatment: a local test runs over lo, not %s: %s is refused",
-                              part->key, text);
+                              "treatment: a local test runs over lo, not %.*s: %s is refused",
+                              (int)strcspn(part->key, " "), part->key, text);
             break;
         }
         change *x = &v[n];

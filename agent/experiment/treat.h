@@ -1,7 +1,7 @@
 /* A job's treatment on this agent (proto/treatment.h): its socket parts set on the job's own
- * sockets, its host parts (a net.* sysctl, lo's root qdisc) made only when --allow-experiment
- * allows them, journalled in the spool folder before they are made, undone and read back after
- * the job, and undone at the next start when a kill left the journal behind. */
+ * sockets, its host parts (a net.* sysctl, lo's root qdisc, an offload of lo) made only when
+ * --allow-experiment allows them, journalled in the spool folder before they are made, undone and
+ * read back after the job, and undone at the next start when a kill left the journal behind. */
 #ifndef SM_AGENT_EXPERIMENT_TREAT_H
 #define SM_AGENT_EXPERIMENT_TREAT_H
 
@@ -11,12 +11,15 @@
 #include "proto/err.h"
 #include "proto/params.h"
 
-#define SM_ALLOW_SYSCTL 1u
-#define SM_ALLOW_QDISC  2u
+#define SM_ALLOW_SYSCTL  1u
+#define SM_ALLOW_QDISC   2u
+#define SM_ALLOW_OFFLOAD 4u
 
-/* --allow-experiment LIST: "none", or a comma list of sysctl and qdisc. 0 or SM_EINVAL. */
+/* --allow-experiment LIST: "none", or a comma list of sysctl, qdisc and offload. 0 or
+ * SM_EINVAL. */
 int sm_treat_allow_parse(const char *list, unsigned *allow, sm_error *err);
-/* "none", "qdisc", "sysctl", "qdisc,sysctl": the fingerprint's info.allow_experiment. */
+/* "none", or the allowed words in name order joined by ',' ("offload,qdisc,sysctl"): the
+ * fingerprint's info.allow_experiment. */
 const char *sm_treat_allow_text(unsigned allow);
 
 typedef struct sm_treat_ctx {

@@ -43,8 +43,9 @@ const char *sm_dopts_usage(void)
            "                         up to 16; without it, only peers' built-in sources)\n"
            "  --allow-experiment L   host settings an experiment's treated jobs may change for\n"
            "                         the job alone: sysctl (net.* of this network namespace),\n"
-           "                         qdisc (lo's root qdisc, with tc), both as qdisc,sysctl,\n"
-           "                         or none (default); journalled in the spool folder and\n"
+           "                         qdisc (lo's root qdisc, with tc), offload (lo's gso,\n"
+           "                         gro, tso), a comma list (offload,qdisc,sysctl) or none\n"
+           "                         (default); journalled in the spool folder and\n"
            "                         undone after the job, or at the next start after a kill\n"
            "  --log-level LEVEL      error, warning, notice (default), info, debug\n"
            "  --help\n";

@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALLOW_QDISC  1u
-#define ALLOW_SYSCTL 2u
-#define IFNAME_MAX   15 /* IFNAMSIZ - 1: the longest interface name Linux takes */
-#define SEP          "; "
-#define WHY_MAX      sizeof(((sm_xp_suspect *)0)->why_untested)
+#define ALLOW_QDISC   1u
+#define ALLOW_SYSCTL  2u
+#define ALLOW_OFFLOAD 4u
+#define IFNAME_MAX    15 /* IFNAMSIZ - 1: the longest interface name Linux takes */
+#define SEP           "; "
+#define WHY_MAX       sizeof(((sm_xp_suspect *)0)->why_untested)
 
 const char *sm_xp_verdict_name(sm_xp_verdict v)
 {
@@ -107,6 +108,22 @@ static bool qdisc_settable(const char *v, size_t n)
     return (n == 7 && strncmp(v, "noqueue", 7) == 0) || (n > 4 && strncmp(v, "tbf ", 4) == 0);
 }
 
+/* The offloads a treatment sets: the ones Linux lets a software device such as lo change. */
+static const char *const settable_offloads[] = {"gso", "gro", "tso"};
+
+/* Whether f[0..n) is "NAME=on" or "NAME=off" of a settable offload. */
+static bool offload_settable(const char *f, size_t n)
+{
+    for (size_t i = 0; i < sizeof settable_offloads / sizeof settable_offloads[0]; i++) {
+        size_t k = strlen(settable_offloads[i]);
+        if (n > k && strncmp(f, settable_offloads[i], k) == 0 && f[k] == '=' &&
+            ((n == k + 3 && strncmp(f + k + 1, "on", 2) == 0) ||
+             (n == k + 4 && strncmp(f + k + 1, "off", 3) == 0)))
+            return true;
+    }
+    return false;
+}
+
 /* s[0..n) as a decimal number (digits only) within lo..hi. */
 static bool number_in(const char *s, size_t n, unsigned long long lo, unsigned long long hi,
                       unsigned long long *out)
@@ -172,8 +189,18 @@ static bool part_check(const char *p, size_t n, char *why, size_t len)
     if (n == 16 &&
         (strncmp(p, "socket nodelay=0", 16) == 0 || strncmp(p, "socket nodelay=1", 16) == 0))
         return true;
-    snprintf(why, len, "'%.*s' is no treatment (sysctl, qdisc or socket)", (int)(n > 60 ? 60 : n),
-             p);
+    if (n > 8 && strncmp(p, "offload ", 8) == 0) {
+        const char *name = p + 8, *sp = memchr(name, ' ', n - 8);
+        const char *f = sp ? sp + 1 : NULL;
+        size_t fn = f ? n - (size_t)(f - p) : 0;
+        if (sp != NULL && iface_valid(name, (size_t)(sp - name)) && offload_settable(f, fn))
+            return true;
+        snprintf(why, len, "'%.*s': an offload treatment is offload IFACE gso|gro|tso=on|off",
+                 (int)(n > 60 ? 60 : n), p);
+        return false;
+    }
+    snprintf(why, len, "'%.*s' is no treatment (sysctl, qdisc, socket or offload)",
+             (int)(n > 60 ? 60 : n), p);
     return false;
 }
 
@@ -215,18 +242,23 @@ static unsigned allow_flags(const char *allow)
             f |= ALLOW_QDISC;
         else if (n == 6 && strncmp(s, "sysctl", 6) == 0)
             f |= ALLOW_SYSCTL;
+        else if (n == 7 && strncmp(s, "offload", 7) == 0)
+            f |= ALLOW_OFFLOAD;
         s += n;
         s += strspn(s, ", \t");
     }
     return f;
 }
 
-/* What --allow-experiment would say with the flags f. */
+/* What --allow-experiment would say with the flags f (at least one): the words in name order,
+ * as the agent's info.allow_experiment gives them. */
 static const char *allow_text(unsigned f)
 {
-    if ((f & ALLOW_QDISC) && (f & ALLOW_SYSCTL))
-        return "qdisc,sysctl";
-    return f & ALLOW_QDISC ? "qdisc" : "sysctl";
+    static const char *const texts[] = {
+        "none",    "qdisc",         "sysctl",         "qdisc,sysctl",
+        "offload", "offload,qdisc", "offload,sysctl", "offload,qdisc,sysctl",
+    };
+    return texts[f & 7u];
 }
 
 /* Copies src into dst[cap] (cap > 4), cut with "..." when longer, never inside a UTF-8
@@ -265,6 +297,17 @@ static const char *root_qdisc_iface(const char *item, size_t *n)
     if (!starts(item, "if.") || len <= 3 + tail || strcmp(item + len - tail, ".qdisc") != 0)
         return NULL;
     *n = len - 3 - tail;
+    return item + 3;
+}
+
+/* The interface of an offload's item "if.<iface>.offload.<name>" with *name, or NULL. */
+static const char *offload_iface(const char *item, size_t *n, const char **name)
+{
+    const char *at = starts(item, "if.") ? strstr(item + 3, ".offload.") : NULL;
+    if (at == NULL || at == item + 3 || at[9] == '\0')
+        return NULL;
+    *n = (size_t)(at - item - 3);
+    *name = at + 9;
     return item + 3;
 }
 
@@ -357,14 +400,44 @@ static bool qdisc_treatment(const mapper *m, const sm_fp_diff *x, const char *if
     }
     int n = snprintf(t, tcap, "qdisc %.*s %s", (int)in, iface, fv);
     if (n < 0 || (size_t)n >= tcap) {
-        t[0] = '\0';
+        memset(t, 0, tcap); /* nothing of it left behind the NUL */
         because(why, "the treatment would be %d bytes, more than the %zu it takes", n, tcap - 1);
         return false;
     }
     if (!(m->allow & ALLOW_QDISC)) {
-        t[0] = '\0';
+        memset(t, 0, tcap); /* nothing of it left behind the NUL */
         because(why, "%s's agent may not change qdiscs: start it with --allow-experiment %s",
                 m->host, allow_text(m->allow | ALLOW_QDISC));
+        return false;
+    }
+    return true;
+}
+
+static bool offload_treatment(const mapper *m, const sm_fp_diff *x, const char *iface, size_t in,
+                              const char *name, const char *label, char *t, size_t tcap, char *why)
+{
+    const char *fv = x->fleet_value;
+    if (!iface_valid(iface, in)) {
+        because(why, "%.*s is not an interface name a treatment can carry", (int)in, iface);
+        return false;
+    }
+    if (strcmp(fv, "on") != 0 && strcmp(fv, "off") != 0) {
+        because(why, "the fleet's %s is '%.40s', not on or off", label, fv);
+        return false;
+    }
+    int n = snprintf(t, tcap, "offload %.*s %s=%s", (int)in, iface, name, fv);
+    if (n < 0 || (size_t)n >= tcap || !offload_settable(t + 9 + in, (size_t)n - 9 - in)) {
+        memset(t, 0, tcap); /* nothing of it left behind the NUL */
+        because(why,
+                "sockmatrix-agent sets only the gso, gro and tso offloads, the ones Linux lets lo "
+                "change; not %.20s",
+                name);
+        return false;
+    }
+    if (!(m->allow & ALLOW_OFFLOAD)) {
+        memset(t, 0, tcap); /* nothing of it left behind the NUL */
+        because(why, "%s's agent may not change offloads: start it with --allow-experiment %s",
+                m->host, allow_text(m->allow | ALLOW_OFFLOAD));
         return false;
     }
     return true;
@@ -375,18 +448,19 @@ static bool qdisc_treatment(const mapper *m, const sm_fp_diff *x, const char *if
 static bool treatment_of(const mapper *m, const sm_fp_diff *x, const char *label, char *t,
                          size_t tcap, char *why)
 {
-    size_t in = 0;
-    const char *iface = root_qdisc_iface(x->item, &in);
+    size_t in = 0, on = 0;
+    const char *iface = root_qdisc_iface(x->item, &in), *name = NULL;
+    const char *oface = offload_iface(x->item, &on, &name);
     bool sysctl = starts(x->item, "sysctl.net.");
     t[0] = '\0';
     if (x->fleet_value == NULL) {
         because(why, "the fleet has no majority value to give it");
         return false;
     }
-    if (iface == NULL && !sysctl) {
+    if (iface == NULL && oface == NULL && !sysctl) {
         because(why,
-                "no treatment exists for %s (sockmatrix sets net.* sysctls, root qdiscs and "
-                "socket options)",
+                "no treatment exists for %s (sockmatrix sets net.* sysctls, root qdiscs, "
+                "offloads and socket options)",
                 label);
         return false;
     }
@@ -401,6 +475,8 @@ static bool treatment_of(const mapper *m, const sm_fp_diff *x, const char *label
     }
     if (iface != NULL)
         return qdisc_treatment(m, x, iface, in, label, t, tcap, why);
+    if (oface != NULL)
+        return offload_treatment(m, x, oface, on, name, label, t, tcap, why);
     return sysctl_treatment(m, x, label, t, tcap, why);
 }
 

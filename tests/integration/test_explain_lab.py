@@ -8,9 +8,11 @@ fleet's value, beside untreated controls, and says which one closes the gap:
   the cause, the keepalive is not the cause, each with its interval, both sysctls read as they
   did before, and the run's anomaly (API and `sockmatrix anomalies`) carries the proven cause;
   the reverse (h2's value given to h1) confirms the buffers and not the keepalive;
-- h2's loopback shaped by tbf (lab.sh --slow-tcp h2:x8): with --allow-experiment qdisc the tbf
-  is the cause, and it is put back exactly (the fingerprint's text, and tc's rate, burst and
-  limit, as before); h2's tbf given to h1 confirms it, and h1 has its noqueue again;
+- h2's loopback shaped by tbf (lab.sh --slow-tcp h2:x8), and its GRO turned off (a decoy: lo's
+  receive path has no GRO): with --allow-experiment qdisc,offload the tbf is the cause and the
+  offload is not, the tbf is put back exactly (the fingerprint's text, and tc's rate, burst and
+  limit, as before) and GRO is off again; h2's tbf given to h1 confirms it, h2's GRO does not,
+  and h1 has its noqueue and its GRO again;
 - agents without --allow-experiment: nothing is run, each suspect names the flag;
 - a kill -9 of the agent while a treatment is in place: the next start puts the setting back;
   a SIGTERM: the agent puts it back before it exits.
@@ -30,6 +32,19 @@ TEST = {"workload": "stream", "scope": "local", "transport": "tcp", "framing": "
 TEST_LABEL = "stream tcp lines 128 B x 8192"
 RMEM = ("net.ipv4.tcp_rmem", "4096 4096 4096")
 DECOY = ("net.ipv4.tcp_keepalive_time", "7201")
+GRO = "if.lo.offload.gro"
+
+# lo's GRO on or off by the ethtool ioctl (ETHTOOL_SGRO, then ETHTOOL_GGRO to read it back),
+# run in a host's namespace: the lab has no ethtool command.
+SET_GRO = """
+import ctypes, fcntl, socket, struct, sys
+def call(cmd, data=0):
+    buf = ctypes.create_string_buffer(struct.pack("II", cmd, data), 8)
+    fcntl.ioctl(socket.socket(), 0x8946, struct.pack("16sP", b"lo", ctypes.addressof(buf)))
+    return struct.unpack("II", buf.raw)[1]
+call(0x2c, int(sys.argv[1]))
+print(call(0x2b))
+"""
 
 
 @unless_root(can_lab(), "needs root for the lab's network namespaces")
@@ -107,9 +122,16 @@ class ExplainLabTest(unittest.TestCase):
                           "control samples): the decoy's interval is too wide to decide")
         # Not the cause: its interval stays below half the gap. Around 0 or a little below it
         # (keepalive cannot change this test, but a treated job is one step of its own after
-        # the control), both are "not the cause".
-        self.assertEqual(decoy["verdict"], "not the cause", why)
-        self.assertLess(decoy["hi"], 0.5, why)
+        # the control), both are "not the cause". h2's times under 4 KiB buffers spread about
+        # 2x on clean samples (0.020 to 0.038 s, where the fleet takes 0.008 s), so 15 of each
+        # have been seen to leave [-53%, 56%]: too wide, honestly. The decoy is then never a
+        # part of the cause; "not the cause" itself is held to in the tbf case (lo's GRO).
+        if decoy["verdict"] == "inconclusive":
+            self.assertLessEqual(decoy["lo"], 0, why)
+            self.assertEqual(decoy["n_treated"], 15, why)  # the whole budget was spent
+        else:
+            self.assertEqual(decoy["verdict"], "not the cause", why)
+            self.assertLess(decoy["hi"], 0.5, why)
         self.assertEqual(answer["cause"]["item"], "sysctl." + RMEM[0], why)
         self.assertIn(f"{RMEM[0]} is the cause", answer["summary"], why)
         # The reverse on h1 (h2's buffers on a normal host) opens the gap again; the decoy's
@@ -185,11 +207,14 @@ class ExplainLabTest(unittest.TestCase):
 
     @unless_stolen
     def test_a_tbf_is_the_cause_and_is_put_back_exactly(self):
-        f = self.fleet(("--allow-experiment", "qdisc"), lab_args=("--slow-tcp", "h2:x8"))
+        f = self.fleet(("--allow-experiment", "qdisc,offload"), lab_args=("--slow-tcp", "h2:x8"))
+        self.assertEqual(self.netns(f, "h2", "python3", "-c", SET_GRO, "0").strip(), "0")
         shown = self.tbf(f)
-        rid = self.flagged_run(f, "if.lo.qdisc")
+        rid = self.flagged_run(f, "if.lo.qdisc", GRO)
         before = self.items(f, "h2")
+        self.assertEqual(before[GRO], "off")
         h1_before = self.items(f, "h1")["if.lo.qdisc"]
+        self.assertEqual(self.items(f, "h1")[GRO], "on")
         answer, by_item, why = self.explain(f, rid)
         self.assertEqual(answer["state"], "done", why)
         qdisc = by_item["if.lo.qdisc"]
@@ -210,6 +235,22 @@ class ExplainLabTest(unittest.TestCase):
         self.assert_confirms(qdisc, "qdisc lo " + before["if.lo.qdisc"], why)
         self.assertEqual(self.items(f, "h1")["if.lo.qdisc"], h1_before)
         self.assertEqual(h1_before, "noqueue")
+        # The decoy: GRO on for h2's treated jobs, off again after; h2's off on h1 opens no gap.
+        gro = by_item[GRO]
+        self.assertEqual(gro["treatment"], "offload lo gro=on", why)
+        if gro["verdict"] == "inconclusive":  # too wide only on disturbed samples, as above
+            self.assertGreater(answer["control"]["disturbed"], 0, why)
+        else:
+            self.assertEqual(gro["verdict"], "not the cause", why)
+            self.assertLess(gro["hi"], 0.5, why)
+        self.assertEqual(self.items(f, "h2")[GRO], "off")
+        rev = gro["reverse"]
+        self.assertEqual((rev["host"], rev["treatment"]), ("h1", "offload lo gro=off"), why)
+        self.assertIn(rev["verdict"], ("does not confirm", "inconclusive"), why)
+        if rev["verdict"] == "does not confirm":
+            self.assertLess(rev["hi"], 0.5, why)
+        self.assertEqual(self.items(f, "h1")[GRO], "on")
+        self.assertIn("SM-TREAT-APPLY offload lo gro=on", open(f"{f.dir}/agent-h2.log").read())
 
     def test_an_agent_not_allowed_to_change_its_host_tests_nothing(self):
         f = self.fleet(lab_args=("--slow-tcp", "h2:x8"), sysctls=(DECOY,))

@@ -86,10 +86,10 @@ static void test_a_qdisc_the_agent_cannot_set_is_untested_naming_it(void **state
     /* Only the root: a child qdisc and a class have no treatment. */
     check_one("if.lo.qdisc.1:10", "fq_codel", "noqueue", "qdisc", "",
               "no treatment exists for lo qdisc.1:10 (sockmatrix sets net.* sysctls, root "
-              "qdiscs and socket options)");
+              "qdiscs, offloads and socket options)");
     check_one("if.eth0.class.1:10", "htb rate 1Mbit", "htb rate 100Mbit", "qdisc", "",
               "no treatment exists for eth0 class.1:10 (sockmatrix sets net.* sysctls, root "
-              "qdiscs and socket options)");
+              "qdiscs, offloads and socket options)");
     /* A name Linux would not take for an interface. */
     check_one("if.averyveryverylongname.qdisc", "tbf rate 1Mbit", "noqueue", "qdisc", "",
               "averyveryverylongname is not an interface name a treatment can carry");
@@ -132,7 +132,7 @@ static void test_a_sysctl_is_set_with_the_flag_only(void **state)
     /* Only net.* sysctls. */
     check_one("sysctl.kernel.sched_autogroup_enabled", "0", "1", "sysctl", "",
               "no treatment exists for kernel.sched_autogroup_enabled (sockmatrix sets net.* "
-              "sysctls, root qdiscs and socket options)");
+              "sysctls, root qdiscs, offloads and socket options)");
 }
 
 static void test_tcp_buffers_fall_back_to_the_socket_option_without_the_flag(void **state)
@@ -153,15 +153,52 @@ static void test_tcp_buffers_fall_back_to_the_socket_option_without_the_flag(voi
               "the fleet's net.ipv4.tcp_rmem is not three numbers: no socket rcvbuf to give it");
 }
 
+static void test_an_offload_becomes_the_fleets_with_the_flag(void **state)
+{
+    (void)state;
+    check_one("if.lo.offload.gso", "off", "on", "offload", "offload lo gso=on", "");
+    check_one("if.lo.offload.gro", "on", "off", "offload,sysctl", "offload lo gro=off", "");
+    check_one("if.lo.offload.tso", "off", "on", "offload,qdisc,sysctl", "offload lo tso=on", "");
+    check_one("if.lo.offload.gso", "off", "on", "qdisc,sysctl", "",
+              "h2's agent may not change offloads: start it with --allow-experiment "
+              "offload,qdisc,sysctl");
+    check_one("if.lo.offload.gso", "off", "on", "none", "",
+              "h2's agent may not change offloads: start it with --allow-experiment offload");
+    /* Fixed by lo's driver: the kernel would refuse the change. */
+    check_one("if.lo.offload.sg", "off", "on", "offload", "",
+              "sockmatrix-agent sets only the gso, gro and tso offloads, the ones Linux lets lo "
+              "change; not sg");
+    check_one("if.lo.offload.gso", "off", "unreadable (EOPNOTSUPP)", "offload", "",
+              "the fleet's lo offload.gso is unreadable (EOPNOTSUPP): its value is not known");
+    check_one("if.lo.offload.gso", "off", "auto", "offload", "",
+              "the fleet's lo offload.gso is 'auto', not on or off");
+
+    /* The reverse: h1 with the fleet's gso, given h2's. */
+    sm_fp_diffs d = {0};
+    add(&d, "if.lo.offload.gso", "off", "on");
+    sm_fingerprint h1;
+    sm_fp_init(&h1);
+    sm_error err = {0};
+    assert_int_equal(sm_fp_set(&h1, "if.lo.offload.gso", "on", &err), 0);
+    sm_xp_plan p;
+    assert_int_equal(sm_xp_plan_make_for("h2", &d, "offload", 8, &p, &err), 0);
+    const sm_xp_ref sysctl_only = {"h1", "sysctl", &h1}, offload = {"h1", "offload", &h1};
+    assert_int_equal(sm_xp_plan_reverse(&p, &d, &sysctl_only), 0);
+    assert_string_equal(p.v[0].why_no_reverse, "h1's agent may not change offloads: start it "
+                                               "with --allow-experiment offload,sysctl");
+    assert_int_equal(sm_xp_plan_reverse(&p, &d, &offload), 1);
+    assert_string_equal(p.v[0].reverse, "offload lo gso=off");
+    sm_xp_plan_fini(&p);
+    sm_fp_fini(&h1);
+    sm_fp_diffs_fini(&d);
+}
+
 static void test_other_items_have_no_treatment(void **state)
 {
     (void)state;
-    check_one("if.lo.offload.gso", "off", "on", "qdisc,sysctl", "",
-              "no treatment exists for lo offload.gso (sockmatrix sets net.* sysctls, root "
-              "qdiscs and socket options)");
     check_one("cpu.governor", "powersave", "performance", "qdisc,sysctl", "",
-              "no treatment exists for cpu.governor (sockmatrix sets net.* sysctls, root qdiscs "
-              "and socket options)");
+              "no treatment exists for cpu.governor (sockmatrix sets net.* sysctls, root qdiscs, "
+              "offloads and socket options)");
 }
 
 static void test_no_majority_or_no_value_has_nothing_to_give(void **state)
@@ -233,13 +270,13 @@ static void test_the_budget_tests_the_first_suspects_that_can_be(void **state)
     sm_xp_plan p;
     sm_error err = {0};
     assert_int_equal(sm_xp_plan_make_for("h2", &d, "qdisc", 2, &p, &err), 0);
-    /* qdisc tested, autocorking untested (no flag), offload none, rmem by socket: the budget
+    /* qdisc tested, autocorking untested (no flag), offload (no flag), rmem by socket: the budget
      * of 2 is spent, and slow_start (no flag) keeps its own reason. */
     assert_int_equal(p.n, 6);
     assert_string_equal(p.v[0].treatment, "qdisc lo noqueue");
     assert_string_equal(p.v[1].treatment, "");
     assert_non_null(strstr(p.v[1].why_untested, "may not change sysctls"));
-    assert_non_null(strstr(p.v[2].why_untested, "no treatment exists for lo offload.gso"));
+    assert_non_null(strstr(p.v[2].why_untested, "h2's agent may not change offloads"));
     assert_string_equal(p.v[3].treatment, "socket rcvbuf=131072");
     assert_non_null(strstr(p.v[4].why_untested, "may not change sysctls"));
     assert_int_equal(p.tested, 3);
@@ -250,7 +287,7 @@ static void test_the_budget_tests_the_first_suspects_that_can_be(void **state)
     assert_string_equal(p.v[0].treatment, "qdisc lo noqueue");
     assert_string_equal(p.v[1].why_untested, "beyond the plan's budget of 1 suspect");
     assert_string_equal(p.v[1].treatment, "");
-    assert_non_null(strstr(p.v[2].why_untested, "no treatment exists"));
+    assert_non_null(strstr(p.v[2].why_untested, "may not change offloads"));
     assert_string_equal(p.v[3].why_untested, "beyond the plan's budget of 1 suspect");
     assert_int_equal(p.tested, 1);
     sm_xp_plan_fini(&p);
@@ -455,6 +492,8 @@ static void test_a_stored_plan_is_checked_as_it_was_made(void **state)
         "socket sndbuf=268435456",
         "socket nodelay=0",
         "qdisc lo noqueue; socket nodelay=1; sysctl net.core.somaxconn=4096; socket rcvbuf=8192",
+        "offload lo gso=on",
+        "qdisc lo noqueue; offload lo tso=off; offload lo gro=on",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
         assert_int_equal(read_one(good[i], "", &err), 0);
@@ -470,6 +509,10 @@ static void test_a_stored_plan_is_checked_as_it_was_made(void **state)
         "socket nodelay=2",
         "socket rcvbuf=+4096",
         "tc qdisc del dev lo root",
+        "offload lo sg=on",
+        "offload lo gso=maybe",
+        "offload lo gso",
+        "offload lo/x gso=on",
         "qdisc lo noqueue;socket nodelay=1",
         "qdisc lo noqueue; ",
         /* five parts, one more than a treatment takes */
@@ -480,6 +523,9 @@ static void test_a_stored_plan_is_checked_as_it_was_made(void **state)
         assert_int_equal(read_one(bad[i], "", &err), SM_EINVAL);
         assert_string_equal(err.field, "[0].treatment");
     }
+    assert_int_equal(read_one("offload lo sg=on", "", &err), SM_EINVAL);
+    assert_non_null(
+        strstr(err.msg, "'offload lo sg=on': an offload treatment is offload IFACE gso|gro|tso"));
     assert_int_equal(read_one("qdisc lo noqueue", "and a reason", &err), SM_EINVAL);
     assert_string_equal(err.msg, "experiment plan[0]: exactly one of treatment and why_untested "
                                  "is given");
@@ -522,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_a_qdisc_without_the_flag_says_how_to_start_the_agent),
         cmocka_unit_test(test_a_sysctl_is_set_with_the_flag_only),
         cmocka_unit_test(test_tcp_buffers_fall_back_to_the_socket_option_without_the_flag),
+        cmocka_unit_test(test_an_offload_becomes_the_fleets_with_the_flag),
         cmocka_unit_test(test_other_items_have_no_treatment),
         cmocka_unit_test(test_no_majority_or_no_value_has_nothing_to_give),
         cmocka_unit_test(test_a_value_outside_the_syntax_is_untested_saying_why),
