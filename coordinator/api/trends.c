@@ -26,16 +26,35 @@ static int param(const char *query, const char *name, char *buf, size_t cap)
     return r == 1 && buf[0] == '\0' ? -1 : r;
 }
 
-/* The ended runs, newest first, finished within [from, to], at most max: indexes into rows. */
-static size_t ended_runs(const sm_run_row *rows, size_t n, int64_t from, int64_t to, size_t max,
-                         size_t *pick)
+static int cmp_id(const void *a, const void *b)
 {
-    size_t np = 0;
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The ended runs, newest first, finished within [from, to], at most max: indexes into rows.
+ * Experiments are left out: their treated jobs are not the host as it is, and their controls
+ * would stand for the host's latest verdict in place of the run they explain. -1 when the
+ * store cannot say which runs are experiments (err). */
+static long ended_runs(sm_api_ctx *a, const sm_run_row *rows, size_t n, int64_t from, int64_t to,
+                       size_t max, size_t *pick, sm_error *err)
+{
+    uint64_t *xp = calloc(n ? n : 1, sizeof *xp);
+    size_t nx = 0, np = 0;
+    if (xp == NULL) {
+        sm_error_set(err, SM_ENOMEM, "out of memory");
+        return -1;
+    }
+    if (sm_store_experiment_runs(a->st, xp, n, &nx, err) != 0) {
+        free(xp);
+        return -1;
+    }
     for (size_t i = 0; i < n && np < max; i++)
         if (rows[i].state != SM_RUN_RUNNING && rows[i].finished_ms >= from &&
-            rows[i].finished_ms <= to)
+            rows[i].finished_ms <= to && !bsearch(&rows[i].id, xp, nx, sizeof *xp, cmp_id))
             pick[np++] = i;
-    return np;
+    free(xp);
+    return (long)np;
 }
 
 /* The reports of the picked runs, oldest first, into runs[] (bodies owned by the caller: free
@@ -166,7 +185,12 @@ int sm_api_get_trends(sm_api_ctx *a, const char *query, char **resp, size_t *len
         status = sm_api_reply_error(resp, len, 500, "out of memory", NULL);
         goto out;
     }
-    np = ended_runs(rows, n, t.q.from_ms, t.q.to_ms, TRENDS_RUNS_SCAN, pick);
+    const long got = ended_runs(a, rows, n, t.q.from_ms, t.q.to_ms, TRENDS_RUNS_SCAN, pick, &err);
+    if (got < 0) {
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+        goto out;
+    }
+    np = (size_t)got;
     runs = calloc(np ? np : 1, sizeof *runs);
     if (!runs) {
         status = sm_api_reply_error(resp, len, 500, "out of memory", NULL);
@@ -204,7 +228,12 @@ int sm_api_get_grid(sm_api_ctx *a, char **resp, size_t *len)
         status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
         goto out;
     }
-    np = ended_runs(rows, n, 0, INT64_MAX, GRID_RUNS_SCAN, pick);
+    const long got = ended_runs(a, rows, n, 0, INT64_MAX, GRID_RUNS_SCAN, pick, &err);
+    if (got < 0) {
+        status = sm_api_reply_error(resp, len, 500, err.msg, NULL);
+        goto out;
+    }
+    np = (size_t)got;
     runs = calloc(np ? np : 1, sizeof *runs);
     if (!runs) {
         status = sm_api_reply_error(resp, len, 500, "out of memory", NULL);

@@ -122,6 +122,20 @@ int sm_store_experiments_to_follow(sm_store *st, uint64_t *ids, size_t max, size
     return ret;
 }
 
+int sm_store_experiment_runs(sm_store *st, uint64_t *ids, size_t max, size_t *n, sm_error *err)
+{
+    sqlite3_stmt *s = st->stmts[Q_XP_RUNS];
+    *n = 0;
+    int rc = sqlite3_bind_int64(s, 1, (sqlite3_int64)(max < INT64_MAX ? max : INT64_MAX));
+    if (rc == SQLITE_OK)
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW && *n < max)
+            ids[(*n)++] = (uint64_t)sqlite3_column_int64(s, 0);
+    int ret =
+        rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_db_error(st->db, err, "experiment runs");
+    store_done_with(s);
+    return ret;
+}
+
 /* Sets flag q (notified, followed) of experiment run_id. */
 static int set_flag(sm_store *st, int q, uint64_t run_id, const char *what, sm_error *err)
 {

@@ -76,6 +76,7 @@ enum {
     Q_XP_SET_NOTIFIED,
     Q_XP_TO_FOLLOW,
     Q_XP_SET_FOLLOWED,
+    Q_XP_RUNS,
     Q_COUNT
 };
 

@@ -331,6 +331,7 @@ static const char *const queries[Q_COUNT] = {
     [Q_XP_TO_FOLLOW] = "SELECT x.run_id FROM experiments x JOIN runs r ON r.id = x.run_id"
                        " WHERE x.followed = 0 AND r.state != 'running' ORDER BY x.run_id LIMIT ?1",
     [Q_XP_SET_FOLLOWED] = "UPDATE experiments SET followed = 1 WHERE run_id = ?1",
+    [Q_XP_RUNS] = "SELECT run_id FROM experiments ORDER BY run_id LIMIT ?1",
     [Q_RUN_RESULTS] = "SELECT j.cell, j.rep, j.warmup, r.result_json FROM jobs j"
                       " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt"
                       " WHERE j.run_id = ?1 ORDER BY j.ord",

@@ -437,5 +437,7 @@ int sm_store_experiments_to_follow(sm_store *st, uint64_t *ids, size_t max, size
                                    sm_error *err);
 /* Marks experiment run_id followed; SM_EINVAL "no experiment N" when there is none. */
 int sm_store_experiment_set_followed(sm_store *st, uint64_t run_id, sm_error *err);
+/* The runs that are experiments, lowest id first, at most max (ids[max]). */
+int sm_store_experiment_runs(sm_store *st, uint64_t *ids, size_t max, size_t *n, sm_error *err);
 
 #endif

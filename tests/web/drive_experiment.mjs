@@ -52,7 +52,17 @@ export function experimentScenarios(ctx) {
         return p ? { cls: p.className, text: p.textContent, run: p.dataset.experiment,
           href: p.querySelector('a')?.getAttribute('href') ?? null } : null;
       }, a.host), (x) => x !== null);
-      return { host_rows: hostRows, offered, first: moved, done, proven };
+      // And h2's page shows it under the flagged test's row.
+      await view(`/hosts/${a.host}`);
+      const hostCause = await until('the proven cause on the host page', () => page().evaluate(() => {
+        const tr = document.querySelector('table#host-verdicts tr.experiment-row');
+        const p = tr?.querySelector('p[data-experiment]');
+        return p ? { after: tr.previousElementSibling?.dataset.test ?? null,
+          after_verdict: tr.previousElementSibling?.dataset.verdict ?? null,
+          host: tr.dataset.causeOf, cls: p.className, text: p.textContent, run: p.dataset.experiment,
+          href: p.querySelector('a')?.getAttribute('href') ?? null } : null;
+      }), (x) => x !== null);
+      return { host_rows: hostRows, offered, first: moved, done, proven, host_cause: hostCause };
     },
   };
 }

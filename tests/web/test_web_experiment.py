@@ -5,7 +5,8 @@ against the fleet and on no other; clicked, it plans the
 experiment (POST /api/runs/1/experiments), opens the experiment's own run page, and that page
 follows it live to the answer the API gives (GET /api/runs/N/experiment): the same headline,
 every suspect with the same verdict, the tbf the cause; back on run 1's page h2's anomaly says
-what was proven, linked to the experiment. h2's tbf is as it was afterwards. The
+what was proven, linked to the experiment, and so does h2's page, under that test's row. h2's
+tbf is as it was afterwards. The
 real coordinator, agents, store, lab and Chromium; it measures, so ctest runs it alone."""
 import os
 import subprocess
@@ -89,6 +90,13 @@ class FindTheCauseTest(WebCase):
         self.assertEqual(proven["run"], xid)
         self.assertEqual(proven["href"], f"#/run/{xid}")
         self.assertIn(xp["summary"], proven["text"])
+        # h2's page says it too, under the flagged test's row.
+        cause = res["host_cause"]
+        self.assertEqual((cause["after"], cause["after_verdict"], cause["host"]),
+                         ("stream tcp lines 128 B x 8192", "flagged", "h2"), cause)
+        self.assertEqual((cause["cls"], cause["run"], cause["href"]),
+                         ("proven-cause", xid, f"#/run/{xid}"), cause)
+        self.assertIn(xp["summary"], cause["text"])
         self.assertEqual(self.tbf(f), shown)
 
 

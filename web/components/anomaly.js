@@ -47,8 +47,9 @@ function changeItem(c) {
 }
 
 // What an experiment on the anomaly found ("experiment": its run and headline): a proven cause
-// heads the why, and the suspects stay listed under it.
-function experimentLine(a) {
+// heads the why, and the suspects stay listed under it. The host page shows it under the
+// flagged test's row.
+export function experimentLine(a) {
     const x = a.experiment;
     if (!x || !x.run)
         return null;

@@ -9,6 +9,7 @@ import {h, svg, clear, scrollBox, hostLink} from '../dom.js';
 import {fmtDate, fmtAgo, fmtValue, fmtPercent} from '../format.js';
 import {CELL_VERDICTS, hostVerdict, hostVerdictBadge} from '../components/verdict.js';
 import {causeButton} from '../components/experiment.js';
+import {experimentLine} from '../components/anomaly.js';
 
 const enc = encodeURIComponent;
 // The side by side takes 16 hosts at most (the API's bound): this one and 15 others.
@@ -111,6 +112,28 @@ function verdictsTable(name, cells) {
             h('th', {scope: 'col', title: 'its median in each ended run, oldest first; ' +
                 'the flagged runs in orange'}, 'flags over time'))),
         h('tbody', {}, rows));
+}
+
+// Under each flagged row whose anomaly an experiment has answered, what it proved (or tested),
+// linked to the experiment: one request per run, the run's anomalies.
+function loadCauses(table, cells, alive) {
+    const flagged = cells.filter((c) => c.verdict === 'flagged' && c.run);
+    for (const run of new Set(flagged.map((c) => c.run))) {
+        api.anomalies(run).then((doc) => {
+            if (!alive())
+                return;
+            for (const c of flagged.filter((x) => x.run === run)) {
+                const a = (doc.anomalies || []).find((x) => x.host === c.host &&
+                    x.test === c.test && x.experiment && (!c.metric || x.metric === c.metric));
+                const tr = [...table.querySelectorAll('tbody tr[data-test]')]
+                    .find((x) => x.dataset.row === c.host && x.dataset.test === c.test);
+                const line = a ? experimentLine(a) : null;
+                if (tr && line)
+                    tr.after(h('tr', {class: 'experiment-row', 'data-cause-of': c.host,
+                        'data-cause-test': c.test}, h('td', {colspan: 7}, line)));
+            }
+        }, () => {}); // the row's verdict stands without it; the run's page says more
+    }
 }
 
 // Fills each row's sparkline, TRENDS_PARALLEL trends at a time.
@@ -280,6 +303,7 @@ export function mount(root, args) {
             const table = verdictsTable(name, cells);
             clear(verdictBox).append(scrollBox(table));
             loadSparklines(table, cells, alive);
+            loadCauses(table, cells, alive);
         }
         fingerprintPart(fpBox, name, agents, alive);
         api.agentJobs(name, JOBS_SHOWN).then((r) => {

@@ -175,6 +175,39 @@ static void test_grid_colours_each_host_by_its_latest_ended_run(void **state)
     cJSON_Delete(g);
 }
 
+/* An experiment is a run of its own, but not the host as it is: run 3, ended with every host
+ * at 100 MB/s and then recorded as an experiment on run 2, is in neither the trend nor the
+ * grid, where h3 stays flagged by run 2. */
+static void test_an_experiment_is_no_point_of_a_trend_nor_a_latest_verdict(void **state)
+{
+    fixture *f = *state;
+    start_runs(f);
+    for (size_t h = 0; h < 3; h++)
+        finish_jobs(f, hosts[h], 100.0);
+    cJSON *g = get_json(f, "/api/grid", NULL, 200);
+    assert_string_equal(s(cell(g, "h3"), "run"), "3"); /* as any run, before it is one */
+    cJSON_Delete(g);
+    sm_experiment_row x = {.run_id = 3,
+                           .parent_run = 2,
+                           .host = "h3",
+                           .test = TEST,
+                           .plan_json = "[]",
+                           .created_ms = 1};
+    sm_error err = {0};
+    assert_int_equal(sm_store_experiment_insert(f->st, &x, &err), 0);
+
+    g = get_json(f, "/api/grid", NULL, 200);
+    assert_string_equal(s(cell(g, "h3"), "run"), "2");
+    assert_string_equal(s(cell(g, "h3"), "verdict"), "flagged");
+    assert_string_equal(s(cell(g, "h1"), "run"), "2");
+    cJSON_Delete(g);
+    cJSON *o = get_json(f, "/api/trends", "host=h3&" TEST_Q, 200);
+    const cJSON *pts = cJSON_GetObjectItem(o, "points");
+    assert_int_equal(cJSON_GetArraySize(pts), 2);
+    assert_string_equal(s(cJSON_GetArrayItem(pts, 1), "run"), "2");
+    cJSON_Delete(o);
+}
+
 /* Two hosts make no fleet: their cells are inconclusive, with the table's reason; a host that
  * regressed against the run before is flagged (a regression needs no fleet), and carries no
  * reason for a judgement not made. */
@@ -209,6 +242,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_grid_flags_a_regression_of_a_two_host_fleet_without_a_why, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_experiment_is_no_point_of_a_trend_nor_a_latest_verdict, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,16 @@ static void test_store_experiment_round_trips_and_lists_under_its_parent(void **
     assert_int_equal(n, 0);
     assert_null(rows);
     assert_int_equal(sm_store_experiments_of(f->st, 99, &rows, &n, &err), SM_EINVAL);
+
+    /* The runs that are experiments, by id, at most max. */
+    uint64_t ids[3] = {0};
+    assert_ok(sm_store_experiment_runs(f->st, ids, 3, &n, &err));
+    assert_int_equal(n, 2);
+    assert_int_equal(ids[0], x1);
+    assert_int_equal(ids[1], x2);
+    assert_ok(sm_store_experiment_runs(f->st, ids, 1, &n, &err));
+    assert_int_equal(n, 1);
+    assert_int_equal(ids[0], x1);
 }
 
 static void test_store_experiment_insert_refuses_what_does_not_fit(void **state)
