@@ -97,6 +97,11 @@ typedef struct sm_params {
     /* "" = none; else settings given for this job alone (proto/treatment.h): the agent sets
      * them before the job and, for the host's, puts them back after it. Local tests only. */
     char treatment[SM_TREATMENT_MAX + 1];
+    /* Set from the treatment's socket parts alone (sm_treatment_socket_apply), never from the
+     * job's JSON: TCP_CONGESTION of both ends ("" the kernel's), TCP_NOTSENT_LOWAT (0 the
+     * kernel's). */
+    char congestion[SM_TREAT_CONGESTION_MAX + 1];
+    uint32_t notsent_lowat;
 } sm_params;
 
 /* Fills *p with the defaults of a workload: stream 128 KiB x 2048 (256 MiB), rr 1-byte

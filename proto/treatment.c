@@ -138,22 +138,45 @@ static int parse_socket(const char *rest, size_t part, sm_treat_part *out, sm_er
     size_t kn = eq ? (size_t)(eq - rest) : 0;
     if (!eq || kn >= sizeof out->key)
         return sm_error_set(err, SM_EINVAL,
-                            "treatment: part %zu: socket takes rcvbuf=N, sndbuf=N or nodelay=0|1",
+                            "treatment: part %zu: socket takes NAME=VALUE (rcvbuf, sndbuf, "
+                            "nodelay, cork, congestion, notsent_lowat)",
                             part);
     memcpy(out->key, rest, kn);
     out->key[kn] = '\0';
     snprintf(out->value, sizeof out->value, "%s", eq + 1);
     uint64_t v;
     bool num = sm_parse_u64(out->value, &v) == 0;
-    if (strcmp(out->key, "nodelay") == 0) {
+    if (strcmp(out->key, "nodelay") == 0 || strcmp(out->key, "cork") == 0) {
         if (strcmp(out->value, "0") != 0 && strcmp(out->value, "1") != 0)
-            return sm_error_set(err, SM_EINVAL, "treatment: part %zu: socket nodelay is 0 or 1",
+            return sm_error_set(err, SM_EINVAL, "treatment: part %zu: socket %s is 0 or 1", part,
+                                out->key);
+        return 0;
+    }
+    if (strcmp(out->key, "congestion") == 0) {
+        const size_t n = strlen(out->value);
+        bool ok = n >= 1 && n <= SM_TREAT_CONGESTION_MAX;
+        for (size_t i = 0; ok && i < n; i++) {
+            char c = out->value[i];
+            ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        }
+        if (!ok)
+            return sm_error_set(err, SM_EINVAL,
+                                "treatment: part %zu: socket congestion is 1 to %d of a-z 0-9 _",
+                                part, SM_TREAT_CONGESTION_MAX);
+        return 0;
+    }
+    if (strcmp(out->key, "notsent_lowat") == 0) {
+        if (!num || v < 1 || v > UINT32_MAX || out->value[0] == '0')
+            return sm_error_set(err, SM_EINVAL,
+                                "treatment: part %zu: socket notsent_lowat is a number of bytes "
+                                "from 1 to 4294967295",
                                 part);
         return 0;
     }
     if (strcmp(out->key, "rcvbuf") != 0 && strcmp(out->key, "sndbuf") != 0)
         return sm_error_set(err, SM_EINVAL,
-                            "treatment: part %zu: socket '%.20s' is not rcvbuf, sndbuf or nodelay",
+                            "treatment: part %zu: socket '%.20s' is not rcvbuf, sndbuf, nodelay, "
+                            "cork, congestion or notsent_lowat",
                             part, out->key);
     if (!num || v < SM_SOCKBUF_MIN || v > SM_SOCKBUF_MAX || out->value[0] == '0')
         return sm_error_set(err, SM_EINVAL,
@@ -264,6 +287,8 @@ void sm_treatment_socket_apply(const sm_treatment *t, sm_params *p)
     for (size_t i = 0; i < t->n; i++) {
         const sm_treat_part *s = &t->v[i];
         uint64_t v = 0;
+        if (s->kind == SM_TREAT_SOCKET && strcmp(s->key, "congestion") == 0)
+            snprintf(p->congestion, sizeof p->congestion, "%s", s->value);
         if (s->kind != SM_TREAT_SOCKET || sm_parse_u64(s->value, &v) != 0)
             continue;
         if (strcmp(s->key, "rcvbuf") == 0)
@@ -272,5 +297,9 @@ void sm_treatment_socket_apply(const sm_treatment *t, sm_params *p)
             p->sndbuf = (uint32_t)v;
         else if (strcmp(s->key, "nodelay") == 0)
             p->nodelay = v != 0;
+        else if (strcmp(s->key, "cork") == 0)
+            p->cork = v != 0;
+        else if (strcmp(s->key, "notsent_lowat") == 0)
+            p->notsent_lowat = (uint32_t)v;
     }
 }

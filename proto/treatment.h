@@ -8,11 +8,12 @@
 
 #include "proto/err.h"
 
-#define SM_TREATMENT_MAX       255 /* bytes of a treatment text, without the NUL */
-#define SM_TREATMENT_PARTS_MAX 4
-#define SM_TREAT_KEY_MAX       64  /* bytes of a sysctl key, an interface or a socket option */
-#define SM_TREAT_VALUE_MAX     128 /* bytes of a sysctl's or a qdisc's value */
-#define SM_TREAT_IFACE_MAX     15  /* IFNAMSIZ - 1 */
+#define SM_TREATMENT_MAX        255 /* bytes of a treatment text, without the NUL */
+#define SM_TREATMENT_PARTS_MAX  4
+#define SM_TREAT_KEY_MAX        64  /* bytes of a sysctl key, an interface or a socket option */
+#define SM_TREAT_VALUE_MAX      128 /* bytes of a sysctl's or a qdisc's value */
+#define SM_TREAT_IFACE_MAX      15  /* IFNAMSIZ - 1 */
+#define SM_TREAT_CONGESTION_MAX 15  /* TCP_CA_NAME_MAX - 1 */
 
 typedef enum sm_treat_kind {
     SM_TREAT_SYSCTL = 0,
@@ -43,7 +44,9 @@ typedef struct sm_treatment {
  *                      at either end
  *   qdisc IFACE VALUE  IFACE [A-Za-z0-9_.-]{1,15}; VALUE as a sysctl's (any qdisc kind
  *                      parses; which ones an agent can set is the agent's business)
- *   socket rcvbuf=N, socket sndbuf=N (SM_SOCKBUF_MIN..SM_SOCKBUF_MAX), socket nodelay=0|1
+ *   socket rcvbuf=N, socket sndbuf=N (SM_SOCKBUF_MIN..SM_SOCKBUF_MAX), socket nodelay=0|1,
+ *   socket cork=0|1, socket congestion=NAME ([a-z0-9_], 1..15 bytes),
+ *   socket notsent_lowat=N (1..4294967295)
  *   offload IFACE NAME=on|off  IFACE as a qdisc's; NAME gso, gro, tso, tx_csum, rx_csum or sg
  * and no setting twice. "" is no treatment (n = 0). Returns 0 with *out filled, or SM_EINVAL
  * with err->msg starting "treatment: " and naming the part and what is wrong, e.g.
@@ -68,8 +71,8 @@ static inline bool sm_treat_part_host(const sm_treat_part *p)
 const char *sm_treatment_part_text(const sm_treat_part *p, char *buf, size_t len);
 
 struct sm_params;
-/* Sets the job's socket options the socket parts give (rcvbuf, sndbuf, nodelay); the other
- * parts are left to the agent. */
+/* Sets the job's socket options the socket parts give (rcvbuf, sndbuf, nodelay, cork,
+ * congestion, notsent_lowat); the other parts are left to the agent. */
 void sm_treatment_socket_apply(const sm_treatment *t, struct sm_params *p);
 
 #endif

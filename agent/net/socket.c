@@ -45,9 +45,23 @@ static int apply_bufs(int fd, const sm_sockopts *o, sm_error *err)
     return 0;
 }
 
-static int apply_tcp(int fd, const sm_sockopts *o, sm_error *err)
+/* The options of both ends of a tcp connection. */
+static int apply_tcp_ends(int fd, const sm_sockopts *o, sm_error *err)
 {
     if (o->nodelay && set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY", err))
+        return SM_ESYS;
+    if (o->congestion && o->congestion[0] &&
+        setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->congestion, strlen(o->congestion)) != 0)
+        return sm_error_sys(err, errno, "setsockopt TCP_CONGESTION=%s", o->congestion);
+    if (o->notsent_lowat && set_int(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, (int)o->notsent_lowat,
+                                    "TCP_NOTSENT_LOWAT", err))
+        return SM_ESYS;
+    return 0;
+}
+
+static int apply_tcp(int fd, const sm_sockopts *o, sm_error *err)
+{
+    if (apply_tcp_ends(fd, o, err))
         return SM_ESYS;
     if (o->cork && set_int(fd, IPPROTO_TCP, TCP_CORK, 1, "TCP_CORK", err))
         return SM_ESYS;
@@ -298,8 +312,8 @@ int sm_net_accept(int lfd, bool tcp, const sm_sockopts *o, int timeout_ms, int *
                    who, o->only_from, k);
         return sm_error_set(err, SM_ETIMEDOUT, "closed a connection from %s", who);
     }
-    /* TCP_CORK is a sender's option; on an accepted (receiving) socket only nodelay applies. */
-    if (tcp && o->nodelay && set_int(s, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY", err)) {
+    /* TCP_CORK is a sender's option; an accepted (receiving) socket takes the others. */
+    if (tcp && apply_tcp_ends(s, o, err)) {
         close(s);
         return SM_ESYS;
     }

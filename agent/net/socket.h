@@ -15,6 +15,10 @@ typedef struct sm_sockopts {
     bool cork;
     uint32_t sndbuf;
     uint32_t rcvbuf;
+    /* TCP_CONGESTION of both ends (NULL or "": the kernel's default) and TCP_NOTSENT_LOWAT (0:
+     * the kernel's), which a treatment sets (proto/treatment.h). */
+    const char *congestion;
+    uint32_t notsent_lowat;
     /* Accepting: a connection from another address than this IPv4/IPv6 literal is closed at
      * once and counted in *refused (NULL or "": any peer). */
     const char *only_from;

@@ -177,10 +177,17 @@ static int job_init(sm_job *job, sm_pattern *pat, const sm_params *p, const sm_r
         if (o->fault == SM_FAULT_WRONG_PIN && strlen(job->pin) > 10)
             job->pin[10] = job->pin[10] == 'A' ? 'B' : 'A';
     }
-    job->client_opts = (sm_sockopts){
-        .nodelay = p->nodelay, .cork = p->cork, .sndbuf = p->sndbuf, .rcvbuf = p->rcvbuf};
-    job->server_opts =
-        (sm_sockopts){.nodelay = p->nodelay, .sndbuf = p->sndbuf, .rcvbuf = p->rcvbuf};
+    job->client_opts = (sm_sockopts){.nodelay = p->nodelay,
+                                     .cork = p->cork,
+                                     .sndbuf = p->sndbuf,
+                                     .rcvbuf = p->rcvbuf,
+                                     .congestion = p->congestion,
+                                     .notsent_lowat = p->notsent_lowat};
+    job->server_opts = (sm_sockopts){.nodelay = p->nodelay,
+                                     .sndbuf = p->sndbuf,
+                                     .rcvbuf = p->rcvbuf,
+                                     .congestion = p->congestion,
+                                     .notsent_lowat = p->notsent_lowat};
     if (make_pattern(p, pat))
         return sm_error_set(err, SM_ENOMEM, "out of memory for the payload pattern");
     return 0;

@@ -108,6 +108,17 @@ static bool qdisc_settable(const char *v, size_t n)
     return (n == 7 && strncmp(v, "noqueue", 7) == 0) || (n > 4 && strncmp(v, "tbf ", 4) == 0);
 }
 
+/* Whether s[0..n) is a congestion control's name a socket option takes: 1..15 of [a-z0-9_]. */
+static bool congestion_valid(const char *s, size_t n)
+{
+    if (n == 0 || n > 15)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return false;
+    return true;
+}
+
 /* The offloads a treatment sets: the ones Linux lets a software device such as lo change. */
 static const char *const settable_offloads[] = {"gso", "gro", "tso"};
 
@@ -189,6 +200,22 @@ static bool part_check(const char *p, size_t n, char *why, size_t len)
     if (n == 16 &&
         (strncmp(p, "socket nodelay=0", 16) == 0 || strncmp(p, "socket nodelay=1", 16) == 0))
         return true;
+    if (n == 13 && (strncmp(p, "socket cork=0", 13) == 0 || strncmp(p, "socket cork=1", 13) == 0))
+        return true;
+    if (n > 18 && strncmp(p, "socket congestion=", 18) == 0) {
+        if (congestion_valid(p + 18, n - 18))
+            return true;
+        snprintf(why, len, "'%.*s': a congestion control is 1..15 of [a-z0-9_]",
+                 (int)(n > 60 ? 60 : n), p);
+        return false;
+    }
+    if (n > 21 && strncmp(p, "socket notsent_lowat=", 21) == 0) {
+        if (p[21] != '0' && number_in(p + 21, n - 21, 1, 4294967295ull, &v))
+            return true;
+        snprintf(why, len, "'%.*s': notsent_lowat is 1..4294967295 bytes", (int)(n > 60 ? 60 : n),
+                 p);
+        return false;
+    }
     if (n > 8 && strncmp(p, "offload ", 8) == 0) {
         const char *name = p + 8, *sp = memchr(name, ' ', n - 8);
         const char *f = sp ? sp + 1 : NULL;
@@ -351,6 +378,27 @@ static bool socket_fallback(const mapper *m, const sm_fp_diff *x, const char *la
     return true;
 }
 
+/* tcp_congestion_control and tcp_notsent_lowat without the sysctl flag: the socket option of
+ * the fleet's value on the job's own sockets. */
+static bool socket_option_fallback(const mapper *m, const sm_fp_diff *x, const char *label, char *t,
+                                   size_t tcap, char *why)
+{
+    const char *fv = x->fleet_value;
+    const bool cc = strcmp(x->item, "sysctl.net.ipv4.tcp_congestion_control") == 0;
+    unsigned long long v = 0;
+    if (cc ? !congestion_valid(fv, strlen(fv))
+           : fv[0] == '0' || !number_in(fv, strlen(fv), 1, 4294967295ull, &v)) {
+        because(why,
+                "the fleet's %s '%.40s' is no value socket %s takes; start its agent with "
+                "--allow-experiment %s",
+                label, fv, cc ? "congestion" : "notsent_lowat",
+                allow_text(m->allow | ALLOW_SYSCTL));
+        return false;
+    }
+    snprintf(t, tcap, "socket %s=%s", cc ? "congestion" : "notsent_lowat", fv);
+    return true;
+}
+
 static bool sysctl_treatment(const mapper *m, const sm_fp_diff *x, const char *label, char *t,
                              size_t tcap, char *why)
 {
@@ -362,10 +410,13 @@ static bool sysctl_treatment(const mapper *m, const sm_fp_diff *x, const char *l
     bool fits = n >= 0 && (size_t)n < tcap;
     if ((m->allow & ALLOW_SYSCTL) && key_ok && value_ok && fits)
         return true;
-    t[0] = '\0';
+    memset(t, 0, tcap); /* nothing of the sysctl's text left behind the NUL */
     if (strcmp(x->item, "sysctl.net.ipv4.tcp_rmem") == 0 ||
         strcmp(x->item, "sysctl.net.ipv4.tcp_wmem") == 0)
         return socket_fallback(m, x, label, t, tcap, why);
+    if (strcmp(x->item, "sysctl.net.ipv4.tcp_congestion_control") == 0 ||
+        strcmp(x->item, "sysctl.net.ipv4.tcp_notsent_lowat") == 0)
+        return socket_option_fallback(m, x, label, t, tcap, why);
     if (!key_ok)
         because(why, "%s is not a sysctl a treatment can name ([a-z0-9_.] after net.)", label);
     else if (!value_ok)

@@ -14,6 +14,7 @@ fleet's value, beside untreated controls, and says which one closes the gap:
   limit, as before) and GRO is off again; h2's tbf given to h1 confirms it, h2's GRO does not,
   and h1 has its noqueue and its GRO again;
 - agents without --allow-experiment: nothing is run, each suspect names the flag;
+- socket parts (TCP_CONGESTION, TCP_NOTSENT_LOWAT) reach the job's own sockets, no flag needed;
 - a kill -9 of the agent while a treatment is in place: the next start puts the setting back;
   a SIGTERM: the agent puts it back before it exits.
 
@@ -270,6 +271,24 @@ class ExplainLabTest(unittest.TestCase):
         self.assertIn("could be tested", out.stderr)
         self.assertIn("untested  lo qdisc", out.stderr)
         self.assertEqual(self.items(f, "h2"), before)
+
+    def test_socket_treatments_reach_the_jobs_own_sockets(self):
+        """No flag needed: a socket part changes the job's sockets alone. A congestion control
+        the kernel lacks fails the job naming it, which shows the option reached the socket;
+        one it has runs."""
+        f = self.fleet()
+        params = {"workload": "stream", "scope": "local", "transport": "tcp", "count": 64,
+                  "msg_size": 1024}
+        bad, good = f.submit([
+            {"host": "h2", "params": {**params, "treatment": "socket congestion=nosuch_cc"}},
+            {"host": "h2", "params": {**params, "treatment": "socket congestion=reno; "
+                                                              "socket notsent_lowat=16384"}}])
+        wait_for("both jobs ended",
+                 lambda: all(f.job(j)["state"] in ("done", "failed") for j in (bad, good)), 60)
+        job = f.job(bad)
+        self.assertEqual(job["state"], "failed", job)
+        self.assertIn("setsockopt TCP_CONGESTION=nosuch_cc", job["reason"], job)
+        self.assertEqual(f.job(good)["state"], "done", f.job(good))
 
     def treated_long_job(self, value):
         """A fleet whose h2 runs a 20 s job treated with the decoy sysctl set to value, once the

@@ -82,6 +82,13 @@ static void test_socket_parts_set_the_jobs_options(void **state)
     assert_int_equal(p.rcvbuf, 65536);
     assert_int_equal(p.sndbuf, 32768);
     assert_int_equal(p.nodelay, 1);
+    assert_false(p.cork);
+    t = parses("socket congestion=bbr; socket notsent_lowat=4294967295; socket cork=1");
+    sm_treatment_socket_apply(&t, &p);
+    assert_string_equal(p.congestion, "bbr");
+    assert_int_equal(p.notsent_lowat, 4294967295u);
+    assert_true(p.cork);
+    assert_int_equal(p.rcvbuf, 65536); /* what a part does not name stays */
 }
 
 static void test_other_spellings_are_refused_naming_the_part(void **state)
@@ -100,6 +107,13 @@ static void test_other_spellings_are_refused_naming_the_part(void **state)
     refused("sysctl net.core.somaxconn= 1", "starts or ends with a blank");
     refused("qdisc lo", "qdisc takes IFACE VALUE");
     refused("socket nodelay=2", "socket nodelay is 0 or 1");
+    refused("socket cork=yes", "socket cork is 0 or 1");
+    refused("socket congestion=BBR", "socket congestion is 1 to 15 of a-z 0-9 _");
+    refused("socket congestion=a_name_too_long6", "socket congestion is 1 to 15");
+    refused("socket congestion=", "socket congestion is 1 to 15");
+    refused("socket notsent_lowat=0", "notsent_lowat is a number of bytes from 1 to 4294967295");
+    refused("socket notsent_lowat=4294967296", "notsent_lowat is a number of bytes");
+    refused("socket nagle=1", "socket 'nagle' is not rcvbuf, sndbuf, nodelay, cork, congestion");
     refused("socket rcvbuf=1", "socket rcvbuf is a number of bytes");
     refused("qdisc lo noqueue;offload lo gso=on", "a ';' ends a part");
     refused("qdisc lo noqueue; ", "a ';' ends a part");

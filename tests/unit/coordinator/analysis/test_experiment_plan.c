@@ -193,6 +193,23 @@ static void test_an_offload_becomes_the_fleets_with_the_flag(void **state)
     sm_fp_diffs_fini(&d);
 }
 
+static void test_congestion_and_lowat_fall_back_to_the_socket_option_without_the_flag(void **state)
+{
+    (void)state;
+    check_one("sysctl.net.ipv4.tcp_congestion_control", "bbr", "cubic", "sysctl",
+              "sysctl net.ipv4.tcp_congestion_control=cubic", "");
+    check_one("sysctl.net.ipv4.tcp_congestion_control", "bbr", "cubic", NULL,
+              "socket congestion=cubic", "");
+    check_one("sysctl.net.ipv4.tcp_notsent_lowat", "16384", "4294967295", "qdisc",
+              "socket notsent_lowat=4294967295", "");
+    check_one("sysctl.net.ipv4.tcp_congestion_control", "bbr", "Cubic", NULL, "",
+              "the fleet's net.ipv4.tcp_congestion_control 'Cubic' is no value socket congestion "
+              "takes; start its agent with --allow-experiment sysctl");
+    check_one("sysctl.net.ipv4.tcp_notsent_lowat", "16384", "0", "offload", "",
+              "the fleet's net.ipv4.tcp_notsent_lowat '0' is no value socket notsent_lowat takes; "
+              "start its agent with --allow-experiment offload,sysctl");
+}
+
 static void test_other_items_have_no_treatment(void **state)
 {
     (void)state;
@@ -494,6 +511,7 @@ static void test_a_stored_plan_is_checked_as_it_was_made(void **state)
         "qdisc lo noqueue; socket nodelay=1; sysctl net.core.somaxconn=4096; socket rcvbuf=8192",
         "offload lo gso=on",
         "qdisc lo noqueue; offload lo tso=off; offload lo gro=on",
+        "socket congestion=bbr; socket notsent_lowat=16384; socket cork=1",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
         assert_int_equal(read_one(good[i], "", &err), 0);
@@ -511,6 +529,9 @@ static void test_a_stored_plan_is_checked_as_it_was_made(void **state)
         "tc qdisc del dev lo root",
         "offload lo sg=on",
         "offload lo gso=maybe",
+        "socket congestion=BBR",
+        "socket notsent_lowat=0",
+        "socket cork=2",
         "offload lo gso",
         "offload lo/x gso=on",
         "qdisc lo noqueue;socket nodelay=1",
@@ -569,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_a_sysctl_is_set_with_the_flag_only),
         cmocka_unit_test(test_tcp_buffers_fall_back_to_the_socket_option_without_the_flag),
         cmocka_unit_test(test_an_offload_becomes_the_fleets_with_the_flag),
+        cmocka_unit_test(test_congestion_and_lowat_fall_back_to_the_socket_option_without_the_flag),
         cmocka_unit_test(test_other_items_have_no_treatment),
         cmocka_unit_test(test_no_majority_or_no_value_has_nothing_to_give),
         cmocka_unit_test(test_a_value_outside_the_syntax_is_untested_saying_why),
