@@ -290,11 +290,79 @@ int sm_treat_recover(sm_treat_ctx *c, sm_error *err)
     return undo_journal(c, "SM-TREAT-RESTORED", err);
 }
 
+/* ---- the host's fingerprint before and after ---- */
+
+static void before_free(sm_treat_ctx *c)
+{
+    if (c->before) {
+        sm_fp_fini(c->before);
+        free(c->before);
+        c->before = NULL;
+    }
+}
+
+/* How many items differ between a and b (both sorted), info.* aside; the first in buf as
+ * "KEY 'was' -> 'now'". */
+static size_t fp_differences(const sm_fingerprint *a, const sm_fingerprint *b, char *buf,
+                             size_t cap)
+{
+    size_t i = 0, j = 0, n = 0;
+    buf[0] = '\0';
+    while (i < a->n || j < b->n) {
+        const int cmp = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->items[i].key, b->items[j].key);
+        const sm_fp_item *x = cmp <= 0 ? &a->items[i] : NULL, *y = cmp >= 0 ? &b->items[j] : NULL;
+        i += cmp <= 0;
+        j += cmp >= 0;
+        const char *key = x ? x->key : y->key;
+        if (strncmp(key, "info.", 5) == 0)
+            continue;
+        char wbuf[64], nbuf[64]; /* for "unreadable (EACCES)"; a value is returned as it is */
+        const char *was = sm_fp_item_text(x, wbuf, sizeof wbuf);
+        const char *now = sm_fp_item_text(y, nbuf, sizeof nbuf);
+        if (strcmp(was, now) == 0)
+            continue;
+        if (n++ == 0)
+            snprintf(buf, cap, "%.100s '%.100s' -> '%.100s'", key, was, now);
+    }
+    return n;
+}
+
+/* The fingerprint once the treatment is undone, against the one before it was made: any
+ * other difference (info.* aside) fails the job, logged SM-TREAT-FP-CHANGED. */
+static int compare_after(sm_treat_ctx *c, sm_error *err)
+{
+    sm_fingerprint after;
+    sm_fp_init(&after);
+    int rc = sm_fp_collect(&after, "", err);
+    if (rc == 0) {
+        sm_fp_sort(&after);
+        char first[400];
+        const size_t n = fp_differences(c->before, &after, first, sizeof first);
+        if (n > 0) {
+            sm_log(LOG_ERR, "SM-TREAT-FP-CHANGED",
+                   "the host's fingerprint differs after the undo in %zu item%s: %s%s", n,
+                   n == 1 ? "" : "s", first, n > 1 ? " and more" : "");
+            rc = sm_error_set(err, SM_ESYS,
+                              "treatment: the host's fingerprint differs after the undo in %zu "
+                              "item%s: %.300s",
+                              n, n == 1 ? "" : "s", first);
+        }
+    }
+    sm_fp_fini(&after);
+    return rc;
+}
+
 int sm_treat_end(sm_treat_ctx *c, sm_error *err)
 {
-    if (!c->active)
+    if (!c->active) {
+        before_free(c);
         return 0;
-    return undo_journal(c, "SM-TREAT-UNDO", err);
+    }
+    int rc = undo_journal(c, "SM-TREAT-UNDO", err);
+    if (rc == 0 && c->before)
+        rc = compare_after(c, err);
+    before_free(c);
+    return rc;
 }
 
 int sm_treat_begin(sm_treat_ctx *c, sm_params *p, sm_error *err)
@@ -358,6 +426,17 @@ int sm_treat_begin(sm_treat_ctx *c, sm_params *p, sm_error *err)
                 break;
             }
         }
+        /* The host as it was, for the comparison once the treatment is undone. */
+        if (c->before == NULL) {
+            if ((c->before = malloc(sizeof *c->before)) == NULL) {
+                rc = sm_error_set(err, SM_ENOMEM, "treatment: out of memory");
+                break;
+            }
+            sm_fp_init(c->before);
+            if ((rc = sm_fp_collect(c->before, "", err)) != 0)
+                break;
+            sm_fp_sort(c->before);
+        }
         /* In the journal before it is made: a kill from here on leaves what to undo. */
         n++;
         c->active = true;
@@ -377,5 +456,7 @@ int sm_treat_begin(sm_treat_ctx *c, sm_params *p, sm_error *err)
         sm_error e = {0};
         undo(c, v, n, "SM-TREAT-UNDO", &e);
     }
+    if (rc)
+        before_free(c);
     return rc;
 }

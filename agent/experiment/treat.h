@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "proto/err.h"
+#include "proto/fingerprint.h"
 #include "proto/params.h"
 
 #define SM_ALLOW_SYSCTL  1u
@@ -26,6 +27,9 @@ typedef struct sm_treat_ctx {
     const char *dir; /* where .treatment.journal lives (the spool folder) */
     unsigned allow;  /* SM_ALLOW_* */
     bool active;     /* host parts are in place (between begin and end) */
+    /* The host's fingerprint before the first host part was made (owned; NULL when none):
+     * sm_treat_end compares it with the host once undone. */
+    sm_fingerprint *before;
 } sm_treat_ctx;
 
 /* Before a job of params *p: sets its socket parts on *p, then makes its host parts, each
@@ -38,7 +42,10 @@ int sm_treat_begin(sm_treat_ctx *c, sm_params *p, sm_error *err);
 
 /* After the job, whatever its end: undoes the host parts in reverse order, reads each back
  * against its old value, and removes the journal when all read back. SM_ESYS with err naming
- * the part when one did not: the journal stays, and the next begin or start tries again. */
+ * the part when one did not: the journal stays, and the next begin or start tries again. Then
+ * collects the host's fingerprint again: SM_ESYS when it differs from the one begin collected
+ * before its first change (info.* aside), naming the first item that does, logged
+ * SM-TREAT-FP-CHANGED. */
 int sm_treat_end(sm_treat_ctx *c, sm_error *err);
 
 /* At start: a journal left by a kill or a crash is undone (as sm_treat_end), logged

@@ -1,9 +1,10 @@
 /* Unit tests of a treatment's host parts (agent/experiment/treat.c) on a real kernel: in a
  * network namespace of the test's own (unshare), a sysctl and lo's offloads are changed for a
- * job, read back, undone after it, and undone at the next start when the job's process was
- * killed in between; what may not or cannot be changed fails the job and leaves the host as it
- * was. Needs root for the namespace: without it the test says so and exits 77 (skipped), unless
- * SM_REQUIRE_ROOT_TESTS=1 (make test as root), where that is a failure. */
+ * job, read back, undone after it (the host's fingerprint then as it was before), and undone
+ * at the next start when the job's process was killed in between; what may not or cannot be changed
+ * fails the job and leaves the host as it was. Needs root for the namespace: without it the test
+ * says so and exits 77 (skipped), unless SM_REQUIRE_ROOT_TESTS=1 (make test as root), where that is
+ * a failure. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define KEEPALIVE "/proc/sys/net/ipv4/tcp_keepalive_time"
+#define KEEPALIVE      "/proc/sys/net/ipv4/tcp_keepalive_time"
+#define SOMAXCONN_PATH "/proc/sys/net/core/somaxconn"
 
 static char dir[64];
 
@@ -97,7 +99,7 @@ static int setup(void **state)
 static void test_a_sysctl_and_an_offload_are_made_and_undone(void **state)
 {
     (void)state;
-    sm_treat_ctx c = {dir, SM_ALLOW_SYSCTL | SM_ALLOW_OFFLOAD, false};
+    sm_treat_ctx c = {.dir = dir, .allow = SM_ALLOW_SYSCTL | SM_ALLOW_OFFLOAD};
     sm_error err = {0};
     char buf[32];
     assert_int_equal(begin(&c, "sysctl net.ipv4.tcp_keepalive_time=7201; offload lo gso=off", &err),
@@ -114,13 +116,39 @@ static void test_a_sysctl_and_an_offload_are_made_and_undone(void **state)
     assert_false(journal_exists());
 }
 
+/* Something else changed the host while the treated job ran: the undo reads back, but the
+ * fingerprint before and after differ, and the job fails naming what changed. */
+static void test_a_host_that_changed_under_the_treatment_fails_the_job(void **state)
+{
+    (void)state;
+    sm_treat_ctx c = {.dir = dir, .allow = SM_ALLOW_SYSCTL | SM_ALLOW_OFFLOAD};
+    sm_error err = {0};
+    char buf[32], old[32];
+    snprintf(old, sizeof old, "%s", line_of(SOMAXCONN_PATH, buf, sizeof buf));
+    assert_int_equal(begin(&c, "offload lo gso=off", &err), 0);
+    assert_non_null(c.before);
+    write_file(SOMAXCONN_PATH, strcmp(old, "1111") == 0 ? "1112" : "1111");
+    assert_int_equal(sm_treat_end(&c, &err), SM_ESYS);
+    assert_non_null(strstr(err.msg, "treatment: the host's fingerprint differs after the undo in "
+                                    "1 item: sysctl.net.core.somaxconn '"));
+    assert_null(c.before);
+    assert_int_equal(offload(ETHTOOL_GGSO), 1); /* the treatment itself was undone */
+    assert_false(journal_exists());
+    write_file(SOMAXCONN_PATH, old);
+
+    /* Left as it was, the same treatment ends cleanly. */
+    assert_int_equal(begin(&c, "offload lo gso=off", &err), 0);
+    assert_int_equal(sm_treat_end(&c, &err), 0);
+    assert_null(c.before);
+}
+
 static void test_a_killed_job_is_undone_at_the_next_start(void **state)
 {
     (void)state;
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        sm_treat_ctx c = {dir, SM_ALLOW_SYSCTL | SM_ALLOW_OFFLOAD, false};
+        sm_treat_ctx c = {.dir = dir, .allow = SM_ALLOW_SYSCTL | SM_ALLOW_OFFLOAD};
         sm_error err = {0};
         if (begin(&c, "offload lo gro=off; sysctl net.ipv4.tcp_keepalive_time=7201", &err) != 0)
             _exit(1);
@@ -135,7 +163,7 @@ static void test_a_killed_job_is_undone_at_the_next_start(void **state)
     assert_int_equal(offload(ETHTOOL_GGRO), 0);
     assert_true(journal_exists());
 
-    sm_treat_ctx c = {dir, 0, false};
+    sm_treat_ctx c = {.dir = dir, .allow = 0};
     sm_error err = {0};
     assert_int_equal(sm_treat_recover(&c, &err), 0); /* the undo needs no flag */
     assert_string_equal(line_of(KEEPALIVE, buf, sizeof buf), "7200");
@@ -147,7 +175,7 @@ static void test_a_killed_job_is_undone_at_the_next_start(void **state)
 static void test_what_may_not_or_cannot_change_fails_and_changes_nothing(void **state)
 {
     (void)state;
-    sm_treat_ctx c = {dir, SM_ALLOW_SYSCTL, false};
+    sm_treat_ctx c = {.dir = dir, .allow = SM_ALLOW_SYSCTL};
     sm_error err = {0};
     char buf[32];
     assert_int_equal(begin(&c, "offload lo gso=off", &err), SM_EINVAL);
@@ -220,6 +248,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_a_sysctl_and_an_offload_are_made_and_undone, setup),
+        cmocka_unit_test_setup(test_a_host_that_changed_under_the_treatment_fails_the_job, setup),
         cmocka_unit_test_setup(test_a_killed_job_is_undone_at_the_next_start, setup),
         cmocka_unit_test_setup(test_what_may_not_or_cannot_change_fails_and_changes_nothing, setup),
         cmocka_unit_test(test_allow_lists_parse_and_print_in_name_order),
