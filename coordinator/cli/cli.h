@@ -55,6 +55,9 @@ typedef enum sm_cli_format {
  * parser, or a literal) and live as long as they do; NULL means not given. */
 typedef struct sm_cli_opts {
     sm_cli_cmd cmd;
+    /* SM_CLI_HELP: the command whose help was asked for ("show --help", "help show"); NULL:
+     * the whole usage */
+    const char *help_cmd;
     const char *coordinator; /* never NULL once parsed */
     const char *token_file;
     const char *cacert; /* --cacert: PEM CA(s) for an https:// coordinator; NULL: the system's */
@@ -114,6 +117,10 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
 
 /* The --help text. */
 const char *sm_cli_usage(void);
+/* One command's part of the usage: its lines under "Commands:" (each form of it: "jobs" has
+ * two), the --disturbed option when it takes it, and where the rest is; into buf (cut to
+ * len - 1). Returns how many bytes it wanted, 0 when cmd is no command the usage lists. */
+size_t sm_cli_usage_of(const char *cmd, char *buf, size_t len);
 
 /* Reads the token: the first line of path, refused when the file is readable by group or
  * others (mode & 077), empty, or longer than SM_CLI_TOKEN_MAX - 1. */

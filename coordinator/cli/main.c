@@ -14,7 +14,11 @@ int main(int argc, char **argv)
         return 2;
     }
     if (o.cmd == SM_CLI_HELP) {
-        fputs(sm_cli_usage(), stdout);
+        char part[4096];
+        if (o.help_cmd && sm_cli_usage_of(o.help_cmd, part, sizeof part) > 0)
+            fputs(part, stdout);
+        else
+            fputs(sm_cli_usage(), stdout);
         return 0;
     }
     if (o.cmd == SM_CLI_VERSION) {

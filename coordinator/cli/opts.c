@@ -587,6 +587,15 @@ static int scan_line(parse *s, int argc, char **argv, sm_error *err)
     bool dashdash;
     if ((rc = scan(s, argc, argv, &next, &dashdash, err)) || s->help || next >= argc)
         return rc;
+    /* help [CMD]: the usage, or CMD's part of it. */
+    if (strcmp(argv[next], "help") == 0) {
+        if (next + 2 < argc)
+            return sm_error_set(err, SM_EINVAL, "help takes one command: help CMD");
+        if (next + 1 < argc && !(s->cmd = find_command(argv[next + 1], err)))
+            return SM_EINVAL;
+        s->help = true;
+        return 0;
+    }
     if (!(s->cmd = find_command(argv[next], err)))
         return SM_EINVAL;
     s->r.cmd = s->cmd->cmd;
@@ -702,6 +711,7 @@ int sm_cli_parse(int argc, char **argv, const char *env_url, sm_cli_opts *o, sm_
         /* --help wins over whatever else is wrong with the line after it. */
         memset(o, 0, sizeof *o);
         o->cmd = SM_CLI_HELP;
+        o->help_cmd = s.cmd ? s.cmd->name : NULL;
         o->coordinator = s.r.coordinator;
         return 0;
     }

@@ -52,5 +52,19 @@ const char *sm_cli_suggest(const char *word, const char *const *cands, size_t n)
             best_d = d;
         }
     }
+    if (best)
+        return best;
+    /* A word cut short or given another ending ("anomaly", "sched"): the longest common
+     * start of at least 4 letters and two thirds of the word. */
+    size_t best_p = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t p = 0;
+        while (word[p] && cands[i][p] && lower(word[p]) == lower(cands[i][p]))
+            p++;
+        if (p >= 4 && 3 * p >= 2 * len && p > best_p) {
+            best = cands[i];
+            best_p = p;
+        }
+    }
     return best;
 }

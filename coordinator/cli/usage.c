@@ -1,6 +1,9 @@
 /* sockmatrix --help: what the command line takes. */
 #include "coordinator/cli/cli.h"
 
+#include <stdbool.h>
+#include <string.h>
+
 static const char usage[] =
     "Usage: sockmatrix [--coordinator URL] [--token-file PATH] [--cacert FILE] COMMAND ...\n"
     "\n"
@@ -117,7 +120,8 @@ static const char usage[] =
     "                           (in clear: refused without it)\n"
     "  --help, --version\n"
     "\n"
-    "A mistyped command or option gets \"did you mean\" the nearest one.\n"
+    "A mistyped command or option gets \"did you mean\" the nearest one. sockmatrix help\n"
+    "CMD (or CMD --help) prints CMD's part of this.\n"
     "\n"
     "Exit status: 0 success; 1 the coordinator refused or could not be reached, the run\n"
     "failed or was cancelled, or --wait gave up; 2 a bad option or argument (a --test that\n"
@@ -126,4 +130,61 @@ static const char usage[] =
 const char *sm_cli_usage(void)
 {
     return usage;
+}
+
+/* Whether line[0..n) is the first line of a command's entry: two blanks, then a letter. */
+static bool entry_start(const char *line, size_t n)
+{
+    return n > 2 && line[0] == ' ' && line[1] == ' ' && line[2] >= 'a' && line[2] <= 'z';
+}
+
+/* Whether word is the first word of the entry at line (after its two blanks). */
+static bool entry_of(const char *line, const char *word)
+{
+    const size_t w = strlen(word);
+    return strncmp(line + 2, word, w) == 0 && (line[2 + w] == ' ' || line[2 + w] == '\n');
+}
+
+size_t sm_cli_usage_of(const char *cmd, char *buf, size_t len)
+{
+    const char *from = strstr(usage, "Commands:\n"), *to = strstr(usage, "\nOptions:\n");
+    size_t at = 0, found = 0;
+    if (len)
+        buf[0] = '\0';
+    if (!from || !to || !cmd || !*cmd)
+        return 0;
+    bool in = false;
+    for (const char *line = strchr(from, '\n') + 1; line < to;) {
+        const char *end = strchr(line, '\n');
+        const size_t n = (size_t)(end - line) + 1;
+        if (entry_start(line, n) || strncmp(line, "  --", 4) == 0) {
+            /* An option's entry lists the commands that take it: "(export, anomalies, ...)" */
+            const char *paren = strncmp(line, "  --", 4) == 0 ? strchr(line, '(') : NULL;
+            bool named = false;
+            for (const char *p = paren; p && p < end && !named; p = strpbrk(p + 1, " (,")) {
+                const char *w = p + 1;
+                named = strncmp(w, cmd, strlen(cmd)) == 0 && strchr(" ,)", w[strlen(cmd)]);
+            }
+            in = paren ? named : entry_of(line, cmd);
+            found += in && !paren;
+        }
+        if (in) {
+            if (at + n < len)
+                memcpy(buf + at, line, n);
+            at += n;
+        }
+        line = end + 1;
+    }
+    if (!found) {
+        if (len)
+            buf[0] = '\0';
+        return 0;
+    }
+    static const char tail[] = "\nThe options every command takes, the formats and the exit "
+                               "status: sockmatrix --help\n";
+    if (at + sizeof tail <= len)
+        memcpy(buf + at, tail, sizeof tail);
+    else if (len)
+        buf[at < len ? at : len - 1] = '\0';
+    return at + sizeof tail - 1;
 }

@@ -124,6 +124,13 @@ static void test_suggest_picks_the_nearest_or_nothing(void **state)
     assert_string_equal(sm_cli_suggest("shwo", cmds, 5), "show");
     assert_null(sm_cli_suggest("zzz", cmds, 5));
     assert_null(sm_cli_suggest("xy", cmds, 5));
+    /* Cut short or another ending, 3 or more edits away: the longest common start. */
+    static const char *const more[] = {"anomalies", "agents", "schedules", "schedule"};
+    assert_string_equal(sm_cli_suggest("anomaly", more, 4), "anomalies");
+    assert_string_equal(sm_cli_suggest("ANOMAL", more, 4), "anomalies");
+    assert_string_equal(sm_cli_suggest("sched", more, 4), "schedules");
+    assert_null(sm_cli_suggest("ano", more, 4));        /* under 4 letters */
+    assert_null(sm_cli_suggest("anomXXXXXX", more, 4)); /* under two thirds of the word */
 }
 
 static void assert_parse_fails_with(int argc, char **argv, const char *needle)

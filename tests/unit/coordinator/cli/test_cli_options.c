@@ -143,10 +143,11 @@ static void test_cli_takes_whole_option_names_and_ends_options_at_a_double_dash(
     (void)state;
     sm_cli_opts o;
     sm_error err;
-    /* getopt_long would take a unique prefix; the command line takes whole names only. */
+    /* getopt_long would take a unique prefix; the command line takes whole names only, and
+     * says which one was meant. */
     char *prefix[] = {"sockmatrix", "run", "--pre", "quick", NULL};
     cli_fixture_assert_fails_naming(prefix, ARGC(prefix),
-                                    "run: unknown option '--pre' (see --help)");
+                                    "run: unknown option '--pre': did you mean --preset?");
     char *global[] = {"sockmatrix", "--coord=http://a:1", "agents", NULL};
     cli_fixture_assert_fails_naming(global, ARGC(global), "unknown option '--coord'");
     char *cluster[] = {"sockmatrix", "export", "5", "--format", "csv", "-ofile", NULL};
@@ -198,6 +199,7 @@ static void test_cli_help_and_version(void **state)
     char *half[] = {"sockmatrix", "export", "--help", NULL};
     assert_int_equal(cli_fixture_parse(half, ARGC(half), &o, &err), 0);
     assert_int_equal(o.cmd, SM_CLI_HELP);
+    assert_string_equal(o.help_cmd, "export"); /* export's part: the --help after it */
     char *ver[] = {"sockmatrix", "--version", NULL};
     assert_int_equal(cli_fixture_parse(ver, ARGC(ver), &o, &err), 0);
     assert_int_equal(o.cmd, SM_CLI_VERSION);
@@ -209,6 +211,63 @@ static void test_cli_help_and_version(void **state)
     assert_non_null(strstr(u, "each one's jobs on\n"));
     assert_non_null(strstr(u, "a --spec file is checked here"));
     assert_null(strstr(u, "a --spec file is sent as it is"));
+}
+
+/* CMD --help and help CMD: CMD's part of the usage, every form of it, and no other command's. */
+static void test_cli_help_of_one_command(void **state)
+{
+    (void)state;
+    sm_cli_opts o;
+    sm_error err;
+    char *a[] = {"sockmatrix", "show", "--help", NULL};
+    assert_int_equal(cli_fixture_parse(a, ARGC(a), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_HELP);
+    assert_string_equal(o.help_cmd, "show");
+    char *b[] = {"sockmatrix", "help", "jobs", NULL};
+    assert_int_equal(cli_fixture_parse(b, ARGC(b), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_HELP);
+    assert_string_equal(o.help_cmd, "jobs");
+    char *c[] = {"sockmatrix", "help", NULL};
+    assert_int_equal(cli_fixture_parse(c, ARGC(c), &o, &err), 0);
+    assert_int_equal(o.cmd, SM_CLI_HELP);
+    assert_null(o.help_cmd);
+    char *d[] = {"sockmatrix", "help", "anomaly", NULL};
+    cli_fixture_assert_fails_naming(d, ARGC(d),
+                                    "unknown command 'anomaly': did you mean anomalies?");
+    char *e[] = {"sockmatrix", "help", "show", "runs", NULL};
+    cli_fixture_assert_fails_naming(e, ARGC(e), "help takes one command");
+
+    char part[4096];
+    size_t n = sm_cli_usage_of("jobs", part, sizeof part);
+    assert_int_equal(n, strlen(part));
+    assert_non_null(strstr(part, "  jobs RUN [--host H] [--state S] [--format FMT]\n"));
+    assert_non_null(strstr(part, "  jobs RUN --cell N [--format FMT]\n"));
+    assert_null(strstr(part, "  show RUN"));
+    assert_non_null(strstr(part, "sockmatrix --help\n"));
+    /* An option's entry goes with the commands it names; "run" is not "runs". */
+    sm_cli_usage_of("trends", part, sizeof part);
+    assert_non_null(strstr(part, "  --disturbed include|exclude"));
+    sm_cli_usage_of("runs", part, sizeof part);
+    assert_null(strstr(part, "--disturbed"));
+    assert_null(strstr(part, "(--preset NAME"));
+    sm_cli_usage_of("schedule", part, sizeof part);
+    assert_non_null(strstr(part, "  schedule add --name N"));
+    assert_non_null(strstr(part, "  schedule rotate-secret ID"));
+    assert_null(strstr(part, "  schedules [--format FMT]"));
+    assert_int_equal(sm_cli_usage_of("nosuch", part, sizeof part), 0);
+    assert_string_equal(part, "");
+    /* Cut short, it says so by ending where a whole line ends. */
+    char small[40];
+    assert_true(sm_cli_usage_of("jobs", small, sizeof small) > sizeof small);
+    assert_true(strlen(small) < sizeof small);
+    /* Every command has its part. */
+    static const char *const every[] = {"agents",    "presets", "run",    "runs",      "show",
+                                        "cancel",    "again",   "export", "anomalies", "explain",
+                                        "hosts",     "compare", "jobs",   "trends",    "tests",
+                                        "schedules", "schedule"};
+    for (size_t i = 0; i < sizeof every / sizeof every[0]; i++)
+        if (sm_cli_usage_of(every[i], part, sizeof part) == 0)
+            fail_msg("no usage for %s", every[i]);
 }
 
 /* ---- the token file ---- */
@@ -274,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_cli_global_options_go_before_or_after_the_command),
         cmocka_unit_test(test_cli_bad_commands_and_options_are_named),
         cmocka_unit_test(test_cli_help_and_version),
+        cmocka_unit_test(test_cli_help_of_one_command),
         cmocka_unit_test(test_cli_takes_whole_option_names_and_ends_options_at_a_double_dash),
         cmocka_unit_test(test_cli_token_file_is_one_line_and_private),
         cmocka_unit_test(test_cli_usage_says_percent_once),
