@@ -30,12 +30,15 @@ static const char *cell(const char *v, char *buf, size_t cap)
 /* GET path: with --format json its body is printed as it is; else *r is the answer to decode
  * (*decode true, the caller's to sm_http_resp_fini). The exit code, 1 once a failure is
  * reported. */
-static int get_answer(sm_http *h, const char *path, sm_cli_format format, sm_http_resp *r,
-                      bool *decode)
+static int get_answer(sm_http *h, const char *path, const char *field, const char *words,
+                      sm_cli_format format, sm_http_resp *r, bool *decode)
 {
     *decode = false;
-    if (sm_cli_call(h, path, NULL, 0, r))
-        return 1;
+    /* The hosts are the command's arguments, not a --hosts option: an unknown one is said as
+     * the command's and exits 2. */
+    const int called = sm_cli_call_arg(h, path, field, words, r);
+    if (called)
+        return called;
     if (format != SM_CLI_FMT_JSON) {
         *decode = true;
         return 0;
@@ -88,7 +91,7 @@ int sm_cli_cmd_hosts_diff(sm_http *h, const sm_cli_opts *o)
         at += snprintf(path + at, sizeof path - (size_t)at, "%s%s", i ? "," : "", o->host_names[i]);
     sm_http_resp r;
     bool decode;
-    int rc = get_answer(h, path, o->format, &r, &decode);
+    int rc = get_answer(h, path, "hosts", "hosts diff", o->format, &r, &decode);
     if (!decode)
         return rc;
     sm_apiview_fp_diff d;
@@ -173,7 +176,7 @@ int sm_cli_cmd_hosts_fingerprint(sm_http *h, const sm_cli_opts *o)
     snprintf(path, sizeof path, "/api/agents/%s/fingerprint", host);
     sm_http_resp r;
     bool decode;
-    int rc = get_answer(h, path, o->format, &r, &decode);
+    int rc = get_answer(h, path, "name", "hosts fingerprint", o->format, &r, &decode);
     if (!decode)
         return rc;
     sm_apiview_fingerprint f;

@@ -127,18 +127,26 @@ int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o)
     sm_http_resp r;
     if (sm_cli_call(h, path, NULL, 0, &r))
         return 1;
-    if (o->format == SM_CLI_FMT_JSON) {
-        const int rc = sm_cli_print_body(r.body, r.len);
-        sm_http_resp_fini(&r);
-        return rc;
-    }
     sm_apiview_trend t;
     sm_error err = {0};
     int rc = sm_apiview_trend_decode(r.body, r.len, &t, &err);
-    sm_http_resp_fini(&r);
-    if (rc)
+    if (rc) {
+        sm_http_resp_fini(&r);
         return sm_cli_bad_answer(WHAT, &err);
-    rc = o->format == SM_CLI_FMT_CSV ? print_csv(&t) : print_grid(&t, o->format);
+    }
+    /* A host or test that no ended run has is a mistyped argument, in every format: the
+     * coordinator's note names what was typed and what there is. */
+    if (t.n_points == 0 && *t.note) {
+        fprintf(stderr, "sockmatrix: trends: %s\n", t.note);
+        sm_apiview_trend_fini(&t);
+        sm_http_resp_fini(&r);
+        return 2;
+    }
+    if (o->format == SM_CLI_FMT_JSON)
+        rc = sm_cli_print_body(r.body, r.len);
+    else
+        rc = o->format == SM_CLI_FMT_CSV ? print_csv(&t) : print_grid(&t, o->format);
+    sm_http_resp_fini(&r);
     sm_apiview_trend_fini(&t);
     return rc;
 }

@@ -119,6 +119,34 @@ int sm_cli_call(sm_http *h, const char *path, const char *body, size_t len, sm_h
     return call(h, 0, path, body, len, r);
 }
 
+int sm_cli_call_arg(sm_http *h, const char *path, const char *field, const char *words,
+                    sm_http_resp *r)
+{
+    sm_error err = {0};
+    if (sm_http_get(h, path, r, &err)) {
+        sm_cli_report(h, NULL, &err);
+        return 1;
+    }
+    if (r->status >= 200 && r->status <= 299)
+        return 0;
+    sm_apiview_error e;
+    sm_error derr = {0};
+    const bool ours = r->status >= 400 && r->status <= 499 &&
+                      sm_apiview_error_decode(r->body, r->len, &e, &derr) == 0 &&
+                      strcmp(e.field, field) == 0;
+    if (ours) {
+        const char *rest = e.error;
+        if (names_field(rest, field))
+            for (rest += strlen(field) + 1; *rest == ' ';)
+                rest++;
+        sm_cli_fail("%s: %s", words, rest);
+    } else {
+        sm_cli_report(h, r, &err);
+    }
+    sm_http_resp_fini(r);
+    return ours ? 2 : 1;
+}
+
 int sm_cli_call_run(sm_http *h, uint64_t run, const char *path, const char *body, size_t len,
                     sm_http_resp *r)
 {

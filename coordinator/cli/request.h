@@ -25,6 +25,11 @@ void sm_cli_api_message(const char *error, const char *field, char *buf, size_t 
 /* GET (body NULL) or POST path; 0 with *r holding a 2xx answer (the caller's to
  * sm_http_resp_fini), or 1 once the failure is reported. */
 int sm_cli_call(sm_http *h, const char *path, const char *body, size_t len, sm_http_resp *r);
+/* sm_cli_call of a GET whose API field `field` came from the command's arguments: a 4xx
+ * answer about that field is said in `words` ("hosts diff: 'h9' has no fingerprint ...") and
+ * returns 2, a bad argument; any other failure as sm_cli_call. */
+int sm_cli_call_arg(sm_http *h, const char *path, const char *field, const char *words,
+                    sm_http_resp *r);
 
 /* As sm_cli_call for a path about run: the coordinator's 404 for its id is said as "no run
  * ID (sockmatrix runs lists them)". */

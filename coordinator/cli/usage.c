@@ -125,7 +125,8 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success; 1 the coordinator refused or could not be reached, the run\n"
     "failed or was cancelled, or --wait gave up; 2 a bad option or argument (a --test that\n"
-    "names several tests or none, a --cell the run does not have).\n";
+    "names several tests or none, a --cell the run does not have, a host that no run or\n"
+    "agent has).\n";
 
 const char *sm_cli_usage(void)
 {

@@ -80,10 +80,14 @@ class HostsCliTest(unittest.TestCase):
         self.assertEqual(json.loads(p.stdout)["hash"], api["hash"])
 
     def test_refusals_say_why_in_one_line(self):
-        self.assert_one_error_line(self.cli("hosts", "diff", "h1", "nope"), 1,
-                                   "'nope' has no fingerprint")
-        self.assert_one_error_line(self.cli("hosts", "fingerprint", "nope"), 1,
-                                   "no agent named 'nope' has registered")
+        # A host no agent has is a bad argument (exit 2), said as the command's, not as an
+        # option it does not have.
+        p = self.cli("hosts", "diff", "h1", "nope")
+        self.assert_one_error_line(p, 2, "sockmatrix: hosts diff: 'nope' has no fingerprint")
+        self.assertNotIn("--hosts", p.stderr)
+        self.assert_one_error_line(self.cli("hosts", "fingerprint", "nope"), 2,
+                                   "sockmatrix: hosts fingerprint: no agent named 'nope' has "
+                                   "registered")
         self.assert_one_error_line(self.cli("hosts", "diff", "h1"), 2,
                                    "compare at least 2 hosts")
         self.assert_one_error_line(self.cli("hosts", "diff", "h1", "h1"), 2, "given twice")

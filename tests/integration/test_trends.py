@@ -135,6 +135,13 @@ class TrendsTest(unittest.TestCase):
         p = run("--host", "h1")
         self.assertEqual(p.returncode, 2, p)
         self.assertIn("--test", p.stderr)
+        # A host no run has is a mistyped argument in every format: exit 2, naming it and the
+        # hosts there are, and nothing on stdout.
+        for fmt in ("table", "csv", "json"):
+            p = run("--host", "h9", "--test", self.test, "--format", fmt)
+            self.assertEqual((p.returncode, p.stdout), (2, ""), p)
+            self.assertEqual(p.stderr, "sockmatrix: trends: no ended run has host 'h9'; the hosts "
+                             "they have: h1, h2\n")
 
 
 if __name__ == "__main__":
