@@ -429,6 +429,19 @@ static bool sysctl_treatment(const mapper *m, const sm_fp_diff *x, const char *l
     return false;
 }
 
+/* Whether the host's agent may apply flag's kind (what: "qdiscs"); if not, t is cleared and why
+ * names the flag that would let it. */
+static bool allowed_or_why(const mapper *m, unsigned flag, const char *what, char *t, size_t tcap,
+                           char *why)
+{
+    if (m->allow & flag)
+        return true;
+    memset(t, 0, tcap); /* nothing of it left behind the NUL */
+    because(why, "%s's agent may not change %s: start it with --allow-experiment %s", m->host, what,
+            allow_text(m->allow | flag));
+    return false;
+}
+
 static bool qdisc_treatment(const mapper *m, const sm_fp_diff *x, const char *iface, size_t in,
                             const char *label, char *t, size_t tcap, char *why)
 {
@@ -455,13 +468,7 @@ static bool qdisc_treatment(const mapper *m, const sm_fp_diff *x, const char *if
         because(why, "the treatment would be %d bytes, more than the %zu it takes", n, tcap - 1);
         return false;
     }
-    if (!(m->allow & ALLOW_QDISC)) {
-        memset(t, 0, tcap); /* nothing of it left behind the NUL */
-        because(why, "%s's agent may not change qdiscs: start it with --allow-experiment %s",
-                m->host, allow_text(m->allow | ALLOW_QDISC));
-        return false;
-    }
-    return true;
+    return allowed_or_why(m, ALLOW_QDISC, "qdiscs", t, tcap, why);
 }
 
 static bool offload_treatment(const mapper *m, const sm_fp_diff *x, const char *iface, size_t in,
@@ -485,13 +492,7 @@ static bool offload_treatment(const mapper *m, const sm_fp_diff *x, const char *
                 name);
         return false;
     }
-    if (!(m->allow & ALLOW_OFFLOAD)) {
-        memset(t, 0, tcap); /* nothing of it left behind the NUL */
-        because(why, "%s's agent may not change offloads: start it with --allow-experiment %s",
-                m->host, allow_text(m->allow | ALLOW_OFFLOAD));
-        return false;
-    }
-    return true;
+    return allowed_or_why(m, ALLOW_OFFLOAD, "offloads", t, tcap, why);
 }
 
 /* The treatment that gives the host the fleet's value of x (into t, true), or why none can

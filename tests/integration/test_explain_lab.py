@@ -77,6 +77,13 @@ class ExplainLabTest(unittest.TestCase):
         self.assertEqual(r["state"], "done", r)
         doc = f.get(f"/api/runs/{rid}/anomalies")
         flags = [a for a in doc["anomalies"] if a["kind"] == "fleet" and not a["ratio"]]
+        # The premise is a host quiet enough to measure: when the agents measured most of h2's
+        # samples disturbed (a CPU taken by something else), the product's rule says
+        # inconclusive, and that is checked; there is then nothing to explain.
+        short = [c for c in doc.get("inconclusive", []) if c["row"] == "h2"]
+        if not flags and short and "disturbed" in short[0]["why"]:
+            self.assertEqual(doc["verdict"], "inconclusive", doc)
+            self.skipTest(f"h2 was disturbed while run {rid} measured it: {short[0]['why']}")
         self.assertEqual([a["host"] for a in flags], ["h2"], doc)
         listed = [d["item"] for d in flags[0]["differences"]]
         for item in items:
