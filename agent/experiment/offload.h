@@ -1,7 +1,7 @@
 /* An interface's offload as treatments set it (offload.c): the ethtool ioctl's legacy get and
- * set of one feature (ETHTOOL_GGSO / ETHTOOL_SGSO and their kin), the commands the
- * fingerprint reads its if.IFACE.offload.NAME items with, so that "on" and "off" mean what the
- * coordinator compares. In the calling thread's network namespace. */
+ * set of one feature (ETHTOOL_GGSO / ETHTOOL_SGSO and their kin), from the fingerprint's own
+ * table (sm_fp_offloads), so that "on" and "off" mean what the coordinator compares. In the
+ * calling thread's network namespace. */
 #ifndef SM_AGENT_EXPERIMENT_OFFLOAD_H
 #define SM_AGENT_EXPERIMENT_OFFLOAD_H
 

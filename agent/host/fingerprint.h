@@ -6,6 +6,7 @@
 #include <net/if.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto/err.h"
 #include "proto/fingerprint.h"
@@ -41,6 +42,20 @@ int sm_fp_add_ifaces(sm_fingerprint *fp, sm_fp_iface *ifs, size_t n, const char 
  * the fingerprint and the agent's treatments (agent/experiment/) go by. 0, SM_EINVAL when there
  * is no such interface, SM_ESYS (err names the step and errno) when netlink fails. */
 int sm_fp_root_qdisc(const char *ifname, char *out, size_t len, sm_error *err);
+
+/* The offloads the fingerprint reads as if.<iface>.offload.<name>, in its order, with the
+ * ethtool commands that get and set each (ETHTOOL_GGSO, ETHTOOL_SGSO...): the one table both
+ * the fingerprint and the agent's offload treatments go by. */
+typedef struct sm_fp_offload {
+    const char *name; /* "gso", "gro", "tso", "tx_csum", "rx_csum", "sg" */
+    uint32_t get, set;
+} sm_fp_offload;
+extern const sm_fp_offload sm_fp_offloads[];
+extern const size_t sm_fp_n_offloads;
+
+/* One ethtool ioctl (SIOCETHTOOL) on interface name over socket fd, data the command's
+ * struct; in the namespace of the socket. 0 or its errno (EBADF for fd < 0). */
+int sm_fp_ethtool(int fd, const char *name, void *data);
 
 /* The text tc would print for a rate of bits_per_s ("57Mbit", "57.3Mbit", "800bit") and a size
  * of bytes ("4000b", "64Kb", "2Mb"), into buf. */

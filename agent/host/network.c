@@ -305,8 +305,14 @@ static int qdisc_items(net_ctx *nc, sm_fp_iface *f, int ifindex, sm_error *err)
     return !rc && htb ? class_items(nc, f, ifindex, err) : rc;
 }
 
-/* One ethtool ioctl on interface name; 0 or its errno. */
-static int ethtool(int fd, const char *name, void *data)
+const sm_fp_offload sm_fp_offloads[] = {
+    {"gso", ETHTOOL_GGSO, ETHTOOL_SGSO},           {"gro", ETHTOOL_GGRO, ETHTOOL_SGRO},
+    {"tso", ETHTOOL_GTSO, ETHTOOL_STSO},           {"tx_csum", ETHTOOL_GTXCSUM, ETHTOOL_STXCSUM},
+    {"rx_csum", ETHTOOL_GRXCSUM, ETHTOOL_SRXCSUM}, {"sg", ETHTOOL_GSG, ETHTOOL_SSG},
+};
+const size_t sm_fp_n_offloads = sizeof sm_fp_offloads / sizeof sm_fp_offloads[0];
+
+int sm_fp_ethtool(int fd, const char *name, void *data)
 {
     if (fd < 0)
         return EBADF;
@@ -326,13 +332,13 @@ static int link_speed(int fd, const char *name, uint32_t *speed)
     struct ethtool_link_settings *ls = (struct ethtool_link_settings *)buf;
     memset(buf, 0, sizeof buf);
     ls->cmd = ETHTOOL_GLINKSETTINGS;
-    int e = ethtool(fd, name, ls);
+    int e = sm_fp_ethtool(fd, name, ls);
     if (e == 0 && ls->link_mode_masks_nwords < 0) {
         int8_t nwords = (int8_t)-ls->link_mode_masks_nwords;
         memset(buf, 0, sizeof buf);
         ls->cmd = ETHTOOL_GLINKSETTINGS;
         ls->link_mode_masks_nwords = nwords;
-        e = ethtool(fd, name, ls);
+        e = sm_fp_ethtool(fd, name, ls);
         if (e == 0) {
             *speed = ls->speed;
             return 0;
@@ -341,7 +347,7 @@ static int link_speed(int fd, const char *name, uint32_t *speed)
     struct ethtool_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     cmd.cmd = ETHTOOL_GSET;
-    int e2 = ethtool(fd, name, &cmd);
+    int e2 = sm_fp_ethtool(fd, name, &cmd);
     if (e2 == 0)
         *speed = ethtool_cmd_speed(&cmd);
     return e2 == 0 ? 0 : (e ? e : e2);
@@ -355,18 +361,11 @@ static int put_errno_or(sm_fingerprint *fp, const char *key, int e, const char *
 /* if.N.driver, if.N.speed, if.N.offload.*. */
 static int ethtool_items(int fd, sm_fp_iface *f, sm_error *err)
 {
-    static const struct {
-        uint32_t cmd;
-        const char *name;
-    } offloads[] = {
-        {ETHTOOL_GGSO, "gso"},        {ETHTOOL_GGRO, "gro"},        {ETHTOOL_GTSO, "tso"},
-        {ETHTOOL_GTXCSUM, "tx_csum"}, {ETHTOOL_GRXCSUM, "rx_csum"}, {ETHTOOL_GSG, "sg"},
-    };
     char key[SM_FP_KEY_MAX + 1], v[64];
     struct ethtool_drvinfo di;
     memset(&di, 0, sizeof di);
     di.cmd = ETHTOOL_GDRVINFO;
-    int e = ethtool(fd, f->name, &di);
+    int e = sm_fp_ethtool(fd, f->name, &di);
     snprintf(key, sizeof key, "if.%s.driver", f->name);
     int rc = put_errno_or(&f->items, key, e, di.driver, err);
     uint32_t speed = 0;
@@ -377,10 +376,10 @@ static int ethtool_items(int fd, sm_fp_iface *f, sm_error *err)
         snprintf(v, sizeof v, "%uMb/s", speed);
     snprintf(key, sizeof key, "if.%s.speed", f->name);
     rc = rc ? rc : put_errno_or(&f->items, key, e, v, err);
-    for (size_t i = 0; i < sizeof offloads / sizeof offloads[0] && !rc; i++) {
-        struct ethtool_value ev = {.cmd = offloads[i].cmd, .data = 0};
-        e = ethtool(fd, f->name, &ev);
-        snprintf(key, sizeof key, "if.%s.offload.%s", f->name, offloads[i].name);
+    for (size_t i = 0; i < sm_fp_n_offloads && !rc; i++) {
+        struct ethtool_value ev = {.cmd = sm_fp_offloads[i].get, .data = 0};
+        e = sm_fp_ethtool(fd, f->name, &ev);
+        snprintf(key, sizeof key, "if.%s.offload.%s", f->name, sm_fp_offloads[i].name);
         rc = put_errno_or(&f->items, key, e, ev.data ? "on" : "off", err);
     }
     return rc;

@@ -122,17 +122,23 @@ static bool congestion_valid(const char *s, size_t n)
 /* The offloads a treatment sets: the ones Linux lets a software device such as lo change. */
 static const char *const settable_offloads[] = {"gso", "gro", "tso"};
 
+/* Whether name[0..n) is a settable offload's. */
+static bool offload_name_settable(const char *name, size_t n)
+{
+    for (size_t i = 0; i < sizeof settable_offloads / sizeof settable_offloads[0]; i++)
+        if (strlen(settable_offloads[i]) == n && strncmp(name, settable_offloads[i], n) == 0)
+            return true;
+    return false;
+}
+
 /* Whether f[0..n) is "NAME=on" or "NAME=off" of a settable offload. */
 static bool offload_settable(const char *f, size_t n)
 {
-    for (size_t i = 0; i < sizeof settable_offloads / sizeof settable_offloads[0]; i++) {
-        size_t k = strlen(settable_offloads[i]);
-        if (n > k && strncmp(f, settable_offloads[i], k) == 0 && f[k] == '=' &&
-            ((n == k + 3 && strncmp(f + k + 1, "on", 2) == 0) ||
-             (n == k + 4 && strncmp(f + k + 1, "off", 3) == 0)))
-            return true;
-    }
-    return false;
+    const char *eq = memchr(f, '=', n);
+    const size_t k = eq ? (size_t)(eq - f) : 0, vn = n - k - 1;
+    return eq && offload_name_settable(f, k) &&
+           ((vn == 2 && strncmp(eq + 1, "on", 2) == 0) ||
+            (vn == 3 && strncmp(eq + 1, "off", 3) == 0));
 }
 
 /* s[0..n) as a decimal number (digits only) within lo..hi. */
@@ -483,13 +489,17 @@ static bool offload_treatment(const mapper *m, const sm_fp_diff *x, const char *
         because(why, "the fleet's %s is '%.40s', not on or off", label, fv);
         return false;
     }
-    int n = snprintf(t, tcap, "offload %.*s %s=%s", (int)in, iface, name, fv);
-    if (n < 0 || (size_t)n >= tcap || !offload_settable(t + 9 + in, (size_t)n - 9 - in)) {
-        memset(t, 0, tcap); /* nothing of it left behind the NUL */
+    if (!offload_name_settable(name, strlen(name))) {
         because(why,
                 "sockmatrix-agent sets only the gso, gro and tso offloads, the ones Linux lets lo "
                 "change; not %.20s",
                 name);
+        return false;
+    }
+    const int n = snprintf(t, tcap, "offload %.*s %s=%s", (int)in, iface, name, fv);
+    if (n < 0 || (size_t)n >= tcap) {
+        memset(t, 0, tcap); /* nothing of it left behind the NUL */
+        because(why, "the treatment would be %d bytes, more than the %zu it takes", n, tcap - 1);
         return false;
     }
     return allowed_or_why(m, ALLOW_OFFLOAD, "offloads", t, tcap, why);

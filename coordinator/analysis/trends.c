@@ -308,8 +308,9 @@ static void scan_run(const sm_trend_query *q, const sm_trend_run *runs, const pa
 }
 
 /* Why s has no point: the host is in no run, the host lacks the test, or no run with the cell
- * finished in [from, to]. */
-static void no_point_note(const sm_trend_query *q, const scan *s, char *note, size_t cap)
+ * finished in [from, to]. Returns what no ended run has, "host" or "test", or NULL when the
+ * cell exists and has no point to show. */
+static const char *no_point_note(const sm_trend_query *q, const scan *s, char *note, size_t cap)
 {
     char list[1536];
     bool host_known = false;
@@ -318,10 +319,14 @@ static void no_point_note(const sm_trend_query *q, const scan *s, char *note, si
     if (s->hosts.n == 0) {
         snprintf(note, cap, "no ended run has host '%s', nor any %s row", q->host,
                  strstr(q->host, "->") ? "client->server" : "host");
-    } else if (!host_known) {
+        return "host";
+    }
+    if (!host_known) {
         list_text(&s->hosts, list, sizeof list);
         snprintf(note, cap, "no ended run has host '%s'; the hosts they have: %s", q->host, list);
-    } else if (s->with_cell == 0 && s->unjudged > 0) {
+        return "host";
+    }
+    if (s->with_cell == 0 && s->unjudged > 0) {
         snprintf(note, cap,
                  "%zu ended run%s %s test '%s' for host '%s', none with a clean sample: "
                  "%.0f job%s set aside as disturbed, %.0f failed%s",
@@ -332,11 +337,13 @@ static void no_point_note(const sm_trend_query *q, const scan *s, char *note, si
         list_text(&s->tests, list, sizeof list);
         snprintf(note, cap, "no ended run has test '%s' for host '%s'; the tests it has: %s",
                  q->test, q->host, list);
+        return "test";
     } else {
         snprintf(note, cap,
                  "none of the %zu ended runs with this cell finished between from and to",
                  s->with_cell);
     }
+    return NULL;
 }
 
 /* o's "points": the latest q->limit of s's points. false when out of memory. */
@@ -380,8 +387,9 @@ int sm_trends_json(const sm_trend_query *q, const sm_trend_run *runs, size_t n, 
               put_points(o, q, runs, &s) && sm_json_put_str(o, "rule", SM_TRENDS_RULE);
     if (ok && s.npts == 0) {
         char note[2048];
-        no_point_note(q, &s, note, sizeof note);
-        ok = sm_json_put_str(o, "note", note);
+        const char *unknown = no_point_note(q, &s, note, sizeof note);
+        ok = sm_json_put_str(o, "note", note) &&
+             (!unknown || sm_json_put_str(o, "unknown", unknown));
     }
     *json = sm_json_finish(o, ok, 0, "trends", err);
     rc = *json ? 0 : SM_ENOMEM;

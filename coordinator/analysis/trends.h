@@ -43,9 +43,11 @@ typedef struct sm_trend_query {
  * {"host","test","metric","unit","points":[{"run","run_name","finished_ms","median","ci_lo",
  * "ci_hi","n","flagged","verdict"?,"stopped"?}],"rule"} (verdict: the cell's in its run, when
  * its table has one) plus "note" when there is no point (naming the
- * hosts, or the host's tests, that the runs do have). metric and unit are null when no run has
- * the cell. Returns 0 with *json (malloc'd); SM_EINVAL with the reason in err when the metric
- * is missing (the test has several) or not one of the test's (the reason lists them);
+ * hosts, or the host's tests, that the runs do have), and "unknown": "host" or "test" when that
+ * is because no ended run has the host, or the host's test (not when the runs have the cell
+ * without a clean sample, or none finished between from and to). metric and unit are null when no
+ * run has the cell. Returns 0 with *json (malloc'd); SM_EINVAL with the reason in err when the
+ * metric is missing (the test has several) or not one of the test's (the reason lists them);
  * SM_ENOMEM. */
 int sm_trends_json(const sm_trend_query *q, const sm_trend_run *runs, size_t n, char **json,
                    sm_error *err);

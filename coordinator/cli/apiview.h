@@ -168,6 +168,7 @@ typedef struct sm_apiview_trend_point {
 
 typedef struct sm_apiview_trend {
     const char *host, *test, *metric, *unit, *note; /* "" when absent */
+    const char *unknown; /* what no ended run has: "host", "test"; "" when the cell exists */
     sm_apiview_trend_point *points;
     size_t n_points;
     sm_apiview_doc *doc;

@@ -101,6 +101,7 @@ int sm_apiview_trend_decode(const char *json, size_t len, sm_apiview_trend *out,
     t.metric = av_text(root, "metric");
     t.unit = av_text(root, "unit");
     t.note = av_text(root, "note");
+    t.unknown = av_text(root, "unknown");
     t.n_points = av_count(pts);
     if ((rc = av_calloc((void **)&t.points, t.n_points, sizeof *t.points, "points", err)))
         goto fail;

@@ -134,11 +134,10 @@ int sm_cli_cmd_trends(sm_http *h, const sm_cli_opts *o)
         sm_http_resp_fini(&r);
         return sm_cli_bad_answer(WHAT, &err);
     }
-    /* A host or test that no ended run has is a mistyped argument, in every format: the
-     * coordinator's note names what was typed and what there is ("no ended run has host
-     * 'h9'; ..."). Runs that have it without a clean sample are an answer: the note says so
-     * under the empty table. */
-    if (t.n_points == 0 && strncmp(t.note, "no ended run has ", 17) == 0) {
+    /* A host or test that no ended run has ("unknown") is a mistyped argument, in every
+     * format: the coordinator's note names what was typed and what there is. Runs that have
+     * the cell without a clean sample are an answer: the note says so under the empty table. */
+    if (t.n_points == 0 && *t.unknown) {
         fprintf(stderr, "sockmatrix: trends: %s\n", t.note);
         sm_apiview_trend_fini(&t);
         sm_http_resp_fini(&r);

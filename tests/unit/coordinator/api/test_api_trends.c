@@ -104,10 +104,17 @@ static void test_trends_of_an_unknown_host_or_test_is_a_note(void **state)
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "points")), 0);
     assert_string_equal(s(o, "note"),
                         "no ended run has host 'h9'; the hosts they have: h1, h2, h3");
+    assert_string_equal(s(o, "unknown"), "host");
     cJSON_Delete(o);
     o = get_json(f, "/api/trends", "host=h1&test=rr%20tcp", 200);
     assert_string_equal(s(o, "note"),
                         "no ended run has test 'rr tcp' for host 'h1'; the tests it has: " TEST);
+    assert_string_equal(s(o, "unknown"), "test");
+    cJSON_Delete(o);
+    /* A cell with points: no note, nothing unknown. */
+    o = get_json(f, "/api/trends", "host=h1&" TEST_Q, 200);
+    assert_null(cJSON_GetObjectItem(o, "note"));
+    assert_null(cJSON_GetObjectItem(o, "unknown"));
     cJSON_Delete(o);
 }
 
