@@ -90,13 +90,16 @@ async function api(path) {
 // Chromium aborts loads with ERR_NETWORK_CHANGED when interfaces come or go, and the lab's
 // namespaces make them come and go on this machine, sometimes several times in a row (two
 // reloads both cut off were seen): a page whose modules were cut off that way is loaded again,
-// a second later each time, at most 5 times; any other failure stands.
+// a second later each time, at most 5 times; any other failure stands. A view's modules are
+// imported after the load event (one cut off so was seen to leave the page without its view),
+// so the look waits for the network to be idle first, for at most 2 s.
 let networkChanged = false;
 
 async function view(hash) {
   for (let attempt = 0; ; attempt++) {
     networkChanged = false;
     await page.goto(`${base}/#${hash}`, { waitUntil: 'load', timeout: STEP_MS });
+    await page.waitForLoadState('networkidle', { timeout: 2000 }).catch(() => {});
     if (!networkChanged || attempt === 5) return;
     consoleErrors.push(`(loaded ${hash} again after a network change)`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
