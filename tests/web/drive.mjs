@@ -103,6 +103,9 @@ async function view(hash) {
     if (!networkChanged || attempt === 5) return;
     consoleErrors.push(`(loaded ${hash} again after a network change)`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Another hash of the same page is no new document: its failed module imports would stay
+    // failed. A blank page first makes the next load a whole one.
+    await page.goto('about:blank');
   }
 }
 
